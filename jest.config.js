@@ -1,0 +1,12 @@
+/** Jest 30 in ESM mode (NestJS 12 is ESM-only): run through `npm test`, which sets --experimental-vm-modules. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', isolatedModules: true }],
+  },
+  testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  testTimeout: 60000,
+};

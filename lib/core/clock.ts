@@ -1,0 +1,7 @@
+/** A source of "now" in epoch ms; tests and the skew scenarios inject their own. @publicApi */
+export interface Clock {
+  now(): number;
+}
+
+/** The system clock (Date.now). */
+export const systemClock: Clock = { now: () => Date.now() };

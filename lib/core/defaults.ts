@@ -1,0 +1,54 @@
+/**
+ * Every default value of Chronos, written once. Durations are in milliseconds.
+ * @publicApi
+ */
+export const DEFAULTS = Object.freeze({
+  /** Key prefix of every Chronos key. */
+  namespace: 'chronos',
+  /** Queue of a task enqueued without `queue`. */
+  queue: 'default',
+  /** Retries before a failing task is dead (asynq's default; 1 + 25 attempts in all). */
+  maxRetry: 25,
+  /** Timeout of one handler attempt, ms (asynq's default of 30 min). 0 disables it. */
+  timeoutMs: 30 * 60_000,
+  /** Lifetime of a dedup key when `dedupKey` is given without `dedupTtl`, ms. */
+  dedupTtlMs: 60 * 60_000,
+  /** Handlers running at once per server. */
+  concurrency: 10,
+  /** Grace given to in-flight handlers at shutdown before they are aborted and requeued, ms. */
+  shutdownTimeoutMs: 8_000,
+  /** A pending entry idle this long (no finish, no claim extension) is reclaimed, ms. */
+  visibilityTimeoutMs: 30_000,
+  /** How often each server looks for entries idle past the visibility timeout, ms. */
+  recoverIntervalMs: 2_000,
+  /** Reclaims (crashes) before a task is dead as poison. */
+  maxDeliveries: 5,
+  /** Longest wait between checks for due scheduled/retry tasks, ms. */
+  forwardIntervalMs: 1_000,
+  /** Longest single blocking XREADGROUP, ms (also how fast a pause is noticed at worst). */
+  blockTimeoutMs: 1_000,
+  /** Dead-letter cap by count (asynq's maxArchiveSize). */
+  deadMaxCount: 10_000,
+  /** Dead-letter cap by age, ms (asynq's archivedExpirationInDays: 90 days). */
+  deadMaxAgeMs: 90 * 24 * 60 * 60_000,
+  /** Lifetime of a daily processed/failed counter, ms (90 days). */
+  counterTtlMs: 90 * 24 * 60 * 60_000,
+  /** Interval of worker server heartbeats, ms; a server is gone after 3 missed beats. */
+  serverHeartbeatMs: 5_000,
+  /** Leader lease TTL, ms (renewed every TTL/2). */
+  leaderTtlMs: 5_000,
+  /** Default IANA time zone of cron schedules. */
+  timeZone: 'UTC',
+  /** Catch-up policy of missed triggers. */
+  catchUp: 'all' as const,
+  /** Missed triggers older than this are not caught up, ms (1 h). */
+  catchUpWindowMs: 60 * 60_000,
+  /** Most missed triggers one schedule catches up at once (the newest are kept). */
+  catchUpCap: 100,
+  /** Overlap policy of schedules. */
+  overlap: 'allow' as const,
+  /** Scheduler instance heartbeat (liveness), ms. An instance is gone after 3 missed beats. */
+  instanceHeartbeatMs: 5_000,
+  /** Shortest dedup-key lifetime of a fired trigger, ms (1 h; also at least 2 periods). */
+  fireDedupMinTtlMs: 60 * 60_000,
+});

@@ -1,0 +1,58 @@
+/**
+ * The logging interface the engine writes to. NestJS apps get the Nest `Logger` (via `lib/nest`);
+ * plain Node users get {@link consoleLogger} or pass their own. Messages are a short sentence then
+ * key=value pairs; payloads are never logged.
+ * @publicApi
+ */
+export interface ChronosLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string, error?: unknown): void;
+  debug?(message: string): void;
+}
+
+/** A logger writing `[Chronos] <context> <message>` lines to stdout/stderr. */
+export function consoleLogger(context: string): ChronosLogger {
+  const line = (level: string, message: string) => `${new Date().toISOString()} ${level} [Chronos] ${context}: ${message}\n`;
+  return {
+    log: (m) => void process.stdout.write(line('LOG', m)),
+    warn: (m) => void process.stderr.write(line('WARN', m)),
+    error: (m, e) => void process.stderr.write(line('ERROR', m) + (e instanceof Error && e.stack ? e.stack + '\n' : '')),
+    debug: () => {},
+  };
+}
+
+/**
+ * Logs a failing loop's error once per run of failures (not once per poll), and says when it
+ * recovers. Loops never die: they catch, log through this, back off and continue.
+ */
+export class FailureLog {
+  private failing = false;
+  private count = 0;
+
+  constructor(
+    private readonly logger: ChronosLogger,
+    private readonly what: string,
+  ) {}
+
+  failed(error: unknown): void {
+    this.count++;
+    if (!this.failing) {
+      this.failing = true;
+      this.logger.error(`${this.what} failed; retrying with backoff (error=${(error as Error)?.message ?? String(error)})`, error);
+    }
+  }
+
+  ok(): void {
+    if (this.failing) {
+      this.logger.log(`${this.what} recovered after ${this.count} failed attempt${this.count === 1 ? '' : 's'}`);
+      this.failing = false;
+      this.count = 0;
+    }
+  }
+
+  /** Backoff before the next attempt, ms: 100, 200, 400 … capped at 5 s. */
+  get backoffMs(): number {
+    return Math.min(5_000, 100 * 2 ** Math.min(this.count, 6));
+  }
+}

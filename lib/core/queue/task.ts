@@ -1,0 +1,53 @@
+/**
+ * What a handler receives. Instants are epoch ms.
+ * @publicApi
+ */
+export interface Task<T = unknown> {
+  /** Stable across retries and recoveries, so handlers can be idempotent. */
+  readonly id: string;
+  readonly type: string;
+  readonly payload: T;
+  readonly queue: string;
+  /** Failed attempts before this one (0 on the first attempt). */
+  readonly retried: number;
+  /** Retries allowed before the task is dead. */
+  readonly maxRetry: number;
+  /** Aborts when the task's timeout elapses or the server shuts down; `signal.reason` says which. */
+  readonly signal: AbortSignal;
+  /** When the task was first enqueued. */
+  readonly enqueuedAt: number;
+  /** For tasks a schedule trigger enqueued: the schedule name. */
+  readonly schedule?: string;
+  /** For tasks a schedule trigger enqueued: the trigger instant (its dedup key is `<schedule>:<triggerAt / 1000>`). */
+  readonly triggerAt?: number;
+}
+
+/** A task handler: resolve = done, throw/reject = failed (retried or dead). */
+export type TaskHandlerFn<T = unknown> = (task: Task<T>) => unknown;
+
+/**
+ * Delay before a retry, ms, given the failed attempts so far (`retried`, 0 on the first failure),
+ * the error and the task.
+ */
+export type BackoffFn = (retried: number, error: unknown, task: Task) => number;
+
+/**
+ * The default backoff: Sidekiq's formula, as asynq uses it (asynq `DefaultRetryDelayFunc`):
+ * `retried^4 + 15 + rand(0..29) * (retried + 1)` seconds.
+ */
+export const defaultBackoff: BackoffFn = (retried) => {
+  const n = retried;
+  const seconds = n ** 4 + 15 + Math.floor(Math.random() * 30) * (n + 1);
+  return seconds * 1000;
+};
+
+/**
+ * Exponential backoff `baseMs * 2^retried`, capped at `maxMs`, with optional jitter in [0, 1]
+ * (±jitter/2 of the delay).
+ */
+export function exponentialBackoff(baseMs: number, maxMs = Infinity, jitter = 0): BackoffFn {
+  return (retried) => {
+    const d = Math.min(maxMs, baseMs * 2 ** retried);
+    return Math.max(0, Math.round(d * (1 + jitter * (Math.random() - 0.5))));
+  };
+}

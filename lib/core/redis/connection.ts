@@ -1,0 +1,110 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { ChronosError, RedisVersionError } from '../errors.js';
+import { defineScripts } from './scripts.js';
+
+/** A standalone or cluster ioredis client. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * How Chronos reaches Redis: a URL (`redis://[:password@]host:port[/db]`, `rediss://…`), ioredis
+ * options, an existing ioredis `Redis` or `Cluster` instance, or `{ cluster: nodes, options }`.
+ * A client passed in is shared: Chronos never closes it (asynq's ownership rule); clients Chronos
+ * creates (from a URL or options), and every blocking/subscriber duplicate, are owned and closed.
+ * @publicApi
+ */
+export type RedisConnection =
+  | string
+  | RedisOptions
+  | RedisClient
+  | { cluster: ConstructorParameters<typeof Cluster>[0]; options?: ClusterOptions };
+
+/** An open client plus whether Chronos owns (and so closes) it. */
+export interface ConnectionHandle {
+  readonly client: RedisClient;
+  readonly owned: boolean;
+}
+
+/** True for an ioredis `Redis` or `Cluster` instance (duck-typed, so another copy of ioredis works). */
+export function isRedisClient(value: unknown): value is RedisClient {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as RedisClient).defineCommand === 'function' &&
+    typeof (value as RedisClient).duplicate === 'function'
+  );
+}
+
+/** Opens (or adopts) the client described by `input` and defines the Chronos scripts on it. */
+export function openConnection(input: RedisConnection | undefined): ConnectionHandle {
+  let client: RedisClient;
+  let owned = true;
+  if (input === undefined) client = new Redis();
+  else if (typeof input === 'string') client = new Redis(input);
+  else if (isRedisClient(input)) {
+    client = input;
+    owned = false;
+  } else if ('cluster' in input) client = new Cluster(input.cluster, input.options);
+  else client = new Redis(input as RedisOptions);
+  rejectKeyPrefix(client);
+  defineScripts(client);
+  return { client, owned };
+}
+
+/**
+ * A dedicated connection for blocking reads or pub/sub, owned by Chronos. Commands wait for a
+ * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want.
+ */
+export function duplicateConnection(client: RedisClient): RedisClient {
+  const dup =
+    client instanceof Cluster || (client as { isCluster?: boolean }).isCluster
+      ? client.duplicate()
+      : (client as Redis).duplicate({ maxRetriesPerRequest: null });
+  defineScripts(dup);
+  return dup;
+}
+
+function rejectKeyPrefix(client: RedisClient): void {
+  const prefix = (client.options as { keyPrefix?: string }).keyPrefix;
+  if (prefix) {
+    throw new ChronosError(
+      'CONFIG',
+      `The Redis client has keyPrefix "${prefix}": ioredis applies it to declared keys only, so Chronos keys inside scripts would not match. Remove keyPrefix and use the Chronos \`namespace\` option instead.`,
+    );
+  }
+}
+
+/**
+ * Checks that the server answers and is Redis >= 6.2 (XAUTOCLAIM, GETDEL).
+ * @throws RedisVersionError naming the version and the address (never a password).
+ */
+export async function checkServer(client: RedisClient): Promise<string> {
+  const info = await client.info('server');
+  const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0';
+  const [major, minor] = version.split('.').map(Number);
+  if (major < 6 || (major === 6 && minor < 2)) throw new RedisVersionError(version, describe(client));
+  return version;
+}
+
+/** `host:port/db` of a client, for messages (never the password). */
+export function describe(client: RedisClient): string {
+  if ((client as { isCluster?: boolean }).isCluster) return 'cluster';
+  const o = (client as Redis).options;
+  return `${o.host ?? '127.0.0.1'}:${o.port ?? 6379}/${o.db ?? 0}`;
+}
+
+/** Closes an owned client (QUIT, falling back to disconnect); a shared one is left alone. */
+export async function closeConnection(handle: ConnectionHandle): Promise<void> {
+  if (!handle.owned) return;
+  await closeClient(handle.client);
+}
+
+/** Closes a client Chronos owns. */
+export async function closeClient(client: RedisClient): Promise<void> {
+  if (client.status === 'end') return;
+  try {
+    await Promise.race([client.quit(), new Promise((r) => setTimeout(r, 1000).unref())]);
+  } catch {
+    /* already closed or unreachable: disconnect below */
+  }
+  client.disconnect();
+}

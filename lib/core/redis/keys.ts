@@ -1,0 +1,134 @@
+/**
+ * The Redis key layout of Chronos: the only code that joins key strings.
+ *
+ * Every key starts with `<namespace>:` (so `SCAN MATCH <namespace>:*` finds all of an app's keys),
+ * and every key one Lua script touches shares one hash tag, so Chronos runs unchanged on Redis
+ * Cluster (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
+ * - per queue:   `<ns>:{<ns>:<queue>}:<suffix>`
+ * - scheduler:   `<ns>:{<ns>:sched}:<suffix>`
+ * - global:      `<ns>:<suffix>` (single-key operations only)
+ */
+
+/** Name of the one consumer group every queue stream has. */
+export const CONSUMER_GROUP = 'chronos';
+
+const NAME_RE = /^[A-Za-z0-9_.\-:]{1,200}$/;
+
+/** True when `name` can be a queue or namespace name (no braces, spaces or control characters). */
+export function isValidName(name: unknown): name is string {
+  return typeof name === 'string' && NAME_RE.test(name);
+}
+
+/** Keys of one queue. All share the hash tag `{<ns>:<queue>}`. */
+export class QueueKeys {
+  /** Stream of ready and active tasks (consumer group {@link CONSUMER_GROUP}). */
+  readonly stream: string;
+  /** ZSET task id → process-at (epoch ms) of tasks enqueued with a delay. */
+  readonly scheduled: string;
+  /** ZSET task id → retry-at (epoch ms) of failed tasks waiting for their next attempt. */
+  readonly retry: string;
+  /** HASH task id → encoded task, for tasks in `scheduled` or `retry`. */
+  readonly tasks: string;
+  /** ZSET task id → failed-at (epoch ms) of dead tasks (the dead-letter set). */
+  readonly dead: string;
+  /** HASH task id → encoded task with its last error, for tasks in `dead`. */
+  readonly deadTasks: string;
+  /** HASH schedule name → lastFired (epoch ms) of the schedules that target this queue. */
+  readonly lastFired: string;
+  private readonly prefix: string;
+
+  constructor(
+    readonly namespace: string,
+    readonly queue: string,
+  ) {
+    this.prefix = `${namespace}:{${namespace}:${queue}}:`;
+    this.stream = this.prefix + 'stream';
+    this.scheduled = this.prefix + 'scheduled';
+    this.retry = this.prefix + 'retry';
+    this.tasks = this.prefix + 'tasks';
+    this.dead = this.prefix + 'dead';
+    this.deadTasks = this.prefix + 'dead-tasks';
+    this.lastFired = this.prefix + 'last-fired';
+  }
+
+  /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
+  dedup(key: string): string {
+    return this.prefix + 'dedup:' + key;
+  }
+
+  /** STRING → "1" while a task enqueued with an explicit `taskId` is live (not done, not dead). */
+  uniqueId(taskId: string): string {
+    return this.prefix + 'uid:' + taskId;
+  }
+
+  /** STRING → task id of a schedule's live task, for the overlap policy `skip`. */
+  overlap(schedule: string): string {
+    return this.prefix + 'overlap:' + schedule;
+  }
+
+  /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD`. */
+  processed(day: string): string {
+    return this.prefix + 'processed:' + day;
+  }
+
+  /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD`. */
+  failed(day: string): string {
+    return this.prefix + 'failed:' + day;
+  }
+}
+
+/** Keys of the scheduler. All share the hash tag `{<ns>:sched}`. */
+export class SchedulerKeys {
+  /** STRING `<instanceId>|<term>` with PX leaderTtl: whoever holds it is the leader. */
+  readonly lease: string;
+  /** STRING counter: the fencing term, incremented by each acquisition. */
+  readonly term: string;
+  /** HASH { instance, term, since }: the current or last leader, for the Inspector. */
+  readonly leader: string;
+  /** HASH schedule name → definition JSON (the schedule registry). */
+  readonly schedules: string;
+  /** STRING counter, incremented on every registry change (leaders reload when it moves). */
+  readonly version: string;
+  /** ZSET instance id → last seen (epoch ms, Redis time). */
+  readonly instances: string;
+  /** Pub/sub channel on which a resigning leader announces it has let go. */
+  readonly resignChannel: string;
+  private readonly prefix: string;
+
+  constructor(readonly namespace: string) {
+    this.prefix = `${namespace}:{${namespace}:sched}:`;
+    this.lease = this.prefix + 'lease';
+    this.term = this.prefix + 'term';
+    this.leader = this.prefix + 'leader';
+    this.schedules = this.prefix + 'schedules';
+    this.version = this.prefix + 'version';
+    this.instances = this.prefix + 'instances';
+    this.resignChannel = this.prefix + 'resign';
+  }
+
+  /** SET of schedule names an instance declares (code-defined schedules), with a PX TTL. */
+  declared(instanceId: string): string {
+    return this.prefix + 'declared:' + instanceId;
+  }
+}
+
+/** Keys shared by a namespace, each used alone (never together in one script). */
+export class GlobalKeys {
+  /** SET of queue names ever enqueued to or served. */
+  readonly queues: string;
+  /** SET of paused queue names; every server stops fetching from them. */
+  readonly paused: string;
+  /** ZSET worker server id → expires-at (epoch ms). */
+  readonly servers: string;
+
+  constructor(readonly namespace: string) {
+    this.queues = `${namespace}:queues`;
+    this.paused = `${namespace}:paused`;
+    this.servers = `${namespace}:servers`;
+  }
+
+  /** STRING JSON info of one worker server, with a PX TTL. */
+  server(serverId: string): string {
+    return `${this.namespace}:server:${serverId}`;
+  }
+}

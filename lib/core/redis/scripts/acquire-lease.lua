@@ -1,0 +1,26 @@
+--[[ acquire-lease
+  Become leader if nobody holds the lease: SET NX PX semantics, plus a fencing term that
+  increases with every acquisition.
+  KEYS[1]  <ns>:{<ns>:sched}:lease   STRING  "<instanceId>|<term>", PX leaderTtlMs
+  KEYS[2]  <ns>:{<ns>:sched}:term    STRING  counter
+  KEYS[3]  <ns>:{<ns>:sched}:leader  HASH    { instance, term, since }
+  ARGV[1]  instanceId                string
+  ARGV[2]  leaderTtlMs               integer ms
+  Returns  {1, term, redisNowMs} acquired (or already ours, renewed) |
+           {0, pttlMs of the current lease, redisNowMs} someone else leads
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local sep = string.find(cur, '|', 1, true)
+  if sep and string.sub(cur, 1, sep - 1) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return {1, tonumber(string.sub(cur, sep + 1)), now}
+  end
+  return {0, redis.call('PTTL', KEYS[1]), now}
+end
+local term = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. term, 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], 'instance', ARGV[1], 'term', term, 'since', now)
+return {1, term, now}

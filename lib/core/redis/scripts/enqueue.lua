@@ -1,0 +1,43 @@
+--[[ enqueue
+  Enqueue one task with a dedup key and/or a unique task id, now or at a later time.
+  (A plain immediate enqueue is a bare XADD and does not use this script.)
+  KEYS[1]   <ns>:{<ns>:<q>}:stream       STREAM  ready tasks
+  KEYS[2]   <ns>:{<ns>:<q>}:scheduled    ZSET    task id -> process-at (epoch ms)
+  KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task (JSON array)
+  KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
+  KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"
+  ARGV[1]   task id                      string
+  ARGV[2]   task type                    string
+  ARGV[3]   payload                      string  JSON text
+  ARGV[4]   meta                         string  JSON text
+  ARGV[5]   processAtMs                  integer epoch ms; 0 = not given
+  ARGV[8]   delayMs                      integer ms from now by Redis server time; 0 = not given
+  ARGV[6]   dedupTtlMs                   integer ms; 0 = no dedup key
+  ARGV[7]   unique id                    "1" | "0"
+  Returns   {1, id} enqueued ready | {2, id} scheduled | {0, existingId} deduplicated
+]]
+local k = 4
+local dedupKey, uidKey
+if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
+if ARGV[7] == '1' then uidKey = KEYS[k] end
+if dedupKey then
+  local existing = redis.call('GET', dedupKey)
+  if existing then return {0, existing} end
+end
+if uidKey then
+  if not redis.call('SET', uidKey, ARGV[1], 'NX') then return {0, ARGV[1]} end
+end
+if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', ARGV[6]) end
+local processAt = tonumber(ARGV[5])
+local delay = tonumber(ARGV[8])
+if delay > 0 then
+  local t = redis.call('TIME')
+  processAt = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay
+end
+if processAt > 0 then
+  redis.call('HSET', KEYS[3], ARGV[1], cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4]}))
+  redis.call('ZADD', KEYS[2], processAt, ARGV[1])
+  return {2, ARGV[1]}
+end
+redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'type', ARGV[2], 'payload', ARGV[3], 'meta', ARGV[4])
+return {1, ARGV[1]}

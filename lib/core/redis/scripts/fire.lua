@@ -1,0 +1,51 @@
+--[[ fire
+  Enqueue schedule triggers that target one queue, each at most once ever: per trigger, SET NX
+  of its dedup key <schedule>:<trigger-unix>, the enqueue, and the advance of lastFired happen
+  together. A trigger that is not yet due by Redis server time is refused, so a leader with a
+  fast clock can never fire early.
+  KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
+  KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
+  KEYS[3..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
+            when its overlap flag is 1, the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
+  ARGV[1..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+            payload (JSON text), meta (JSON text), dedupTtlMs (ms), overlap ("1" = policy skip)
+  Returns   one code per trigger: 1 enqueued | 0 duplicate (fired before) | 2 skipped (overlap:
+            the previous task of the schedule is still live) | 3 early (not due by Redis time) |
+            4 stale (at or before lastFired); then the Redis time (epoch ms) as the last element
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+local k = 3
+for a = 1, #ARGV, 8 do
+  local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
+  local ttl, overlap = ARGV[a + 6], ARGV[a + 7] == '1'
+  local dedupKey = KEYS[k]
+  local overlapKey
+  k = k + 1
+  if overlap then overlapKey = KEYS[k]; k = k + 1 end
+  local code
+  if triggerAt > now then
+    code = 3
+  else
+    local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
+    if last >= triggerAt then
+      code = 4
+    elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
+      if overlapKey and redis.call('EXISTS', overlapKey) == 1 then
+        code = 2
+      else
+        redis.call('XADD', KEYS[1], '*', 'id', taskId, 'type', ARGV[a + 3], 'payload', ARGV[a + 4], 'meta', ARGV[a + 5])
+        if overlapKey then redis.call('SET', overlapKey, taskId) end
+        code = 1
+      end
+      redis.call('HSET', KEYS[2], schedule, triggerAt)
+    else
+      code = 0
+      redis.call('HSET', KEYS[2], schedule, triggerAt)
+    end
+  end
+  out[#out + 1] = code
+end
+out[#out + 1] = now
+return out

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// Compiles lib/, sample/, test/ and bench/ to dist/ with tsc (type-checking everything) and copies
+// the Lua scripts and static assets next to the compiled code.
+import { execFileSync } from 'node:child_process';
+import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+rmSync('dist', { recursive: true, force: true });
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+const ASSETS = /\.(lua|html|css|json)$/;
+function copyAssets(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) copyAssets(p);
+    else if (ASSETS.test(name) && !name.endsWith('tsconfig.json')) cpSync(p, join('dist', p));
+  }
+}
+for (const dir of ['lib', 'test/fixtures', 'sample']) {
+  try {
+    copyAssets(dir);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+}

@@ -1,0 +1,280 @@
+import { InvalidOptionsError, InvalidPayloadError, NonRetryableError, TaskTimeoutError } from '../../lib/core/errors.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
+import { QueueRig } from '../helpers/queue.js';
+import { deferred, waitFor } from '../helpers/wait.js';
+
+let rig: QueueRig;
+beforeEach(() => {
+  rig = new QueueRig();
+});
+afterEach(async () => {
+  await rig.close();
+});
+
+function keys(queue = 'default') {
+  return new QueueKeys(rig.namespace, queue);
+}
+
+test('enqueue → process → gone: the handler sees the task and nothing is left in Redis', async () => {
+  const seen = deferred<Task<{ to: string }>>();
+  const server = rig.server();
+  server.handle<{ to: string }>('email.send', (t) => seen.resolve(t));
+  await server.start();
+  const { id, deduplicated, state } = await rig.client.enqueue('email.send', { to: 'a@example.com' });
+  expect(deduplicated).toBe(false);
+  expect(state).toBe('pending');
+  const task = await seen.promise;
+  expect(task).toMatchObject({ id, type: 'email.send', payload: { to: 'a@example.com' }, queue: 'default', retried: 0, maxRetry: 25 });
+  expect(task.signal.aborted).toBe(false);
+  const r = rig.client.redis;
+  await waitFor(async () => (await r.xlen(keys().stream)) === 0, 'the entry to be deleted');
+  const pending = (await r.call('XPENDING', keys().stream, 'chronos')) as [number];
+  expect(pending[0]).toBe(0);
+});
+
+test('a delayed task does not run before its time (by Redis time)', async () => {
+  const ran = deferred<number>();
+  const server = rig.server({ forwardInterval: 50 });
+  server.handle('later', () => ran.resolve(Date.now()));
+  await server.start();
+  const t0 = Date.now();
+  const res = await rig.client.enqueue('later', {}, { delay: 700 });
+  expect(res.state).toBe('scheduled');
+  expect(await rig.client.redis.zcard(keys().scheduled)).toBe(1);
+  const at = await ran.promise;
+  expect(at - t0).toBeGreaterThanOrEqual(700 - 5); // 5 ms: Redis TIME and Date.now() are read at different moments
+});
+
+test('processAt in the past runs at once; delay and processAt together are rejected', async () => {
+  const ran = deferred();
+  const server = rig.server();
+  server.handle('now', () => ran.resolve());
+  await server.start();
+  const res = await rig.client.enqueue('now', null, { processAt: new Date(Date.now() - 1000) });
+  expect(res.state).toBe('pending');
+  await ran.promise;
+  await expect(rig.client.enqueue('x', null, { delay: 1, processAt: Date.now() })).rejects.toThrow(/mutually exclusive/);
+});
+
+test('dedup within the TTL returns the first task id; after the TTL a new task is written', async () => {
+  const a = await rig.client.enqueue('report', { n: 1 }, { dedupKey: 'daily', dedupTtl: 300 });
+  const b = await rig.client.enqueue('report', { n: 2 }, { dedupKey: 'daily', dedupTtl: 300 });
+  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, state: 'pending' });
+  expect(await rig.client.redis.xlen(keys().stream)).toBe(1);
+  await waitFor(async () => (await rig.client.redis.exists(keys().dedup('daily'))) === 0, 'the dedup key to expire');
+  const c = await rig.client.enqueue('report', { n: 3 }, { dedupKey: 'daily', dedupTtl: 300 });
+  expect(c.deduplicated).toBe(false);
+  expect(c.id).not.toBe(a.id);
+});
+
+test('an explicit taskId is unique while the task is live and free again once it is done', async () => {
+  const first = await rig.client.enqueue('job', { n: 1 }, { taskId: 'order-42' });
+  const again = await rig.client.enqueue('job', { n: 2 }, { taskId: 'order-42' });
+  expect(first).toMatchObject({ id: 'order-42', deduplicated: false });
+  expect(again).toMatchObject({ id: 'order-42', deduplicated: true });
+  const done = deferred<unknown>();
+  const server = rig.server();
+  server.handle('job', (t) => done.resolve(t.payload));
+  await server.start();
+  expect(await done.promise).toEqual({ n: 1 });
+  await waitFor(async () => (await rig.client.redis.exists(keys().uniqueId('order-42'))) === 0, 'the uid key to be released');
+  expect((await rig.client.enqueue('job', { n: 3 }, { taskId: 'order-42' })).deduplicated).toBe(false);
+});
+
+test.each([
+  ['a circular object', () => {
+    const o: Record<string, unknown> = { a: 1 };
+    o.self = o;
+    return o;
+  }, /circular reference at self/],
+  ['a BigInt', () => ({ amount: 10n }), /BigInt \(10n\) at amount/],
+  ['a function', () => ({ cb: function notify() {} }), /function \(notify\) at cb/],
+  ['a nested symbol', () => ({ a: [1, { s: Symbol('x') }] }), /symbol .* at a\[1\]\.s/],
+  ['NaN', () => ({ n: NaN }), /NaN at n would become null/],
+])('an invalid payload (%s) gets InvalidPayloadError before anything is written', async (_name, make, message) => {
+  const err = await rig.client.enqueue('bad', make()).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidPayloadError);
+  expect((err as Error).message).toMatch(/task type "bad"/);
+  expect((err as Error).message).toMatch(message);
+  expect(await rig.client.redis.exists(keys().stream)).toBe(0);
+});
+
+test('bad options are rejected together, naming each value; unknown keys too', async () => {
+  const err = await rig.client
+    .enqueue('x', {}, { queue: 'no spaces', maxRetry: -1, timeout: 1.5, retries: 3 } as never)
+    .catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidOptionsError);
+  const msg = (err as Error).message;
+  expect(msg).toMatch(/unknown option "retries"/);
+  expect(msg).toMatch(/queue: .*"no spaces"/);
+  expect(msg).toMatch(/maxRetry: .*got -1/);
+  expect(msg).toMatch(/timeout: .*got 1.5/);
+});
+
+test('a handler that throws twice then succeeds runs 3 times and ends with retried = 2', async () => {
+  const attempts: number[] = [];
+  const done = deferred();
+  const server = rig.server({ backoff: () => 10, forwardInterval: 20 });
+  server.handle('flaky', (t) => {
+    attempts.push(t.retried);
+    if (t.retried < 2) throw new Error(`boom #${t.retried + 1}`);
+    done.resolve();
+  });
+  await server.start();
+  const { id } = await rig.client.enqueue('flaky', {});
+  await done.promise;
+  expect(attempts).toEqual([0, 1, 2]);
+  await waitFor(async () => (await rig.client.redis.xlen(keys().stream)) === 0, 'the ack');
+  expect(await rig.client.redis.zscore(keys().dead, id)).toBeNull();
+  expect(await rig.client.redis.zcard(keys().retry)).toBe(0);
+});
+
+test('B08: always throwing → 1 + maxRetry attempts with growing backoff, then dead with the last error and stack', async () => {
+  const starts: number[] = [];
+  const dead = deferred<unknown>();
+  rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve(e));
+  const server = rig.server({ backoff: exponentialBackoff(200), forwardInterval: 1000 });
+  server.handle('flaky', (t) => {
+    starts.push(Date.now());
+    throw new Error(`boom #${t.retried + 1}`);
+  });
+  await server.start();
+  const { id } = await rig.client.enqueue('flaky', {}, { maxRetry: 3 });
+  await dead.promise;
+  expect(starts).toHaveLength(4);
+  const gaps = starts.slice(1).map((t, i) => t - starts[i]);
+  [200, 400, 800].forEach((nominal, i) => expect(gaps[i]).toBeGreaterThanOrEqual(nominal - 5));
+  const r = rig.client.redis;
+  expect(await r.zscore(keys().dead, id)).not.toBeNull();
+  const [, , , meta] = JSON.parse((await r.hget(keys().deadTasks, id))!) as string[];
+  const m = JSON.parse(meta);
+  expect(m.r).toBe(3);
+  expect(m.le).toMatch(/boom #4/);
+  expect(m.le).toMatch(/at .*queue-basics/); // the stack is kept
+  expect(m.rs).toBe('retries');
+  expect(await r.zcard(keys().retry)).toBe(0);
+  expect(((await r.call('XPENDING', keys().stream, 'chronos')) as [number])[0]).toBe(0);
+});
+
+test('maxRetry 0 → exactly one attempt, then dead', async () => {
+  let calls = 0;
+  const dead = deferred();
+  rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve());
+  const server = rig.server();
+  server.handle('once', () => {
+    calls++;
+    throw new Error('nope');
+  });
+  await server.start();
+  await rig.client.enqueue('once', {}, { maxRetry: 0 });
+  await dead.promise;
+  expect(calls).toBe(1);
+});
+
+test('NonRetryableError sends the task to dead at once', async () => {
+  let calls = 0;
+  const dead = deferred<{ reason: string }>();
+  rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve(e));
+  const server = rig.server();
+  server.handle('charge', () => {
+    calls++;
+    throw new NonRetryableError('card declined');
+  });
+  await server.start();
+  await rig.client.enqueue('charge', {});
+  expect((await dead.promise).reason).toBe('non-retryable');
+  expect(calls).toBe(1);
+});
+
+test('a timeout aborts the signal with TaskTimeoutError and counts as a failure', async () => {
+  const aborted = deferred<unknown>();
+  const retried = deferred<{ retried: number }>();
+  rig.events.subscribe((e) => e.type === 'task.retried' && retried.resolve(e));
+  const server = rig.server({ backoff: () => 60_000 });
+  server.handle('slow', (t) => {
+    t.signal.addEventListener('abort', () => aborted.resolve(t.signal.reason));
+    return new Promise(() => {}); // never settles: only the timeout ends it
+  });
+  await server.start();
+  await rig.client.enqueue('slow', {}, { timeout: 200 });
+  expect(await aborted.promise).toBeInstanceOf(TaskTimeoutError);
+  expect((await retried.promise).retried).toBe(1);
+  const [, , , meta] = JSON.parse((await rig.client.redis.hget(keys().tasks, (await rig.client.redis.zrange(keys().retry, 0, 0))[0]))!) as string[];
+  expect(JSON.parse(meta).le).toMatch(/timed out after 200 ms/);
+});
+
+test('concurrency is honoured: never more than N handlers at once', async () => {
+  let running = 0;
+  let peak = 0;
+  let done = 0;
+  const all = deferred();
+  const server = rig.server({ concurrency: 3 });
+  server.handle('work', async () => {
+    running++;
+    peak = Math.max(peak, running);
+    await new Promise((r) => setTimeout(r, 20));
+    running--;
+    if (++done === 30) all.resolve();
+  });
+  await rig.client.enqueueBulk(Array.from({ length: 30 }, (_, i) => ({ type: 'work', payload: { i } })));
+  await server.start();
+  await all.promise;
+  expect(peak).toBe(3);
+});
+
+test('weights share the fetches roughly (3:1)', async () => {
+  const order: string[] = [];
+  const all = deferred();
+  const server = rig.server({ concurrency: 1, queues: { high: 3, low: 1 } });
+  server.handle('w', (t) => {
+    order.push(t.queue);
+    if (order.length === 200) all.resolve();
+  });
+  await rig.client.enqueueBulk([
+    ...Array.from({ length: 200 }, () => ({ type: 'w', options: { queue: 'high' } })),
+    ...Array.from({ length: 200 }, () => ({ type: 'w', options: { queue: 'low' } })),
+  ]);
+  await server.start();
+  await all.promise;
+  const high = order.filter((q) => q === 'high').length / order.length;
+  expect(high).toBeGreaterThan(0.6); // expected 0.75
+  expect(high).toBeLessThan(0.9);
+});
+
+test('strict priority: the low queue waits until the high one is empty', async () => {
+  const order: string[] = [];
+  const all = deferred();
+  const server = rig.server({ concurrency: 1, queues: ['high', 'low'], strictPriority: true });
+  server.handle('w', (t) => {
+    order.push(t.queue);
+    if (order.length === 40) all.resolve();
+  });
+  await rig.client.enqueueBulk([
+    ...Array.from({ length: 20 }, () => ({ type: 'w', options: { queue: 'low' } })),
+    ...Array.from({ length: 20 }, () => ({ type: 'w', options: { queue: 'high' } })),
+  ]);
+  await server.start();
+  await all.promise;
+  expect(order.slice(0, 20).every((q) => q === 'high')).toBe(true);
+});
+
+test('pause(queue) stops every server fetching from it; resume restarts it', async () => {
+  const ran: number[] = [];
+  const server = rig.server();
+  server.handle('p', (t) => void ran.push((t.payload as { n: number }).n));
+  await server.start();
+  await server.pause('default');
+  const other = rig.server();
+  other.handle('p', (t) => void ran.push((t.payload as { n: number }).n));
+  await other.start();
+  await waitFor(() => other.pausedQueues.has('default'), 'the other server to see the pause');
+  await rig.client.enqueue('p', { n: 1 });
+  // a read blocked before the pause was seen is unblocked, so nothing runs; give both servers
+  // more than one full refresh of the paused set (every 1 s) to prove it
+  await new Promise((r) => setTimeout(r, 1200));
+  expect(ran).toEqual([]);
+  expect(await rig.client.redis.xlen(keys().stream)).toBe(1);
+  await server.resume('default');
+  await waitFor(() => ran.length === 1, 'the task to run after resume', 5000);
+});
