@@ -1,0 +1,112 @@
+// dist-cases B09 and the queue issue's "bad input, nothing lost": garbage stream entries, unknown
+// task types and poison tasks end in the dead-letter set with a clear error; workers keep going.
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { QueueRig } from '../helpers/queue.js';
+import { deferred, waitFor } from '../helpers/wait.js';
+
+let rig: QueueRig;
+let keys: QueueKeys;
+beforeEach(() => {
+  rig = new QueueRig();
+  keys = new QueueKeys(rig.namespace, 'default');
+});
+afterEach(async () => {
+  await rig.close();
+});
+
+async function deadRecord(id: string): Promise<{ type: string; payload: string; meta: Record<string, unknown> }> {
+  const raw = await rig.client.redis.hget(keys.deadTasks, id);
+  if (!raw) throw new Error(`${id} is not dead`);
+  const [, type, payload, meta] = JSON.parse(raw) as string[];
+  return { type, payload, meta: JSON.parse(meta) };
+}
+
+test('B09: invalid JSON, a missing payload and an unknown type end dead with specific errors; 5 valid tasks complete; workers stay up', async () => {
+  const r = rig.client.redis;
+  const servers = [rig.server(), rig.server()];
+  const done = new Set<string>();
+  const allDone = deferred();
+  for (const s of servers) {
+    s.handle('valid', (t) => {
+      done.add(t.id);
+      if (done.size === 5) allDone.resolve();
+    });
+    await s.start();
+  }
+  const a = (await r.xadd(keys.stream, '*', 'id', 'bad-a', 'type', 'valid', 'payload', '{not json', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
+  const b = (await r.xadd(keys.stream, '*', 'id', 'bad-b', 'type', 'valid', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
+  const c = (await r.xadd(keys.stream, '*', 'id', 'bad-c', 'type', 'nobody.handles', 'payload', '{}', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
+  for (let i = 0; i < 5; i++) await rig.client.enqueue('valid', { i });
+  await allDone.promise;
+
+  await waitFor(async () => (await r.zcard(keys.dead)) === 2, '(a) and (b) to be dead');
+  const da = await deadRecord('bad-a');
+  expect(da.meta.le).toMatch(/invalid JSON payload/);
+  expect(da.meta.le).toContain(a);
+  expect(da.meta.rs).toBe('decode');
+  expect(da.payload).toBe('{not json'); // the bad input is kept, not dropped
+  const db = await deadRecord('bad-b');
+  expect(db.meta.le).toMatch(/missing payload/);
+  expect(db.meta.le).toContain(b);
+
+  // (c): a type no server here handles bounces a few times (another server might have it), then dies
+  await waitFor(async () => (await r.zcard(keys.dead)) === 3, '(c) to be dead', 15_000);
+  const dc = await deadRecord('bad-c');
+  expect(dc.meta.le).toMatch(/no handler for task type "nobody.handles"/);
+  expect(dc.meta.rs).toBe('no-handler');
+
+  // nothing in the PEL, nothing left in the stream or the retry set; decode errors were not retried
+  expect(((await r.call('XPENDING', keys.stream, 'chronos')) as [number])[0]).toBe(0);
+  expect(await r.xlen(keys.stream)).toBe(0);
+  expect(await r.zcard(keys.retry)).toBe(0);
+  expect(servers.every((s) => s.isRunning)).toBe(true);
+  // one ERROR line per bad entry, not one per poll
+  const errors = rig.logger.lines.filter((l) => l.level === 'error');
+  expect(errors.filter((l) => l.message.includes(a))).toHaveLength(1);
+  expect(errors.filter((l) => l.message.includes(b))).toHaveLength(1);
+  expect(errors.filter((l) => l.message.includes('nobody.handles'))).toHaveLength(1);
+}, 30_000);
+
+test('a poison task (delivered more than maxDeliveries times without finishing) is dead with that reason', async () => {
+  const r = rig.client.redis;
+  // a "ghost" consumer takes every delivery and never finishes it, like a worker that crashes on it;
+  // the server only recovers (its queue is paused, so it never fetches)
+  const server = rig.server({ visibilityTimeout: 200, recoverInterval: 50, maxDeliveries: 2 });
+  await server.pause('default');
+  await server.start();
+  const { id } = await rig.client.enqueue('crashy', {});
+  const ghost = rig.client.redis.duplicate();
+  let deliveries = 0;
+  try {
+    while ((await r.zcard(keys.dead)) === 0) {
+      const got = (await ghost.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 1, 'BLOCK', 100, 'STREAMS', keys.stream, '>')) as unknown[] | null;
+      if (got) deliveries++;
+    }
+  } finally {
+    ghost.disconnect();
+  }
+  expect(deliveries).toBe(3); // first delivery + 2 redeliveries, then the 3rd reclaim finds it poison
+  const d = await deadRecord(id);
+  expect(d.meta.rs).toBe('poison');
+  expect(d.meta.le).toMatch(/poison: delivered 3 times without finishing/);
+  expect(await r.xlen(keys.stream)).toBe(0);
+}, 20_000);
+
+test('the dead-letter set is capped by count, oldest first', async () => {
+  const server = rig.server({ deadMaxCount: 3 });
+  server.handle('doomed', () => {
+    throw new Error('no');
+  });
+  await server.start();
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const dead = deferred();
+    const off = rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve());
+    ids.push((await rig.client.enqueue('doomed', { i }, { maxRetry: 0 })).id);
+    await dead.promise;
+    off();
+  }
+  const r = rig.client.redis;
+  expect(await r.zrange(keys.dead, 0, -1)).toEqual(ids.slice(2));
+  expect((await r.hkeys(keys.deadTasks)).sort()).toEqual(ids.slice(2).sort());
+});
