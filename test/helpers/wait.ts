@@ -57,3 +57,8 @@ export function recordingLogger() {
     debug: () => {},
   };
 }
+
+/** Resolves at the wall-clock instant `atMs` (epoch ms): scenarios that are about time passing. */
+export function until(atMs: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.max(0, atMs - Date.now())));
+}

@@ -25,6 +25,7 @@ export const SCRIPT_NAMES = [
   'release-lease',
   'register-schedules',
   'heartbeat',
+  'schedule-admin',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

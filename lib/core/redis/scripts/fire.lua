@@ -6,32 +6,43 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
   KEYS[3..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
-            when its overlap flag is 1, the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
-  ARGV[1..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
-            payload (JSON text), meta (JSON text), dedupTtlMs (ms), overlap ("1" = policy skip)
+            when its mode is "s", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
+  ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
+            epoch ms
+  ARGV[2..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+            payload (JSON text), meta (JSON text), dedupTtlMs (ms), mode: "a" enqueue (overlap
+            allowed) | "s" enqueue unless the schedule's previous task is live (overlap skip) |
+            "x" only advance lastFired (a trigger skipped by the catch-up policy)
   Returns   one code per trigger: 1 enqueued | 0 duplicate (fired before) | 2 skipped (overlap:
             the previous task of the schedule is still live) | 3 early (not due by Redis time) |
-            4 stale (at or before lastFired); then the Redis time (epoch ms) as the last element
+            4 stale (at or before lastFired) | 5 advanced (mode x); then "now" (epoch ms) as the last
+            element
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local out = {}
 local k = 3
-for a = 1, #ARGV, 8 do
+for a = 2, #ARGV, 8 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local ttl, overlap = ARGV[a + 6], ARGV[a + 7] == '1'
+  local ttl, mode = ARGV[a + 6], ARGV[a + 7]
   local dedupKey = KEYS[k]
   local overlapKey
   k = k + 1
-  if overlap then overlapKey = KEYS[k]; k = k + 1 end
+  if mode == 's' then overlapKey = KEYS[k]; k = k + 1 end
   local code
+  local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
   if triggerAt > now then
     code = 3
+  elseif last >= triggerAt then
+    code = 4
+  elseif mode == 'x' then
+    code = 5
+    redis.call('HSET', KEYS[2], schedule, triggerAt)
   else
-    local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
-    if last >= triggerAt then
-      code = 4
-    elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
+    if redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
       if overlapKey and redis.call('EXISTS', overlapKey) == 1 then
         code = 2
       else
@@ -39,11 +50,10 @@ for a = 1, #ARGV, 8 do
         if overlapKey then redis.call('SET', overlapKey, taskId) end
         code = 1
       end
-      redis.call('HSET', KEYS[2], schedule, triggerAt)
     else
       code = 0
-      redis.call('HSET', KEYS[2], schedule, triggerAt)
     end
+    redis.call('HSET', KEYS[2], schedule, triggerAt)
   end
   out[#out + 1] = code
 end
