@@ -13,3 +13,17 @@ export { ChronosClient, type EnqueueOptions, type EnqueueResult, type BulkTask, 
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './queue/server.js';
 export { Mux, type HandlerOptions } from './queue/mux.js';
 export { defaultBackoff, exponentialBackoff, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
+export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
+export { type ScheduleDefinition, type StoredSchedule, type CatchUpPolicy, type OverlapPolicy, triggerKey } from './scheduler/definition.js';
+export { parseSpec, everySpec, parseDurationMs, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
+export {
+  Inspector,
+  type InspectorOptions,
+  type QueueInfo,
+  type TaskInfo,
+  type TaskState,
+  type ScheduleInfo,
+  type LeaderInfo,
+  type ServerInfo,
+  type InstanceInfo,
+} from './inspector/inspector.js';
