@@ -15,6 +15,8 @@ function copyAssets(dir) {
     else if (ASSETS.test(name) && !name.endsWith('tsconfig.json')) cpSync(p, join('dist', p));
   }
 }
+// compiled code (tests, benchmarks) imports the Redis helper relative to itself: dist/scripts/
+cpSync('scripts/redis-util.mjs', 'dist/scripts/redis-util.mjs');
 for (const dir of ['lib', 'test/fixtures', 'sample']) {
   try {
     copyAssets(dir);

@@ -287,7 +287,7 @@ export class Scheduler {
   // ------------------------------------------------------------------ registry and liveness
 
   private async publish(): Promise<void> {
-    const args: string[] = [this.instanceId, String(this.heartbeatMs * 3)];
+    const args: string[] = [this.instanceId, String(this.heartbeatMs * 3), this.trustLocalClock ? String(this.clock.now()) : ''];
     for (const s of this.declared.values()) args.push(s.name, JSON.stringify(s));
     await runScript(this.conn.client, 'register-schedules', [this.keys.schedules, this.keys.version, this.keys.instances, this.keys.declared(this.instanceId)], args);
     if (this.declared.size > 0) {

@@ -9,14 +9,18 @@
   KEYS[4]  <ns>:{<ns>:sched}:declared:<instance>  SET     names this instance declares
   ARGV[1]  instanceId                             string
   ARGV[2]  declaredTtlMs                          integer ms
-  ARGV[3..] pairs: name, definition JSON (an object with at least `fp`)
+  ARGV[3]  nowMs                                  "" = Redis server time (always, outside tests) | a test clock's epoch ms
+  ARGV[4..] pairs: name, definition JSON (an object with at least `fp`)
   Returns  {changed definitions, redisNowMs}
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[3])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local changed = 0
 redis.call('DEL', KEYS[4])
-for a = 3, #ARGV, 2 do
+for a = 4, #ARGV, 2 do
   local name, def = ARGV[a], cjson.decode(ARGV[a + 1])
   local cur = redis.call('HGET', KEYS[1], name)
   local old = cur and cjson.decode(cur)
@@ -32,7 +36,7 @@ for a = 3, #ARGV, 2 do
   end
   redis.call('SADD', KEYS[4], name)
 end
-if #ARGV >= 3 then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
+if #ARGV >= 4 then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 if changed > 0 then redis.call('INCR', KEYS[2]) end
 return {changed, now}

@@ -1,0 +1,161 @@
+// The scheduler in one process: runtime API, overlap policy, orphaned schedules, registration rules.
+import { Redis } from 'ioredis';
+import { ChronosServer } from '../../lib/core/queue/server.js';
+import { ChronosStateError, ChronosError, DuplicateScheduleError, InvalidOptionsError, InvalidScheduleError, ScheduleNotFoundError } from '../../lib/core/errors.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
+import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { deferred, recordingLogger, waitFor } from '../helpers/wait.js';
+
+let ns: string;
+const started: { stop(): Promise<void> }[] = [];
+const logger = recordingLogger();
+beforeEach(() => {
+  ns = newNamespace('sched');
+});
+afterEach(async () => {
+  for (const s of started.splice(0).reverse()) await s.stop();
+  await deleteNamespace(ns);
+});
+
+function scheduler(options: SchedulerOptions = {}): Scheduler {
+  const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, ...options });
+  started.push(s);
+  return s;
+}
+
+function worker(events?: EventBus): ChronosServer {
+  const w = new ChronosServer({ connection: redisUrl(), namespace: ns, logger, events });
+  started.push({ stop: () => w.shutdown() });
+  return w;
+}
+
+test('registration validates at once, naming the schedule and the value; after start it throws', async () => {
+  const s = scheduler();
+  expect(() => s.register({ name: 'bad', spec: '0 0 31 2 *' })).toThrow(InvalidScheduleError);
+  expect(() => s.register({ name: 'bad', spec: '61 * * * *' })).toThrow(/"bad".*61/);
+  expect(() => s.register({ name: 'tz', spec: '0 3 * * *', timeZone: 'Mars/Olympus' })).toThrow(/Mars\/Olympus/);
+  expect(() => s.register({ name: 'x', spec: '@every 1s', catchUp: 'sometimes' as never })).toThrow(/catchUp/);
+  s.register({ name: 'ok', spec: '@every 1s' });
+  expect(() => s.register({ name: 'ok', spec: '@every 2s' })).toThrow(DuplicateScheduleError);
+  await s.start();
+  expect(() => s.register({ name: 'late', spec: '@every 1s' })).toThrow(ChronosStateError);
+});
+
+test('scheduler options are validated: leaderTtl below 1 s, unknown keys, unknown zone', () => {
+  const err = (() => {
+    try {
+      new Scheduler({ connection: redisUrl(), leaderTtl: 500, timeZone: 'Nowhere/City', lease: 1 } as never);
+    } catch (e) {
+      return e as Error;
+    }
+  })();
+  expect(err).toBeInstanceOf(InvalidOptionsError);
+  expect(err?.message).toMatch(/leaderTtl: .*got 500/);
+  expect(err?.message).toMatch(/Nowhere\/City/);
+  expect(err?.message).toMatch(/unknown option "lease"/);
+});
+
+test('a Redis client with its own keyPrefix is refused with a clear error', () => {
+  const client = new Redis(redisUrl(), { keyPrefix: 'app:', lazyConnect: true });
+  expect(() => new Scheduler({ connection: client })).toThrow(/keyPrefix "app:".*namespace/);
+  client.disconnect();
+});
+
+test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; the task carries schedule and trigger', async () => {
+  const events = new EventBus();
+  const seen: ChronosEvent[] = [];
+  events.subscribe((e) => seen.push(e));
+  const w = worker(events);
+  const runs: { id: string; schedule?: string; triggerAt?: number }[] = [];
+  w.handle('ping', (t) => void runs.push({ id: t.id, schedule: t.schedule, triggerAt: t.triggerAt }));
+  await w.start();
+  const s = scheduler({ events });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  await s.addSchedule({ name: 'pinger', spec: '@every 1s', type: 'ping' });
+  await waitFor(() => runs.length >= 2, 'two fires');
+  const fired = runs.filter((r) => !r.id.includes(':manual:'));
+  for (const r of fired) {
+    expect(r.schedule).toBe('pinger');
+    expect(r.triggerAt! % 1000).toBe(0);
+    expect(r.id).toBe(`pinger:${r.triggerAt! / 1000}`);
+  }
+  const manualId = await s.triggerNow('pinger');
+  await waitFor(() => runs.some((r) => r.id === manualId), 'the manual run');
+  const k = new SchedulerKeys(ns);
+  await s.pauseSchedule('pinger');
+  expect(JSON.parse((await w.redis.hget(k.schedules, 'pinger'))!).paused).toBe(true);
+  // the leader reloads at its next renewal (every leaderTtl/2 = 500 ms); after that nothing fires
+  const pausedAt = Date.now();
+  await waitFor(() => Date.now() > pausedAt + 1500, 'a renewal and a trigger');
+  const count = runs.length;
+  await waitFor(() => Date.now() > pausedAt + 3000, 'two more trigger instants');
+  expect(runs.length).toBe(count);
+  await s.resumeSchedule('pinger');
+  await waitFor(() => runs.length > count, 'fires after resume', 5000);
+  await s.removeSchedule('pinger');
+  await expect(s.removeSchedule('pinger')).rejects.toThrow(ScheduleNotFoundError);
+  await expect(s.triggerNow('nope')).rejects.toBeInstanceOf(ChronosError);
+  expect(seen.some((e) => e.type === 'schedule.fired' && e.schedule === 'pinger')).toBe(true);
+  expect(seen.some((e) => e.type === 'leader.acquired')).toBe(true);
+});
+
+test('overlap skip: no trigger is enqueued while the previous task of the schedule is pending or running', async () => {
+  const events = new EventBus();
+  const skipped = deferred();
+  events.subscribe((e) => e.type === 'schedule.skipped' && e.reason === 'overlap' && skipped.resolve());
+  const w = worker(events);
+  const spans: [number, number][] = [];
+  w.handle('slow', async (t) => {
+    const start = Date.now();
+    await new Promise((r) => setTimeout(r, 2200));
+    spans.push([start, Date.now()]);
+    return t.id;
+  });
+  await w.start();
+  const s = scheduler({ events });
+  s.register({ name: 'job', spec: '@every 1s', type: 'slow', overlap: 'skip' });
+  await s.start();
+  await skipped.promise;
+  await waitFor(() => spans.length >= 2, 'two runs', 10_000);
+  for (let i = 1; i < spans.length; i++) expect(spans[i][0]).toBeGreaterThanOrEqual(spans[i - 1][1]);
+});
+
+test('a schedule no live instance declares is orphaned: it stops firing and the Inspector says so', async () => {
+  const declaring = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, eligible: false });
+  declaring.register({ name: 'legacy', spec: '@every 1s' });
+  await declaring.start();
+  const leader = scheduler();
+  leader.register({ name: 'current', spec: '@every 1s' });
+  await leader.start();
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns, livenessWindow: 600 });
+  try {
+    await waitFor(async () => (await inspector.schedules()).length === 2, 'both schedules published');
+    expect((await inspector.schedules()).find((s) => s.name === 'legacy')?.orphaned).toBe(false);
+    await declaring.stop(); // stops heartbeating: after 3 heartbeats it is no longer live
+    await waitFor(async () => (await inspector.schedules()).find((s) => s.name === 'legacy')?.orphaned, 'legacy to be orphaned', 5000);
+    await waitFor(() => logger.lines.some((l) => /orphaned.*schedule=legacy/.test(l.message)), 'the leader to log it', 5000);
+    const leaderInfo = await inspector.leader();
+    expect(leaderInfo?.instance).toBe(leader.instanceId);
+    expect(leaderInfo?.term).toBeGreaterThan(0);
+  } finally {
+    await inspector.close();
+  }
+});
+
+test('an instance that is not eligible never leads; two namespaces elect two leaders', async () => {
+  const follower = scheduler({ eligible: false });
+  await follower.start();
+  const other = newNamespace('other');
+  const a = scheduler();
+  const b = new Scheduler({ connection: redisUrl(), namespace: other, leaderTtl: 1000, logger });
+  started.push(b);
+  await Promise.all([a.start(), b.start()]);
+  await waitFor(() => a.isLeader && b.isLeader, 'a leader in each namespace');
+  expect(follower.isLeader).toBe(false);
+  await b.stop();
+  await deleteNamespace(other);
+});
