@@ -125,6 +125,9 @@ function isNonRetryable(err: unknown): boolean {
   return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
 }
 
+/** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
+const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
+
 /** How many times a task of an unknown type bounces (short backoff) before it is dead. */
 const NO_HANDLER_BOUNCES = 3;
 
@@ -259,6 +262,7 @@ export class ChronosServer {
     this.every(Math.max(100, Math.floor(this.opts.visibilityTimeout / 3)), () => this.extendClaims(), 'Extending claims');
     this.every(DEFAULTS.serverHeartbeatMs, () => this.heartbeat(), 'Server heartbeat');
     this.every(1000, () => this.refreshPaused(), 'Reading paused queues');
+    this.every(5 * 60_000, () => this.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     this.logger.log(
       `Worker started (server=${this.id} queues=${this.queues.map((q) => `${q.name}:${q.weight}`).join(',')} concurrency=${this.opts.concurrency})`,
     );
@@ -677,6 +681,24 @@ export class ChronosServer {
     for (const f of this.buffer) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), f.entryId]);
     for (const [q, ids] of byQueue) {
       await this.conn.client.call('XCLAIM', q.keys.stream, CONSUMER_GROUP, this.id, 0, ...ids, 'JUSTID');
+    }
+  }
+
+  /**
+   * Deletes consumers that have been idle for an hour and own no pending entry (servers that are
+   * gone: a live server touches its consumer every `blockTimeout`). A consumer that still owns
+   * entries is never deleted; the recoverer reclaims those.
+   */
+  private async deleteGoneConsumers(): Promise<void> {
+    for (const q of this.queues) {
+      const rows = (await this.conn.client.call('XINFO', 'CONSUMERS', q.keys.stream, CONSUMER_GROUP)) as (string | number)[][];
+      for (const row of rows) {
+        const info: Record<string, string | number> = {};
+        for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
+        if (info.name !== this.id && Number(info.pending) === 0 && Number(info.idle) > GONE_CONSUMER_IDLE_MS) {
+          await this.conn.client.call('XGROUP', 'DELCONSUMER', q.keys.stream, CONSUMER_GROUP, String(info.name));
+        }
+      }
     }
   }
 
