@@ -3,6 +3,7 @@ import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js'
 import { startChild, killAllChildren, type Child } from './children.js';
 import { readRecords, type Rec } from './records.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
+import { expect } from '@jest/globals';
 import { waitFor } from './wait.js';
 
 /** Leadership changes reported by fixture processes. */
@@ -119,4 +120,21 @@ export function perTrigger(recs: Rec[], schedule: string, phase: string): Map<nu
     m.set(at, (m.get(at) ?? 0) + 1);
   }
   return m;
+}
+
+/**
+ * Waits until every trigger of `schedule` in [from, to] (epoch-aligned, `periodMs`) is done, then
+ * asserts each ran exactly once, none is missing, none was enqueued twice, and all are aligned.
+ */
+export async function expectOnceEach(f: Fleet, schedule: string, from: number, to: number, periodMs = 1000): Promise<void> {
+  const expected = alignedTriggers(from, to, periodMs);
+  await waitFor(async () => {
+    const done = perTrigger(await f.records(), schedule, 'done');
+    return expected.every((t) => done.has(t));
+  }, `every ${schedule} trigger in [${from}, ${to}] to be done`, 15_000);
+  const recs = await f.records();
+  const done = perTrigger(recs, schedule, 'done');
+  expect({ missing: expected.filter((t) => !done.has(t)), twice: [...done].filter(([, n]) => n > 1) }).toEqual({ missing: [], twice: [] });
+  for (const t of done.keys()) expect(t % periodMs).toBe(0); // epoch-aligned, never drifting
+  expect([...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1)).toEqual([]); // never enqueued twice
 }

@@ -4,7 +4,7 @@ import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { nextTriggers, parseSpec } from '../../lib/core/scheduler/spec.js';
-import { alignedTriggers, Fleet, nextAligned, perTrigger } from '../helpers/fleet.js';
+import { alignedTriggers, expectOnceEach as expectOnce, Fleet, nextAligned } from '../helpers/fleet.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { until, waitFor } from '../helpers/wait.js';
 
@@ -18,18 +18,6 @@ afterEach(async () => {
   fleet = undefined;
   privateRedis = undefined;
 });
-
-async function expectOnce(f: Fleet, schedule: string, from: number, to: number): Promise<void> {
-  const expected = alignedTriggers(from, to, 1000);
-  await waitFor(async () => {
-    const done = perTrigger(await f.records(), schedule, 'done');
-    return expected.every((t) => done.has(t));
-  }, `every trigger in [${from}, ${to}] to be done`, 15_000);
-  const recs = await f.records();
-  const done = perTrigger(recs, schedule, 'done');
-  expect({ missing: expected.filter((t) => !done.has(t)), twice: [...done].filter(([, n]) => n > 1) }).toEqual({ missing: [], twice: [] });
-  expect([...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1)).toEqual([]);
-}
 
 test('B04: Redis restarts with no persistence: nobody crashes, a leader and the consumer group come back, later triggers once each', async () => {
   privateRedis = await PrivateRedis.start();

@@ -3,7 +3,7 @@
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { SchedulerKeys, QueueKeys } from '../../lib/core/redis/keys.js';
-import { alignedTriggers, Fleet, nextAligned, perTrigger } from '../helpers/fleet.js';
+import { expectOnceEach as expectOnce, Fleet, nextAligned, perTrigger } from '../helpers/fleet.js';
 import { until, waitFor } from '../helpers/wait.js';
 import { redisUrl } from '../helpers/redis.js';
 
@@ -18,19 +18,6 @@ function fleet(...args: ConstructorParameters<typeof Fleet>): Fleet {
 afterEach(async () => {
   await Promise.all(fleets.splice(0).map((f) => f.close()));
 });
-
-/** Waits until every trigger in [from, to] (period ms) of `schedule` is done, then checks once-each. */
-async function expectOnce(f: Fleet, schedule: string, from: number, to: number, periodMs: number): Promise<void> {
-  const expected = alignedTriggers(from, to, periodMs);
-  await waitFor(async () => {
-    const done = perTrigger(await f.records(), schedule, 'done');
-    return expected.every((t) => done.has(t));
-  }, `every ${schedule} trigger in [${from}, ${to}] to be done`, 15_000);
-  const recs = await f.records();
-  const done = perTrigger(recs, schedule, 'done');
-  expect({ missing: expected.filter((t) => !done.has(t)), twice: [...done].filter(([, n]) => n > 1) }).toEqual({ missing: [], twice: [] });
-  expect([...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1)).toEqual([]);
-}
 
 test('B02: five replicas register the same schedule: one definition, one enqueue per trigger, no error flood', async () => {
   const f = fleet([{ name: 'report', spec: '@every 2s' }], { LEADER_TTL_MS: 2000 });
