@@ -29,6 +29,8 @@ export function consoleLogger(context: string): ChronosLogger {
 export class FailureLog {
   private failing = false;
   private count = 0;
+  private since = 0;
+  private lastError = '';
 
   constructor(
     private readonly logger: ChronosLogger,
@@ -37,8 +39,10 @@ export class FailureLog {
 
   failed(error: unknown): void {
     this.count++;
+    this.lastError = (error as Error)?.message ?? String(error);
     if (!this.failing) {
       this.failing = true;
+      this.since = Date.now();
       this.logger.error(`${this.what} failed; retrying with backoff (error=${(error as Error)?.message ?? String(error)})`, error);
     }
   }
@@ -49,6 +53,11 @@ export class FailureLog {
       this.failing = false;
       this.count = 0;
     }
+  }
+
+  /** `{ ok: true }`, or since when (epoch ms) the loop has been failing and its last error. */
+  get status(): { ok: true } | { ok: false; failingSince: number; lastError: string } {
+    return this.failing ? { ok: false, failingSince: this.since, lastError: this.lastError } : { ok: true };
   }
 
   /** Backoff before the next attempt, ms: 100, 200, 400 … capped at 5 s. */

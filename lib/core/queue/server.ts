@@ -161,10 +161,14 @@ export class ChronosServer {
   private wakeFetcher?: () => void;
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
+  /** When the forwarder wakes next (epoch ms, local clock), and how to wake it sooner. */
+  private forwarderWake?: { at: number; wake: () => void };
   private readonly idleWaiters = new Set<() => void>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly startedAt = Date.now();
   private processedHere = 0;
+  private readonly fetchFailures: FailureLog;
+  private readonly forwardFailures: FailureLog;
   private failedHere = 0;
 
   constructor(options: ServerOptions = {}) {
@@ -208,6 +212,8 @@ export class ChronosServer {
     this.logger = options.logger ?? consoleLogger('Worker');
     this.globalKeys = new GlobalKeys(this.namespace);
     this.conn = openConnection(options.connection);
+    this.fetchFailures = new FailureLog(this.logger, 'Fetching tasks');
+    this.forwardFailures = new FailureLog(this.logger, 'Forwarding due tasks');
     this.acker = new AckBatcher(this.conn.client, this.logger, DEFAULTS.counterTtlMs, (n) => (this.processedHere += n));
   }
 
@@ -224,6 +230,14 @@ export class ChronosServer {
   /** True while the server runs its loops. */
   get isRunning(): boolean {
     return this.state === 'running';
+  }
+
+  /**
+   * Health of this server's loops: whether it runs, and for the fetch and forward loops whether
+   * they are failing (since when, the last error) — e.g. Redis unreachable.
+   */
+  health(): { running: boolean; fetch: FailureLog['status']; forward: FailureLog['status'] } {
+    return { running: this.state === 'running', fetch: this.fetchFailures.status, forward: this.forwardFailures.status };
   }
 
   /** Names of the queues this server serves. */
@@ -307,8 +321,14 @@ export class ChronosServer {
     for (const wake of this.sleepers) wake();
     this.wakeFetcher?.();
     if (wasRunning) {
-      await this.unblock();
-      await Promise.allSettled(this.loops);
+      // a read sent just after an UNBLOCK would still block: repeat until the loops have ended
+      const loopsDone = Promise.allSettled(this.loops);
+      let ended = false;
+      void loopsDone.then(() => (ended = true));
+      while (!ended) {
+        await this.unblock();
+        await Promise.race([loopsDone, new Promise((r) => setTimeout(r, 50))]);
+      }
       // entries fetched but not started go straight back
       const unstarted = this.buffer.splice(0);
       await this.requeueEntries(unstarted.map((f) => ({ queue: f.queue, entryId: f.entryId })));
@@ -346,7 +366,7 @@ export class ChronosServer {
   // ---------------------------------------------------------------- fetching
 
   private async fetchLoop(): Promise<void> {
-    const failures = new FailureLog(this.logger, 'Fetching tasks');
+    const failures = this.fetchFailures;
     while (this.state === 'running') {
       if (this.active >= this.opts.concurrency) {
         await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
@@ -500,6 +520,7 @@ export class ChronosServer {
       queue: queue.name,
       retried: task.meta.r,
       maxRetry: task.meta.m,
+      timeoutMs: task.meta.t,
       signal: rec.ctrl.signal,
       enqueuedAt: task.meta.e,
       schedule: task.meta.s,
@@ -584,6 +605,7 @@ export class ChronosServer {
         this.logger.warn(`Task was reclaimed by another server before its failure was recorded (type=${task.type} id=${task.id})`);
         return;
       }
+      this.forwardBy(delay);
       this.logger.warn(
         `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${meta.r}/${meta.m} delayMs=${delay} error=${errorMessage(err)})`,
       );
@@ -626,7 +648,7 @@ export class ChronosServer {
 
   /** Moves due delayed and retry tasks into their streams; sleeps until the next due one (by Node timer) or `forwardInterval`. */
   private async forwardLoop(): Promise<void> {
-    const failures = new FailureLog(this.logger, 'Forwarding due tasks');
+    const failures = this.forwardFailures;
     while (this.state === 'running') {
       let wait = this.opts.forwardInterval;
       try {
@@ -645,8 +667,21 @@ export class ChronosServer {
         failures.failed(err);
         wait = failures.backoffMs;
       }
-      if (wait > 0) await this.sleep(wait);
+      if (wait > 0) {
+        const { done, wake } = this.sleeper(wait);
+        this.forwarderWake = { at: Date.now() + wait, wake };
+        await done;
+        this.forwarderWake = undefined;
+      }
     }
+  }
+
+  /** A task was scheduled `delayMs` from now: make sure the forwarder is awake by then. */
+  private forwardBy(delayMs: number): void {
+    const w = this.forwarderWake;
+    if (!w || w.at <= Date.now() + delayMs) return;
+    w.at = Date.now() + delayMs;
+    setTimeout(w.wake, delayMs).unref();
   }
 
   private async recover(): Promise<void> {
@@ -784,9 +819,15 @@ export class ChronosServer {
     this.timers.push(t);
   }
 
+  /** Sleeps `ms`; shutdown wakes every sleeper at once. */
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
+    return this.sleeper(ms).done;
+  }
+
+  private sleeper(ms: number): { done: Promise<void>; wake: () => void } {
+    let wake!: () => void;
+    const done = new Promise<void>((resolve) => {
+      wake = () => {
         clearTimeout(t);
         this.sleepers.delete(wake);
         resolve();
@@ -794,5 +835,6 @@ export class ChronosServer {
       const t = setTimeout(wake, ms);
       this.sleepers.add(wake);
     });
+    return { done, wake };
   }
 }

@@ -12,6 +12,8 @@ export interface Task<T = unknown> {
   readonly retried: number;
   /** Retries allowed before the task is dead. */
   readonly maxRetry: number;
+  /** Timeout of this attempt, ms (0 = none); `signal` aborts when it elapses. */
+  readonly timeoutMs: number;
   /** Aborts when the task's timeout elapses or the server shuts down; `signal.reason` says which. */
   readonly signal: AbortSignal;
   /** When the task was first enqueued. */

@@ -126,6 +126,7 @@ export class Scheduler {
   private bestRttMs = Infinity;
   private offsetSamples = 0;
   private readonly tickFailures: FailureLog;
+  private readonly heartbeatFailures: FailureLog;
   private readonly orphanLogged = new Set<string>();
 
   constructor(options: SchedulerOptions = {}) {
@@ -155,6 +156,7 @@ export class Scheduler {
     this.globalKeys = new GlobalKeys(this.namespace);
     this.conn = openConnection(options.connection);
     this.tickFailures = new FailureLog(this.logger, 'Firing schedules');
+    this.heartbeatFailures = new FailureLog(this.logger, 'Scheduler heartbeat');
     this.lease = new LeaderLease(this.conn.client, this.keys, this.instanceId, this.leaderTtlMs, this.logger, {
       acquired: (term) => this.onAcquired(term),
       lost: (term, reason) => this.onLost(term, reason),
@@ -171,6 +173,14 @@ export class Scheduler {
   /** Fencing term of this instance's current or last leadership (0 if it never led). */
   get term(): number {
     return this.lease.term;
+  }
+
+  /**
+   * Health of this scheduler: whether it runs, leads (and its term), and whether its heartbeat
+   * and firing loop are failing (since when, the last error).
+   */
+  health(): { running: boolean; leader: boolean; term: number; heartbeat: FailureLog['status']; firing: FailureLog['status'] } {
+    return { running: this.state === 'running', leader: this.isLeader, term: this.term, heartbeat: this.heartbeatFailures.status, firing: this.tickFailures.status };
   }
 
   /** Schedules declared by this instance (code-defined), in registry form. */
@@ -309,8 +319,9 @@ export class Scheduler {
         await this.publish();
       }
       if (this.leading) this.serial(() => this.refreshLiveness());
+      this.heartbeatFailures.ok();
     } catch (err) {
-      this.logger.warn(`Scheduler heartbeat failed (error=${(err as Error).message})`);
+      this.heartbeatFailures.failed(err);
     }
   }
 
