@@ -1,0 +1,87 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { EventBus } from '../core/events.js';
+import { CHRONOS_EVENT_BUS, CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS } from './chronos.constants.js';
+import { ChronosExplorer } from './discovery/chronos.explorer.js';
+import { ChronosMetadataAccessor } from './discovery/metadata.accessor.js';
+import { ChronosConfigError } from './errors/chronos-config.error.js';
+import { ChronosHealthIndicator } from './health/chronos-health.indicator.js';
+import type { ChronosModuleAsyncOptions, ChronosModuleOptions, ChronosOptionsFactory } from './options/chronos-options.interface.js';
+import { resolveOptions, type ResolvedChronosOptions } from './options/resolve-options.js';
+import { ChronosClient } from './services/chronos.client.js';
+import { InspectorService } from './services/inspector.service.js';
+import { SchedulerService } from './services/scheduler.service.js';
+import { WorkerService } from './services/worker.service.js';
+
+const EXPORTS = [ChronosClient, SchedulerService, WorkerService, InspectorService, ChronosHealthIndicator];
+
+/**
+ * Chronos for NestJS: distributed `@Cron`/`@Interval` schedules (fired once per trigger across
+ * every replica by a leader-elected scheduler) and `@TaskHandler` task queues on Redis Streams.
+ * Import once, in the root module; it is global. Exports `ChronosClient`, `SchedulerService`,
+ * `WorkerService`, `InspectorService` and `ChronosHealthIndicator`. Call
+ * `app.enableShutdownHooks()` so a stopping instance resigns and drains.
+ * @publicApi
+ */
+@Module({})
+export class ChronosModule {
+  /**
+   * Configures Chronos with static options.
+   * @throws ChronosConfigError at boot when an option is invalid (every problem listed).
+   */
+  static forRoot(options: ChronosModuleOptions = {}): DynamicModule {
+    return ChronosModule.build([{ provide: CHRONOS_MODULE_OPTIONS, useValue: options }], []);
+  }
+
+  /**
+   * Configures Chronos with options built at boot: `useFactory` (+ `inject`), `useClass` or
+   * `useExisting` (a {@link ChronosOptionsFactory}), with `imports` and `extraProviders`.
+   * @throws ChronosConfigError when not exactly one of useFactory/useClass/useExisting is given, or at boot when an option is invalid.
+   */
+  static forRootAsync(options: ChronosModuleAsyncOptions): DynamicModule {
+    const ways = (['useFactory', 'useClass', 'useExisting'] as const).filter((k) => options?.[k] !== undefined);
+    if (ways.length !== 1) {
+      throw new ChronosConfigError([`forRootAsync: expected exactly one of useFactory, useClass, useExisting, got ${ways.length ? ways.join(', ') : 'none'}`]);
+    }
+    const providers: Provider[] = [...(options.extraProviders ?? [])];
+    if (options.useFactory) {
+      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
+    } else {
+      const factory = (options.useClass ?? options.useExisting)!;
+      if (options.useClass) providers.push({ provide: options.useClass, useClass: options.useClass });
+      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory: (f: ChronosOptionsFactory) => f.createChronosOptions(), inject: [factory] });
+    }
+    return ChronosModule.build(providers, options.imports ?? []);
+  }
+
+  private static build(optionProviders: Provider[], imports: NonNullable<DynamicModule['imports']>): DynamicModule {
+    return {
+      module: ChronosModule,
+      global: true,
+      imports: [DiscoveryModule, ...imports],
+      providers: [
+        ...optionProviders,
+        { provide: CHRONOS_OPTIONS, useFactory: resolveOptions, inject: [CHRONOS_MODULE_OPTIONS] },
+        { provide: CHRONOS_EVENT_BUS, useFactory: () => new EventBus() },
+        {
+          provide: ChronosClient,
+          useFactory: (o: ResolvedChronosOptions, events: EventBus) =>
+            new ChronosClient({
+              connection: o.connection,
+              namespace: o.namespace,
+              defaults: { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout },
+              events,
+            }),
+          inject: [CHRONOS_OPTIONS, CHRONOS_EVENT_BUS],
+        },
+        SchedulerService,
+        WorkerService,
+        InspectorService,
+        ChronosHealthIndicator,
+        ChronosMetadataAccessor,
+        ChronosExplorer,
+      ],
+      exports: EXPORTS,
+    };
+  }
+}

@@ -1,0 +1,72 @@
+import type { CatchUpPolicy, OverlapPolicy } from '../../core/scheduler/definition.js';
+import type { PayloadClass } from '../payload-class.js';
+
+/**
+ * Options of `@Cron` and `@Interval`. Durations are milliseconds. The names `@nestjs/schedule`
+ * users know (`name`, `timeZone`, `disabled`, `waitForCompletion`) mean the same here.
+ * @publicApi
+ */
+export interface ScheduleOptions {
+  /**
+   * Schedule name: unique in the app and **stable across processes** (it is part of every
+   * trigger's dedup key `<name>:<trigger-unix>` and, by default, the task type).
+   * 1-200 characters of `[A-Za-z0-9_.:-]`. @defaultValue `'ClassName.methodName'`
+   */
+  name?: string;
+  /** IANA time zone of a cron expression (ignored by `@Interval`). @defaultValue the module's `timeZone` ('UTC') */
+  timeZone?: string;
+  /** Queue the triggers' tasks go to. @defaultValue the module's `queue` ('default') */
+  queue?: string;
+  /** Retries of a trigger's task after a failure. @defaultValue the module's `maxRetry` (25) */
+  maxRetry?: number;
+  /** Timeout of one attempt, ms (0 = none). @defaultValue the module's `timeout` (1800000) */
+  timeout?: number;
+  /**
+   * Triggers that came due while no instance led (all down, or a crashed leader's TTL):
+   * `'all'` fires each of them (late, with its own trigger instant), `'latest'` only the most
+   * recent, `'none'` none. @defaultValue 'all'
+   */
+  catchUp?: CatchUpPolicy;
+  /** Missed triggers older than this are never caught up, ms. @defaultValue 3600000 (1 h) */
+  catchUpWindow?: number;
+  /** Most missed triggers caught up at once (the newest are kept). @defaultValue 100 */
+  catchUpCap?: number;
+  /**
+   * `'skip'`: a trigger is skipped (and logged) while the previous trigger's task is still
+   * pending or running. `'allow'`: every trigger is enqueued. @defaultValue 'allow'
+   */
+  overlap?: OverlapPolicy;
+  /** `@nestjs/schedule`'s name for `overlap: 'skip'` (true) / `'allow'` (false). */
+  waitForCompletion?: boolean;
+  /**
+   * Not declared by this instance, so it does not fire unless another live instance declares
+   * it. The method stays registered as the handler of the schedule's tasks. @defaultValue false
+   */
+  disabled?: boolean;
+  /**
+   * Make each trigger enqueue a task of this type (a string or a payload class) instead of
+   * calling this method: it is delivered to every `@TaskHandler` of that type (fan-out when
+   * there are several). The decorated method is then only the declaration and is never called.
+   */
+  dispatch?: string | PayloadClass;
+  /** Payload of every trigger's task (JSON-serialisable, fixed at boot). @defaultValue null */
+  payload?: unknown;
+  /**
+   * `@nestjs/schedule`'s opt-in to a distributed lock. Every Chronos schedule is distributed (a
+   * leader plus a dedup key per trigger), so only `true` is accepted, as a no-op.
+   */
+  distributed?: true;
+}
+
+/** Options of `@Cron`. @publicApi */
+export type CronOptions = ScheduleOptions;
+/** Options of `@Interval`. @publicApi */
+export type IntervalOptions = ScheduleOptions;
+
+/** What `@Cron`/`@Interval` record on a method. @internal */
+export interface ScheduleMetadata {
+  kind: 'cron' | 'interval';
+  /** Cron expression, or the interval (ms or a duration such as '10s'). */
+  spec: string | number;
+  options: ScheduleOptions;
+}

@@ -1,0 +1,303 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DuplicateHandlerError, DuplicateScheduleError, InvalidScheduleError } from '../../core/errors.js';
+import { isValidName } from '../../core/redis/keys.js';
+import type { Task } from '../../core/queue/task.js';
+import type { ScheduleDefinition } from '../../core/scheduler/definition.js';
+import { everySpec, parseSpec } from '../../core/scheduler/spec.js';
+import { CHRONOS_OPTIONS } from '../chronos.constants.js';
+import { MESSAGES, sourceOf } from '../chronos.messages.js';
+import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
+import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
+import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
+import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { queueOf, resolveType, type PayloadClass } from '../payload-class.js';
+import { ChronosClient } from '../services/chronos.client.js';
+import { SchedulerService } from '../services/scheduler.service.js';
+import { WorkerService } from '../services/worker.service.js';
+import { childHandler, childType, directHandler, dispatcher, type Listener } from './fan-out.js';
+import { ChronosMetadataAccessor } from './metadata.accessor.js';
+
+type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
+
+const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
+  'name', 'timeZone', 'queue', 'maxRetry', 'timeout', 'catchUp', 'catchUpWindow', 'catchUpCap', 'overlap', 'waitForCompletion',
+  'disabled', 'dispatch', 'payload', 'distributed',
+]);
+const HANDLER_OPTION_KEYS = new Set(['name', 'queue', 'backoff']);
+
+/** Why an option of `@nestjs/schedule` is not accepted, for the message of an unknown key. */
+const NOT_ACCEPTED: Record<string, string> = {
+  utcOffset: 'use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
+  unrefTimeout: 'Chronos timers never keep the process alive beyond shutdown',
+  threshold: 'use `catchUp`/`catchUpWindow` (missed triggers are caught up by the next leader)',
+  initialDelay: 'triggers are instants every replica agrees on; one that came due before boot is caught up (`catchUp`)',
+  lockKey: 'the dedup key of a trigger is always `<name>:<trigger-unix>`; set `name`',
+  lockTtlMs: 'the leader lease is the module option `leaderTtl`; the time limit of a handler is `timeout`',
+};
+
+/** A decorated method found on a provider or controller. */
+interface Found {
+  instance: Record<string, unknown>;
+  className: string;
+  method: string;
+  source: string;
+}
+
+/**
+ * Finds `@Cron`, `@Interval` and `@TaskHandler` methods on every provider and controller at
+ * `onModuleInit` (DiscoveryService + MetadataScanner), validates them all, and fills the
+ * scheduler's declarations and the worker's handler registry. Nothing runs until
+ * `onApplicationBootstrap`.
+ * @throws ChronosDiscoveryError listing every problem, each naming `Class#method`.
+ * @internal
+ */
+@Injectable()
+export class ChronosExplorer implements OnModuleInit {
+  private readonly logger = new Logger('ChronosExplorer');
+  /** Schedule name → the methods that use it (duplicates are reported with every source). */
+  private readonly scheduleSources = new Map<string, string[]>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly accessor: ChronosMetadataAccessor,
+    private readonly scheduler: SchedulerService,
+    private readonly worker: WorkerService,
+    private readonly client: ChronosClient,
+    @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
+  ) {}
+
+  onModuleInit(): void {
+    const issues: DiscoveryIssue[] = [];
+    const warn: string[] = [];
+    const listeners = new Map<string, Listener[]>();
+    const scheduleSources = this.scheduleSources;
+    scheduleSources.clear();
+    const dispatches: { type: string; source: string }[] = [];
+    let scheduleCount = 0;
+    const issue = (source: string, message: string, cause?: unknown) => issues.push({ source, message, cause });
+    const addListener = (l: Listener) => listeners.set(l.type, [...(listeners.get(l.type) ?? []), l]);
+
+    for (const f of this.decoratedMethods(issues)) {
+      const fn = f.instance[f.method] as (...args: unknown[]) => unknown;
+      const invoke = (task: Task) => fn.call(f.instance, task);
+      const schedules = this.accessor.schedules(fn);
+      if (schedules.length > 1) issue(f.source, MESSAGES.twoSchedules(f.source));
+      if (schedules.length > 0) {
+        const r = this.schedule(f, schedules[0], issue);
+        if (r) {
+          scheduleCount++;
+          this.worker.addQueue(r.def.queue!, f.source);
+          if (r.dispatch) dispatches.push({ type: r.def.type!, source: f.source });
+          else addListener({ type: r.def.type!, name: `${f.className}.${f.method}`, source: f.source, invoke });
+        }
+      }
+      for (const h of this.accessor.taskHandlers(fn)) {
+        const l = this.handler(f, h, invoke, issue);
+        if (l) addListener(l);
+      }
+    }
+
+    for (const [name, sources] of scheduleSources) {
+      if (sources.length > 1) issue(sources[1], MESSAGES.duplicateSchedule(name, sources), new DuplicateScheduleError(name, sources.join(' and ')));
+    }
+    for (const [type, ls] of listeners) {
+      const byName = new Map<string, string[]>();
+      for (const l of ls) byName.set(l.name, [...(byName.get(l.name) ?? []), l.source]);
+      for (const [name, sources] of byName) if (sources.length > 1) issue(sources[1], MESSAGES.duplicateListener(type, name, sources), new DuplicateHandlerError(childType(type, name), sources.join(' and ')));
+      if (ls.length > 1) {
+        for (const l of ls) if (childType(type, l.name).length > 200) issue(l.source, MESSAGES.childTypeTooLong(l.source, childType(type, l.name)));
+      }
+    }
+    for (const d of dispatches) if (!listeners.has(d.type)) warn.push(MESSAGES.noHandlerForDispatch(d.source, d.type));
+    if (issues.length === 0) this.register(listeners, issue);
+    if (issues.length > 0) throw new ChronosDiscoveryError(issues);
+    for (const w of warn) this.logger.warn(w);
+    const fanOuts = [...listeners].filter(([, ls]) => ls.length > 1).map(([t, ls]) => `${t}→${ls.length}`);
+    this.logger.log(
+      `Discovered ${scheduleCount} schedule(s) and handlers for ${listeners.size} task type(s)${fanOuts.length ? ` (fan-out: ${fanOuts.join(', ')})` : ''}`,
+    );
+  }
+
+  /** Every method of a provider or controller that carries a Chronos decorator. */
+  private *decoratedMethods(issues: DiscoveryIssue[]): Generator<Found> {
+    const seen = new Set<unknown>();
+    const wrappers: InstanceWrapper[] = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+    for (const wrapper of wrappers) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      // useValue/useFactory providers: the decorated class is the instance's constructor (as in @nestjs/bullmq)
+      const proto: object | undefined =
+        instance && typeof instance === 'object'
+          ? (Object.getPrototypeOf(instance) as object)
+          : typeof wrapper.metatype === 'function' && !wrapper.isNotMetatype
+            ? (wrapper.metatype.prototype as object)
+            : undefined;
+      if (!proto || proto === Object.prototype || seen.has(instance ?? proto)) continue;
+      seen.add(instance ?? proto);
+      const className = (instance?.constructor as { name?: string } | undefined)?.name || wrapper.metatype?.name || String(wrapper.name);
+      let staticTree: boolean | undefined;
+      for (const method of this.scanner.getAllMethodNames(proto)) {
+        const fn = (proto as Record<string, unknown>)[method];
+        const schedules = this.accessor.schedules(fn);
+        const handlers = this.accessor.taskHandlers(fn);
+        if (schedules.length === 0 && handlers.length === 0) continue;
+        const source = sourceOf(className, method);
+        staticTree ??= wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
+        if (!staticTree || !instance) {
+          const decorator = schedules.length ? (schedules[0].kind === 'cron' ? 'Cron' : 'Interval') : 'TaskHandler';
+          issues.push({ source, message: MESSAGES.requestScoped(source, decorator) });
+          continue;
+        }
+        yield { instance, className, method, source };
+      }
+    }
+  }
+
+  /** Builds and declares the schedule of a `@Cron`/`@Interval` method. */
+  private schedule(
+    f: Found,
+    meta: ScheduleMetadata,
+    issue: (source: string, message: string, cause?: unknown) => void,
+  ): { def: ScheduleDefinition; dispatch: boolean } | undefined {
+    const decorator = meta.kind === 'cron' ? 'Cron' : 'Interval';
+    const o = meta.options ?? {};
+    let ok = true;
+    for (const key of Object.keys(o)) {
+      if (!SCHEDULE_OPTION_KEYS.has(key as keyof ScheduleOptions)) {
+        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `option "${key}" is not supported${NOT_ACCEPTED[key] ? `: ${NOT_ACCEPTED[key]}` : ''}`));
+        ok = false;
+      }
+    }
+    let overlap = o.overlap;
+    if (o.waitForCompletion !== undefined) {
+      if (typeof o.waitForCompletion !== 'boolean') {
+        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: expected true or false, got ${JSON.stringify(o.waitForCompletion)}`));
+        ok = false;
+      } else {
+        const implied = o.waitForCompletion ? 'skip' : 'allow';
+        if (overlap !== undefined && overlap !== implied) {
+          issue(f.source, MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: ${o.waitForCompletion} contradicts overlap: '${overlap}'`));
+          ok = false;
+        }
+        overlap = implied;
+      }
+    }
+    // @nestjs/schedule's `distributed: true` is what Chronos always does: accepted as a no-op
+    if (o.distributed !== undefined && o.distributed !== true) {
+      issue(f.source, MESSAGES.invalidOption(f.source, decorator, 'distributed: every Chronos schedule fires once per trigger across the fleet; only `true` (or leaving it out) is accepted'));
+      ok = false;
+    }
+    if (o.disabled !== undefined && typeof o.disabled !== 'boolean') {
+      issue(f.source, MESSAGES.invalidOption(f.source, decorator, `disabled: expected true or false, got ${JSON.stringify(o.disabled)}`));
+      ok = false;
+    }
+    let type: string | undefined;
+    if (o.dispatch !== undefined) {
+      type = resolveType(o.dispatch);
+      if (!type || type.length > 200) {
+        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `dispatch: expected a task type or a payload class, got ${String(o.dispatch)}`));
+        ok = false;
+      }
+    }
+    const name = o.name ?? `${f.className}.${f.method}`;
+    const spec = meta.kind === 'cron' ? meta.spec : { every: meta.spec };
+    if (meta.kind === 'cron' && typeof meta.spec !== 'string') {
+      issue(f.source, MESSAGES.invalidOption(f.source, decorator, `expects a cron expression string, got ${JSON.stringify(meta.spec)}`));
+      return undefined;
+    }
+    const def: ScheduleDefinition = {
+      name,
+      spec: spec as ScheduleDefinition['spec'],
+      queue: o.queue ?? (o.dispatch && typeof o.dispatch === 'function' ? queueOf(o.dispatch) : undefined) ?? this.options.queue,
+      type: type ?? name,
+      maxRetry: o.maxRetry ?? this.options.maxRetry,
+      timeout: o.timeout ?? this.options.timeout,
+    };
+    if (o.timeZone !== undefined) def.timeZone = o.timeZone;
+    if (o.payload !== undefined) def.payload = o.payload;
+    if (o.catchUp !== undefined) def.catchUp = o.catchUp;
+    if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
+    if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
+    if (overlap !== undefined) def.overlap = overlap;
+    if (!ok) return undefined;
+    const sources = this.scheduleSources.get(name);
+    this.scheduleSources.set(name, [...(sources ?? []), f.source]);
+    if (sources) return undefined; // reported with every source once all are known
+    try {
+      if (o.disabled) {
+        // not declared here, but still checked
+        if (!isValidName(name)) throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
+        if (typeof def.spec === 'object') everySpec(def.spec.every, { schedule: name });
+        else parseSpec(def.spec, { schedule: name, timeZone: def.timeZone ?? this.options.timeZone });
+      } else {
+        this.scheduler.register(def, f.source);
+      }
+    } catch (err) {
+      issue(f.source, MESSAGES.invalidSchedule(f.source, (err as Error).message), err);
+      return undefined;
+    }
+    return { def, dispatch: o.dispatch !== undefined };
+  }
+
+  /** Builds the listener of a `@TaskHandler` method. */
+  private handler(
+    f: Found,
+    meta: TaskHandlerMetadata,
+    invoke: (task: Task) => unknown,
+    issue: (source: string, message: string) => void,
+  ): Listener | undefined {
+    const o = meta.options ?? {};
+    let ok = true;
+    for (const key of Object.keys(o)) {
+      if (!HANDLER_OPTION_KEYS.has(key)) {
+        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `option "${key}" is not supported`));
+        ok = false;
+      }
+    }
+    const type = resolveType(meta.type);
+    if (!type || type.length > 200) {
+      issue(f.source, MESSAGES.invalidType(f.source, meta.type));
+      return undefined;
+    }
+    const name = o.name ?? `${f.className}.${f.method}`;
+    if (typeof name !== 'string' || !/^[^\s#]{1,200}$/.test(name)) {
+      issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `name: expected 1-200 characters without spaces or '#', got ${JSON.stringify(name)}`));
+      ok = false;
+    }
+    if (o.backoff !== undefined && typeof o.backoff !== 'function') {
+      issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', 'backoff: expected a function (retried, error, task) => ms'));
+      ok = false;
+    }
+    const payloadClass = typeof meta.type === 'function' ? (meta.type as PayloadClass) : undefined;
+    const queue = o.queue ?? (payloadClass ? queueOf(payloadClass) : undefined);
+    if (queue !== undefined) {
+      if (!isValidName(queue)) {
+        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`));
+        ok = false;
+      } else this.worker.addQueue(queue, f.source);
+    }
+    if (!ok) return undefined;
+    return { type, name, source: f.source, invoke, payloadClass, backoff: o.backoff };
+  }
+
+  /** Registers the handlers: one per type, or a dispatcher plus one child handler per listener (fan-out). */
+  private register(listeners: Map<string, Listener[]>, issue: (source: string, message: string, cause?: unknown) => void): void {
+    const mux = this.worker.mux;
+    const handle = (type: string, fn: (task: Task) => unknown, l: Pick<Listener, 'source' | 'backoff'>) => {
+      try {
+        mux.handle(type, fn, { source: l.source, ...(l.backoff ? { backoff: l.backoff } : {}) });
+      } catch (err) {
+        issue(l.source, `${l.source}: ${(err as Error).message}`, err);
+      }
+    };
+    for (const [type, ls] of listeners) {
+      if (ls.length === 1) {
+        handle(type, directHandler(ls[0]), ls[0]);
+        continue;
+      }
+      handle(type, dispatcher(this.client, type, ls), { source: `fan-out of ${ls.map((l) => l.source).join(', ')}` });
+      for (const l of ls) handle(childType(type, l.name), childHandler(l), l);
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import { ChronosError } from '../../core/errors.js';
+
+/**
+ * The options of `ChronosModule.forRoot` / `forRootAsync` are invalid. Thrown at boot (when the
+ * module's providers are created), listing every problem at once; unknown keys are problems too.
+ * @publicApi
+ */
+export class ChronosConfigError extends ChronosError {
+  constructor(readonly issues: readonly string[]) {
+    super(
+      'CONFIG',
+      `ChronosModule options are invalid (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  - ${issues.join('\n  - ')}`,
+    );
+  }
+}

@@ -1,0 +1,2 @@
+export * from './chronos-config.error.js';
+export * from './chronos-discovery.error.js';

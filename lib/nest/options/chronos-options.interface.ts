@@ -1,0 +1,98 @@
+import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Provider, Type } from '@nestjs/common';
+import type { BackoffFn } from '../../core/queue/task.js';
+import type { RedisConnection } from '../../core/redis/connection.js';
+
+/**
+ * Options of `ChronosModule.forRoot` / `forRootAsync`. Durations are milliseconds. Every option
+ * is validated at boot; problems are reported together in one `ChronosConfigError`, and unknown
+ * keys are rejected (a typo guard).
+ * @publicApi
+ */
+export interface ChronosModuleOptions {
+  /**
+   * Redis: a URL (`redis://[:password@]host:port[/db]`, `rediss://…`), ioredis options, an ioredis
+   * `Redis`/`Cluster` instance, or `{ cluster: nodes, options }`. A client instance the app passes
+   * in is shared by Chronos and **never closed** by it; connections Chronos opens from a URL or
+   * options are closed at shutdown. ioredis `keyPrefix` is refused (use `namespace`).
+   * @defaultValue 'redis://127.0.0.1:6379'
+   */
+  connection?: RedisConnection;
+  /** Key prefix isolating this app on a shared Redis (1-200 chars of `[A-Za-z0-9_.:-]`). @defaultValue 'chronos' */
+  namespace?: string;
+  /**
+   * Id of this instance: its consumer name on every queue and its name as a scheduler (the lease
+   * holder shown by the Inspector). Must be unique among running instances.
+   * @defaultValue `<hostname>:<pid>:<6 hex>`
+   */
+  instanceId?: string;
+  /** Default IANA time zone of `@Cron` schedules. @defaultValue 'UTC' */
+  timeZone?: string;
+  /** Queue of tasks enqueued without `queue`, and of schedules without `queue`. @defaultValue 'default' */
+  queue?: string;
+  /** Default retries of a failing task before it is dead (1 + maxRetry attempts). @defaultValue 25 */
+  maxRetry?: number;
+  /** Default timeout of one handler attempt, ms; 0 = none. @defaultValue 1800000 (30 min) */
+  timeout?: number;
+  /**
+   * Leader lease TTL, ms (≥ 1000), renewed every TTL/2. A crashed leader is replaced within about
+   * this long; a graceful stop hands over at once. @defaultValue 5000
+   */
+  leaderTtl?: number;
+  /** Scheduler liveness heartbeat, ms (≥ 100); an instance is gone after 3 missed beats. @defaultValue 5000 */
+  heartbeatInterval?: number;
+  /** Handlers running at once on this instance (≥ 1). @defaultValue 10 */
+  concurrency?: number;
+  /**
+   * Queues this worker serves: a list (equal weights) or `{ name: weight }` (a queue of weight 6
+   * is tried first about 6 times as often as one of weight 1).
+   * @defaultValue the default `queue` plus every queue a discovered `@Cron`/`@Interval`/`@TaskHandler` names, weight 1 each
+   */
+  queues?: readonly string[] | Readonly<Record<string, number>>;
+  /** Serve `queues` in strict priority (list order, or highest weight first). @defaultValue false */
+  strictPriority?: boolean;
+  /**
+   * Grace given to running handlers at shutdown, ms: after it they are aborted (their
+   * `task.signal` fires) and their tasks go straight back to the queue. @defaultValue 8000
+   */
+  shutdownTimeout?: number;
+  /**
+   * A delivered task whose worker stops extending its claim (crashed) for this long is reclaimed
+   * by another worker, ms (≥ 100). Running handlers keep their claim alive. @defaultValue 30000
+   */
+  visibilityTimeout?: number;
+  /** How often each worker looks for tasks to reclaim, ms (≥ 10). @defaultValue 2000 */
+  recoverInterval?: number;
+  /** Reclaims (worker crashes) before a task is dead as poison (≥ 1). @defaultValue 5 */
+  maxDeliveries?: number;
+  /**
+   * Delay before a retry, ms, from the failed attempts so far. `@TaskHandler({ backoff })`
+   * overrides it per type. @defaultValue Sidekiq's `retried^4 + 15 + rand(30)·(retried+1)` seconds
+   */
+  backoff?: BackoffFn;
+  /**
+   * Scheduler role. `false`: this instance neither declares its schedules nor campaigns for the
+   * leader lease (its worker still runs scheduled tasks). `{ eligible: false }`: it declares its
+   * schedules (they stay live) but never leads. @defaultValue true
+   */
+  scheduler?: boolean | { eligible?: boolean };
+  /** Worker role. `false`: this instance runs no handlers (it can still enqueue). @defaultValue true */
+  worker?: boolean;
+}
+
+/** A class that builds the options (`forRootAsync({ useClass })`). @publicApi */
+export interface ChronosOptionsFactory {
+  createChronosOptions(): ChronosModuleOptions | Promise<ChronosModuleOptions>;
+}
+
+/**
+ * Options of `ChronosModule.forRootAsync`: exactly one of `useFactory`, `useClass`, `useExisting`.
+ * @publicApi
+ */
+export interface ChronosModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  useFactory?: (...args: any[]) => ChronosModuleOptions | Promise<ChronosModuleOptions>;
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useClass?: Type<ChronosOptionsFactory>;
+  useExisting?: Type<ChronosOptionsFactory>;
+  /** Providers made available to `useFactory`/`useClass` (bull's `extraProviders`). */
+  extraProviders?: Provider[];
+}

@@ -1,0 +1,47 @@
+/**
+ * Payload classes: a task type named by a class, so enqueue and handler are typed end to end.
+ * @publicApi
+ */
+
+/**
+ * A class whose instances are task payloads. Its task type is its static `type` when it has one
+ * (recommended: stable across builds and minifiers), else the class name. An optional static
+ * `queue` is the queue its tasks go to by default (and one the worker serves).
+ *
+ * ```ts
+ * export class SendEmail {
+ *   static readonly type = 'email.send';
+ *   constructor(readonly to: string, readonly subject: string) {}
+ * }
+ * ```
+ * @publicApi
+ */
+export type PayloadClass<T = any> = (abstract new (...args: any[]) => T) & { readonly type?: string; readonly queue?: string };
+
+/** The task type of a payload class: its static `type`, else its name; undefined when it has neither. */
+export function taskTypeOf(cls: PayloadClass): string | undefined {
+  const t = (cls as { type?: unknown }).type;
+  if (typeof t === 'string' && t.length > 0) return t;
+  return typeof cls.name === 'string' && cls.name.length > 0 ? cls.name : undefined;
+}
+
+/** The default queue of a payload class (its static `queue`), if any. */
+export function queueOf(cls: PayloadClass): string | undefined {
+  const q = (cls as { queue?: unknown }).queue;
+  return typeof q === 'string' ? q : undefined;
+}
+
+/** The task type named by a string or a payload class; undefined when a class has no usable name. */
+export function resolveType(type: string | PayloadClass): string | undefined {
+  return typeof type === 'string' ? type : typeof type === 'function' ? taskTypeOf(type) : undefined;
+}
+
+/**
+ * Turns a JSON payload back into an instance of its payload class (prototype set, own fields
+ * copied; the constructor is not called), so handlers get `instanceof` and the class's methods.
+ * Non-object payloads (null, arrays, primitives) are returned as they are.
+ */
+export function rehydrate<T>(cls: PayloadClass<T> | undefined, payload: unknown): T {
+  if (!cls || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload as T;
+  return Object.assign(Object.create(cls.prototype as object) as object, payload) as T;
+}

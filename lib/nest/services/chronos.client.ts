@@ -1,0 +1,80 @@
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { InvalidOptionsError } from '../../core/errors.js';
+import { ChronosClient as CoreChronosClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
+import { queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
+
+/** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
+export interface NestBulkTask extends Omit<BulkTask, 'type'> {
+  type: string | PayloadClass;
+}
+
+/**
+ * Enqueues tasks from any provider: inject `ChronosClient`. The engine's client (same methods,
+ * same results) plus payload classes: `enqueue(new SendEmail(…))` or `enqueue(SendEmail, payload)`
+ * derive the task type (and, from a static `queue`, the default queue) from the class, so the
+ * enqueue and the `@TaskHandler(SendEmail)` handler are typed end to end.
+ * Closed at application shutdown (after the worker drained, so handlers can still enqueue).
+ * @publicApi
+ */
+export class ChronosClient extends CoreChronosClient implements OnApplicationShutdown {
+  /**
+   * Enqueues a task whose type is a payload class, with a payload of that class's shape.
+   * @throws InvalidPayloadError / InvalidOptionsError as the engine's `enqueue`.
+   */
+  override enqueue<T extends object>(type: PayloadClass<T>, payload: T, options?: EnqueueOptions): Promise<EnqueueResult>;
+  /**
+   * Enqueues an instance of a payload class: the type is the class's static `type` or name.
+   * @throws InvalidOptionsError when `payload` is a plain object (pass the type first then).
+   */
+  override enqueue<T extends object>(payload: T, options?: EnqueueOptions): Promise<EnqueueResult>;
+  /**
+   * Enqueues one task of `type` with a JSON-serialisable payload. Options: `queue`, `delay` /
+   * `processAt` (ms / epoch ms or Date), `maxRetry`, `timeout` (ms), `taskId`, `dedupKey`,
+   * `dedupTtl` (ms). @returns `{ id, queue, deduplicated, state }`.
+   * @throws InvalidPayloadError before anything is written when the payload is not JSON-serialisable.
+   * @throws InvalidOptionsError naming each bad option (unknown keys included).
+   */
+  override enqueue(type: string, payload?: unknown, options?: EnqueueOptions): Promise<EnqueueResult>;
+  override async enqueue(a: unknown, b?: unknown, c?: EnqueueOptions): Promise<EnqueueResult> {
+    const t = normalize(a, b, c, 'enqueue');
+    return super.enqueue(t.type, t.payload, t.options);
+  }
+
+  /**
+   * Enqueues many tasks in one round trip (all validated first). `type` may be a payload class.
+   * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
+   */
+  override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
+    return super.enqueueBulk(tasks.map((t) => normalize(t.type, t.payload, t.options, 'enqueueBulk')));
+  }
+
+  /** @internal Nest lifecycle: closes the connection if Chronos opened it. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+}
+
+function normalize(a: unknown, b: unknown, c: EnqueueOptions | undefined, method: string): { type: string; payload: unknown; options: EnqueueOptions } {
+  if (typeof a === 'string') return { type: a, payload: b, options: c ?? {} };
+  let cls: PayloadClass;
+  let payload: unknown;
+  let options: EnqueueOptions;
+  if (typeof a === 'function') {
+    cls = a as PayloadClass;
+    payload = b;
+    options = c ?? {};
+  } else if (typeof a === 'object' && a !== null && !Array.isArray(a) && a.constructor !== Object && typeof a.constructor === 'function') {
+    cls = a.constructor as PayloadClass;
+    payload = a;
+    options = (b as EnqueueOptions | undefined) ?? {};
+  } else {
+    throw new InvalidOptionsError(
+      [`${method}: expected a task type (string), a payload class, or an instance of a payload class, got ${a === null ? 'null' : Array.isArray(a) ? 'an array' : typeof a === 'object' ? 'a plain object (pass the type first: enqueue(type, payload))' : typeof a}`],
+      'enqueue arguments',
+    );
+  }
+  const type = taskTypeOf(cls);
+  if (!type) throw new InvalidOptionsError([`${method}: the payload class has no name and no static \`type\``], 'enqueue arguments');
+  const queue = queueOf(cls);
+  return { type, payload, options: queue !== undefined && options.queue === undefined ? { ...options, queue } : options };
+}

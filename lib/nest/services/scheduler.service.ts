@@ -1,0 +1,131 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { EventBus } from '../../core/events.js';
+import { Scheduler } from '../../core/scheduler/scheduler.js';
+import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/definition.js';
+import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
+import { toChronosLogger } from '../nest-logger.js';
+import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+
+/**
+ * The scheduler role of this instance, and the runtime schedule API. At bootstrap it publishes
+ * the schedules discovered on `@Cron`/`@Interval` methods and campaigns for the leader lease;
+ * while it leads it enqueues every trigger exactly once fleet-wide. At shutdown
+ * (`beforeApplicationShutdown`) it resigns, so a follower takes over at once.
+ * @publicApi
+ */
+@Injectable()
+export class SchedulerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(SchedulerService.name);
+  private readonly scheduler: Scheduler;
+  private running = false;
+
+  constructor(
+    @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
+    @Inject(CHRONOS_EVENT_BUS) events: EventBus,
+  ) {
+    this.scheduler = new Scheduler({
+      connection: options.connection,
+      namespace: options.namespace,
+      instanceId: options.instanceId,
+      leaderTtl: options.leaderTtl,
+      heartbeatInterval: options.heartbeatInterval,
+      eligible: options.scheduler.eligible,
+      timeZone: options.timeZone,
+      logger: toChronosLogger(this.logger),
+      events,
+    });
+  }
+
+  /** Whether this instance runs the scheduler role (`scheduler` option). */
+  get enabled(): boolean {
+    return this.options.scheduler.enabled;
+  }
+
+  /** Whether this instance may become leader (`scheduler: { eligible }`). */
+  get eligible(): boolean {
+    return this.options.scheduler.enabled && this.options.scheduler.eligible;
+  }
+
+  /** True between bootstrap and shutdown when the role is enabled. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** True while this instance is the leader (holds the lease). */
+  get isLeader(): boolean {
+    return this.running && this.scheduler.isLeader;
+  }
+
+  /** Fencing term of this instance's current or last leadership (0 if it never led). */
+  get term(): number {
+    return this.scheduler.term;
+  }
+
+  /** Health of the scheduler role's loops (heartbeat, firing), see `Scheduler.health()`. */
+  health(): ReturnType<Scheduler['health']> {
+    return this.scheduler.health();
+  }
+
+  /** Id of this instance as a scheduler (the lease holder's name). */
+  get instanceId(): string {
+    return this.scheduler.instanceId;
+  }
+
+  /** Schedules this instance declares (from its decorators), in registry form. */
+  get declaredSchedules(): StoredSchedule[] {
+    return this.scheduler.declaredSchedules;
+  }
+
+  /**
+   * @internal Declares a discovered schedule (validated now: throws InvalidScheduleError /
+   * DuplicateScheduleError).
+   */
+  register(def: ScheduleDefinition, source: string): void {
+    this.scheduler.register(def, source);
+  }
+
+  /**
+   * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it
+   * whichever instance added it; its task type needs a handler on some worker.
+   * @throws InvalidScheduleError for a bad spec, zone or option.
+   */
+  addSchedule(def: ScheduleDefinition): Promise<void> {
+    return this.scheduler.addSchedule(def);
+  }
+
+  /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */
+  removeSchedule(name: string): Promise<void> {
+    return this.scheduler.removeSchedule(name);
+  }
+
+  /** Pauses a schedule fleet-wide: its triggers are skipped until resumed. @throws ScheduleNotFoundError */
+  pauseSchedule(name: string): Promise<void> {
+    return this.scheduler.pauseSchedule(name);
+  }
+
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  resumeSchedule(name: string): Promise<void> {
+    return this.scheduler.resumeSchedule(name);
+  }
+
+  /** Enqueues one task of the schedule now, without shifting its cadence. @returns the task id. @throws ScheduleNotFoundError */
+  triggerNow(name: string): Promise<string> {
+    return this.scheduler.triggerNow(name);
+  }
+
+  /** @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.enabled) {
+      this.logger.log(`Scheduler role disabled on this instance (schedules=${this.declaredSchedules.length} are not declared here)`);
+      return;
+    }
+    await this.scheduler.start();
+    this.running = true;
+  }
+
+  /** @internal Nest lifecycle: stops firing and resigns (a follower takes over at once); closes owned connections. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    await this.scheduler.stop();
+  }
+}

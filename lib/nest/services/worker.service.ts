@@ -1,0 +1,110 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { EventBus } from '../../core/events.js';
+import { Mux } from '../../core/queue/mux.js';
+import { ChronosServer } from '../../core/queue/server.js';
+import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
+import { MESSAGES } from '../chronos.messages.js';
+import { toChronosLogger } from '../nest-logger.js';
+import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+
+/**
+ * The worker role of this instance: at bootstrap it starts fetching from its queues and runs the
+ * discovered handlers (`@TaskHandler`, `@Cron`, `@Interval`) with at most `concurrency` at once;
+ * at shutdown (`beforeApplicationShutdown`) it stops fetching at once, lets running handlers
+ * finish for up to `shutdownTimeout` ms, then puts the rest back in their queues.
+ * @publicApi
+ */
+@Injectable()
+export class WorkerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(WorkerService.name);
+  /** @internal The handler registry the explorer fills; the server uses it. */
+  readonly mux = new Mux();
+  private server?: ChronosServer;
+  /** Queues named by decorators, with where they come from. */
+  private readonly declaredQueues = new Map<string, string[]>();
+
+  constructor(
+    @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
+    @Inject(CHRONOS_EVENT_BUS) private readonly events: EventBus,
+  ) {}
+
+  /** Whether this instance runs the worker role (`worker` option). */
+  get enabled(): boolean {
+    return this.options.worker.enabled;
+  }
+
+  /** True while the worker fetches and runs tasks. */
+  get isRunning(): boolean {
+    return this.server?.isRunning ?? false;
+  }
+
+  /** Health of the worker's loops (fetch, forward), see `ChronosServer.health()`; undefined before start. */
+  health(): ReturnType<ChronosServer['health']> | undefined {
+    return this.server?.health();
+  }
+
+  /** Handlers running now on this instance. */
+  get activeCount(): number {
+    return this.server?.activeCount ?? 0;
+  }
+
+  /** This worker's id (its consumer name on every queue), once started. */
+  get serverId(): string | undefined {
+    return this.server?.id;
+  }
+
+  /** Queues this worker serves, with their weights. */
+  get queues(): Record<string, number> {
+    if (this.options.queues) return { ...this.options.queues };
+    const out: Record<string, number> = { [this.options.queue]: 1 };
+    for (const q of this.declaredQueues.keys()) out[q] = 1;
+    return out;
+  }
+
+  /** Task types this worker handles (fan-out listeners appear as `<type>#<listener>`). */
+  get handledTypes(): string[] {
+    return this.mux.types();
+  }
+
+  /** @internal The explorer reports a queue a decorator names (served by default). */
+  addQueue(queue: string, source: string): void {
+    this.declaredQueues.set(queue, [...(this.declaredQueues.get(queue) ?? []), source]);
+  }
+
+  /** @internal Nest lifecycle: starts the worker. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.enabled) {
+      this.logger.log('Worker role disabled on this instance: no handlers run here');
+      return;
+    }
+    const queues = this.queues;
+    if (this.options.queues) {
+      for (const [q, sources] of this.declaredQueues) {
+        if (!(q in queues)) this.logger.warn(MESSAGES.queueNotServed(q, sources, Object.keys(queues)));
+      }
+    }
+    const o = this.options;
+    this.server = new ChronosServer({
+      connection: o.connection,
+      namespace: o.namespace,
+      serverId: o.instanceId,
+      concurrency: o.concurrency,
+      queues: o.queuesOrdered ? Object.keys(queues) : queues,
+      strictPriority: o.strictPriority,
+      shutdownTimeout: o.shutdownTimeout,
+      visibilityTimeout: o.visibilityTimeout,
+      recoverInterval: o.recoverInterval,
+      maxDeliveries: o.maxDeliveries,
+      ...(o.backoff ? { backoff: o.backoff } : {}),
+      logger: toChronosLogger(this.logger),
+      events: this.events,
+      mux: this.mux,
+    });
+    await this.server.start();
+  }
+
+  /** @internal Nest lifecycle: graceful drain (up to `shutdownTimeout`), then owned connections close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.server?.shutdown();
+  }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Usage: npm run compat:nest11 (npm pack builds the package first: the prepack script)
+// Checks that the built package works in a CommonJS NestJS 11 app: packs it (npm pack), installs
+// the tarball with @nestjs/common and @nestjs/core 11 into test/compat/nest11 (its own
+// node_modules, so Chronos resolves Nest 11, not the repo's 12), and runs test/compat/nest11/app.cjs
+// against a Redis (REDIS_URL, else 127.0.0.1:6379, else a private redis-server). Needs the npm registry.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureRedis } from './redis-util.mjs';
+
+const dir = 'test/compat/nest11';
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const packDir = mkdtempSync(join(tmpdir(), 'chronos-pack-'));
+try {
+  const [{ filename }] = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', packDir], { encoding: 'utf8' }));
+  console.log(`[compat] packed ${filename}; installing it with NestJS 11 into ${dir}`);
+  execFileSync(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', join(packDir, filename)], { cwd: dir, stdio: 'inherit' });
+} finally {
+  rmSync(packDir, { recursive: true, force: true });
+}
+const redis = await ensureRedis();
+const run = spawnSync(process.execPath, ['app.cjs'], { cwd: dir, stdio: 'inherit', env: { ...process.env, REDIS_URL: redis.url } });
+redis.child?.kill('SIGKILL');
+process.exit(run.status ?? 1);

@@ -1,0 +1,127 @@
+// Two sample-app processes (sample/app.module.ts booted by sample/bootstrap.ts, with a recorder on
+// the public events$; test/fixtures/sample-app.ts), CHRONOS_SAMPLE_FAST=1: `@Interval('1s')`
+// fires once per trigger across both; SIGTERM the leader → the other takes over at once with no
+// gap; every email enqueued over HTTP is handled exactly once; the fan-out children too.
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { killAllChildren, startChild, type Child } from '../helpers/children.js';
+import { alignedTriggers, nextAligned } from '../helpers/fleet.js';
+import { readRecords, type Rec } from '../helpers/records.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { freePort } from '../helpers/sample.js';
+import { until, waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(60_000);
+
+const HEALTH = 'ReportsService.healthCheck';
+const ns = newNamespace('sample');
+const recordKey = `${ns}-records:calls`;
+const redis = new Redis(redisUrl());
+const children: Child[] = [];
+const ports = new Map<Child, number>();
+
+afterAll(async () => {
+  await killAllChildren();
+  await redis.del(recordKey);
+  redis.disconnect();
+  await deleteNamespace(ns);
+});
+
+async function start(name: string): Promise<Child> {
+  const port = await freePort();
+  const child = await startChild('sample-app', name, {
+    REDIS_URL: redisUrl(),
+    PORT: port,
+    CHRONOS_NAMESPACE: ns,
+    CHRONOS_INSTANCE: name,
+    CHRONOS_SAMPLE_FAST: 1,
+    RECORD_KEY: recordKey,
+  });
+  children.push(child);
+  ports.set(child, port);
+  return child;
+}
+
+/** The live child whose last leader event is an acquisition, acquired at or after `since`. */
+function leader(since = 0): Child | undefined {
+  return children.find((c) => {
+    if (!c.alive) return false;
+    const mine = c.messages.filter((m) => m.event === 'leader');
+    const last = mine[mine.length - 1];
+    return last?.acquired === true && (last.t as number) >= since;
+  });
+}
+
+async function sendEmails(via: Child, n: number, tag: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`http://127.0.0.1:${ports.get(via)}/emails`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: `${tag}-${i}@example.com`, subject: tag }),
+    });
+    ids.push(((await res.json()) as { id: string }).id);
+  }
+  return ids;
+}
+
+function count(recs: Rec[], phase: string, pred: (r: Rec) => boolean = () => true): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of recs) if (r.phase === phase && pred(r)) m.set(r.id, (m.get(r.id) ?? 0) + 1);
+  return m;
+}
+
+test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, every task exactly once', async () => {
+  const [a, b] = await Promise.all([start('A'), start('B')]);
+  const first = await waitFor(() => leader(), 'a leader');
+  const other = first === a ? b : a;
+  const T0 = nextAligned(Date.now(), 1000);
+
+  const emails = [...(await sendEmails(a, 15, 'a')), ...(await sendEmails(b, 15, 'b'))];
+  await until(T0 + 3300);
+  const stoppedAt = Date.now();
+  first.kill('SIGTERM');
+  const next = await waitFor(() => leader(stoppedAt), 'the other replica to lead', 5000);
+  expect(next).toBe(other);
+  const handOverMs = (next.messages.filter((m) => m.event === 'leader').at(-1)!.t as number) - stoppedAt;
+  expect(handOverMs).toBeLessThan(1000); // resigned, not expired (leaderTtl 1500)
+  const exit = await first.exited;
+  expect(exit.signal === 'SIGTERM' || exit.code === 0).toBe(true);
+  emails.push(...(await sendEmails(other, 10, 'c')));
+  await until(T0 + 6500);
+  const end = Date.now() - 1000;
+
+  // every health-check trigger in [T0, end] enqueued once and run once, across both replicas
+  const expected = alignedTriggers(T0, end, 1000).map((t) => `${HEALTH}:${t / 1000}`);
+  await waitFor(async () => {
+    const done = count(await readRecords(redis, recordKey), 'done');
+    return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
+  }, 'every trigger and every email to be done', 15_000);
+  const recs = await readRecords(redis, recordKey);
+  const done = count(recs, 'done');
+  const fired = count(recs, 'fired', (r) => r.schedule === HEALTH);
+  expect(expected.filter((id) => fired.get(id) !== 1)).toEqual([]); // enqueued exactly once, none missing
+  expect(expected.filter((id) => done.get(id) !== 1)).toEqual([]); // run exactly once
+  expect([...done].filter(([, n]) => n > 1)).toEqual([]); // nothing ran twice, emails and fan-out children included
+  expect(emails.filter((id) => done.get(id) !== 1)).toEqual([]);
+  // the triggers before the hand-over were fired by the first leader, those after by the second
+  const firedBy = new Map(recs.filter((r) => r.phase === 'fired' && r.schedule === HEALTH).map((r) => [r.id, r.instance]));
+  expect(firedBy.get(expected[0])).toBe(first.name);
+  expect(firedBy.get(expected.at(-1)!)).toBe(other.name);
+  // fan-out: each inventory trigger in the window reached both listeners, once each
+  const inventory = [...done.keys()].filter((id) => /^inventory\.sync:\d+#/.test(id));
+  const byTrigger = new Map<string, string[]>();
+  for (const id of inventory) byTrigger.set(id.split('#')[0], [...(byTrigger.get(id.split('#')[0]) ?? []), id.split('#')[1]]);
+  expect(byTrigger.size).toBeGreaterThanOrEqual(2);
+  for (const listeners of byTrigger.values()) expect(listeners.sort()).toEqual(['StorefrontListener.refreshAvailability', 'WarehouseListener.pullStockLevels']);
+  // both replicas did work before the stop
+  const emailRuns = recs.filter((r) => r.phase === 'done' && r.type === 'email.send');
+  expect(new Set(emailRuns.map((r) => r.instance))).toEqual(new Set(['A', 'B']));
+
+  other.kill('SIGTERM');
+  const lastExit = await other.exited;
+  expect(lastExit.signal === 'SIGTERM' || lastExit.code === 0).toBe(true);
+  expect(other.output).toMatch(/Leadership resigned/);
+  expect(other.output).not.toMatch(/ERROR/);
+  expect(first.output).not.toMatch(/ERROR/);
+});
