@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { SCRIPT_NAMES, scriptSource } from '../../lib/core/redis/scripts.js';
 import { decodeEntry, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
+import { taskWith } from '../../lib/core/queue/task.js';
 
 const dir = fileURLToPath(new URL('../../lib/core/redis/scripts/', import.meta.url));
 
@@ -51,4 +52,13 @@ test('codec: a stored task round-trips; a stream entry decodes; garbage is repor
   expect(decodeEntry('1-2', null).ok).toBe(false);
   const dates = encodePayload('t', { at: new Date(0) });
   expect(JSON.parse(dates)).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+});
+
+test('taskWith replaces fields and keeps the original signal (a spread would lose the getter)', () => {
+  const ctrl = new AbortController();
+  const task = { id: 'a', type: 't', payload: 1, queue: 'q', retried: 0, maxRetry: 1, timeoutMs: 0, enqueuedAt: 0, get signal() { return ctrl.signal; } };
+  const view = taskWith(task, { payload: 'x', type: 'u' });
+  expect(view).toMatchObject({ id: 'a', type: 'u', payload: 'x', queue: 'q' });
+  expect(view.signal).toBe(ctrl.signal);
+  expect({ ...view }.signal).toBe(ctrl.signal); // taskWith's own getter is enumerable: spreading its result keeps it
 });

@@ -143,6 +143,18 @@ export type DecodedEntry =
  * dead-letter it with the error; this function never throws.
  */
 export function decodeEntry(entryId: string, flat: readonly string[] | null): DecodedEntry {
+  // fast path: the layout Chronos writes (id, type, payload, meta in that order)
+  if (flat && flat.length === 8 && flat[0] === 'id' && flat[2] === 'type' && flat[4] === 'payload' && flat[6] === 'meta' && flat[3] !== '') {
+    try {
+      const meta = JSON.parse(flat[7]) as TaskMeta;
+      const payload: unknown = JSON.parse(flat[5]);
+      if (typeof meta === 'object' && meta !== null && typeof meta.r === 'number') {
+        return { ok: true, task: { entryId, id: flat[1], type: flat[3], payload: flat[5], meta }, payload };
+      }
+    } catch {
+      /* fall through to the careful path, which says what is wrong */
+    }
+  }
   const fields: Record<string, string> = {};
   if (flat) for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
   let meta: TaskMeta = { r: 0, m: 0, t: 0, e: 0 };

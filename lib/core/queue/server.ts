@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DEFAULTS } from '../defaults.js';
-import { ChronosStateError, HandlerNotFoundError, InvalidOptionsError, TaskTimeoutError } from '../errors.js';
+import { ChronosStateError, InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { consoleLogger, FailureLog, type ChronosLogger } from '../logger.js';
 import {
@@ -17,7 +17,8 @@ import {
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
-import { decodeEntry, encodeStored, utcDay, type StreamTask, type TaskMeta } from './codec.js';
+import { decodeEntry, utcDay, type StreamTask, type TaskMeta } from './codec.js';
+import { Executor, TaskRun } from './executor.js';
 import { Mux } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from './task.js';
 
@@ -86,25 +87,24 @@ interface QueueState {
   readonly keys: QueueKeys;
 }
 
-interface Inflight {
-  readonly queue: QueueState;
-  readonly task: StreamTask;
-  readonly ctrl: AbortController;
-  abandoned: boolean;
-}
-
 interface Fetched {
   readonly queue: QueueState;
   readonly entryId: string;
   readonly fields: string[] | null;
 }
 
-/** Where a task's uid and overlap keys are, to release them when it ends. */
-export function releaseKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
-  const out: string[] = [];
-  if (task.meta.u) out.push(keys.uniqueId(task.id));
-  if (task.meta.o && task.meta.s) out.push(keys.overlap(task.meta.s));
-  return out;
+/** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
+interface Waiting {
+  readonly queue: QueueState;
+  readonly task: StreamTask;
+  readonly payload: unknown;
+}
+
+/** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
+interface Held extends Waiting {
+  readonly timer: NodeJS.Timeout;
+  /** When the timer should fire (local clock, epoch ms). */
+  readonly dueAt: number;
 }
 
 /** Default id of a server or scheduler instance: `<hostname>:<pid>:<6 hex>`. */
@@ -112,24 +112,12 @@ export function newInstanceId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-function errorText(err: unknown): string {
-  const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
-  return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
-}
-
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function isNonRetryable(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
-}
-
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
 const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
-
-/** How many times a task of an unknown type bounces (short backoff) before it is dead. */
-const NO_HANDLER_BOUNCES = 3;
 
 /**
  * A worker server: fetches tasks from its queues with blocking `XREADGROUP` (one consumer group
@@ -137,6 +125,10 @@ const NO_HANDLER_BOUNCES = 3;
  * once, acks successes (batched: one script per queue per event-loop turn), retries failures with
  * backoff, dead-letters tasks whose budget is spent, forwards due delayed/retry tasks, and
  * reclaims entries of crashed consumers.
+ *
+ * A schedule trigger's task may arrive before its instant (the leader enqueues up to a second
+ * ahead): the server keeps it, with a slot reserved, and starts it at the instant by a Node timer
+ * on its estimate of Redis time — so handlers start on time without waking on Redis timeouts.
  * @publicApi
  */
 export class ChronosServer {
@@ -155,9 +147,13 @@ export class ChronosServer {
   private stopping?: Promise<void>;
   private paused = new Set<string>();
   private active = 0;
-  private readonly inflight = new Map<string, Inflight>();
-  private readonly buffer: Fetched[] = [];
+  private readonly inflight = new Map<string, TaskRun>();
+  private readonly buffer: Waiting[] = [];
+  private readonly held = new Map<string, Held>();
+  /** Redis time − local clock, ms (from the forwarder's replies). */
+  private clockOffsetMs = 0;
   private readonly acker: AckBatcher;
+  private readonly executor: Executor;
   private wakeFetcher?: () => void;
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
@@ -166,10 +162,8 @@ export class ChronosServer {
   private readonly idleWaiters = new Set<() => void>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly startedAt = Date.now();
-  private processedHere = 0;
   private readonly fetchFailures: FailureLog;
   private readonly forwardFailures: FailureLog;
-  private failedHere = 0;
 
   constructor(options: ServerOptions = {}) {
     const issues: string[] = [];
@@ -214,7 +208,8 @@ export class ChronosServer {
     this.conn = openConnection(options.connection);
     this.fetchFailures = new FailureLog(this.logger, 'Fetching tasks');
     this.forwardFailures = new FailureLog(this.logger, 'Forwarding due tasks');
-    this.acker = new AckBatcher(this.conn.client, this.logger, DEFAULTS.counterTtlMs, (n) => (this.processedHere += n));
+    this.acker = new AckBatcher(this.conn.client, this.logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
+    this.executor = new Executor(this.conn.client, this.logger, this.events, this.acker, this.opts, (delay) => this.forwardBy(delay));
   }
 
   /** The Redis client of this server (shared with the app's client when the app passed one in). */
@@ -329,23 +324,25 @@ export class ChronosServer {
         await this.unblock();
         await Promise.race([loopsDone, new Promise((r) => setTimeout(r, 50))]);
       }
-      // entries fetched but not started go straight back
-      const unstarted = this.buffer.splice(0);
-      await this.requeueEntries(unstarted.map((f) => ({ queue: f.queue, entryId: f.entryId })));
+      // entries fetched but not started (waiting for a slot, or held for their instant) go straight back
+      for (const h of this.held.values()) clearTimeout(h.timer);
+      const unstarted = [...this.buffer.splice(0), ...this.held.values()];
+      this.held.clear();
+      await this.requeueEntries(unstarted.map((w) => ({ queue: w.queue, entryId: w.task.entryId })));
       if (this.inflight.size > 0) {
         this.logger.log(`Waiting for ${this.inflight.size} running task(s) (up to ${this.opts.shutdownTimeout} ms)`);
         await this.waitIdle(this.opts.shutdownTimeout);
       }
       const left = [...this.inflight.values()];
       if (left.length > 0) {
-        for (const rec of left) {
-          rec.abandoned = true;
-          rec.ctrl.abort(new ShutdownAbort());
+        for (const run of left) {
+          run.abandoned = true;
+          run.abort(new ShutdownAbort());
         }
-        await this.requeueEntries(left.map((r) => ({ queue: r.queue, entryId: r.task.entryId })));
-        this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${left.map((r) => r.task.id).join(',')})`);
-        for (const rec of left) {
-          if (this.events.active) this.events.emit({ type: 'task.requeued', queue: rec.queue.name, taskId: rec.task.id, taskType: rec.task.type, reason: 'shutdown' });
+        await this.requeueEntries(left.map((r) => ({ queue: r.ref as QueueState, entryId: r.entry.entryId })));
+        this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${left.map((r) => r.id).join(',')})`);
+        for (const run of left) {
+          if (this.events.active) this.events.emit({ type: 'task.requeued', queue: run.queue, taskId: run.id, taskType: run.type, reason: 'shutdown' });
         }
       }
       await this.acker.flush();
@@ -358,9 +355,10 @@ export class ChronosServer {
       }
     }
     this.state = 'stopped';
+    this.executor.stop();
     if (this.blocking) await closeClient(this.blocking);
     await closeConnection(this.conn);
-    if (wasRunning) this.logger.log(`Worker stopped (server=${this.id} processed=${this.processedHere} failed=${this.failedHere})`);
+    if (wasRunning) this.logger.log(`Worker stopped (server=${this.id} processed=${this.executor.processed} failed=${this.executor.failed})`);
   }
 
   // ---------------------------------------------------------------- fetching
@@ -368,7 +366,7 @@ export class ChronosServer {
   private async fetchLoop(): Promise<void> {
     const failures = this.fetchFailures;
     while (this.state === 'running') {
-      if (this.active >= this.opts.concurrency) {
+      if (this.freeSlots <= 0) {
         await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
         this.wakeFetcher = undefined;
         continue;
@@ -379,15 +377,17 @@ export class ChronosServer {
         continue;
       }
       try {
-        const fetched = await this.read(order, this.opts.concurrency - this.active);
+        const sentAt = Date.now();
+        let fetched = await this.read(order, this.freeSlots);
         failures.ok();
+        // a reply far later than a blocking read can take means this process was paused while the
+        // entries waited in its socket: the recoverer may have given them to someone else already
+        if (fetched.length > 0 && Date.now() - sentAt > this.opts.blockTimeout + this.opts.visibilityTimeout / 3) {
+          fetched = await this.stillOwned(fetched);
+        }
         const givenBack = fetched.filter((f) => this.paused.has(f.queue.name));
         if (givenBack.length > 0) await this.requeueEntries(givenBack); // paused while the read was blocked
-        for (const f of fetched) {
-          if (this.paused.has(f.queue.name)) continue;
-          if (this.active < this.opts.concurrency && this.state === 'running') this.dispatch(f);
-          else this.buffer.push(f);
-        }
+        for (const f of fetched) if (!this.paused.has(f.queue.name)) this.accept(f);
       } catch (err) {
         if (this.state !== 'running') break;
         if (/NOGROUP/.test(errorMessage(err))) {
@@ -403,6 +403,19 @@ export class ChronosServer {
         await this.sleep(failures.backoffMs);
       }
     }
+  }
+
+  /** The entries this consumer still owns (`XCLAIM … JUSTID` per queue); the others were reclaimed. */
+  private async stillOwned(fetched: Fetched[]): Promise<Fetched[]> {
+    const owned = new Set<string>();
+    for (const q of new Set(fetched.map((f) => f.queue))) {
+      const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
+      const kept = (await this.conn.client.call('XCLAIM', q.keys.stream, CONSUMER_GROUP, this.id, 0, ...ids, 'JUSTID')) as string[];
+      for (const id of kept) owned.add(id);
+    }
+    const lost = fetched.length - owned.size;
+    if (lost > 0) this.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+    return fetched.filter((f) => owned.has(f.entryId));
   }
 
   /** Queues to try, in order: strict priority, or a weighted random permutation (asynq). Paused ones are left out. */
@@ -482,166 +495,92 @@ export class ChronosServer {
 
   // ---------------------------------------------------------------- running
 
-  private dispatch(f: Fetched): void {
+  /** Slots neither running a handler nor reserved by a held task. */
+  private get freeSlots(): number {
+    return this.opts.concurrency - this.active - this.held.size;
+  }
+
+  /** Decodes a fetched entry: garbage goes to dead at once; a task starts, is held, or waits for a slot. */
+  private accept(f: Fetched): void {
     const decoded = decodeEntry(f.entryId, f.fields);
     if (!decoded.ok) {
       const { task, error } = decoded;
       this.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
       const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now(), rs: 'decode', raw: decoded.fields };
-      void this.kill(f.queue, { ...task, meta }, 'decode', error.message);
+      void this.executor.kill(f.queue, { ...task, meta }, 'decode', error.message);
       return;
     }
-    const reg = this.mux.get(decoded.task.type);
-    this.active++;
-    const rec: Inflight = { queue: f.queue, task: decoded.task, ctrl: new AbortController(), abandoned: false };
-    this.inflight.set(f.entryId, rec);
-    if (!reg) {
-      void this.noHandler(rec).finally(() => this.finish(rec));
+    const w: Waiting = { queue: f.queue, task: decoded.task, payload: decoded.payload };
+    if (this.freeSlots > 0 && this.state === 'running') this.admit(w);
+    else this.buffer.push(w);
+  }
+
+  /** Takes a slot: holds a trigger's task that is early (first attempt only), else starts it. */
+  private admit(w: Waiting): void {
+    const { tr, r, c } = w.task.meta;
+    const early = tr !== undefined && r === 0 && !c ? tr - (Date.now() + this.clockOffsetMs) : 0;
+    if (early > 0) {
+      // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
+      const delay = Math.ceil(early) + 1;
+      const timer = setTimeout(() => void this.release(w.task.entryId), delay);
+      this.held.set(w.task.entryId, { ...w, timer, dueAt: Date.now() + delay });
       return;
     }
-    void this.run(rec, decoded.payload, reg.fn, reg.options.backoff).finally(() => this.finish(rec));
+    this.run(w);
   }
 
-  private finish(rec: Inflight): void {
-    this.inflight.delete(rec.task.entryId);
-    this.active--;
-    if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
-    const next = this.state === 'running' ? this.buffer.shift() : undefined;
-    if (next) this.dispatch(next);
-    else this.wakeFetcher?.();
-  }
-
-  private taskView(rec: Inflight, payload: unknown): Task {
-    const { task, queue } = rec;
-    return {
-      id: task.id,
-      type: task.type,
-      payload,
-      queue: queue.name,
-      retried: task.meta.r,
-      maxRetry: task.meta.m,
-      timeoutMs: task.meta.t,
-      signal: rec.ctrl.signal,
-      enqueuedAt: task.meta.e,
-      schedule: task.meta.s,
-      triggerAt: task.meta.tr,
-    };
-  }
-
-  private async run(rec: Inflight, payload: unknown, fn: (t: Task) => unknown, backoff: BackoffFn | undefined): Promise<void> {
-    const { task, queue } = rec;
-    const view = this.taskView(rec, payload);
-    const startedAt = Date.now();
-    if (this.events.active) this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const result = new Promise<unknown>((resolve, reject) => {
-        try {
-          Promise.resolve(fn(view)).then(resolve, reject);
-        } catch (err) {
-          reject(err);
-        }
-      });
-      if (task.meta.t > 0) {
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const err = new TaskTimeoutError(task.id, task.meta.t);
-            rec.ctrl.abort(err);
-            reject(err);
-          }, task.meta.t);
-        });
-        await Promise.race([result, timeout]);
-      } else {
-        await result;
+  /**
+   * A held task's instant has come: it starts in its reserved slot. When the timer fires much
+   * later than planned (the process was paused or its event loop blocked, so claims were not
+   * extended), the entry may have been reclaimed and run elsewhere: it starts only if this
+   * consumer still owns it (`XCLAIM … JUSTID` returns it).
+   */
+  private async release(entryId: string): Promise<void> {
+    const h = this.held.get(entryId);
+    if (!h || this.state !== 'running') return;
+    if (Date.now() - h.dueAt > this.opts.visibilityTimeout / 3) {
+      let owned = false;
+      try {
+        const ids = (await this.conn.client.call('XCLAIM', h.queue.keys.stream, CONSUMER_GROUP, this.id, 0, entryId, 'JUSTID')) as string[];
+        owned = ids.length === 1;
+      } catch (err) {
+        this.logger.warn(`Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`);
       }
-      if (rec.abandoned) return;
-      this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
-      if (this.events.active) {
-        this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, durationMs: Date.now() - startedAt });
-      }
-    } catch (err) {
-      if (rec.abandoned) return;
-      await this.failed(rec, view, err, backoff);
-    } finally {
-      if (timer) clearTimeout(timer);
-    }
-  }
-
-  private async failed(rec: Inflight, view: Task, err: unknown, backoff: BackoffFn | undefined): Promise<void> {
-    const { task, queue } = rec;
-    const retried = task.meta.r;
-    this.failedHere++;
-    if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
-    const meta: TaskMeta = { ...task.meta, le: errorText(err), fa: Date.now() };
-    if (isNonRetryable(err) || retried >= task.meta.m) {
-      const reason = isNonRetryable(err) ? 'non-retryable' : err instanceof TaskTimeoutError ? 'timeout' : 'retries';
-      this.logger.error(
-        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${task.meta.m} reason=${reason} error=${errorMessage(err)})`,
-      );
-      await this.kill(queue, { ...task, meta: { ...meta, rs: reason } }, reason, errorMessage(err));
-      return;
-    }
-    let delay: number;
-    try {
-      delay = (backoff ?? this.opts.backoff)(retried, err, view);
-      if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${String(delay)}`);
-    } catch (e) {
-      this.logger.warn(`Backoff function failed; using the default (type=${task.type} error=${errorMessage(e)})`);
-      delay = defaultBackoff(retried, err, view);
-    }
-    await this.retryLater(rec, { ...meta, r: retried + 1 }, Math.round(delay), err);
-  }
-
-  private async retryLater(rec: Inflight, meta: TaskMeta, delay: number, err: unknown): Promise<void> {
-    const { task, queue } = rec;
-    try {
-      const retryAt = await runScript<number>(
-        this.conn.client,
-        'retry',
-        [queue.keys.stream, queue.keys.retry, queue.keys.tasks, queue.keys.failed(utcDay(Date.now()))],
-        [CONSUMER_GROUP, task.entryId, task.id, encodeStored({ ...task, meta }), delay, DEFAULTS.counterTtlMs],
-      );
-      if (retryAt === 0) {
-        this.logger.warn(`Task was reclaimed by another server before its failure was recorded (type=${task.type} id=${task.id})`);
+      if (this.held.get(entryId) !== h || this.state !== 'running') return;
+      if (!owned) {
+        this.held.delete(entryId);
+        this.logger.warn(`A held task was reclaimed while this process was paused; not running it here (id=${h.task.id})`);
+        this.finishReserved();
         return;
       }
-      this.forwardBy(delay);
-      this.logger.warn(
-        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${meta.r}/${meta.m} delayMs=${delay} error=${errorMessage(err)})`,
-      );
-      if (this.events.active) this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried: meta.r, retryAt });
-    } catch (e) {
-      this.logger.error(`Could not schedule a retry; the task stays pending and will be reclaimed (id=${task.id})`, e);
     }
+    this.held.delete(entryId);
+    this.run(h);
   }
 
-  /** A task of a type this server has no handler for: a few short bounces (another server may have it), then dead. */
-  private async noHandler(rec: Inflight): Promise<void> {
-    const { task, queue } = rec;
-    const error = new HandlerNotFoundError(task.type, task.entryId);
-    const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now() };
-    if (task.meta.r >= Math.min(task.meta.m, NO_HANDLER_BOUNCES)) {
-      this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${this.mux.types().join(',') || 'none'})`);
-      await this.kill(queue, { ...task, meta: { ...meta, rs: 'no-handler' } }, 'no-handler', error.message);
+  /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */
+  private finishReserved(): void {
+    while (this.state === 'running' && this.freeSlots > 0 && this.buffer.length > 0) this.admit(this.buffer.shift()!);
+    this.wakeFetcher?.();
+  }
+
+  private run(w: Waiting): void {
+    const run = new TaskRun(w.queue, w.task, w.payload);
+    this.active++;
+    this.inflight.set(w.task.entryId, run);
+    const reg = this.mux.get(w.task.type);
+    if (!reg) {
+      void this.executor.noHandler(run, this.mux.types()).finally(() => this.finish(run));
       return;
     }
-    await this.retryLater(rec, { ...meta, r: task.meta.r + 1 }, 1000 * 2 ** task.meta.r, error);
+    this.executor.execute(run, reg, () => this.finish(run));
   }
 
-  private async kill(queue: QueueState, task: StreamTask, reason: string, error: string): Promise<void> {
-    try {
-      const done = await runScript<number>(
-        this.conn.client,
-        'kill',
-        [queue.keys.stream, queue.keys.dead, queue.keys.deadTasks, queue.keys.failed(utcDay(Date.now())), ...releaseKeys(queue.keys, task)],
-        [CONSUMER_GROUP, task.entryId, task.id, encodeStored(task), this.opts.deadMaxCount, this.opts.deadMaxAge, DEFAULTS.counterTtlMs],
-      );
-      if (done !== 0 && this.events.active) {
-        this.events.emit({ type: 'task.dead', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, reason, error });
-      }
-    } catch (e) {
-      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (id=${task.id})`, e);
-    }
+  private finish(run: TaskRun): void {
+    this.inflight.delete(run.entry.entryId);
+    this.active--;
+    if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
+    this.finishReserved();
   }
 
   // ---------------------------------------------------------------- background loops
@@ -653,12 +592,14 @@ export class ChronosServer {
       let wait = this.opts.forwardInterval;
       try {
         for (const q of this.queues) {
+          const sent = Date.now();
           const [moved, nextDue, now] = await runScript<[number, number, number]>(
             this.conn.client,
             'forward',
             [q.keys.stream, q.keys.scheduled, q.keys.retry, q.keys.tasks],
             [1000],
           );
+          this.clockOffsetMs = now - (sent + Date.now()) / 2;
           if (moved >= 1000) wait = 0;
           else if (nextDue >= 0) wait = Math.min(wait, Math.max(0, nextDue - now));
         }
@@ -710,10 +651,9 @@ export class ChronosServer {
   /** Resets the idle time of every entry this server holds, so a long handler is not reclaimed. */
   private async extendClaims(): Promise<void> {
     const byQueue = new Map<QueueState, string[]>();
-    for (const rec of this.inflight.values()) {
-      if (!rec.abandoned) byQueue.set(rec.queue, [...(byQueue.get(rec.queue) ?? []), rec.task.entryId]);
-    }
-    for (const f of this.buffer) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), f.entryId]);
+    const add = (queue: QueueState, entryId: string) => byQueue.set(queue, [...(byQueue.get(queue) ?? []), entryId]);
+    for (const run of this.inflight.values()) if (!run.abandoned) add(run.ref as QueueState, run.entry.entryId);
+    for (const w of [...this.buffer, ...this.held.values()]) add(w.queue, w.task.entryId);
     for (const [q, ids] of byQueue) {
       await this.conn.client.call('XCLAIM', q.keys.stream, CONSUMER_GROUP, this.id, 0, ...ids, 'JUSTID');
     }
@@ -747,8 +687,8 @@ export class ChronosServer {
       strictPriority: this.opts.strictPriority,
       concurrency: this.opts.concurrency,
       active: this.active,
-      processed: this.processedHere,
-      failed: this.failedHere,
+      processed: this.executor.processed,
+      failed: this.executor.failed,
       startedAt: this.startedAt,
       heartbeatAt: Date.now(),
     });

@@ -24,6 +24,30 @@ export interface Task<T = unknown> {
   readonly triggerAt?: number;
 }
 
+/**
+ * A view of `task` with some fields replaced (e.g. the payload rehydrated into a class), as a
+ * plain object whose `signal` is still the task's. Use it instead of `{ ...task }`: a spread does
+ * not copy `signal` (a getter). @publicApi
+ */
+export function taskWith<T>(task: Task, changes: Partial<Omit<Task<T>, 'signal'>>): Task<T> {
+  return {
+    id: task.id,
+    type: task.type,
+    payload: task.payload as T,
+    queue: task.queue,
+    retried: task.retried,
+    maxRetry: task.maxRetry,
+    timeoutMs: task.timeoutMs,
+    enqueuedAt: task.enqueuedAt,
+    schedule: task.schedule,
+    triggerAt: task.triggerAt,
+    ...changes,
+    get signal() {
+      return task.signal;
+    },
+  };
+}
+
 /** A task handler: resolve = done, throw/reject = failed (retried or dead). */
 export type TaskHandlerFn<T = unknown> = (task: Task<T>) => unknown;
 

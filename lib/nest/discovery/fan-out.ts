@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BackoffFn, Task } from '../../core/queue/task.js';
+import { taskWith, type BackoffFn, type Task } from '../../core/queue/task.js';
 import { FAN_OUT_DEDUP_TTL_MS, FAN_OUT_SEPARATOR } from '../chronos.constants.js';
 import type { PayloadClass } from '../payload-class.js';
 import { rehydrate } from '../payload-class.js';
@@ -41,7 +41,7 @@ export function childId(parentId: string, listener: string): string {
 
 /** The handler of a listener that has its type to itself: the method, with the payload class restored. */
 export function directHandler(l: Listener): (task: Task) => unknown {
-  return (task) => l.invoke(l.payloadClass ? { ...task, payload: rehydrate(l.payloadClass, task.payload) } : task);
+  return (task) => l.invoke(l.payloadClass ? taskWith(task, { payload: rehydrate(l.payloadClass, task.payload) }) : task);
 }
 
 /**
@@ -78,12 +78,13 @@ export function childHandler(l: Listener): (task: Task) => unknown {
   return (task) => {
     const env = task.payload as FanOutEnvelope | null;
     const parent = env?.parent;
-    return l.invoke({
-      ...task,
-      type: parent?.type ?? l.type,
-      payload: rehydrate(l.payloadClass, env?.payload ?? null),
-      schedule: parent?.schedule,
-      triggerAt: parent?.triggerAt,
-    });
+    return l.invoke(
+      taskWith(task, {
+        type: parent?.type ?? l.type,
+        payload: rehydrate(l.payloadClass, env?.payload ?? null),
+        schedule: parent?.schedule,
+        triggerAt: parent?.triggerAt,
+      }),
+    );
   };
 }

@@ -1,0 +1,279 @@
+import { DEFAULTS } from '../defaults.js';
+import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
+import type { EventBus } from '../events.js';
+import type { ChronosLogger } from '../logger.js';
+import type { RedisClient } from '../redis/connection.js';
+import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
+import { runScript } from '../redis/scripts.js';
+import type { AckBatcher } from './ack-batcher.js';
+import { encodeStored, utcDay, type StreamTask, type TaskMeta } from './codec.js';
+import type { Registration } from './mux.js';
+import { defaultBackoff, type BackoffFn, type Task } from './task.js';
+
+/** What the executor needs to know of a queue. */
+export interface QueueRef {
+  readonly name: string;
+  readonly keys: QueueKeys;
+}
+
+/**
+ * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
+ * only when the handler reads it (or when it must abort): most handlers never look at it, and one
+ * object per task keeps the per-task cost low.
+ * @internal `abandoned`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ */
+export class TaskRun implements Task {
+  readonly id: string;
+  readonly type: string;
+  readonly queue: string;
+  readonly retried: number;
+  readonly maxRetry: number;
+  readonly timeoutMs: number;
+  readonly enqueuedAt: number;
+  readonly schedule?: string;
+  readonly triggerAt?: number;
+  /** Set when a shutdown gave the task back: its outcome is ignored. */
+  abandoned = false;
+  /** When the task started (epoch ms). */
+  readonly startedAt = Date.now();
+  #ctrl?: AbortController;
+  #reason?: unknown;
+
+  constructor(
+    readonly ref: QueueRef,
+    readonly entry: StreamTask,
+    readonly payload: unknown,
+  ) {
+    const m = entry.meta;
+    this.id = entry.id;
+    this.type = entry.type;
+    this.queue = ref.name;
+    this.retried = m.r;
+    this.maxRetry = m.m;
+    this.timeoutMs = m.t;
+    this.enqueuedAt = m.e;
+    if (m.s !== undefined) this.schedule = m.s;
+    if (m.tr !== undefined) this.triggerAt = m.tr;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#ctrl) {
+      this.#ctrl = new AbortController();
+      if (this.#reason !== undefined) this.#ctrl.abort(this.#reason);
+    }
+    return this.#ctrl.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    this.#ctrl?.abort(reason);
+  }
+}
+
+/** Options the executor applies to outcomes. */
+export interface ExecutorOptions {
+  backoff: BackoffFn;
+  deadMaxCount: number;
+  deadMaxAge: number;
+}
+
+/** Where a task's uid and overlap keys are, to release them when it ends. */
+export function releaseKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
+  const out: string[] = [];
+  if (task.meta.u) out.push(keys.uniqueId(task.id));
+  if (task.meta.o && task.meta.s) out.push(keys.overlap(task.meta.s));
+  return out;
+}
+
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
+  return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isNonRetryable(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
+}
+
+/**
+ * Timeouts up to this long get their own timer; longer ones (the default is 30 min) are checked
+ * by one sweep a second, which saves a timer per task: they expire within a second of their time.
+ */
+const OWN_TIMER_MAX_MS = 5_000;
+
+/** How many times a task of an unknown type bounces (short backoff) before it is dead. */
+const NO_HANDLER_BOUNCES = 3;
+
+/**
+ * Runs handlers and records their outcome: success → batched ack; failure → retry set with
+ * backoff, or dead when the budget is spent or the error is a `NonRetryableError`; a timeout
+ * aborts the signal and counts as a failure. Outcomes of runs abandoned by a shutdown are ignored
+ * (their tasks were put back in the queue).
+ */
+export class Executor {
+  processed = 0;
+  failed = 0;
+  /** Runs with a long timeout → when it expires (epoch ms) and what to do then. */
+  private readonly deadlines = new Map<TaskRun, { at: number; expire: () => void }>();
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly logger: ChronosLogger,
+    private readonly events: EventBus,
+    private readonly acker: AckBatcher,
+    private readonly opts: ExecutorOptions,
+    /** Told when a retry is due `delayMs` from now, so the forwarder is awake by then. */
+    private readonly retryScheduled: (delayMs: number) => void,
+  ) {}
+
+  /**
+   * Runs the handler; calls `done` once the outcome is recorded (or the run was abandoned).
+   * Synchronous handlers settle without a promise; no promise race per task: the timeout timer
+   * settles the run itself.
+   */
+  execute(run: TaskRun, reg: Registration, done: () => void): void {
+    const { entry: task, ref: queue } = run;
+    if (this.events.active) this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r });
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (ok: boolean, err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      else this.deadlines.delete(run);
+      if (run.abandoned) return done();
+      if (ok) {
+        this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
+        if (this.events.active) {
+          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, durationMs: Date.now() - run.startedAt });
+        }
+        return done();
+      }
+      void this.fail(run, err, reg.options.backoff).finally(done);
+    };
+    const timeoutMs = task.meta.t;
+    if (timeoutMs > 0) {
+      const expire = () => {
+        const err = new TaskTimeoutError(task.id, timeoutMs);
+        run.abort(err);
+        settle(false, err);
+      };
+      if (timeoutMs <= OWN_TIMER_MAX_MS) timer = setTimeout(expire, timeoutMs);
+      else {
+        this.deadlines.set(run, { at: run.startedAt + timeoutMs, expire });
+        this.sweeper ??= setInterval(() => this.sweep(), 1000).unref();
+      }
+    }
+    try {
+      const result = reg.fn(run) as PromiseLike<unknown> | undefined;
+      if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+        result.then(
+          () => settle(true),
+          (err: unknown) => settle(false, err),
+        );
+      } else settle(true);
+    } catch (err) {
+      settle(false, err);
+    }
+  }
+
+  /** Expires the long timeouts that are due. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [run, d] of this.deadlines) {
+      if (d.at <= now) {
+        this.deadlines.delete(run);
+        d.expire();
+      }
+    }
+  }
+
+  /** Stops the timeout sweep (the server is stopped). */
+  stop(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /** A task of a type this server has no handler for: a few short bounces (another server may have it), then dead. */
+  async noHandler(run: TaskRun, registered: string[]): Promise<void> {
+    const { entry: task, ref: queue } = run;
+    const error = new HandlerNotFoundError(task.type, task.entryId);
+    const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now() };
+    if (task.meta.r >= Math.min(task.meta.m, NO_HANDLER_BOUNCES)) {
+      this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
+      await this.kill(queue, { ...task, meta: { ...meta, rs: 'no-handler' } }, 'no-handler', error.message);
+      return;
+    }
+    await this.retryLater(run, { ...meta, r: task.meta.r + 1 }, 1000 * 2 ** task.meta.r, error);
+  }
+
+  private async fail(run: TaskRun, err: unknown, backoff: BackoffFn | undefined): Promise<void> {
+    const { entry: task, ref: queue } = run;
+    const retried = task.meta.r;
+    this.failed++;
+    if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
+    const meta: TaskMeta = { ...task.meta, le: errorText(err), fa: Date.now() };
+    if (isNonRetryable(err) || retried >= task.meta.m) {
+      const reason = isNonRetryable(err) ? 'non-retryable' : err instanceof TaskTimeoutError ? 'timeout' : 'retries';
+      this.logger.error(
+        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${task.meta.m} reason=${reason} error=${errorMessage(err)})`,
+      );
+      await this.kill(queue, { ...task, meta: { ...meta, rs: reason } }, reason, errorMessage(err));
+      return;
+    }
+    let delay: number;
+    try {
+      delay = (backoff ?? this.opts.backoff)(retried, err, run);
+      if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${String(delay)}`);
+    } catch (e) {
+      this.logger.warn(`Backoff function failed; using the default (type=${task.type} error=${errorMessage(e)})`);
+      delay = defaultBackoff(retried, err, run);
+    }
+    await this.retryLater(run, { ...meta, r: retried + 1 }, Math.round(delay), err);
+  }
+
+  private async retryLater(run: TaskRun, meta: TaskMeta, delay: number, err: unknown): Promise<void> {
+    const { entry: task, ref: queue } = run;
+    try {
+      const retryAt = await runScript<number>(
+        this.client,
+        'retry',
+        [queue.keys.stream, queue.keys.retry, queue.keys.tasks, queue.keys.failed(utcDay(Date.now()))],
+        [CONSUMER_GROUP, task.entryId, task.id, encodeStored({ ...task, meta }), delay, DEFAULTS.counterTtlMs],
+      );
+      if (retryAt === 0) {
+        this.logger.warn(`Task was reclaimed by another server before its failure was recorded (type=${task.type} id=${task.id})`);
+        return;
+      }
+      this.retryScheduled(delay);
+      this.logger.warn(
+        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${meta.r}/${meta.m} delayMs=${delay} error=${errorMessage(err)})`,
+      );
+      if (this.events.active) this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried: meta.r, retryAt });
+    } catch (e) {
+      this.logger.error(`Could not schedule a retry; the task stays pending and will be reclaimed (id=${task.id})`, e);
+    }
+  }
+
+  /** Moves a task to the dead-letter set (acking its entry when it has one). */
+  async kill(queue: QueueRef, task: StreamTask, reason: string, error: string): Promise<void> {
+    try {
+      const done = await runScript<number>(
+        this.client,
+        'kill',
+        [queue.keys.stream, queue.keys.dead, queue.keys.deadTasks, queue.keys.failed(utcDay(Date.now())), ...releaseKeys(queue.keys, task)],
+        [CONSUMER_GROUP, task.entryId, task.id, encodeStored(task), this.opts.deadMaxCount, this.opts.deadMaxAge, DEFAULTS.counterTtlMs],
+      );
+      if (done !== 0 && this.events.active) {
+        this.events.emit({ type: 'task.dead', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, reason, error });
+      }
+    } catch (e) {
+      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (id=${task.id})`, e);
+    }
+  }
+}
