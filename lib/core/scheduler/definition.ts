@@ -147,6 +147,16 @@ export function fireDedupTtlMs(stored: StoredSchedule, spec: ScheduleSpec): numb
   return Math.max(DEFAULTS.fireDedupMinTtlMs, 2 * spec.minPeriodMs, stored.catchUpWindowMs + 60_000);
 }
 
+/**
+ * How long before its instant a trigger is enqueued, ms: up to 1 s, and at most half the period,
+ * so workers hold the task and start it at the instant (fire lag then does not include the leader's
+ * round trips). 0 for overlap `skip`: whether the previous task still runs is decided at the
+ * instant, not ahead of it.
+ */
+export function fireLeadMs(stored: StoredSchedule, spec: ScheduleSpec): number {
+  return stored.overlap === 'skip' ? 0 : Math.min(1000, Math.floor(spec.minPeriodMs / 2));
+}
+
 /** The dedup key of a trigger and the id of its task: `<schedule>:<trigger-unix>` (unix seconds). */
 export function triggerKey(schedule: string, triggerAtMs: number): string {
   return `${schedule}:${Math.floor(triggerAtMs / 1000)}`;

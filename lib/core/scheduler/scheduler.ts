@@ -20,6 +20,7 @@ import { GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys
 import { runScript } from '../redis/scripts.js';
 import {
   fireDedupTtlMs,
+  fireLeadMs,
   storedSpec,
   toStored,
   triggerKey,
@@ -78,6 +79,8 @@ interface Entry {
   next: number | null;
   live: boolean;
   dedupTtlMs: number;
+  /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
+  leadMs: number;
 }
 
 interface FireItem {
@@ -392,7 +395,16 @@ export class Scheduler {
         continue;
       }
       const keys = new QueueKeys(this.namespace, stored.queue);
-      const entry: Entry = { stored, spec, keys, lastFired: stored.registeredAt ?? this.now(), next: null, live: false, dedupTtlMs: fireDedupTtlMs(stored, spec) };
+      const entry: Entry = {
+        stored,
+        spec,
+        keys,
+        lastFired: stored.registeredAt ?? this.now(),
+        next: null,
+        live: false,
+        dedupTtlMs: fireDedupTtlMs(stored, spec),
+        leadMs: fireLeadMs(stored, spec),
+      };
       this.setLive(entry, stored.runtime || live.has(name));
       table.set(name, entry);
       byQueue.set(stored.queue, [...(byQueue.get(stored.queue) ?? []), entry]);
@@ -430,14 +442,14 @@ export class Scheduler {
     const now = this.now();
     const items: FireItem[] = [];
     for (const e of this.table.values()) {
-      if (!e.live || e.stored.paused || e.next === null || e.next > now) continue;
+      if (!e.live || e.stored.paused || e.next === null || e.next > now + e.leadMs) continue;
       this.plan(e, now, acquisition, items);
     }
     let retryEarly = Infinity;
     if (items.length > 0) retryEarly = await this.fire(items);
     this.tickFailures.ok();
     let next = retryEarly;
-    for (const e of this.table.values()) if (e.live && !e.stored.paused && e.next !== null) next = Math.min(next, e.next);
+    for (const e of this.table.values()) if (e.live && !e.stored.paused && e.next !== null) next = Math.min(next, e.next - e.leadMs);
     // wake at the next trigger (never spin: at least 1 ms); re-check at least every 30 s
     this.armTimer(next === Infinity ? 30_000 : Math.min(30_000, Math.max(1, next - this.now())));
   }
@@ -461,20 +473,24 @@ export class Scheduler {
       skipped += triggersBetween(e.spec, e.lastFired, windowStart, 0).skipped;
       e.lastFired = windowStart;
     }
+    // missed or due now (the catch-up policy and cap apply to these), plus those within the lead
+    // (enqueued early; workers start them at their instant)
     const due = triggersBetween(e.spec, e.lastFired, now, s.catchUpCap);
     skipped += due.skipped;
-    let fire = due.triggers;
+    let missed = due.triggers;
+    const upcoming = triggersBetween(e.spec, Math.max(now, e.lastFired), now + e.leadMs, 10).triggers;
     let advanceTo: number | undefined;
-    if (acquisition && fire.length > 0 && s.catchUp !== 'all') {
+    if (acquisition && missed.length > 0 && s.catchUp !== 'all') {
       if (s.catchUp === 'latest') {
-        skipped += fire.length - 1;
-        fire = fire.slice(-1);
+        skipped += missed.length - 1;
+        missed = missed.slice(-1);
       } else {
-        skipped += fire.length;
-        advanceTo = fire[fire.length - 1];
-        fire = [];
+        skipped += missed.length;
+        if (upcoming.length === 0) advanceTo = missed[missed.length - 1];
+        missed = [];
       }
     }
+    const fire = [...missed, ...upcoming];
     if (skipped > 0) {
       this.logger.warn(
         `Skipped ${skipped} missed trigger(s) (schedule=${s.name} catchUp=${s.catchUp} catchUpWindowMs=${s.catchUpWindowMs} catchUpCap=${s.catchUpCap})`,
@@ -493,12 +509,13 @@ export class Scheduler {
     for (const i of items) byQueue.set(i.entry.stored.queue, [...(byQueue.get(i.entry.stored.queue) ?? []), i]);
     let retryAt = Infinity;
     const nowArg = this.trustLocalClock ? String(this.clock.now()) : '';
+    const leadArg = Math.max(...items.map((i) => i.entry.leadMs));
     for (const queueItems of byQueue.values()) {
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
         const keys = chunk[0].entry.keys;
         const scriptKeys = [keys.stream, keys.lastFired];
-        const args: (string | number)[] = [nowArg];
+        const args: (string | number)[] = [nowArg, leadArg];
         for (const { entry, triggerAt, mode } of chunk) {
           const s = entry.stored;
           const id = triggerKey(s.name, triggerAt);

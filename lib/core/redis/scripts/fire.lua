@@ -1,20 +1,22 @@
 --[[ fire
   Enqueue schedule triggers that target one queue, each at most once ever: per trigger, SET NX
   of its dedup key <schedule>:<trigger-unix>, the enqueue, and the advance of lastFired happen
-  together. A trigger that is not yet due by Redis server time is refused, so a leader with a
-  fast clock can never fire early.
+  together. A trigger may be enqueued at most `leadMs` before its instant by Redis server time
+  (workers hold such a task and start it at the instant); one further ahead is refused, so a
+  leader with a fast clock can never fire early.
   KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
   KEYS[3..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
             when its mode is "s", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
-  ARGV[2..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+  ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
+  ARGV[3..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
             payload (JSON text), meta (JSON text), dedupTtlMs (ms), mode: "a" enqueue (overlap
             allowed) | "s" enqueue unless the schedule's previous task is live (overlap skip) |
             "x" only advance lastFired (a trigger skipped by the catch-up policy)
   Returns   one code per trigger: 1 enqueued | 0 duplicate (fired before) | 2 skipped (overlap:
-            the previous task of the schedule is still live) | 3 early (not due by Redis time) |
+            the previous task of the schedule is still live) | 3 early (more than leadMs ahead) |
             4 stale (at or before lastFired) | 5 advanced (mode x); then "now" (epoch ms) as the last
             element
 ]]
@@ -23,9 +25,10 @@ if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local lead = tonumber(ARGV[2])
 local out = {}
 local k = 3
-for a = 2, #ARGV, 8 do
+for a = 3, #ARGV, 8 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local ttl, mode = ARGV[a + 6], ARGV[a + 7]
   local dedupKey = KEYS[k]
@@ -34,7 +37,7 @@ for a = 2, #ARGV, 8 do
   if mode == 's' then overlapKey = KEYS[k]; k = k + 1 end
   local code
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
-  if triggerAt > now then
+  if triggerAt > now + lead then
     code = 3
   elseif last >= triggerAt then
     code = 4
