@@ -5,3 +5,4 @@ export function hasRedisServer(): boolean;
 export function startRedisServer(extraArgs?: string[]): Promise<{ url: string; port: number; child: ChildProcess }>;
 export function ensureRedis(): Promise<{ url: string; port?: number; child?: ChildProcess }>;
 export const HOW_TO_GET_REDIS: string;
+export function ensureRedisOrExit(): Promise<{ url: string; port?: number; child?: ChildProcess }>;

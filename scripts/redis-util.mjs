@@ -66,3 +66,13 @@ export async function ensureRedis() {
   if (!hasRedisServer()) throw new Error(HOW_TO_GET_REDIS);
   return startRedisServer();
 }
+
+/** {@link ensureRedis}, or exit 1 with its one-sentence message (for the command-line scripts). */
+export async function ensureRedisOrExit() {
+  try {
+    return await ensureRedis();
+  } catch (err) {
+    console.error(err.message);
+    process.exit(1);
+  }
+}

@@ -7,7 +7,7 @@
 // everything. Env: CLUSTER_PORT (first port, default 3001), HANDOVER_AFTER_MS (default 20000),
 // CLUSTER_DURATION_MS (stop by itself after this long; default: run until Ctrl-C).
 import { spawn } from 'node:child_process';
-import { ensureRedis, freePort } from './redis-util.mjs';
+import { ensureRedisOrExit, freePort } from './redis-util.mjs';
 
 const NAMES = ['A', 'B', 'C'];
 const COLORS = { A: '\x1b[36m', B: '\x1b[35m', C: '\x1b[33m', cluster: '\x1b[1m' };
@@ -15,13 +15,7 @@ const RESET = '\x1b[0m';
 const tty = process.stdout.isTTY;
 const say = (who, line) => process.stdout.write(`${tty ? COLORS[who] ?? '' : ''}[${who}]${tty ? RESET : ''} ${line}\n`);
 
-let redis;
-try {
-  redis = await ensureRedis();
-} catch (err) {
-  console.error(err.message);
-  process.exit(1);
-}
+const redis = await ensureRedisOrExit();
 if (redis.child) say('cluster', `started a private redis-server at ${redis.url}`);
 
 const firstPort = Number(process.env.CLUSTER_PORT ?? 3001);
