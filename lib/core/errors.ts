@@ -21,6 +21,7 @@ export type ChronosErrorCode =
   | 'DECODE'
   | 'REDIS_SCRIPT'
   | 'REDIS_VERSION'
+  | 'REDIS_UNREACHABLE'
   | 'STATE';
 
 /** Base class of every error Chronos throws. */
@@ -173,6 +174,22 @@ export class RedisVersionError extends ChronosError {
     readonly where: string,
   ) {
     super('REDIS_VERSION', `Redis ${version} at ${where} is too old: Chronos needs Redis >= 6.2 (XAUTOCLAIM)`);
+  }
+}
+
+/** Redis did not answer at start (wrong address, down, auth). Names the address, never a password. */
+export class RedisUnreachableError extends ChronosError {
+  constructor(
+    readonly where: string,
+    readonly lastError: string,
+    readonly timeoutMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      'REDIS_UNREACHABLE',
+      `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
+      options,
+    );
   }
 }
 

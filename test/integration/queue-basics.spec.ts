@@ -1,4 +1,5 @@
-import { InvalidOptionsError, InvalidPayloadError, NonRetryableError, TaskTimeoutError } from '../../lib/core/errors.js';
+import { InvalidOptionsError, InvalidPayloadError, NonRetryableError, RedisUnreachableError, TaskTimeoutError } from '../../lib/core/errors.js';
+import { ChronosServer } from '../../lib/core/queue/server.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -278,3 +279,15 @@ test('pause(queue) stops every server fetching from it; resume restarts it', asy
   await server.resume('default');
   await waitFor(() => ran.length === 1, 'the task to run after resume', 5000);
 });
+
+test('a server whose Redis does not answer fails to start with one clear error naming the address', async () => {
+  const { freePort } = await import('../../scripts/redis-util.mjs');
+  const port = await freePort(); // nothing listens there
+  const server = new ChronosServer({ connection: `redis://127.0.0.1:${port}`, namespace: rig.namespace, logger: rig.logger });
+  const started = Date.now();
+  const err = await server.start().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(RedisUnreachableError);
+  expect((err as Error).message).toMatch(new RegExp(`Redis at 127\\.0\\.0\\.1:${port}/0 did not answer within 10000 ms \\(last error: .*ECONNREFUSED`));
+  expect(Date.now() - started).toBeLessThan(15_000);
+  await server.shutdown();
+}, 20_000);

@@ -259,7 +259,6 @@ export class ChronosServer {
     await checkServer(this.conn.client);
     this.blocking = duplicateConnection(this.conn.client);
     this.blocking.on('ready', () => void this.refreshBlockingId());
-    this.blocking.on('error', () => {}); // reported by the fetch loop
     await this.refreshBlockingId();
     await this.ensureGroups();
     await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { ChronosError, RedisVersionError } from '../errors.js';
+import { ChronosError, RedisUnreachableError, RedisVersionError } from '../errors.js';
 import { defineScripts } from './scripts.js';
 
 /** A standalone or cluster ioredis client. */
@@ -47,7 +47,19 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
   else client = new Redis(input as RedisOptions);
   rejectKeyPrefix(client);
   defineScripts(client);
+  if (owned) watchErrors(client);
   return { client, owned };
+}
+
+const lastErrors = new WeakMap<object, string>();
+
+/**
+ * Records a client's connection errors instead of letting ioredis print "Unhandled error event"
+ * on every reconnect attempt: the loops that use the client log a failure once per run of
+ * failures (FailureLog), and start-up reports the last one ({@link checkServer}).
+ */
+function watchErrors(client: RedisClient): void {
+  client.on('error', (err: Error) => lastErrors.set(client, err.message));
 }
 
 /**
@@ -60,6 +72,7 @@ export function duplicateConnection(client: RedisClient): RedisClient {
       ? client.duplicate()
       : (client as Redis).duplicate({ maxRetriesPerRequest: null });
   defineScripts(dup);
+  watchErrors(dup);
   return dup;
 }
 
@@ -74,11 +87,23 @@ function rejectKeyPrefix(client: RedisClient): void {
 }
 
 /**
- * Checks that the server answers and is Redis >= 6.2 (XAUTOCLAIM, GETDEL).
+ * Checks that the server answers within `timeoutMs` (ms) and is Redis >= 6.2 (XAUTOCLAIM, GETDEL).
+ * @throws RedisUnreachableError naming the address and the last connection error.
  * @throws RedisVersionError naming the version and the address (never a password).
  */
-export async function checkServer(client: RedisClient): Promise<string> {
-  const info = await client.info('server');
+export async function checkServer(client: RedisClient, timeoutMs = 10_000): Promise<string> {
+  let info: string;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    info = await Promise.race([
+      client.info('server'),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), timeoutMs))),
+    ]);
+  } catch (err) {
+    throw new RedisUnreachableError(describe(client), lastErrors.get(client) ?? (err as Error).message, timeoutMs, { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
   const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0';
   const [major, minor] = version.split('.').map(Number);
   if (major < 6 || (major === 6 && minor < 2)) throw new RedisVersionError(version, describe(client));

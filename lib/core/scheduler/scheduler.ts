@@ -219,7 +219,6 @@ export class Scheduler {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     if (this.eligible) {
       this.subscriber = duplicateConnection(this.conn.client);
-      this.subscriber.on('error', () => {});
       this.subscriber.on('message', () => this.lease.onResignation());
       await this.subscriber.subscribe(this.keys.resignChannel);
       this.lease.start();
@@ -253,6 +252,7 @@ export class Scheduler {
   async addSchedule(def: ScheduleDefinition): Promise<void> {
     const { stored } = toStored(def, this.timeZone, true);
     await runScript(this.conn.client, 'schedule-admin', [this.keys.schedules, this.keys.version], ['put', stored.name, JSON.stringify(stored)]);
+    await this.conn.client.sadd(this.globalKeys.queues, stored.queue); // the Inspector lists its queue from now on
   }
 
   /** Removes a schedule from the registry. @throws ScheduleNotFoundError */
@@ -480,6 +480,11 @@ export class Scheduler {
     let missed = due.triggers;
     const upcoming = triggersBetween(e.spec, Math.max(now, e.lastFired), now + e.leadMs, 10).triggers;
     let advanceTo: number | undefined;
+    if (acquisition && missed.length > 0 && missed[0] < now - 1000) {
+      this.logger.log(
+        `Catching up ${missed.length} trigger(s) that came due while nobody led (schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${Math.round(now - missed[0])})`,
+      );
+    }
     if (acquisition && missed.length > 0 && s.catchUp !== 'all') {
       if (s.catchUp === 'latest') {
         skipped += missed.length - 1;
