@@ -16,8 +16,12 @@ export class ReportsService {
     this.logger.log(`Nightly report for ${day} written (task=${task.id} instance=${this.worker.serverId})`);
   }
 
-  /** Every 10 s (epoch-aligned: :00, :10, :20 …), once per trigger across all replicas. */
-  @Interval(HEALTH_CHECK_EVERY)
+  /**
+   * Every 10 s (epoch-aligned: :00, :10, :20 …), once per trigger across all replicas. A health
+   * check that came due while every replica was down is worth running once, not once per missed
+   * trigger: `catchUp: 'latest'` (the default, 'all', suits reports and billing runs).
+   */
+  @Interval(HEALTH_CHECK_EVERY, { catchUp: 'latest' })
   healthCheck(task: Task): void {
     const at = new Date(task.triggerAt ?? Date.now()).toISOString().slice(11, 19);
     this.logger.log(`Health check for the ${at} trigger ran on ${this.worker.serverId} (task=${task.id})`);

@@ -93,6 +93,16 @@ export class InspectorService {
     return this.inspector.instances();
   }
 
+  /** Pauses a queue for every worker of the namespace (they stop fetching from it within about a second; enqueues still work). */
+  pauseQueue(queue: string): Promise<void> {
+    return this.inspector.pauseQueue(queue);
+  }
+
+  /** Resumes a paused queue. */
+  resumeQueue(queue: string): Promise<void> {
+    return this.inspector.resumeQueue(queue);
+  }
+
   /** Leader, schedules, queues and servers in one call (e.g. for a status endpoint). */
   async overview(nextTriggers = 3): Promise<ChronosOverview> {
     const [leader, schedules, queues, servers] = await Promise.all([this.leader(), this.schedules(nextTriggers), this.queues(), this.servers()]);

@@ -85,12 +85,16 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it
-   * whichever instance added it; its task type needs a handler on some worker.
+   * Adds (or replaces) a schedule at run time, e.g.
+   * `addSchedule({ name: 'tenant-42.report', spec: '0 6 * * MON', timeZone: 'Europe/Paris', type: 'report.build', payload: { tenant: 42 } })`.
+   * It lives in Redis, so the leader fires it whichever instance added it, and it is never
+   * orphaned. Its task type needs a `@TaskHandler` on some worker that serves its queue. Unset
+   * `queue`, `maxRetry`, `timeout` and `timeZone` take the module's defaults.
    * @throws InvalidScheduleError for a bad spec, zone or option.
    */
   addSchedule(def: ScheduleDefinition): Promise<void> {
-    return this.scheduler.addSchedule(def);
+    const o = this.options;
+    return this.scheduler.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def });
   }
 
   /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */
