@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { DEFAULTS } from '../defaults.js';
-import { ChronosStateError, InvalidOptionsError } from '../errors.js';
+import { ChronosStateError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { consoleLogger, FailureLog, type ChronosLogger } from '../logger.js';
 import {
@@ -12,66 +12,18 @@ import {
   openConnection,
   type ConnectionHandle,
   type RedisClient,
-  type RedisConnection,
 } from '../redis/connection.js';
-import { CONSUMER_GROUP, GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
-import { decodeEntry, utcDay, type StreamTask, type TaskMeta } from './codec.js';
+import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
+import { Consumer, weightedOrder, type ConsumedQueue, type Fetched as ConsumedFetched } from './consumer.js';
 import { Executor, TaskRun } from './executor.js';
 import { Mux } from './mux.js';
-import { defaultBackoff, type BackoffFn, type Task } from './task.js';
+import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
+import type { Task } from './task.js';
 
-/**
- * Options of a worker server. Durations are milliseconds.
- * @publicApi
- */
-export interface ServerOptions {
-  /** Redis to use. @defaultValue redis://127.0.0.1:6379 */
-  connection?: RedisConnection;
-  /** Key prefix isolating this app on a shared Redis. @defaultValue 'chronos' */
-  namespace?: string;
-  /** Handlers running at once on this server. @defaultValue 10 */
-  concurrency?: number;
-  /**
-   * Queues to serve: a list (equal weights) or `{ name: weight }` (asynq-style: a queue of
-   * weight 6 is tried first about 6 times as often as one of weight 1). @defaultValue ['default']
-   */
-  queues?: readonly string[] | Readonly<Record<string, number>>;
-  /** Serve queues in strict priority (the order of `queues`, or highest weight first). @defaultValue false */
-  strictPriority?: boolean;
-  /** Grace for in-flight handlers at shutdown before they are aborted and requeued, ms. @defaultValue 8000 */
-  shutdownTimeout?: number;
-  /** A pending entry idle this long is reclaimed from its (presumably dead) consumer, ms. @defaultValue 30000 */
-  visibilityTimeout?: number;
-  /** How often this server looks for entries idle past the visibility timeout, ms. @defaultValue 2000 */
-  recoverInterval?: number;
-  /** Reclaims before a task is dead as poison. @defaultValue 5 */
-  maxDeliveries?: number;
-  /** Longest wait between checks for due delayed/retry tasks, ms. @defaultValue 1000 */
-  forwardInterval?: number;
-  /** Longest single blocking read, ms. @defaultValue 1000 */
-  blockTimeout?: number;
-  /** Retry delay of failed tasks. @defaultValue Sidekiq/asynq formula, see {@link defaultBackoff} */
-  backoff?: BackoffFn;
-  /** Dead-letter cap by count, per queue. @defaultValue 10000 */
-  deadMaxCount?: number;
-  /** Dead-letter cap by age, ms. @defaultValue 7776000000 (90 days) */
-  deadMaxAge?: number;
-  /** Id of this server: its consumer name in every group. @defaultValue `<hostname>:<pid>:<random>` */
-  serverId?: string;
-  logger?: ChronosLogger;
-  /** Event bus shared with the client and scheduler of the app. */
-  events?: EventBus;
-  /** Handler registry; a new one when omitted. */
-  mux?: Mux;
-}
-
-const SERVER_KEYS = new Set([
-  'connection', 'namespace', 'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout',
-  'recoverInterval', 'maxDeliveries', 'forwardInterval', 'blockTimeout', 'backoff', 'deadMaxCount', 'deadMaxAge',
-  'serverId', 'logger', 'events', 'mux',
-]);
+export type { ServerOptions } from './server-options.js';
 
 /** Abort reason of handlers still running when the shutdown grace ends. */
 export class ShutdownAbort extends Error {
@@ -81,17 +33,9 @@ export class ShutdownAbort extends Error {
   }
 }
 
-interface QueueState {
-  readonly name: string;
-  readonly weight: number;
-  readonly keys: QueueKeys;
-}
+type QueueState = ConsumedQueue;
 
-interface Fetched {
-  readonly queue: QueueState;
-  readonly entryId: string;
-  readonly fields: string[] | null;
-}
+type Fetched = ConsumedFetched<QueueState>;
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 interface Waiting {
@@ -116,9 +60,6 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
-const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
-
 /**
  * A worker server: fetches tasks from its queues with blocking `XREADGROUP` (one consumer group
  * per queue, this server's id as the consumer), runs their handlers with at most `concurrency` at
@@ -136,7 +77,7 @@ export class ChronosServer {
   readonly namespace: string;
   readonly mux: Mux;
   readonly events: EventBus;
-  private readonly opts: Required<Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>>;
+  private readonly opts: ResolvedServerOptions;
   private readonly queues: QueueState[];
   private readonly globalKeys: GlobalKeys;
   private readonly logger: ChronosLogger;
@@ -154,6 +95,7 @@ export class ChronosServer {
   private clockOffsetMs = 0;
   private readonly acker: AckBatcher;
   private readonly executor: Executor;
+  private readonly consumer: Consumer;
   private wakeFetcher?: () => void;
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
@@ -166,40 +108,12 @@ export class ChronosServer {
   private readonly forwardFailures: FailureLog;
 
   constructor(options: ServerOptions = {}) {
-    const issues: string[] = [];
-    for (const key of Object.keys(options)) if (!SERVER_KEYS.has(key)) issues.push(`unknown option "${key}"`);
-    const int = (name: keyof ServerOptions, min: number, def: number): number => {
-      const v = options[name] ?? def;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min) issues.push(`${name}: expected an integer >= ${min}, got ${String(v)}`);
-      return v as number;
-    };
-    this.opts = {
-      concurrency: int('concurrency', 1, DEFAULTS.concurrency),
-      strictPriority: options.strictPriority ?? false,
-      shutdownTimeout: int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs),
-      visibilityTimeout: int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs),
-      recoverInterval: int('recoverInterval', 10, DEFAULTS.recoverIntervalMs),
-      maxDeliveries: int('maxDeliveries', 1, DEFAULTS.maxDeliveries),
-      forwardInterval: int('forwardInterval', 10, DEFAULTS.forwardIntervalMs),
-      blockTimeout: int('blockTimeout', 10, DEFAULTS.blockTimeoutMs),
-      backoff: options.backoff ?? defaultBackoff,
-      deadMaxCount: int('deadMaxCount', 0, DEFAULTS.deadMaxCount),
-      deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs),
-    };
-    if (typeof this.opts.backoff !== 'function') issues.push(`backoff: expected a function (retried, error, task) => ms, got ${typeof this.opts.backoff}`);
-    this.namespace = options.namespace ?? DEFAULTS.namespace;
-    if (!isValidName(this.namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(this.namespace)}`);
-    const q = options.queues ?? [DEFAULTS.queue];
-    const entries: [string, number][] = Array.isArray(q) ? q.map((n) => [n, 1]) : Object.entries(q as Record<string, number>);
-    if (entries.length === 0) issues.push('queues: expected at least one queue');
-    for (const [name, weight] of entries) {
-      if (!isValidName(name)) issues.push(`queues: invalid queue name ${JSON.stringify(name)}`);
-      if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1) issues.push(`queues.${name}: expected an integer weight >= 1, got ${String(weight)}`);
-    }
-    if (new Set(entries.map((e) => e[0])).size !== entries.length) issues.push('queues: a queue is listed twice');
-    if (issues.length) throw new InvalidOptionsError(issues, 'server options');
+    const resolved = resolveServerOptions(options);
+    this.opts = resolved.opts;
+    this.namespace = resolved.namespace;
+    const { entries, listed } = resolved;
     this.queues = entries.map(([name, weight]) => ({ name, weight, keys: new QueueKeys(this.namespace, name) }));
-    if (this.opts.strictPriority && !Array.isArray(q)) this.queues.sort((a, b) => b.weight - a.weight);
+    if (this.opts.strictPriority && !listed) this.queues.sort((a, b) => b.weight - a.weight);
     this.id = options.serverId ?? newInstanceId();
     this.mux = options.mux ?? new Mux();
     this.events = options.events ?? new EventBus();
@@ -209,6 +123,7 @@ export class ChronosServer {
     this.fetchFailures = new FailureLog(this.logger, 'Fetching tasks');
     this.forwardFailures = new FailureLog(this.logger, 'Forwarding due tasks');
     this.acker = new AckBatcher(this.conn.client, this.logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
+    this.consumer = new Consumer(this.conn.client, this.id);
     this.executor = new Executor(this.conn.client, this.logger, this.events, this.acker, this.opts, (delay) => this.forwardBy(delay));
   }
 
@@ -260,7 +175,7 @@ export class ChronosServer {
     this.blocking = duplicateConnection(this.conn.client);
     this.blocking.on('ready', () => void this.refreshBlockingId());
     await this.refreshBlockingId();
-    await this.ensureGroups();
+    await this.consumer.ensureGroups(this.queues);
     await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
     await this.refreshPaused();
     await this.heartbeat();
@@ -392,7 +307,7 @@ export class ChronosServer {
         if (/NOGROUP/.test(errorMessage(err))) {
           this.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {
-            await this.ensureGroups();
+            await this.consumer.ensureGroups(this.queues);
             continue;
           } catch (e) {
             err = e;
@@ -409,8 +324,7 @@ export class ChronosServer {
     const owned = new Set<string>();
     for (const q of new Set(fetched.map((f) => f.queue))) {
       const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
-      const kept = (await this.conn.client.call('XCLAIM', q.keys.stream, CONSUMER_GROUP, this.id, 0, ...ids, 'JUSTID')) as string[];
-      for (const id of kept) owned.add(id);
+      for (const id of await this.consumer.claim(q.keys.stream, ids)) owned.add(id);
     }
     const lost = fetched.length - owned.size;
     if (lost > 0) this.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
@@ -420,16 +334,7 @@ export class ChronosServer {
   /** Queues to try, in order: strict priority, or a weighted random permutation (asynq). Paused ones are left out. */
   private fetchOrder(): QueueState[] {
     const open = this.queues.filter((q) => !this.paused.has(q.name));
-    if (this.opts.strictPriority || open.length <= 1) return open;
-    const pool = open.slice();
-    const order: QueueState[] = [];
-    while (pool.length > 0) {
-      let r = Math.random() * pool.reduce((s, q) => s + q.weight, 0);
-      let i = 0;
-      while (i < pool.length - 1 && (r -= pool[i].weight) >= 0) i++;
-      order.push(pool.splice(i, 1)[0]);
-    }
-    return order;
+    return this.opts.strictPriority || open.length <= 1 ? open : weightedOrder(open);
   }
 
   /**
@@ -441,37 +346,12 @@ export class ChronosServer {
     const client = this.blocking!;
     if (order.length > 1) {
       for (const q of order) {
-        const got = await this.xreadgroup(client, [q], count, undefined);
+        const got = await this.consumer.read(client, [q], count);
         if (got.length > 0) return got;
         if (this.state !== 'running') return [];
       }
     }
-    return this.xreadgroup(client, order, count, this.opts.blockTimeout);
-  }
-
-  private async xreadgroup(client: RedisClient, queues: QueueState[], count: number, blockMs: number | undefined): Promise<Fetched[]> {
-    const args: (string | number)[] = ['GROUP', CONSUMER_GROUP, this.id, 'COUNT', count];
-    if (blockMs !== undefined) args.push('BLOCK', blockMs);
-    args.push('STREAMS', ...queues.map((q) => q.keys.stream), ...queues.map(() => '>'));
-    const reply = (await client.call('XREADGROUP', ...args)) as [string, [string, string[] | null][]][] | null;
-    if (!reply) return [];
-    const out: Fetched[] = [];
-    for (const [key, entries] of reply) {
-      const queue = queues.find((q) => q.keys.stream === key)!;
-      for (const [entryId, fields] of entries) out.push({ queue, entryId, fields });
-    }
-    return out;
-  }
-
-  /** Creates each queue's consumer group at id 0 (so tasks enqueued before any server are served); BUSYGROUP is fine. */
-  private async ensureGroups(): Promise<void> {
-    for (const q of this.queues) {
-      try {
-        await this.conn.client.call('XGROUP', 'CREATE', q.keys.stream, CONSUMER_GROUP, '0', 'MKSTREAM');
-      } catch (err) {
-        if (!/BUSYGROUP/.test(errorMessage(err))) throw err;
-      }
-    }
+    return this.consumer.read(client, order, count, this.opts.blockTimeout);
   }
 
   private async refreshBlockingId(): Promise<void> {
@@ -540,8 +420,7 @@ export class ChronosServer {
     if (Date.now() - h.dueAt > this.opts.visibilityTimeout / 3) {
       let owned = false;
       try {
-        const ids = (await this.conn.client.call('XCLAIM', h.queue.keys.stream, CONSUMER_GROUP, this.id, 0, entryId, 'JUSTID')) as string[];
-        owned = ids.length === 1;
+        owned = (await this.consumer.claim(h.queue.keys.stream, [entryId])).length === 1;
       } catch (err) {
         this.logger.warn(`Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`);
       }
@@ -625,25 +504,19 @@ export class ChronosServer {
   }
 
   private async recover(): Promise<void> {
+    const o = this.opts;
     for (const q of this.queues) {
-      let cursor = '0-0';
-      for (let round = 0; round < 10; round++) {
-        const [, , requeued, dead, next] = await runScript<[number, number, string[], string[], string]>(
-          this.conn.client,
-          'recover',
-          [q.keys.stream, q.keys.dead, q.keys.deadTasks, q.keys.failed(utcDay(Date.now()))],
-          [CONSUMER_GROUP, this.id, this.opts.visibilityTimeout, 100, this.opts.maxDeliveries, this.opts.deadMaxCount, this.opts.deadMaxAge, DEFAULTS.counterTtlMs, cursor],
-        );
-        if (requeued.length > 0) {
-          this.logger.warn(`Reclaimed ${requeued.length} task(s) idle past the visibility timeout and put them back in the queue (queue=${q.name} ids=${requeued.join(',')})`);
-          if (this.events.active) for (const id of requeued) this.events.emit({ type: 'task.requeued', queue: q.name, taskId: id, taskType: '', reason: 'recovered' });
-        }
-        for (const id of dead) {
-          this.logger.error(`Task dead as poison: reclaimed more than ${this.opts.maxDeliveries} times without finishing (queue=${q.name} id=${id})`);
-        }
-        cursor = next;
-        if (cursor === '0-0') break;
+      const { requeued, dead } = await this.consumer.recover(q.keys, {
+        visibilityTimeoutMs: o.visibilityTimeout,
+        maxDeliveries: o.maxDeliveries,
+        deadMaxCount: o.deadMaxCount,
+        deadMaxAgeMs: o.deadMaxAge,
+      });
+      if (requeued.length > 0) {
+        this.logger.warn(`Reclaimed ${requeued.length} task(s) idle past the visibility timeout and put them back in the queue (queue=${q.name} ids=${requeued.join(',')})`);
+        if (this.events.active) for (const id of requeued) this.events.emit({ type: 'task.requeued', queue: q.name, taskId: id, taskType: '', reason: 'recovered' });
       }
+      for (const id of dead) this.logger.error(`Task dead as poison: reclaimed more than ${o.maxDeliveries} times without finishing (queue=${q.name} id=${id})`);
     }
   }
 
@@ -653,27 +526,11 @@ export class ChronosServer {
     const add = (queue: QueueState, entryId: string) => byQueue.set(queue, [...(byQueue.get(queue) ?? []), entryId]);
     for (const run of this.inflight.values()) if (!run.abandoned) add(run.ref as QueueState, run.entry.entryId);
     for (const w of [...this.buffer, ...this.held.values()]) add(w.queue, w.task.entryId);
-    for (const [q, ids] of byQueue) {
-      await this.conn.client.call('XCLAIM', q.keys.stream, CONSUMER_GROUP, this.id, 0, ...ids, 'JUSTID');
-    }
+    for (const [q, ids] of byQueue) await this.consumer.claim(q.keys.stream, ids);
   }
 
-  /**
-   * Deletes consumers that have been idle for an hour and own no pending entry (servers that are
-   * gone: a live server touches its consumer every `blockTimeout`). A consumer that still owns
-   * entries is never deleted; the recoverer reclaims those.
-   */
   private async deleteGoneConsumers(): Promise<void> {
-    for (const q of this.queues) {
-      const rows = (await this.conn.client.call('XINFO', 'CONSUMERS', q.keys.stream, CONSUMER_GROUP)) as (string | number)[][];
-      for (const row of rows) {
-        const info: Record<string, string | number> = {};
-        for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
-        if (info.name !== this.id && Number(info.pending) === 0 && Number(info.idle) > GONE_CONSUMER_IDLE_MS) {
-          await this.conn.client.call('XGROUP', 'DELCONSUMER', q.keys.stream, CONSUMER_GROUP, String(info.name));
-        }
-      }
-    }
+    for (const q of this.queues) await this.consumer.deleteGoneConsumers(q.keys.stream);
   }
 
   private async heartbeat(): Promise<void> {
@@ -713,7 +570,7 @@ export class ChronosServer {
     for (const i of items) byQueue.set(i.queue, [...(byQueue.get(i.queue) ?? []), i.entryId]);
     for (const [q, ids] of byQueue) {
       try {
-        await runScript(this.conn.client, 'requeue', [q.keys.stream], [CONSUMER_GROUP, ...ids]);
+        await this.consumer.giveBack(q.keys.stream, ids);
       } catch (err) {
         this.logger.error(`Could not put ${ids.length} task(s) back in the queue; they will be reclaimed after the visibility timeout (queue=${q.name})`, err);
       }
@@ -724,8 +581,8 @@ export class ChronosServer {
   private async releaseOwnPending(): Promise<void> {
     for (const q of this.queues) {
       try {
-        const rows = (await this.conn.client.call('XPENDING', q.keys.stream, CONSUMER_GROUP, '-', '+', 1000, this.id)) as [string, string, number, number][];
-        if (rows.length > 0) await this.requeueEntries(rows.map(([entryId]) => ({ queue: q, entryId })));
+        const ids = await this.consumer.pending(q.keys.stream);
+        if (ids.length > 0) await this.requeueEntries(ids.map((entryId) => ({ queue: q, entryId })));
       } catch {
         /* Redis gone: the recoverer of another server reclaims them */
       }

@@ -1,0 +1,139 @@
+import { DEFAULTS } from '../defaults.js';
+import type { RedisClient } from '../redis/connection.js';
+import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
+import { runScript } from '../redis/scripts.js';
+import { utcDay } from './codec.js';
+
+/** A queue as a consumer sees it. */
+export interface ConsumedQueue {
+  readonly name: string;
+  readonly weight: number;
+  readonly keys: QueueKeys;
+}
+
+/** One entry read from a stream. */
+export interface Fetched<Q extends ConsumedQueue = ConsumedQueue> {
+  readonly queue: Q;
+  readonly entryId: string;
+  readonly fields: string[] | null;
+}
+
+/** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
+const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
+
+/**
+ * Queues to try, in order: a weighted random permutation (asynq's weighted priority: a queue of
+ * weight 6 comes first about 6 times as often as one of weight 1).
+ */
+export function weightedOrder<Q extends ConsumedQueue>(queues: readonly Q[]): Q[] {
+  const pool = queues.slice();
+  const order: Q[] = [];
+  while (pool.length > 0) {
+    let r = Math.random() * pool.reduce((s, q) => s + q.weight, 0);
+    let i = 0;
+    while (i < pool.length - 1 && (r -= pool[i].weight) >= 0) i++;
+    order.push(pool.splice(i, 1)[0]);
+  }
+  return order;
+}
+
+/**
+ * The Redis Streams operations of one consumer (a server) in the `chronos` consumer group of its
+ * queues: reads, claims, give-backs, recovery. No state: the server decides when.
+ */
+export class Consumer {
+  constructor(
+    private readonly client: RedisClient,
+    readonly name: string,
+  ) {}
+
+  /** `XREADGROUP … COUNT count [BLOCK blockMs] STREAMS <queues> >` on `via` (the blocking connection). */
+  async read<Q extends ConsumedQueue>(via: RedisClient, queues: readonly Q[], count: number, blockMs?: number): Promise<Fetched<Q>[]> {
+    const args: (string | number)[] = ['GROUP', CONSUMER_GROUP, this.name, 'COUNT', count];
+    if (blockMs !== undefined) args.push('BLOCK', blockMs);
+    args.push('STREAMS', ...queues.map((q) => q.keys.stream), ...queues.map(() => '>'));
+    const reply = (await via.call('XREADGROUP', ...args)) as [string, [string, string[] | null][]][] | null;
+    if (!reply) return [];
+    const out: Fetched<Q>[] = [];
+    for (const [key, entries] of reply) {
+      const queue = queues.find((q) => q.keys.stream === key)!;
+      for (const [entryId, fields] of entries) out.push({ queue, entryId, fields });
+    }
+    return out;
+  }
+
+  /** Creates each queue's consumer group at id 0 (so tasks enqueued before any server are served); BUSYGROUP is fine. */
+  async ensureGroups(queues: readonly ConsumedQueue[]): Promise<void> {
+    for (const q of queues) {
+      try {
+        await this.client.call('XGROUP', 'CREATE', q.keys.stream, CONSUMER_GROUP, '0', 'MKSTREAM');
+      } catch (err) {
+        if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+      }
+    }
+  }
+
+  /**
+   * `XCLAIM … 0 <ids> JUSTID` to this consumer: resets the idle time of entries it holds (a long
+   * handler is not reclaimed). @returns the ids it still owns — an entry the recoverer gave back
+   * to the queue meanwhile is no longer pending, so it is not returned.
+   */
+  async claim(stream: string, ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.client.call('XCLAIM', stream, CONSUMER_GROUP, this.name, 0, ...ids, 'JUSTID')) as string[];
+  }
+
+  /** Puts entries this consumer holds back at the end of the stream (requeue.lua), uncounted. */
+  async giveBack(stream: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return runScript<number>(this.client, 'requeue', [stream], [CONSUMER_GROUP, ...ids]);
+  }
+
+  /** Ids of the entries this consumer has pending (at most 1000). */
+  async pending(stream: string): Promise<string[]> {
+    const rows = (await this.client.call('XPENDING', stream, CONSUMER_GROUP, '-', '+', 1000, this.name)) as [string, string, number, number][];
+    return rows.map(([entryId]) => entryId);
+  }
+
+  /**
+   * Reclaims entries idle past `visibilityTimeoutMs` (recover.lua: XAUTOCLAIM, then back to the
+   * stream, or dead as poison past `maxDeliveries`), scanning the whole pending entries list in
+   * rounds of 100.
+   */
+  async recover(
+    keys: QueueKeys,
+    opts: { visibilityTimeoutMs: number; maxDeliveries: number; deadMaxCount: number; deadMaxAgeMs: number },
+  ): Promise<{ requeued: string[]; dead: string[] }> {
+    const out = { requeued: [] as string[], dead: [] as string[] };
+    let cursor = '0-0';
+    for (let round = 0; round < 10; round++) {
+      const [, , requeued, dead, next] = await runScript<[number, number, string[], string[], string]>(
+        this.client,
+        'recover',
+        [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now()))],
+        [CONSUMER_GROUP, this.name, opts.visibilityTimeoutMs, 100, opts.maxDeliveries, opts.deadMaxCount, opts.deadMaxAgeMs, DEFAULTS.counterTtlMs, cursor],
+      );
+      out.requeued.push(...requeued);
+      out.dead.push(...dead);
+      cursor = next;
+      if (cursor === '0-0') break;
+    }
+    return out;
+  }
+
+  /**
+   * Deletes consumers that have been idle for an hour and own no pending entry (servers that are
+   * gone: a live server touches its consumer every `blockTimeout`). A consumer that still owns
+   * entries is never deleted; the recoverer reclaims those.
+   */
+  async deleteGoneConsumers(stream: string): Promise<void> {
+    const rows = (await this.client.call('XINFO', 'CONSUMERS', stream, CONSUMER_GROUP)) as (string | number)[][];
+    for (const row of rows) {
+      const info: Record<string, string | number> = {};
+      for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
+      if (info.name !== this.name && Number(info.pending) === 0 && Number(info.idle) > GONE_CONSUMER_IDLE_MS) {
+        await this.client.call('XGROUP', 'DELCONSUMER', stream, CONSUMER_GROUP, String(info.name));
+      }
+    }
+  }
+}
