@@ -91,7 +91,8 @@ function errorText(err: unknown): string {
   return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
 }
 
-function errorMessage(err: unknown): string {
+/** The message of an error, or the value as text. */
+export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 

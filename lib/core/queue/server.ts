@@ -18,7 +18,7 @@ import { runScript } from '../redis/scripts.js';
 import { AckBatcher } from './ack-batcher.js';
 import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
 import { Consumer, weightedOrder, type ConsumedQueue, type Fetched as ConsumedFetched } from './consumer.js';
-import { Executor, TaskRun } from './executor.js';
+import { errorMessage, Executor, TaskRun } from './executor.js';
 import { Mux } from './mux.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import type { Task } from './task.js';
@@ -56,9 +56,6 @@ export function newInstanceId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * A worker server: fetches tasks from its queues with blocking `XREADGROUP` (one consumer group

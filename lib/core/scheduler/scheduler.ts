@@ -542,7 +542,7 @@ export class Scheduler {
         });
       }
     }
-    for (const i of items) i.entry.next = i.entry.spec.nextAfter(i.entry.lastFired);
+    for (const e of new Set(items.map((i) => i.entry))) e.next = e.spec.nextAfter(e.lastFired);
     return retryAt;
   }
 
