@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { DEFAULTS } from '../defaults.js';
 import { ChronosStateError } from '../errors.js';
 import { EventBus } from '../events.js';
+import { newInstanceId } from '../instance-id.js';
 import { consoleLogger, FailureLog, type ChronosLogger } from '../logger.js';
 import {
   checkServer,
@@ -50,12 +50,6 @@ interface Held extends Waiting {
   /** When the timer should fire (local clock, epoch ms). */
   readonly dueAt: number;
 }
-
-/** Default id of a server or scheduler instance: `<hostname>:<pid>:<6 hex>`. */
-export function newInstanceId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-}
-
 
 /**
  * A worker server: fetches tasks from its queues with blocking `XREADGROUP` (one consumer group

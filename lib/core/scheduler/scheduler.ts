@@ -5,7 +5,7 @@ import { ChronosStateError, DuplicateScheduleError, InvalidOptionsError, Schedul
 import { EventBus } from '../events.js';
 import { consoleLogger, FailureLog, type ChronosLogger } from '../logger.js';
 import { encodeMeta, type TaskMeta } from '../queue/codec.js';
-import { newInstanceId } from '../queue/server.js';
+import { newInstanceId } from '../instance-id.js';
 import {
   checkServer,
   closeClient,

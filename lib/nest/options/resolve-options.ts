@@ -2,7 +2,7 @@ import { DEFAULTS } from '../../core/defaults.js';
 import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
 import { isValidName } from '../../core/redis/keys.js';
 import type { BackoffFn } from '../../core/queue/task.js';
-import { newInstanceId } from '../../core/queue/server.js';
+import { newInstanceId } from '../../core/instance-id.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
 
