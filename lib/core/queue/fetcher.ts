@@ -1,0 +1,186 @@
+import { FailureLog, type ChronosLogger } from '../logger.js';
+import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import type { GlobalKeys } from '../redis/keys.js';
+import { weightedOrder, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
+import { errorMessage } from './executor.js';
+import type { Loops } from './loops.js';
+import type { Recoverer } from './recoverer.js';
+import type { ResolvedServerOptions } from './server-options.js';
+import type { Slots } from './slots.js';
+
+/** What the fetcher needs from the server. */
+export interface FetcherDeps {
+  /** The server's client (commands other than the blocking read). */
+  readonly client: RedisClient;
+  readonly globalKeys: GlobalKeys;
+  readonly queues: readonly ConsumedQueue[];
+  readonly opts: ResolvedServerOptions;
+  readonly consumer: Consumer;
+  readonly slots: Slots;
+  readonly recoverer: Recoverer;
+  readonly loops: Loops;
+  readonly logger: ChronosLogger;
+  /** True while the server runs: the loop ends otherwise. */
+  readonly isRunning: () => boolean;
+}
+
+/**
+ * The fetch loop of a worker server: blocking `XREADGROUP` on its own connection, as many entries
+ * as there are free slots, from the queues in order (strict priority, or a weighted random
+ * permutation) with paused queues left out. Owns the blocking connection (ended at once by
+ * `CLIENT UNBLOCK`) and this server's view of the paused queues (`<ns>:paused`).
+ */
+export class Fetcher {
+  /** Failures of the fetch loop (reported by the server's `health()`). */
+  readonly failures: FailureLog;
+  private blocking?: RedisClient;
+  private blockingId?: number;
+  private wakeFetcher?: () => void;
+  private pausedSet = new Set<string>();
+
+  constructor(private readonly deps: FetcherDeps) {
+    this.failures = new FailureLog(deps.logger, 'Fetching tasks');
+  }
+
+  /** Queues this server currently knows as paused. */
+  get paused(): ReadonlySet<string> {
+    return this.pausedSet;
+  }
+
+  /** Opens the blocking connection (a duplicate of the server's client) and learns its client id. */
+  async open(): Promise<void> {
+    this.blocking = duplicateConnection(this.deps.client);
+    this.blocking.on('ready', () => void this.refreshBlockingId());
+    await this.refreshBlockingId();
+  }
+
+  /** Closes the blocking connection, if open. */
+  async close(): Promise<void> {
+    if (this.blocking) await closeClient(this.blocking);
+  }
+
+  /** Wakes the loop when it waits for a free slot. */
+  wake(): void {
+    this.wakeFetcher?.();
+  }
+
+  /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
+  async pause(queue: string): Promise<void> {
+    await this.deps.client.sadd(this.deps.globalKeys.paused, queue);
+    this.pausedSet.add(queue);
+    await this.unblock();
+  }
+
+  /** Resumes a paused queue on every server (removes it from `<ns>:paused`). */
+  async resume(queue: string): Promise<void> {
+    await this.deps.client.srem(this.deps.globalKeys.paused, queue);
+    this.pausedSet.delete(queue);
+    this.wakeFetcher?.();
+  }
+
+  /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
+  async refreshPaused(): Promise<void> {
+    const before = this.pausedSet;
+    this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
+    if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
+    // a read blocked on a queue that was just paused must not deliver from it
+    if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
+  }
+
+  /** The loop; ends when the server stops running. */
+  async run(): Promise<void> {
+    const { slots, opts } = this.deps;
+    const failures = this.failures;
+    while (this.deps.isRunning()) {
+      if (slots.freeSlots <= 0) {
+        await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
+        this.wakeFetcher = undefined;
+        continue;
+      }
+      const order = this.fetchOrder();
+      if (order.length === 0) {
+        await this.deps.loops.sleep(opts.blockTimeout);
+        continue;
+      }
+      try {
+        const sentAt = Date.now();
+        let fetched = await this.read(order, slots.freeSlots);
+        failures.ok();
+        // a reply far later than a blocking read can take means this process was paused while the
+        // entries waited in its socket: the recoverer may have given them to someone else already
+        if (fetched.length > 0 && Date.now() - sentAt > opts.blockTimeout + opts.visibilityTimeout / 3) {
+          fetched = await this.stillOwned(fetched);
+        }
+        const givenBack = fetched.filter((f) => this.pausedSet.has(f.queue.name));
+        if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
+        for (const f of fetched) if (!this.pausedSet.has(f.queue.name)) slots.accept(f);
+      } catch (err) {
+        if (!this.deps.isRunning()) break;
+        if (/NOGROUP/.test(errorMessage(err))) {
+          this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
+          try {
+            await this.deps.consumer.ensureGroups(this.deps.queues);
+            continue;
+          } catch (e) {
+            err = e;
+          }
+        }
+        failures.failed(err);
+        await this.deps.loops.sleep(failures.backoffMs);
+      }
+    }
+  }
+
+  /** Ends a blocking read at once (CLIENT UNBLOCK: the read returns empty, nothing is lost). */
+  async unblock(): Promise<void> {
+    if (this.blockingId === undefined) return;
+    try {
+      await this.deps.client.call('CLIENT', 'UNBLOCK', this.blockingId);
+    } catch {
+      /* not blocked or Redis gone */
+    }
+  }
+
+  /** The entries this consumer still owns (`XCLAIM … JUSTID` per queue); the others were reclaimed. */
+  private async stillOwned(fetched: Fetched[]): Promise<Fetched[]> {
+    const owned = new Set<string>();
+    for (const q of new Set(fetched.map((f) => f.queue))) {
+      const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
+      for (const id of await this.deps.consumer.claim(q.keys.stream, ids)) owned.add(id);
+    }
+    const lost = fetched.length - owned.size;
+    if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+    return fetched.filter((f) => owned.has(f.entryId));
+  }
+
+  /** Queues to try, in order: strict priority, or a weighted random permutation (asynq). Paused ones are left out. */
+  private fetchOrder(): ConsumedQueue[] {
+    const open = this.deps.queues.filter((q) => !this.pausedSet.has(q.name));
+    return this.deps.opts.strictPriority || open.length <= 1 ? open : weightedOrder(open);
+  }
+
+  /**
+   * One fetch: with one queue, a blocking read. With several: a non-blocking read per queue in
+   * `order` until one has entries; if none has, a blocking read on all of them (which may return
+   * more than `count`; the extra entries wait in the slot table's buffer, their claims kept fresh).
+   */
+  private async read(order: ConsumedQueue[], count: number): Promise<Fetched[]> {
+    const client = this.blocking!;
+    if (order.length > 1) {
+      for (const q of order) {
+        const got = await this.deps.consumer.read(client, [q], count);
+        if (got.length > 0) return got;
+        if (!this.deps.isRunning()) return [];
+      }
+    }
+    return this.deps.consumer.read(client, order, count, this.deps.opts.blockTimeout);
+  }
+
+  private async refreshBlockingId(): Promise<void> {
+    try {
+      this.blockingId = (await this.blocking!.call('CLIENT', 'ID')) as number;
+    } catch {
+      this.blockingId = undefined;
+    }
+  }
+}

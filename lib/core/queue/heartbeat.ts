@@ -1,0 +1,65 @@
+import { hostname } from 'node:os';
+import { DEFAULTS } from '../defaults.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { GlobalKeys } from '../redis/keys.js';
+import type { ConsumedQueue } from './consumer.js';
+
+/** The counters a heartbeat reports. */
+export interface ServerStats {
+  /** Handlers running now. */
+  readonly active: number;
+  readonly processed: number;
+  readonly failed: number;
+}
+
+/**
+ * A worker server's presence in Redis: `<ns>:server:<id>` (its info as JSON, expiring after three
+ * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
+ * `DEFAULTS.serverHeartbeatMs` and removed at shutdown.
+ */
+export class Heartbeat {
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly globalKeys: GlobalKeys,
+    private readonly id: string,
+    private readonly queues: readonly ConsumedQueue[],
+    private readonly config: { readonly strictPriority: boolean; readonly concurrency: number },
+    private readonly stats: () => ServerStats,
+  ) {}
+
+  /** Writes the info key and the `<ns>:servers` score (one MULTI). */
+  async beat(): Promise<void> {
+    const ttl = DEFAULTS.serverHeartbeatMs * 3;
+    const { active, processed, failed } = this.stats();
+    const info = JSON.stringify({
+      id: this.id,
+      host: hostname(),
+      pid: process.pid,
+      queues: Object.fromEntries(this.queues.map((q) => [q.name, q.weight])),
+      strictPriority: this.config.strictPriority,
+      concurrency: this.config.concurrency,
+      active,
+      processed,
+      failed,
+      startedAt: this.startedAt,
+      heartbeatAt: Date.now(),
+    });
+    await this.client
+      .multi()
+      .set(this.globalKeys.server(this.id), info, 'PX', ttl)
+      .zadd(this.globalKeys.servers, Date.now() + ttl, this.id)
+      .exec();
+  }
+
+  /** Removes this server from `<ns>:servers` and deletes its info key; a Redis that is gone is ignored (the key expires). */
+  async remove(): Promise<void> {
+    try {
+      await this.client.zrem(this.globalKeys.servers, this.id);
+      await this.client.del(this.globalKeys.server(this.id));
+    } catch {
+      /* Redis gone: the heartbeat key expires by itself */
+    }
+  }
+}

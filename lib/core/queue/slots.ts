@@ -1,0 +1,183 @@
+import type { ChronosLogger } from '../logger.js';
+import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
+import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
+import { errorMessage, TaskRun, type Executor } from './executor.js';
+import type { Mux } from './mux.js';
+
+/** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
+export interface Waiting {
+  readonly queue: ConsumedQueue;
+  readonly task: StreamTask;
+  readonly payload: unknown;
+}
+
+/** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
+export interface Held extends Waiting {
+  readonly timer: NodeJS.Timeout;
+  /** When the timer should fire (local clock, epoch ms). */
+  readonly dueAt: number;
+}
+
+/** What the slot table needs from the server. */
+export interface SlotsDeps {
+  /** Handlers running at once, at most. */
+  readonly concurrency: number;
+  /** A held task whose timer fires this much later than planned is started only if still ours, ms. */
+  readonly visibilityTimeoutMs: number;
+  readonly consumer: Consumer;
+  readonly executor: Executor;
+  readonly mux: Mux;
+  readonly logger: ChronosLogger;
+  /** True while the server runs: nothing is admitted otherwise. */
+  readonly isRunning: () => boolean;
+  /** Redis time − local clock, ms: when a trigger's instant comes by this server's estimate. */
+  readonly clockOffsetMs: () => number;
+  /** A slot came free: the fetcher may read again. */
+  readonly slotFreed: () => void;
+}
+
+/**
+ * The slot table of a worker server — where the worker's slots are counted: `concurrency` slots,
+ * each running a handler ({@link TaskRun}s in flight) or reserved by a held trigger task waiting
+ * for its instant; decoded tasks beyond the free slots wait in a buffer. A schedule trigger's task
+ * fetched early (the leader enqueues up to a second ahead) is held by a Node timer on the
+ * server's estimate of Redis time, so its handler starts on time.
+ */
+export class Slots {
+  private active = 0;
+  private readonly inflight = new Map<string, TaskRun>();
+  private readonly buffer: Waiting[] = [];
+  private readonly held = new Map<string, Held>();
+  private readonly idleWaiters = new Set<() => void>();
+
+  constructor(private readonly deps: SlotsDeps) {}
+
+  /** Handlers running now. */
+  get activeCount(): number {
+    return this.active;
+  }
+
+  /** Slots neither running a handler nor reserved by a held task. */
+  get freeSlots(): number {
+    return this.deps.concurrency - this.active - this.held.size;
+  }
+
+  /** The runs in flight (handlers running now, or abandoned by a shutdown and not yet ended). */
+  get running(): TaskRun[] {
+    return [...this.inflight.values()];
+  }
+
+  /** Every entry this server holds: running (unless abandoned), waiting for a slot, held for its instant — in that order. */
+  *entries(): Iterable<{ queue: ConsumedQueue; entryId: string }> {
+    for (const run of this.inflight.values()) if (!run.abandoned) yield { queue: run.ref as ConsumedQueue, entryId: run.entry.entryId };
+    for (const w of [...this.buffer, ...this.held.values()]) yield { queue: w.queue, entryId: w.task.entryId };
+  }
+
+  /** Decodes a fetched entry: garbage goes to dead at once; a task starts, is held, or waits for a slot. */
+  accept(f: Fetched): void {
+    const decoded = decodeEntry(f.entryId, f.fields);
+    if (!decoded.ok) {
+      const { task, error } = decoded;
+      this.deps.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
+      const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now(), rs: 'decode', raw: decoded.fields };
+      void this.deps.executor.kill(f.queue, { ...task, meta }, 'decode', error.message);
+      return;
+    }
+    const w: Waiting = { queue: f.queue, task: decoded.task, payload: decoded.payload };
+    if (this.freeSlots > 0 && this.deps.isRunning()) this.admit(w);
+    else this.buffer.push(w);
+  }
+
+  /**
+   * Shutdown: takes the tasks fetched but not started (waiting for a slot, or held for their
+   * instant, their timers cleared) out of the table, for the caller to put back in the queue.
+   */
+  takeUnstarted(): Waiting[] {
+    for (const h of this.held.values()) clearTimeout(h.timer);
+    const unstarted = [...this.buffer.splice(0), ...this.held.values()];
+    this.held.clear();
+    return unstarted;
+  }
+
+  /** Resolves when no handler runs any more, or after `timeoutMs`. */
+  waitIdle(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(deadline);
+        this.idleWaiters.delete(done);
+        resolve();
+      };
+      const deadline = setTimeout(done, timeoutMs);
+      this.idleWaiters.add(done);
+    });
+  }
+
+  /** Takes a slot: holds a trigger's task that is early (first attempt only), else starts it. */
+  private admit(w: Waiting): void {
+    const { tr, r, c } = w.task.meta;
+    const early = tr !== undefined && r === 0 && !c ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
+    if (early > 0) {
+      // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
+      const delay = Math.ceil(early) + 1;
+      const timer = setTimeout(() => void this.release(w.task.entryId), delay);
+      this.held.set(w.task.entryId, { ...w, timer, dueAt: Date.now() + delay });
+      return;
+    }
+    this.run(w);
+  }
+
+  /**
+   * A held task's instant has come: it starts in its reserved slot. When the timer fires much
+   * later than planned (the process was paused or its event loop blocked, so claims were not
+   * extended), the entry may have been reclaimed and run elsewhere: it starts only if this
+   * consumer still owns it (`XCLAIM … JUSTID` returns it).
+   */
+  private async release(entryId: string): Promise<void> {
+    const h = this.held.get(entryId);
+    if (!h || !this.deps.isRunning()) return;
+    if (Date.now() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
+      let owned = false;
+      try {
+        owned = (await this.deps.consumer.claim(h.queue.keys.stream, [entryId])).length === 1;
+      } catch (err) {
+        this.deps.logger.warn(
+          `Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`,
+        );
+      }
+      if (this.held.get(entryId) !== h || !this.deps.isRunning()) return;
+      if (!owned) {
+        this.held.delete(entryId);
+        this.deps.logger.warn(`A held task was reclaimed while this process was paused; not running it here (id=${h.task.id})`);
+        this.finishReserved();
+        return;
+      }
+    }
+    this.held.delete(entryId);
+    this.run(h);
+  }
+
+  /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */
+  private finishReserved(): void {
+    while (this.deps.isRunning() && this.freeSlots > 0 && this.buffer.length > 0) this.admit(this.buffer.shift()!);
+    this.deps.slotFreed();
+  }
+
+  private run(w: Waiting): void {
+    const run = new TaskRun(w.queue, w.task, w.payload);
+    this.active++;
+    this.inflight.set(w.task.entryId, run);
+    const reg = this.deps.mux.get(w.task.type);
+    if (!reg) {
+      void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
+      return;
+    }
+    this.deps.executor.execute(run, reg, () => this.finish(run));
+  }
+
+  private finish(run: TaskRun): void {
+    this.inflight.delete(run.entry.entryId);
+    this.active--;
+    if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
+    this.finishReserved();
+  }
+}
