@@ -45,7 +45,7 @@ interface HostJob {
 /**
  * Computes triggers in a child Node process whose host time zone is `hostTz` (jest's sandboxed
  * process.env cannot change the zone of the running process). The child transpiles spec.ts and
- * errors.ts in memory with the project's TypeScript and imports them as data: URLs; nothing is
+ * the modules it imports in memory with the project's TypeScript and imports them as data: URLs; nothing is
  * written to disk. Returns the host's UTC offset (minutes east) at `probe` and each job's triggers.
  */
 function inHostTz(hostTz: string, probe: number, jobs: HostJob[]): { hostOffset: number; results: number[][] } {
@@ -58,11 +58,17 @@ import { readFileSync } from 'node:fs';
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     }).outputText;
     const dataUrl = (code) => 'data:text/javascript;base64,' + Buffer.from(code).toString('base64');
-    const errors = dataUrl(js('lib/core/errors.ts'));
     const croner = new URL('node_modules/croner/dist/croner.js', root).href;
-    const spec = await import(dataUrl(js('lib/core/scheduler/spec.ts')
-      .replace("from '../errors.js'", "from '" + errors + "'")
-      .replace("from 'croner'", "from '" + croner + "'")));
+    // spec.ts and the modules it imports, each as a data: URL (one per module, so instanceof holds)
+    const urls = new Map();
+    const load = (url) => {
+      if (!urls.has(url.href)) {
+        urls.set(url.href, dataUrl(js(url).replace(/from '([^']+)'/g, (_, to) =>
+          "from '" + (to === 'croner' ? croner : load(new URL(to.replace(/\\.js$/, '.ts'), url))) + "'")));
+      }
+      return urls.get(url.href);
+    };
+    const spec = await import(load(new URL('lib/core/scheduler/spec.ts', root)));
     const { probe, jobs } = JSON.parse(process.env.SPEC_JOBS);
     const results = jobs.map((j) => spec.nextTriggers(spec.parseSpec(j.expr, { timeZone: j.tz }), j.from, j.n));
     process.stdout.write(JSON.stringify({ hostOffset: -new Date(probe).getTimezoneOffset(), results }));

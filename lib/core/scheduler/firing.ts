@@ -1,0 +1,293 @@
+/**
+ * The leader's firing loop: the table of schedules it fires (loaded from the registry and each
+ * queue's lastFired), one tick at a time — plan each due schedule (plan.ts), run fire.lua per
+ * queue in chunks, settle each result — and the timer that wakes it at the next trigger.
+ */
+import type { Clock } from '../clock.js';
+import type { EventBus } from '../events.js';
+import { FailureLog, type ChronosLogger } from '../logger.js';
+import { encodeMeta, type TaskMeta } from '../queue/codec.js';
+import type { RedisClient } from '../redis/connection.js';
+import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
+import { runScript } from '../redis/scripts.js';
+import type { ClockOffset } from './clock-offset.js';
+import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
+import { isPlanned, plan, wakeAt, type FireMode, type Plan } from './plan.js';
+import type { Declarations } from './registry.js';
+import type { ScheduleSpec } from './spec.js';
+
+/** One schedule as the leader tracks it. */
+interface Entry {
+  stored: StoredSchedule;
+  spec: ScheduleSpec;
+  keys: QueueKeys;
+  lastFired: number;
+  next: number | null;
+  live: boolean;
+  dedupTtlMs: number;
+  /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
+  leadMs: number;
+}
+
+interface FireItem {
+  entry: Entry;
+  triggerAt: number;
+  mode: FireMode;
+}
+
+/** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
+const FIRE_CHUNK = 250;
+
+/** What the firing loop works with. */
+export interface FiringContext {
+  client: RedisClient;
+  keys: SchedulerKeys;
+  namespace: string;
+  instanceId: string;
+  logger: ChronosLogger;
+  events: EventBus;
+  clock: Clock;
+  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not corrected then). */
+  trustLocalClock: boolean;
+  clockOffset: ClockOffset;
+  /** Redis time now (estimated), epoch ms. */
+  now(): number;
+  /** Whether this instance still holds the lease (checked before each tick and each fire-script call). */
+  leaseValid(): boolean;
+  /** Whether the scheduler runs (not stopped). */
+  running(): boolean;
+  declarations: Declarations;
+  tickHook?: () => 'double' | void;
+}
+
+/** The leader's table of schedules and its firing loop; idle while this instance does not lead. */
+export class Firing {
+  private table = new Map<string, Entry>();
+  private loadedVersion = -1;
+  private leadingNow = false;
+  private work: Promise<void> = Promise.resolve();
+  private tickTimer?: NodeJS.Timeout;
+  /** Health of the firing loop. */
+  readonly failures: FailureLog;
+
+  constructor(private readonly ctx: FiringContext) {
+    this.failures = new FailureLog(ctx.logger, 'Firing schedules');
+  }
+
+  /** True from acquisition until the lease is lost (the lease's own clock may say otherwise sooner). */
+  get leading(): boolean {
+    return this.leadingNow;
+  }
+
+  /** The lease was acquired: load the registry and fire, applying the catch-up policy. */
+  acquired(term: number): void {
+    this.leadingNow = true;
+    this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
+    this.serial(() => this.load(true));
+  }
+
+  /** The lease was lost: stop firing. */
+  lost(term: number, reason: string): void {
+    this.leadingNow = false;
+    clearTimeout(this.tickTimer);
+    this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
+  }
+
+  /** The registry version seen at a lease renewal: reload when it moved. */
+  versionSeen(version: number): void {
+    if (version !== this.loadedVersion && this.leadingNow) this.serial(() => this.load(false));
+  }
+
+  /** Fires what is due now (for fake clocks that jump). */
+  wake(): void {
+    if (this.leadingNow) this.serial(() => this.tick(false));
+  }
+
+  /** Re-reads which schedules a live instance declares (after a heartbeat). */
+  refreshLiveness(): void {
+    if (this.leadingNow) this.serial(() => this.ctx.declarations.refreshLiveness(() => this.table.values()));
+  }
+
+  /** Stops the timer; {@link idle} then waits for the work under way. */
+  halt(): void {
+    clearTimeout(this.tickTimer);
+  }
+
+  /** Resolves when the leader work under way is done (its failure is already recorded). */
+  idle(): Promise<void> {
+    return this.work.catch(() => {});
+  }
+
+  /** Runs leader work one piece at a time (a load never overlaps a tick). */
+  private serial(fn: () => Promise<void>): void {
+    this.work = this.work.then(fn).catch((err) => {
+      this.failures.failed(err);
+      if (this.leadingNow) this.armTimer(this.failures.backoffMs);
+    });
+  }
+
+  /** Loads the registry and lastFired; on acquisition, applies the catch-up policy to what came due while nobody led. */
+  private async load(acquisition: boolean): Promise<void> {
+    if (!this.leadingNow) return;
+    const { client, keys, namespace, logger, declarations } = this.ctx;
+    const [[, defs], [, version]] = (await client.multi().hgetall(keys.schedules).get(keys.version).exec()) as [
+      [unknown, Record<string, string>],
+      [unknown, string | null],
+    ];
+    this.loadedVersion = Number(version ?? 0);
+    const live = await declarations.liveNames();
+    const table = new Map<string, Entry>();
+    const byQueue = new Map<string, Entry[]>();
+    for (const [name, raw] of Object.entries(defs)) {
+      let stored: StoredSchedule;
+      let spec: ScheduleSpec;
+      try {
+        stored = JSON.parse(raw) as StoredSchedule;
+        spec = storedSpec(stored);
+      } catch (err) {
+        logger.error(`Schedule definition in Redis is invalid; it does not fire (schedule=${name} error=${(err as Error).message})`);
+        continue;
+      }
+      const entry: Entry = {
+        stored,
+        spec,
+        keys: new QueueKeys(namespace, stored.queue),
+        lastFired: stored.registeredAt ?? this.ctx.now(),
+        next: null,
+        live: false,
+        dedupTtlMs: fireDedupTtlMs(stored, spec),
+        leadMs: fireLeadMs(stored, spec),
+      };
+      declarations.setLive(entry, stored.runtime || live.has(name));
+      table.set(name, entry);
+      pushTo(byQueue, stored.queue, entry);
+    }
+    for (const [queue, entries] of byQueue) {
+      const last = await client.hgetall(new QueueKeys(namespace, queue).lastFired);
+      for (const e of entries) {
+        if (last[e.stored.name] !== undefined) e.lastFired = Number(last[e.stored.name]);
+        e.next = e.spec.nextAfter(e.lastFired);
+      }
+    }
+    this.table = table;
+    await this.tick(acquisition);
+  }
+
+  /** Fires what is due. `acquisition`: the first tick of a leadership. */
+  private async tick(acquisition: boolean): Promise<void> {
+    clearTimeout(this.tickTimer);
+    if (!this.leadingNow || !this.ctx.running()) return;
+    if (!this.ctx.leaseValid()) return;
+    const now = this.ctx.now();
+    const items: FireItem[] = [];
+    for (const e of this.table.values()) {
+      if (!isPlanned(e, now)) continue;
+      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, firstTickOfLeadership: acquisition });
+      this.apply(e, p, items);
+    }
+    let retryEarly = Infinity;
+    if (items.length > 0) retryEarly = await this.fire(items);
+    this.failures.ok();
+    let next = retryEarly;
+    for (const e of this.table.values()) next = Math.min(next, wakeAt(e));
+    // wake at the next trigger (never spin: at least 1 ms); re-check at least every 30 s
+    this.armTimer(next === Infinity ? 30_000 : Math.min(30_000, Math.max(1, next - this.ctx.now())));
+  }
+
+  /** Applies one schedule's plan: moves its lastFired, reports catch-up and skips, queues its triggers. */
+  private apply(e: Entry, p: Plan, items: FireItem[]): void {
+    const s = e.stored;
+    e.lastFired = p.lastFired;
+    if (p.catchingUp) {
+      this.ctx.logger.log(
+        `Catching up ${p.catchingUp.count} trigger(s) that came due while nobody led ` +
+          `(schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${p.catchingUp.oldestLateMs})`,
+      );
+    }
+    if (p.skipped > 0) {
+      this.ctx.logger.warn(
+        `Skipped ${p.skipped} missed trigger(s) ` +
+          `(schedule=${s.name} catchUp=${s.catchUp} catchUpWindowMs=${s.catchUpWindowMs} catchUpCap=${s.catchUpCap})`,
+      );
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
+    }
+    for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: 'x' });
+    if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
+  }
+
+  private armTimer(ms: number): void {
+    clearTimeout(this.tickTimer);
+    if (!this.leadingNow || !this.ctx.running()) return;
+    this.tickTimer = setTimeout(() => {
+      const double = this.ctx.tickHook?.() === 'double';
+      this.serial(() => this.tick(false));
+      if (double) this.serial(() => this.tick(false));
+    }, ms);
+  }
+
+  /** Runs fire.lua per queue (chunked). @returns the earliest trigger Redis found not yet due, or Infinity. */
+  private async fire(items: FireItem[]): Promise<number> {
+    const { client, clock, trustLocalClock } = this.ctx;
+    const byQueue = new Map<string, FireItem[]>();
+    for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
+    let retryAt = Infinity;
+    const nowArg = trustLocalClock ? String(clock.now()) : '';
+    const leadArg = Math.max(...items.map((i) => i.entry.leadMs));
+    for (const queueItems of byQueue.values()) {
+      for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
+        const chunk = queueItems.slice(c, c + FIRE_CHUNK);
+        const keys = chunk[0].entry.keys;
+        const scriptKeys = [keys.stream, keys.lastFired];
+        const args: (string | number)[] = [nowArg, leadArg];
+        for (const { entry, triggerAt, mode } of chunk) {
+          const s = entry.stored;
+          const id = triggerKey(s.name, triggerAt);
+          scriptKeys.push(keys.dedup(id));
+          if (mode === 's') scriptKeys.push(keys.overlap(s.name));
+          const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: this.ctx.now(), s: s.name, tr: triggerAt };
+          if (mode === 's') meta.o = 1;
+          args.push(s.name, triggerAt, id, s.type, s.payload, encodeMeta(meta), entry.dedupTtlMs, mode);
+        }
+        if (!this.ctx.leaseValid()) return Infinity;
+        const codes = await runScript<number[]>(client, 'fire', scriptKeys, args);
+        const redisNow = codes[codes.length - 1];
+        chunk.forEach((item, i) => {
+          const early = this.settle(item, codes[i]);
+          if (early === undefined) return;
+          // our estimate of Redis time ran ahead: correct it and come back when the trigger is due
+          if (!trustLocalClock) this.ctx.clockOffset.correct(redisNow - clock.now());
+          retryAt = Math.min(retryAt, early);
+        });
+      }
+    }
+    for (const e of new Set(items.map((i) => i.entry))) e.next = e.spec.nextAfter(e.lastFired);
+    return retryAt;
+  }
+
+  /** Applies one fire result; returns the trigger instant when Redis found it early. */
+  private settle(item: FireItem, code: number): number | undefined {
+    const { entry, triggerAt } = item;
+    const s = entry.stored;
+    if (code === 3) return triggerAt;
+    entry.lastFired = Math.max(entry.lastFired, triggerAt);
+    if (code === 1) {
+      this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt });
+    } else if (code === 2) {
+      const trigger = triggerKey(s.name, triggerAt);
+      this.ctx.logger.warn(
+        'Trigger skipped: the previous task of this schedule is still pending or running ' +
+          `(schedule=${s.name} trigger=${trigger} overlap=skip)`,
+      );
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'overlap', count: 1 });
+    }
+    return undefined;
+  }
+}
+
+/** Appends `value` to the list of `key` (first use creates the list, in insertion order). */
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

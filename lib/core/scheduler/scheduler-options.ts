@@ -1,0 +1,104 @@
+import { systemClock, type Clock } from '../clock.js';
+import { DEFAULTS } from '../defaults.js';
+import { InvalidOptionsError } from '../errors.js';
+import { EventBus } from '../events.js';
+import { newInstanceId } from '../instance-id.js';
+import { consoleLogger, type ChronosLogger } from '../logger.js';
+import type { RedisConnection } from '../redis/connection.js';
+import { isValidName } from '../redis/keys.js';
+import { isKnownTimeZone } from './time-zones.js';
+
+/**
+ * Options of a {@link Scheduler}. Durations are milliseconds.
+ * @publicApi
+ */
+export interface SchedulerOptions {
+  /** Redis to use. @defaultValue redis://127.0.0.1:6379 */
+  connection?: RedisConnection;
+  /** Key prefix isolating this app: two namespaces never share a lease or a schedule. @defaultValue 'chronos' */
+  namespace?: string;
+  /** Id of this instance (the lease holder's name). @defaultValue `<hostname>:<pid>:<random>` */
+  instanceId?: string;
+  /** Leader lease TTL, ms (≥ 1000); renewed every TTL/2. @defaultValue 5000 */
+  leaderTtl?: number;
+  /** Whether this instance may become leader. Non-eligible instances still declare their schedules. @defaultValue true */
+  eligible?: boolean;
+  /** Default IANA time zone of cron schedules. @defaultValue 'UTC' */
+  timeZone?: string;
+  /** Liveness heartbeat of this instance, ms (≥ 100). @defaultValue 5000 */
+  heartbeatInterval?: number;
+  /** Where the scheduler logs. @defaultValue a console logger with context 'Scheduler' */
+  logger?: ChronosLogger;
+  /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
+  events?: EventBus;
+  /** Local clock (timers only: what is due is decided by Redis server time). @defaultValue Date.now */
+  clock?: Clock;
+  /**
+   * Test hook: decide what is due by `clock` instead of Redis `TIME` (for fake-clock DST tests).
+   * Never set it in production: a skewed clock would fire early. @defaultValue false
+   */
+  trustLocalClock?: boolean;
+  /**
+   * Test hook, called before each tick of the firing loop (it may block the event loop); returning
+   * `'double'` runs that tick twice in a row (dist-cases B20).
+   */
+  tickHook?: () => 'double' | void;
+}
+
+/** {@link SchedulerOptions} validated, with every default applied. Durations are ms. */
+export interface ResolvedSchedulerOptions {
+  connection?: RedisConnection;
+  namespace: string;
+  instanceId: string;
+  leaderTtlMs: number;
+  eligible: boolean;
+  timeZone: string;
+  heartbeatMs: number;
+  logger: ChronosLogger;
+  events: EventBus;
+  clock: Clock;
+  trustLocalClock: boolean;
+  tickHook?: () => 'double' | void;
+}
+
+const OPTION_KEYS = new Set([
+  'connection', 'namespace', 'instanceId', 'leaderTtl', 'eligible', 'timeZone', 'heartbeatInterval', 'logger', 'events', 'clock',
+  'trustLocalClock', 'tickHook',
+]);
+
+/**
+ * Validates scheduler options and applies the defaults.
+ * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone),
+ *   each naming the offending value.
+ */
+export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
+  const issues: string[] = [];
+  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) issues.push(`unknown option "${key}"`);
+  const namespace = options.namespace ?? DEFAULTS.namespace;
+  if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
+  const leaderTtlMs = options.leaderTtl ?? DEFAULTS.leaderTtlMs;
+  if (!Number.isInteger(leaderTtlMs) || leaderTtlMs < 1000) {
+    issues.push(`leaderTtl: expected an integer >= 1000 (ms), got ${String(options.leaderTtl)}`);
+  }
+  const heartbeatMs = options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs;
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 100) {
+    issues.push(`heartbeatInterval: expected an integer >= 100 (ms), got ${String(options.heartbeatInterval)}`);
+  }
+  const timeZone = options.timeZone ?? DEFAULTS.timeZone;
+  if (!isKnownTimeZone(timeZone)) issues.push(`timeZone: unknown IANA time zone ${JSON.stringify(timeZone)}`);
+  if (issues.length) throw new InvalidOptionsError(issues, 'scheduler options');
+  return {
+    connection: options.connection,
+    namespace,
+    instanceId: options.instanceId ?? newInstanceId(),
+    leaderTtlMs,
+    eligible: options.eligible ?? true,
+    timeZone,
+    heartbeatMs,
+    logger: options.logger ?? consoleLogger('Scheduler'),
+    events: options.events ?? new EventBus(),
+    clock: options.clock ?? systemClock,
+    trustLocalClock: options.trustLocalClock ?? false,
+    tickHook: options.tickHook,
+  };
+}
