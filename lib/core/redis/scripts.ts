@@ -100,8 +100,8 @@ function scripts(): Map<ScriptName, LoadedScript> {
   return loaded;
 }
 
-/** The command name a script is defined under on every client (content-versioned). */
-function scriptCommand(name: ScriptName): string {
+/** The command name a script is defined under on every client (content-versioned: sha1 of the expanded source). */
+export function scriptCommand(name: ScriptName): string {
   return scripts().get(name)!.command;
 }
 
