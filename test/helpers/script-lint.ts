@@ -81,7 +81,8 @@ export function lintConstantTables(source: string): string[] {
     }
     for (const p of body.matchAll(/([A-Za-z]+) = ('([^']*)'|-?\d+)/g)) {
       const value = p[3] ?? Number(p[2]);
-      if (table[p[1]] !== value) problems.push(`local ${name}: ${p[1]} = ${p[2]} but protocol.ts ${name}.${p[1]} is ${JSON.stringify(table[p[1]])}`);
+      const expected = JSON.stringify(table[p[1]]);
+      if (table[p[1]] !== value) problems.push(`local ${name}: ${p[1]} = ${p[2]} but protocol.ts ${name}.${p[1]} is ${expected}`);
     }
   }
   return problems;
@@ -133,7 +134,9 @@ export function lintScript(name: string, source: string): string[] {
         if (!declared.has(i) && !(tail && i >= tail.at[0])) problems.push(`body reads ${kind}[${i}], which the header does not declare`);
       } else if (!variable) problems.push(`body reads ${kind}[${m[1]}]: a computed index needs an optional or variadic ${kind} slot`);
     }
-    if (new RegExp(`#${kind}\\b`).test(body) && !variable) problems.push(`body reads #${kind}: that needs an optional or variadic ${kind} slot`);
+    if (new RegExp(`#${kind}\\b`).test(body) && !variable) {
+      problems.push(`body reads #${kind}: that needs an optional or variadic ${kind} slot`);
+    }
     for (const s of mine) {
       if (!s.optional && !s.tail && !read.has(s.at[0])) problems.push(`header declares ${kind}[${s.spec}], which the body never reads`);
     }

@@ -87,8 +87,12 @@ test('includes: expanded once each, recursively; a missing or circular include i
     loop2: '-- @include loop1',
   };
   const read = (s: string) => files[s];
-  expect(expandIncludes('-- @include a\n-- @include b\nreturn A + B', 's', read)).toBe('-- a\n-- b\nlocal B = 2\nlocal A = 1\n-- (b: included above)\nreturn A + B');
-  expect(() => expandIncludes('-- @include nope', 's', read)).toThrow('Script s includes "nope" (s -> nope), but there is no scripts/includes/nope.lua');
+  expect(expandIncludes('-- @include a\n-- @include b\nreturn A + B', 's', read)).toBe(
+    '-- a\n-- b\nlocal B = 2\nlocal A = 1\n-- (b: included above)\nreturn A + B',
+  );
+  expect(() => expandIncludes('-- @include nope', 's', read)).toThrow(
+    'Script s includes "nope" (s -> nope), but there is no scripts/includes/nope.lua',
+  );
   expect(() => expandIncludes('x\n-- @include loop1', 's', read)).toThrow('Circular include in script s: s -> loop1 -> loop2 -> loop1');
   for (const name of SCRIPT_NAMES) {
     const lua = expandedSource(name);

@@ -266,5 +266,6 @@ function scriptArgs(p: Prepared): EnqueueArgs {
 }
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {
-  return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state: o.status === 'scheduled' ? 'scheduled' : 'pending' };
+  const state = o.status === 'scheduled' ? 'scheduled' : 'pending';
+  return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state };
 }

@@ -143,7 +143,9 @@ export class Executor {
    */
   execute(run: TaskRun, reg: Registration, done: () => void): void {
     const { entry: task, ref: queue } = run;
-    if (this.events.active) this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: run.retried });
+    if (this.events.active) {
+      this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: run.retried });
+    }
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const settle = (ok: boolean, err?: unknown) => {
@@ -155,7 +157,9 @@ export class Executor {
       if (ok) {
         this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
         if (this.events.active) {
-          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried: run.retried, durationMs: Date.now() - run.startedAt });
+          const durationMs = Date.now() - run.startedAt;
+          const retried = run.retried;
+          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
         }
         return done();
       }
@@ -212,7 +216,8 @@ export class Executor {
     const retried = run.retried;
     if (retried >= Math.min(run.maxRetry, NO_HANDLER_BOUNCES)) {
       this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
-      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: DEAD_REASON.noHandler } }, DEAD_REASON.noHandler, error.message);
+      const reason = DEAD_REASON.noHandler;
+      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, error.message);
       return;
     }
     await this.retryLater(run, { ...meta, [META.retried]: retried + 1 }, 1000 * 2 ** retried, error);
@@ -225,9 +230,14 @@ export class Executor {
     if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
     const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
     if (isNonRetryable(err) || retried >= run.maxRetry) {
-      const reason = isNonRetryable(err) ? DEAD_REASON.nonRetryable : err instanceof TaskTimeoutError ? DEAD_REASON.timeout : DEAD_REASON.retries;
+      const reason: DeadReason = isNonRetryable(err)
+        ? DEAD_REASON.nonRetryable
+        : err instanceof TaskTimeoutError
+          ? DEAD_REASON.timeout
+          : DEAD_REASON.retries;
       this.logger.error(
-        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${run.maxRetry} reason=${reason} error=${errorMessage(err)})`,
+        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${run.maxRetry} reason=${reason} ` +
+          `error=${errorMessage(err)})`,
       );
       await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, errorMessage(err));
       return;
@@ -258,10 +268,14 @@ export class Executor {
         return;
       }
       this.retryScheduled(delay);
+      const retried = meta[META.retried];
       this.logger.warn(
-        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${meta[META.retried]}/${meta[META.maxRetry]} delayMs=${delay} error=${errorMessage(err)})`,
+        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${meta[META.maxRetry]} delayMs=${delay} ` +
+          `error=${errorMessage(err)})`,
       );
-      if (this.events.active) this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried: meta[META.retried], retryAt });
+      if (this.events.active) {
+        this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried, retryAt });
+      }
     } catch (e) {
       this.logger.error(`Could not schedule a retry; the task stays pending and will be reclaimed (id=${task.id})`, e);
     }

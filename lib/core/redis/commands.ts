@@ -125,7 +125,10 @@ export interface RetryArgs {
   counterTtlMs: number;
 }
 
-/** Moves a failed task to the retry set (retry.lua). @returns retry-at (epoch ms, Redis time), or undefined when the entry was no longer pending. */
+/**
+ * Moves a failed task to the retry set (retry.lua).
+ * @returns retry-at (epoch ms, Redis time), or undefined when the entry was no longer pending (nothing done).
+ */
 export async function retryScript(client: RedisClient, keys: QueueKeys, t: RetryArgs): Promise<number | undefined> {
   const retryAt = await runScript<number>(
     client,
@@ -150,7 +153,10 @@ export interface KillArgs {
   counterTtlMs: number;
 }
 
-/** Moves a task to the dead-letter set and trims it (kill.lua). @returns failed-at (epoch ms, Redis time), or undefined when the entry was no longer pending. */
+/**
+ * Moves a task to the dead-letter set and trims it (kill.lua).
+ * @returns failed-at (epoch ms, Redis time), or undefined when the entry was no longer pending (nothing done).
+ */
 export async function killScript(client: RedisClient, keys: QueueKeys, t: KillArgs): Promise<number | undefined> {
   const failedAt = await runScript<number>(
     client,
@@ -280,14 +286,20 @@ export type AcquireOutcome =
   | { status: 'heldByOther'; /** Remaining time of the other holder's lease, ms. */ pttlMs: number; redisNow: number };
 
 /** Becomes leader if nobody holds the lease, with a new fencing term (acquire-lease.lua). */
-export async function acquireLeaseScript(client: RedisClient, keys: SchedulerKeys, instanceId: string, ttlMs: number): Promise<AcquireOutcome> {
+export async function acquireLeaseScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  ttlMs: number,
+): Promise<AcquireOutcome> {
   const [code, value, redisNow] = await runScript<[number, number, number]>(
     client,
     'acquire-lease',
     [keys.lease, keys.term, keys.leader],
     [instanceId, ttlMs],
   );
-  return acquireStatus(code) === 'acquired' ? { status: 'acquired', term: value, redisNow } : { status: 'heldByOther', pttlMs: value, redisNow };
+  if (acquireStatus(code) === 'acquired') return { status: 'acquired', term: value, redisNow };
+  return { status: 'heldByOther', pttlMs: value, redisNow };
 }
 
 export type RenewStatus = keyof typeof RENEW_RESULT;
@@ -300,7 +312,12 @@ export async function renewLeaseScript(
   holder: string,
   ttlMs: number,
 ): Promise<{ status: RenewStatus; version: number; redisNow: number }> {
-  const [code, version, redisNow] = await runScript<[number, number, number]>(client, 'renew-lease', [keys.lease, keys.version], [holder, ttlMs]);
+  const [code, version, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'renew-lease',
+    [keys.lease, keys.version],
+    [holder, ttlMs],
+  );
   return { status: renewStatus(code), version, redisNow };
 }
 
@@ -324,7 +341,11 @@ export interface RegisterArgs {
 }
 
 /** @returns how many stored definitions changed, and Redis's `now` (epoch ms). */
-export async function registerSchedulesScript(client: RedisClient, keys: SchedulerKeys, r: RegisterArgs): Promise<{ changed: number; now: number }> {
+export async function registerSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  r: RegisterArgs,
+): Promise<{ changed: number; now: number }> {
   const a: string[] = [r.instanceId, String(r.declaredTtlMs), r.nowMs === undefined ? '' : String(r.nowMs)];
   for (const [name, json] of r.definitions) a.push(name, json);
   const [changed, now] = await runScript<[number, number]>(

@@ -98,9 +98,8 @@ export function entryFields(id: string, type: string, payload: string, meta: str
 
 /** True when a flat field/value list has exactly the layout {@link entryFields} writes (values not checked). */
 export function isEntryLayout(flat: readonly string[]): boolean {
-  return (
-    flat.length === 8 && flat[0] === ENTRY_FIELDS[0] && flat[2] === ENTRY_FIELDS[1] && flat[4] === ENTRY_FIELDS[2] && flat[6] === ENTRY_FIELDS[3]
-  );
+  const [id, type, payload, meta] = ENTRY_FIELDS;
+  return flat.length === 8 && flat[0] === id && flat[2] === type && flat[4] === payload && flat[6] === meta;
 }
 
 /** What fire.lua does with one trigger (its 8th value per trigger). */

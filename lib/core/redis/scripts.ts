@@ -72,7 +72,8 @@ export function expandIncludes(source: string, origin: string, read: (snippet: s
       if (done.has(snippet)) return `-- (${snippet}: included above)`;
       const lua = read(snippet);
       if (lua === undefined) {
-        throw new ChronosError('REDIS_SCRIPT', `Script ${origin} includes "${snippet}" (${path}), but there is no scripts/includes/${snippet}.lua`);
+        const problem = `Script ${origin} includes "${snippet}" (${path}), but there is no scripts/includes/${snippet}.lua`;
+        throw new ChronosError('REDIS_SCRIPT', problem);
       }
       done.add(snippet);
       return expand(lua.trimEnd(), [...chain, snippet]);
