@@ -27,6 +27,15 @@ import type { RedisClient } from './types.js';
 
 type Codes = Readonly<Record<string, number>>;
 
+/** A task as a script writes it into a stream entry or the stored form (protocol.ts ENTRY_FIELDS). */
+export interface EncodedTask {
+  type: string;
+  /** JSON text. */
+  payload: string;
+  /** JSON text of protocol.ts TaskMeta. */
+  meta: string;
+}
+
 /** A code → name lookup for one result table of protocol.ts (built once, an array index per reply). */
 function codeNames<T extends Codes>(script: ScriptName, table: T): (code: unknown) => keyof T & string {
   const names: (keyof T & string)[] = [];
@@ -44,11 +53,8 @@ export type EnqueueStatus = keyof typeof ENQUEUE_RESULT;
 const enqueueStatus = codeNames('enqueue', ENQUEUE_RESULT);
 
 /** One task for enqueue.lua. */
-export interface EnqueueArgs {
+export interface EnqueueArgs extends EncodedTask {
   id: string;
-  type: string;
-  payload: string;
-  meta: string;
   /** Epoch ms; 0 = not given. */
   processAtMs: number;
   /** From now by Redis server time, ms; 0 = not given. */
@@ -233,15 +239,12 @@ export type FireResult = keyof typeof FIRE_RESULT;
 const fireResult = codeNames('fire', FIRE_RESULT);
 
 /** One trigger for fire.lua. */
-export interface FireTrigger {
+export interface FireTrigger extends EncodedTask {
   schedule: string;
   /** The trigger instant, epoch ms. */
   triggerAt: number;
   /** The task id, which is also the trigger's dedup key `<schedule>:<trigger-unix>`. */
   taskId: string;
-  type: string;
-  payload: string;
-  meta: string;
   /** Lifetime of the dedup key, ms. */
   dedupTtlMs: number;
   mode: FireMode;
