@@ -1,28 +1,118 @@
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
-import { SCRIPT_NAMES, scriptSource } from '../../lib/core/redis/scripts.js';
+import { ENTRY_FIELDS, META, entryFields, isEntryLayout } from '../../lib/core/redis/protocol.js';
+import { SCRIPT_NAMES, expandIncludes, expandedSource, includeSource, scriptCommand, scriptSource } from '../../lib/core/redis/scripts.js';
 import { decodeEntry, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
 import { taskWith } from '../../lib/core/queue/task.js';
+import { lintConstantTables, lintScript, lintSnippet } from '../helpers/script-lint.js';
 
 const dir = fileURLToPath(new URL('../../lib/core/redis/scripts/', import.meta.url));
+const snippets = readdirSync(join(dir, 'includes')).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4));
 
 test('every .lua file is in the manifest and every manifest entry has a file', () => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)).sort();
   expect(files).toEqual([...SCRIPT_NAMES].sort());
 });
 
-test.each([...SCRIPT_NAMES])('%s.lua opens with a header naming itself, its KEYS, ARGV and Returns, and uses only declared KEYS', (name) => {
-  const src = scriptSource(name);
-  const header = /^--\[\[ ([a-z-]+)\n([\s\S]*?)\]\]/.exec(src);
-  expect(header?.[1]).toBe(name);
-  const body = header![2];
-  expect(body).toMatch(/KEYS\[1\]/);
-  expect(body).toMatch(/Returns/);
-  const code = src.slice(header![0].length);
-  if (/ARGV\[/.test(code)) expect(body).toMatch(/ARGV\[1\]/);
-  // keys are never taken from ARGV inside a script (a PUBLISH channel is not a key)
-  expect(code).not.toMatch(/redis\.call\('(?!PUBLISH)[A-Z]+', *ARGV/);
+test.each([...SCRIPT_NAMES])('%s.lua: its header names it, numbers its KEYS and ARGV 1..n, declares what the body reads', (name) => {
+  expect(lintScript(name, scriptSource(name))).toEqual([]);
+  expect(lintConstantTables(scriptSource(name))).toEqual([]);
+});
+
+test.each(snippets)('includes/%s.lua takes everything as parameters', (name) => {
+  const src = includeSource(name)!;
+  expect(lintSnippet(name, src)).toEqual([]);
+  expect(lintConstantTables(src)).toEqual([]);
+});
+
+test('the header lint rejects bad numbering, undeclared and unread slots, and wrong codes', () => {
+  const bad = `--[[ bad
+  Does something.
+  KEYS[1]   a                 STRING
+  ARGV[1]   id                string
+  ARGV[3]   processAtMs       integer
+  ARGV[2]   dedupTtlMs        integer
+  ARGV[4]   unused            string
+  Returns   {code} (codes: protocol.ts ENQUEUE_RESULT): 1 enqueued | 2 deduplicated
+]]
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('DEL', KEYS[2])
+return redis.call('GET', ARGV[3])
+`;
+  expect(lintScript('bad', bad)).toEqual([
+    'body reads KEYS[2], which the header does not declare',
+    'header: ARGV[3] is out of order: expected ARGV[2] next',
+    'header: ARGV[2] is out of order: expected ARGV[4] next',
+    'header declares ARGV[4], which the body never reads',
+    'header: "2 deduplicated" but protocol.ts ENQUEUE_RESULT.deduplicated is 0',
+    'header: ENQUEUE_RESULT.scheduled (2) is not listed',
+    'a key is taken from ARGV',
+  ]);
+  // a gap, a slot after the tail, a computed index without a variadic slot, a header naming another script
+  const gaps = `--[[ other
+  KEYS[1]  a  STRING
+  KEYS[3]  b  STRING
+  ARGV[1..] ids
+  ARGV[2]  late
+  Returns  nothing
+]]
+for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end
+return ARGV[1] .. ARGV[2] .. KEYS[3]
+`;
+  expect(lintScript('gaps', gaps)).toEqual([
+    'header names "other", expected "gaps"',
+    'header: KEYS[3] is out of order: expected KEYS[2] next',
+    'body reads KEYS[i]: a computed index needs an optional or variadic KEYS slot',
+    'body reads #KEYS: that needs an optional or variadic KEYS slot',
+    'header declares KEYS[1], which the body never reads',
+    'header: ARGV[2] comes after the variadic ARGV[1..]',
+  ]);
+  expect(lintConstantTables("local FIRE_MODE = { skipOverlap = 'o' } -- protocol.ts FIRE_MODE\nlocal CODES = { a = 1 }\n")).toEqual([
+    'local FIRE_MODE: skipOverlap = \'o\' but protocol.ts FIRE_MODE.skipOverlap is "s"',
+    'local CODES: expected the comment "-- protocol.ts CODES" after the table',
+  ]);
+  expect(lintSnippet('x', '-- @snippet x: a\nlocal function f() return KEYS[1] end\n')).toEqual([
+    'snippet x: reads KEYS or ARGV (pass them as parameters)',
+  ]);
+});
+
+test('includes: expanded once each, recursively; a missing or circular include is a clear error', () => {
+  const files: Record<string, string> = {
+    a: '-- a\n-- @include b\nlocal A = 1',
+    b: '-- b\nlocal B = 2',
+    loop1: '-- @include loop2',
+    loop2: '-- @include loop1',
+  };
+  const read = (s: string) => files[s];
+  expect(expandIncludes('-- @include a\n-- @include b\nreturn A + B', 's', read)).toBe(
+    '-- a\n-- b\nlocal B = 2\nlocal A = 1\n-- (b: included above)\nreturn A + B',
+  );
+  expect(() => expandIncludes('-- @include nope', 's', read)).toThrow(
+    'Script s includes "nope" (s -> nope), but there is no scripts/includes/nope.lua',
+  );
+  expect(() => expandIncludes('x\n-- @include loop1', 's', read)).toThrow('Circular include in script s: s -> loop1 -> loop2 -> loop1');
+  for (const name of SCRIPT_NAMES) {
+    const lua = expandedSource(name);
+    expect(lua).not.toMatch(/@include/);
+    // the command name versions the expanded source: a change to an include renames every script using it
+    expect(scriptCommand(name)).toBe(`chronos_${name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 8)}`);
+  }
+  expect(expandedSource('kill')).toMatch(/local function deadLetter/);
+  // Redis time in ms is computed in one place only
+  for (const name of SCRIPT_NAMES) expect(scriptSource(name)).not.toMatch(/redis\.call\('TIME'\)/);
+});
+
+test('entry fields: one order for XADD, the fast path of the decoder and task-entry.lua', () => {
+  const flat = entryFields('a', 't', '{"x":1}', '{"r":0,"m":2,"t":0,"e":1}');
+  expect(flat).toEqual(['id', 'a', 'type', 't', 'payload', '{"x":1}', 'meta', '{"r":0,"m":2,"t":0,"e":1}']);
+  expect(isEntryLayout(flat)).toBe(true);
+  const xadd = /'XADD', stream, '\*', (.*)\)/.exec(includeSource('task-entry')!)![1];
+  expect([...xadd.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...ENTRY_FIELDS]);
+  // wire letters are stored in Redis: they never change
+  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'raw']);
 });
 
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {

@@ -3,6 +3,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient, type RedisConnection } from '../redis/connection.js';
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys.js';
 import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/codec.js';
+import { ENTRY_FIELDS, META } from '../redis/protocol.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { nextTriggers } from '../scheduler/spec.js';
 
@@ -245,7 +246,7 @@ export class Inspector {
     for (;;) {
       const batch = (await r.xrange(k.stream, start, '+', 'COUNT', 500)) as [string, string[]][];
       for (const [entryId, fields] of batch) {
-        const i = fields.indexOf('id');
+        const i = fields.indexOf(ENTRY_FIELDS[0]);
         if ((i >= 0 && fields[i + 1] === id) || entryId === id) return this.entryInfo(queue, activeIds.has(entryId) ? 'active' : 'pending', entryId, fields);
       }
       if (batch.length < 500) return undefined;
@@ -366,23 +367,24 @@ export class Inspector {
   }
 
   private info(queue: string, state: TaskState, m: TaskMessage, extra: { at?: number }): TaskInfo {
+    const meta = m.meta;
     return {
       id: m.id,
       type: m.type,
       queue,
       state,
       payload: m.payload,
-      retried: m.meta.r ?? 0,
-      maxRetry: m.meta.m ?? 0,
-      timeoutMs: m.meta.t ?? 0,
-      enqueuedAt: m.meta.e ?? 0,
-      schedule: m.meta.s,
-      triggerAt: m.meta.tr,
+      retried: meta[META.retried] ?? 0,
+      maxRetry: meta[META.maxRetry] ?? 0,
+      timeoutMs: meta[META.timeoutMs] ?? 0,
+      enqueuedAt: meta[META.enqueuedAt] ?? 0,
+      schedule: meta[META.schedule],
+      triggerAt: meta[META.triggerAt],
       at: extra.at,
-      lastError: m.meta.le,
-      failedAt: m.meta.fa,
-      reason: m.meta.rs,
-      crashes: m.meta.c,
+      lastError: meta[META.lastError],
+      failedAt: meta[META.failedAt],
+      reason: meta[META.deadReason],
+      crashes: meta[META.crashes],
     };
   }
 }

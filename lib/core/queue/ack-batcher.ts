@@ -1,8 +1,7 @@
 import type { ChronosLogger } from '../logger.js';
-import type { RedisClient } from '../redis/connection.js';
-import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
-import { utcDay } from './codec.js';
+import { ackScript } from '../redis/commands.js';
+import type { QueueKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/types.js';
 
 interface Pending {
   keys: QueueKeys;
@@ -56,15 +55,9 @@ export class AckBatcher {
   }
 
   private async write(p: Pending): Promise<void> {
-    const keys = [p.keys.stream, p.keys.processed(utcDay(Date.now()))];
-    const args: (string | number)[] = [CONSUMER_GROUP, this.counterTtlMs, p.plain.length, ...p.plain];
-    for (const [entryId, taskId, release] of p.flagged) {
-      keys.push(...release);
-      args.push(entryId, taskId, release.length);
-    }
     const sent = p.plain.length + p.flagged.length;
     try {
-      const acked = await runScript<number>(this.client, 'ack', keys, args);
+      const acked = await ackScript(this.client, p.keys, { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs });
       this.onAcked(acked);
       if (acked < sent) {
         this.logger.warn(`${sent - acked} task(s) finished after another server had reclaimed them; they may run twice (queue=${p.keys.queue})`);

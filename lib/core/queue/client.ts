@@ -4,7 +4,8 @@ import { InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
-import { pipeScript, runScript } from '../redis/scripts.js';
+import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
+import { META, entryFields, newMeta } from '../redis/protocol.js';
 import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
 
 /**
@@ -133,11 +134,10 @@ export class ChronosClient {
     if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
     let result: EnqueueResult;
     if (isPlain(p)) {
-      await client.xadd(p.keys.stream, '*', 'id', p.id, 'type', p.type, 'payload', p.payload, 'meta', encodeMeta(p.meta));
+      await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
       result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
     } else {
-      const [code, id] = await runScript<[number, string]>(client, 'enqueue', scriptKeys(p), scriptArgs(p));
-      result = toResult(p, code, id);
+      result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
     }
     this.emitEnqueued(type, result);
     return result;
@@ -165,9 +165,9 @@ export class ChronosClient {
     const offset = pipeline.length;
     for (const p of prepared) {
       if (isPlain(p)) {
-        pipeline.xadd(p.keys.stream, '*', 'id', p.id, 'type', p.type, 'payload', p.payload, 'meta', encodeMeta(p.meta));
+        pipeline.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
       } else {
-        pipeScript(pipeline, 'enqueue', scriptKeys(p), scriptArgs(p));
+        pipeEnqueue(pipeline, p.keys, scriptArgs(p));
       }
     }
     const replies = (await pipeline.exec()) ?? [];
@@ -175,7 +175,7 @@ export class ChronosClient {
     const results = prepared.map((p, i) => {
       const [err, reply] = replies[offset + i] ?? [new Error('no reply')];
       if (err) throw err;
-      if (Array.isArray(reply)) return toResult(p, reply[0] as number, reply[1] as string);
+      if (Array.isArray(reply)) return toResult(p, enqueueOutcome(reply));
       return { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
     });
     results.forEach((r, i) => this.emitEnqueued(prepared[i].type, r));
@@ -248,9 +248,9 @@ export class ChronosClient {
     }
     if (issues.length) throw new InvalidOptionsError(issues, `enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload);
-    const meta: TaskMeta = { r: 0, m: maxRetry, t: timeout, e: Date.now() };
+    const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
-    if (unique) meta.u = 1;
+    if (unique) meta[META.uniqueId] = 1;
     return { keys: this.keysOf(queue), id, type, payload: encoded, meta, processAt, delayMs, dedupKey: options.dedupKey, dedupTtlMs, unique };
   }
 }
@@ -260,17 +260,12 @@ function isPlain(p: Prepared): boolean {
   return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
 }
 
-function scriptKeys(p: Prepared): string[] {
-  const keys = [p.keys.stream, p.keys.scheduled, p.keys.tasks];
-  if (p.dedupKey !== undefined) keys.push(p.keys.dedup(p.dedupKey));
-  if (p.unique) keys.push(p.keys.uniqueId(p.id));
-  return keys;
+function scriptArgs(p: Prepared): EnqueueArgs {
+  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
+  return { id, type, payload, meta: encodeMeta(p.meta), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
 }
 
-function scriptArgs(p: Prepared): (string | number)[] {
-  return [p.id, p.type, p.payload, encodeMeta(p.meta), p.processAt, p.dedupKey === undefined ? 0 : p.dedupTtlMs, p.unique ? '1' : '0', p.delayMs];
-}
-
-function toResult(p: Prepared, code: number, id: string): EnqueueResult {
-  return { id, queue: p.keys.queue, deduplicated: code === 0, state: code === 2 ? 'scheduled' : 'pending' };
+function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {
+  const state = o.status === 'scheduled' ? 'scheduled' : 'pending';
+  return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state };
 }

@@ -1,38 +1,13 @@
-import { InvalidPayloadError, TaskDecodeError } from '../errors.js';
-
 /**
- * The wire form of a task. A stream entry has four fields: `id`, `type`, `payload` (JSON text) and
- * `meta` (JSON text of {@link TaskMeta}); tasks outside the stream (scheduled, retry, dead) are
- * stored as the JSON array `[id, type, payload, meta]`.
+ * The wire form of a task: a stream entry has the fields of protocol.ts ENTRY_FIELDS (`id`, `type`,
+ * `payload` JSON text, `meta` JSON text of {@link TaskMeta}); a task outside the stream (scheduled,
+ * retry, dead) is stored as the JSON array of the same values in the same order.
  */
-export interface TaskMeta {
-  /** retried: failed attempts so far. */
-  r: number;
-  /** maxRetry: retries allowed before the task is dead. */
-  m: number;
-  /** timeout of one attempt, ms (0 = none). */
-  t: number;
-  /** enqueuedAt, epoch ms. */
-  e: number;
-  /** schedule name, for tasks a schedule trigger enqueued. */
-  s?: string;
-  /** trigger instant, epoch ms, for tasks a schedule trigger enqueued. */
-  tr?: number;
-  /** 1 when the task was enqueued with an explicit id (its uid key is released when it ends). */
-  u?: 1;
-  /** 1 when the schedule's overlap policy is `skip` (its overlap key is released when it ends). */
-  o?: 1;
-  /** crashes: times the task was reclaimed from a dead or stuck consumer. */
-  c?: number;
-  /** last error message (with stack when known). */
-  le?: string;
-  /** failedAt, epoch ms, of the last failure. */
-  fa?: number;
-  /** why the task is dead: 'retries' | 'non-retryable' | 'poison' | 'decode' | 'no-handler' | 'timeout'. */
-  rs?: string;
-  /** the raw fields of an entry that could not be decoded. */
-  raw?: Record<string, string>;
-}
+import { InvalidPayloadError, TaskDecodeError } from '../errors.js';
+import { ENTRY_FIELDS, META, isEntryLayout, newMeta, type TaskMeta } from '../redis/protocol.js';
+
+export type { TaskMeta } from '../redis/protocol.js';
+export { utcDay } from '../redis/keys.js';
 
 /** A decoded task message, payload still JSON text. */
 export interface TaskMessage {
@@ -108,7 +83,7 @@ export function encodeMeta(meta: TaskMeta): string {
   return JSON.stringify(meta);
 }
 
-/** The stored form of a task outside the stream: the JSON array `[id, type, payload, meta]`. */
+/** The stored form of a task outside the stream: the JSON array `[id, type, payload, meta]` (ENTRY_FIELDS order). */
 export function encodeStored(msg: TaskMessage): string {
   return JSON.stringify([msg.id, msg.type, msg.payload, JSON.stringify(msg.meta)]);
 }
@@ -127,10 +102,12 @@ export function decodeStored(text: string, where: string): TaskMessage {
   try {
     m = JSON.parse(meta) as TaskMeta;
   } catch {
-    m = { r: 0, m: 0, t: 0, e: 0 };
+    m = newMeta(0, 0, 0);
   }
   return { id, type, payload, meta: m };
 }
+
+const [F_ID, F_TYPE, F_PAYLOAD, F_META] = ENTRY_FIELDS;
 
 /** The result of reading one stream entry: a task, or a decode problem (never thrown). */
 export type DecodedEntry =
@@ -143,12 +120,12 @@ export type DecodedEntry =
  * dead-letter it with the error; this function never throws.
  */
 export function decodeEntry(entryId: string, flat: readonly string[] | null): DecodedEntry {
-  // fast path: the layout Chronos writes (id, type, payload, meta in that order)
-  if (flat && flat.length === 8 && flat[0] === 'id' && flat[2] === 'type' && flat[4] === 'payload' && flat[6] === 'meta' && flat[3] !== '') {
+  // fast path: the layout Chronos writes (entryFields: values at 1, 3, 5, 7 in ENTRY_FIELDS order)
+  if (flat && isEntryLayout(flat) && flat[3] !== '') {
     try {
       const meta = JSON.parse(flat[7]) as TaskMeta;
       const payload: unknown = JSON.parse(flat[5]);
-      if (typeof meta === 'object' && meta !== null && typeof meta.r === 'number') {
+      if (typeof meta === 'object' && meta !== null && typeof meta[META.retried] === 'number') {
         return { ok: true, task: { entryId, id: flat[1], type: flat[3], payload: flat[5], meta }, payload };
       }
     } catch {
@@ -157,33 +134,29 @@ export function decodeEntry(entryId: string, flat: readonly string[] | null): De
   }
   const fields: Record<string, string> = {};
   if (flat) for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  let meta: TaskMeta = { r: 0, m: 0, t: 0, e: 0 };
+  let meta = newMeta(0, 0, 0);
   let metaProblem: string | undefined;
-  if (fields.meta !== undefined) {
+  if (fields[F_META] !== undefined) {
     try {
-      const parsed: unknown = JSON.parse(fields.meta);
+      const parsed: unknown = JSON.parse(fields[F_META]);
       if (typeof parsed === 'object' && parsed !== null) meta = { ...meta, ...(parsed as TaskMeta) };
       else metaProblem = 'invalid meta: not an object';
     } catch (err) {
       metaProblem = `invalid meta: ${(err as Error).message}`;
     }
   }
-  const task: StreamTask = { entryId, id: fields.id ?? entryId, type: fields.type ?? '', payload: fields.payload ?? '', meta };
+  const task: StreamTask = { entryId, id: fields[F_ID] ?? entryId, type: fields[F_TYPE] ?? '', payload: fields[F_PAYLOAD] ?? '', meta };
   const fail = (problem: string): DecodedEntry => ({ ok: false, entryId, fields, task, error: new TaskDecodeError(entryId, problem) });
   if (!flat) return fail('entry has no fields');
-  if (fields.type === undefined || fields.type === '') return fail('missing task type (field "type")');
-  if (fields.payload === undefined) return fail(`missing payload (field "payload") for task type "${fields.type}"`);
+  const type = fields[F_TYPE];
+  if (type === undefined || type === '') return fail(`missing task type (field "${F_TYPE}")`);
+  if (fields[F_PAYLOAD] === undefined) return fail(`missing payload (field "${F_PAYLOAD}") for task type "${type}"`);
   if (metaProblem) return fail(metaProblem);
   let payload: unknown;
   try {
-    payload = JSON.parse(fields.payload);
+    payload = JSON.parse(fields[F_PAYLOAD]);
   } catch (err) {
-    return fail(`invalid JSON payload for task type "${fields.type}": ${(err as Error).message}`);
+    return fail(`invalid JSON payload for task type "${type}": ${(err as Error).message}`);
   }
   return { ok: true, task, payload };
-}
-
-/** The UTC day `YYYY-MM-DD` of an instant (epoch ms), the bucket of the daily counters. */
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }

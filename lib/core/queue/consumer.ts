@@ -1,8 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
-import type { RedisClient } from '../redis/connection.js';
+import { recoverScript, requeueScript } from '../redis/commands.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
-import { utcDay } from './codec.js';
+import { SCAN_START } from '../redis/protocol.js';
+import type { RedisClient } from '../redis/types.js';
 
 /** A queue as a consumer sees it. */
 export interface ConsumedQueue {
@@ -86,7 +86,7 @@ export class Consumer {
   /** Puts entries this consumer holds back at the end of the stream (requeue.lua), uncounted. */
   async giveBack(stream: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    return runScript<number>(this.client, 'requeue', [stream], [CONSUMER_GROUP, ...ids]);
+    return requeueScript(this.client, stream, ids);
   }
 
   /** Ids of the entries this consumer has pending (at most 1000). */
@@ -105,18 +105,22 @@ export class Consumer {
     opts: { visibilityTimeoutMs: number; maxDeliveries: number; deadMaxCount: number; deadMaxAgeMs: number },
   ): Promise<{ requeued: string[]; dead: string[] }> {
     const out = { requeued: [] as string[], dead: [] as string[] };
-    let cursor = '0-0';
+    let cursor = SCAN_START;
     for (let round = 0; round < 10; round++) {
-      const [, , requeued, dead, next] = await runScript<[number, number, string[], string[], string]>(
-        this.client,
-        'recover',
-        [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now()))],
-        [CONSUMER_GROUP, this.name, opts.visibilityTimeoutMs, 100, opts.maxDeliveries, opts.deadMaxCount, opts.deadMaxAgeMs, DEFAULTS.counterTtlMs, cursor],
-      );
-      out.requeued.push(...requeued);
-      out.dead.push(...dead);
-      cursor = next;
-      if (cursor === '0-0') break;
+      const r = await recoverScript(this.client, keys, {
+        consumer: this.name,
+        minIdleMs: opts.visibilityTimeoutMs,
+        count: 100,
+        maxDeliveries: opts.maxDeliveries,
+        maxDead: opts.deadMaxCount,
+        maxDeadAgeMs: opts.deadMaxAgeMs,
+        counterTtlMs: DEFAULTS.counterTtlMs,
+        cursor,
+      });
+      out.requeued.push(...r.requeued);
+      out.dead.push(...r.dead);
+      cursor = r.cursor;
+      if (cursor === SCAN_START) break;
     }
     return out;
   }

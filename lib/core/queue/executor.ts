@@ -2,11 +2,12 @@ import { DEFAULTS } from '../defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
-import type { RedisClient } from '../redis/connection.js';
-import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { killScript, retryScript } from '../redis/commands.js';
+import type { QueueKeys } from '../redis/keys.js';
+import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
+import type { RedisClient } from '../redis/types.js';
 import type { AckBatcher } from './ack-batcher.js';
-import { encodeStored, utcDay, type StreamTask, type TaskMeta } from './codec.js';
+import { encodeStored, type StreamTask, type TaskMeta } from './codec.js';
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from './task.js';
 
@@ -48,12 +49,14 @@ export class TaskRun implements Task {
     this.id = entry.id;
     this.type = entry.type;
     this.queue = ref.name;
-    this.retried = m.r;
-    this.maxRetry = m.m;
-    this.timeoutMs = m.t;
-    this.enqueuedAt = m.e;
-    if (m.s !== undefined) this.schedule = m.s;
-    if (m.tr !== undefined) this.triggerAt = m.tr;
+    this.retried = m[META.retried];
+    this.maxRetry = m[META.maxRetry];
+    this.timeoutMs = m[META.timeoutMs];
+    this.enqueuedAt = m[META.enqueuedAt];
+    const schedule = m[META.schedule];
+    const triggerAt = m[META.triggerAt];
+    if (schedule !== undefined) this.schedule = schedule;
+    if (triggerAt !== undefined) this.triggerAt = triggerAt;
   }
 
   get signal(): AbortSignal {
@@ -81,8 +84,9 @@ export interface ExecutorOptions {
 /** Where a task's uid and overlap keys are, to release them when it ends. */
 export function releaseKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
   const out: string[] = [];
-  if (task.meta.u) out.push(keys.uniqueId(task.id));
-  if (task.meta.o && task.meta.s) out.push(keys.overlap(task.meta.s));
+  const schedule = task.meta[META.schedule];
+  if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
+  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule));
   return out;
 }
 
@@ -139,7 +143,9 @@ export class Executor {
    */
   execute(run: TaskRun, reg: Registration, done: () => void): void {
     const { entry: task, ref: queue } = run;
-    if (this.events.active) this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r });
+    if (this.events.active) {
+      this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: run.retried });
+    }
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const settle = (ok: boolean, err?: unknown) => {
@@ -151,13 +157,15 @@ export class Executor {
       if (ok) {
         this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
         if (this.events.active) {
-          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, durationMs: Date.now() - run.startedAt });
+          const durationMs = Date.now() - run.startedAt;
+          const retried = run.retried;
+          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
         }
         return done();
       }
       void this.fail(run, err, reg.options.backoff).finally(done);
     };
-    const timeoutMs = task.meta.t;
+    const timeoutMs = run.timeoutMs;
     if (timeoutMs > 0) {
       const expire = () => {
         const err = new TaskTimeoutError(task.id, timeoutMs);
@@ -204,27 +212,34 @@ export class Executor {
   async noHandler(run: TaskRun, registered: string[]): Promise<void> {
     const { entry: task, ref: queue } = run;
     const error = new HandlerNotFoundError(task.type, task.entryId);
-    const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now() };
-    if (task.meta.r >= Math.min(task.meta.m, NO_HANDLER_BOUNCES)) {
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: Date.now() };
+    const retried = run.retried;
+    if (retried >= Math.min(run.maxRetry, NO_HANDLER_BOUNCES)) {
       this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
-      await this.kill(queue, { ...task, meta: { ...meta, rs: 'no-handler' } }, 'no-handler', error.message);
+      const reason = DEAD_REASON.noHandler;
+      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, error.message);
       return;
     }
-    await this.retryLater(run, { ...meta, r: task.meta.r + 1 }, 1000 * 2 ** task.meta.r, error);
+    await this.retryLater(run, { ...meta, [META.retried]: retried + 1 }, 1000 * 2 ** retried, error);
   }
 
   private async fail(run: TaskRun, err: unknown, backoff: BackoffFn | undefined): Promise<void> {
     const { entry: task, ref: queue } = run;
-    const retried = task.meta.r;
+    const retried = run.retried;
     this.failed++;
     if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
-    const meta: TaskMeta = { ...task.meta, le: errorText(err), fa: Date.now() };
-    if (isNonRetryable(err) || retried >= task.meta.m) {
-      const reason = isNonRetryable(err) ? 'non-retryable' : err instanceof TaskTimeoutError ? 'timeout' : 'retries';
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
+    if (isNonRetryable(err) || retried >= run.maxRetry) {
+      const reason: DeadReason = isNonRetryable(err)
+        ? DEAD_REASON.nonRetryable
+        : err instanceof TaskTimeoutError
+          ? DEAD_REASON.timeout
+          : DEAD_REASON.retries;
       this.logger.error(
-        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${task.meta.m} reason=${reason} error=${errorMessage(err)})`,
+        `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${run.maxRetry} reason=${reason} ` +
+          `error=${errorMessage(err)})`,
       );
-      await this.kill(queue, { ...task, meta: { ...meta, rs: reason } }, reason, errorMessage(err));
+      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, errorMessage(err));
       return;
     }
     let delay: number;
@@ -235,43 +250,52 @@ export class Executor {
       this.logger.warn(`Backoff function failed; using the default (type=${task.type} error=${errorMessage(e)})`);
       delay = defaultBackoff(retried, err, run);
     }
-    await this.retryLater(run, { ...meta, r: retried + 1 }, Math.round(delay), err);
+    await this.retryLater(run, { ...meta, [META.retried]: retried + 1 }, Math.round(delay), err);
   }
 
   private async retryLater(run: TaskRun, meta: TaskMeta, delay: number, err: unknown): Promise<void> {
     const { entry: task, ref: queue } = run;
     try {
-      const retryAt = await runScript<number>(
-        this.client,
-        'retry',
-        [queue.keys.stream, queue.keys.retry, queue.keys.tasks, queue.keys.failed(utcDay(Date.now()))],
-        [CONSUMER_GROUP, task.entryId, task.id, encodeStored({ ...task, meta }), delay, DEFAULTS.counterTtlMs],
-      );
-      if (retryAt === 0) {
+      const retryAt = await retryScript(this.client, queue.keys, {
+        entryId: task.entryId,
+        taskId: task.id,
+        stored: encodeStored({ ...task, meta }),
+        delayMs: delay,
+        counterTtlMs: DEFAULTS.counterTtlMs,
+      });
+      if (retryAt === undefined) {
         this.logger.warn(`Task was reclaimed by another server before its failure was recorded (type=${task.type} id=${task.id})`);
         return;
       }
       this.retryScheduled(delay);
+      const retried = meta[META.retried];
       this.logger.warn(
-        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${meta.r}/${meta.m} delayMs=${delay} error=${errorMessage(err)})`,
+        `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${meta[META.maxRetry]} delayMs=${delay} ` +
+          `error=${errorMessage(err)})`,
       );
-      if (this.events.active) this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried: meta.r, retryAt });
+      if (this.events.active) {
+        this.events.emit({ type: 'task.retried', queue: queue.name, taskId: task.id, taskType: task.type, retried, retryAt });
+      }
     } catch (e) {
       this.logger.error(`Could not schedule a retry; the task stays pending and will be reclaimed (id=${task.id})`, e);
     }
   }
 
   /** Moves a task to the dead-letter set (acking its entry when it has one). */
-  async kill(queue: QueueRef, task: StreamTask, reason: string, error: string): Promise<void> {
+  async kill(queue: QueueRef, task: StreamTask, reason: DeadReason, error: string): Promise<void> {
     try {
-      const done = await runScript<number>(
-        this.client,
-        'kill',
-        [queue.keys.stream, queue.keys.dead, queue.keys.deadTasks, queue.keys.failed(utcDay(Date.now())), ...releaseKeys(queue.keys, task)],
-        [CONSUMER_GROUP, task.entryId, task.id, encodeStored(task), this.opts.deadMaxCount, this.opts.deadMaxAge, DEFAULTS.counterTtlMs],
-      );
-      if (done !== 0 && this.events.active) {
-        this.events.emit({ type: 'task.dead', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r, reason, error });
+      const failedAt = await killScript(this.client, queue.keys, {
+        entryId: task.entryId,
+        taskId: task.id,
+        stored: encodeStored(task),
+        release: releaseKeys(queue.keys, task),
+        maxDead: this.opts.deadMaxCount,
+        maxDeadAgeMs: this.opts.deadMaxAge,
+        counterTtlMs: DEFAULTS.counterTtlMs,
+      });
+      if (failedAt !== undefined && this.events.active) {
+        const retried = task.meta[META.retried];
+        this.events.emit({ type: 'task.dead', queue: queue.name, taskId: task.id, taskType: task.type, retried, reason, error });
       }
     } catch (e) {
       this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (id=${task.id})`, e);

@@ -1,9 +1,9 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { ChronosError, RedisUnreachableError, RedisVersionError } from '../errors.js';
 import { defineScripts } from './scripts.js';
+import type { RedisClient } from './types.js';
 
-/** A standalone or cluster ioredis client. */
-export type RedisClient = Redis | Cluster;
+export type { RedisClient } from './types.js';
 
 /**
  * How Chronos reaches Redis: a URL (`redis://[:password@]host:port[/db]`, `rediss://…`), ioredis

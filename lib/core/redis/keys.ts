@@ -12,6 +12,11 @@
 /** Name of the one consumer group every queue stream has. */
 export const CONSUMER_GROUP = 'chronos';
 
+/** The UTC day `YYYY-MM-DD` of an instant (epoch ms), the bucket of the daily counters (`processed:<day>`, `failed:<day>`). */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
 const NAME_RE = /^[A-Za-z0-9_.\-:]{1,200}$/;
 
 /** True when `name` can be a queue or namespace name (no braces, spaces or control characters). */

@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
-import { RedisScriptError } from '../errors.js';
-import type { RedisClient } from './connection.js';
+import { ChronosError, RedisScriptError } from '../errors.js';
+import type { RedisClient } from './types.js';
 
 /**
  * The Lua scripts of Chronos, one atomic operation per `.lua` file in `./scripts/`, each with a
  * header naming its KEYS and ARGV. Each is loaded once per client with `defineCommand` under a
- * content-versioned name (`chronos_<name>_<sha1-8>`), so two Chronos versions can share one Redis
- * during a rolling deploy (BullMQ's idea). Key counts vary per call (optional keys), so the
- * commands are defined without `numberOfKeys` and called with the count first.
+ * content-versioned name (`chronos_<name>_<sha1-8>` of the expanded source), so two Chronos
+ * versions can share one Redis during a rolling deploy (BullMQ's idea). Key counts vary per call
+ * (optional keys), so the commands are defined without `numberOfKeys` and called with the count first.
+ * A line `-- @include <snippet>` in a script is replaced by `./scripts/includes/<snippet>.lua`
+ * ({@link expandIncludes}).
  */
 export const SCRIPT_NAMES = [
   'enqueue',
@@ -36,23 +38,72 @@ interface LoadedScript {
   readonly lua: string;
 }
 
-/** Reads a script's source (exported for the header lint test). */
+/** Reads a script's source as written, includes not expanded (exported for the header lint test). */
 export function scriptSource(name: ScriptName): string {
   return readFileSync(new URL(`./scripts/${name}.lua`, import.meta.url), 'utf8');
+}
+
+/** Reads an include snippet's source; undefined when there is no such file. */
+export function includeSource(snippet: string): string | undefined {
+  try {
+    return readFileSync(new URL(`./scripts/includes/${snippet}.lua`, import.meta.url), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+const INCLUDE_LINE = /^--[ \t]*@include[ \t]+(\S+)[ \t]*$/gm;
+
+/**
+ * Replaces each `-- @include <snippet>` line of `source` by the snippet's source (recursively).
+ * A snippet is inserted once per script: a second include of it is dropped.
+ * @param origin the script's name, for messages.
+ * @param read a snippet's source, undefined when it does not exist.
+ * @throws ChronosError (code `REDIS_SCRIPT`) naming the script, the include chain and the snippet
+ * when a snippet is missing or includes itself (directly or through others).
+ */
+export function expandIncludes(source: string, origin: string, read: (snippet: string) => string | undefined = includeSource): string {
+  const done = new Set<string>();
+  const expand = (text: string, chain: readonly string[]): string =>
+    text.replace(INCLUDE_LINE, (_line, snippet: string) => {
+      const path = [...chain, snippet].join(' -> ');
+      if (chain.includes(snippet)) throw new ChronosError('REDIS_SCRIPT', `Circular include in script ${origin}: ${path}`);
+      if (done.has(snippet)) return `-- (${snippet}: included above)`;
+      const lua = read(snippet);
+      if (lua === undefined) {
+        const problem = `Script ${origin} includes "${snippet}" (${path}), but there is no scripts/includes/${snippet}.lua`;
+        throw new ChronosError('REDIS_SCRIPT', problem);
+      }
+      done.add(snippet);
+      return expand(lua.trimEnd(), [...chain, snippet]);
+    });
+  return expand(source, [origin]);
+}
+
+/** A script's source with its includes expanded: what Redis runs. */
+export function expandedSource(name: ScriptName): string {
+  return expandIncludes(scriptSource(name), name);
 }
 
 let loaded: Map<ScriptName, LoadedScript> | undefined;
 
 function scripts(): Map<ScriptName, LoadedScript> {
   if (!loaded) {
-    loaded = new Map();
+    const all = new Map<ScriptName, LoadedScript>();
     for (const name of SCRIPT_NAMES) {
-      const lua = scriptSource(name);
+      const lua = expandedSource(name);
       const sha = createHash('sha1').update(lua).digest('hex').slice(0, 8);
-      loaded.set(name, { name, lua, command: `chronos_${name.replace(/-/g, '_')}_${sha}` });
+      all.set(name, { name, lua, command: `chronos_${name.replace(/-/g, '_')}_${sha}` });
     }
+    loaded = all;
   }
   return loaded;
+}
+
+/** The command name a script is defined under on every client (content-versioned: sha1 of the expanded source). */
+export function scriptCommand(name: ScriptName): string {
+  return scripts().get(name)!.command;
 }
 
 const defined = new WeakSet<object>();
@@ -77,7 +128,7 @@ export function runScript<T>(
   args: readonly (string | number)[],
 ): Promise<T> {
   defineScripts(client);
-  const command = scripts().get(name)!.command;
+  const command = scriptCommand(name);
   return ((client as unknown as ScriptCaller)[command](keys.length, ...keys, ...args) as Promise<T>).catch(
     (err: unknown) => {
       throw wrapScriptError(name, err);
@@ -92,7 +143,7 @@ export function pipeScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): void {
-  const command = scripts().get(name)!.command;
+  const command = scriptCommand(name);
   (pipeline as unknown as ScriptCaller)[command](keys.length, ...keys, ...args);
 }
 

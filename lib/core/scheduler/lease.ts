@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { ChronosLogger } from '../logger.js';
-import type { RedisClient } from '../redis/connection.js';
+import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/commands.js';
 import type { SchedulerKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import type { RedisClient } from '../redis/types.js';
 
 /** What the elector tells its owner. */
 export interface LeaseListener {
@@ -87,7 +87,7 @@ export class LeaderLease {
     this.holder = undefined;
     this.validUntil = 0;
     try {
-      await runScript(this.client, 'release-lease', [this.keys.lease], [holder, this.keys.resignChannel]);
+      await releaseLeaseScript(this.client, this.keys, holder);
       this.logger.log(`Leadership resigned (term=${this.termValue})`);
     } catch (err) {
       this.logger.warn(`Could not resign; the lease will expire by itself within ${this.ttlMs} ms (error=${(err as Error).message})`);
@@ -103,26 +103,21 @@ export class LeaderLease {
     try {
       const sent = performance.now();
       const local = this.localNow();
-      const [ok, value, redisNow] = await runScript<[number, number, number]>(
-        this.client,
-        'acquire-lease',
-        [this.keys.lease, this.keys.term, this.keys.leader],
-        [this.instanceId, this.ttlMs],
-      );
+      const r = await acquireLeaseScript(this.client, this.keys, this.instanceId, this.ttlMs);
       const rtt = performance.now() - sent;
-      this.listener.clockSample(redisNow - (local + rtt / 2), rtt);
+      this.listener.clockSample(r.redisNow - (local + rtt / 2), rtt);
       if (!this.running) return;
-      if (ok === 1) {
-        this.holder = `${this.instanceId}|${value}`;
-        this.termValue = value;
+      if (r.status === 'acquired') {
+        this.holder = `${this.instanceId}|${r.term}`;
+        this.termValue = r.term;
         this.validUntil = sent + this.ttlMs - this.marginMs;
         this.renewTimer = setInterval(() => void this.renew(), Math.floor(this.ttlMs / 2));
-        this.logger.log(`Leadership acquired (term=${value} leaderTtlMs=${this.ttlMs})`);
-        this.listener.acquired(value);
+        this.logger.log(`Leadership acquired (term=${r.term} leaderTtlMs=${this.ttlMs})`);
+        this.listener.acquired(r.term);
         return;
       }
       // someone else leads: try again right after their lease would expire
-      if (value > 0) retryIn = Math.min(retryIn, value + 5);
+      if (r.pttlMs > 0) retryIn = Math.min(retryIn, r.pttlMs + 5);
       else retryIn = 5;
     } catch (err) {
       this.logger.warn(`Could not campaign for leadership (error=${(err as Error).message})`);
@@ -140,18 +135,13 @@ export class LeaderLease {
     try {
       const sent = performance.now();
       const local = this.localNow();
-      const [ok, version, redisNow] = await runScript<[number, number, number]>(
-        this.client,
-        'renew-lease',
-        [this.keys.lease, this.keys.version],
-        [holder, this.ttlMs],
-      );
+      const r = await renewLeaseScript(this.client, this.keys, holder, this.ttlMs);
       const rtt = performance.now() - sent;
       if (this.holder !== holder) return;
-      if (ok === 1) {
+      if (r.status === 'renewed') {
         this.validUntil = sent + this.ttlMs - this.marginMs;
-        this.listener.clockSample(redisNow - (local + rtt / 2), rtt);
-        this.listener.version(version);
+        this.listener.clockSample(r.redisNow - (local + rtt / 2), rtt);
+        this.listener.version(r.version);
       } else {
         this.stepDown('token mismatch: the lease expired or another instance holds it');
       }

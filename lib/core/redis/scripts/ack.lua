@@ -10,6 +10,7 @@
   then per flagged task: entry id, task id, n (its keys are the next n of KEYS[3..])
   Returns   number of entries acknowledged (ids this group no longer had pending count 0)
 ]]
+-- @include counter
 local group = ARGV[1]
 local p = tonumber(ARGV[3])
 local acked = 0
@@ -33,7 +34,5 @@ while a <= #ARGV do
   k = k + n
   a = a + 3
 end
-if acked > 0 then
-  if redis.call('INCRBY', KEYS[2], acked) == acked then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-end
+if acked > 0 then countToday(KEYS[2], acked, ARGV[2]) end
 return acked

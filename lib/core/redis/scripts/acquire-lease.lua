@@ -6,11 +6,12 @@
   KEYS[3]  <ns>:{<ns>:sched}:leader  HASH    { instance, term, since }
   ARGV[1]  instanceId                string
   ARGV[2]  leaderTtlMs               integer ms
-  Returns  {1, term, redisNowMs} acquired (or already ours, renewed) |
-           {0, pttlMs of the current lease, redisNowMs} someone else leads
+  Returns  {code, value, redisNowMs} (codes: protocol.ts ACQUIRE_RESULT):
+           {1 acquired (or already ours, renewed), term, redisNowMs} |
+           {0 heldByOther, pttlMs of the current lease, redisNowMs}
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- @include now-ms
+local now = nowMs()
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local sep = string.find(cur, '|', 1, true)

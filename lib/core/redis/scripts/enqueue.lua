@@ -9,35 +9,36 @@
   ARGV[1]   task id                      string
   ARGV[2]   task type                    string
   ARGV[3]   payload                      string  JSON text
-  ARGV[4]   meta                         string  JSON text
+  ARGV[4]   meta                         string  JSON text (fields: protocol.ts META)
   ARGV[5]   processAtMs                  integer epoch ms; 0 = not given
-  ARGV[8]   delayMs                      integer ms from now by Redis server time; 0 = not given
   ARGV[6]   dedupTtlMs                   integer ms; 0 = no dedup key
   ARGV[7]   unique id                    "1" | "0"
-  Returns   {1, id} enqueued ready | {2, id} scheduled | {0, existingId} deduplicated
+  ARGV[8]   delayMs                      integer ms from now by Redis server time; 0 = not given
+  Returns   {code, id} (codes: protocol.ts ENQUEUE_RESULT): {1 enqueued, id} ready in the stream |
+            {2 scheduled, id} | {0 deduplicated, existingId}
 ]]
+-- @include now-ms
+-- @include task-entry
+local ENQUEUE_RESULT = { deduplicated = 0, enqueued = 1, scheduled = 2 } -- protocol.ts ENQUEUE_RESULT
 local k = 4
 local dedupKey, uidKey
 if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
 if ARGV[7] == '1' then uidKey = KEYS[k] end
 if dedupKey then
   local existing = redis.call('GET', dedupKey)
-  if existing then return {0, existing} end
+  if existing then return {ENQUEUE_RESULT.deduplicated, existing} end
 end
 if uidKey then
-  if not redis.call('SET', uidKey, ARGV[1], 'NX') then return {0, ARGV[1]} end
+  if not redis.call('SET', uidKey, ARGV[1], 'NX') then return {ENQUEUE_RESULT.deduplicated, ARGV[1]} end
 end
 if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', ARGV[6]) end
 local processAt = tonumber(ARGV[5])
 local delay = tonumber(ARGV[8])
-if delay > 0 then
-  local t = redis.call('TIME')
-  processAt = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay
-end
+if delay > 0 then processAt = nowMs() + delay end
 if processAt > 0 then
   redis.call('HSET', KEYS[3], ARGV[1], cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4]}))
   redis.call('ZADD', KEYS[2], processAt, ARGV[1])
-  return {2, ARGV[1]}
+  return {ENQUEUE_RESULT.scheduled, ARGV[1]}
 end
-redis.call('XADD', KEYS[1], '*', 'id', ARGV[1], 'type', ARGV[2], 'payload', ARGV[3], 'meta', ARGV[4])
-return {1, ARGV[1]}
+addEntry(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return {ENQUEUE_RESULT.enqueued, ARGV[1]}

@@ -12,19 +12,20 @@
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
   ARGV[3..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
-            payload (JSON text), meta (JSON text), dedupTtlMs (ms), mode: "a" enqueue (overlap
-            allowed) | "s" enqueue unless the schedule's previous task is live (overlap skip) |
-            "x" only advance lastFired (a trigger skipped by the catch-up policy)
-  Returns   one code per trigger: 1 enqueued | 0 duplicate (fired before) | 2 skipped (overlap:
-            the previous task of the schedule is still live) | 3 early (more than leadMs ahead) |
-            4 stale (at or before lastFired) | 5 advanced (mode x); then "now" (epoch ms) as the last
-            element
+            payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
+            (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
+            schedule's previous task is live (overlap skip) | "x" only advance lastFired (a trigger
+            skipped by the catch-up policy)
+  Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
+            before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
+            (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x); then
+            "now" (epoch ms) as the last element
 ]]
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- @include now-ms
+-- @include task-entry
+local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
+local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5 } -- protocol.ts FIRE_RESULT
+local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local out = {}
 local k = 3
@@ -34,27 +35,27 @@ for a = 3, #ARGV, 8 do
   local dedupKey = KEYS[k]
   local overlapKey
   k = k + 1
-  if mode == 's' then overlapKey = KEYS[k]; k = k + 1 end
+  if mode == FIRE_MODE.skipOverlap then overlapKey = KEYS[k]; k = k + 1 end
   local code
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
   if triggerAt > now + lead then
-    code = 3
+    code = FIRE_RESULT.early
   elseif last >= triggerAt then
-    code = 4
-  elseif mode == 'x' then
-    code = 5
+    code = FIRE_RESULT.stale
+  elseif mode == FIRE_MODE.advanceOnly then
+    code = FIRE_RESULT.advanced
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   else
     if redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
       if overlapKey and redis.call('EXISTS', overlapKey) == 1 then
-        code = 2
+        code = FIRE_RESULT.skipped
       else
-        redis.call('XADD', KEYS[1], '*', 'id', taskId, 'type', ARGV[a + 3], 'payload', ARGV[a + 4], 'meta', ARGV[a + 5])
+        addEntry(KEYS[1], taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
         if overlapKey then redis.call('SET', overlapKey, taskId) end
-        code = 1
+        code = FIRE_RESULT.enqueued
       end
     else
-      code = 0
+      code = FIRE_RESULT.duplicate
     end
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end

@@ -6,27 +6,29 @@
   KEYS[3]  <ns>:{<ns>:<q>}:retry      ZSET   task id -> retry-at (epoch ms)
   KEYS[4]  <ns>:{<ns>:<q>}:tasks      HASH   task id -> encoded task
   ARGV[1]  limit                      integer most tasks moved per set per call
-  Returns  {moved, nextDueMs (-1 when both sets are empty), nowMs (Redis time)}
+  Returns  {moved, nextDueMs (-1 when both sets are empty: protocol.ts NONE_DUE), nowMs (Redis time)}
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- @include now-ms
+-- @include task-entry
+local now = nowMs()
+local sets = {KEYS[2], KEYS[3]}
 local moved = 0
-for z = 2, 3 do
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[z], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+for _, set in ipairs(sets) do
+  local ids = redis.call('ZRANGEBYSCORE', set, '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
   for _, id in ipairs(ids) do
     local v = redis.call('HGET', KEYS[4], id)
     if v then
       local task = cjson.decode(v)
-      redis.call('XADD', KEYS[1], '*', 'id', task[1], 'type', task[2], 'payload', task[3], 'meta', task[4])
+      addEntry(KEYS[1], task[1], task[2], task[3], task[4])
       redis.call('HDEL', KEYS[4], id)
       moved = moved + 1
     end
-    redis.call('ZREM', KEYS[z], id)
+    redis.call('ZREM', set, id)
   end
 end
 local nextDue = -1
-for z = 2, 3 do
-  local first = redis.call('ZRANGE', KEYS[z], 0, 0, 'WITHSCORES')
+for _, set in ipairs(sets) do
+  local first = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   if first[2] then
     local s = tonumber(first[2])
     if nextDue < 0 or s < nextDue then nextDue = s end

@@ -6,10 +6,11 @@
   ARGV[1]  instanceId                             string
   ARGV[2]  declaredTtlMs                          integer ms
   ARGV[3]  declares                               "1" when the instance declares schedules
-  Returns  {1 ok | 0 its declared set is gone (Redis lost data): register again, redisNowMs}
+  Returns  {code, redisNowMs} (codes: protocol.ts HEARTBEAT_RESULT): 1 ok | 0 declaredLost (its
+           declared set is gone: Redis lost data; register again)
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- @include now-ms
+local now = nowMs()
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 86400000)
 if ARGV[3] == '1' then

@@ -1,9 +1,10 @@
 --[[ recover
   Reclaim stream entries idle in the pending entries list past the visibility timeout (XAUTOCLAIM,
   atomic: two recoverers never take the same entry) and put each back at the end of the stream as
-  a new entry, counting the crash in its meta (`c`). A task reclaimed more than maxDeliveries
+  a new entry, counting the crash in its meta (crashes). A task reclaimed more than maxDeliveries
   times is poison: it goes to the dead-letter set with that reason. A crash is not a handler
-  error: it does not use the retry budget.
+  error: it does not use the retry budget. Entry fields: protocol.ts ENTRY_FIELDS; meta fields:
+  protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:dead          ZSET
   KEYS[3]  <ns>:{<ns>:<q>}:dead-tasks    HASH
@@ -16,11 +17,14 @@
   ARGV[6]  maxDead                       integer dead-letter cap (count)
   ARGV[7]  maxDeadAgeMs                  integer dead-letter cap (age, ms)
   ARGV[8]  counterTtlMs                  integer ms
-  ARGV[9]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan
+  ARGV[9]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan (protocol.ts SCAN_START)
   Returns  {requeued, dead, {task ids requeued...}, {task ids dead...}, next cursor ("0-0" = scan done)}
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- @include now-ms
+-- @include dead-letter
+local META = { crashes = 'c', lastError = 'le', failedAt = 'fa', deadReason = 'rs' } -- protocol.ts META
+local DEAD_REASON = { poison = 'poison' } -- protocol.ts DEAD_REASON
+local now = nowMs()
 local group = ARGV[1]
 local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[9], 'COUNT', ARGV[4])
 local requeued, dead = {}, {}
@@ -31,15 +35,16 @@ for _, e in ipairs(res[2]) do
     for i = 1, #fields, 2 do f[fields[i]] = fields[i + 1] end
     local ok, meta = pcall(cjson.decode, f['meta'] or '')
     if not ok or type(meta) ~= 'table' then meta = {} end
-    meta['c'] = (tonumber(meta['c']) or 0) + 1
+    local crashes = (tonumber(meta[META.crashes]) or 0) + 1
+    meta[META.crashes] = crashes
     local taskId = f['id'] or entryId
-    if meta['c'] > tonumber(ARGV[5]) then
-      meta['le'] = 'poison: delivered ' .. meta['c'] .. ' times without finishing (reclaimed after the visibility timeout each time)'
-      meta['fa'] = now
-      meta['rs'] = 'poison'
-      redis.call('HSET', KEYS[3], taskId, cjson.encode({taskId, f['type'] or '', f['payload'] or '', cjson.encode(meta)}))
-      redis.call('ZADD', KEYS[2], now, taskId)
-      if redis.call('INCR', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[8]) end
+    if crashes > tonumber(ARGV[5]) then
+      meta[META.lastError] = 'poison: delivered ' .. crashes
+        .. ' times without finishing (reclaimed after the visibility timeout each time)'
+      meta[META.failedAt] = now
+      meta[META.deadReason] = DEAD_REASON.poison
+      local stored = cjson.encode({taskId, f['type'] or '', f['payload'] or '', cjson.encode(meta)})
+      deadLetter(KEYS[2], KEYS[3], KEYS[4], taskId, stored, now, ARGV[8])
       dead[#dead + 1] = taskId
     else
       local copy = {}
@@ -55,17 +60,5 @@ for _, e in ipairs(res[2]) do
   redis.call('XACK', KEYS[1], group, entryId)
   redis.call('XDEL', KEYS[1], entryId)
 end
-if #dead > 0 then
-  local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[7]), 'LIMIT', 0, 100)
-  if #old > 0 then
-    redis.call('HDEL', KEYS[3], unpack(old))
-    redis.call('ZREM', KEYS[2], unpack(old))
-  end
-  local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[6])
-  if over > 0 then
-    local ids = redis.call('ZRANGE', KEYS[2], 0, math.min(over, 100) - 1)
-    redis.call('HDEL', KEYS[3], unpack(ids))
-    redis.call('ZREM', KEYS[2], unpack(ids))
-  end
-end
+if #dead > 0 then trimDead(KEYS[2], KEYS[3], now, ARGV[6], ARGV[7]) end
 return {#requeued, #dead, requeued, dead, res[1]}

@@ -13,11 +13,8 @@
   ARGV[4..] pairs: name, definition JSON (an object with at least `fp`)
   Returns  {changed definitions, redisNowMs}
 ]]
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- @include now-ms
+local now = tonumber(ARGV[3]) or nowMs()
 local changed = 0
 redis.call('DEL', KEYS[4])
 for a = 4, #ARGV, 2 do

@@ -4,7 +4,7 @@
   KEYS[1]  <ns>:{<ns>:sched}:lease  STRING  "<instanceId>|<term>"
   ARGV[1]  holder                   string  the lease value we believe is ours
   ARGV[2]  channel                  string  <ns>:{<ns>:sched}:resign (a channel, not a key)
-  Returns  1 released | 0 not ours (nothing done)
+  Returns  code (codes: protocol.ts RELEASE_RESULT): 1 released | 0 notOurs (nothing done)
 ]]
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])

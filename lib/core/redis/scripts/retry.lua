@@ -7,16 +7,18 @@
   ARGV[1]  group                         string
   ARGV[2]  entry id                      string  the stream entry being retried
   ARGV[3]  task id                       string
-  ARGV[4]  encoded task                  string  JSON array [id, type, payload, meta] with the new meta
+  ARGV[4]  encoded task                  string  JSON array [id, type, payload, meta] with the new meta (protocol.ts META)
   ARGV[5]  delayMs                       integer ms from now, by Redis server time
   ARGV[6]  counterTtlMs                  integer ms
-  Returns  retry-at (epoch ms, Redis time) when moved | 0 the entry was no longer pending for this group (reclaimed elsewhere; nothing done)
+  Returns  retry-at (epoch ms, Redis time) when moved | 0 the entry was no longer pending for this group
+           (reclaimed elsewhere; nothing done: protocol.ts NOT_PENDING)
 ]]
+-- @include now-ms
+-- @include counter
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-local t = redis.call('TIME')
-local retryAt = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[5])
+local retryAt = nowMs() + tonumber(ARGV[5])
 redis.call('ZADD', KEYS[2], retryAt, ARGV[3])
-if redis.call('INCR', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[6]) end
+countToday(KEYS[4], 1, ARGV[6])
 return retryAt

@@ -6,10 +6,10 @@
   ARGV[1]  op                           "put" | "delete" | "pause" | "resume"
   ARGV[2]  name                         string
   ARGV[3]  definition JSON              string  (op "put" only)
-  Returns  {1 done | 0 no such schedule, redisNowMs}
+  Returns  {code, redisNowMs} (codes: protocol.ts ADMIN_RESULT): 1 done | 0 notFound (no such schedule)
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- @include now-ms
+local now = nowMs()
 local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
 if op == 'put' then

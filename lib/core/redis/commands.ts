@@ -1,0 +1,397 @@
+import type { ChainableCommander } from 'ioredis';
+import { RedisScriptError } from '../errors.js';
+import { CONSUMER_GROUP, utcDay, type QueueKeys, type SchedulerKeys } from './keys.js';
+import {
+  ACQUIRE_RESULT,
+  ADMIN_RESULT,
+  ENQUEUE_RESULT,
+  FIRE_MODE,
+  FIRE_RESULT,
+  HEARTBEAT_RESULT,
+  NONE_DUE,
+  NOT_PENDING,
+  RELEASE_RESULT,
+  RENEW_RESULT,
+  type AdminOp,
+  type FireMode,
+} from './protocol.js';
+import { pipeScript, runScript, type ScriptName } from './scripts.js';
+import type { RedisClient } from './types.js';
+
+/**
+ * One typed wrapper per Lua script: it lays out KEYS and ARGV as the script's header declares them
+ * and maps the bare reply to named results (the code tables are in protocol.ts). A code a script
+ * never returns is a {@link RedisScriptError} naming the script; Redis error replies are too
+ * (see runScript). Durations are ms, instants epoch ms; payloads and meta are JSON text.
+ */
+
+type Codes = Readonly<Record<string, number>>;
+
+/** A task as a script writes it into a stream entry or the stored form (protocol.ts ENTRY_FIELDS). */
+export interface EncodedTask {
+  type: string;
+  /** JSON text. */
+  payload: string;
+  /** JSON text of protocol.ts TaskMeta. */
+  meta: string;
+}
+
+/** A code → name lookup for one result table of protocol.ts (built once, an array index per reply). */
+function codeNames<T extends Codes>(script: ScriptName, table: T): (code: unknown) => keyof T & string {
+  const names: (keyof T & string)[] = [];
+  for (const [name, code] of Object.entries(table)) names[code] = name;
+  return (code) => {
+    const name = typeof code === 'number' ? names[code] : undefined;
+    if (name === undefined) throw new RedisScriptError(script, `unexpected reply code ${JSON.stringify(code)}`);
+    return name;
+  };
+}
+
+// ------------------------------------------------------------------ queue scripts
+
+export type EnqueueStatus = keyof typeof ENQUEUE_RESULT;
+const enqueueStatus = codeNames('enqueue', ENQUEUE_RESULT);
+
+/** One task for enqueue.lua. */
+export interface EnqueueArgs extends EncodedTask {
+  id: string;
+  /** Epoch ms; 0 = not given. */
+  processAtMs: number;
+  /** From now by Redis server time, ms; 0 = not given. */
+  delayMs: number;
+  /** The dedup key (as the user gave it, not the Redis key); undefined = none. */
+  dedupKey?: string;
+  /** Lifetime of the dedup key, ms (ignored without one). */
+  dedupTtlMs: number;
+  /** The task id was given explicitly: its uid key is held while the task is live. */
+  unique: boolean;
+}
+
+/** What enqueue.lua did: `id` is the new task's, or the live task's when `deduplicated`. */
+export interface EnqueueOutcome {
+  status: EnqueueStatus;
+  id: string;
+}
+
+function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | number)[]] {
+  const k = [keys.stream, keys.scheduled, keys.tasks];
+  if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
+  if (t.unique) k.push(keys.uniqueId(t.id));
+  const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;
+  return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs]];
+}
+
+/** Enqueues one task with a dedup key, an explicit id, or a time (enqueue.lua). */
+export async function enqueueScript(client: RedisClient, keys: QueueKeys, task: EnqueueArgs): Promise<EnqueueOutcome> {
+  const [k, a] = enqueueCall(keys, task);
+  return enqueueOutcome(await runScript<unknown>(client, 'enqueue', k, a));
+}
+
+/** Queues an enqueue.lua call on a pipeline; map its reply with {@link enqueueOutcome}. */
+export function pipeEnqueue(pipeline: ChainableCommander, keys: QueueKeys, task: EnqueueArgs): void {
+  const [k, a] = enqueueCall(keys, task);
+  pipeScript(pipeline, 'enqueue', k, a);
+}
+
+/** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
+export function enqueueOutcome(reply: unknown): EnqueueOutcome {
+  const [code, id] = reply as [number, string];
+  return { status: enqueueStatus(code), id };
+}
+
+/** Tasks whose handler succeeded, for ack.lua. */
+export interface AckBatch {
+  /** Entry ids of tasks with no key to release. */
+  plain: readonly string[];
+  /** Per task with a uid and/or overlap key: entry id, task id, those keys. */
+  flagged: readonly (readonly [entryId: string, taskId: string, release: readonly string[]])[];
+  /** Lifetime of the day's processed counter, ms. */
+  counterTtlMs: number;
+}
+
+/** Acks and deletes the entries, releases their keys, counts them (ack.lua). @returns how many were still pending. */
+export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<number> {
+  const k = [keys.stream, keys.processed(utcDay(Date.now()))];
+  const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, batch.plain.length, ...batch.plain];
+  for (const [entryId, taskId, release] of batch.flagged) {
+    k.push(...release);
+    a.push(entryId, taskId, release.length);
+  }
+  return runScript<number>(client, 'ack', k, a);
+}
+
+/** A failed task for retry.lua. */
+export interface RetryArgs {
+  entryId: string;
+  taskId: string;
+  /** The stored form with the new meta (codec encodeStored). */
+  stored: string;
+  /** From now by Redis server time, ms. */
+  delayMs: number;
+  counterTtlMs: number;
+}
+
+/**
+ * Moves a failed task to the retry set (retry.lua).
+ * @returns retry-at (epoch ms, Redis time), or undefined when the entry was no longer pending (nothing done).
+ */
+export async function retryScript(client: RedisClient, keys: QueueKeys, t: RetryArgs): Promise<number | undefined> {
+  const retryAt = await runScript<number>(
+    client,
+    'retry',
+    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(Date.now()))],
+    [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.delayMs, t.counterTtlMs],
+  );
+  return retryAt === NOT_PENDING ? undefined : retryAt;
+}
+
+/** A task for kill.lua. */
+export interface KillArgs {
+  /** '' when the task is not in the stream. */
+  entryId: string;
+  taskId: string;
+  /** The stored form with the last error and the dead reason (codec encodeStored). */
+  stored: string;
+  /** Its uid and/or overlap keys, deleted if they still name it. */
+  release: readonly string[];
+  maxDead: number;
+  maxDeadAgeMs: number;
+  counterTtlMs: number;
+}
+
+/**
+ * Moves a task to the dead-letter set and trims it (kill.lua).
+ * @returns failed-at (epoch ms, Redis time), or undefined when the entry was no longer pending (nothing done).
+ */
+export async function killScript(client: RedisClient, keys: QueueKeys, t: KillArgs): Promise<number | undefined> {
+  const failedAt = await runScript<number>(
+    client,
+    'kill',
+    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now())), ...t.release],
+    [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.maxDead, t.maxDeadAgeMs, t.counterTtlMs],
+  );
+  return failedAt === NOT_PENDING ? undefined : failedAt;
+}
+
+/** What forward.lua did. */
+export interface ForwardOutcome {
+  moved: number;
+  /** When the next scheduled or retry task is due (epoch ms); undefined when none is waiting. */
+  nextDueAt: number | undefined;
+  /** Redis server time of the call, epoch ms. */
+  redisNow: number;
+}
+
+/** Moves due scheduled and retry tasks into the stream, at most `limit` per set (forward.lua). */
+export async function forwardScript(client: RedisClient, keys: QueueKeys, limit: number): Promise<ForwardOutcome> {
+  const [moved, nextDue, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'forward',
+    [keys.stream, keys.scheduled, keys.retry, keys.tasks],
+    [limit],
+  );
+  return { moved, nextDueAt: nextDue === NONE_DUE ? undefined : nextDue, redisNow };
+}
+
+/** One round of recover.lua. */
+export interface RecoverArgs {
+  /** The recovering consumer (it owns nothing afterwards). */
+  consumer: string;
+  /** The visibility timeout, ms. */
+  minIdleMs: number;
+  /** Most entries this round. */
+  count: number;
+  /** Reclaims before a task is poison. */
+  maxDeliveries: number;
+  maxDead: number;
+  maxDeadAgeMs: number;
+  counterTtlMs: number;
+  /** XAUTOCLAIM start id; protocol.ts SCAN_START for a new scan. */
+  cursor: string;
+}
+
+/** What one round of recover.lua did: task ids requeued and dead, and the cursor of the next round (SCAN_START = done). */
+export interface RecoverOutcome {
+  requeued: string[];
+  dead: string[];
+  cursor: string;
+}
+
+/** Reclaims entries idle past the visibility timeout: back to the stream, or dead as poison (recover.lua). */
+export async function recoverScript(client: RedisClient, keys: QueueKeys, r: RecoverArgs): Promise<RecoverOutcome> {
+  const [, , requeued, dead, cursor] = await runScript<[number, number, string[], string[], string]>(
+    client,
+    'recover',
+    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now()))],
+    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.maxDead, r.maxDeadAgeMs, r.counterTtlMs, r.cursor],
+  );
+  return { requeued, dead, cursor };
+}
+
+/** Puts entries a consumer holds back at the end of `stream`, uncounted (requeue.lua). @returns how many were put back. */
+export function requeueScript(client: RedisClient, stream: string, entryIds: readonly string[]): Promise<number> {
+  return runScript<number>(client, 'requeue', [stream], [CONSUMER_GROUP, ...entryIds]);
+}
+
+// ------------------------------------------------------------------ schedule and lease scripts
+
+export type FireResult = keyof typeof FIRE_RESULT;
+const fireResult = codeNames('fire', FIRE_RESULT);
+
+/** One trigger for fire.lua. */
+export interface FireTrigger extends EncodedTask {
+  schedule: string;
+  /** The trigger instant, epoch ms. */
+  triggerAt: number;
+  /** The task id, which is also the trigger's dedup key `<schedule>:<trigger-unix>`. */
+  taskId: string;
+  /** Lifetime of the dedup key, ms. */
+  dedupTtlMs: number;
+  mode: FireMode;
+}
+
+/** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
+export interface FireOutcome {
+  results: FireResult[];
+  now: number;
+}
+
+/**
+ * Enqueues the triggers of one queue, each at most once ever (fire.lua).
+ * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
+ * @param leadMs how long before its instant a trigger may be enqueued, ms.
+ */
+export async function fireScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  nowMs: number | undefined,
+  leadMs: number,
+  triggers: readonly FireTrigger[],
+): Promise<FireOutcome> {
+  const k = [keys.stream, keys.lastFired];
+  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
+  for (const t of triggers) {
+    k.push(keys.dedup(t.taskId));
+    if (t.mode === FIRE_MODE.skipOverlap) k.push(keys.overlap(t.schedule));
+    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode);
+  }
+  const reply = await runScript<number[]>(client, 'fire', k, a);
+  const results: FireResult[] = new Array(triggers.length);
+  for (let i = 0; i < triggers.length; i++) results[i] = fireResult(reply[i]);
+  return { results, now: reply[triggers.length] };
+}
+
+const acquireStatus = codeNames('acquire-lease', ACQUIRE_RESULT);
+
+/** What acquire-lease.lua did; `redisNow` is Redis server time, epoch ms. */
+export type AcquireOutcome =
+  | { status: 'acquired'; term: number; redisNow: number }
+  | { status: 'heldByOther'; /** Remaining time of the other holder's lease, ms. */ pttlMs: number; redisNow: number };
+
+/** Becomes leader if nobody holds the lease, with a new fencing term (acquire-lease.lua). */
+export async function acquireLeaseScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  ttlMs: number,
+): Promise<AcquireOutcome> {
+  const [code, value, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'acquire-lease',
+    [keys.lease, keys.term, keys.leader],
+    [instanceId, ttlMs],
+  );
+  if (acquireStatus(code) === 'acquired') return { status: 'acquired', term: value, redisNow };
+  return { status: 'heldByOther', pttlMs: value, redisNow };
+}
+
+export type RenewStatus = keyof typeof RENEW_RESULT;
+const renewStatus = codeNames('renew-lease', RENEW_RESULT);
+
+/** Extends the lease if `holder` still holds it (renew-lease.lua); also reads the registry version. */
+export async function renewLeaseScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  holder: string,
+  ttlMs: number,
+): Promise<{ status: RenewStatus; version: number; redisNow: number }> {
+  const [code, version, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'renew-lease',
+    [keys.lease, keys.version],
+    [holder, ttlMs],
+  );
+  return { status: renewStatus(code), version, redisNow };
+}
+
+export type ReleaseStatus = keyof typeof RELEASE_RESULT;
+const releaseStatus = codeNames('release-lease', RELEASE_RESULT);
+
+/** Deletes the lease if `holder` holds it and announces the resignation (release-lease.lua). */
+export async function releaseLeaseScript(client: RedisClient, keys: SchedulerKeys, holder: string): Promise<ReleaseStatus> {
+  return releaseStatus(await runScript<number>(client, 'release-lease', [keys.lease], [holder, keys.resignChannel]));
+}
+
+/** Publishes the schedules an instance declares (register-schedules.lua). */
+export interface RegisterArgs {
+  instanceId: string;
+  /** Lifetime of the instance's declared set, ms. */
+  declaredTtlMs: number;
+  /** The instant to register at (a test clock's), or undefined for Redis server time. */
+  nowMs: number | undefined;
+  /** Name and definition JSON of each declared schedule. */
+  definitions: readonly (readonly [name: string, json: string])[];
+}
+
+/** @returns how many stored definitions changed, and Redis's `now` (epoch ms). */
+export async function registerSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  r: RegisterArgs,
+): Promise<{ changed: number; now: number }> {
+  const a: string[] = [r.instanceId, String(r.declaredTtlMs), r.nowMs === undefined ? '' : String(r.nowMs)];
+  for (const [name, json] of r.definitions) a.push(name, json);
+  const [changed, now] = await runScript<[number, number]>(
+    client,
+    'register-schedules',
+    [keys.schedules, keys.version, keys.instances, keys.declared(r.instanceId)],
+    a,
+  );
+  return { changed, now };
+}
+
+export type HeartbeatStatus = keyof typeof HEARTBEAT_RESULT;
+const heartbeatStatus = codeNames('heartbeat', HEARTBEAT_RESULT);
+
+/** Records that an instance is alive and keeps its declared set (heartbeat.lua). `declaredTtlMs` in ms. */
+export async function heartbeatScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  declaredTtlMs: number,
+  declares: boolean,
+): Promise<{ status: HeartbeatStatus; redisNow: number }> {
+  const [code, redisNow] = await runScript<[number, number]>(
+    client,
+    'heartbeat',
+    [keys.instances, keys.declared(instanceId)],
+    [instanceId, declaredTtlMs, declares ? '1' : '0'],
+  );
+  return { status: heartbeatStatus(code), redisNow };
+}
+
+export type AdminStatus = keyof typeof ADMIN_RESULT;
+const adminStatus = codeNames('schedule-admin', ADMIN_RESULT);
+
+/** Changes the schedule registry (schedule-admin.lua); `definition` is JSON, for `put` only. */
+export async function scheduleAdminScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  op: AdminOp,
+  name: string,
+  definition?: string,
+): Promise<{ status: AdminStatus; redisNow: number }> {
+  const args = definition === undefined ? [op, name] : [op, name, definition];
+  const [code, redisNow] = await runScript<[number, number]>(client, 'schedule-admin', [keys.schedules, keys.version], args);
+  return { status: adminStatus(code), redisNow };
+}

@@ -1,0 +1,189 @@
+/**
+ * The wire protocol of Chronos: every name and code that Redis stores or a script replies with, so that
+ * TypeScript and Lua agree on them in one place. Values here are stored in Redis by running
+ * versions: renaming a readable name is free, changing a wire letter or a code breaks compatibility.
+ * The Lua scripts cannot import this module; their headers refer to it by name ("codes: see
+ * protocol.ts FIRE_RESULT"), and test/unit/scripts-and-keys.spec.ts checks that they agree.
+ */
+
+/**
+ * The fields of a task's meta (JSON object in the `meta` field of a stream entry and in the stored
+ * form), readable name → wire letter. Read meta as `meta[META.retried]`: a property read, no copy.
+ */
+export const META = {
+  /** Failed attempts so far (a crash is not a failure, see `crashes`). Integer. */
+  retried: 'r',
+  /** Retries allowed before the task is dead. Integer. */
+  maxRetry: 'm',
+  /** Timeout of one attempt, ms; 0 = none. */
+  timeoutMs: 't',
+  /** When the task was enqueued, epoch ms (the enqueuer's clock). */
+  enqueuedAt: 'e',
+  /** Name of the schedule whose trigger enqueued the task (absent for other tasks). */
+  schedule: 's',
+  /** Instant of that trigger, epoch ms (absent for other tasks). */
+  triggerAt: 'tr',
+  /** `1` when the task was enqueued with an explicit id: its uid key is released when it ends. */
+  uniqueId: 'u',
+  /** `1` when its schedule's overlap policy is `skip`: its overlap key is released when it ends. */
+  overlapSkip: 'o',
+  /** Times the task was reclaimed from a dead or stuck consumer (recover.lua counts them). Integer. */
+  crashes: 'c',
+  /** Last error message, with its stack when known (at most ~4000 characters). */
+  lastError: 'le',
+  /** When the task last failed, epoch ms. */
+  failedAt: 'fa',
+  /** Why the task is dead, one of {@link DEAD_REASON} (absent while it is not dead). */
+  deadReason: 'rs',
+  /** The raw fields of a stream entry that could not be decoded (field → value). */
+  raw: 'raw',
+} as const;
+
+/** Why a task is dead (meta field {@link META.deadReason}, and the `reason` of `task.dead` events). */
+export const DEAD_REASON = {
+  /** Its retry budget (`maxRetry`) is spent. */
+  retries: 'retries',
+  /** Its handler threw a `NonRetryableError`. */
+  nonRetryable: 'non-retryable',
+  /** Its last attempt timed out with no retry left. */
+  timeout: 'timeout',
+  /** It was delivered more than `maxDeliveries` times without finishing (recover.lua). */
+  poison: 'poison',
+  /** Its stream entry could not be decoded. */
+  decode: 'decode',
+  /** No server of the fleet has a handler for its type. */
+  noHandler: 'no-handler',
+} as const;
+
+export type DeadReason = (typeof DEAD_REASON)[keyof typeof DEAD_REASON];
+
+/**
+ * The wire form of a task's meta. Keys are the wire letters of {@link META} (see there for meaning
+ * and unit); write and read them through `META`.
+ */
+export interface TaskMeta {
+  [META.retried]: number;
+  [META.maxRetry]: number;
+  [META.timeoutMs]: number;
+  [META.enqueuedAt]: number;
+  [META.schedule]?: string;
+  [META.triggerAt]?: number;
+  [META.uniqueId]?: 1;
+  [META.overlapSkip]?: 1;
+  [META.crashes]?: number;
+  [META.lastError]?: string;
+  [META.failedAt]?: number;
+  [META.deadReason]?: DeadReason;
+  [META.raw]?: Record<string, string>;
+}
+
+/** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */
+export function newMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number): TaskMeta {
+  return { r: 0, m: maxRetry, t: timeoutMs, e: enqueuedAt };
+}
+
+/**
+ * The fields of a stream entry, in the order Chronos writes them (XADD). The stored form of a task
+ * outside the stream (scheduled, retry, dead) is the JSON array of their values in the same order.
+ * Values: `id` task id, `type` task type, `payload` JSON text, `meta` JSON text of {@link TaskMeta}.
+ */
+export const ENTRY_FIELDS = ['id', 'type', 'payload', 'meta'] as const;
+
+export type EntryField = (typeof ENTRY_FIELDS)[number];
+
+/** The flat field/value list of a task's stream entry, for `XADD key * ...entryFields(…)`. `meta` is JSON text. */
+export function entryFields(id: string, type: string, payload: string, meta: string): string[] {
+  return [ENTRY_FIELDS[0], id, ENTRY_FIELDS[1], type, ENTRY_FIELDS[2], payload, ENTRY_FIELDS[3], meta];
+}
+
+/** True when a flat field/value list has exactly the layout {@link entryFields} writes (values not checked). */
+export function isEntryLayout(flat: readonly string[]): boolean {
+  const [id, type, payload, meta] = ENTRY_FIELDS;
+  return flat.length === 8 && flat[0] === id && flat[2] === type && flat[4] === payload && flat[6] === meta;
+}
+
+/** What fire.lua does with one trigger (its 8th value per trigger). */
+export const FIRE_MODE = {
+  /** Enqueue (overlap policy `allow`). */
+  allowOverlap: 'a',
+  /** Enqueue unless the schedule's previous task is still live (overlap policy `skip`). */
+  skipOverlap: 's',
+  /** Only advance lastFired: a trigger skipped by the catch-up policy. */
+  advanceOnly: 'x',
+} as const;
+
+export type FireMode = (typeof FIRE_MODE)[keyof typeof FIRE_MODE];
+
+/** fire.lua's code per trigger. */
+export const FIRE_RESULT = {
+  /** Fired before (its dedup key exists): nothing enqueued. */
+  duplicate: 0,
+  /** Enqueued now. */
+  enqueued: 1,
+  /** Not enqueued: the schedule's previous task is still live (overlap `skip`); lastFired advanced. */
+  skipped: 2,
+  /** Refused: more than `leadMs` before its instant by Redis time; nothing changed. */
+  early: 3,
+  /** At or before the schedule's lastFired: nothing changed. */
+  stale: 4,
+  /** Mode `advanceOnly`: lastFired advanced, nothing enqueued. */
+  advanced: 5,
+} as const;
+
+/** enqueue.lua's code. */
+export const ENQUEUE_RESULT = {
+  /** A live task has the dedup key or the explicit id: nothing written, the reply carries that task's id. */
+  deduplicated: 0,
+  /** In the stream, ready. */
+  enqueued: 1,
+  /** In the scheduled set, waiting for its time. */
+  scheduled: 2,
+} as const;
+
+/** acquire-lease.lua's first element. */
+export const ACQUIRE_RESULT = {
+  /** Someone else leads; the second element is the remaining lease time, ms. */
+  heldByOther: 0,
+  /** Acquired (or already ours, renewed); the second element is the fencing term. */
+  acquired: 1,
+} as const;
+
+/** renew-lease.lua's first element. */
+export const RENEW_RESULT = {
+  /** The lease expired or another instance holds it: nothing done. */
+  notOurs: 0,
+  renewed: 1,
+} as const;
+
+/** release-lease.lua's reply. */
+export const RELEASE_RESULT = {
+  /** Not ours: nothing done. */
+  notOurs: 0,
+  released: 1,
+} as const;
+
+/** heartbeat.lua's first element. */
+export const HEARTBEAT_RESULT = {
+  /** The instance's declared-schedules set is gone (Redis lost data): register the schedules again. */
+  declaredLost: 0,
+  ok: 1,
+} as const;
+
+/** schedule-admin.lua's first element. */
+export const ADMIN_RESULT = {
+  /** No schedule of that name (delete, pause, resume): nothing done. */
+  notFound: 0,
+  done: 1,
+} as const;
+
+/** What retry.lua and kill.lua reply instead of an instant when the entry was no longer pending for the group. */
+export const NOT_PENDING = 0;
+
+/** forward.lua's `nextDueMs` when both the scheduled and the retry sets are empty. */
+export const NONE_DUE = -1;
+
+/** The XAUTOCLAIM cursor that starts a scan of the pending entries list, and that recover.lua returns when it is done. */
+export const SCAN_START = '0-0';
+
+/** The operations of schedule-admin.lua (ARGV[1]). */
+export type AdminOp = 'put' | 'delete' | 'pause' | 'resume';

@@ -1,0 +1,25 @@
+-- @snippet dead-letter: the dead-letter set of a queue (why a task is dead: protocol.ts DEAD_REASON).
+-- deadLetter(deadKey, deadTasksKey, failedKey, taskId, stored, failedAt, counterTtlMs) stores the task
+--   (JSON array [id, type, payload, meta]) in <q>:dead-tasks, indexes it in <q>:dead by failedAt
+--   (epoch ms) and counts it in the day's failed counter.
+-- trimDead(deadKey, deadTasksKey, now, maxDead, maxDeadAgeMs) removes the tasks dead for longer than
+--   maxDeadAgeMs (ms, before now, epoch ms), then the oldest beyond maxDead tasks: at most 100 of each.
+-- @include counter
+local function deadLetter(deadKey, deadTasksKey, failedKey, taskId, stored, failedAt, counterTtlMs)
+  redis.call('HSET', deadTasksKey, taskId, stored)
+  redis.call('ZADD', deadKey, failedAt, taskId)
+  countToday(failedKey, 1, counterTtlMs)
+end
+local function trimDead(deadKey, deadTasksKey, now, maxDead, maxDeadAgeMs)
+  local old = redis.call('ZRANGEBYSCORE', deadKey, '-inf', now - tonumber(maxDeadAgeMs), 'LIMIT', 0, 100)
+  if #old > 0 then
+    redis.call('HDEL', deadTasksKey, unpack(old))
+    redis.call('ZREM', deadKey, unpack(old))
+  end
+  local over = redis.call('ZCARD', deadKey) - tonumber(maxDead)
+  if over > 0 then
+    local ids = redis.call('ZRANGE', deadKey, 0, math.min(over, 100) - 1)
+    redis.call('HDEL', deadTasksKey, unpack(ids))
+    redis.call('ZREM', deadKey, unpack(ids))
+  end
+end

@@ -1,0 +1,92 @@
+// The typed script wrappers (lib/core/redis/commands.ts) against a real Redis: each named result.
+import type { Redis } from 'ioredis';
+import {
+  forwardScript,
+  fireScript,
+  heartbeatScript,
+  registerSchedulesScript,
+  scheduleAdminScript,
+  type FireTrigger,
+} from '../../lib/core/redis/commands.js';
+import { openConnection } from '../../lib/core/redis/connection.js';
+import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { FIRE_MODE, META, entryFields, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+
+let ns: string;
+let client: Redis;
+beforeEach(() => {
+  ns = newNamespace('cmd');
+  client = openConnection(redisUrl()).client as Redis;
+});
+afterEach(async () => {
+  client.disconnect();
+  await deleteNamespace(ns);
+});
+
+function trigger(schedule: string, triggerAt: number, mode: FireMode): FireTrigger {
+  const meta = newMeta(0, 0, triggerAt);
+  meta[META.schedule] = schedule;
+  meta[META.triggerAt] = triggerAt;
+  if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+  const taskId = `${schedule}:${triggerAt / 1000}`;
+  return { schedule, triggerAt, taskId, type: 'job', payload: 'null', meta: JSON.stringify(meta), dedupTtlMs: 60_000, mode };
+}
+
+test('fireScript names each trigger result: enqueued, duplicate, stale, early, advanced, skipped', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const now = 1_000_000_000_000;
+  const first = await fireScript(client, keys, now, 0, [
+    trigger('a', now - 2000, FIRE_MODE.allowOverlap),
+    trigger('b', now + 5000, FIRE_MODE.allowOverlap),
+  ]);
+  expect(first).toEqual({ results: ['enqueued', 'early'], now });
+  const again = await fireScript(client, keys, now, 0, [
+    trigger('a', now - 2000, FIRE_MODE.allowOverlap), // at lastFired
+    trigger('a', now - 1000, FIRE_MODE.advanceOnly),
+    trigger('c', now, FIRE_MODE.skipOverlap),
+  ]);
+  expect(again.results).toEqual(['stale', 'advanced', 'enqueued']);
+  // with lastFired gone: c's previous task still holds the overlap key, and c's trigger at `now` has fired before
+  await client.del(keys.lastFired);
+  const third = await fireScript(client, keys, now, 0, [
+    trigger('c', now - 1000, FIRE_MODE.skipOverlap),
+    trigger('c', now, FIRE_MODE.skipOverlap),
+  ]);
+  expect(third.results).toEqual(['skipped', 'duplicate']);
+  const entries = (await client.xrange(keys.stream, '-', '+')) as [string, string[]][];
+  expect(entries.map(([, f]) => f.filter((_, i) => i % 2 === 0))).toEqual([
+    ['id', 'type', 'payload', 'meta'],
+    ['id', 'type', 'payload', 'meta'],
+  ]);
+  expect(entries[1][1].slice(0, 6)).toEqual(entryFields(`c:${now / 1000}`, 'job', 'null', '').slice(0, 6));
+});
+
+test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const empty = await forwardScript(client, keys, 100);
+  expect(empty.moved).toBe(0);
+  expect(empty.nextDueAt).toBeUndefined();
+  expect(empty.redisNow).toBeGreaterThan(0);
+  await client.hset(keys.tasks, 'x', JSON.stringify(['x', 'job', 'null', JSON.stringify(newMeta(0, 0, 1))]));
+  await client.zadd(keys.scheduled, 1, 'x');
+  await client.hset(keys.tasks, 'later', JSON.stringify(['later', 'job', 'null', JSON.stringify(newMeta(0, 0, 1))]));
+  await client.zadd(keys.retry, 9e15, 'later');
+  const moved = await forwardScript(client, keys, 100);
+  expect(moved).toMatchObject({ moved: 1, nextDueAt: 9e15 });
+  expect(await client.xlen(keys.stream)).toBe(1);
+});
+
+test('registry scripts: register counts changes, heartbeat sees a lost declared set, schedule-admin names notFound', async () => {
+  const keys = new SchedulerKeys(ns);
+  const def = JSON.stringify({ fp: 'f1' });
+  const reg = { instanceId: 'i1', declaredTtlMs: 60_000, nowMs: undefined, definitions: [['s1', def] as const] };
+  expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(1);
+  expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(0);
+  expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('ok');
+  await client.del(keys.declared('i1'));
+  expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('declaredLost');
+  expect((await scheduleAdminScript(client, keys, 'pause', 's1')).status).toBe('done');
+  expect(JSON.parse((await client.hget(keys.schedules, 's1'))!)).toMatchObject({ fp: 'f1', paused: true });
+  expect((await scheduleAdminScript(client, keys, 'delete', 'nope')).status).toBe('notFound');
+});
