@@ -5,6 +5,7 @@ import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys, isValidName } fro
 import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/codec.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { nextTriggers } from '../scheduler/spec.js';
+import { queueLatencies } from './latency.js';
 
 /** Counts of one queue by state, and today's counters (UTC day). @publicApi */
 export interface QueueInfo {
@@ -183,6 +184,11 @@ export class Inspector {
       processedToday: Number(r[6][1] ?? 0),
       failedToday: Number(r[7][1] ?? 0),
     };
+  }
+
+  /** Age of the oldest task waiting (not yet delivered) in each queue, ms by Redis time; 0 when none. 1 + 2 commands per queue. */
+  queueLatencies(names: readonly string[]): Promise<Map<string, number>> {
+    return queueLatencies(this.conn.client, this.namespace, names);
   }
 
   /** Tasks of a queue in one state, oldest first, paginated. */

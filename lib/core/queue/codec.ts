@@ -30,6 +30,8 @@ export interface TaskMeta {
   fa?: number;
   /** why the task is dead: 'retries' | 'non-retryable' | 'poison' | 'decode' | 'no-handler' | 'timeout'. */
   rs?: string;
+  /** W3C traceparent of the span that created the task (the enqueue's or the fire's), when tracing is on. */
+  tp?: string;
   /** the raw fields of an entry that could not be decoded. */
   raw?: Record<string, string>;
 }

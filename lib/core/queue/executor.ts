@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
-import type { EventBus } from '../events.js';
+import type { ChronosEvent, EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
+import { startConsumerSpan, tracingAvailable } from '../observability/tracing.js';
 import type { RedisClient } from '../redis/connection.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
@@ -139,7 +140,11 @@ export class Executor {
    */
   execute(run: TaskRun, reg: Registration, done: () => void): void {
     const { entry: task, ref: queue } = run;
-    if (this.events.active) this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: task.meta.r });
+    if (this.events.active) this.emitStarted(run);
+    const m = task.meta;
+    const span = tracingAvailable()
+      ? startConsumerSpan({ queue: queue.name, taskId: task.id, taskType: task.type, retried: m.r, reclaimed: m.c, schedule: m.s, triggerAt: m.tr, traceparent: m.tp })
+      : undefined;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const settle = (ok: boolean, err?: unknown) => {
@@ -147,6 +152,10 @@ export class Executor {
       settled = true;
       if (timer) clearTimeout(timer);
       else this.deadlines.delete(run);
+      if (span) {
+        if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
+        span.end(ok || run.abandoned ? undefined : err);
+      }
       if (run.abandoned) return done();
       if (ok) {
         this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
@@ -171,7 +180,8 @@ export class Executor {
       }
     }
     try {
-      const result = reg.fn(run) as PromiseLike<unknown> | undefined;
+      // with a span, the handler runs in its context, so the spans it makes are its children
+      const result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
           () => settle(true),
@@ -181,6 +191,24 @@ export class Executor {
     } catch (err) {
       settle(false, err);
     }
+  }
+
+  private emitStarted(run: TaskRun): void {
+    const { entry: task, ref: queue } = run;
+    const m = task.meta;
+    const e: Extract<ChronosEvent, { type: 'task.started' }> = {
+      type: 'task.started',
+      queue: queue.name,
+      taskId: task.id,
+      taskType: task.type,
+      retried: m.r,
+      enqueuedAt: m.e,
+      readyAt: Number(task.entryId.slice(0, task.entryId.indexOf('-'))),
+    };
+    if (m.s !== undefined) e.schedule = m.s;
+    if (m.tr !== undefined) e.triggerAt = m.tr;
+    if (m.c) e.reclaimed = m.c;
+    this.events.emit(e);
   }
 
   /** Expires the long timeouts that are due. */
@@ -217,7 +245,10 @@ export class Executor {
     const { entry: task, ref: queue } = run;
     const retried = task.meta.r;
     this.failed++;
-    if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
+    if (this.events.active) {
+      const durationMs = Date.now() - run.startedAt;
+      this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err), durationMs });
+    }
     const meta: TaskMeta = { ...task.meta, le: errorText(err), fa: Date.now() };
     if (isNonRetryable(err) || retried >= task.meta.m) {
       const reason = isNonRetryable(err) ? 'non-retryable' : err instanceof TaskTimeoutError ? 'timeout' : 'retries';
