@@ -71,6 +71,8 @@ export interface ScheduleInfo {
   lastFiredAt?: number;
   /** Next trigger instants (epoch ms). */
   next: number[];
+  /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late. */
+  nextDueAt?: number;
   /** Instances that declare it, with when each was last seen (epoch ms, Redis time). */
   declaredBy: { instance: string; lastSeenAt: number }[];
   /** Set when the stored definition cannot be parsed by this version. */
@@ -321,7 +323,9 @@ export class Inspector {
         declaredBy: declaredBy.get(name) ?? [],
       };
       try {
-        info.next = nextTriggers(storedSpec(s), now, n);
+        const spec = storedSpec(s);
+        info.next = nextTriggers(spec, now, n);
+        info.nextDueAt = spec.nextAfter(info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       } catch (err) {
         info.error = (err as Error).message;
       }

@@ -63,8 +63,9 @@ export class FleetGauges {
     gauge('chronos_schedule_last_fired_timestamp_seconds', 'Trigger instant of the last fire of each schedule, unix seconds', ['schedule'], (g, s) => {
       for (const sc of s.schedules) if (sc.lastFiredAt !== undefined) g.labels(sc.name).set(sc.lastFiredAt / 1000);
     });
-    gauge('chronos_schedule_next_timestamp_seconds', 'Next trigger instant of each schedule, unix seconds', ['schedule'], (g, s) => {
-      for (const sc of s.schedules) if (sc.next.length > 0) g.labels(sc.name).set(sc.next[0] / 1000);
+    const nextHelp = 'Trigger due next (the first after the last fire: in the past while late), unix seconds; absent while paused';
+    gauge('chronos_schedule_next_timestamp_seconds', nextHelp, ['schedule'], (g, s) => {
+      for (const sc of s.schedules) if (sc.nextDueAt !== undefined && !sc.paused) g.labels(sc.name).set(sc.nextDueAt / 1000);
     });
     gauge('chronos_schedules_orphaned', 'Schedules no live instance declares (they do not fire)', [], (g, s) => {
       g.set(s.schedules.filter((sc) => sc.orphaned).length);
