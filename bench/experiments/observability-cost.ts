@@ -62,7 +62,8 @@ async function child(mode: Mode, url: string, n: number): Promise<Result> {
     let handled = 0;
     let allDone!: () => void;
     const done = new Promise<void>((r) => (allDone = r));
-    const server = new core.ChronosServer({ connection: url, namespace, concurrency: 50, events, logger: { log() {}, warn() {}, error() {}, debug() {} } });
+    const logger = { log() {}, warn() {}, error() {}, debug() {} };
+    const server = new core.ChronosServer({ connection: url, namespace, concurrency: 50, events, logger });
     server.handle('email', () => {
       if (++handled === count) allDone();
     });
@@ -121,7 +122,8 @@ console.log('mode      enqueue µs  (+)     process µs  (+)');
 for (const mode of MODES) {
   const [e, p] = [med(mode, 'enqueueUs'), med(mode, 'processUs')];
   const [de, dp] = [e - med('off', 'enqueueUs'), p - med('off', 'processUs')];
-  console.log(`${mode.padEnd(8)}  ${e.toFixed(1).padStart(9)}  ${de >= 0 ? '+' : ''}${de.toFixed(1).padStart(5)}   ${p.toFixed(1).padStart(9)}  ${dp >= 0 ? '+' : ''}${dp.toFixed(1)}`);
+  const signed = (v: number, w: number) => `${v >= 0 ? '+' : ''}${v.toFixed(1)}`.padStart(w);
+  console.log(`${mode.padEnd(8)}  ${e.toFixed(1).padStart(9)}  ${signed(de, 6)}   ${p.toFixed(1).padStart(9)}  ${signed(dp, 6)}`);
 }
 const scrapes = results.filter((r) => r.scrapeUs !== undefined).map((r) => r.scrapeUs!);
 if (scrapes.length) console.log(`\nOne scrape of the per-process metrics (registry.metrics()), median: ${median(scrapes).toFixed(0)} µs`);

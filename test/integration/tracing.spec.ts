@@ -34,7 +34,7 @@ async function workerSpans(worker: Child): Promise<SpanRecord[]> {
   return (await worker.message((m) => m.event === 'spans' && m.req === id)).spans as SpanRecord[];
 }
 
-test('producer and consumer spans share a trace across two processes; retries, a fire, tracing off per enqueue and process-wide', async () => {
+test('producer and consumer spans share a trace across two processes; retries, a fire, off per enqueue and per process', async () => {
   const namespace = newNamespace('trace');
   const worker = await startChild('traced-worker', 'tw-1', { REDIS_URL: redisUrl(), NS: namespace });
   const client = new ChronosClient({ connection: redisUrl(), namespace });
@@ -49,7 +49,8 @@ test('producer and consumer spans share a trace across two processes; retries, a
     const fireId = `nightly:${triggerAt / 1000}`;
     const fire = startFireSpan('nightly', 'default', triggerAt, fireId)!;
     const meta = { r: 0, m: 0, t: 0, e: Date.now(), s: 'nightly', tr: triggerAt, tp: fire.traceparent };
-    await redis.xadd(new QueueKeys(namespace, 'default').stream, '*', 'id', fireId, 'type', 'traced.ok', 'payload', 'null', 'meta', JSON.stringify(meta));
+    const stream = new QueueKeys(namespace, 'default').stream;
+    await redis.xadd(stream, '*', 'id', fireId, 'type', 'traced.ok', 'payload', 'null', 'meta', JSON.stringify(meta));
     fire.end();
     configureTracing({ enabled: false });
     const off = await client.enqueue('traced.ok', { n: 3 });
@@ -66,7 +67,11 @@ test('producer and consumer spans share a trace across two processes; retries, a
 
     const [p] = producerOf(ok.id);
     expect(p.name).toBe('send default');
-    expect(p.attributes).toMatchObject({ 'messaging.system': 'chronos', 'messaging.destination.name': 'default', 'chronos.task.type': 'traced.ok' });
+    expect(p.attributes).toMatchObject({
+      'messaging.system': 'chronos',
+      'messaging.destination.name': 'default',
+      'chronos.task.type': 'traced.ok',
+    });
     const [c] = consumersOf(ok.id);
     expect(c).toMatchObject({
       name: 'process default',
@@ -86,7 +91,8 @@ test('producer and consumer spans share a trace across two processes; retries, a
 
     // a retry: a new span, same parent and link; the failed attempt has the error and status ERROR
     const [pf] = producerOf(flaky.id);
-    const attempts = consumersOf(flaky.id).sort((a, b) => Number(a.attributes['chronos.task.attempt']) - Number(b.attributes['chronos.task.attempt']));
+    const attempt = (s: SpanRecord) => Number(s.attributes['chronos.task.attempt']);
+    const attempts = consumersOf(flaky.id).sort((a, b) => attempt(a) - attempt(b));
     expect(attempts.map((s) => [s.attributes['chronos.task.attempt'], s.parentSpanId, s.links[0]?.spanId, s.status.code])).toEqual([
       [1, pf.spanContext().spanId, pf.spanContext().spanId, SpanStatusCode.ERROR],
       [2, pf.spanContext().spanId, pf.spanContext().spanId, SpanStatusCode.UNSET],
@@ -112,7 +118,8 @@ test('producer and consumer spans share a trace across two processes; retries, a
     const probe = await client.enqueue('traced.ok', {}, { delay: 60_000 });
     const noTp = await client.enqueue('traced.ok', {}, { delay: 60_000, trace: false });
     const stored = await redis.hmget(new QueueKeys(namespace, 'default').tasks, probe.id, noTp.id);
-    expect(stored.map((raw) => JSON.parse(JSON.parse(raw!)[3]).tp)).toEqual([expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), undefined]);
+    const tps = stored.map((raw) => JSON.parse(JSON.parse(raw!)[3]).tp);
+    expect(tps).toEqual([expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), undefined]);
     expect(await inspector.queueLatencies(['default'])).toEqual(new Map([['default', 0]]));
   } finally {
     await client.close();

@@ -54,13 +54,15 @@ export class FleetGauges {
     gauge('chronos_queue_tasks', 'Tasks in each queue by state (fleet-wide)', ['queue', 'state'], (g, s) => {
       for (const q of s.queues) for (const st of STATES) g.labels(q.name, st).set(q[st]);
     });
-    gauge('chronos_queue_latency_seconds', 'Age of the oldest task waiting in each queue (fleet-wide; 0 when none waits)', ['queue'], (g, s) => {
+    const latencyHelp = 'Age of the oldest task waiting in each queue (fleet-wide; 0 when none waits)';
+    gauge('chronos_queue_latency_seconds', latencyHelp, ['queue'], (g, s) => {
       for (const [q, ms] of s.latencies) g.labels(q).set(ms / 1000);
     });
     gauge('chronos_queue_paused', '1 when the queue is paused (fleet-wide)', ['queue'], (g, s) => {
       for (const q of s.queues) g.labels(q.name).set(q.paused ? 1 : 0);
     });
-    gauge('chronos_schedule_last_fired_timestamp_seconds', 'Trigger instant of the last fire of each schedule, unix seconds', ['schedule'], (g, s) => {
+    const lastHelp = 'Trigger instant of the last fire of each schedule, unix seconds';
+    gauge('chronos_schedule_last_fired_timestamp_seconds', lastHelp, ['schedule'], (g, s) => {
       for (const sc of s.schedules) if (sc.lastFiredAt !== undefined) g.labels(sc.name).set(sc.lastFiredAt / 1000);
     });
     const nextHelp = 'Trigger due next (the first after the last fire: in the past while late), unix seconds; absent while paused';
@@ -70,7 +72,8 @@ export class FleetGauges {
     gauge('chronos_schedules_orphaned', 'Schedules no live instance declares (they do not fire)', [], (g, s) => {
       g.set(s.schedules.filter((sc) => sc.orphaned).length);
     });
-    this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: 'Fleet gauge reads that failed (e.g. Redis unreachable)', registers }));
+    const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
+    this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: errorsHelp, registers }));
   }
 
   /** The current snapshot: reused within `cacheMs` of the last read's start (or a read under way), else read now. */
@@ -85,7 +88,8 @@ export class FleetGauges {
   private async fetch(): Promise<FleetSnapshot | undefined> {
     try {
       const queues = await this.inspector.queues();
-      const [latencies, schedules] = await Promise.all([this.inspector.queueLatencies(queues.map((q) => q.name)), this.inspector.schedules(1)]);
+      const names = queues.map((q) => q.name);
+      const [latencies, schedules] = await Promise.all([this.inspector.queueLatencies(names), this.inspector.schedules(1)]);
       return { queues, latencies, schedules };
     } catch {
       this.errors.inc();

@@ -112,7 +112,12 @@ export class ChronosMetrics {
       }),
     );
     this.triggers = add(
-      new prom.Counter({ name: 'chronos_triggers_total', help: 'Schedule triggers this process handled as leader, by outcome', labelNames: ['schedule', 'outcome'], registers }),
+      new prom.Counter({
+        name: 'chronos_triggers_total',
+        help: 'Schedule triggers this process handled as leader, by outcome',
+        labelNames: ['schedule', 'outcome'],
+        registers,
+      }),
     );
     this.lag = add(
       new prom.Histogram({
@@ -124,10 +129,17 @@ export class ChronosMetrics {
       }),
     );
     this.reclaimed = add(
-      new prom.Counter({ name: 'chronos_tasks_reclaimed_total', help: 'Tasks this process reclaimed from crashed or stuck consumers', labelNames: ['queue'], registers }),
+      new prom.Counter({
+        name: 'chronos_tasks_reclaimed_total',
+        help: 'Tasks this process reclaimed from crashed or stuck consumers',
+        labelNames: ['queue'],
+        registers,
+      }),
     );
-    this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: '1 while this instance holds the leader lease', labelNames: ['instance'], registers }));
-    this.leaderChanges = add(new prom.Counter({ name: 'chronos_leader_changes_total', help: 'Leaderships this process acquired', registers }));
+    const leaderHelp = '1 while this instance holds the leader lease';
+    this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: leaderHelp, labelNames: ['instance'], registers }));
+    const changesHelp = 'Leaderships this process acquired';
+    this.leaderChanges = add(new prom.Counter({ name: 'chronos_leader_changes_total', help: changesHelp, registers }));
     if (options.instanceId !== undefined) this.leader.labels(options.instanceId).set(0);
     if (options.inspector) this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add);
     const ev = options.events;

@@ -11,7 +11,8 @@ export class MissingPeerDependencyError extends ChronosError {
     feature: string,
     options?: ErrorOptions,
   ) {
-    super('CONFIG', `${feature} needs the optional peer dependency "${packageName}", which is not installed: npm install ${packageName}`, options);
+    const message = `${feature} needs the optional peer dependency "${packageName}", which is not installed: npm install ${packageName}`;
+    super('CONFIG', message, options);
   }
 }
 

@@ -120,7 +120,9 @@ export class ChronosClient {
     if (d.queue !== undefined && !isValidName(d.queue)) issues.push(`defaults.queue: invalid queue name ${JSON.stringify(d.queue)}`);
     if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry)) issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
     if (d.timeout !== undefined && !isNonNegInt(d.timeout)) issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
-    if (options.tracing !== undefined && typeof options.tracing !== 'boolean') issues.push(`tracing: expected true or false, got ${String(options.tracing)}`);
+    if (options.tracing !== undefined && typeof options.tracing !== 'boolean') {
+      issues.push(`tracing: expected true or false, got ${String(options.tracing)}`);
+    }
     if (issues.length) throw new InvalidOptionsError(issues, 'client options');
     this.namespace = namespace;
     this.defaults = { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs };
@@ -206,7 +208,9 @@ export class ChronosClient {
         for (const s of spans.slice(i)) s?.end(err);
         throw err;
       }
-      const r = Array.isArray(reply) ? toResult(p, reply[0] as number, reply[1] as string) : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
+      const r = Array.isArray(reply)
+        ? toResult(p, reply[0] as number, reply[1] as string)
+        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
       if (spans[i]) endSpan(spans[i], r);
       return r;
     });
@@ -281,7 +285,9 @@ export class ChronosClient {
     if (options.dedupKey !== undefined && (typeof options.dedupKey !== 'string' || options.dedupKey.length === 0 || options.dedupKey.length > 400)) {
       issues.push(`dedupKey: expected a non-empty string of at most 400 characters, got ${JSON.stringify(options.dedupKey)}`);
     }
-    if (options.trace !== undefined && typeof options.trace !== 'boolean') issues.push(`trace: expected true or false, got ${String(options.trace)}`);
+    if (options.trace !== undefined && typeof options.trace !== 'boolean') {
+      issues.push(`trace: expected true or false, got ${String(options.trace)}`);
+    }
     const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
     if (options.dedupTtl !== undefined) {
       if (options.dedupKey === undefined) issues.push('dedupTtl: given without dedupKey');

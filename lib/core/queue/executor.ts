@@ -143,7 +143,16 @@ export class Executor {
     if (this.events.active) this.emitStarted(run);
     const m = task.meta;
     const span = tracingAvailable()
-      ? startConsumerSpan({ queue: queue.name, taskId: task.id, taskType: task.type, retried: m.r, reclaimed: m.c, schedule: m.s, triggerAt: m.tr, traceparent: m.tp })
+      ? startConsumerSpan({
+          queue: queue.name,
+          taskId: task.id,
+          taskType: task.type,
+          retried: m.r,
+          reclaimed: m.c,
+          schedule: m.s,
+          triggerAt: m.tr,
+          traceparent: m.tp,
+        })
       : undefined;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -247,7 +256,8 @@ export class Executor {
     this.failed++;
     if (this.events.active) {
       const durationMs = Date.now() - run.startedAt;
-      this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err), durationMs });
+      const error = errorMessage(err);
+      this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error, durationMs });
     }
     const meta: TaskMeta = { ...task.meta, le: errorText(err), fa: Date.now() };
     if (isNonRetryable(err) || retried >= task.meta.m) {

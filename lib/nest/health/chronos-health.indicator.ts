@@ -105,7 +105,11 @@ export class ChronosHealthIndicator {
     const s = this.scheduler.health();
     const workerFailing = failing({ fetch: w?.fetch, forward: w?.forward });
     const schedulerFailing = this.scheduler.enabled ? failing({ heartbeat: s.heartbeat, firing: s.firing }) : undefined;
-    const worker: ChronosHealthDetails['worker'] = { enabled: this.worker.enabled, running: this.worker.isRunning, active: this.worker.activeCount };
+    const worker: ChronosHealthDetails['worker'] = {
+      enabled: this.worker.enabled,
+      running: this.worker.isRunning,
+      active: this.worker.activeCount,
+    };
     if (w?.running) {
       worker.blocking = (w.blocking ? w.blocking.ready : true) && w.fetch.ok ? 'up' : 'down';
       if (w.lastFetchAt !== undefined) worker.lastFetchAgoMs = Math.max(0, Date.now() - w.lastFetchAt);
@@ -122,12 +126,15 @@ export class ChronosHealthIndicator {
       term: this.scheduler.term,
     };
     if (lease !== undefined) {
-      scheduler.lease = lease && { holder: lease.instance, term: lease.term, ageMs: Math.max(0, this.options.leaderTtl - lease.ttlMs), ttlMs: lease.ttlMs };
+      const ageMs = lease ? Math.max(0, this.options.leaderTtl - lease.ttlMs) : 0;
+      scheduler.lease = lease && { holder: lease.instance, term: lease.term, ageMs, ttlMs: lease.ttlMs };
     }
     if (schedulerFailing) scheduler.failing = schedulerFailing;
     else if (scheduler.leader && scheduler.lease !== undefined) {
       const l = scheduler.lease;
-      if (l?.holder !== this.scheduler.instanceId) scheduler.failing = `this instance leads but Redis has the lease held by ${l ? l.holder : 'nobody'}`;
+      if (l?.holder !== this.scheduler.instanceId) {
+        scheduler.failing = `this instance leads but Redis has the lease held by ${l ? l.holder : 'nobody'}`;
+      }
       else if (l.ageMs > this.options.leaderTtl * 0.75) {
         scheduler.failing = `lease renewal late: last renewed ${l.ageMs} ms ago (leaderTtl ${this.options.leaderTtl} ms)`;
       }
