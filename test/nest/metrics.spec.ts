@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { register, Registry } from 'prom-client';
 import { ChronosClient as CoreClient, Scheduler } from '../../lib/core/index.js';
 import { ChronosClient, ChronosMetrics, InspectorService, Interval, TaskHandler, type Task } from '../../lib/index.js';
+import { resolveOptions } from '../../lib/nest/options/resolve-options.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { matching, scrape, sumOf } from '../helpers/prometheus.js';
 import { newNamespace } from '../helpers/redis.js';
@@ -155,4 +156,24 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     admin.disconnect();
     await redis.kill();
   }
+});
+
+test('the metrics option is validated with the other options', () => {
+  expect(resolveOptions({}).metrics).toEqual({ enabled: false, fleet: true, fleetCacheMs: 1000 });
+  const registry = new Registry();
+  const custom = resolveOptions({ metrics: { registry, fleet: false, fleetCacheMs: 0 } }).metrics;
+  expect(custom).toEqual({ enabled: true, registry, fleet: false, fleetCacheMs: 0 });
+  let err: unknown;
+  try {
+    resolveOptions({ metrics: { registry: {} as never, fleet: 'no' as never, fleetCacheMs: -1, port: 9100 } as never });
+  } catch (e) {
+    err = e;
+  }
+  expect((err as { issues: string[] }).issues).toEqual([
+    'metrics: unknown option "port"',
+    'metrics.registry: expected a prom-client Registry (with registerMetric and removeSingleMetric)',
+    'metrics.fleet: expected true or false, got "no"',
+    'metrics.fleetCacheMs: expected an integer >= 0 (ms), got -1',
+  ]);
+  expect(() => resolveOptions({ metrics: 'yes' as never })).toThrow(/metrics: expected true, false or \{ registry\?, fleet\?, fleetCacheMs\? \}/);
 });
