@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { ChronosModule } from '@chronos/nest';
 import { config } from './config.js';
 import { EmailService } from './email/email.service.js';
@@ -22,10 +23,13 @@ import { ReportsService } from './reports/reports.service.js';
         worker: config.worker,
         // tasks retry quickly in a demo; the default backoff is Sidekiq's (15 s, 16 s, 31 s, …)
         backoff: (retried) => 1000 * 2 ** retried,
+        // Chronos's metrics in prom-client's default registry, which PrometheusModule serves on GET /metrics
+        metrics: true,
         ...(config.fast ? { leaderTtl: 1500, heartbeatInterval: 500, shutdownTimeout: 3000 } : {}),
       }),
     }),
     TerminusModule,
+    PrometheusModule.register(), // GET /metrics: Chronos's metrics plus Node's default process metrics
   ],
   controllers: [EmailsController, StatusController, HealthController],
   providers: [ReportsService, EmailService, InventorySchedule, WarehouseListener, StorefrontListener],

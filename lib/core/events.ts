@@ -4,9 +4,24 @@
  */
 export type ChronosEvent =
   | { type: 'task.enqueued'; queue: string; taskId: string; taskType: string; state: 'pending' | 'scheduled'; deduplicated: boolean }
-  | { type: 'task.started'; queue: string; taskId: string; taskType: string; retried: number }
+  | {
+      type: 'task.started';
+      queue: string;
+      taskId: string;
+      taskType: string;
+      retried: number;
+      /** When the task was first enqueued (the producer's clock). */
+      enqueuedAt: number;
+      /** When this attempt became ready: its stream entry's time (enqueued, or moved in when due, retried or put back; Redis clock). */
+      readyAt: number;
+      /** For trigger tasks: the schedule and the trigger instant. */
+      schedule?: string;
+      triggerAt?: number;
+      /** Times the task was reclaimed from a crashed consumer (absent when never). */
+      reclaimed?: number;
+    }
   | { type: 'task.succeeded'; queue: string; taskId: string; taskType: string; retried: number; durationMs: number }
-  | { type: 'task.failed'; queue: string; taskId: string; taskType: string; retried: number; error: string }
+  | { type: 'task.failed'; queue: string; taskId: string; taskType: string; retried: number; error: string; durationMs: number }
   | { type: 'task.retried'; queue: string; taskId: string; taskType: string; retried: number; retryAt: number }
   | { type: 'task.dead'; queue: string; taskId: string; taskType: string; retried: number; reason: string; error: string }
   | { type: 'task.requeued'; queue: string; taskId: string; taskType: string; reason: 'shutdown' | 'recovered' }

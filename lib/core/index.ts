@@ -27,3 +27,4 @@ export {
   type ServerInfo,
   type InstanceInfo,
 } from './inspector/inspector.js';
+export * from './observability/index.js';

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { EventBus } from '../core/events.js';
+import { ChronosMetrics } from '../core/observability/metrics.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS } from './chronos.constants.js';
 import { ChronosExplorer } from './discovery/chronos.explorer.js';
 import { ChronosMetadataAccessor } from './discovery/metadata.accessor.js';
@@ -10,16 +11,18 @@ import type { ChronosModuleAsyncOptions, ChronosModuleOptions, ChronosOptionsFac
 import { resolveOptions, type ResolvedChronosOptions } from './options/resolve-options.js';
 import { ChronosClient } from './services/chronos.client.js';
 import { InspectorService } from './services/inspector.service.js';
+import { ChronosMetricsLifecycle, metricsProvider } from './services/metrics.provider.js';
 import { SchedulerService } from './services/scheduler.service.js';
 import { WorkerService } from './services/worker.service.js';
 
-const EXPORTS = [ChronosClient, SchedulerService, WorkerService, InspectorService, ChronosHealthIndicator];
+const EXPORTS = [ChronosClient, SchedulerService, WorkerService, InspectorService, ChronosHealthIndicator, ChronosMetrics];
 
 /**
  * Chronos for NestJS: distributed `@Cron`/`@Interval` schedules (fired once per trigger across
  * every replica by a leader-elected scheduler) and `@TaskHandler` task queues on Redis Streams.
  * Import once, in the root module; it is global. Exports `ChronosClient`, `SchedulerService`,
- * `WorkerService`, `InspectorService` and `ChronosHealthIndicator`. Call
+ * `WorkerService`, `InspectorService`, `ChronosHealthIndicator` and `ChronosMetrics` (null unless
+ * the `metrics` option is set). Call
  * `app.enableShutdownHooks()` so a stopping instance resigns and drains.
  * @publicApi
  */
@@ -78,6 +81,8 @@ export class ChronosModule {
         WorkerService,
         InspectorService,
         ChronosHealthIndicator,
+        metricsProvider,
+        ChronosMetricsLifecycle,
         ChronosMetadataAccessor,
         ChronosExplorer,
       ],

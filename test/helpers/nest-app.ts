@@ -1,6 +1,6 @@
 // A Nest testing module with ChronosModule on a private namespace of the test Redis, and a
 // recording logger (so tests can assert what was logged without printing it).
-import type { LoggerService, ModuleMetadata, Provider, Type } from '@nestjs/common';
+import type { INestApplication, LoggerService, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { ChronosModule, type ChronosModuleOptions } from '../../lib/index.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
@@ -42,6 +42,8 @@ export interface ChronosTestAppOptions {
   options?: ChronosModuleOptions;
   /** Skip `init()` (to assert boot errors yourself). */
   init?: boolean;
+  /** Serve HTTP (`createNestApplication()` on 127.0.0.1, a free port): `url` is set; `init` is implied. */
+  http?: boolean;
 }
 
 export interface ChronosTestApp {
@@ -49,6 +51,8 @@ export interface ChronosTestApp {
   namespace: string;
   logger: RecordingLogger;
   get<T>(token: Type<T> | string | symbol): T;
+  /** `http://127.0.0.1:<port>` when created with `http: true`. */
+  url?: string;
   /** Closes the app (shutdown hooks: resign, drain, close) and deletes the namespace. Idempotent. */
   close(): Promise<void>;
 }
@@ -73,6 +77,7 @@ export async function createChronosTestApp(o: ChronosTestAppOptions = {}): Promi
     .setLogger(logger)
     .compile();
   let closing: Promise<void> | undefined;
+  let http: INestApplication | undefined;
   const app: ChronosTestApp = {
     module,
     namespace,
@@ -80,13 +85,23 @@ export async function createChronosTestApp(o: ChronosTestAppOptions = {}): Promi
     get: (token) => module.get(token as never),
     close: () => (closing ??= (async () => {
       try {
-        await module.close();
+        await (http ?? module).close();
       } finally {
         await deleteNamespace(namespace);
       }
     })()),
   };
-  if (o.init !== false) {
+  if (o.http) {
+    http = module.createNestApplication({ logger });
+    try {
+      await http.listen(0, '127.0.0.1');
+    } catch (err) {
+      await app.close().catch(() => {});
+      throw err;
+    }
+    const { port } = http.getHttpServer().address() as { port: number };
+    app.url = `http://127.0.0.1:${port}`;
+  } else if (o.init !== false) {
     try {
       await module.init();
     } catch (err) {

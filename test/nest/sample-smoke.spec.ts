@@ -1,10 +1,11 @@
 // The sample compiles and boots (CI smoke test): start `node dist/sample/main.js` as
 // `npm run sample` does, see the leader log line, answer HTTP, stop cleanly on SIGTERM.
+import { matching, parsePrometheus, sumOf } from '../helpers/prometheus.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { freePort, SampleMain } from '../helpers/sample.js';
 import { within } from '../helpers/wait.js';
 
-test('the sample boots, leads, answers /status and /health, and stops cleanly on SIGTERM', async () => {
+test('the sample boots, leads, answers /status, /health and /metrics, and stops cleanly on SIGTERM', async () => {
   const namespace = newNamespace('smoke');
   const port = await freePort();
   const sample = new SampleMain({ REDIS_URL: redisUrl(), PORT: String(port), CHRONOS_NAMESPACE: namespace, CHRONOS_INSTANCE: 'smoke-1' });
@@ -16,6 +17,11 @@ test('the sample boots, leads, answers /status and /health, and stops cleanly on
     expect(status.schedules.map((s) => s.name).sort()).toEqual(['ReportsService.healthCheck', 'ReportsService.nightlyReport', 'inventory.sync']);
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
+    // @willsoto/nestjs-prometheus serves prom-client's default registry, where `metrics: true` put Chronos's
+    const metrics = parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    expect(sumOf(metrics, 'chronos_leader', { instance: 'smoke-1' })).toBe(1);
+    expect(sumOf(metrics, 'chronos_schedules_orphaned')).toBe(0);
+    expect(matching(metrics, 'process_cpu_user_seconds_total')).toHaveLength(1);
     const sent = (await (
       await fetch(`http://127.0.0.1:${port}/emails`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"to":"ops@example.com","subject":"smoke"}' })
     ).json()) as { id: string };

@@ -6,6 +6,7 @@ import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/co
 import { ENTRY_FIELDS, META } from '../redis/protocol.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { nextTriggers } from '../scheduler/spec.js';
+import { queueLatencies } from './latency.js';
 
 /** Counts of one queue by state, and today's counters (UTC day). @publicApi */
 export interface QueueInfo {
@@ -71,6 +72,8 @@ export interface ScheduleInfo {
   lastFiredAt?: number;
   /** Next trigger instants (epoch ms). */
   next: number[];
+  /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late. */
+  nextDueAt?: number;
   /** Instances that declare it, with when each was last seen (epoch ms, Redis time). */
   declaredBy: { instance: string; lastSeenAt: number }[];
   /** Set when the stored definition cannot be parsed by this version. */
@@ -184,6 +187,11 @@ export class Inspector {
       processedToday: Number(r[6][1] ?? 0),
       failedToday: Number(r[7][1] ?? 0),
     };
+  }
+
+  /** Age of the oldest task waiting (not yet delivered) in each queue, ms by Redis time; 0 when none. 1 + 2 commands per queue. */
+  queueLatencies(names: readonly string[]): Promise<Map<string, number>> {
+    return queueLatencies(this.conn.client, this.namespace, names);
   }
 
   /** Tasks of a queue in one state, oldest first, paginated. */
@@ -316,7 +324,9 @@ export class Inspector {
         declaredBy: declaredBy.get(name) ?? [],
       };
       try {
-        info.next = nextTriggers(storedSpec(s), now, n);
+        const spec = storedSpec(s);
+        info.next = nextTriggers(spec, now, n);
+        info.nextDueAt = spec.nextAfter(info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       } catch (err) {
         info.error = (err as Error).message;
       }

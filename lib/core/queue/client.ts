@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
+import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
@@ -36,6 +37,11 @@ export interface EnqueueOptions {
   dedupKey?: string;
   /** Lifetime of the dedup key, ms. @defaultValue 3600000 (1 h) */
   dedupTtl?: number;
+  /**
+   * `false`: no PRODUCER span and no traceparent for this task (its attempts start new traces).
+   * Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
+   */
+  trace?: boolean;
 }
 
 /** What an enqueue did. `deduplicated: true` means nothing was written and `id` is the existing task's. */
@@ -64,9 +70,14 @@ export interface ClientOptions {
   defaults?: { queue?: string; maxRetry?: number; timeout?: number };
   /** Where `task.enqueued` events go (shared with the server and scheduler of one app). */
   events?: EventBus;
+  /**
+   * `false`: this client makes no PRODUCER spans (see `configureTracing` for the process-wide
+   * switch). Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
+   */
+  tracing?: boolean;
 }
 
-const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl']);
+const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
 
 /** A validated enqueue, ready to write. */
 interface Prepared {
@@ -100,6 +111,7 @@ export class ChronosClient {
   private readonly knownQueues = new Set<string>();
   private readonly defaults: { queue: string; maxRetry: number; timeoutMs: number };
   private readonly events?: EventBus;
+  private readonly tracing: boolean;
 
   constructor(options: ClientOptions = {}) {
     const issues: string[] = [];
@@ -109,11 +121,15 @@ export class ChronosClient {
     if (d.queue !== undefined && !isValidName(d.queue)) issues.push(`defaults.queue: invalid queue name ${JSON.stringify(d.queue)}`);
     if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry)) issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
     if (d.timeout !== undefined && !isNonNegInt(d.timeout)) issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
+    if (options.tracing !== undefined && typeof options.tracing !== 'boolean') {
+      issues.push(`tracing: expected true or false, got ${String(options.tracing)}`);
+    }
     if (issues.length) throw new InvalidOptionsError(issues, 'client options');
     this.namespace = namespace;
     this.defaults = { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs };
     this.globalKeys = new GlobalKeys(namespace);
     this.events = options.events;
+    this.tracing = options.tracing ?? true;
     this.conn = openConnection(options.connection);
   }
 
@@ -131,14 +147,21 @@ export class ChronosClient {
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     const p = this.prepare(type, payload, options);
     const client = this.conn.client;
-    if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
+    const span = this.startSpan(p, options);
     let result: EnqueueResult;
-    if (isPlain(p)) {
-      await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
-      result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
-    } else {
-      result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
+    try {
+      if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
+      if (isPlain(p)) {
+        await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
+        result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
+      } else {
+        result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
+      }
+    } catch (err) {
+      span?.end(err);
+      throw err;
     }
+    if (span) endSpan(span, result);
     this.emitEnqueued(type, result);
     return result;
   }
@@ -158,6 +181,7 @@ export class ChronosClient {
       }
     });
     const client = this.conn.client;
+    const spans = prepared.map((p, i) => this.startSpan(p, tasks[i].options ?? {}));
     const pipeline = client.pipeline();
     for (const q of new Set(prepared.map((p) => p.keys.queue))) {
       if (!this.knownQueues.has(q)) pipeline.sadd(this.globalKeys.queues, q);
@@ -170,13 +194,25 @@ export class ChronosClient {
         pipeEnqueue(pipeline, p.keys, scriptArgs(p));
       }
     }
-    const replies = (await pipeline.exec()) ?? [];
+    let replies: [Error | null, unknown][];
+    try {
+      replies = (await pipeline.exec()) ?? [];
+    } catch (err) {
+      for (const s of spans) s?.end(err);
+      throw err;
+    }
     for (const p of prepared) this.knownQueues.add(p.keys.queue);
     const results = prepared.map((p, i) => {
       const [err, reply] = replies[offset + i] ?? [new Error('no reply')];
-      if (err) throw err;
-      if (Array.isArray(reply)) return toResult(p, enqueueOutcome(reply));
-      return { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
+      if (err) {
+        for (const s of spans.slice(i)) s?.end(err);
+        throw err;
+      }
+      const r = Array.isArray(reply)
+        ? toResult(p, enqueueOutcome(reply))
+        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
+      if (spans[i]) endSpan(spans[i], r);
+      return r;
     });
     results.forEach((r, i) => this.emitEnqueued(prepared[i].type, r));
     return results;
@@ -200,6 +236,14 @@ export class ChronosClient {
   private async registerQueue(queue: string): Promise<void> {
     await this.conn.client.sadd(this.globalKeys.queues, queue);
     this.knownQueues.add(queue);
+  }
+
+  /** The PRODUCER span of an enqueue (its traceparent goes into the task's meta), when tracing is on. */
+  private startSpan(p: Prepared, options: EnqueueOptions): ChronosSpan | undefined {
+    if (!this.tracing || options.trace === false || !tracingAvailable()) return undefined;
+    const span = startProducerSpan(p.keys.queue, p.type, p.id);
+    if (span?.traceparent) p.meta[META.traceparent] = span.traceparent;
+    return span;
   }
 
   private emitEnqueued(type: string, r: EnqueueResult): void {
@@ -241,6 +285,9 @@ export class ChronosClient {
     if (options.dedupKey !== undefined && (typeof options.dedupKey !== 'string' || options.dedupKey.length === 0 || options.dedupKey.length > 400)) {
       issues.push(`dedupKey: expected a non-empty string of at most 400 characters, got ${JSON.stringify(options.dedupKey)}`);
     }
+    if (options.trace !== undefined && typeof options.trace !== 'boolean') {
+      issues.push(`trace: expected true or false, got ${String(options.trace)}`);
+    }
     const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
     if (options.dedupTtl !== undefined) {
       if (options.dedupKey === undefined) issues.push('dedupTtl: given without dedupKey');
@@ -268,4 +315,9 @@ function scriptArgs(p: Prepared): EnqueueArgs {
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {
   const state = o.status === 'scheduled' ? 'scheduled' : 'pending';
   return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state };
+}
+
+function endSpan(span: ChronosSpan, r: EnqueueResult): void {
+  if (r.deduplicated) span.set({ 'messaging.message.id': r.id, 'chronos.deduplicated': true });
+  span.end();
 }

@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
-import type { EventBus } from '../events.js';
+import type { ChronosEvent, EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
+import { startConsumerSpan, tracingAvailable } from '../observability/tracing.js';
 import { killScript, retryScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
@@ -143,9 +144,20 @@ export class Executor {
    */
   execute(run: TaskRun, reg: Registration, done: () => void): void {
     const { entry: task, ref: queue } = run;
-    if (this.events.active) {
-      this.events.emit({ type: 'task.started', queue: queue.name, taskId: task.id, taskType: task.type, retried: run.retried });
-    }
+    if (this.events.active) this.emitStarted(run);
+    const m = task.meta;
+    const span = tracingAvailable()
+      ? startConsumerSpan({
+          queue: queue.name,
+          taskId: task.id,
+          taskType: task.type,
+          retried: m[META.retried],
+          reclaimed: m[META.crashes],
+          schedule: m[META.schedule],
+          triggerAt: m[META.triggerAt],
+          traceparent: m[META.traceparent],
+        })
+      : undefined;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     const settle = (ok: boolean, err?: unknown) => {
@@ -153,6 +165,10 @@ export class Executor {
       settled = true;
       if (timer) clearTimeout(timer);
       else this.deadlines.delete(run);
+      if (span) {
+        if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
+        span.end(ok || run.abandoned ? undefined : err);
+      }
       if (run.abandoned) return done();
       if (ok) {
         this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
@@ -179,7 +195,8 @@ export class Executor {
       }
     }
     try {
-      const result = reg.fn(run) as PromiseLike<unknown> | undefined;
+      // with a span, the handler runs in its context, so the spans it makes are its children
+      const result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
           () => settle(true),
@@ -189,6 +206,24 @@ export class Executor {
     } catch (err) {
       settle(false, err);
     }
+  }
+
+  private emitStarted(run: TaskRun): void {
+    const { entry: task, ref: queue } = run;
+    const m = task.meta;
+    const e: Extract<ChronosEvent, { type: 'task.started' }> = {
+      type: 'task.started',
+      queue: queue.name,
+      taskId: task.id,
+      taskType: task.type,
+      retried: run.retried,
+      enqueuedAt: m[META.enqueuedAt],
+      readyAt: Number(task.entryId.slice(0, task.entryId.indexOf('-'))),
+    };
+    if (m[META.schedule] !== undefined) e.schedule = m[META.schedule];
+    if (m[META.triggerAt] !== undefined) e.triggerAt = m[META.triggerAt];
+    if (m[META.crashes]) e.reclaimed = m[META.crashes];
+    this.events.emit(e);
   }
 
   /** Expires the long timeouts that are due. */
@@ -227,7 +262,11 @@ export class Executor {
     const { entry: task, ref: queue } = run;
     const retried = run.retried;
     this.failed++;
-    if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
+    if (this.events.active) {
+      const durationMs = Date.now() - run.startedAt;
+      const error = errorMessage(err);
+      this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error, durationMs });
+    }
     const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)

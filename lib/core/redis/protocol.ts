@@ -35,6 +35,8 @@ export const META = {
   failedAt: 'fa',
   /** Why the task is dead, one of {@link DEAD_REASON} (absent while it is not dead). */
   deadReason: 'rs',
+  /** W3C `traceparent` of the span that created the task (the enqueue's or the fire's), when tracing is on. */
+  traceparent: 'tp',
   /** The raw fields of a stream entry that could not be decoded (field → value). */
   raw: 'raw',
 } as const;
@@ -74,6 +76,7 @@ export interface TaskMeta {
   [META.lastError]?: string;
   [META.failedAt]?: number;
   [META.deadReason]?: DeadReason;
+  [META.traceparent]?: string;
   [META.raw]?: Record<string, string>;
 }
 

@@ -1,4 +1,5 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Provider, Type } from '@nestjs/common';
+import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import type { RedisConnection } from '../../core/redis/connection.js';
 
@@ -77,6 +78,15 @@ export interface ChronosModuleOptions {
   scheduler?: boolean | { eligible?: boolean };
   /** Worker role. `false`: this instance runs no handlers (it can still enqueue). @defaultValue true */
   worker?: boolean;
+  /**
+   * Prometheus metrics (needs the optional peer `prom-client`). `true` registers them in
+   * prom-client's default registry — the one `@willsoto/nestjs-prometheus` serves on `/metrics`;
+   * `{ registry }` in the app's own. `fleet: false` leaves the fleet gauges (read from Redis,
+   * the same on every replica) out on this replica; `fleetCacheMs` is how long one fleet read
+   * serves the scrapes (ms, ≥ 0). The collector is injectable as `ChronosMetrics`.
+   * @defaultValue false
+   */
+  metrics?: boolean | { registry?: MetricsRegistry; fleet?: boolean; fleetCacheMs?: number };
 }
 
 /** A class that builds the options (`forRootAsync({ useClass })`). @publicApi */

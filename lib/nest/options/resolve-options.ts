@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../../core/defaults.js';
 import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
 import { isValidName } from '../../core/redis/keys.js';
+import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { newInstanceId } from '../../core/instance-id.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
@@ -30,12 +31,13 @@ export interface ResolvedChronosOptions {
   backoff?: BackoffFn;
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
+  metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number };
 }
 
 const KEYS = new Set<keyof ChronosModuleOptions>([
   'connection', 'namespace', 'instanceId', 'timeZone', 'queue', 'maxRetry', 'timeout', 'leaderTtl', 'heartbeatInterval',
   'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout', 'recoverInterval', 'maxDeliveries',
-  'backoff', 'scheduler', 'worker',
+  'backoff', 'scheduler', 'worker', 'metrics',
 ]);
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -167,6 +169,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   } else if (s !== undefined) issues.push(`scheduler: expected true, false or { eligible: boolean }, got ${show(s)}`);
 
   const worker = { enabled: bool('worker', true) };
+  const metrics = resolveMetrics(o.metrics, issues);
 
   if (issues.length) throw new ChronosConfigError(issues);
   return {
@@ -190,7 +193,33 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     backoff,
     scheduler,
     worker,
+    metrics,
   };
+}
+
+function resolveMetrics(m: unknown, issues: string[]): ResolvedChronosOptions['metrics'] {
+  const out: ResolvedChronosOptions['metrics'] = { enabled: false, fleet: true, fleetCacheMs: 1000 };
+  if (m === undefined || m === false) return out;
+  out.enabled = true;
+  if (m === true) return out;
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+    issues.push(`metrics: expected true, false or { registry?, fleet?, fleetCacheMs? }, got ${show(m)}`);
+    return out;
+  }
+  const { registry, fleet, fleetCacheMs, ...rest } = m as Record<string, unknown>;
+  for (const key of Object.keys(rest)) issues.push(`metrics: unknown option "${key}"`);
+  if (registry !== undefined) {
+    const r = registry as Partial<MetricsRegistry>;
+    if (typeof r?.registerMetric !== 'function' || typeof r?.removeSingleMetric !== 'function') {
+      issues.push('metrics.registry: expected a prom-client Registry (with registerMetric and removeSingleMetric)');
+    } else out.registry = registry as MetricsRegistry;
+  }
+  if (fleet !== undefined && typeof fleet !== 'boolean') issues.push(`metrics.fleet: expected true or false, got ${show(fleet)}`);
+  else if (fleet !== undefined) out.fleet = fleet;
+  if (fleetCacheMs !== undefined && (typeof fleetCacheMs !== 'number' || !Number.isInteger(fleetCacheMs) || fleetCacheMs < 0)) {
+    issues.push(`metrics.fleetCacheMs: expected an integer >= 0 (ms), got ${show(fleetCacheMs)}`);
+  } else if (fleetCacheMs !== undefined) out.fleetCacheMs = fleetCacheMs;
+  return out;
 }
 
 function checkConnection(c: unknown, issues: string[]): RedisConnection {

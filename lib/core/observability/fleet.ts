@@ -1,0 +1,99 @@
+import type * as Prom from 'prom-client';
+import type { Inspector, QueueInfo, ScheduleInfo } from '../inspector/inspector.js';
+
+/** One read of the fleet's state. Instants are epoch ms, durations ms. */
+interface FleetSnapshot {
+  queues: QueueInfo[];
+  latencies: Map<string, number>;
+  schedules: ScheduleInfo[];
+}
+
+const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
+
+/**
+ * The fleet gauges of {@link ChronosMetrics}: the state of every queue and schedule of the
+ * namespace, as any replica sees it in Redis. One read (shared by all gauges of a scrape, reused
+ * by the scrapes within `cacheMs`) costs `5 + 10 × queues + live scheduler instances + queues
+ * that schedules target` commands, whatever the number of tasks:
+ * - `Inspector.queues()`: `SMEMBERS` + 8 per queue (`XLEN`, `XPENDING` summary, 3 × `ZCARD`,
+ *   `SISMEMBER`, 2 × `GET`);
+ * - `Inspector.queueLatencies()`: `TIME` + per queue `XINFO GROUPS` and `XRANGE … COUNT 1`;
+ * - `Inspector.schedules(1)`: `HGETALL` registry, `ZRANGE` instances, `TIME`, `SMEMBERS` per live
+ *   instance, `HGETALL` last-fired per target queue.
+ * A failed read leaves the fleet gauges empty for that scrape and counts `chronos_fleet_read_errors_total`.
+ */
+export class FleetGauges {
+  private current?: Promise<FleetSnapshot | undefined>;
+  private readAt = -Infinity;
+  private readonly errors: Prom.Counter<string>;
+
+  constructor(
+    prom: typeof Prom,
+    private readonly inspector: Inspector,
+    private readonly cacheMs: number,
+    add: <M extends Prom.Metric<string>>(m: M) => M,
+  ) {
+    const registers: Prom.Registry[] = [];
+    // each gauge's collect() awaits the same read, then writes its own series
+    const gauge = (name: string, help: string, labelNames: string[], fill: (g: Prom.Gauge<string>, s: FleetSnapshot) => void) => {
+      const read = () => this.read(false);
+      add(
+        new prom.Gauge({
+          name,
+          help,
+          labelNames,
+          registers,
+          async collect() {
+            const s = await read();
+            this.reset();
+            if (s) fill(this, s);
+          },
+        }),
+      );
+    };
+    gauge('chronos_queue_tasks', 'Tasks in each queue by state (fleet-wide)', ['queue', 'state'], (g, s) => {
+      for (const q of s.queues) for (const st of STATES) g.labels(q.name, st).set(q[st]);
+    });
+    const latencyHelp = 'Age of the oldest task waiting in each queue (fleet-wide; 0 when none waits)';
+    gauge('chronos_queue_latency_seconds', latencyHelp, ['queue'], (g, s) => {
+      for (const [q, ms] of s.latencies) g.labels(q).set(ms / 1000);
+    });
+    gauge('chronos_queue_paused', '1 when the queue is paused (fleet-wide)', ['queue'], (g, s) => {
+      for (const q of s.queues) g.labels(q.name).set(q.paused ? 1 : 0);
+    });
+    const lastHelp = 'Trigger instant of the last fire of each schedule, unix seconds';
+    gauge('chronos_schedule_last_fired_timestamp_seconds', lastHelp, ['schedule'], (g, s) => {
+      for (const sc of s.schedules) if (sc.lastFiredAt !== undefined) g.labels(sc.name).set(sc.lastFiredAt / 1000);
+    });
+    const nextHelp = 'Trigger due next (the first after the last fire: in the past while late), unix seconds; absent while paused';
+    gauge('chronos_schedule_next_timestamp_seconds', nextHelp, ['schedule'], (g, s) => {
+      for (const sc of s.schedules) if (sc.nextDueAt !== undefined && !sc.paused) g.labels(sc.name).set(sc.nextDueAt / 1000);
+    });
+    gauge('chronos_schedules_orphaned', 'Schedules no live instance declares (they do not fire)', [], (g, s) => {
+      g.set(s.schedules.filter((sc) => sc.orphaned).length);
+    });
+    const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
+    this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: errorsHelp, registers }));
+  }
+
+  /** The current snapshot: reused within `cacheMs` of the last read's start (or a read under way), else read now. */
+  read(force: boolean): Promise<FleetSnapshot | undefined> {
+    const now = Date.now();
+    if (!force && this.current && now - this.readAt < this.cacheMs) return this.current;
+    this.readAt = now;
+    this.current = this.fetch();
+    return this.current;
+  }
+
+  private async fetch(): Promise<FleetSnapshot | undefined> {
+    try {
+      const queues = await this.inspector.queues();
+      const names = queues.map((q) => q.name);
+      const [latencies, schedules] = await Promise.all([this.inspector.queueLatencies(names), this.inspector.schedules(1)]);
+      return { queues, latencies, schedules };
+    } catch {
+      this.errors.inc();
+      return undefined;
+    }
+  }
+}

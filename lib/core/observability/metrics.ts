@@ -1,0 +1,245 @@
+import type * as Prom from 'prom-client';
+import type { ChronosEvent, EventBus } from '../events.js';
+import type { Inspector } from '../inspector/inspector.js';
+import { FleetGauges } from './fleet.js';
+import { loadOptional, MissingPeerDependencyError } from './optional.js';
+
+/**
+ * Outcomes of `chronos_tasks_processed_total`. `lost` and `cancelled` are declared (exported at 0)
+ * but no engine event feeds them yet. @publicApi
+ */
+export const TASK_OUTCOMES = ['succeeded', 'failed', 'retried', 'dead', 'lost', 'cancelled'] as const;
+
+/**
+ * Outcomes of `chronos_triggers_total`. `duplicate`, `skipped_pause` and `caught_up` are declared
+ * (exported at 0) but no scheduler event feeds them yet. @publicApi
+ */
+export const TRIGGER_OUTCOMES = ['enqueued', 'duplicate', 'skipped_overlap', 'skipped_pause', 'caught_up', 'skipped_catch_up'] as const;
+
+/** What a prom-client `Registry` must offer (typed structurally: Chronos's types do not need prom-client). */
+export interface MetricsRegistry {
+  registerMetric(metric: never): void;
+  removeSingleMetric(name: string): void;
+}
+
+/** Options of {@link ChronosMetrics}. Durations are milliseconds, histogram buckets seconds. @publicApi */
+export interface ChronosMetricsOptions {
+  /** The event bus (or buses) of this process's client, worker and scheduler: the per-process metrics. */
+  events?: EventBus | readonly EventBus[];
+  /** Reads the fleet gauges (queues, schedules) through this Inspector; omit for no fleet gauges. */
+  inspector?: Inspector;
+  /** Where the metrics are registered. @defaultValue prom-client's default registry (`register`) */
+  registry?: MetricsRegistry;
+  /** A fleet read is reused by the scrapes within this window, ms. @defaultValue 1000 */
+  fleetCacheMs?: number;
+  /** This instance's id: `chronos_leader{instance}` is exported as 0 from the start. */
+  instanceId?: string;
+  /** Histogram buckets, seconds. */
+  buckets?: { duration?: number[]; wait?: number[] };
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];
+const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+type Counter = Prom.Counter<string>;
+type Histogram = Prom.Histogram<string>;
+
+/**
+ * Prometheus metrics of Chronos, through `prom-client` (an optional peer dependency): register it
+ * in the app's registry and serve that registry on `/metrics` (see the README's "Monitoring").
+ *
+ * Per-process counters and histograms are fed by the engine's events — no Redis call per task
+ * or per scrape. Fleet gauges (queue counts, latency, paused, schedule last/next fire, orphaned)
+ * are read through the {@link Inspector} with O(1) commands per queue and per schedule, at most
+ * once per `fleetCacheMs` whatever the number of scrapes, and never by task count.
+ * @throws MissingPeerDependencyError when prom-client is not installed.
+ * @publicApi
+ */
+export class ChronosMetrics {
+  private readonly registry: MetricsRegistry;
+  private readonly metrics: Prom.Metric<string>[] = [];
+  private readonly unsubscribe: (() => void)[] = [];
+  private readonly processed: Counter;
+  private readonly duration: Histogram;
+  private readonly wait: Histogram;
+  private readonly triggers: Counter;
+  private readonly lag: Histogram;
+  private readonly reclaimed: Counter;
+  private readonly leader: Prom.Gauge<string>;
+  private readonly leaderChanges: Counter;
+  private readonly fleet?: FleetGauges;
+  /** `queue\0type` → outcome → counter child (prom-client's own label lookup is slower). */
+  private readonly processedChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
+  private readonly triggerChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
+  private readonly durationChildren = new Map<string, Prom.Histogram.Internal<string>>();
+  private readonly waitChildren = new Map<string, Prom.Histogram.Internal<string>>();
+
+  constructor(options: ChronosMetricsOptions = {}) {
+    const prom = loadOptional<typeof Prom>('prom-client');
+    if (!prom) throw new MissingPeerDependencyError('prom-client', 'ChronosMetrics');
+    this.registry = options.registry ?? prom.register;
+    const registers: Prom.Registry[] = [];
+    const add = <M extends Prom.Metric<string>>(m: M): M => {
+      this.registry.registerMetric(m as never);
+      this.metrics.push(m);
+      return m;
+    };
+    const b = options.buckets ?? {};
+    this.processed = add(
+      new prom.Counter({
+        name: 'chronos_tasks_processed_total',
+        help: 'Task attempts that ended in this process, by outcome (a failed attempt also counts as retried or dead)',
+        labelNames: ['queue', 'type', 'outcome'],
+        registers,
+      }),
+    );
+    this.duration = add(
+      new prom.Histogram({
+        name: 'chronos_task_duration_seconds',
+        help: 'Handler run time of task attempts that ended in this process (succeeded or failed)',
+        labelNames: ['queue', 'type'],
+        buckets: b.duration ?? DURATION_BUCKETS,
+        registers,
+      }),
+    );
+    this.wait = add(
+      new prom.Histogram({
+        name: 'chronos_task_wait_seconds',
+        help: 'From when a task became ready (enqueued, due, or its trigger instant) to its handler start, in this process',
+        labelNames: ['queue'],
+        buckets: b.wait ?? WAIT_BUCKETS,
+        registers,
+      }),
+    );
+    this.triggers = add(
+      new prom.Counter({
+        name: 'chronos_triggers_total',
+        help: 'Schedule triggers this process handled as leader, by outcome',
+        labelNames: ['schedule', 'outcome'],
+        registers,
+      }),
+    );
+    this.lag = add(
+      new prom.Histogram({
+        name: 'chronos_trigger_lag_seconds',
+        help: 'Handler start minus trigger instant, first attempt of trigger tasks run in this process',
+        labelNames: ['schedule'],
+        buckets: b.wait ?? WAIT_BUCKETS,
+        registers,
+      }),
+    );
+    this.reclaimed = add(
+      new prom.Counter({
+        name: 'chronos_tasks_reclaimed_total',
+        help: 'Tasks this process reclaimed from crashed or stuck consumers',
+        labelNames: ['queue'],
+        registers,
+      }),
+    );
+    const leaderHelp = '1 while this instance holds the leader lease';
+    this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: leaderHelp, labelNames: ['instance'], registers }));
+    const changesHelp = 'Leaderships this process acquired';
+    this.leaderChanges = add(new prom.Counter({ name: 'chronos_leader_changes_total', help: changesHelp, registers }));
+    if (options.instanceId !== undefined) this.leader.labels(options.instanceId).set(0);
+    if (options.inspector) this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add);
+    const ev = options.events;
+    const buses: readonly EventBus[] = ev === undefined ? [] : Array.isArray(ev) ? ev : [ev as EventBus];
+    for (const bus of new Set(buses)) this.listen(bus);
+  }
+
+  /** Subscribes to one more event bus (e.g. a scheduler's, when it has its own). */
+  listen(events: EventBus): void {
+    this.unsubscribe.push(events.subscribe((e) => this.onEvent(e)));
+  }
+
+  /** Reads the fleet gauges now (a scrape does it by itself, cached); resolves when done. */
+  async refreshFleet(): Promise<void> {
+    await this.fleet?.read(true);
+  }
+
+  /** Unsubscribes from the events and removes every Chronos metric from the registry. Idempotent. */
+  close(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+    for (const m of this.metrics.splice(0)) this.registry.removeSingleMetric((m as unknown as { name: string }).name);
+  }
+
+  private outcomeOf(queue: string, type: string, outcome: (typeof TASK_OUTCOMES)[number]): Prom.Counter.Internal {
+    const key = `${queue}\0${type}`;
+    let children = this.processedChildren.get(key);
+    if (!children) {
+      children = {};
+      // every outcome from 0, so rate() and increase() see the first event
+      for (const o of TASK_OUTCOMES) (children[o] = this.processed.labels(queue, type, o)).inc(0);
+      this.processedChildren.set(key, children);
+    }
+    return children[outcome];
+  }
+
+  private triggerOf(schedule: string, outcome: (typeof TRIGGER_OUTCOMES)[number]): Prom.Counter.Internal {
+    let children = this.triggerChildren.get(schedule);
+    if (!children) {
+      children = {};
+      for (const o of TRIGGER_OUTCOMES) (children[o] = this.triggers.labels(schedule, o)).inc(0);
+      this.triggerChildren.set(schedule, children);
+    }
+    return children[outcome];
+  }
+
+  private durationOf(queue: string, type: string): Prom.Histogram.Internal<string> {
+    const key = `${queue}\0${type}`;
+    let child = this.durationChildren.get(key);
+    if (!child) this.durationChildren.set(key, (child = this.duration.labels(queue, type)));
+    return child;
+  }
+
+  private waitOf(queue: string): Prom.Histogram.Internal<string> {
+    let child = this.waitChildren.get(queue);
+    if (!child) this.waitChildren.set(queue, (child = this.wait.labels(queue)));
+    return child;
+  }
+
+  private onEvent(e: ChronosEvent): void {
+    switch (e.type) {
+      case 'task.started': {
+        const now = Date.now();
+        if (e.readyAt !== undefined) this.waitOf(e.queue).observe(Math.max(0, now - Math.max(e.readyAt, e.triggerAt ?? 0)) / 1000);
+        if (e.schedule !== undefined && e.triggerAt !== undefined && e.retried === 0 && !e.reclaimed) {
+          this.lag.labels(e.schedule).observe(Math.max(0, now - e.triggerAt) / 1000);
+        }
+        return;
+      }
+      case 'task.succeeded':
+        this.outcomeOf(e.queue, e.taskType, 'succeeded').inc();
+        this.durationOf(e.queue, e.taskType).observe(e.durationMs / 1000);
+        return;
+      case 'task.failed':
+        this.outcomeOf(e.queue, e.taskType, 'failed').inc();
+        if (e.durationMs !== undefined) this.durationOf(e.queue, e.taskType).observe(e.durationMs / 1000);
+        return;
+      case 'task.retried':
+        this.outcomeOf(e.queue, e.taskType, 'retried').inc();
+        return;
+      case 'task.dead':
+        this.outcomeOf(e.queue, e.taskType, 'dead').inc();
+        return;
+      case 'task.requeued':
+        if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
+        return;
+      case 'schedule.fired':
+        this.triggerOf(e.schedule, 'enqueued').inc();
+        return;
+      case 'schedule.skipped':
+        this.triggerOf(e.schedule, e.reason === 'overlap' ? 'skipped_overlap' : 'skipped_catch_up').inc(e.count);
+        return;
+      case 'leader.acquired':
+        this.leader.labels(e.instanceId).set(1);
+        this.leaderChanges.inc();
+        return;
+      case 'leader.lost':
+        this.leader.labels(e.instanceId).set(0);
+        return;
+      default:
+        return;
+    }
+  }
+}
