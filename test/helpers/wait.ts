@@ -74,8 +74,3 @@ export function recordingLogger() {
     debug: () => {},
   };
 }
-
-/** TEMPORARY while the specs move off it (removed at the end of this change). */
-export function until(atMs: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.max(0, atMs - Date.now())));
-}

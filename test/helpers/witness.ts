@@ -20,7 +20,14 @@ export class Witness {
   private waiters: { atMs: number; resolve: () => void }[] = [];
 
   private constructor(url: string) {
-    this.scheduler = new Scheduler({ connection: url, namespace: this.ns, leaderTtl: 2000, heartbeatInterval: 1000, events: this.events, logger: recordingLogger() });
+    this.scheduler = new Scheduler({
+      connection: url,
+      namespace: this.ns,
+      leaderTtl: 2000,
+      heartbeatInterval: 1000,
+      events: this.events,
+      logger: recordingLogger(),
+    });
     this.scheduler.register({ name: 'witness', spec: '@every 1s' });
     this.events.subscribe((e) => {
       if (e.type !== 'schedule.fired') return;
@@ -43,7 +50,8 @@ export class Witness {
   reached(atMs: number, what: string, slackMs = 10_000): Promise<void> {
     if (atMs <= this.lastTriggerAt - LEAD_MS) return Promise.resolve();
     const seen = new Promise<void>((resolve) => this.waiters.push({ atMs, resolve }));
-    return within(seen, Math.max(0, atMs - Date.now()) + LEAD_MS + slackMs, `the witness schedule to pass ${new Date(atMs).toISOString()} (${what})`);
+    const timeoutMs = Math.max(0, atMs - Date.now()) + LEAD_MS + slackMs;
+    return within(seen, timeoutMs, `the witness schedule to pass ${new Date(atMs).toISOString()} (${what})`);
   }
 
   async close(): Promise<void> {

@@ -66,7 +66,7 @@ test('catch-up policies all / latest / none after the whole fleet was down for 5
       const logged = /schedule=latest/.test(leader.output) && /schedule=none/.test(leader.output);
       return [...missed, ...later].every((t) => done.has(t)) && laterFired && logged;
     },
-    { what: 'all missed and later triggers of `all` done, the later ones of `latest` and `none` fired, the skips logged', timeoutMs: 15_000 },
+    { what: 'the missed and later triggers of `all` done, the later ones of `latest`/`none` fired, the skips logged', timeoutMs: 15_000 },
   );
   const final = await fleet.records();
   for (const name of ['all', 'latest', 'none']) {

@@ -42,7 +42,10 @@ test('B04: Redis restarts with no persistence: nobody crashes, a leader and the 
     };
     const T0 = nextAligned(Date.now(), 1000);
     const before = alignedTriggers(T0, T0 + 3000, 1000);
-    await waitFor(async () => (await doneOnce(before)).all, { what: `the triggers ${before.join(', ')} to be done before Redis goes down`, timeoutMs: 20_000 });
+    await waitFor(async () => (await doneOnce(before)).all, {
+      what: `the triggers ${before.join(', ')} to be done before Redis goes down`,
+      timeoutMs: 20_000,
+    });
     await privateRedis.kill();
     const downAt = Date.now();
     // down for 3 s (2 × leaderTtl: the lease and every connection are gone). While Redis is down the
@@ -123,7 +126,8 @@ test('B17: DST fall-back with a leader failover inside the repeated hour: 30 1 *
   await fleet.start('B', { FAKE_CLOCK_AT: start });
   const first = await fleet.waitLeader();
   setClock('2025-11-02T01:29:59-04:00');
-  await waitFor(async () => (await fleet!.records()).some((r) => r.phase === 'done' && r.schedule === 'nightly'), '01:30 EDT to fire', 10_000);
+  const nightlyDone = async () => (await fleet!.records()).some((r) => r.phase === 'done' && r.schedule === 'nightly');
+  await waitFor(nightlyDone, '01:30 EDT to fire', 10_000);
   setClock('2025-11-02T01:35:00-04:00');
   first.child.kill('SIGKILL');
   const second = await fleet.waitLeader(Date.now());
