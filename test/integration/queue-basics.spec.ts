@@ -269,6 +269,7 @@ test('strict priority: the low queue waits until the high one is empty', async (
   ]);
   await server.start();
   await all.promise;
+  expect(order).toHaveLength(40);
   expect(order.slice(0, 20).every((q) => q === 'high')).toBe(true);
 });
 

@@ -62,6 +62,7 @@ test('a worker SIGKILLed while holding 20 tasks: another finishes every one, non
     expect(dones.get(id)).toBe(1);
     expect(starts.get(id)).toBe(2); // once on W1 (killed), once on W2: at most twice
   }
+  expect(recs.filter((r) => r.phase === 'done')).toHaveLength(20);
   expect(recs.filter((r) => r.phase === 'done').every((r) => r.instance === 'W2')).toBe(true);
   await waitFor(async () => (await pendingCount()) === 0 && (await redis.xlen(keys.stream)) === 0, 'the stream to drain');
   expect(w2.alive).toBe(true);

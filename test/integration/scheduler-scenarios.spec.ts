@@ -27,6 +27,7 @@ test('B02: five replicas register the same schedule: one definition, one enqueue
   await expectOnce(f, 'report', T0, T0 + 8000, 2000); // five triggers, once each
   expect(await f.redis.hlen(new SchedulerKeys(f.ns).schedules)).toBe(1);
   await f.stopAll();
+  expect(f.children).toHaveLength(5);
   for (const c of f.children) expect(c.output).not.toMatch(/ERROR/);
 });
 
