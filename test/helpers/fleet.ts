@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { startChild, killAllChildren, type Child } from './children.js';
 import { readRecords, type Rec } from './records.js';
@@ -122,19 +123,69 @@ export function perTrigger(recs: Rec[], schedule: string, phase: string): Map<nu
   return m;
 }
 
+/** How long to wait for the triggers up to `toMs`: until that instant, plus `slackMs` for firing and running under load. */
+export function untilTriggerMs(toMs: number, slackMs = 15_000): number {
+  return Math.max(0, toMs - Date.now()) + slackMs;
+}
+
+/**
+ * Waits until every epoch-aligned trigger of `schedule` in [fromMs, toMs] has a record of `phase`
+ * ('done': its handler finished; 'fired': a leader enqueued it); resolves with the records then.
+ * @throws naming the schedule, the range and the triggers still missing when `timeoutMs` passes.
+ */
+export async function waitTriggers(
+  f: Fleet,
+  schedule: string,
+  fromMs: number,
+  toMs: number,
+  { phase = 'done', periodMs = 1000, timeoutMs = untilTriggerMs(toMs) }: { phase?: string; periodMs?: number; timeoutMs?: number } = {},
+): Promise<Rec[]> {
+  const expected = alignedTriggers(fromMs, toMs, periodMs);
+  if (expected.length === 0) throw new Error(`no ${periodMs} ms trigger of ${schedule} in [${fromMs}, ${toMs}]`);
+  let recs: Rec[] = [];
+  let missing = expected;
+  await waitFor(
+    async () => {
+      recs = await f.records();
+      const seen = perTrigger(recs, schedule, phase);
+      missing = expected.filter((t) => !seen.has(t));
+      return missing.length === 0;
+    },
+    { what: `every ${schedule} trigger in [${fromMs}, ${toMs}] to be ${phase}`, timeoutMs },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; still missing: ${missing.join(', ')}`);
+  });
+  return recs;
+}
+
 /**
  * Waits until every trigger of `schedule` in [from, to] (epoch-aligned, `periodMs`) is done, then
  * asserts each ran exactly once, none is missing, none was enqueued twice, and all are aligned.
+ * Choose `to` past the moments where a duplicate could arise (a failover): the wait ends on records, not on time.
  */
 export async function expectOnceEach(f: Fleet, schedule: string, from: number, to: number, periodMs = 1000): Promise<void> {
   const expected = alignedTriggers(from, to, periodMs);
-  await waitFor(async () => {
-    const done = perTrigger(await f.records(), schedule, 'done');
-    return expected.every((t) => done.has(t));
-  }, `every ${schedule} trigger in [${from}, ${to}] to be done`, 15_000);
-  const recs = await f.records();
+  expect(expected.length).toBeGreaterThan(0);
+  const recs = await waitTriggers(f, schedule, from, to, { periodMs });
   const done = perTrigger(recs, schedule, 'done');
   expect({ missing: expected.filter((t) => !done.has(t)), twice: [...done].filter(([, n]) => n > 1) }).toEqual({ missing: [], twice: [] });
   for (const t of done.keys()) expect(t % periodMs).toBe(0); // epoch-aligned, never drifting
   expect([...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1)).toEqual([]); // never enqueued twice
+}
+
+/**
+ * Waits until the leader lease of namespace `ns` was just renewed (PTTL ≥ `ttlMs` − `freshMs`) and
+ * returns a lower bound of the epoch ms at which it would expire if nobody touched it again: a
+ * hand-over before that instant came from a resignation, not from the lease running out.
+ */
+export async function freshLease(redis: Redis, ns: string, ttlMs: number, freshMs = 300): Promise<number> {
+  const key = new SchedulerKeys(ns).lease;
+  return waitFor(
+    async () => {
+      const sentAt = Date.now();
+      const pttl = await redis.pttl(key);
+      return pttl >= ttlMs - freshMs ? sentAt + pttl : 0;
+    },
+    { what: `the lease ${key} to be renewed (PTTL ≥ ${ttlMs - freshMs} ms)`, timeoutMs: ttlMs + 10_000, intervalMs: 10 },
+  );
 }

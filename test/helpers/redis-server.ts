@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ping, startRedisServer } from '../../scripts/redis-util.mjs';
+import { waitFor } from './wait.js';
 
 /**
  * A private, non-persistent redis-server on a free loopback port that a test may shut down and
@@ -35,10 +36,9 @@ export class PrivateRedis {
   async restart(): Promise<void> {
     await this.kill();
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    for (let i = 0; i < 200; i++) {
-      if (await ping('127.0.0.1', this.port, 200)) return;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`redis-server did not come back on port ${this.port}`);
+    await waitFor(() => ping('127.0.0.1', this.port, 200), {
+      what: `redis-server to answer PING again on port ${this.port}`,
+      timeoutMs: 10_000,
+    });
   }
 }

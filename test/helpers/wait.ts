@@ -15,12 +15,29 @@ export function deferred<T = void>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/** What {@link waitFor} waits for (named in its timeout error) and how long, ms. */
+export interface WaitOptions {
+  what: string;
+  /** @defaultValue 10_000 */
+  timeoutMs?: number;
+  /** @defaultValue 25 */
+  intervalMs?: number;
+}
+
 /**
- * Polls `predicate` until it returns a truthy value, for Redis state that emits no event.
- * @throws Error naming `what` when `timeoutMs` passes.
+ * Polls `predicate` until it returns a truthy value, for Redis state that emits no event; resolves
+ * with that value. Call it as `waitFor(pred, { what, timeoutMs })` or `waitFor(pred, what, timeoutMs)`.
+ * @throws Error naming `what` (and the last value or error) when `timeoutMs` passes.
  */
-export async function waitFor<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  options: WaitOptions | string,
+  timeoutMs?: number,
+  intervalMs?: number,
+): Promise<NonNullable<T>> {
+  const o: WaitOptions = typeof options === 'string' ? { what: options, timeoutMs, intervalMs } : options;
+  const limitMs = o.timeoutMs ?? 10_000;
+  const deadline = Date.now() + limitMs;
   let last: unknown;
   for (;;) {
     try {
@@ -30,8 +47,8 @@ export async function waitFor<T>(predicate: () => T | Promise<T>, what: string, 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
-    await new Promise((r) => setTimeout(r, intervalMs));
+    if (Date.now() > deadline) throw new Error(`Timed out after ${limitMs} ms waiting for ${o.what} (last: ${String(last)})`);
+    await new Promise((r) => setTimeout(r, o.intervalMs ?? 25));
   }
 }
 
@@ -56,9 +73,4 @@ export function recordingLogger() {
     error: (message: string) => void lines.push({ level: 'error', message }),
     debug: () => {},
   };
-}
-
-/** Resolves at the wall-clock instant `atMs` (epoch ms): scenarios that are about time passing. */
-export function until(atMs: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.max(0, atMs - Date.now())));
 }

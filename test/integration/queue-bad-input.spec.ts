@@ -59,6 +59,7 @@ test('B09: invalid JSON, a missing payload and an unknown type end dead with spe
   expect(((await r.call('XPENDING', keys.stream, 'chronos')) as [number])[0]).toBe(0);
   expect(await r.xlen(keys.stream)).toBe(0);
   expect(await r.zcard(keys.retry)).toBe(0);
+  expect(servers).toHaveLength(2);
   expect(servers.every((s) => s.isRunning)).toBe(true);
   // one ERROR line per bad entry, not one per poll
   const errors = rig.logger.lines.filter((l) => l.level === 'error');

@@ -3,7 +3,7 @@ import { ChronosServer } from '../../lib/core/queue/server.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
-import { deferred, waitFor } from '../helpers/wait.js';
+import { deferred, waitFor, within } from '../helpers/wait.js';
 
 let rig: QueueRig;
 beforeEach(() => {
@@ -208,19 +208,31 @@ test('a timeout aborts the signal with TaskTimeoutError and counts as a failure'
 test('concurrency is honoured: never more than N handlers at once', async () => {
   let running = 0;
   let peak = 0;
+  let started = 0;
   let done = 0;
   const all = deferred();
+  let wave = deferred();
   const server = rig.server({ concurrency: 3 });
   server.handle('work', async () => {
     running++;
+    started++;
     peak = Math.max(peak, running);
-    await new Promise((r) => setTimeout(r, 20));
+    // each handler is held until every slot is busy (or nothing is left to start), instead of
+    // sleeping: the handlers surely overlap, and a server admitting a 4th does it while they are held
+    const held = wave.promise;
+    if (running === 3 || started === 30) {
+      const full = wave;
+      wave = deferred();
+      full.resolve();
+    }
+    await held;
     running--;
     if (++done === 30) all.resolve();
   });
   await rig.client.enqueueBulk(Array.from({ length: 30 }, (_, i) => ({ type: 'work', payload: { i } })));
   await server.start();
-  await all.promise;
+  await within(all.promise, 10_000, 'all 30 tasks to run');
+  expect(done).toBe(30);
   expect(peak).toBe(3);
 });
 
@@ -257,23 +269,31 @@ test('strict priority: the low queue waits until the high one is empty', async (
   ]);
   await server.start();
   await all.promise;
+  expect(order).toHaveLength(40);
   expect(order.slice(0, 20).every((q) => q === 'high')).toBe(true);
 });
 
 test('pause(queue) stops every server fetching from it; resume restarts it', async () => {
   const ran: number[] = [];
-  const server = rig.server();
+  // each server also serves a queue of its own that is never paused, for a marker task
+  const marked = { a: deferred(), b: deferred() };
+  const server = rig.server({ queues: ['default', 'mark-a'] });
   server.handle('p', (t) => void ran.push((t.payload as { n: number }).n));
+  server.handle('mark', () => marked.a.resolve());
   await server.start();
   await server.pause('default');
-  const other = rig.server();
+  const other = rig.server({ queues: ['default', 'mark-b'] });
   other.handle('p', (t) => void ran.push((t.payload as { n: number }).n));
+  other.handle('mark', () => marked.b.resolve());
   await other.start();
   await waitFor(() => other.pausedQueues.has('default'), 'the other server to see the pause');
   await rig.client.enqueue('p', { n: 1 });
-  // a read blocked before the pause was seen is unblocked, so nothing runs; give both servers
-  // more than one full refresh of the paused set (every 1 s) to prove it
-  await new Promise((r) => setTimeout(r, 1200));
+  // a read blocked before the pause was seen is unblocked, so nothing runs. Instead of giving both
+  // servers a refresh of the paused set (every 1 s) on the wall clock, each one fetches and runs a
+  // marker task enqueued after T: its fetch loop has gone round since T was there to take
+  await rig.client.enqueue('mark', null, { queue: 'mark-a' });
+  await rig.client.enqueue('mark', null, { queue: 'mark-b' });
+  await within(Promise.all([marked.a.promise, marked.b.promise]), 10_000, 'each server to run its marker task');
   expect(ran).toEqual([]);
   expect(await rig.client.redis.xlen(keys().stream)).toBe(1);
   await server.resume('default');

@@ -39,6 +39,13 @@ async function pendingCount(): Promise<number> {
   return ((await redis.call('XPENDING', keys.stream, 'chronos')) as [number])[0];
 }
 
+/** The idle time (ms) of a task's entry in the pending entries list, or undefined when it is not there. */
+async function pendingIdleMs(id: string): Promise<number | undefined> {
+  const rows = (await redis.call('XPENDING', keys.stream, 'chronos', '-', '+', 100)) as [string, string, number, number][];
+  const entryIds = (await redis.xrange(keys.stream, '-', '+')).filter(([, fields]) => fields.includes(id)).map(([entryId]) => entryId);
+  return rows.find(([entryId]) => entryIds.includes(entryId))?.[2];
+}
+
 test('a worker SIGKILLed while holding 20 tasks: another finishes every one, none lost, each run at most twice', async () => {
   const w1 = await worker('W1', { CONCURRENCY: 20, VISIBILITY_MS: 2000, RECOVER_MS: 200 });
   const enqueued = await client.enqueueBulk(Array.from({ length: 20 }, (_, i) => ({ type: 'slow', payload: { ms: 60_000, i } })));
@@ -55,6 +62,7 @@ test('a worker SIGKILLed while holding 20 tasks: another finishes every one, non
     expect(dones.get(id)).toBe(1);
     expect(starts.get(id)).toBe(2); // once on W1 (killed), once on W2: at most twice
   }
+  expect(recs.filter((r) => r.phase === 'done')).toHaveLength(20);
   expect(recs.filter((r) => r.phase === 'done').every((r) => r.instance === 'W2')).toBe(true);
   await waitFor(async () => (await pendingCount()) === 0 && (await redis.xlen(keys.stream)) === 0, 'the stream to drain');
   expect(w2.alive).toBe(true);
@@ -66,7 +74,17 @@ test('B05: a crashed worker\'s task is redelivered after the visibility timeout,
   const w1 = await worker('W1', { VISIBILITY_MS: vis, RECOVER_MS: recoverEvery });
   const { id } = await client.enqueue('slow', { ms: 2500 });
   const start1 = await waitFor(async () => (await readRecords(redis, recordKey)).find((r) => r.phase === 'start'), 'W1 to start T');
-  await waitFor(async () => Date.now() - start1.t >= 1000, '1 s of work');
+  // W1 works on T until it has extended its claim once (every vis/3 = 1 s): the entry's idle time in
+  // the PEL falls behind the time since T started, which only an extension (XCLAIM … JUSTID) does
+  await waitFor(
+    async () => {
+      const now = Date.now();
+      const idle = await pendingIdleMs(id);
+      return idle !== undefined && idle < now - start1.t - 200;
+    },
+    { what: 'W1 to extend its claim on T (1 s of work)', timeoutMs: 10_000 },
+  );
+  const killedAt = Date.now();
   w1.kill('SIGKILL');
   await w1.exited;
   const w2 = await worker('W2', { VISIBILITY_MS: vis, RECOVER_MS: recoverEvery });
@@ -79,7 +97,8 @@ test('B05: a crashed worker\'s task is redelivered after the visibility timeout,
   // W1's last claim extension was at most vis/3 before its start-to-kill time; redelivery no earlier than vis after its last touch
   const redelivery = starts[1].t - start1.t;
   expect(redelivery).toBeGreaterThanOrEqual(vis - vis / 3);
-  expect(redelivery).toBeLessThanOrEqual(1000 + vis + recoverEvery + 1000 + 1000); // kill at ≈1 s, + vis + poll + 1 s (+1 s boot of W2)
+  // was ≤ 1 s (kill) + vis + poll + 2 s: now vis + poll + 5 s of slack after the kill (bench/workloads/recovery.ts measures recovery times)
+  expect(starts[1].t - killedAt).toBeLessThanOrEqual(vis + recoverEvery + 5000);
   expect(starts[1].id).toBe(id);
   await waitFor(async () => (await pendingCount()) === 0 && (await redis.xlen(keys.stream)) === 0, 'the stream to drain');
   expect(w2.alive).toBe(true);
@@ -127,7 +146,7 @@ test('B18a: SIGTERM with enough grace: stops fetching at once, finishes its task
   const t0 = Date.now();
   const exit = await stopChild(w1);
   expect(exit.code).toBe(0);
-  expect(Date.now() - t0).toBeLessThan(10_000 + 1000);
+  expect(Date.now() - t0).toBeLessThan(10_000 + 5000); // within the grace (+ 5 s of slack for a loaded machine)
   await waitFor(async () => countBy(await readRecords(redis, recordKey), 'done').size === 6, '3 slow + 3 follow-ups done', 20_000);
   const recs = await readRecords(redis, recordKey);
   const w1Starts = recs.filter((r) => r.instance === 'W1' && r.phase === 'start');
@@ -135,6 +154,7 @@ test('B18a: SIGTERM with enough grace: stops fetching at once, finishes its task
   expect(recs.find((r) => r.instance === 'W1' && r.phase === 'done')?.id).toBe(first.id);
   // enqueuing from inside the handler during shutdown worked: its follow-up ran
   expect(recs.some((r) => r.type === 'quick' && r.phase === 'done')).toBe(true);
+  expect(countBy(recs, 'done').size).toBe(6);
   for (const n of countBy(recs, 'done').values()) expect(n).toBe(1);
   await waitFor(async () => (await pendingCount()) === 0, 'nothing pending');
   expect(w2.alive).toBe(true);
@@ -146,7 +166,10 @@ test('B18b: SIGTERM with too short a grace: the running task goes straight back 
   const first = await waitFor(async () => (await readRecords(redis, recordKey)).find((r) => r.phase === 'start'), 'W1 to start one');
   const t0 = Date.now();
   expect((await stopChild(w1)).code).toBe(0);
-  expect(Date.now() - t0).toBeLessThan(300 + 1500);
+  // was < 300 + 1500 ms (before the task could finish): now the grace + 5 s of slack; that W1 gave the task
+  // up instead of finishing it is checked by order below (its only done is on W2)
+  expect(Date.now() - t0).toBeLessThan(300 + 5000);
+  expect((await readRecords(redis, recordKey)).filter((r) => r.instance === 'W1' && r.phase === 'done')).toEqual([]);
   await worker('W2', { CONCURRENCY: 3, VISIBILITY_MS: 30_000 });
   // the visibility timeout is 30 s: finishing well before it proves the task was put back, not reclaimed
   await waitFor(async () => countBy(await readRecords(redis, recordKey), 'done').size === 3, 'all 3 done', 10_000);

@@ -71,13 +71,17 @@ test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; t
   const w = worker(events);
   const runs: { id: string; schedule?: string; triggerAt?: number }[] = [];
   w.handle('ping', (t) => void runs.push({ id: t.id, schedule: t.schedule, triggerAt: t.triggerAt }));
+  w.handle('tock', () => {});
   await w.start();
   const s = scheduler({ events });
+  // `tock` fires every second beside `pinger`: its fires count trigger instants in the leader while pinger is paused
+  s.register({ name: 'tock', spec: '@every 1s', type: 'tock' });
   await s.start();
   await waitFor(() => s.isLeader, 'leadership');
   await s.addSchedule({ name: 'pinger', spec: '@every 1s', type: 'ping' });
   await waitFor(() => runs.length >= 2, 'two fires');
   const fired = runs.filter((r) => !r.id.includes(':manual:'));
+  expect(fired.length).toBeGreaterThanOrEqual(2);
   for (const r of fired) {
     expect(r.schedule).toBe('pinger');
     expect(r.triggerAt! % 1000).toBe(0);
@@ -88,11 +92,20 @@ test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; t
   const k = new SchedulerKeys(ns);
   await s.pauseSchedule('pinger');
   expect(JSON.parse((await w.redis.hget(k.schedules, 'pinger'))!).paused).toBe(true);
-  // the leader reloads at its next renewal (every leaderTtl/2 = 500 ms); after that nothing fires
+  // the leader reloads at its next renewal (every leaderTtl/2 = 500 ms); after that nothing fires.
+  // Time is counted in tock's fires (enqueued half a period ahead: a fire of trigger t means it is t − 500 ms)
+  const firedOf = (schedule: string) =>
+    seen.filter((e) => e.type === 'schedule.fired' && e.schedule === schedule) as { triggerAt: number; taskId: string }[];
+  const tockPast = (atMs: number) => firedOf('tock').some((e) => e.triggerAt - 500 >= atMs);
   const pausedAt = Date.now();
-  await waitFor(() => Date.now() > pausedAt + 1500, 'a renewal and a trigger');
+  await waitFor(() => tockPast(pausedAt + 1500), { what: 'a renewal and a trigger (tock fired past pausedAt + 1.5 s)' });
+  // what pinger fired before the pause has run
+  await waitFor(() => firedOf('pinger').every((e) => runs.some((r) => r.id === e.taskId)), { what: 'every pinger fire to run' });
   const count = runs.length;
-  await waitFor(() => Date.now() > pausedAt + 3000, 'two more trigger instants');
+  const firedCount = firedOf('pinger').length;
+  const mark = Math.max(...firedOf('tock').map((e) => e.triggerAt));
+  await waitFor(() => firedOf('tock').some((e) => e.triggerAt >= mark + 2000), { what: 'two more trigger instants (two more tock fires)' });
+  expect(firedOf('pinger')).toHaveLength(firedCount);
   expect(runs.length).toBe(count);
   await s.resumeSchedule('pinger');
   await waitFor(() => runs.length > count, 'fires after resume', 5000);
@@ -106,12 +119,19 @@ test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; t
 test('overlap skip: no trigger is enqueued while the previous task of the schedule is pending or running', async () => {
   const events = new EventBus();
   const skipped = deferred();
-  events.subscribe((e) => e.type === 'schedule.skipped' && e.reason === 'overlap' && skipped.resolve());
+  let nextSkip = deferred();
+  events.subscribe((e) => {
+    if (e.type !== 'schedule.skipped' || e.reason !== 'overlap') return;
+    skipped.resolve();
+    nextSkip.resolve();
+    nextSkip = deferred();
+  });
   const w = worker(events);
   const spans: [number, number][] = [];
   w.handle('slow', async (t) => {
     const start = Date.now();
-    await new Promise((r) => setTimeout(r, 2200));
+    // runs until a trigger came due during it and was skipped (instead of sleeping past the next trigger)
+    await nextSkip.promise;
     spans.push([start, Date.now()]);
     return t.id;
   });
@@ -121,6 +141,7 @@ test('overlap skip: no trigger is enqueued while the previous task of the schedu
   await s.start();
   await skipped.promise;
   await waitFor(() => spans.length >= 2, 'two runs', 10_000);
+  expect(spans.length).toBeGreaterThanOrEqual(2);
   for (let i = 1; i < spans.length; i++) expect(spans[i][0]).toBeGreaterThanOrEqual(spans[i - 1][1]);
 });
 

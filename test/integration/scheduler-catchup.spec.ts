@@ -2,17 +2,30 @@
 // instance, start again later → `all` fires each missed trigger once (with its original trigger
 // instant), `latest` only the newest, `none` nothing; later triggers continue.
 import { jest } from '@jest/globals';
-import { alignedTriggers, Fleet, nextAligned, perTrigger } from '../helpers/fleet.js';
-import { until, waitFor } from '../helpers/wait.js';
+import { alignedTriggers, Fleet, nextAligned, perTrigger, waitTriggers } from '../helpers/fleet.js';
+import type { Rec } from '../helpers/records.js';
+import { waitFor } from '../helpers/wait.js';
+import { Witness } from '../helpers/witness.js';
 
 jest.setTimeout(90_000);
 
 let fleet: Fleet;
+let witness: Witness | undefined;
 afterEach(async () => {
   await fleet.close();
+  await witness?.close();
+  witness = undefined;
 });
 
-test('catch-up policies all / latest / none after the whole fleet was down for 5 s; two instances restarting together fire once', async () => {
+/** The newest trigger of `schedule` the old fleet enqueued before it went down at `downAt`. */
+function lastFiredBefore(recs: Rec[], schedule: string, downAt: number): number {
+  const fired = recs.filter((r) => r.phase === 'fired' && r.schedule === schedule && r.t < downAt).map((r) => r.triggerAt as number);
+  expect(fired.length).toBeGreaterThan(0);
+  return Math.max(...fired);
+}
+
+test('catch-up policies all / latest / none after the whole fleet was down for 5 triggers; two instances restarting together fire once', async () => {
+  witness = await Witness.start();
   fleet = new Fleet(
     [
       { name: 'all', spec: '@every 1s' },
@@ -24,31 +37,37 @@ test('catch-up policies all / latest / none after the whole fleet was down for 5
   await Promise.all([fleet.start('A1'), fleet.start('B1')]);
   await fleet.waitLeader();
   const T0 = nextAligned(Date.now(), 1000);
-  await until(T0 + 2500);
+  for (const name of ['all', 'latest', 'none']) await waitTriggers(fleet, name, T0, T0 + 2000);
   await fleet.stopAll();
   const downAt = Date.now();
-  // down for 6 s: the old leader had already enqueued the next trigger (up to half a period
-  // ahead), so at least 5 come due while nobody leads
-  await until(downAt + 6000);
+  const before = await fleet.records();
+  const newestBefore = Math.max(...['all', 'latest', 'none'].map((name) => lastFiredBefore(before, name, downAt)));
+  // down until 5 triggers after the last one the old fleet enqueued (up to half a period ahead) have
+  // come due: the witness app on the same Redis has passed the fifth
+  await witness.reached(newestBefore + 5000, 'five triggers due while nobody leads');
   const upAt = Date.now();
   await Promise.all([fleet.start('A2'), fleet.start('B2')]); // booting together
   const acquired = await fleet.waitLeader(upAt);
-  await until(Math.max(Date.now(), acquired.t) + 3500);
-  const recs = await fleet.records();
-  // the triggers that came due while nobody led: after the last one the old fleet enqueued (it
-  // enqueues up to half a period ahead), up to the new leader's acquisition
-  const missedOf = (name: string) => {
-    const lastBefore = Math.max(...recs.filter((r) => r.phase === 'fired' && r.schedule === name && r.t < downAt).map((r) => r.triggerAt as number));
-    return alignedTriggers(lastBefore + 1, acquired.t, 1000);
-  };
+  const leader = acquired.child;
+  // the triggers that came due while nobody led: after the last one the old fleet enqueued, up to
+  // the new leader's acquisition
+  const missedOf = (name: string) => alignedTriggers(lastFiredBefore(before, name, downAt) + 1, acquired.t, 1000);
   const missed = missedOf('all');
   expect(missed.length).toBeGreaterThanOrEqual(5);
-  const later = alignedTriggers(acquired.t + 1, Date.now() - 1500, 1000);
+  // two triggers after the acquisition, fired by the new leader for every policy
+  const later = alignedTriggers(acquired.t + 1, nextAligned(acquired.t, 1000) + 1000, 1000);
+  expect(later).toHaveLength(2);
 
-  await waitFor(async () => {
-    const done = perTrigger(await fleet.records(), 'all', 'done');
-    return [...missed, ...later].every((t) => done.has(t));
-  }, 'all missed and later triggers of `all` to be done');
+  await waitFor(
+    async () => {
+      const recs = await fleet.records();
+      const done = perTrigger(recs, 'all', 'done');
+      const laterFired = ['latest', 'none'].every((name) => later.every((t) => perTrigger(recs, name, 'fired').has(t)));
+      const logged = /schedule=latest/.test(leader.output) && /schedule=none/.test(leader.output);
+      return [...missed, ...later].every((t) => done.has(t)) && laterFired && logged;
+    },
+    { what: 'the missed and later triggers of `all` done, the later ones of `latest`/`none` fired, the skips logged', timeoutMs: 15_000 },
+  );
   const final = await fleet.records();
   for (const name of ['all', 'latest', 'none']) {
     expect([...perTrigger(final, name, 'fired')].filter(([, n]) => n > 1)).toEqual([]); // never twice
@@ -57,37 +76,49 @@ test('catch-up policies all / latest / none after the whole fleet was down for 5
   // all: each missed trigger once, with its original trigger instant, in order
   expect(missed.filter((t) => !fired('all').has(t))).toEqual([]);
   const allOrder = final.filter((r) => r.phase === 'fired' && r.schedule === 'all').map((r) => r.triggerAt as number);
+  expect(allOrder.length).toBeGreaterThanOrEqual(missed.length + later.length);
   expect(allOrder).toEqual([...allOrder].sort((a, b) => a - b));
   // latest: only the newest missed trigger
   const missedLatest = missedOf('latest');
+  expect(missedLatest.length).toBeGreaterThanOrEqual(5);
   expect(missedLatest.filter((t) => fired('latest').has(t))).toEqual([missedLatest[missedLatest.length - 1]]);
   // none: none of them
   const missedNone = missedOf('none');
+  expect(missedNone.length).toBeGreaterThanOrEqual(5);
   expect(missedNone.filter((t) => fired('none').has(t))).toEqual([]);
   // later triggers continue normally for every policy
   for (const name of ['all', 'latest', 'none']) expect(later.filter((t) => !fired(name).has(t))).toEqual([]);
   // what was skipped is logged
-  const leader = acquired.child;
   expect(leader.output).toMatch(new RegExp(`Skipped ${missedLatest.length - 1} missed trigger\\(s\\) \\(schedule=latest`));
   expect(leader.output).toMatch(new RegExp(`Skipped ${missedNone.length} missed trigger\\(s\\) \\(schedule=none`));
   await fleet.stopAll();
 });
 
 test('B12: with a catch-up cap, only the newest N missed triggers are enqueued and the rest are counted', async () => {
+  witness = await Witness.start();
   fleet = new Fleet([{ name: 'capped', spec: '@every 1s', catchUpCap: 2 }], { LEADER_TTL_MS: 1500 });
   await fleet.start('A1');
   await fleet.waitLeader();
-  const first = await waitFor(async () => (await fleet.records()).find((r) => r.phase === 'fired'), 'a first fire');
+  await waitFor(async () => (await fleet.records()).find((r) => r.phase === 'fired'), 'a first fire');
   await fleet.stopAll();
   const downAt = Date.now();
-  await until(downAt + 4500);
+  const lastBefore = lastFiredBefore(await fleet.records(), 'capped', downAt);
+  // down until 4 triggers after the last one enqueued have come due (the witness has passed the fourth)
+  await witness.reached(lastBefore + 4000, 'four triggers due while nobody leads');
   const upAt = Date.now();
   await fleet.start('A2');
   const acquired = await fleet.waitLeader(upAt);
-  await until(acquired.t + 500);
-  const recs = await fleet.records();
-  const lastBefore = Math.max(...recs.filter((r) => r.phase === 'fired' && r.t < downAt).map((r) => r.triggerAt as number), first.triggerAt as number);
   const missed = alignedTriggers(lastBefore + 1, acquired.t, 1000);
+  expect(missed.length).toBeGreaterThanOrEqual(4);
+  // the acquisition's catch-up: the newest two enqueued, the skip logged
+  await waitFor(
+    async () => {
+      const fired = perTrigger(await fleet.records(), 'capped', 'fired');
+      return missed.slice(-2).every((t) => fired.has(t)) && /schedule=capped/.test(acquired.child.output);
+    },
+    { what: 'the newest two missed triggers to be fired and the skip logged' },
+  );
+  const recs = await fleet.records();
   const fired = new Set(perTrigger(recs, 'capped', 'fired').keys());
   expect(missed.filter((t) => fired.has(t))).toEqual(missed.slice(-2));
   expect(acquired.child.output).toMatch(new RegExp(`Skipped ${missed.length - 2} missed trigger\\(s\\) \\(schedule=capped`));
