@@ -93,6 +93,8 @@ test('a poison task (delivered more than maxDeliveries times without finishing) 
   expect(await r.xlen(keys.stream)).toBe(0);
 }, 20_000);
 
+const redisMs = ([s, us]: (string | number)[]) => Number(s) * 1000 + Math.floor(Number(us) / 1000);
+
 test('the dead-letter set is capped by count, oldest first', async () => {
   const server = rig.server({ deadMaxCount: 3 });
   server.handle('doomed', () => {
@@ -106,6 +108,10 @@ test('the dead-letter set is capped by count, oldest first', async () => {
     ids.push((await rig.client.enqueue('doomed', { i }, { maxRetry: 0 })).id);
     await dead.promise;
     off();
+    // the set is ordered by failed-at (Redis ms): tasks dead within one ms tie, so the next one
+    // dies only once Redis time has passed this one's failed-at
+    const failedAt = Number(await rig.client.redis.zscore(keys.dead, ids[i]));
+    await waitFor(async () => redisMs(await rig.client.redis.time()) > failedAt, { what: 'Redis time to pass the last failed-at' });
   }
   const r = rig.client.redis;
   expect(await r.zrange(keys.dead, 0, -1)).toEqual(ids.slice(2));
