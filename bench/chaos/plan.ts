@@ -47,9 +47,10 @@ const KINDS: FaultKind[] = ['sigkill', 'sigstop', 'sigterm'];
  * Faults every 3–8 s (uniform), each SIGKILL + restart, SIGSTOP for 3–8 s, or SIGTERM + restart
  * (equally likely), half of them aimed at the leader; none runs past the window's end (a SIGSTOP
  * is continued, a restart has 2 s). Two Redis restarts, at 25–40 % and 60–75 % of the window,
- * each down for 1–3 s, stopped the ways `stops` names in turn.
+ * each down for `downMs` (a [min, max] range, ms: from the stop to the start again), stopped the
+ * ways `stops` names in turn.
  */
-export function makePlan(seed: number, windowMs: number, replicas: number, stops: RedisStop[]): Plan {
+export function makePlan(seed: number, windowMs: number, replicas: number, stops: RedisStop[], downMs: [number, number]): Plan {
   const rand = prng(seed);
   const between = (lo: number, hi: number) => Math.round(lo + rand() * (hi - lo));
   const faults: PlannedFault[] = [];
@@ -62,6 +63,6 @@ export function makePlan(seed: number, windowMs: number, replicas: number, stops
   const redis = [
     [0.25, 0.4],
     [0.6, 0.75],
-  ].map(([lo, hi], k) => ({ at: between(lo * windowMs, hi * windowMs), how: stops[k % stops.length], downMs: between(1000, 3000) }));
+  ].map(([lo, hi], k) => ({ at: between(lo * windowMs, hi * windowMs), how: stops[k % stops.length], downMs: between(...downMs) }));
   return { faults, redis };
 }

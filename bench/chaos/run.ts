@@ -1,11 +1,12 @@
-// npm run chaos [-- --seconds 120] [--seed N] [--redis-stop shutdown,sigterm] [--flood 20] [--drain 15] [--out FILE]
+// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15]
+//                   [--out FILE] [--records FILE]
 //
 // The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
 // producer on a private Redis with AOF on, a seeded fault every 3–8 s (SIGKILL + restart, SIGSTOP
 // 3–8 s, SIGTERM + restart) and two Redis restarts; every process records to a second private
 // Redis. Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
 // early, or a task is lost (2 when the rig itself failed). See bench/README.md, "Chaos run".
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -25,11 +26,24 @@ interface Args {
   stops: RedisStop[];
   flood: number;
   drainSec: number;
+  /** How long Redis stays down at a restart: [min, max] ms (uniform). */
+  downMs: [number, number];
   out: string;
+  /** Where to write every record, one JSON per line ('' = nowhere). */
+  records: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { seconds: 120, seed: 1, stops: ['shutdown', 'sigterm'], flood: 20, drainSec: 15, out: '' };
+  const args: Args = {
+    seconds: 120,
+    seed: 1,
+    stops: ['shutdown', 'sigterm'],
+    downMs: [0, 2000],
+    flood: 20,
+    drainSec: 15,
+    out: '',
+    records: '',
+  };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i] ?? '';
@@ -43,13 +57,19 @@ function parseArgs(argv: string[]): Args {
     else if (name === '--flood') args.flood = int(1);
     else if (name === '--drain') args.drainSec = int(1);
     else if (name === '--out') args.out = resolve(value());
+    else if (name === '--records') args.records = resolve(value());
+    else if (name === '--redis-down') {
+      const m = /^(\d+)-(\d+)$/.exec(value());
+      if (!m || Number(m[1]) > Number(m[2])) throw new Error('--redis-down: expected MIN-MAX in ms, e.g. 0-2000');
+      args.downMs = [Number(m[1]), Number(m[2])];
+    }
     else if (name === '--redis-stop') {
       args.stops = value().split(',') as RedisStop[];
       for (const s of args.stops) {
         if (!['shutdown', 'sigterm', 'sigkill'].includes(s)) throw new Error(`--redis-stop: unknown "${s}" (shutdown, sigterm, sigkill)`);
       }
     } else if (name === '--help' || name === '-h') {
-      console.log('usage: npm run chaos -- [--seconds 120] [--seed N] [--redis-stop shutdown,sigterm] [--flood 20] [--drain 15] [--out F]');
+      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(0, 2).join('\n').replace(/^\/\/ /gm, ''));
       process.exit(0);
     } else throw new Error(`unknown argument ${argv[i]} (see bench/README.md, "Chaos run")`);
   }
@@ -118,7 +138,7 @@ try {
   await Promise.all([fleet.start(), producer!.waitReady()]);
   const windowStart = Math.ceil((nowMs() + 2000) / 1000) * 1000;
   const window = { start: windowStart, end: windowStart + args.seconds * 1000 };
-  const plan = makePlan(args.seed, args.seconds * 1000, FLEET.replicas, args.stops);
+  const plan = makePlan(args.seed, args.seconds * 1000, FLEET.replicas, args.stops, args.downMs);
   log(`fleet up; seed ${args.seed}: ${plan.faults.length} replica faults and ${plan.redis.length} Redis restarts over ${args.seconds} s`);
   await sleepUntil(windowStart);
   producer!.proc.send({ type: 'go' });
@@ -203,7 +223,8 @@ try {
   const { records: _records, outputs: _outputs, ...kept } = runLog;
   const leadership = rec.all.filter((r) => r.k === 'lead');
   writeFileSync(args.out, JSON.stringify({ args, plan, ...kept, leadership, outcome }, null, 1));
-  console.log(`(details: ${args.out})`);
+  if (args.records) writeFileSync(args.records, rec.all.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  console.log(`(details: ${args.out}${args.records ? `; records: ${args.records}` : ''})`);
   process.exitCode = outcome.failures.length ? 1 : 0;
 } catch (err) {
   console.error('chaos run failed:', (err as Error).stack ?? err);
