@@ -31,6 +31,7 @@ export interface RunLog {
 }
 
 export type DupCause = 'sigstop' | 'sigkill' | 'redis' | 'other';
+export type EarlyNear = 'redis' | 'start' | 'sigcont' | 'other';
 
 export interface Outcome {
   triggers: { expected: number; once: number; missing: number; duplicated: number; exempt: number; missingIds: string[] };
@@ -38,7 +39,16 @@ export interface Outcome {
   /** Trigger tasks enqueued more than once (two fires of one instant), and runs after a crash. */
   firedTwice: number;
   rerunTriggers: number;
-  early: { starts: number; triggers: number; minMs: number; maxMs: number; afterRedis: number; unmeasured: number; samples: string[] };
+  /** `near`: early starts within 10 s after a Redis restart, after the process's own start, after its SIGCONT, or none of these. */
+  early: {
+    starts: number;
+    triggers: number;
+    minMs: number;
+    maxMs: number;
+    near: Record<EarlyNear, number>;
+    unmeasured: number;
+    samples: string[];
+  };
   lagMs: number[];
   tasks: {
     enqueued: number;
@@ -163,8 +173,11 @@ export function analyze(log: RunLog): Outcome {
   }
 
   // early starts: every trigger handler start of the run (in the window or not), by Redis time
-  const early = { starts: 0, triggers: 0, minMs: Infinity, maxMs: 0, afterRedis: 0, unmeasured: 0, samples: [] as string[] };
+  const near: Record<EarlyNear, number> = { redis: 0, start: 0, sigcont: 0, other: 0 };
+  const early = { starts: 0, triggers: 0, minMs: Infinity, maxMs: 0, near, unmeasured: 0, samples: [] as string[] };
   const earlyIds = new Set<string>();
+  const upAt = new Map<string, number>();
+  for (const r of log.records) if (r.k === 'up') upAt.set(r.i, r.t);
   for (const r of log.records) {
     if (r.k !== 'start' || r.q !== 't' || r.tr === undefined) continue;
     if (r.rt === undefined || !Number.isFinite(r.eb)) {
@@ -178,8 +191,22 @@ export function analyze(log: RunLog): Outcome {
     early.minMs = Math.min(early.minMs, by);
     early.maxMs = Math.max(early.maxMs, by);
     const restart = log.restarts.find((x) => r.t >= x.at && r.t <= x.upAt + 10_000);
-    if (restart) early.afterRedis++;
-    const where = restart ? `${Math.round(r.t - restart.upAt)} ms after Redis was back` : 'not near a Redis restart';
+    const up = upAt.get(r.i) ?? -Infinity;
+    const cont = log.faults.find((f) => f.name === r.i && f.contAt !== undefined && r.t >= f.contAt && r.t <= f.contAt + 10_000);
+    let where: string;
+    if (restart) {
+      near.redis++;
+      where = `${Math.round(r.t - restart.upAt)} ms after Redis was back`;
+    } else if (r.t <= up + 10_000) {
+      near.start++;
+      where = `${Math.round(r.t - up)} ms after the process started`;
+    } else if (cont) {
+      near.sigcont++;
+      where = `${Math.round(r.t - cont.contAt!)} ms after its SIGCONT`;
+    } else {
+      near.other++;
+      where = 'no Redis restart, process start or SIGCONT in the 10 s before';
+    }
     if (early.samples.length < 8) early.samples.push(`${r.id} on ${r.i}: ${by.toFixed(1)} ms early (${where})`);
   }
   early.triggers = earlyIds.size;

@@ -7,6 +7,8 @@ import { EARLY_TOLERANCE_MS, type Outcome, type RunLog } from './analyze.js';
 const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—');
 const n1 = (v: number) => (Number.isFinite(v) ? v.toLocaleString('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 }) : '—');
 
+const range = (lo: number, hi: number) => (n1(lo) === n1(hi) ? n1(lo) : `${n1(lo)}–${n1(hi)}`);
+
 function causes(c: Record<string, number>): string {
   return `SIGSTOP > visibility timeout ${c.sigstop}, SIGKILL before ack ${c.sigkill}, Redis restart ${c.redis}, other ${c.other}`;
 }
@@ -61,7 +63,8 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
       '  early',
       n0(e.starts),
       e.starts
-        ? `starts of ${e.triggers} trigger(s), ${n1(e.minMs)}–${n1(e.maxMs)} ms early; ${e.afterRedis} within 10 s after a Redis restart`
+        ? `starts of ${e.triggers} trigger(s), ${range(e.minMs, e.maxMs)} ms early; within 10 s after a Redis restart ${e.near.redis}, ` +
+          `the process's start ${e.near.start}, its SIGCONT ${e.near.sigcont}; other ${e.near.other}`
         : `by Redis time, tolerance ${EARLY_TOLERANCE_MS} ms` + (e.unmeasured ? `; ${e.unmeasured} starts without a clock estimate` : ''),
     ],
     ['  start lag ms', spread(o.lagMs), 'first start by Redis time − instant: min / median / max'],
