@@ -45,7 +45,8 @@ function showRatio(s: Spread): string {
   return `${num(s.median, d)}× (${num(s.min, d)}–${num(s.max, d)})`;
 }
 
-function table(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
+/** A plain-text table: a header line, a rule, the rows; columns aligned left ('l') or right ('r'). */
+export function table(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (align[i] === 'l' ? (c ?? '').padEnd(widths[i]) : (c ?? '').padStart(widths[i]))).join('  ').trimEnd();

@@ -1,0 +1,233 @@
+// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15]
+//                   [--out FILE] [--records FILE]
+//
+// The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
+// producer on a private Redis with AOF on, a seeded fault every 3–8 s (SIGKILL + restart, SIGSTOP
+// 3–8 s, SIGTERM + restart) and two Redis restarts; every process records to a second private
+// Redis. Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
+// early, or a task is lost (2 when the rig itself failed). See bench/README.md, "Chaos run".
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { nowMs, sleep, sleepUntil } from '../lib/time.js';
+import { analyze, expectedTriggers, type RedisRestart } from './analyze.js';
+import { FLEET, RECORDS_KEY, type ChaosRecord } from './common.js';
+import { ChaosProcess, Fleet } from './fleet.js';
+import { makePlan } from './plan.js';
+import { ChaosRedis, RecordsRedis, type RedisStop } from './redis.js';
+import { render } from './report.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+interface Args {
+  seconds: number;
+  seed: number;
+  stops: RedisStop[];
+  flood: number;
+  drainSec: number;
+  /** How long Redis stays down at a restart: [min, max] ms (uniform). */
+  downMs: [number, number];
+  out: string;
+  /** Where to write every record, one JSON per line ('' = nowhere). */
+  records: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = {
+    seconds: 120,
+    seed: 1,
+    stops: ['shutdown', 'sigterm'],
+    downMs: [0, 2000],
+    flood: 20,
+    drainSec: 15,
+    out: '',
+    records: '',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [name, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i] ?? '';
+    const int = (min: number) => {
+      const v = Number(value());
+      if (!Number.isInteger(v) || v < min) throw new Error(`${name}: expected an integer >= ${min}`);
+      return v;
+    };
+    if (name === '--seconds') args.seconds = int(10);
+    else if (name === '--seed') args.seed = int(0);
+    else if (name === '--flood') args.flood = int(1);
+    else if (name === '--drain') args.drainSec = int(1);
+    else if (name === '--out') args.out = resolve(value());
+    else if (name === '--records') args.records = resolve(value());
+    else if (name === '--redis-down') {
+      const m = /^(\d+)-(\d+)$/.exec(value());
+      if (!m || Number(m[1]) > Number(m[2])) throw new Error('--redis-down: expected MIN-MAX in ms, e.g. 0-2000');
+      args.downMs = [Number(m[1]), Number(m[2])];
+    }
+    else if (name === '--redis-stop') {
+      args.stops = value().split(',') as RedisStop[];
+      for (const s of args.stops) {
+        if (!['shutdown', 'sigterm', 'sigkill'].includes(s)) throw new Error(`--redis-stop: unknown "${s}" (shutdown, sigterm, sigkill)`);
+      }
+    } else if (name === '--help' || name === '-h') {
+      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(0, 2).join('\n').replace(/^\/\/ /gm, ''));
+      process.exit(0);
+    } else throw new Error(`unknown argument ${argv[i]} (see bench/README.md, "Chaos run")`);
+  }
+  args.out ||= join(ROOT, `bench/results/chaos-seed${args.seed}-${args.seconds}s.json`);
+  return args;
+}
+
+/** Reads the records list incrementally (it only grows: RPUSH). */
+class Records {
+  readonly all: ChaosRecord[] = [];
+  readonly done = new Set<string>();
+  readonly enqueued = new Set<string>();
+  private readonly redis: Redis;
+  constructor(url: string) {
+    this.redis = new Redis(url);
+  }
+  async poll(): Promise<void> {
+    for (;;) {
+      const batch = await this.redis.lrange(RECORDS_KEY, this.all.length, this.all.length + 9999);
+      for (const raw of batch) {
+        const r = JSON.parse(raw) as ChaosRecord;
+        this.all.push(r);
+        if (r.k === 'done') this.done.add(r.id);
+        if (r.k === 'enq') this.enqueued.add(r.id);
+      }
+      if (batch.length < 10000) return;
+    }
+  }
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+const args = parseArgs(process.argv.slice(2));
+const records = await RecordsRedis.start();
+const chaos = await ChaosRedis.start();
+const base = { url: chaos.url, recordsUrl: records.url, namespace: 'chaos' };
+const fleet = new Fleet(base);
+let producer: ChaosProcess | undefined;
+const killAll = () => {
+  fleet.killSync();
+  producer?.signal('SIGKILL');
+  chaos.killSync();
+  records.killSync();
+};
+process.on('exit', killAll);
+process.on('SIGINT', () => {
+  killAll();
+  process.exit(130);
+});
+
+try {
+  const log = (m: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 23)}] ${m}`);
+  log(`chaos Redis 127.0.0.1:${chaos.port} (AOF in ${chaos.dir}), records Redis ${records.url}; starting ${FLEET.replicas} replicas`);
+  const ended = new Promise<{ acked: number; failed: number }>((resolveEnded) => {
+    producer = new ChaosProcess('producer', 'producer', base, (_, m) => {
+      if (m.type === 'ended') resolveEnded(m as unknown as { acked: number; failed: number });
+    });
+  });
+  void producer!.exited.then(({ code, signal }) => {
+    if (!producer!.expectExit) {
+      console.error(`the producer exited (code=${code} signal=${signal}):\n${producer!.lastLines}`);
+      process.exit(2);
+    }
+  });
+  await Promise.all([fleet.start(), producer!.waitReady()]);
+  const windowStart = Math.ceil((nowMs() + 2000) / 1000) * 1000;
+  const window = { start: windowStart, end: windowStart + args.seconds * 1000 };
+  const plan = makePlan(args.seed, args.seconds * 1000, FLEET.replicas, args.stops, args.downMs);
+  log(`fleet up; seed ${args.seed}: ${plan.faults.length} replica faults and ${plan.redis.length} Redis restarts over ${args.seconds} s`);
+  await sleepUntil(windowStart);
+  producer!.proc.send({ type: 'go' });
+
+  const work: Promise<unknown>[] = [];
+  for (const f of plan.faults) {
+    work.push(
+      (async () => {
+        await sleepUntil(windowStart + f.at);
+        const slot = await fleet.target(f.preferLeader, f.slot);
+        if (slot) await fleet.inject(slot, f.kind, f.stopMs);
+      })(),
+    );
+  }
+  const restarts: RedisRestart[] = [];
+  work.push(
+    (async () => {
+      for (const r of plan.redis) {
+        await sleepUntil(windowStart + r.at);
+        const at = nowMs();
+        log(`Redis ${r.how.toUpperCase()}, down for ${r.downMs} ms`);
+        await chaos.stop(r.how);
+        const downAt = nowMs();
+        await sleep(r.downMs - (downAt - at));
+        await chaos.launch();
+        restarts.push({ how: r.how, at, downAt, upAt: nowMs() });
+      }
+    })(),
+  );
+  await sleepUntil(window.end);
+  producer!.proc.send({ type: 'end' });
+  await Promise.all(work);
+  let giveUp: NodeJS.Timeout | undefined;
+  const produced = await Promise.race([ended, new Promise<undefined>((r) => (giveUp = setTimeout(() => r(undefined), 60_000)))]);
+  clearTimeout(giveUp);
+  if (!produced) throw new Error('the producer did not settle its enqueues within 60 s');
+  log(`window over (${fleet.faults.length} faults, ${produced.acked} tasks acknowledged); draining`);
+
+  // drain: until every expected trigger and every acknowledged task has finished once (then 2 s
+  // more, so late duplicates show), at most --drain seconds
+  const rec = new Records(records.url);
+  const expected = expectedTriggers(window);
+  const drainUntil = nowMs() + args.drainSec * 1000;
+  for (;;) {
+    await rec.poll();
+    const pending = expected.filter((x) => !rec.done.has(x.id)).length + [...rec.enqueued].filter((id) => !rec.done.has(id)).length;
+    if (pending === 0) {
+      await sleep(2000);
+      break;
+    }
+    if (nowMs() > drainUntil) {
+      log(`drain: ${pending} still not done after ${args.drainSec} s`);
+      break;
+    }
+    await sleep(500);
+  }
+  await fleet.stop();
+  producer!.expectExit = true;
+  producer!.proc.send({ type: 'exit' });
+  const exitTimer = setTimeout(() => producer!.signal('SIGKILL'), 5000);
+  await producer!.exited;
+  clearTimeout(exitTimer);
+  await rec.poll();
+  rec.close();
+  await chaos.close();
+  await records.close();
+
+  const runLog = {
+    records: rec.all,
+    window,
+    faults: fleet.faults,
+    crashes: fleet.crashes,
+    restarts,
+    outputs: [...fleet.processes, producer!].map((p) => p.output),
+    floodLinesPerSecond: args.flood,
+    aofLossMs: args.stops.includes('sigkill') ? 2000 : 0,
+  };
+  const outcome = analyze(runLog);
+  console.log('');
+  console.log(render(runLog, outcome, { seed: args.seed, seconds: args.seconds }));
+  mkdirSync(dirname(args.out), { recursive: true });
+  const { records: _records, outputs: _outputs, ...kept } = runLog;
+  const leadership = rec.all.filter((r) => r.k === 'lead');
+  writeFileSync(args.out, JSON.stringify({ args, plan, ...kept, leadership, outcome }, null, 1));
+  if (args.records) writeFileSync(args.records, rec.all.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  console.log(`(details: ${args.out}${args.records ? `; records: ${args.records}` : ''})`);
+  process.exitCode = outcome.failures.length ? 1 : 0;
+} catch (err) {
+  console.error('chaos run failed:', (err as Error).stack ?? err);
+  killAll();
+  process.exitCode = 2;
+}
