@@ -59,7 +59,7 @@ export async function removeSchedule(ctx: InspectorContext, name: string, force 
   if (!s.runtime && live.length > 0 && !force) {
     throw new ChronosStateError(
       `Schedule "${name}" is declared in code by live instance(s) ${live.join(', ')}: it would come back when one of them restarts. ` +
-        'Remove it from the code, or pass force to remove it anyway.',
+        'Remove it from the code, or force the removal (CLI: --force).',
     );
   }
   await admin(ctx, 'delete', name);
