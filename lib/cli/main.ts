@@ -3,6 +3,5 @@
 import { main } from './program.js';
 
 const code = await main(process.argv);
-process.exitCode = code;
-// a connection that will not close must not keep the command alive
-setTimeout(() => process.exit(code), 2000).unref();
+// exit once stdout is flushed: a connection that will not close must not keep the command alive
+process.stdout.write('', () => process.exit(code));

@@ -60,6 +60,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     err.write(`error: ${oneLine(e instanceof Error ? e.message : String(e))}\n`);
     return usage ? EXIT.usage : EXIT.error;
   } finally {
-    await Promise.all(opened.map((c) => c.close().catch(() => {})));
+    // a QUIT that Redis does not answer (the failure case) must not hold the exit up
+    await Promise.race([Promise.all(opened.map((c) => c.close().catch(() => {}))), new Promise((r) => setTimeout(r, 250).unref())]);
   }
 }

@@ -1,6 +1,7 @@
 // The `chronos` CLI as a child process (dist/lib/cli/main.js) for every verb, against a seeded
 // namespace: human output, the --json shape, and exit codes (0 ok, 1 error, 2 usage).
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -70,6 +71,17 @@ test('a wrong Redis address fails with one clear line and exit 1', async () => {
   expect(r.out).toBe('');
   expect(r.err).toMatch(/^error: Redis at 127\.0\.0\.1:1\/0 did not answer .*ECONNREFUSED.*\n$/);
   expect(r.err.split('\n')).toHaveLength(2);
+  // a port that accepts connections but never answers (not Redis): the answer timeout ends it
+  const silent = createServer(() => {}).listen(0, '127.0.0.1');
+  await new Promise((resolve) => silent.once('listening', resolve));
+  try {
+    const port = (silent.address() as AddressInfo).port;
+    const s = await chronos('--redis-url', `redis://127.0.0.1:${port}`, 'queue', 'ls');
+    console.log(`chronos against a silent port failed in ${s.ms} ms`);
+    expect([s.code, s.err]).toEqual([1, expect.stringMatching(/^error: Redis at 127\.0\.0\.1:\d+\/0 did not answer within 3000 ms/)]);
+  } finally {
+    silent.close();
+  }
 });
 
 test('stats (and --watch), leader, servers: tables by default, JSON with --json', async () => {
