@@ -5,7 +5,7 @@
   KEYS[1]   <ns>:{<ns>:<q>}:scheduled|retry|dead  ZSET    task id -> due / failed-at (epoch ms)
   KEYS[2]   <ns>:{<ns>:<q>}:tasks|dead-tasks      HASH    task id -> encoded task
   KEYS[3..] per task, its uid and/or overlap keys, in the order ARGV lists the tasks
-  ARGV[1..] per task: task id, n                  its keys are the next n of KEYS[3..]
+  ARGV[1]…  per task: task id, n                  its keys are the next n of KEYS[3..]
   Returns   {task ids deleted}
 ]]
 local deleted = {}

@@ -8,7 +8,7 @@
   KEYS[2]   <ns>:{<ns>:<q>}:dead        ZSET    task id -> failed-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:dead-tasks  HASH    task id -> encoded task with its error
   KEYS[4..] per task, its uid key (meta u) then its overlap key (meta o), in the order ARGV lists the tasks
-  ARGV[1..] per task: task id, n        its keys are the next n of KEYS[4..]
+  ARGV[1]…  per task: task id, n        its keys are the next n of KEYS[4..]
   Returns   {{task ids moved}, {task ids left dead: their explicit id is live again}}
 ]]
 local moved, conflicts = {}, {}

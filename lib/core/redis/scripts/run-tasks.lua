@@ -5,7 +5,7 @@
   KEYS[1]  <ns>:{<ns>:<q>}:stream           STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:scheduled|retry  ZSET    task id -> due (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:tasks            HASH    task id -> encoded task
-  ARGV[1..] task ids                        string  at most 500 per call
+  ARGV[1]…  task ids                         string  at most 500 per call
   Returns  {task ids moved}
 ]]
 local moved = {}
