@@ -30,7 +30,8 @@ process.exit(run.status || cli);
 /** `npx chronos` from the installed tarball: --version, stats --json (exit 0, JSON), a wrong address (exit 1). */
 function checkCli(url) {
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
-  const chronos = (...args) => spawnSync(npx, ['chronos', ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, REDIS_URL: url } });
+  const env = { ...process.env, REDIS_URL: url };
+  const chronos = (...args) => spawnSync(npx, ['chronos', ...args], { cwd: dir, encoding: 'utf8', env });
   const version = chronos('--version');
   const stats = chronos('--namespace', `compat-cli-${process.pid}`, '--json', 'stats');
   const wrong = chronos('--redis-url', 'redis://127.0.0.1:1', 'leader');
@@ -40,8 +41,10 @@ function checkCli(url) {
   } catch {
     parsed = undefined;
   }
-  const ok = version.status === 0 && stats.status === 0 && Array.isArray(parsed?.queues) && wrong.status === 1 && /^error: Redis at/.test(wrong.stderr);
-  console.log(ok ? `[compat] npx chronos ${version.stdout.trim()}: --version, stats --json and a wrong address behave` : '[compat] npx chronos failed:');
+  const ok =
+    version.status === 0 && stats.status === 0 && Array.isArray(parsed?.queues) && wrong.status === 1 && /^error: Redis at/.test(wrong.stderr);
+  const verdict = `[compat] npx chronos ${version.stdout.trim()}: --version, stats --json and a wrong address behave`;
+  console.log(ok ? verdict : '[compat] npx chronos failed:');
   if (!ok) console.log({ version, stats, wrong });
   return ok ? 0 : 1;
 }

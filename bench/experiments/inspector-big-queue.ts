@@ -22,12 +22,14 @@ const inspector = new Inspector({ connection: bench.url, namespace: ns });
 try {
   const t0 = performance.now();
   await seedBigQueue(redis, ns, 'big', tasks, 1000, scheduled);
-  console.log(`seeded ${tasks} pending (1000 of them active) and ${scheduled} scheduled tasks in ${Math.round(performance.now() - t0)} ms (Redis ${bench.version})`);
+  const seedMs = Math.round(performance.now() - t0);
+  console.log(`seeded ${tasks} pending (1000 of them active) and ${scheduled} scheduled tasks in ${seedMs} ms (Redis ${bench.version})`);
   const pinger = await startPinger(bench.url);
   const took = await exercise(inspector, 'big', tasks);
   const pings = await pinger.stop();
   console.table(Object.entries(took).map(([step, ms]) => ({ step, ms })));
-  console.log(`PING every 10 ms from another process: ${pings.count} pings, p99 ${pings.p99Ms.toFixed(1)} ms, worst ${pings.maxMs.toFixed(1)} ms, over 50 ms: ${pings.over50}`);
+  const worst = `p99 ${pings.p99Ms.toFixed(1)} ms, worst ${pings.maxMs.toFixed(1)} ms, over 50 ms: ${pings.over50}`;
+  console.log(`PING every 10 ms from another process: ${pings.count} pings, ${worst}`);
   console.log(pings.maxMs <= 50 ? 'target met: no PING over 50 ms' : `target MISSED: worst PING ${pings.maxMs.toFixed(1)} ms > 50 ms`);
   process.exitCode = pings.maxMs <= 50 ? 0 : 1;
 } finally {

@@ -40,7 +40,9 @@ export function redisOptions(url: string, reconnect: boolean): RedisOptions {
   } catch {
     throw new UsageError(`--redis-url: ${JSON.stringify(url)} is not a URL (expected redis://host:port[/db])`);
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);
+  }
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
   if (!Number.isInteger(db) || db < 0) throw new UsageError(`--redis-url: invalid database ${JSON.stringify(u.pathname.slice(1))}`);
   return {

@@ -28,12 +28,20 @@ function oneLine(message: string): string {
  * Runs the `chronos` command line on `argv` (`process.argv` shape) and returns its exit code: 0 ok,
  * 1 error (one clear line on stderr), 2 usage. Builds on the core Inspector only (no Nest boot).
  */
-export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function main(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const opened: Cli[] = [];
   const program = new Command('chronos')
     .description('Operate Chronos: queues, tasks, dead tasks, schedules, leader and workers of one namespace')
     .version(version(), '-V, --version')
-    .addOption(new Option('--redis-url <url>', 'Redis to use (redis://[user:pass@]host:port[/db], rediss://…)').env('REDIS_URL').default('redis://127.0.0.1:6379'))
+    .addOption(
+      new Option('--redis-url <url>', 'Redis to use (redis://[user:pass@]host:port[/db], rediss://…)')
+        .env('REDIS_URL')
+        .default('redis://127.0.0.1:6379'),
+    )
     .addOption(new Option('--namespace <ns>', 'Chronos namespace (key prefix)').env('CHRONOS_NAMESPACE').default('chronos'))
     .option('--json', 'print JSON (for scripts) instead of tables')
     .option('--actor <name>', 'who acts, as named in the operator.acted events (default cli:<user>@<host>)')

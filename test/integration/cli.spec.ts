@@ -115,9 +115,10 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
 });
 
 test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async () => {
-  const page1 = await json<{ tasks: { id: string }[]; cursor?: string }>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '2');
+  type Page = { tasks: { id: string }[]; cursor?: string };
+  const page1 = await json<Page>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '2');
   expect(page1.tasks).toHaveLength(2);
-  const page2 = await json<{ tasks: { id: string }[]; cursor?: string }>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--cursor', page1.cursor!);
+  const page2 = await json<Page>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--cursor', page1.cursor!);
   expect([...page1.tasks, ...page2.tasks].map((t) => t.id).sort()).toEqual([...seeded.ids.dead].sort());
   expect(page2.cursor).toBeUndefined();
   expect((await chronos('task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '2')).out).toMatch(/more: --cursor '/);
@@ -127,7 +128,10 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
   expect((await chronos('task', 'show', 'missing')).code).toBe(1);
 
   const groups = await json<{ groups: { message: string; count: number }[] }>('dead', 'groups');
-  expect(groups.groups.map((g) => [g.message, g.count])).toEqual([['NonRetryableError: mailbox unavailable (550)', 2], ['NonRetryableError: invalid address', 1]]);
+  expect(groups.groups.map((g) => [g.message, g.count])).toEqual([
+    ['NonRetryableError: mailbox unavailable (550)', 2],
+    ['NonRetryableError: invalid address', 1],
+  ]);
   expect((await chronos('dead', 'groups', '--error', 'invalid')).out).toMatch(/│ 1 +│ NonRetryableError: invalid address/);
 
   const one = await chronos('task', 'retry', seeded.ids.dead[2]);
@@ -139,13 +143,17 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
   await waitFor(async () => (await json<{ dead: number }>('queue', 'show', 'emails')).dead === 3, 'the retried tasks to die again');
 
   expect(await json('task', 'delete', seeded.ids.scheduled)).toEqual({ count: 1, ids: [seeded.ids.scheduled] });
-  expect(await json('task', 'delete', '--all', '--queue', 'emails', '--state', 'dead', '--type', 'email.send', '--yes')).toMatchObject({ count: 3 });
+  const deleted = await json('task', 'delete', '--all', '--queue', 'emails', '--state', 'dead', '--type', 'email.send', '--yes');
+  expect(deleted).toMatchObject({ count: 3 });
   expect((await chronos('task', 'delete', '--all', '--queue', 'emails', '--yes')).code).toBe(2); // --state is required
   expect((await chronos('task', 'delete', seeded.ids.active)).err).toMatch(/is active: use `chronos task cancel/);
-  expect((await chronos('task', 'run', seeded.ids.retry)).out).toBe(`Task ${seeded.ids.retry} of queue emails is pending now (it was retry).\n`);
+  const ran = await chronos('task', 'run', seeded.ids.retry);
+  expect(ran.out).toBe(`Task ${seeded.ids.retry} of queue emails is pending now (it was retry).\n`);
   const cancel = await chronos('task', 'cancel', seeded.ids.active);
-  expect([cancel.code, cancel.out]).toEqual([0, `Cancelled task ${seeded.ids.active}: it is dead (reason cancelled); the server running it aborts its signal.\n`]);
-  expect(await json('task', 'show', seeded.ids.active)).toMatchObject({ state: 'dead', reason: 'cancelled', lastError: expect.stringMatching(/cancelled by cli:/) });
+  const said = `Cancelled task ${seeded.ids.active}: it is dead (reason cancelled); the server running it aborts its signal.\n`;
+  expect([cancel.code, cancel.out]).toEqual([0, said]);
+  const cancelled = await json('task', 'show', seeded.ids.active);
+  expect(cancelled).toMatchObject({ state: 'dead', reason: 'cancelled', lastError: expect.stringMatching(/cancelled by cli:/) });
   expect((await chronos('task', 'cancel', seeded.ids.active)).code).toBe(1);
   const pending = await json<{ count: number }>('task', 'delete', '--all', '--queue', 'default', '--state', 'pending', '--yes');
   expect(pending.count).toBeGreaterThanOrEqual(1);
@@ -154,17 +162,23 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
 test('schedule ls, show, history, pause (with a note), resume, trigger, backfill, rm', async () => {
   const ls = await chronos('schedule', 'ls');
   expect(ls.out).toMatch(/│ tenant-42\.digest +│ 0 6 \* \* MON +│ Europe\/Paris +│ emails +│ email\.digest +│ runtime +│ paused +│/);
-  expect((await json<{ name: string }[]>('schedule', 'ls')).map((s) => s.name)).toEqual(['health-check', 'nightly-report', 'tenant-42.digest']);
-  expect((await chronos('schedule', 'show', 'tenant-42.digest')).out).toMatch(/paused note +│ tenant asked to stop the digest until January — by cli:ada@ops/);
-  expect(await json('schedule', 'show', 'nightly-report', '--next', '2')).toMatchObject({ origin: 'code', next: [expect.any(Number), expect.any(Number)] });
+  const names = (await json<{ name: string }[]>('schedule', 'ls')).map((s) => s.name);
+  expect(names).toEqual(['health-check', 'nightly-report', 'tenant-42.digest']);
+  const show = await chronos('schedule', 'show', 'tenant-42.digest');
+  expect(show.out).toMatch(/paused note +│ tenant asked to stop the digest until January — by cli:ada@ops/);
+  const nightly = await json('schedule', 'show', 'nightly-report', '--next', '2');
+  expect(nightly).toMatchObject({ origin: 'code', next: [expect.any(Number), expect.any(Number)] });
   expect((await chronos('schedule', 'show', 'nope')).code).toBe(1);
 
-  expect(await json('schedule', 'pause', 'health-check', '--note', 'maintenance')).toEqual({ schedule: 'health-check', paused: true, note: 'maintenance' });
-  expect(await json('schedule', 'show', 'health-check')).toMatchObject({ paused: true, pause: { note: 'maintenance', actor: expect.stringMatching(/^cli:/) } });
+  const paused = await json('schedule', 'pause', 'health-check', '--note', 'maintenance');
+  expect(paused).toEqual({ schedule: 'health-check', paused: true, note: 'maintenance' });
+  const shown = await json('schedule', 'show', 'health-check');
+  expect(shown).toMatchObject({ paused: true, pause: { note: 'maintenance', actor: expect.stringMatching(/^cli:/) } });
   expect((await chronos('--actor', 'ops:eve', 'schedule', 'resume', 'health-check')).out).toBe('Resumed schedule health-check.\n');
   const trig = await json<{ taskId: string }>('schedule', 'trigger', 'nightly-report');
   expect(trig.taskId).toMatch(/^nightly-report:manual:/);
-  const back = await json<{ triggers: number; enqueued: number; duplicates: number }>('schedule', 'backfill', 'health-check', '--from', '-1m');
+  type Backfill = { triggers: number; enqueued: number; duplicates: number };
+  const back = await json<Backfill>('schedule', 'backfill', 'health-check', '--from', '-1m');
   expect(back.triggers).toBeGreaterThanOrEqual(5);
   expect(back.enqueued + back.duplicates).toBe(back.triggers);
   const again = await chronos('schedule', 'backfill', 'health-check', '--from', '-1m');
@@ -175,7 +189,8 @@ test('schedule ls, show, history, pause (with a note), resume, trigger, backfill
   expect((await chronos('schedule', 'history', 'health-check', '--limit', '2')).out).toMatch(/│ backfill +│/);
 
   const rmCode = await chronos('schedule', 'rm', 'nightly-report');
-  expect([rmCode.code, rmCode.err]).toEqual([1, expect.stringMatching(/^error: Schedule "nightly-report" is declared in code by live instance\(s\) api-1.*--force/)]);
+  const refused = /^error: Schedule "nightly-report" is declared in code by live instance\(s\) api-1.*--force/;
+  expect([rmCode.code, rmCode.err]).toEqual([1, expect.stringMatching(refused)]);
   expect((await chronos('schedule', 'rm', 'tenant-42.digest')).out).toBe('Removed schedule tenant-42.digest.\n');
   expect((await json<unknown[]>('schedule', 'ls')).length).toBe(2);
 });

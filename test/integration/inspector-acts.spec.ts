@@ -1,6 +1,13 @@
 // The Inspector's acts against a real Redis: each is atomic, safe to repeat, done in batches, and
 // emitted as an `operator.acted` event naming its actor.
-import { ChronosStateError, InvalidOptionsError, InvalidTaskStateError, NonRetryableError, TaskCancelledError, TaskNotFoundError } from '../../lib/core/errors.js';
+import {
+  ChronosStateError,
+  InvalidOptionsError,
+  InvalidTaskStateError,
+  NonRetryableError,
+  TaskCancelledError,
+  TaskNotFoundError,
+} from '../../lib/core/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
 import { listenForCancels } from '../../lib/core/queue/cancel-listener.js';
@@ -45,7 +52,7 @@ async function seedDead(queue: string, items: { type: string; m: string; taskId?
   return ids;
 }
 
-test('dead: retry one (fresh budget), retry all filtered by type and error; repeat-safe; an explicit id live again is left dead', async () => {
+test('dead: retry one (fresh budget), retry all filtered by type and error; repeat-safe; an explicit id live again stays dead', async () => {
   const ids = await seedDead('d', [
     { type: 'a', m: 'timeout' },
     { type: 'a', m: 'refused' },
@@ -102,7 +109,8 @@ test('delete: pending, scheduled, retry and dead tasks, one or all (filtered); m
   const later = await rig.client.enqueue('x', {}, { queue: 'q', delay: 60_000, taskId: 'later' });
   expect(await inspector.deleteTask('q', a.id, { actor: 'ops' })).toEqual({ count: 1, ids: ['uniq'] });
   expect((await rig.client.enqueue('x', {}, { queue: 'q', taskId: 'uniq' })).deduplicated).toBe(false); // its id is free again
-  await expect(inspector.deleteTask('q', 'missing')).rejects.toThrow('Task missing not found in queue "q" (state pending or scheduled or retry or dead)');
+  const missing = 'Task missing not found in queue "q" (state pending or scheduled or retry or dead)';
+  await expect(inspector.deleteTask('q', 'missing')).rejects.toThrow(missing);
   expect(await inspector.deleteTask('q', later.id, { state: 'scheduled' })).toMatchObject({ count: 1 });
   expect((await inspector.deleteAllTasks('q', 'pending', { type: 'x' })).count).toBe(2);
   expect((await inspector.taskPage('q', 'pending')).tasks.map((t) => t.type)).toEqual(['y']);
@@ -136,7 +144,7 @@ test('run now: a scheduled and a retry task move into the stream at once and run
   await expect(inspector.runAllTasks('r', 'dead' as never)).rejects.toBeInstanceOf(InvalidTaskStateError);
 });
 
-test('cancel: the active task is dead at once (reason cancelled, never retried) and the server running it aborts its signal with TaskCancelledError', async () => {
+test('cancel: the active task is dead at once (reason cancelled, never retried); its server aborts its signal with TaskCancelledError', async () => {
   const s = rig.server({ queues: ['c'] });
   const running = new Map<string, TaskRun>();
   const started = deferred();
@@ -155,7 +163,8 @@ test('cancel: the active task is dead at once (reason cancelled, never retried) 
   await started.promise;
   expect(await inspector.cancelTask(id, { actor: 'ops:eve' })).toEqual({ count: 1, ids: [id] });
   const dead = await inspector.findTask(id);
-  expect(dead).toMatchObject({ state: 'dead', reason: 'cancelled', payload: { n: 1 }, lastError: `TaskCancelledError: Task ${id} was cancelled by ops:eve` });
+  const lastError = `TaskCancelledError: Task ${id} was cancelled by ops:eve`;
+  expect(dead).toMatchObject({ state: 'dead', reason: 'cancelled', payload: { n: 1 }, lastError });
   await waitFor(() => reasons.length === 1, 'the handler to be aborted');
   expect(reasons[0]).toBeInstanceOf(TaskCancelledError);
   expect(reasons[0]).toMatchObject({ taskId: id, actor: 'ops:eve' });
@@ -165,7 +174,7 @@ test('cancel: the active task is dead at once (reason cancelled, never retried) 
   expect(acted.map((e) => [e.action, e.actor, e.queue, e.taskId])).toEqual([['task.cancel', 'ops:eve', 'c', id]]);
 });
 
-test('queues and schedules: pause/resume, trigger now, remove (runtime, orphaned; live code needs force), backfill once per trigger', async () => {
+test('queues and schedules: pause/resume, trigger now, remove (runtime, orphaned; live code needs force), backfill once each', async () => {
   await inspector.pauseQueue('q1', { actor: 'ops' });
   expect((await inspector.queue('q1')).paused).toBe(true);
   await inspector.resumeQueue('q1');

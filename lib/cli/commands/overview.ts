@@ -9,7 +9,8 @@ type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unkn
 export function queueTable(queues: QueueInfo[]): string {
   if (queues.length === 0) return 'No queues yet (nothing enqueued, served or scheduled in this namespace).';
   return table(
-    ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today', 'memory'],
+    ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today']
+      .concat('memory'),
     queues.map((q) => [
       q.name,
       q.paused ? 'paused' : 'running',
@@ -29,7 +30,8 @@ export function queueTable(queues: QueueInfo[]): string {
 
 function redisLine(r: RedisInfo): string {
   const limit = r.maxMemoryBytes > 0 ? `of ${bytes(r.maxMemoryBytes)}` : '(no maxmemory)';
-  const line = `Redis ${r.version} ${r.mode} ${r.role} · memory ${bytes(r.usedMemoryBytes)} ${limit} · maxmemory-policy ${r.maxMemoryPolicy} · ${r.connectedClients} clients`;
+  const memory = `memory ${bytes(r.usedMemoryBytes)} ${limit} · maxmemory-policy ${r.maxMemoryPolicy}`;
+  const line = `Redis ${r.version} ${r.mode} ${r.role} · ${memory} · ${r.connectedClients} clients`;
   return r.warning ? `${line}\nWARNING: ${r.warning}` : line;
 }
 
@@ -163,7 +165,9 @@ export function overviewCommands(program: Command, run: Run): void {
       run(async (cli) => {
         const l = await (await cli.inspector()).leader();
         cli.print(l, () =>
-          l ? fields([['instance', l.instance], ['term', l.term], ['since', when(l.since)], ['lease left', duration(l.ttlMs)]]) : leaderLine(null),
+          l
+            ? fields([['instance', l.instance], ['term', l.term], ['since', when(l.since)], ['lease left', duration(l.ttlMs)]])
+            : leaderLine(null),
         );
       }),
     );

@@ -15,7 +15,10 @@ export function scheduleTable(list: ScheduleInfo[]): string {
   if (list.length === 0) return 'No schedules.';
   return table(
     ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'state', 'last fired', 'next'],
-    list.map((s) => [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, stateOf(s), when(s.lastFiredAt), s.next.length ? when(s.next[0]) : '-']),
+    list.map((s) => {
+      const next = s.next.length ? when(s.next[0]) : '-';
+      return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, stateOf(s), when(s.lastFiredAt), next];
+    }),
   );
 }
 
@@ -122,7 +125,9 @@ export function scheduleCommands(program: Command, run: Run): void {
         const from = parseInstant(o.from, '--from');
         const to = parseInstant(o.to, '--to');
         const r = await (await cli.inspector()).backfillSchedule(name, from, to, { actor: cli.actor });
-        cli.print(r, () => `Backfilled schedule ${name}: ${r.triggers} trigger(s) in range, ${r.enqueued} enqueued (new), ${r.duplicates} fired before.`);
+        const counts = `${r.triggers} trigger(s) in range, ${r.enqueued} enqueued (new), ${r.duplicates} fired before`;
+        const text = `Backfilled schedule ${name}: ${counts}.`;
+        cli.print(r, () => text);
       }),
     );
   schedule

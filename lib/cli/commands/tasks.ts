@@ -48,7 +48,8 @@ function taskText(t: TaskInfo): string {
     ['idle', t.idleMs !== undefined ? duration(t.idleMs) : undefined],
     ['deliveries', t.deliveries],
   ]);
-  const parts = [main, `payload${t.payloadError ? ` (${t.payloadError})` : ''}:`, typeof t.payload === 'string' && t.payloadError ? t.payload : JSON.stringify(t.payload, null, 2)];
+  const payload = typeof t.payload === 'string' && t.payloadError ? t.payload : JSON.stringify(t.payload, null, 2);
+  const parts = [main, `payload${t.payloadError ? ` (${t.payloadError})` : ''}:`, payload];
   if (t.lastError) parts.push(`last error${t.failedAt ? `, ${when(t.failedAt)}` : ''}:`, t.lastError);
   return parts.join('\n');
 }
@@ -57,7 +58,9 @@ function groupsText(g: DeadGroups): string {
   if (g.groups.length === 0) return `No dead tasks${g.scanned ? ' match' : ''}.`;
   const t = table(
     ['count', 'error', 'queues', 'types', 'last failed', 'newest task'],
-    g.groups.map((x) => [x.count, short(x.message, 70), x.queues.join(' '), short(x.types.join(' '), 30), when(x.lastFailedAt), x.sampleId]),
+    g.groups.map((x) => {
+      return [x.count, short(x.message, 70), x.queues.join(' '), short(x.types.join(' '), 30), when(x.lastFailedAt), x.sampleId];
+    }),
   );
   return g.truncated ? `${t}\n(scanned the first ${g.scanned} dead tasks only)` : t;
 }
@@ -78,7 +81,9 @@ function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {
 }
 
 function filterText(o: ActOpts): string {
-  const f = [o.type !== undefined ? `type ${o.type}` : '', o.error !== undefined ? `error containing ${JSON.stringify(o.error)}` : ''].filter(Boolean);
+  const f: string[] = [];
+  if (o.type !== undefined) f.push(`type ${o.type}`);
+  if (o.error !== undefined) f.push(`error containing ${JSON.stringify(o.error)}`);
   return f.length ? ` (${f.join(', ')})` : '';
 }
 
@@ -138,11 +143,13 @@ export function taskCommands(program: Command, run: Run): void {
       run(async (cli, id: string | undefined, o: ActOpts) => {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'retry')) {
-          return bulk(cli, o, 'dead', 'Retry', () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, actor: cli.actor }), 'Retried');
+          const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, actor: cli.actor });
+          return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
         }
         const t = await locate(cli, id!, o.queue);
         const r = await inspector.retryDead(t.queue, t.id, { actor: cli.actor });
-        cli.print(r, () => (r.count ? `Retried dead task ${t.id} of queue ${t.queue}.` : `Left task ${t.id} dead: ${r.skipped?.[0]?.reason}.`));
+        const text = r.count ? `Retried dead task ${t.id} of queue ${t.queue}.` : `Left task ${t.id} dead: ${r.skipped?.[0]?.reason}.`;
+        cli.print(r, () => text);
       }),
     );
   task
@@ -182,7 +189,8 @@ export function taskCommands(program: Command, run: Run): void {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'run')) {
           const state = o.state as 'scheduled' | 'retry';
-          return bulk(cli, o, state, 'Run now', () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, actor: cli.actor }), 'Moved to pending');
+          const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, actor: cli.actor });
+          return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
         }
         const t = await locate(cli, id!, o.queue);
         const r = await inspector.runTask(t.queue, t.id, { actor: cli.actor });
@@ -211,7 +219,8 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--scan <n>', 'dead tasks looked at, at most', '10000')
     .action(
       run(async (cli, o: ActOpts & { scan: string }) => {
-        const g = await (await cli.inspector()).deadGroups({ queue: o.queue, type: o.type, error: o.error, scan: positiveInt(o.scan, '--scan') });
+        const scan = positiveInt(o.scan, '--scan');
+        const g = await (await cli.inspector()).deadGroups({ queue: o.queue, type: o.type, error: o.error, scan });
         cli.print(g, () => groupsText(g));
       }),
     );

@@ -34,7 +34,9 @@ export class InspectorContext {
   keys(queue: string): QueueKeys {
     let k = this.queueKeyCache.get(queue);
     if (!k) {
-      if (!isValidName(queue)) throw new InvalidOptionsError([`queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`], 'queue name');
+      if (!isValidName(queue)) {
+        throw new InvalidOptionsError([`queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`], 'queue name');
+      }
       k = new QueueKeys(this.namespace, queue);
       this.queueKeyCache.set(queue, k);
     }
@@ -48,7 +50,11 @@ export class InspectorContext {
   }
 
   /** Emits an `operator.acted` event naming the actor. */
-  emit(action: OperatorAction, actor: string | undefined, fields: { queue?: string; schedule?: string; taskId?: string; count: number }): void {
+  emit(
+    action: OperatorAction,
+    actor: string | undefined,
+    fields: { queue?: string; schedule?: string; taskId?: string; count: number },
+  ): void {
     if (this.events?.active) this.events.emit({ type: 'operator.acted', action, actor: actor ?? this.actor, ...fields });
   }
 }

@@ -4,7 +4,8 @@ import type { LeaderInfo, RedisInfo, ServerInfo } from './types.js';
 
 /** The current leader, or null when nobody holds the lease: one MULTI of GET + PTTL (lease) and HGETALL (leader). */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
-  const [[, lease], [, ttl], [, info]] = (await ctx.client.multi().get(ctx.sched.lease).pttl(ctx.sched.lease).hgetall(ctx.sched.leader).exec()) as [
+  const multi = ctx.client.multi().get(ctx.sched.lease).pttl(ctx.sched.lease).hgetall(ctx.sched.leader);
+  const [[, lease], [, ttl], [, info]] = (await multi.exec()) as [
     [unknown, string | null],
     [unknown, number],
     [unknown, Record<string, string>],
@@ -49,7 +50,9 @@ export async function redisInfo(ctx: InspectorContext): Promise<RedisInfo> {
     uptimeMs: Number(field(info, 'uptime_in_seconds') ?? 0) * 1000,
   };
   if (policy !== 'noeviction') {
-    out.warning = `maxmemory-policy is ${policy}: under memory pressure Redis may evict leases, dedup keys or whole queues. Set it to noeviction.`;
+    out.warning =
+      `maxmemory-policy is ${policy}: under memory pressure Redis may evict leases, dedup keys or whole queues. ` +
+      'Set it to noeviction.';
   }
   return out;
 }

@@ -93,16 +93,24 @@ export async function triggerSchedule(ctx: InspectorContext, name: string, actor
  * `fireDedupTtlMs`) cannot be told from one never fired, and is enqueued.
  * @throws ScheduleNotFoundError; InvalidOptionsError for a reversed range or more than {@link MAX_BACKFILL} triggers.
  */
-export async function backfillSchedule(ctx: InspectorContext, name: string, fromMs: number, toMs: number, actor?: string): Promise<BackfillResult> {
+export async function backfillSchedule(
+  ctx: InspectorContext,
+  name: string,
+  fromMs: number,
+  toMs: number,
+  actor?: string,
+): Promise<BackfillResult> {
+  const what = `backfill of "${name}"`;
   if (!Number.isFinite(fromMs) || !Number.isFinite(toMs) || fromMs > toMs) {
-    throw new InvalidOptionsError([`range: expected from <= to (epoch ms), got from=${String(fromMs)} to=${String(toMs)}`], `backfill of "${name}"`);
+    throw new InvalidOptionsError([`range: expected from <= to (epoch ms), got from=${String(fromMs)} to=${String(toMs)}`], what);
   }
   const s = await storedSchedule(ctx, name);
   const spec = storedSpec(s);
   const now = await ctx.redisNow();
   const { triggers, skipped } = triggersBetween(spec, fromMs - 1, Math.min(toMs, now), MAX_BACKFILL);
   if (skipped > 0) {
-    throw new InvalidOptionsError([`the range holds at least ${triggers.length + skipped} triggers, more than ${MAX_BACKFILL}: split it`], `backfill of "${name}"`);
+    const count = triggers.length + skipped;
+    throw new InvalidOptionsError([`the range holds at least ${count} triggers, more than ${MAX_BACKFILL}: split it`], what);
   }
   const k = ctx.keys(s.queue);
   const ttl = fireDedupTtlMs(s, spec);
@@ -119,7 +127,9 @@ export async function backfillSchedule(ctx: InspectorContext, name: string, from
     const by = actor ?? ctx.actor;
     const added = new Set(ids);
     const records = triggers.filter((t) => added.has(triggerKey(name, t)));
-    await recordFires(ctx.client, k, records.map((t) => ({ schedule: name, triggerAt: t, at: now, outcome: 'backfill', taskId: triggerKey(name, t), by })));
+    const outcome = 'backfill' as const;
+    const fires = records.map((t) => ({ schedule: name, triggerAt: t, at: now, taskId: triggerKey(name, t), by, outcome }));
+    await recordFires(ctx.client, k, fires);
   }
   ctx.emit('schedule.backfill', actor, { schedule: name, queue: s.queue, count: ids.length });
   return { triggers: triggers.length, enqueued: ids.length, duplicates: triggers.length - ids.length, ids: ids.slice(0, 1000) };

@@ -46,7 +46,8 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     const sets = (await p.exec())!;
     insts.forEach((inst, i) => {
       for (const name of (sets[i][1] as string[] | null) ?? []) {
-        declaredBy.set(name, [...(declaredBy.get(name) ?? []), { instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive }]);
+        const entry = { instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive };
+        declaredBy.set(name, [...(declaredBy.get(name) ?? []), entry]);
       }
     });
   }
@@ -64,8 +65,10 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
   const now = Date.now();
   return parsed.map(([name, s]) => {
     if (typeof s === 'string') {
-      const bad: ScheduleInfo = { name, expression: '', timeZone: '', queue: '', type: '', catchUp: '', overlap: '', runtime: false, origin: 'code',
-        paused: false, orphaned: true, next: [], declaredBy: declaredBy.get(name) ?? [], error: `invalid stored definition: ${s}` };
+      const bad: ScheduleInfo = {
+        ...{ name, expression: '', timeZone: '', queue: '', type: '', catchUp: '', overlap: '', runtime: false, origin: 'code' },
+        ...{ paused: false, orphaned: true, next: [], declaredBy: declaredBy.get(name) ?? [], error: `invalid stored definition: ${s}` },
+      };
       return bad;
     }
     const last = lastFired.get(s.queue)?.[name];

@@ -23,7 +23,13 @@ function result(done: string[], skipped: { id: string; reason: string }[] = []):
  * time: each page is one bounded read and one script call, atomic per task, so a repeat (or a
  * crash halfway) is safe. Tasks added while it runs may or may not be included.
  */
-async function forAll(ctx: InspectorContext, queue: string, state: TaskState, filter: TaskFilter | undefined, act: BatchAct): Promise<ActResult> {
+async function forAll(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter: TaskFilter | undefined,
+  act: BatchAct,
+): Promise<ActResult> {
   const done: string[] = [];
   const skipped: { id: string; reason: string }[] = [];
   let cursor: string | undefined;
@@ -40,7 +46,14 @@ async function forAll(ctx: InspectorContext, queue: string, state: TaskState, fi
   return result(done, skipped);
 }
 
-function emitted(ctx: InspectorContext, action: OperatorAction, queue: string, actor: string | undefined, r: ActResult, taskId?: string): ActResult {
+function emitted(
+  ctx: InspectorContext,
+  action: OperatorAction,
+  queue: string,
+  actor: string | undefined,
+  r: ActResult,
+  taskId?: string,
+): ActResult {
   ctx.emit(action, actor, { queue, count: r.count, ...(taskId !== undefined ? { taskId } : {}) });
   return r;
 }
@@ -126,7 +139,13 @@ export async function deleteTask(ctx: InspectorContext, queue: string, id: strin
 }
 
 /** Deletes every task of a state (pending, scheduled, retry, dead) that passes the filter, in batches of 200. */
-export async function deleteAllTasks(ctx: InspectorContext, queue: string, state: TaskState, filter?: TaskFilter, actor?: string): Promise<ActResult> {
+export async function deleteAllTasks(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter?: TaskFilter,
+  actor?: string,
+): Promise<ActResult> {
   checkState(state, DELETABLE);
   return emitted(ctx, 'task.delete', queue, actor, await forAll(ctx, queue, state, filter, deleteBatch(ctx, queue, state)));
 }
@@ -150,7 +169,13 @@ export async function runTask(ctx: InspectorContext, queue: string, id: string, 
 }
 
 /** Runs now every scheduled (or retry) task that passes the filter, in batches of 200. */
-export async function runAllTasks(ctx: InspectorContext, queue: string, state: TaskState, filter?: TaskFilter, actor?: string): Promise<ActResult> {
+export async function runAllTasks(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter?: TaskFilter,
+  actor?: string,
+): Promise<ActResult> {
   const s = checkState(state, ['scheduled', 'retry']) as 'scheduled' | 'retry';
   return emitted(ctx, 'task.run', queue, actor, await forAll(ctx, queue, s, filter, runBatch(ctx, queue, s)));
 }

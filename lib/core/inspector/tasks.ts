@@ -49,7 +49,9 @@ export async function lastDeliveredId(ctx: InspectorContext, k: QueueKeys): Prom
     return undefined; // no stream yet
   }
   for (const g of reply as unknown[][]) {
-    for (let i = 0; i + 1 < g.length; i += 2) if (g[i] === 'name' && g[i + 1] === CONSUMER_GROUP) return String(g[g.indexOf('last-delivered-id') + 1]);
+    for (let i = 0; i + 1 < g.length; i += 2) {
+      if (g[i] === 'name' && g[i + 1] === CONSUMER_GROUP) return String(g[g.indexOf('last-delivered-id') + 1]);
+    }
   }
   return undefined;
 }
@@ -70,10 +72,19 @@ const ENTRY_ID = /^\d+-\d+$/;
  * `XRANGE (cursor + COUNT limit` after the group's last-delivered id; active by `XPENDING (cursor +
  * limit` and a pipelined `XRANGE id id` per entry.
  */
-export async function pageRows(ctx: InspectorContext, queue: string, state: TaskState, cursor: string | undefined, limit: number): Promise<{ rows: Row[]; cursor?: string }> {
+export async function pageRows(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  cursor: string | undefined,
+  limit: number,
+): Promise<{ rows: Row[]; cursor?: string }> {
   const k = ctx.keys(queue);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new InvalidOptionsError([`limit: expected an integer 1-${MAX_PAGE}, got ${String(limit)}`], 'task listing');
-  const badCursor = () => new InvalidOptionsError([`cursor: ${JSON.stringify(cursor)} is not a cursor of a ${state} listing`], 'task listing');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new InvalidOptionsError([`limit: expected an integer 1-${MAX_PAGE}, got ${String(limit)}`], 'task listing');
+  }
+  const badCursor = () =>
+    new InvalidOptionsError([`cursor: ${JSON.stringify(cursor)} is not a cursor of a ${state} listing`], 'task listing');
   if (state === 'scheduled' || state === 'retry' || state === 'dead') {
     let afterId = '';
     let afterScore = '0';
@@ -103,7 +114,8 @@ export async function pageRows(ctx: InspectorContext, queue: string, state: Task
   }
   let held: [string, string, number, number][];
   try {
-    held = (await ctx.client.call('XPENDING', k.stream, CONSUMER_GROUP, cursor ? `(${cursor}` : '-', '+', limit)) as [string, string, number, number][];
+    const start = cursor ? `(${cursor}` : '-';
+    held = (await ctx.client.call('XPENDING', k.stream, CONSUMER_GROUP, start, '+', limit)) as [string, string, number, number][];
   } catch {
     return { rows: [] }; // no group yet
   }
@@ -112,7 +124,8 @@ export async function pageRows(ctx: InspectorContext, queue: string, state: Task
 }
 
 function garbage(queue: string, state: TaskState, id: string, raw: string, at: number): TaskInfo {
-  return { id, type: '', queue, state, payload: raw, payloadError: 'the stored task could not be decoded', retried: 0, maxRetry: 0, timeoutMs: 0, enqueuedAt: 0, at };
+  const payloadError = 'the stored task could not be decoded';
+  return { id, type: '', queue, state, payload: raw, payloadError, retried: 0, maxRetry: 0, timeoutMs: 0, enqueuedAt: 0, at };
 }
 
 async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, held: [string, string, number, number][]): Promise<Row[]> {
@@ -234,7 +247,11 @@ async function findInSets(ctx: InspectorContext, queue: string, id: string): Pro
   const p = ctx.client.pipeline().zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id).hget(k.tasks, id).hget(k.deadTasks, id);
   const r = (await p.exec())!.map(([err, v]) => (err ? null : v)) as (string | null)[];
   const [scheduled, retry, dead, stored, deadStored] = r;
-  const pick: [TaskState, string | null, string | null][] = [['retry', retry, stored], ['scheduled', scheduled, stored], ['dead', dead, deadStored]];
+  const pick: [TaskState, string | null, string | null][] = [
+    ['retry', retry, stored],
+    ['scheduled', scheduled, stored],
+    ['dead', dead, deadStored],
+  ];
   for (const [state, score, raw] of pick) {
     if (score === null || !raw) continue;
     const info = storedInfo(queue, state, id, raw, Number(score));
@@ -294,7 +311,11 @@ export async function deadGroups(ctx: InspectorContext, opts: { queue?: string; 
     } while (cursor);
     if (truncated) break;
   }
-  const out = [...groups.values()].map(({ queueSet, typeSet, ...g }) => ({ ...g, queues: [...queueSet].sort(), types: [...typeSet].sort() }));
+  const out = [...groups.values()].map(({ queueSet, typeSet, ...g }) => ({
+    ...g,
+    queues: [...queueSet].sort(),
+    types: [...typeSet].sort(),
+  }));
   out.sort((a, b) => b.count - a.count || b.lastFailedAt - a.lastFailedAt);
   return { groups: out, scanned, truncated };
 }

@@ -53,7 +53,9 @@ export async function listenForCancels(
     }
     const run = typeof n?.entryId === 'string' ? find(n.entryId, n.queue) : undefined;
     if (!run || run.id !== n.taskId) return;
-    logger?.warn(`Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`);
+    logger?.warn(
+      `Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`,
+    );
     run.abort(new TaskCancelledError(n.taskId, String(n.actor)));
   });
   await sub.subscribe(channel);
