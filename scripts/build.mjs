@@ -2,7 +2,7 @@
 // Compiles lib/, sample/, test/ and bench/ to dist/ with tsc (type-checking everything) and copies
 // the Lua scripts and static assets next to the compiled code.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 rmSync('dist', { recursive: true, force: true });
@@ -15,6 +15,8 @@ function copyAssets(dir) {
     else if (ASSETS.test(name) && !name.endsWith('tsconfig.json')) cpSync(p, join('dist', p));
   }
 }
+// the `chronos` bin runs from a clone too (npm sets the bit on install; a clone needs it here)
+chmodSync('dist/lib/cli/main.js', 0o755);
 // compiled code (tests, benchmarks) imports the Redis helper relative to itself: dist/scripts/
 cpSync('scripts/redis-util.mjs', 'dist/scripts/redis-util.mjs');
 for (const dir of ['lib', 'test/fixtures', 'sample']) {

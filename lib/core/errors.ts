@@ -13,6 +13,8 @@ export type ChronosErrorCode =
   | 'NON_RETRYABLE'
   | 'TASK_TIMEOUT'
   | 'TASK_NOT_FOUND'
+  | 'TASK_CANCELLED'
+  | 'INVALID_TASK_STATE'
   | 'QUEUE_NOT_FOUND'
   | 'SCHEDULE_NOT_FOUND'
   | 'DUPLICATE_SCHEDULE'
@@ -139,13 +141,49 @@ export class DuplicateScheduleError extends ChronosError {
   }
 }
 
-/** No task with this id in the given queue and state. */
+/** No task with this id in the given queue (and state, when one is named); `queue` is '*' for every queue. */
 export class TaskNotFoundError extends ChronosError {
   constructor(
     readonly queue: string,
     readonly taskId: string,
+    readonly state?: string,
   ) {
-    super('TASK_NOT_FOUND', `Task ${taskId} not found in queue "${queue}"`);
+    super(
+      'TASK_NOT_FOUND',
+      `Task ${taskId} not found ${queue === '*' ? 'in any queue' : `in queue "${queue}"`}${state ? ` (state ${state})` : ''}`,
+    );
+  }
+}
+
+/** No queue with this name is known in the namespace (never enqueued to, served or scheduled). */
+export class QueueNotFoundError extends ChronosError {
+  constructor(readonly queue: string) {
+    super('QUEUE_NOT_FOUND', `Queue "${queue}" not found`);
+  }
+}
+
+/** A task state the Inspector does not know: names the value and the valid states. */
+export class InvalidTaskStateError extends ChronosError {
+  constructor(
+    readonly state: unknown,
+    readonly validStates: readonly string[],
+    readonly what = 'task state',
+  ) {
+    super('INVALID_TASK_STATE', `Unknown ${what} ${JSON.stringify(state)}: expected one of ${validStates.join(', ')}`);
+  }
+}
+
+/**
+ * The reason an operator's cancel gives a running task's AbortSignal (`task.signal.reason`). The
+ * task was already dead-lettered (reason `cancelled`) when the signal aborts; whatever the handler
+ * does next is ignored.
+ */
+export class TaskCancelledError extends ChronosError {
+  constructor(
+    readonly taskId: string,
+    readonly actor: string,
+  ) {
+    super('TASK_CANCELLED', `Task ${taskId} was cancelled by ${actor}`);
   }
 }
 

@@ -1,3 +1,17 @@
+/** What an operator did through the Inspector (the CLI, the console or `InspectorService`). @publicApi */
+export type OperatorAction =
+  | 'dead.retry'
+  | 'task.run'
+  | 'task.delete'
+  | 'task.cancel'
+  | 'queue.pause'
+  | 'queue.resume'
+  | 'schedule.pause'
+  | 'schedule.resume'
+  | 'schedule.trigger'
+  | 'schedule.remove'
+  | 'schedule.backfill';
+
 /**
  * Lifecycle events of tasks, schedules and leadership. Instants are epoch ms, durations ms.
  * @publicApi
@@ -28,7 +42,19 @@ export type ChronosEvent =
   | { type: 'schedule.fired'; schedule: string; queue: string; taskId: string; triggerAt: number }
   | { type: 'schedule.skipped'; schedule: string; triggerAt: number; reason: 'overlap' | 'catch-up'; count: number }
   | { type: 'leader.acquired'; instanceId: string; term: number }
-  | { type: 'leader.lost'; instanceId: string; term: number; reason: string };
+  | { type: 'leader.lost'; instanceId: string; term: number; reason: string }
+  | {
+      type: 'operator.acted';
+      action: OperatorAction;
+      /** Who did it, as the caller named itself (e.g. `cli:ada@host`). */
+      actor: string;
+      queue?: string;
+      schedule?: string;
+      /** The task of a one-task act. */
+      taskId?: string;
+      /** Tasks (or triggers) the act touched; 0 when it found nothing to do (acts are safe to repeat). */
+      count: number;
+    };
 
 /** A listener of {@link ChronosEvent}s. */
 export type ChronosEventListener = (event: ChronosEvent) => void;

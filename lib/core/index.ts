@@ -16,11 +16,26 @@ export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandl
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 export { type ScheduleDefinition, type StoredSchedule, type CatchUpPolicy, type OverlapPolicy, triggerKey } from './scheduler/definition.js';
 export { parseSpec, everySpec, parseDurationMs, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
+export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './queue/cancel-listener.js';
+export { recordFires, readFires, outcomeOfFireCode, HISTORY_LIMIT, type FireRecord, type FireOutcome } from './scheduler/history.js';
 export {
   Inspector,
+  TASK_STATES,
   type InspectorOptions,
+  type ActOptions,
+  type ActResult,
+  type BackfillResult,
+  type DayCounts,
+  type DeadGroup,
+  type DeadGroups,
+  type FireInfo,
+  type FireTaskState,
+  type PauseNote,
   type QueueInfo,
+  type RedisInfo,
+  type TaskFilter,
   type TaskInfo,
+  type TaskPage,
   type TaskState,
   type ScheduleInfo,
   type LeaderInfo,

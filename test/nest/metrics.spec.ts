@@ -142,11 +142,12 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     const second = await scrape(url);
     const big = await counted();
     expect(sumOf(second, 'chronos_queue_tasks', { queue: 'b', state: 'pending' })).toBe(2505);
-    // 2 queues, 0 live scheduler instances, schedules on 1 queue: 5 + 10 × 2 + 0 + 1 = 26
-    expect(total(small)).toBe(26);
+    // 2 queues, 0 live scheduler instances, schedules on 1 queue: 2 + 17 × 2 + 4 + 0 + 1 = 41
+    expect(total(small)).toBe(41);
     expect(big).toEqual(small);
     expect(small).toEqual({
-      smembers: 1, xlen: 2, xpending: 2, zcard: 6, sismember: 2, get: 4, time: 2, 'xinfo|groups': 2, xrange: 2, hgetall: 2, zrange: 1,
+      smembers: 2, xlen: 2, xpending: 2, zcard: 6, mget: 6, 'memory|usage': 12, 'xinfo|groups': 2, time: 3, xrange: 2,
+      hgetall: 3, zrange: 1,
     });
   } finally {
     await app?.close();

@@ -152,3 +152,11 @@ test('taskWith replaces fields and keeps the original signal (a spread would los
   expect(view.signal).toBe(ctrl.signal);
   expect({ ...view }.signal).toBe(ctrl.signal); // taskWith's own getter is enumerable: spreading its result keeps it
 });
+
+test('the keys the Inspector adds: lost counter and fire history under the queue tag, pause notes under the scheduler tag', () => {
+  const k = new QueueKeys('app', 'mail');
+  expect(k.lost('2026-01-01')).toBe('app:{app:mail}:lost:2026-01-01');
+  expect(k.history('nightly')).toBe('app:{app:mail}:history:nightly');
+  expect(new SchedulerKeys('app').pauseNotes).toBe('app:{app:sched}:pause-notes');
+  expect(new GlobalKeys('app').cancelChannel).toBe('app:cancel');
+});

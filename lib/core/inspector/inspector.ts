@@ -1,400 +1,287 @@
 import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionsError } from '../errors.js';
-import { closeConnection, openConnection, type ConnectionHandle, type RedisClient, type RedisConnection } from '../redis/connection.js';
-import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys.js';
-import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/codec.js';
-import { ENTRY_FIELDS, META } from '../redis/protocol.js';
-import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
-import { nextTriggers } from '../scheduler/spec.js';
-import { queueLatencies } from './latency.js';
+import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
+import { isValidName } from '../redis/keys.js';
+import type { ScheduleDefinition } from '../scheduler/definition.js';
+import { checkState, InspectorContext } from './context.js';
+import * as fleet from './fleet.js';
+import * as q from './queues.js';
+import * as sa from './schedule-acts.js';
+import * as s from './schedules.js';
+import * as ta from './task-acts.js';
+import * as t from './tasks.js';
+import type {
+  ActOptions,
+  ActResult,
+  BackfillResult,
+  DeadGroups,
+  FireInfo,
+  InspectorOptions,
+  InstanceInfo,
+  LeaderInfo,
+  QueueInfo,
+  RedisInfo,
+  ScheduleInfo,
+  ServerInfo,
+  TaskFilter,
+  TaskInfo,
+  TaskPage,
+  TaskState,
+} from './types.js';
 
-/** Counts of one queue by state, and today's counters (UTC day). @publicApi */
-export interface QueueInfo {
-  name: string;
-  /** In the stream, not yet delivered to a worker. */
-  pending: number;
-  /** Delivered to a worker and not yet finished (the pending entries list). */
-  active: number;
-  /** Waiting for their `delay`/`processAt`. */
-  scheduled: number;
-  /** Failed, waiting for their next attempt. */
-  retry: number;
-  /** In the dead-letter set. */
-  dead: number;
-  paused: boolean;
-  processedToday: number;
-  failedToday: number;
-}
-
-/** The state of a task as the Inspector reports it. */
-export type TaskState = 'pending' | 'active' | 'scheduled' | 'retry' | 'dead';
-
-/** One task as the Inspector shows it. Instants are epoch ms. @publicApi */
-export interface TaskInfo {
-  id: string;
-  type: string;
-  queue: string;
-  state: TaskState;
-  /** Payload as JSON text (it may be invalid JSON for a dead task whose payload could not be decoded). */
-  payload: string;
-  retried: number;
-  maxRetry: number;
-  timeoutMs: number;
-  enqueuedAt: number;
-  schedule?: string;
-  triggerAt?: number;
-  /** Due time (scheduled/retry) or failed-at time (dead). */
-  at?: number;
-  lastError?: string;
-  failedAt?: number;
-  /** Why a dead task is dead. */
-  reason?: string;
-  /** Times the task was reclaimed from a crashed consumer. */
-  crashes?: number;
-  /** Stream entry id (pending/active tasks). */
-  entryId?: string;
-}
-
-/** One schedule as the Inspector shows it. @publicApi */
-export interface ScheduleInfo {
-  name: string;
-  expression: string;
-  timeZone: string;
-  queue: string;
-  type: string;
-  catchUp: string;
-  overlap: string;
-  runtime: boolean;
-  paused: boolean;
-  /** No live instance declares it (and it is not a runtime schedule): it does not fire. */
-  orphaned: boolean;
-  registeredAt?: number;
-  lastFiredAt?: number;
-  /** Next trigger instants (epoch ms). */
-  next: number[];
-  /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late. */
-  nextDueAt?: number;
-  /** Instances that declare it, with when each was last seen (epoch ms, Redis time). */
-  declaredBy: { instance: string; lastSeenAt: number }[];
-  /** Set when the stored definition cannot be parsed by this version. */
-  error?: string;
-}
-
-/** The current leader. @publicApi */
-export interface LeaderInfo {
-  instance: string;
-  term: number;
-  /** When this leadership began (epoch ms, Redis time). */
-  since: number;
-  /** Remaining lease time, ms. */
-  ttlMs: number;
-}
-
-/** A live worker server (from its heartbeat). @publicApi */
-export interface ServerInfo {
-  id: string;
-  host: string;
-  pid: number;
-  queues: Record<string, number>;
-  concurrency: number;
-  active: number;
-  processed: number;
-  failed: number;
-  startedAt: number;
-  heartbeatAt: number;
-}
-
-/** A scheduler instance and when it was last seen. @publicApi */
-export interface InstanceInfo {
-  instance: string;
-  lastSeenAt: number;
-  alive: boolean;
-}
-
-/** Options of an {@link Inspector}. @publicApi */
-export interface InspectorOptions {
-  connection?: RedisConnection;
-  namespace?: string;
-  /** An instance is alive when seen within this window, ms. @defaultValue 15000 (3 heartbeats) */
-  livenessWindow?: number;
-}
+export * from './types.js';
 
 /**
- * Read (and a few admin) operations over the Chronos key layout: the single source for the NestJS
- * `InspectorService`, the CLI and the console. Any instance; reads are O(1)/O(log n) per queue
- * except task listings (O(page)).
+ * Reads and acts over the Chronos key layout of one namespace: the single door for the NestJS
+ * `InspectorService`, the `chronos` CLI and the web console (none of which touches Redis itself).
+ * Any instance, no running worker or scheduler needed.
+ *
+ * Reads are bounded per call: O(1) counters, cursors and `COUNT`/`LIMIT` ranges, never an O(N)
+ * command over a big key. Acts are atomic per task (one Lua script per batch of at most 200), safe
+ * to repeat (a task moves at most once), and each emits an `operator.acted` event naming its
+ * `actor`. Instants are epoch ms, durations ms. The Redis cost of every call is in its docstring.
  * @publicApi
  */
 export class Inspector {
   readonly namespace: string;
   private readonly conn: ConnectionHandle;
-  private readonly keys: GlobalKeys;
-  private readonly sched: SchedulerKeys;
-  private readonly livenessMs: number;
+  private readonly ctx: InspectorContext;
 
+  /** @throws InvalidOptionsError for an invalid namespace. */
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
     if (!isValidName(this.namespace)) throw new InvalidOptionsError([`namespace: invalid ${JSON.stringify(this.namespace)}`], 'inspector options');
-    this.livenessMs = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.conn = openConnection(options.connection);
-    this.keys = new GlobalKeys(this.namespace);
-    this.sched = new SchedulerKeys(this.namespace);
+    const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
+    this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
   }
 
+  /** The Redis client (shared when one was passed in). */
   get redis(): RedisClient {
     return this.conn.client;
   }
 
+  /** Closes the connection if this Inspector opened it. */
   async close(): Promise<void> {
     await closeConnection(this.conn);
   }
 
-  /** Queue names known in the namespace (enqueued to, served or scheduled), sorted. */
-  async queueNames(): Promise<string[]> {
-    return (await this.conn.client.smembers(this.keys.queues)).sort();
+  /**
+   * Checks that Redis answers within `timeoutMs` and is >= 6.2 (one `INFO server`).
+   * @returns the version. @throws RedisUnreachableError naming the address and the last error.
+   */
+  check(timeoutMs = 5000): Promise<string> {
+    return fleet.check(this.ctx, timeoutMs);
   }
 
-  /** Every queue with its counts. */
-  async queues(): Promise<QueueInfo[]> {
-    const names = await this.queueNames();
-    return Promise.all(names.map((n) => this.queue(n)));
+  // ---------------------------------------------------------------- queues
+
+  /** Queue names known in the namespace, sorted. One SMEMBERS. */
+  queueNames(): Promise<string[]> {
+    return q.queueNames(this.ctx);
   }
 
-  /** One queue's counts (pending = stream length − pending entries list). */
-  async queue(name: string): Promise<QueueInfo> {
-    const k = new QueueKeys(this.namespace, name);
-    const day = utcDay(Date.now());
-    const p = this.conn.client.pipeline();
-    p.xlen(k.stream);
-    p.call('XPENDING', k.stream, CONSUMER_GROUP);
-    p.zcard(k.scheduled);
-    p.zcard(k.retry);
-    p.zcard(k.dead);
-    p.sismember(this.keys.paused, name);
-    p.get(k.processed(day));
-    p.get(k.failed(day));
-    const r = (await p.exec())!;
-    const len = (r[0][1] as number) ?? 0;
-    const active = r[1][0] ? 0 : Number((r[1][1] as [number])[0] ?? 0); // NOGROUP: nobody consumed yet
-    return {
-      name,
-      pending: Math.max(0, len - active),
-      active,
-      scheduled: r[2][1] as number,
-      retry: r[3][1] as number,
-      dead: r[4][1] as number,
-      paused: r[5][1] === 1,
-      processedToday: Number(r[6][1] ?? 0),
-      failedToday: Number(r[7][1] ?? 0),
-    };
+  /** Every known queue with its counts; two SMEMBERS, then two round trips per queue (see {@link queue}). */
+  queues(): Promise<QueueInfo[]> {
+    return q.queues(this.ctx);
   }
 
-  /** Age of the oldest task waiting (not yet delivered) in each queue, ms by Redis time; 0 when none. 1 + 2 commands per queue. */
-  queueLatencies(names: readonly string[]): Promise<Map<string, number>> {
-    return queueLatencies(this.conn.client, this.namespace, names);
+  /**
+   * One queue: counts by state, paused, latency (age of the oldest pending task), processed /
+   * failed / lost per UTC day for the last 7 days, approximate memory. Two round trips on the
+   * queue's slot (a pipeline of 16 O(1) commands, then XRANGE … COUNT 1), plus SISMEMBER.
+   */
+  queue(name: string): Promise<QueueInfo> {
+    return q.queueInfo(this.ctx, name);
   }
 
-  /** Tasks of a queue in one state, oldest first, paginated. */
+  /** Pauses a queue for every server (they stop fetching within about a second; enqueues still work). One SADD. */
+  async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
+    await q.pauseQueue(this.ctx, queue, opts.actor);
+  }
+
+  /** Resumes a paused queue. One SREM. */
+  async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
+    await q.resumeQueue(this.ctx, queue, opts.actor);
+  }
+
+  // ---------------------------------------------------------------- tasks: read
+
+  /**
+   * A page of a queue's tasks in one state, oldest first, payloads decoded; pass the returned
+   * `cursor` for the next page (absent at the end). One bounded call (`limit` ≤ 1000, default
+   * 50): scheduled/retry/dead by `page-tasks.lua` (O(log N + limit)); pending by XINFO GROUPS +
+   * XRANGE … COUNT; active by XPENDING … COUNT + a pipelined XRANGE per entry. With `type`/`error`
+   * filters, up to 10,000 tasks are looked at per call.
+   * @throws InvalidTaskStateError for an unknown state; InvalidOptionsError for a bad cursor or limit.
+   */
+  taskPage(queue: string, state: TaskState, opts: { cursor?: string; limit?: number } & TaskFilter = {}): Promise<TaskPage> {
+    return t.taskPage(this.ctx, queue, state, opts);
+  }
+
+  /**
+   * Tasks of a queue in one state, oldest first (the first `offset + limit`, at most 1000, sliced).
+   * Kept for existing callers; prefer {@link taskPage}. @throws InvalidTaskStateError
+   */
   async tasks(queue: string, state: TaskState, { offset = 0, limit = 50 }: { offset?: number; limit?: number } = {}): Promise<TaskInfo[]> {
-    const k = new QueueKeys(this.namespace, queue);
-    const r = this.conn.client;
-    if (state === 'scheduled' || state === 'retry' || state === 'dead') {
-      const zset = state === 'dead' ? k.dead : state === 'retry' ? k.retry : k.scheduled;
-      const hash = state === 'dead' ? k.deadTasks : k.tasks;
-      const rows = await r.zrange(zset, offset, offset + limit - 1, 'WITHSCORES');
-      const ids = rows.filter((_, i) => i % 2 === 0);
-      if (ids.length === 0) return [];
-      const raws = await r.hmget(hash, ...ids);
-      return ids.flatMap((id, i) => {
-        const raw = raws[i];
-        if (!raw) return [];
-        return [this.info(queue, state, decodeStored(raw, id), { at: Number(rows[i * 2 + 1]) })];
-      });
-    }
-    const activeIds = await this.activeEntryIds(k);
-    if (state === 'active') {
-      const ids = [...activeIds].slice(offset, offset + limit);
-      const out: TaskInfo[] = [];
-      for (const entryId of ids) {
-        const [e] = (await r.xrange(k.stream, entryId, entryId)) as [string, string[]][];
-        if (e) out.push(this.entryInfo(queue, 'active', e[0], e[1]));
-      }
-      return out;
-    }
-    const out: TaskInfo[] = [];
-    let start = '-';
-    let skipped = 0;
-    while (out.length < limit) {
-      const batch = (await r.xrange(k.stream, start, '+', 'COUNT', 200)) as [string, string[]][];
-      for (const [entryId, fields] of batch) {
-        if (activeIds.has(entryId)) continue;
-        if (skipped++ < offset) continue;
-        out.push(this.entryInfo(queue, 'pending', entryId, fields));
-        if (out.length >= limit) break;
-      }
-      if (batch.length < 200) break;
-      start = '(' + batch[batch.length - 1][0];
-    }
-    return out;
+    checkState(state);
+    const page = await t.taskPage(this.ctx, queue, state, { limit: Math.min(1000, offset + limit) });
+    return page.tasks.slice(offset, offset + limit);
   }
 
-  /** Finds a task by id in a queue, whatever its state; undefined when not found. */
-  async task(queue: string, id: string): Promise<TaskInfo | undefined> {
-    const k = new QueueKeys(this.namespace, queue);
-    const r = this.conn.client;
-    for (const [zset, hash, state] of [[k.retry, k.tasks, 'retry'], [k.scheduled, k.tasks, 'scheduled'], [k.dead, k.deadTasks, 'dead']] as const) {
-      const score = await r.zscore(zset, id);
-      if (score !== null) {
-        const raw = await r.hget(hash, id);
-        if (raw) return this.info(queue, state, decodeStored(raw, id), { at: Number(score) });
-      }
-    }
-    const activeIds = await this.activeEntryIds(k);
-    let start = '-';
-    for (;;) {
-      const batch = (await r.xrange(k.stream, start, '+', 'COUNT', 500)) as [string, string[]][];
-      for (const [entryId, fields] of batch) {
-        const i = fields.indexOf(ENTRY_FIELDS[0]);
-        if ((i >= 0 && fields[i + 1] === id) || entryId === id) return this.entryInfo(queue, activeIds.has(entryId) ? 'active' : 'pending', entryId, fields);
-      }
-      if (batch.length < 500) return undefined;
-      start = '(' + batch[batch.length - 1][0];
-    }
+  /**
+   * A task by id in every queue (or in `queue`), whatever its state: payload, meta, retries, last
+   * error with stack, and for a trigger's task its schedule and instant. Cost per queue: one
+   * pipeline of ZSCORE ×3 + HGET ×2; if not there, the pending entries list and the pending part
+   * of the stream in calls of 1000 entries (a task id is not indexed in a stream).
+   * @returns undefined when not found.
+   */
+  async findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
+    return (await t.findTask(this.ctx, id, queue))?.info;
   }
 
-  /** The current leader, or null when nobody holds the lease. */
-  async leader(): Promise<LeaderInfo | null> {
-    const [[, lease], [, ttl], [, info]] = (await this.conn.client.multi().get(this.sched.lease).pttl(this.sched.lease).hgetall(this.sched.leader).exec()) as [
-      [unknown, string | null],
-      [unknown, number],
-      [unknown, Record<string, string>],
-    ];
-    if (!lease) return null;
-    const sep = lease.lastIndexOf('|');
-    const instance = lease.slice(0, sep);
-    const term = Number(lease.slice(sep + 1));
-    return { instance, term, since: info.term === String(term) ? Number(info.since) : NaN, ttlMs: ttl };
+  /** A task by id in one queue (see {@link findTask}); undefined when not found. */
+  task(queue: string, id: string): Promise<TaskInfo | undefined> {
+    return this.findTask(id, queue);
   }
 
-  /** Scheduler instances seen in the last day, with liveness. */
-  async instances(): Promise<InstanceInfo[]> {
-    const rows = await this.conn.client.zrange(this.sched.instances, 0, -1, 'WITHSCORES');
-    const now = await this.redisNow();
-    const out: InstanceInfo[] = [];
-    for (let i = 0; i < rows.length; i += 2) {
-      const lastSeenAt = Number(rows[i + 1]);
-      out.push({ instance: rows[i], lastSeenAt, alive: now - lastSeenAt <= this.livenessMs });
-    }
-    return out;
+  /**
+   * Dead tasks grouped by error message (first line of the last error), biggest first, filtered by
+   * `type` and `error` substring. A bounded scan of at most `scan` (10,000) dead tasks, 1000 per call.
+   */
+  deadGroups(opts: { queue?: string; scan?: number } & TaskFilter = {}): Promise<DeadGroups> {
+    return t.deadGroups(this.ctx, opts);
   }
 
-  /** Every registered schedule with its next `n` triggers, last fire, liveness and pause state. */
-  async schedules(n = 5): Promise<ScheduleInfo[]> {
-    const r = this.conn.client;
-    const defs = await r.hgetall(this.sched.schedules);
-    const instances = await this.instances();
-    const live = instances.filter((i) => i.alive);
-    const declaredBy = new Map<string, { instance: string; lastSeenAt: number }[]>();
-    for (const inst of live) {
-      for (const name of await r.smembers(this.sched.declared(inst.instance))) {
-        declaredBy.set(name, [...(declaredBy.get(name) ?? []), { instance: inst.instance, lastSeenAt: inst.lastSeenAt }]);
-      }
-    }
-    const now = Date.now();
-    const lastFiredByQueue = new Map<string, Record<string, string>>();
-    const out: ScheduleInfo[] = [];
-    for (const [name, raw] of Object.entries(defs).sort(([a], [b]) => a.localeCompare(b))) {
-      const s = JSON.parse(raw) as StoredSchedule;
-      if (!lastFiredByQueue.has(s.queue)) lastFiredByQueue.set(s.queue, await r.hgetall(new QueueKeys(this.namespace, s.queue).lastFired));
-      const last = lastFiredByQueue.get(s.queue)![name];
-      const info: ScheduleInfo = {
-        name,
-        expression: s.expression,
-        timeZone: s.timeZone,
-        queue: s.queue,
-        type: s.type,
-        catchUp: s.catchUp,
-        overlap: s.overlap,
-        runtime: s.runtime,
-        paused: s.paused === true,
-        orphaned: !s.runtime && !declaredBy.has(name),
-        registeredAt: s.registeredAt,
-        lastFiredAt: last === undefined ? undefined : Number(last),
-        next: [],
-        declaredBy: declaredBy.get(name) ?? [],
-      };
-      try {
-        const spec = storedSpec(s);
-        info.next = nextTriggers(spec, now, n);
-        info.nextDueAt = spec.nextAfter(info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
-      } catch (err) {
-        info.error = (err as Error).message;
-      }
-      out.push(info);
-    }
-    return out;
+  // ---------------------------------------------------------------- tasks: act
+
+  /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError when it is not dead there. */
+  retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
+    return ta.retryDead(this.ctx, queue, id, opts.actor);
   }
 
-  /** Live worker servers (heartbeat within 3 beats). */
-  async servers(): Promise<ServerInfo[]> {
-    const r = this.conn.client;
-    const ids = await r.zrangebyscore(this.keys.servers, Date.now(), '+inf');
-    if (ids.length === 0) return [];
-    const raws = await r.mget(...ids.map((id) => this.keys.server(id)));
-    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as ServerInfo] : []));
+  /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
+  retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    return ta.retryAllDead(this.ctx, queue, opts, opts.actor);
   }
 
-  /** Pauses a queue for every server (they stop fetching from it within about a second). */
-  async pauseQueue(queue: string): Promise<void> {
-    await this.conn.client.sadd(this.keys.paused, queue);
+  /**
+   * Deletes a pending, scheduled, retry or dead task (only in `state`, when given) and releases its
+   * explicit-id and overlap markers. Active tasks are cancelled instead ({@link cancelTask}).
+   * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
+   */
+  deleteTask(queue: string, id: string, opts: { state?: TaskState } & ActOptions = {}): Promise<ActResult> {
+    return ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor);
   }
 
-  /** Resumes a paused queue. */
-  async resumeQueue(queue: string): Promise<void> {
-    await this.conn.client.srem(this.keys.paused, queue);
+  /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
+  deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    return ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor);
   }
 
-  private async redisNow(): Promise<number> {
-    const [s, us] = await this.conn.client.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  /** Moves a scheduled or retry task into the stream now (retry count kept). @throws TaskNotFoundError */
+  runTask(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
+    return ta.runTask(this.ctx, queue, id, opts.actor);
   }
 
-  private async activeEntryIds(k: QueueKeys): Promise<Set<string>> {
-    try {
-      const rows = (await this.conn.client.call('XPENDING', k.stream, CONSUMER_GROUP, '-', '+', 10_000)) as [string][];
-      return new Set(rows.map((row) => row[0]));
-    } catch {
-      return new Set(); // no group yet
-    }
+  /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
+  runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    return ta.runAllTasks(this.ctx, queue, state, opts, opts.actor);
   }
 
-  private entryInfo(queue: string, state: TaskState, entryId: string, fields: string[]): TaskInfo {
-    const d = decodeEntry(entryId, fields);
-    const info = this.info(queue, state, d.task, {});
-    info.entryId = entryId;
-    if (!d.ok) info.lastError = d.error.message;
-    return info;
+  /**
+   * Cancels an active task: it is dead-lettered at once (reason `cancelled`, never retried) and the
+   * server running it is told by a pub/sub notice to abort its `signal` with a `TaskCancelledError`.
+   * @throws TaskNotFoundError when the task is not active (in `queue`, or in any queue).
+   */
+  cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
+    return ta.cancelTask(this.ctx, id, opts.queue, opts.actor);
   }
 
-  private info(queue: string, state: TaskState, m: TaskMessage, extra: { at?: number }): TaskInfo {
-    const meta = m.meta;
-    return {
-      id: m.id,
-      type: m.type,
-      queue,
-      state,
-      payload: m.payload,
-      retried: meta[META.retried] ?? 0,
-      maxRetry: meta[META.maxRetry] ?? 0,
-      timeoutMs: meta[META.timeoutMs] ?? 0,
-      enqueuedAt: meta[META.enqueuedAt] ?? 0,
-      schedule: meta[META.schedule],
-      triggerAt: meta[META.triggerAt],
-      at: extra.at,
-      lastError: meta[META.lastError],
-      failedAt: meta[META.failedAt],
-      reason: meta[META.deadReason],
-      crashes: meta[META.crashes],
-    };
+  // ---------------------------------------------------------------- schedules
+
+  /**
+   * Every schedule: spec, zone, next `n` triggers, last fired, paused with its note, origin, the
+   * instances declaring it with liveness, orphaned. Cost: HGETALL ×2, ZRANGE + TIME, one SMEMBERS per
+   * instance (pipelined), one HGETALL per target queue.
+   */
+  schedules(n = 5): Promise<ScheduleInfo[]> {
+    return s.schedules(this.ctx, n);
+  }
+
+  /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError */
+  schedule(name: string, n = 5): Promise<ScheduleInfo> {
+    return s.schedule(this.ctx, name, n);
+  }
+
+  /**
+   * The last `limit` fires of a schedule, newest first (at most 100 kept), each with its outcome and
+   * where its task is now. Cost: HGET, LRANGE, ZSCORE ×3 per task (pipelined), and a bounded look
+   * through the stream. @throws ScheduleNotFoundError
+   */
+  scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
+    return s.history(this.ctx, name, limit);
+  }
+
+  /** Scheduler instances seen in the last day, with liveness. One pipeline (ZRANGE + TIME). */
+  instances(): Promise<InstanceInfo[]> {
+    return s.instances(this.ctx);
+  }
+
+  /**
+   * Adds (or replaces) a runtime schedule (`schedule-admin.lua` + SADD). Unset `timeZone` is
+   * `defaultTimeZone`. @throws InvalidScheduleError
+   */
+  addSchedule(def: ScheduleDefinition, defaultTimeZone: string = DEFAULTS.timeZone): Promise<void> {
+    return sa.addSchedule(this.ctx, def, defaultTimeZone);
+  }
+
+  /** Pauses a schedule fleet-wide, with an optional note. One script. @throws ScheduleNotFoundError */
+  pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
+    return sa.pauseSchedule(this.ctx, name, opts.note, opts.actor);
+  }
+
+  /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError */
+  resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
+    return sa.resumeSchedule(this.ctx, name, opts.actor);
+  }
+
+  /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError */
+  triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
+    return sa.triggerSchedule(this.ctx, name, opts.actor);
+  }
+
+  /**
+   * Removes a runtime or orphaned schedule (a code-declared one that live instances declare needs
+   * `force`). @throws ScheduleNotFoundError; ChronosStateError
+   */
+  removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
+    return sa.removeSchedule(this.ctx, name, opts.force, opts.actor);
+  }
+
+  /**
+   * Enqueues each trigger in [fromMs, toMs] not enqueued before, once, by its dedup key; reports
+   * how many were new. At most 10,000 triggers; 250 per script call.
+   * @throws ScheduleNotFoundError; InvalidOptionsError
+   */
+  backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
+    return sa.backfillSchedule(this.ctx, name, fromMs, toMs, opts.actor);
+  }
+
+  // ---------------------------------------------------------------- fleet
+
+  /** The current leader (instance, term, since, TTL left), or null. One MULTI (GET, PTTL, HGETALL). */
+  leader(): Promise<LeaderInfo | null> {
+    return fleet.leader(this.ctx);
+  }
+
+  /** Live worker servers: ZRANGEBYSCORE + one GET per server (pipelined). */
+  servers(): Promise<ServerInfo[]> {
+    return fleet.servers(this.ctx);
+  }
+
+  /** Redis version, mode, role, memory and eviction policy (warning unless `noeviction`). One INFO. */
+  redisInfo(): Promise<RedisInfo> {
+    return fleet.redisInfo(this.ctx);
   }
 }

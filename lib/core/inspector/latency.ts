@@ -1,9 +1,13 @@
-import type { RedisClient } from '../redis/connection.js';
-import { CONSUMER_GROUP, QueueKeys } from '../redis/keys.js';
+import { CONSUMER_GROUP } from '../redis/keys.js';
+import { ENTRY_FIELDS, META } from '../redis/protocol.js';
 
-/** The `last-delivered-id` of the Chronos group in an `XINFO GROUPS` reply; '-' when the group does not exist yet. */
-function lastDelivered(reply: unknown): string {
-  for (const g of (reply as unknown[][]) ?? []) {
+/**
+ * The exclusive XRANGE start after the Chronos group's `last-delivered-id` in an `XINFO GROUPS`
+ * reply (`(<id>`), or `-` when the group does not exist yet (nothing was delivered).
+ */
+export function afterLastDelivered(reply: unknown): string {
+  if (!Array.isArray(reply)) return '-';
+  for (const g of reply as unknown[][]) {
     const fields = g as (string | number)[];
     const at = (k: string) => fields[fields.indexOf(k) + 1];
     if (at('name') === CONSUMER_GROUP) return `(${String(at('last-delivered-id'))}`;
@@ -11,49 +15,19 @@ function lastDelivered(reply: unknown): string {
   return '-';
 }
 
-/** When a stream entry became ready: its id's time, or its trigger instant when later (a trigger task enqueued early). */
-function readyAt(entryId: string, fields: string[]): number {
+/**
+ * When a stream entry became ready to run, epoch ms: its id's time (enqueued, or moved in when
+ * due, retried or put back), or its trigger instant when later (a trigger task enqueued ahead).
+ * This is the one definition of "waiting since" behind a queue's latency.
+ */
+export function readyAt(entryId: string, fields: string[]): number {
   const added = Number(entryId.slice(0, entryId.indexOf('-')));
-  const i = fields.indexOf('meta');
+  const i = fields.indexOf(ENTRY_FIELDS[3]);
   if (i < 0 || i % 2 !== 0) return added;
   try {
-    const tr = (JSON.parse(fields[i + 1]) as { tr?: unknown }).tr;
+    const tr = (JSON.parse(fields[i + 1]) as Record<string, unknown>)[META.triggerAt];
     return typeof tr === 'number' ? Math.max(added, tr) : added;
   } catch {
     return added;
   }
-}
-
-/**
- * The age of the oldest task waiting in each queue's stream (not yet delivered to a worker), ms
- * by Redis time; 0 when none waits. "Waiting since" is when the entry entered the stream (enqueued,
- * or moved in when due, retried or put back) or its trigger instant, whichever is later.
- * Costs `1 + 2 × queues` commands in two round trips (`TIME`, then per queue `XINFO GROUPS` and an
- * `XRANGE … COUNT 1` after the group's last delivered id), whatever the queue sizes.
- */
-export async function queueLatencies(client: RedisClient, namespace: string, names: readonly string[]): Promise<Map<string, number>> {
-  const streams = names.map((n) => new QueueKeys(namespace, n).stream);
-  const p1 = client.pipeline();
-  p1.time();
-  for (const s of streams) p1.call('XINFO', 'GROUPS', s);
-  const r1 = (await p1.exec()) ?? [];
-  const [sec, us] = r1[0][1] as [string, string];
-  const now = Number(sec) * 1000 + Math.floor(Number(us) / 1000);
-  const p2 = client.pipeline();
-  const asked: number[] = [];
-  streams.forEach((s, i) => {
-    const [err, reply] = r1[i + 1];
-    if (err) return; // no stream yet: nothing waits
-    asked.push(i);
-    p2.xrange(s, lastDelivered(reply), '+', 'COUNT', 1);
-  });
-  const out = new Map<string, number>(names.map((n) => [n, 0]));
-  if (asked.length === 0) return out;
-  const r2 = (await p2.exec()) ?? [];
-  asked.forEach((i, j) => {
-    const [err, entries] = r2[j];
-    const first = err ? undefined : (entries as [string, string[]][])[0];
-    if (first) out.set(names[i], Math.max(0, now - readyAt(first[0], first[1])));
-  });
-  return out;
 }

@@ -4,7 +4,6 @@ import type { Inspector, QueueInfo, ScheduleInfo } from '../inspector/inspector.
 /** One read of the fleet's state. Instants are epoch ms, durations ms. */
 interface FleetSnapshot {
   queues: QueueInfo[];
-  latencies: Map<string, number>;
   schedules: ScheduleInfo[];
 }
 
@@ -13,13 +12,13 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
 /**
  * The fleet gauges of {@link ChronosMetrics}: the state of every queue and schedule of the
  * namespace, as any replica sees it in Redis. One read (shared by all gauges of a scrape, reused
- * by the scrapes within `cacheMs`) costs `5 + 10 × queues + live scheduler instances + queues
- * that schedules target` commands, whatever the number of tasks:
- * - `Inspector.queues()`: `SMEMBERS` + 8 per queue (`XLEN`, `XPENDING` summary, 3 × `ZCARD`,
- *   `SISMEMBER`, 2 × `GET`);
- * - `Inspector.queueLatencies()`: `TIME` + per queue `XINFO GROUPS` and `XRANGE … COUNT 1`;
- * - `Inspector.schedules(1)`: `HGETALL` registry, `ZRANGE` instances, `TIME`, `SMEMBERS` per live
- *   instance, `HGETALL` last-fired per target queue.
+ * by the scrapes within `cacheMs`) costs `6 + 17 × queues + live scheduler instances + queues that
+ * schedules target` commands, whatever the number of tasks:
+ * - `Inspector.queues()`: `SMEMBERS` ×2 (queues, paused), then per queue one pipeline of `XLEN`,
+ *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`,
+ *   `XINFO GROUPS`, `TIME`, and an `XRANGE … COUNT 1` for the latency (age of the oldest waiting task);
+ * - `Inspector.schedules(1)`: `HGETALL` registry and pause notes, `ZRANGE` instances, `TIME`,
+ *   `SMEMBERS` per live instance, `HGETALL` last-fired per target queue.
  * A failed read leaves the fleet gauges empty for that scrape and counts `chronos_fleet_read_errors_total`.
  */
 export class FleetGauges {
@@ -56,7 +55,7 @@ export class FleetGauges {
     });
     const latencyHelp = 'Age of the oldest task waiting in each queue (fleet-wide; 0 when none waits)';
     gauge('chronos_queue_latency_seconds', latencyHelp, ['queue'], (g, s) => {
-      for (const [q, ms] of s.latencies) g.labels(q).set(ms / 1000);
+      for (const q of s.queues) g.labels(q.name).set(q.latencyMs / 1000);
     });
     gauge('chronos_queue_paused', '1 when the queue is paused (fleet-wide)', ['queue'], (g, s) => {
       for (const q of s.queues) g.labels(q.name).set(q.paused ? 1 : 0);
@@ -87,10 +86,8 @@ export class FleetGauges {
 
   private async fetch(): Promise<FleetSnapshot | undefined> {
     try {
-      const queues = await this.inspector.queues();
-      const names = queues.map((q) => q.name);
-      const [latencies, schedules] = await Promise.all([this.inspector.queueLatencies(names), this.inspector.schedules(1)]);
-      return { queues, latencies, schedules };
+      const [queues, schedules] = await Promise.all([this.inspector.queues(), this.inspector.schedules(1)]);
+      return { queues, schedules };
     } catch {
       this.errors.inc();
       return undefined;

@@ -80,6 +80,23 @@ export class QueueKeys {
   failed(day: string): string {
     return this.prefix + 'failed:' + day;
   }
+
+  /**
+   * STRING counter of tasks found lost (a stream entry gone while a worker held it) on a UTC day
+   * `YYYY-MM-DD`. Written by the queue-integrity work; the Inspector reads it (0 while absent).
+   */
+  lost(day: string): string {
+    return this.prefix + 'lost:' + day;
+  }
+
+  /**
+   * LIST of a schedule's last fires, newest first (JSON records, see scheduler/history.ts): capped
+   * at `HISTORY_LIMIT` entries and expiring `HISTORY_TTL_MS` after the last write. Under the target
+   * queue's hash tag, beside `last-fired`, so a fire script could write it in the same call.
+   */
+  history(schedule: string): string {
+    return this.prefix + 'history:' + schedule;
+  }
 }
 
 /** Keys of the scheduler. All share the hash tag `{<ns>:sched}`. */
@@ -98,6 +115,8 @@ export class SchedulerKeys {
   readonly instances: string;
   /** Pub/sub channel on which a resigning leader announces it has let go. */
   readonly resignChannel: string;
+  /** HASH schedule name → JSON `{ note, actor, at }` of an operator's pause (shown while it is paused). */
+  readonly pauseNotes: string;
   private readonly prefix: string;
 
   constructor(readonly namespace: string) {
@@ -109,6 +128,7 @@ export class SchedulerKeys {
     this.version = this.prefix + 'version';
     this.instances = this.prefix + 'instances';
     this.resignChannel = this.prefix + 'resign';
+    this.pauseNotes = this.prefix + 'pause-notes';
   }
 
   /** SET of schedule names an instance declares (code-defined schedules), with a PX TTL. */
@@ -125,11 +145,17 @@ export class GlobalKeys {
   readonly paused: string;
   /** ZSET worker server id → expires-at (epoch ms). */
   readonly servers: string;
+  /**
+   * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
+   * the task was dead-lettered, so the server running it aborts its signal.
+   */
+  readonly cancelChannel: string;
 
   constructor(readonly namespace: string) {
     this.queues = `${namespace}:queues`;
     this.paused = `${namespace}:paused`;
     this.servers = `${namespace}:servers`;
+    this.cancelChannel = `${namespace}:cancel`;
   }
 
   /** STRING JSON info of one worker server, with a PX TTL. */

@@ -55,6 +55,8 @@ export const DEAD_REASON = {
   decode: 'decode',
   /** No server of the fleet has a handler for its type. */
   noHandler: 'no-handler',
+  /** An operator cancelled it while it ran (Inspector `cancelTask`; its handler's signal is aborted). */
+  cancelled: 'cancelled',
 } as const;
 
 export type DeadReason = (typeof DEAD_REASON)[keyof typeof DEAD_REASON];

@@ -28,6 +28,12 @@ export const SCRIPT_NAMES = [
   'register-schedules',
   'heartbeat',
   'schedule-admin',
+  'page-tasks',
+  'run-tasks',
+  'delete-tasks',
+  'delete-pending',
+  'retry-dead',
+  'backfill',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -3,12 +3,20 @@ import { Observable } from 'rxjs';
 import { EventBus, type ChronosEvent } from '../../core/events.js';
 import {
   Inspector,
+  type ActOptions,
+  type ActResult,
+  type BackfillResult,
+  type DeadGroups,
+  type FireInfo,
   type InstanceInfo,
   type LeaderInfo,
   type QueueInfo,
+  type RedisInfo,
   type ScheduleInfo,
   type ServerInfo,
+  type TaskFilter,
   type TaskInfo,
+  type TaskPage,
   type TaskState,
 } from '../../core/inspector/inspector.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
@@ -28,8 +36,11 @@ export interface ChronosOverview {
 }
 
 /**
- * Read side of Chronos for the whole namespace (every instance, not only this one), plus
- * `events$`, this instance's lifecycle events. Any instance; reads go to Redis on each call.
+ * Chronos for operators, for the whole namespace (every instance, not only this one): the core
+ * `Inspector`'s reads and acts, plus `events$`, this instance's lifecycle events. Any instance;
+ * every call goes to Redis. Acts are atomic, safe to repeat, and emit an `operator.acted` event on
+ * `events$` naming the `actor` (default `app:<instanceId>`). The Redis cost of each call is on
+ * the core `Inspector`'s method of the same name.
  * @publicApi
  */
 @Injectable()
@@ -37,11 +48,13 @@ export class InspectorService {
   /**
    * Lifecycle events of **this instance** as an rxjs Observable: `task.enqueued` (by this
    * instance's client), `task.started/succeeded/failed/retried/dead/requeued` (run here),
-   * `schedule.fired/skipped` (while this instance leads), `leader.acquired/lost`. Instants are
-   * epoch ms. Subscribers are called synchronously from the engine: keep them quick.
+   * `schedule.fired/skipped` (while this instance leads), `leader.acquired/lost`, and
+   * `operator.acted` (acts done through this service). Instants are epoch ms. Subscribers are
+   * called synchronously from the engine: keep them quick.
    */
   readonly events$: Observable<ChronosEvent>;
-  private readonly inspector: Inspector;
+  /** The core Inspector behind this service (shares the client's connection). */
+  readonly inspector: Inspector;
 
   constructor(
     @Inject(CHRONOS_OPTIONS) options: ResolvedChronosOptions,
@@ -49,21 +62,32 @@ export class InspectorService {
     client: ChronosClient,
   ) {
     // shares the client's connection (the client closes it)
-    this.inspector = new Inspector({ connection: client.redis, namespace: options.namespace, livenessWindow: options.heartbeatInterval * 3 });
+    this.inspector = new Inspector({
+      connection: client.redis,
+      namespace: options.namespace,
+      livenessWindow: options.heartbeatInterval * 3,
+      events,
+      actor: `app:${options.instanceId}`,
+    });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
 
-  /** Every known queue with its counts (pending, active, scheduled, retry, dead, paused, today's processed/failed). */
+  /** Every known queue with its counts, latency, 7 days of counters and approximate memory. */
   queues(): Promise<QueueInfo[]> {
     return this.inspector.queues();
   }
 
-  /** One queue's counts. */
+  /** One queue's counts (pending, active, scheduled, retry, dead, paused, latency, days, memory). */
   queue(name: string): Promise<QueueInfo> {
     return this.inspector.queue(name);
   }
 
-  /** Tasks of a queue in one state, oldest first. @defaultValue page `{ offset: 0, limit: 50 }` */
+  /** A page of tasks in one state, oldest first, with the cursor of the next page. @throws InvalidTaskStateError */
+  taskPage(queue: string, state: TaskState, opts?: { cursor?: string; limit?: number } & TaskFilter): Promise<TaskPage> {
+    return this.inspector.taskPage(queue, state, opts);
+  }
+
+  /** Tasks of a queue in one state, oldest first. @defaultValue page `{ offset: 0, limit: 50 }` @throws InvalidTaskStateError */
   tasks(queue: string, state: TaskState, page?: { offset?: number; limit?: number }): Promise<TaskInfo[]> {
     return this.inspector.tasks(queue, state, page);
   }
@@ -73,9 +97,29 @@ export class InspectorService {
     return this.inspector.task(queue, id);
   }
 
-  /** Every schedule with its next `n` triggers (epoch ms), last fire, time zone, paused and liveness. */
+  /** A task by id in every queue (or in `queue`); undefined when not found. */
+  findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
+    return this.inspector.findTask(id, queue);
+  }
+
+  /** Dead tasks grouped by error message, from a bounded scan. */
+  deadGroups(opts?: { queue?: string; scan?: number } & TaskFilter): Promise<DeadGroups> {
+    return this.inspector.deadGroups(opts);
+  }
+
+  /** Every schedule with its next `n` triggers (epoch ms), last fire, time zone, paused (and note), origin and liveness. */
   schedules(n = 5): Promise<ScheduleInfo[]> {
     return this.inspector.schedules(n);
+  }
+
+  /** One schedule. @throws ScheduleNotFoundError */
+  schedule(name: string, n = 5): Promise<ScheduleInfo> {
+    return this.inspector.schedule(name, n);
+  }
+
+  /** The last fires of a schedule, newest first, with their outcomes. @throws ScheduleNotFoundError */
+  scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
+    return this.inspector.scheduleHistory(name, limit);
   }
 
   /** The current leader (`instance`, `term`, `since` epoch ms, `ttlMs`), or null when nobody leads. */
@@ -93,14 +137,79 @@ export class InspectorService {
     return this.inspector.instances();
   }
 
+  /** Redis version, mode, memory and eviction policy (with a warning unless `noeviction`). */
+  redisInfo(): Promise<RedisInfo> {
+    return this.inspector.redisInfo();
+  }
+
   /** Pauses a queue for every worker of the namespace (they stop fetching from it within about a second; enqueues still work). */
-  pauseQueue(queue: string): Promise<void> {
-    return this.inspector.pauseQueue(queue);
+  pauseQueue(queue: string, opts?: ActOptions): Promise<void> {
+    return this.inspector.pauseQueue(queue, opts);
   }
 
   /** Resumes a paused queue. */
-  resumeQueue(queue: string): Promise<void> {
-    return this.inspector.resumeQueue(queue);
+  resumeQueue(queue: string, opts?: ActOptions): Promise<void> {
+    return this.inspector.resumeQueue(queue, opts);
+  }
+
+  /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError */
+  retryDead(queue: string, id: string, opts?: ActOptions): Promise<ActResult> {
+    return this.inspector.retryDead(queue, id, opts);
+  }
+
+  /** Retries every dead task of a queue (optionally only of a `type`, or whose error contains `error`). */
+  retryAllDead(queue: string, opts?: TaskFilter & ActOptions): Promise<ActResult> {
+    return this.inspector.retryAllDead(queue, opts);
+  }
+
+  /** Deletes a pending, scheduled, retry or dead task. @throws TaskNotFoundError */
+  deleteTask(queue: string, id: string, opts?: { state?: TaskState } & ActOptions): Promise<ActResult> {
+    return this.inspector.deleteTask(queue, id, opts);
+  }
+
+  /** Deletes every task of a state (pending, scheduled, retry, dead) passing the filter. */
+  deleteAllTasks(queue: string, state: TaskState, opts?: TaskFilter & ActOptions): Promise<ActResult> {
+    return this.inspector.deleteAllTasks(queue, state, opts);
+  }
+
+  /** Runs a scheduled or retry task now. @throws TaskNotFoundError */
+  runTask(queue: string, id: string, opts?: ActOptions): Promise<ActResult> {
+    return this.inspector.runTask(queue, id, opts);
+  }
+
+  /** Runs now every scheduled (or retry) task passing the filter. */
+  runAllTasks(queue: string, state: 'scheduled' | 'retry', opts?: TaskFilter & ActOptions): Promise<ActResult> {
+    return this.inspector.runAllTasks(queue, state, opts);
+  }
+
+  /** Cancels an active task (dead-lettered at once, its signal aborted with a `TaskCancelledError`). @throws TaskNotFoundError */
+  cancelTask(id: string, opts?: { queue?: string } & ActOptions): Promise<ActResult> {
+    return this.inspector.cancelTask(id, opts);
+  }
+
+  /** Pauses a schedule fleet-wide, with an optional note. @throws ScheduleNotFoundError */
+  pauseSchedule(name: string, opts?: { note?: string } & ActOptions): Promise<void> {
+    return this.inspector.pauseSchedule(name, opts);
+  }
+
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  resumeSchedule(name: string, opts?: ActOptions): Promise<void> {
+    return this.inspector.resumeSchedule(name, opts);
+  }
+
+  /** Enqueues one task of the schedule now (cadence untouched). @returns the task id. @throws ScheduleNotFoundError */
+  triggerSchedule(name: string, opts?: ActOptions): Promise<string> {
+    return this.inspector.triggerSchedule(name, opts);
+  }
+
+  /** Removes a runtime or orphaned schedule (`force` for one that live instances declare). @throws ScheduleNotFoundError */
+  removeSchedule(name: string, opts?: { force?: boolean } & ActOptions): Promise<void> {
+    return this.inspector.removeSchedule(name, opts);
+  }
+
+  /** Enqueues each trigger in [fromMs, toMs] not enqueued before, once; reports how many were new. */
+  backfillSchedule(name: string, fromMs: number, toMs: number, opts?: ActOptions): Promise<BackfillResult> {
+    return this.inspector.backfillSchedule(name, fromMs, toMs, opts);
   }
 
   /** Leader, schedules, queues and servers in one call (e.g. for a status endpoint). */

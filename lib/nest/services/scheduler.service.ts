@@ -5,9 +5,12 @@ import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/de
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { toChronosLogger } from '../nest-logger.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { InspectorService } from './inspector.service.js';
 
 /**
- * The scheduler role of this instance, and the runtime schedule API. At bootstrap it publishes
+ * The scheduler role of this instance, and the runtime schedule API (which delegates to the
+ * Inspector: it needs no running scheduler, and acts from here are `operator.acted` events with the
+ * actor `app:<instanceId>`, like those of `InspectorService`). At bootstrap it publishes
  * the schedules discovered on `@Cron`/`@Interval` methods and campaigns for the leader lease;
  * while it leads it enqueues every trigger exactly once fleet-wide. At shutdown
  * (`beforeApplicationShutdown`) it resigns, so a follower takes over at once.
@@ -22,6 +25,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   constructor(
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,
+    private readonly inspector: InspectorService,
   ) {
     this.scheduler = new Scheduler({
       connection: options.connection,
@@ -94,27 +98,30 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    */
   addSchedule(def: ScheduleDefinition): Promise<void> {
     const o = this.options;
-    return this.scheduler.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def });
+    return this.inspector.inspector.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone);
   }
 
   /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */
   removeSchedule(name: string): Promise<void> {
-    return this.scheduler.removeSchedule(name);
+    return this.inspector.removeSchedule(name, { force: true });
   }
 
-  /** Pauses a schedule fleet-wide: its triggers are skipped until resumed. @throws ScheduleNotFoundError */
-  pauseSchedule(name: string): Promise<void> {
-    return this.scheduler.pauseSchedule(name);
+  /**
+   * Pauses a schedule fleet-wide: its triggers are skipped until resumed. The optional `note` is
+   * shown by the Inspector while it stays paused. @throws ScheduleNotFoundError
+   */
+  pauseSchedule(name: string, note?: string): Promise<void> {
+    return this.inspector.pauseSchedule(name, { note });
   }
 
   /** Resumes a paused schedule. @throws ScheduleNotFoundError */
   resumeSchedule(name: string): Promise<void> {
-    return this.scheduler.resumeSchedule(name);
+    return this.inspector.resumeSchedule(name);
   }
 
   /** Enqueues one task of the schedule now, without shifting its cadence. @returns the task id. @throws ScheduleNotFoundError */
   triggerNow(name: string): Promise<string> {
-    return this.scheduler.triggerNow(name);
+    return this.inspector.triggerSchedule(name);
   }
 
   /** @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. */

@@ -1,0 +1,183 @@
+import type { Command } from 'commander';
+import { QueueNotFoundError } from '../../core/errors.js';
+import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/inspector/inspector.js';
+import { positiveInt, type Cli } from '../context.js';
+import { bytes, duration, fields, table, when } from '../format.js';
+
+type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+export function queueTable(queues: QueueInfo[]): string {
+  if (queues.length === 0) return 'No queues yet (nothing enqueued, served or scheduled in this namespace).';
+  return table(
+    ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today']
+      .concat('memory'),
+    queues.map((q) => [
+      q.name,
+      q.paused ? 'paused' : 'running',
+      q.pending,
+      q.active,
+      q.scheduled,
+      q.retry,
+      q.dead,
+      q.lost,
+      q.pending > 0 ? duration(q.latencyMs) : '-',
+      q.processedToday,
+      q.failedToday,
+      bytes(q.memoryBytes),
+    ]),
+  );
+}
+
+function redisLine(r: RedisInfo): string {
+  const limit = r.maxMemoryBytes > 0 ? `of ${bytes(r.maxMemoryBytes)}` : '(no maxmemory)';
+  const memory = `memory ${bytes(r.usedMemoryBytes)} ${limit} · maxmemory-policy ${r.maxMemoryPolicy}`;
+  const line = `Redis ${r.version} ${r.mode} ${r.role} · ${memory} · ${r.connectedClients} clients`;
+  return r.warning ? `${line}\nWARNING: ${r.warning}` : line;
+}
+
+function leaderLine(l: LeaderInfo | null): string {
+  if (!l) return 'Leader: none (no scheduler holds the lease)';
+  return `Leader: ${l.instance} · term ${l.term} · since ${when(l.since)} · lease ${duration(l.ttlMs)} left`;
+}
+
+function scheduleLine(s: ScheduleInfo[]): string {
+  if (s.length === 0) return 'Schedules: none';
+  const paused = s.filter((x) => x.paused).length;
+  const orphaned = s.filter((x) => x.orphaned).length;
+  const next = s.filter((x) => !x.paused && !x.orphaned && x.next.length > 0).sort((a, b) => a.next[0] - b.next[0])[0];
+  const upcoming = next ? ` · next: ${next.name} at ${when(next.next[0])}` : '';
+  return `Schedules: ${s.length} (${paused} paused, ${orphaned} orphaned)${upcoming}`;
+}
+
+/** Everything at a glance, as `chronos stats` prints it. */
+export async function snapshot(inspector: Inspector) {
+  const [redis, leader, servers, instances, queues, schedules] = await Promise.all([
+    inspector.redisInfo(),
+    inspector.leader(),
+    inspector.servers(),
+    inspector.instances(),
+    inspector.queues(),
+    inspector.schedules(1),
+  ]);
+  return { namespace: inspector.namespace, at: Date.now(), redis, leader, servers, instances, queues, schedules };
+}
+
+function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
+  const alive = s.instances.filter((i) => i.alive).length;
+  const active = s.servers.reduce((n, x) => n + x.active, 0);
+  const slots = s.servers.reduce((n, x) => n + x.concurrency, 0);
+  return [
+    `Chronos · namespace ${s.namespace} · ${when(s.at)}`,
+    redisLine(s.redis),
+    leaderLine(s.leader),
+    `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
+    scheduleLine(s.schedules),
+    queueTable(s.queues),
+  ].join('\n');
+}
+
+export function serverTable(servers: ServerInfo[]): string {
+  if (servers.length === 0) return 'No live worker servers.';
+  return table(
+    ['server', 'host', 'pid', 'queues', 'concurrency', 'active', 'processed', 'failed', 'started', 'heartbeat'],
+    servers.map((s) => [
+      s.id,
+      s.host,
+      s.pid,
+      Object.entries(s.queues).map(([q, w]) => `${q}:${w}`).join(' '),
+      s.concurrency,
+      s.active,
+      s.processed,
+      s.failed,
+      when(s.startedAt),
+      when(s.heartbeatAt),
+    ]),
+  );
+}
+
+/** `stats`, `queue ls|show|pause|resume`, `leader`, `servers`. */
+export function overviewCommands(program: Command, run: Run): void {
+  program
+    .command('stats')
+    .description('everything at a glance: Redis, leader, workers, schedules, queues')
+    .option('--watch', 'refresh until interrupted')
+    .option('--interval <ms>', 'refresh interval with --watch, ms', '2000')
+    .option('--iterations <n>', 'with --watch, stop after n refreshes')
+    .action(
+      run(async (cli, o: { watch?: boolean; interval: string; iterations?: string }) => {
+        const interval = positiveInt(o.interval, '--interval');
+        const iterations = o.iterations === undefined ? Infinity : positiveInt(o.iterations, '--iterations');
+        const inspector = await cli.inspector(o.watch === true);
+        for (let i = 0; ; i++) {
+          const s = await snapshot(inspector);
+          if (o.watch && !cli.json && process.stdout.isTTY) cli.out.write('\x1b[2J\x1b[H');
+          cli.print(s, () => statsText(s));
+          if (!o.watch || i + 1 >= iterations) return;
+          await new Promise((r) => setTimeout(r, interval));
+        }
+      }),
+    );
+
+  const queue = program.command('queue').description('queues: list, show, pause, resume');
+  queue
+    .command('ls')
+    .description('every queue with its counts, latency and memory')
+    .action(
+      run(async (cli) => {
+        const queues = await (await cli.inspector()).queues();
+        cli.print(queues, () => queueTable(queues));
+      }),
+    );
+  queue
+    .command('show <name>')
+    .description('one queue: counts, latency, memory, and the last 7 days')
+    .action(
+      run(async (cli, name: string) => {
+        const inspector = await cli.inspector();
+        if (!(await inspector.queueNames()).includes(name)) throw new QueueNotFoundError(name);
+        const q = await inspector.queue(name);
+        cli.print(q, () =>
+          [
+            queueTable([q]),
+            table(['day (UTC)', 'processed', 'failed', 'lost'], q.days.map((d) => [d.day, d.processed, d.failed, d.lost])),
+          ].join('\n'),
+        );
+      }),
+    );
+  for (const [verb, past] of [['pause', 'Paused'], ['resume', 'Resumed']] as const) {
+    queue
+      .command(`${verb} <name>`)
+      .description(verb === 'pause' ? 'stop every worker fetching from the queue (enqueues still work)' : 'resume a paused queue')
+      .action(
+        run(async (cli, name: string) => {
+          const inspector = await cli.inspector();
+          if (verb === 'pause') await inspector.pauseQueue(name, { actor: cli.actor });
+          else await inspector.resumeQueue(name, { actor: cli.actor });
+          cli.print({ queue: name, paused: verb === 'pause' }, () => `${past} queue ${name}.`);
+        }),
+      );
+  }
+
+  program
+    .command('leader')
+    .description('the current leader: instance, term, since, lease time left')
+    .action(
+      run(async (cli) => {
+        const l = await (await cli.inspector()).leader();
+        cli.print(l, () =>
+          l
+            ? fields([['instance', l.instance], ['term', l.term], ['since', when(l.since)], ['lease left', duration(l.ttlMs)]])
+            : leaderLine(null),
+        );
+      }),
+    );
+  program
+    .command('servers')
+    .description('live worker servers: host, pid, queues, concurrency, active, heartbeat')
+    .action(
+      run(async (cli) => {
+        const servers = await (await cli.inspector()).servers();
+        cli.print(servers, () => serverTable(servers));
+      }),
+    );
+}

@@ -1,0 +1,143 @@
+import type { Command } from 'commander';
+import type { FireInfo, ScheduleInfo } from '../../core/inspector/inspector.js';
+import { parseInstant, positiveInt, type Cli } from '../context.js';
+import { fields, table, when } from '../format.js';
+
+type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+function stateOf(s: ScheduleInfo): string {
+  if (s.error) return 'invalid';
+  if (s.orphaned) return 'orphaned';
+  return s.paused ? 'paused' : 'active';
+}
+
+export function scheduleTable(list: ScheduleInfo[]): string {
+  if (list.length === 0) return 'No schedules.';
+  return table(
+    ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'state', 'last fired', 'next'],
+    list.map((s) => {
+      const next = s.next.length ? when(s.next[0]) : '-';
+      return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, stateOf(s), when(s.lastFiredAt), next];
+    }),
+  );
+}
+
+function scheduleText(s: ScheduleInfo): string {
+  const main = fields([
+    ['schedule', s.name],
+    ['spec', s.expression],
+    ['time zone', s.timeZone],
+    ['queue', s.queue],
+    ['task type', s.type],
+    ['origin', s.origin],
+    ['state', stateOf(s)],
+    ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
+    ['catch-up', s.catchUp],
+    ['overlap', s.overlap],
+    ['registered', when(s.registeredAt)],
+    ['last fired', when(s.lastFiredAt)],
+    ['error', s.error],
+  ]);
+  const next = s.next.length ? table(['next triggers'], s.next.map((t) => [when(t)])) : 'No next trigger.';
+  const by = s.declaredBy.length
+    ? table(['declared by', 'last seen', 'alive'], s.declaredBy.map((d) => [d.instance, when(d.lastSeenAt), d.alive ? 'yes' : 'no']))
+    : s.runtime
+      ? 'Runtime schedule: lives in Redis, declared by no instance.'
+      : 'Declared by no live instance: orphaned (it does not fire).';
+  return [main, next, by].join('\n');
+}
+
+function historyText(h: FireInfo[]): string {
+  if (h.length === 0) return 'No fires recorded yet.';
+  return table(
+    ['trigger', 'recorded', 'outcome', 'count', 'task', 'task state', 'by'],
+    h.map((r) => [when(r.triggerAt), when(r.at), r.outcome, r.count ?? 1, r.taskId ?? '-', r.task ?? '-', r.by ?? '-']),
+  );
+}
+
+/** `schedule ls|show|history|pause|resume|trigger|backfill|rm`. */
+export function scheduleCommands(program: Command, run: Run): void {
+  const schedule = program.command('schedule').description('schedules: list, show, history, pause, resume, trigger, backfill, rm');
+  schedule
+    .command('ls')
+    .description('every schedule: spec, zone, origin, state, last fired, next trigger')
+    .action(
+      run(async (cli) => {
+        const list = await (await cli.inspector()).schedules(3);
+        cli.print(list, () => scheduleTable(list));
+      }),
+    );
+  schedule
+    .command('show <name>')
+    .description('one schedule: definition, pause note, next triggers, declaring instances')
+    .option('--next <n>', 'next triggers shown', '5')
+    .action(
+      run(async (cli, name: string, o: { next: string }) => {
+        const s = await (await cli.inspector()).schedule(name, positiveInt(o.next, '--next', 100));
+        cli.print(s, () => scheduleText(s));
+      }),
+    );
+  schedule
+    .command('history <name>')
+    .description('the last fires of a schedule with their outcome and where their task is now')
+    .option('--limit <n>', 'fires shown (at most 100 are kept)', '20')
+    .action(
+      run(async (cli, name: string, o: { limit: string }) => {
+        const h = await (await cli.inspector()).scheduleHistory(name, positiveInt(o.limit, '--limit', 100));
+        cli.print(h, () => historyText(h));
+      }),
+    );
+  schedule
+    .command('pause <name>')
+    .description('pause a schedule fleet-wide (its triggers are skipped while paused)')
+    .option('--note <text>', 'why (shown while it stays paused)')
+    .action(
+      run(async (cli, name: string, o: { note?: string }) => {
+        await (await cli.inspector()).pauseSchedule(name, { note: o.note, actor: cli.actor });
+        cli.print({ schedule: name, paused: true, note: o.note ?? '' }, () => `Paused schedule ${name}.`);
+      }),
+    );
+  schedule
+    .command('resume <name>')
+    .description('resume a paused schedule')
+    .action(
+      run(async (cli, name: string) => {
+        await (await cli.inspector()).resumeSchedule(name, { actor: cli.actor });
+        cli.print({ schedule: name, paused: false }, () => `Resumed schedule ${name}.`);
+      }),
+    );
+  schedule
+    .command('trigger <name>')
+    .description('enqueue one task of the schedule now (its cadence is left alone)')
+    .action(
+      run(async (cli, name: string) => {
+        const taskId = await (await cli.inspector()).triggerSchedule(name, { actor: cli.actor });
+        cli.print({ schedule: name, taskId }, () => `Triggered schedule ${name}: task ${taskId}.`);
+      }),
+    );
+  schedule
+    .command('backfill <name>')
+    .description('enqueue every trigger in a past time range that was never enqueued (once each, by its dedup key)')
+    .requiredOption('--from <time>', 'start, inclusive: epoch ms, ISO 8601 (local time unless it says), now, or -2h')
+    .option('--to <time>', 'end, inclusive (capped at now)', 'now')
+    .action(
+      run(async (cli, name: string, o: { from: string; to: string }) => {
+        const from = parseInstant(o.from, '--from');
+        const to = parseInstant(o.to, '--to');
+        const r = await (await cli.inspector()).backfillSchedule(name, from, to, { actor: cli.actor });
+        const counts = `${r.triggers} trigger(s) in range, ${r.enqueued} enqueued (new), ${r.duplicates} fired before`;
+        const text = `Backfilled schedule ${name}: ${counts}.`;
+        cli.print(r, () => text);
+      }),
+    );
+  schedule
+    .command('rm <name>')
+    .description('remove a runtime or orphaned schedule (--force for one that live instances declare)')
+    .option('--force', 'remove it even though live instances declare it (it comes back when one restarts)')
+    .action(
+      run(async (cli, name: string, o: { force?: boolean }) => {
+        await (await cli.inspector()).removeSchedule(name, { force: o.force, actor: cli.actor });
+        cli.print({ schedule: name, removed: true }, () => `Removed schedule ${name}.`);
+      }),
+    );
+}

@@ -1,0 +1,227 @@
+import { Option, type Command } from 'commander';
+import { TaskNotFoundError } from '../../core/errors.js';
+import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/inspector/inspector.js';
+import { positiveInt, UsageError, type Cli } from '../context.js';
+import { duration, fields, firstLine, short, table, when } from '../format.js';
+
+type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+interface ActOpts {
+  queue?: string;
+  state?: TaskState;
+  all?: boolean;
+  type?: string;
+  error?: string;
+  yes?: boolean;
+}
+
+function taskTable(state: TaskState, tasks: TaskInfo[]): string {
+  if (tasks.length === 0) return `No ${state} tasks.`;
+  const head = ['id', 'type', 'payload'];
+  const extra: Record<TaskState, [string[], (t: TaskInfo) => string[]]> = {
+    pending: [['enqueued', 'retried'], (t) => [when(t.enqueuedAt), `${t.retried}/${t.maxRetry}`]],
+    active: [['server', 'idle', 'deliveries'], (t) => [t.consumer ?? '-', duration(t.idleMs ?? 0), String(t.deliveries ?? 1)]],
+    scheduled: [['due', 'enqueued'], (t) => [when(t.at), when(t.enqueuedAt)]],
+    retry: [['due', 'retried', 'last error'], (t) => [when(t.at), `${t.retried}/${t.maxRetry}`, firstLine(t.lastError, 50)]],
+    dead: [['failed', 'reason', 'error'], (t) => [when(t.at), t.reason ?? '-', firstLine(t.lastError, 50)]],
+  };
+  const [cols, row] = extra[state];
+  return table([...head, ...cols], tasks.map((t) => [t.id, t.type, short(t.payload), ...row(t)]));
+}
+
+function taskText(t: TaskInfo): string {
+  const main = fields([
+    ['id', t.id],
+    ['queue', t.queue],
+    ['state', t.state],
+    ['type', t.type],
+    ['retried', `${t.retried} of ${t.maxRetry}`],
+    ['timeout', t.timeoutMs > 0 ? duration(t.timeoutMs) : 'none'],
+    ['enqueued', when(t.enqueuedAt)],
+    ['schedule', t.schedule],
+    ['trigger', t.triggerAt !== undefined ? when(t.triggerAt) : undefined],
+    [t.state === 'dead' ? 'failed' : 'due', t.at !== undefined ? when(t.at) : undefined],
+    ['reason', t.reason],
+    ['crashes', t.crashes],
+    ['entry', t.entryId],
+    ['server', t.consumer],
+    ['idle', t.idleMs !== undefined ? duration(t.idleMs) : undefined],
+    ['deliveries', t.deliveries],
+  ]);
+  const payload = typeof t.payload === 'string' && t.payloadError ? t.payload : JSON.stringify(t.payload, null, 2);
+  const parts = [main, `payload${t.payloadError ? ` (${t.payloadError})` : ''}:`, payload];
+  if (t.lastError) parts.push(`last error${t.failedAt ? `, ${when(t.failedAt)}` : ''}:`, t.lastError);
+  return parts.join('\n');
+}
+
+function groupsText(g: DeadGroups): string {
+  if (g.groups.length === 0) return `No dead tasks${g.scanned ? ' match' : ''}.`;
+  const t = table(
+    ['count', 'error', 'queues', 'types', 'last failed', 'newest task'],
+    g.groups.map((x) => {
+      return [x.count, short(x.message, 70), x.queues.join(' '), short(x.types.join(' '), 30), when(x.lastFailedAt), x.sampleId];
+    }),
+  );
+  return g.truncated ? `${t}\n(scanned the first ${g.scanned} dead tasks only)` : t;
+}
+
+/** The queue of a one-task act: `--queue`, or wherever the task is found. */
+async function locate(cli: Cli, id: string, queue: string | undefined): Promise<TaskInfo> {
+  const t = await (await cli.inspector()).findTask(id, queue);
+  if (!t) throw new TaskNotFoundError(queue ?? '*', id);
+  return t;
+}
+
+function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {
+  if (id && o.all) throw new UsageError(`task ${verb}: give a task id or --all, not both`);
+  if (!id && !o.all) throw new UsageError(`task ${verb}: give a task id, or --all (with --queue)`);
+  if (o.all && !o.queue) throw new UsageError(`task ${verb} --all: --queue is required`);
+  if (!o.all && (o.type !== undefined || o.error !== undefined)) throw new UsageError(`task ${verb}: --type and --error go with --all`);
+  return o.all === true;
+}
+
+function filterText(o: ActOpts): string {
+  const f: string[] = [];
+  if (o.type !== undefined) f.push(`type ${o.type}`);
+  if (o.error !== undefined) f.push(`error containing ${JSON.stringify(o.error)}`);
+  return f.length ? ` (${f.join(', ')})` : '';
+}
+
+async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
+  const q = await (await cli.inspector()).queue(o.queue!);
+  const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'];
+  const scope = o.type !== undefined || o.error !== undefined ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
+  if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}?`, o.yes))) {
+    cli.print({ count: 0, ids: [], aborted: true }, () => 'Nothing done.');
+    return;
+  }
+  const r = await act();
+  const skipped = r.skipped?.length ? ` ${r.skipped.length} left alone: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}.` : '';
+  cli.print(r, () => `${past} ${r.count} ${state} task(s) of queue ${o.queue}${filterText(o)}.${skipped}`);
+}
+
+const stateOption = (states: readonly string[], what: string) => new Option('--state <state>', what).choices(states);
+
+/** `task ls|show|retry|delete|run|cancel` and `dead groups`. */
+export function taskCommands(program: Command, run: Run): void {
+  const task = program.command('task').description('tasks: list, show, retry, delete, run, cancel');
+  task
+    .command('ls')
+    .description('tasks of a queue in one state, oldest first, a page at a time')
+    .requiredOption('--queue <queue>', 'queue name')
+    .addOption(stateOption(TASK_STATES, 'task state').makeOptionMandatory())
+    .option('--limit <n>', 'tasks per page (1-1000)', '50')
+    .option('--cursor <cursor>', 'continue after the previous page')
+    .option('--type <type>', 'only tasks of this type')
+    .option('--error <text>', 'only tasks whose last error contains this text')
+    .action(
+      run(async (cli, o: ActOpts & { limit: string; cursor?: string }) => {
+        const limit = positiveInt(o.limit, '--limit', 1000);
+        const page = await (await cli.inspector()).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
+        cli.print(page, () => taskTable(o.state!, page.tasks) + (page.cursor ? `\nmore: --cursor '${page.cursor}'` : ''));
+      }),
+    );
+  task
+    .command('show <id>')
+    .description('one task by id (in every queue unless --queue): payload, meta, retries, last error')
+    .option('--queue <queue>', 'look in this queue only')
+    .action(
+      run(async (cli, id: string, o: ActOpts) => {
+        const t = await locate(cli, id, o.queue);
+        cli.print(t, () => taskText(t));
+      }),
+    );
+  task
+    .command('retry [id]')
+    .description('put a dead task (or --all of them) back in its queue with a fresh retry budget')
+    .option('--queue <queue>', 'queue name (required with --all)')
+    .option('--all', 'every dead task of the queue (with --type / --error: the matching ones)')
+    .option('--type <type>', 'with --all: only this task type')
+    .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--yes', 'do not ask for confirmation')
+    .action(
+      run(async (cli, id: string | undefined, o: ActOpts) => {
+        const inspector = await cli.inspector();
+        if (checkAll(id, o, 'retry')) {
+          const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, actor: cli.actor });
+          return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
+        }
+        const t = await locate(cli, id!, o.queue);
+        const r = await inspector.retryDead(t.queue, t.id, { actor: cli.actor });
+        const text = r.count ? `Retried dead task ${t.id} of queue ${t.queue}.` : `Left task ${t.id} dead: ${r.skipped?.[0]?.reason}.`;
+        cli.print(r, () => text);
+      }),
+    );
+  task
+    .command('delete [id]')
+    .description('delete a pending, scheduled, retry or dead task (or --all of one state)')
+    .option('--queue <queue>', 'queue name (required with --all)')
+    .addOption(stateOption(['pending', 'scheduled', 'retry', 'dead'], 'the state to delete from (required with --all)'))
+    .option('--all', 'every task of the queue in --state (with --type / --error: the matching ones)')
+    .option('--type <type>', 'with --all: only this task type')
+    .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--yes', 'do not ask for confirmation')
+    .action(
+      run(async (cli, id: string | undefined, o: ActOpts) => {
+        const inspector = await cli.inspector();
+        if (checkAll(id, o, 'delete')) {
+          if (!o.state) throw new UsageError('task delete --all: --state is required');
+          const act = () => inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, actor: cli.actor });
+          return bulk(cli, o, o.state, 'Delete', act, 'Deleted');
+        }
+        const t = await locate(cli, id!, o.queue);
+        if (t.state === 'active') throw new UsageError(`task ${t.id} is active: use \`chronos task cancel ${t.id}\``);
+        const r = await inspector.deleteTask(t.queue, t.id, { state: o.state, actor: cli.actor });
+        cli.print(r, () => `Deleted ${t.state} task ${t.id} of queue ${t.queue}.`);
+      }),
+    );
+  task
+    .command('run [id]')
+    .description('run a scheduled or retry task now (or --all of one state)')
+    .option('--queue <queue>', 'queue name (required with --all)')
+    .addOption(stateOption(['scheduled', 'retry'], 'with --all: the state to run from').default('scheduled'))
+    .option('--all', 'every task of the queue in --state (with --type / --error: the matching ones)')
+    .option('--type <type>', 'with --all: only this task type')
+    .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--yes', 'do not ask for confirmation')
+    .action(
+      run(async (cli, id: string | undefined, o: ActOpts) => {
+        const inspector = await cli.inspector();
+        if (checkAll(id, o, 'run')) {
+          const state = o.state as 'scheduled' | 'retry';
+          const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, actor: cli.actor });
+          return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
+        }
+        const t = await locate(cli, id!, o.queue);
+        const r = await inspector.runTask(t.queue, t.id, { actor: cli.actor });
+        cli.print(r, () => `Task ${t.id} of queue ${t.queue} is pending now (it was ${t.state}).`);
+      }),
+    );
+  task
+    .command('cancel <id>')
+    .description('cancel an active task: it is dead at once (reason cancelled) and its handler is aborted')
+    .option('--queue <queue>', 'look in this queue only')
+    .action(
+      run(async (cli, id: string, o: ActOpts) => {
+        const r = await (await cli.inspector()).cancelTask(id, { queue: o.queue, actor: cli.actor });
+        cli.print(r, () => `Cancelled task ${id}: it is dead (reason cancelled); the server running it aborts its signal.`);
+      }),
+    );
+
+  program
+    .command('dead')
+    .description('dead tasks')
+    .command('groups')
+    .description('dead tasks grouped by error message, biggest group first')
+    .option('--queue <queue>', 'one queue only')
+    .option('--type <type>', 'only this task type')
+    .option('--error <text>', 'only errors containing this text')
+    .option('--scan <n>', 'dead tasks looked at, at most', '10000')
+    .action(
+      run(async (cli, o: ActOpts & { scan: string }) => {
+        const scan = positiveInt(o.scan, '--scan');
+        const g = await (await cli.inspector()).deadGroups({ queue: o.queue, type: o.type, error: o.error, scan });
+        cli.print(g, () => groupsText(g));
+      }),
+    );
+}

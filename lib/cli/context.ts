@@ -1,0 +1,145 @@
+import { hostname, userInfo } from 'node:os';
+import { createInterface } from 'node:readline/promises';
+import type { RedisOptions } from 'ioredis';
+import { DEFAULTS } from '../core/defaults.js';
+import { Inspector } from '../core/inspector/inspector.js';
+import { parseDurationMs } from '../core/scheduler/spec.js';
+
+/** A mistake in how the command was called: exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The global options of every command. */
+export interface GlobalOptions {
+  redisUrl?: string;
+  namespace?: string;
+  json?: boolean;
+  actor?: string;
+}
+
+/**
+ * How long a command waits for Redis before it gives up, ms: the TCP connect (a dropped SYN) and the
+ * first answer (a port that accepts but does not speak Redis) each within 3 s, so a wrong address
+ * fails in under 5 s with one `RedisUnreachableError` line.
+ */
+export const CONNECT_TIMEOUT_MS = 3000;
+const ANSWER_TIMEOUT_MS = 3000;
+
+/**
+ * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL, set to fail
+ * fast: a short connect timeout, one try per command, and (unless `reconnect`) no reconnection.
+ */
+export function redisOptions(url: string, reconnect: boolean): RedisOptions {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new UsageError(`--redis-url: ${JSON.stringify(url)} is not a URL (expected redis://host:port[/db])`);
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);
+  }
+  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
+  if (!Number.isInteger(db) || db < 0) throw new UsageError(`--redis-url: invalid database ${JSON.stringify(u.pathname.slice(1))}`);
+  return {
+    host: u.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
+    port: u.port ? Number(u.port) : 6379,
+    db,
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    retryStrategy: reconnect ? (times: number) => Math.min(times * 200, 2000) : () => null,
+  };
+}
+
+/** What a command runs with: the Inspector, the output mode and the actor named in its events. */
+export class Cli {
+  readonly json: boolean;
+  readonly actor: string;
+  readonly out: NodeJS.WritableStream;
+  private inspectorValue?: Inspector;
+
+  constructor(
+    private readonly opts: GlobalOptions,
+    out: NodeJS.WritableStream = process.stdout,
+  ) {
+    this.json = opts.json === true;
+    this.actor = opts.actor ?? `cli:${safeUser()}@${hostname()}`;
+    this.out = out;
+  }
+
+  /** Opens the Inspector and checks Redis (≤ 3 s; a wrong address fails with one clear error). */
+  async inspector(reconnect = false): Promise<Inspector> {
+    if (!this.inspectorValue) {
+      const url = this.opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+      const namespace = this.opts.namespace ?? process.env.CHRONOS_NAMESPACE ?? DEFAULTS.namespace;
+      this.inspectorValue = new Inspector({ connection: redisOptions(url, reconnect), namespace, actor: this.actor });
+      await this.inspectorValue.check(ANSWER_TIMEOUT_MS);
+    }
+    return this.inspectorValue;
+  }
+
+  async close(): Promise<void> {
+    await this.inspectorValue?.close();
+  }
+
+  /** Prints `value` as JSON with `--json`, else the text `human()` builds. */
+  print(value: unknown, human: () => string): void {
+    this.out.write(this.json ? JSON.stringify(value, null, 2) + '\n' : human().replace(/\n?$/, '\n'));
+  }
+
+  /**
+   * Asks before a destructive `--all` act when stdin and stdout are terminals and `--yes` was not
+   * given; elsewhere (scripts, pipes) it goes ahead. @returns false when the answer is not yes.
+   */
+  async confirm(question: string, yes: boolean | undefined): Promise<boolean> {
+    if (yes || !process.stdin.isTTY || !process.stdout.isTTY) return true;
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    try {
+      return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+    } finally {
+      rl.close();
+    }
+  }
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * An instant from the command line: epoch ms, an ISO 8601 / RFC 2822 date (local time unless it
+ * says otherwise), `now`, or a duration before now (`-90m`, `-2h`, `-1d`).
+ */
+export function parseInstant(text: string, what: string): number {
+  const t = text.trim();
+  if (t === 'now') return Date.now();
+  if (/^\d{10,}$/.test(t)) return Number(t);
+  if (t.startsWith('-')) {
+    try {
+      return Date.now() - parseDurationMs(t.slice(1));
+    } catch {
+      throw new UsageError(`${what}: ${JSON.stringify(text)} is not a duration (e.g. -90m, -2h, -1d)`);
+    }
+  }
+  const ms = Date.parse(t);
+  if (!Number.isFinite(ms)) throw new UsageError(`${what}: ${JSON.stringify(text)} is not a time (epoch ms, ISO 8601, now, or -2h)`);
+  return ms;
+}
+
+/** A positive integer option. */
+export function positiveInt(text: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${what}: expected an integer 1-${max}, got ${JSON.stringify(text)}`);
+  return n;
+}

@@ -1,0 +1,76 @@
+import Table from 'cli-table3';
+
+/** No line between body rows: one row per line. */
+const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
+
+/** A table of rows (cli-table3, no colours: the output is the same on a terminal and in a file). */
+export function table(head: string[], rows: (string | number)[][]): string {
+  const t = new Table({ head, chars: COMPACT, style: { head: [], border: [] } });
+  for (const r of rows) t.push(r.map((c) => String(c)));
+  return t.toString();
+}
+
+/** A two-column key/value table (fields with an undefined value are left out). */
+export function fields(entries: [string, string | number | undefined][]): string {
+  const t = new Table({ chars: COMPACT, style: { head: [], border: [] } });
+  for (const [k, v] of entries) if (v !== undefined) t.push({ [k]: String(v) });
+  return t.toString();
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** A duration, short: `850ms`, `12s`, `4m 10s`, `3h 5m`, `2d 4h`. */
+export function duration(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 1000) return `${Math.round(a)}ms`;
+  const s = Math.floor(a / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? ` ${s % 60}s` : ''}`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${m % 60 ? ` ${m % 60}m` : ''}`;
+  return `${Math.floor(h / 24)}d${h % 24 ? ` ${h % 24}h` : ''}`;
+}
+
+/** How long ago or ahead an instant is: `3m ago`, `in 12s`, `now`. */
+export function relative(at: number, now = Date.now()): string {
+  const d = at - now;
+  if (Math.abs(d) < 1000) return 'now';
+  return d < 0 ? `${duration(d)} ago` : `in ${duration(d)}`;
+}
+
+/** An instant in local time with its relative age: `11:20:03 (3m ago)` today, `2026-11-30 03:00 (1d 8h ago)` otherwise. */
+export function when(at: number | undefined, now = Date.now()): string {
+  if (at === undefined || !Number.isFinite(at)) return '-';
+  const d = new Date(at);
+  const today = new Date(now);
+  const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
+  const clock = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const text = sameDay ? clock : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clock.slice(0, 5)}`;
+  return `${text} (${relative(at, now)})`;
+}
+
+/** Bytes, short: `512 B`, `1.2 KB`, `34.5 MB`. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** A value as compact JSON, cut at `max` characters. */
+export function short(value: unknown, max = 40): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? 'undefined';
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+/** The first line of a text, cut at `max` characters. */
+export function firstLine(text: string | undefined, max = 60): string {
+  if (!text) return '-';
+  return short(text.split('\n', 1)[0], max);
+}

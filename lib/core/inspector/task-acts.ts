@@ -1,0 +1,222 @@
+import { killScript } from '../redis/commands.js';
+import { DEAD_REASON, META } from '../redis/protocol.js';
+import { DEFAULTS } from '../defaults.js';
+import { TaskCancelledError, TaskNotFoundError } from '../errors.js';
+import type { OperatorAction } from '../events.js';
+import { encodeStored, utcDay, type TaskMeta } from '../queue/codec.js';
+import { releaseKeys } from '../queue/executor.js';
+import { CONSUMER_GROUP } from '../redis/keys.js';
+import { runScript } from '../redis/scripts.js';
+import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
+import { findTask, pageRows, requireTask, type Row } from './tasks.js';
+import type { ActResult, TaskFilter, TaskState } from './types.js';
+
+/** Runs one act script on a batch of rows; returns the ids it changed (and those it left, with why). */
+type BatchAct = (rows: Row[]) => Promise<{ done: string[]; skipped?: { id: string; reason: string }[] }>;
+
+function result(done: string[], skipped: { id: string; reason: string }[] = []): ActResult {
+  const r: ActResult = { count: done.length, ids: done.slice(0, MAX_LISTED_IDS) };
+  if (skipped.length > 0) r.skipped = skipped.slice(0, MAX_LISTED_IDS);
+  return r;
+}
+
+/**
+ * Applies `act` to every task of a state that passes `filter`, a page of {@link ACT_BATCH} at a
+ * time: each page is one bounded read and one script call, atomic per task, so a repeat (or a
+ * crash halfway) is safe. Tasks added while it runs may or may not be included.
+ */
+async function forAll(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter: TaskFilter | undefined,
+  act: BatchAct,
+): Promise<ActResult> {
+  const done: string[] = [];
+  const skipped: { id: string; reason: string }[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await pageRows(ctx, queue, state, cursor, ACT_BATCH);
+    const hit = page.rows.filter((r) => matches(r.info, filter));
+    if (hit.length > 0) {
+      const r = await act(hit);
+      done.push(...r.done);
+      skipped.push(...(r.skipped ?? []));
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  return result(done, skipped);
+}
+
+function emitted(
+  ctx: InspectorContext,
+  action: OperatorAction,
+  queue: string,
+  actor: string | undefined,
+  r: ActResult,
+  taskId?: string,
+): ActResult {
+  ctx.emit(action, actor, { queue, count: r.count, ...(taskId !== undefined ? { taskId } : {}) });
+  return r;
+}
+
+// ------------------------------------------------------------------ dead → retry
+
+function retryDeadBatch(ctx: InspectorContext, queue: string): BatchAct {
+  const k = ctx.keys(queue);
+  return async (rows) => {
+    const keys = [k.stream, k.dead, k.deadTasks];
+    const args: (string | number)[] = [];
+    for (const { info, meta } of rows) {
+      const extra = releaseKeys(k, { id: info.id, meta });
+      keys.push(...extra);
+      args.push(info.id, extra.length);
+    }
+    const [done, conflicts] = await runScript<[string[], string[]]>(ctx.client, 'retry-dead', keys, args);
+    return { done, skipped: conflicts.map((id) => ({ id, reason: 'its explicit task id is live again (another task took it)' })) };
+  };
+}
+
+/**
+ * Puts a dead task back in its queue's stream with a fresh retry budget (`retry-dead.lua`). Cost:
+ * one ZSCORE/HGET pipeline and the script.
+ * @throws TaskNotFoundError when the task is not dead in that queue.
+ */
+export async function retryDead(ctx: InspectorContext, queue: string, id: string, actor?: string): Promise<ActResult> {
+  const row = await requireTask(ctx, queue, id, ['dead']);
+  const r = await retryDeadBatch(ctx, queue)([row]);
+  return emitted(ctx, 'dead.retry', queue, actor, result(r.done, r.skipped), id);
+}
+
+/** Retries every dead task of a queue that passes the filter, in batches (one page read + one script call per 200). */
+export async function retryAllDead(ctx: InspectorContext, queue: string, filter?: TaskFilter, actor?: string): Promise<ActResult> {
+  return emitted(ctx, 'dead.retry', queue, actor, await forAll(ctx, queue, 'dead', filter, retryDeadBatch(ctx, queue)));
+}
+
+// ------------------------------------------------------------------ delete
+
+function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): BatchAct {
+  const k = ctx.keys(queue);
+  if (state === 'pending') {
+    return async (rows) => {
+      const keys = [k.stream];
+      const args: (string | number)[] = [CONSUMER_GROUP];
+      for (const { info, meta } of rows) {
+        const extra = releaseKeys(k, { id: info.id, meta });
+        keys.push(...extra);
+        args.push(info.entryId!, info.id, extra.length);
+      }
+      return { done: await runScript<string[]>(ctx.client, 'delete-pending', keys, args) };
+    };
+  }
+  const { zset, hash } = setOf(k, state as 'scheduled' | 'retry' | 'dead');
+  return async (rows) => {
+    const keys = [zset, hash];
+    const args: (string | number)[] = [];
+    for (const { info, meta } of rows) {
+      // a dead task released its keys when it died: another live task may hold them now
+      const extra = state === 'dead' ? [] : releaseKeys(k, { id: info.id, meta });
+      keys.push(...extra);
+      args.push(info.id, extra.length);
+    }
+    return { done: await runScript<string[]>(ctx.client, 'delete-tasks', keys, args) };
+  };
+}
+
+const DELETABLE: readonly TaskState[] = ['pending', 'scheduled', 'retry', 'dead'];
+
+/**
+ * Deletes one task (pending, scheduled, retry or dead; an active one is cancelled instead), and
+ * releases its explicit-id and overlap markers. Cost: finding it ({@link findTask} in that queue)
+ * plus one script (`delete-tasks.lua` / `delete-pending.lua`). With `state`, only that state is
+ * looked for.
+ * @throws TaskNotFoundError when the task is not in a deletable state there.
+ */
+export async function deleteTask(ctx: InspectorContext, queue: string, id: string, state?: TaskState, actor?: string): Promise<ActResult> {
+  const states = state === undefined ? DELETABLE : [checkState(state, DELETABLE)];
+  const row = await requireTask(ctx, queue, id, states);
+  const r = await deleteBatch(ctx, queue, row.info.state)([row]);
+  if (r.done.length === 0) throw new TaskNotFoundError(queue, id, row.info.state); // a worker took it meanwhile
+  return emitted(ctx, 'task.delete', queue, actor, result(r.done), id);
+}
+
+/** Deletes every task of a state (pending, scheduled, retry, dead) that passes the filter, in batches of 200. */
+export async function deleteAllTasks(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter?: TaskFilter,
+  actor?: string,
+): Promise<ActResult> {
+  checkState(state, DELETABLE);
+  return emitted(ctx, 'task.delete', queue, actor, await forAll(ctx, queue, state, filter, deleteBatch(ctx, queue, state)));
+}
+
+// ------------------------------------------------------------------ run now
+
+function runBatch(ctx: InspectorContext, queue: string, state: 'scheduled' | 'retry'): BatchAct {
+  const k = ctx.keys(queue);
+  const { zset, hash } = setOf(k, state);
+  return async (rows) => ({ done: await runScript<string[]>(ctx.client, 'run-tasks', [k.stream, zset, hash], rows.map((r) => r.info.id)) });
+}
+
+/**
+ * Moves a scheduled or retry task into the stream now (`run-tasks.lua`), keeping its retry count.
+ * @throws TaskNotFoundError when it is neither scheduled nor waiting for a retry in that queue.
+ */
+export async function runTask(ctx: InspectorContext, queue: string, id: string, actor?: string): Promise<ActResult> {
+  const row = await requireTask(ctx, queue, id, ['scheduled', 'retry']);
+  const r = await runBatch(ctx, queue, row.info.state as 'scheduled' | 'retry')([row]);
+  return emitted(ctx, 'task.run', queue, actor, result(r.done), id);
+}
+
+/** Runs now every scheduled (or retry) task that passes the filter, in batches of 200. */
+export async function runAllTasks(
+  ctx: InspectorContext,
+  queue: string,
+  state: TaskState,
+  filter?: TaskFilter,
+  actor?: string,
+): Promise<ActResult> {
+  const s = checkState(state, ['scheduled', 'retry']) as 'scheduled' | 'retry';
+  return emitted(ctx, 'task.run', queue, actor, await forAll(ctx, queue, s, filter, runBatch(ctx, queue, s)));
+}
+
+// ------------------------------------------------------------------ cancel
+
+/**
+ * Cancels an active task: dead-letters it at once (`kill.lua`: XACK + XDEL + dead set, reason
+ * `cancelled`, last error `TaskCancelledError: …`, its markers released), then `PUBLISH`es a notice
+ * on `<ns>:cancel`; the server running it (see queue/cancel-listener.ts) aborts its `signal` with a
+ * {@link TaskCancelledError}. The handler's later outcome is ignored (its entry is gone), so the
+ * task is never retried. Cost: finding it (the pending entries list), the script, one PUBLISH.
+ * @throws TaskNotFoundError when the task is not active (in any queue, without `queue`).
+ */
+export async function cancelTask(ctx: InspectorContext, id: string, queue?: string, actor?: string): Promise<ActResult> {
+  const row = await findTask(ctx, id, queue);
+  if (!row || row.info.state !== 'active') throw new TaskNotFoundError(queue ?? '*', id, 'active');
+  const q = row.info.queue;
+  const k = ctx.keys(q);
+  const who = actor ?? ctx.actor;
+  const err = new TaskCancelledError(id, who);
+  const meta: TaskMeta = {
+    ...row.meta,
+    [META.lastError]: `${err.name}: ${err.message}`,
+    [META.failedAt]: Date.now(),
+    [META.deadReason]: DEAD_REASON.cancelled,
+  };
+  const payload = row.info.payloadError ? String(row.info.payload) : JSON.stringify(row.info.payload);
+  const msg = { id, type: row.info.type, payload, meta };
+  const failedAt = await killScript(ctx.client, k, {
+    entryId: row.info.entryId!,
+    taskId: id,
+    stored: encodeStored(msg),
+    release: releaseKeys(k, { id, meta: row.meta }),
+    maxDead: DEFAULTS.deadMaxCount,
+    maxDeadAgeMs: DEFAULTS.deadMaxAgeMs,
+    counterTtlMs: DEFAULTS.counterTtlMs,
+  });
+  if (failedAt === undefined) throw new TaskNotFoundError(q, id, 'active'); // it finished meanwhile
+  await ctx.client.publish(ctx.global.cancelChannel, JSON.stringify({ queue: q, entryId: row.info.entryId, taskId: id, actor: who }));
+  return emitted(ctx, 'task.cancel', q, actor, result([id]), id);
+}

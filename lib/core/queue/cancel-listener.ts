@@ -1,0 +1,70 @@
+import { TaskCancelledError } from '../errors.js';
+import type { ChronosLogger } from '../logger.js';
+import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import { GlobalKeys } from '../redis/keys.js';
+
+/** The notice an operator's cancel publishes on `<ns>:cancel` (after the task was dead-lettered). */
+export interface CancelNotice {
+  queue: string;
+  entryId: string;
+  taskId: string;
+  actor: string;
+}
+
+/** What the listener needs of a running task: its id, and a way to abort its signal. */
+export interface Cancellable {
+  readonly id: string;
+  abort(reason: unknown): void;
+}
+
+/** A running subscription; `close()` ends it (idempotent). */
+export interface CancelListener {
+  close(): Promise<void>;
+}
+
+/**
+ * Subscribes a worker server to cancel notices: for a notice about an entry this server runs
+ * (`find(entryId, queue)` returns it), aborts the task's signal with a {@link TaskCancelledError}.
+ * The Inspector has already dead-lettered the task when the notice arrives, so whatever the
+ * handler does next is ignored (its entry is gone: the ack, retry or kill finds nothing). Uses its
+ * own subscriber connection (a duplicate of `client`, owned and closed by {@link CancelListener.close}).
+ *
+ * The server's hook (one line at the end of `start()`, one in shutdown before closing connections):
+ * ```ts
+ * this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.inflight.get(entryId), this.logger);
+ * await this.cancels?.close();
+ * ```
+ */
+export async function listenForCancels(
+  client: RedisClient,
+  namespace: string,
+  find: (entryId: string, queue: string) => Cancellable | undefined,
+  logger?: ChronosLogger,
+): Promise<CancelListener> {
+  const channel = new GlobalKeys(namespace).cancelChannel;
+  const sub = duplicateConnection(client);
+  sub.on('message', (ch: string, text: string) => {
+    if (ch !== channel) return;
+    let n: CancelNotice;
+    try {
+      n = JSON.parse(text) as CancelNotice;
+    } catch {
+      return; // not ours
+    }
+    const run = typeof n?.entryId === 'string' ? find(n.entryId, n.queue) : undefined;
+    if (!run || run.id !== n.taskId) return;
+    logger?.warn(
+      `Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`,
+    );
+    run.abort(new TaskCancelledError(n.taskId, String(n.actor)));
+  });
+  await sub.subscribe(channel);
+  let closed = false;
+  return {
+    async close() {
+      if (closed) return;
+      closed = true;
+      await closeClient(sub);
+    },
+  };
+}

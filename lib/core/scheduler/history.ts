@@ -1,0 +1,102 @@
+import type { RedisClient } from '../redis/connection.js';
+import type { QueueKeys } from '../redis/keys.js';
+
+/**
+ * The fire history of schedules: per schedule, a capped LIST of its last fires, newest first, at
+ * `QueueKeys.history(schedule)` (the target queue's hash tag). The scheduler's fire path writes it
+ * with {@link recordFires}; the Inspector's trigger and backfill acts add theirs; the Inspector reads
+ * it with {@link readFires}. One pipeline per call and queue (one hash slot).
+ */
+
+/**
+ * What became of one trigger: `enqueued` (its task was added), `duplicate` (its dedup key existed:
+ * fired before), `skipped-overlap` (the previous task of the schedule was still live),
+ * `skipped-paused` / `skipped-catch-up` (not enqueued by the pause or the catch-up policy; `count`
+ * may cover several triggers), `manual` (an operator's trigger-now), `backfill` (an operator's
+ * backfill enqueued it).
+ */
+export type FireOutcome = 'enqueued' | 'duplicate' | 'skipped-overlap' | 'skipped-paused' | 'skipped-catch-up' | 'manual' | 'backfill';
+
+/** One entry of a schedule's history. Instants are epoch ms. @publicApi */
+export interface FireRecord {
+  /** The trigger instant (for `manual`, when it was asked for). */
+  triggerAt: number;
+  /** When it was recorded (Redis time when known, else the recorder's clock). */
+  at: number;
+  outcome: FireOutcome;
+  /** The task it enqueued (or found, for `duplicate`): `<schedule>:<trigger-unix>`, or `<schedule>:manual:<uuid>`. */
+  taskId?: string;
+  /** Triggers this record stands for (skips are recorded once per run of skips). @defaultValue 1 */
+  count?: number;
+  /** Who fired it: the leader's instance id, or the operator's actor string. */
+  by?: string;
+}
+
+/** Most records kept per schedule (the oldest are trimmed). */
+export const HISTORY_LIMIT = 100;
+/** A schedule's history expires this long after its last record, ms (30 days): a removed schedule's goes away. */
+export const HISTORY_TTL_MS = 30 * 24 * 60 * 60_000;
+
+/**
+ * The outcome of a `fire.lua` result code: 1 enqueued, 0 duplicate, 2 skipped (overlap), 5 advanced
+ * past a trigger the catch-up policy skipped; codes 3 (early: retried later) and 4 (stale: at or
+ * before lastFired) leave no record.
+ */
+export function outcomeOfFireCode(code: number): FireOutcome | undefined {
+  switch (code) {
+    case 1:
+      return 'enqueued';
+    case 0:
+      return 'duplicate';
+    case 2:
+      return 'skipped-overlap';
+    case 5:
+      return 'skipped-catch-up';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Appends fire records of schedules that target one queue (`keys`): per schedule one `LPUSH` of
+ * its records (oldest first in `records`, so the newest ends up at the head), `LTRIM` to
+ * {@link HISTORY_LIMIT} and `PEXPIRE` {@link HISTORY_TTL_MS} — one pipeline, one round trip.
+ * Records whose `outcome` is undefined are left out (see {@link outcomeOfFireCode}).
+ */
+export async function recordFires(
+  client: RedisClient,
+  keys: QueueKeys,
+  records: readonly (Omit<FireRecord, 'outcome'> & { schedule: string; outcome: FireOutcome | undefined })[],
+): Promise<void> {
+  const bySchedule = new Map<string, string[]>();
+  for (const { schedule, ...r } of records) {
+    if (r.outcome === undefined) continue;
+    const list = bySchedule.get(schedule) ?? [];
+    list.push(JSON.stringify(r));
+    bySchedule.set(schedule, list);
+  }
+  if (bySchedule.size === 0) return;
+  const p = client.pipeline();
+  for (const [schedule, items] of bySchedule) {
+    const key = keys.history(schedule);
+    p.lpush(key, ...items.slice(-HISTORY_LIMIT));
+    p.ltrim(key, 0, HISTORY_LIMIT - 1);
+    p.pexpire(key, HISTORY_TTL_MS);
+  }
+  const replies = (await p.exec()) ?? [];
+  for (const [err] of replies) if (err) throw err;
+}
+
+/** The last `limit` fire records of a schedule, newest first (`LRANGE`, O(limit)). Unparsable entries are skipped. */
+export async function readFires(client: RedisClient, keys: QueueKeys, schedule: string, limit = 20): Promise<FireRecord[]> {
+  const raws = await client.lrange(keys.history(schedule), 0, Math.max(0, Math.min(limit, HISTORY_LIMIT) - 1));
+  const out: FireRecord[] = [];
+  for (const raw of raws) {
+    try {
+      out.push(JSON.parse(raw) as FireRecord);
+    } catch {
+      /* not ours: skip */
+    }
+  }
+  return out;
+}
