@@ -10,8 +10,6 @@ import {
 } from '../../lib/core/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
-import { listenForCancels } from '../../lib/core/queue/cancel-listener.js';
-import type { TaskRun } from '../../lib/core/queue/executor.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { triggerKey } from '../../lib/core/scheduler/definition.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
@@ -146,19 +144,14 @@ test('run now: a scheduled and a retry task move into the stream at once and run
 
 test('cancel: the active task is dead at once (reason cancelled, never retried); its server aborts its signal with TaskCancelledError', async () => {
   const s = rig.server({ queues: ['c'] });
-  const running = new Map<string, TaskRun>();
   const started = deferred();
   const reasons: unknown[] = [];
   s.handle('long', (t) => {
-    const run = t as TaskRun;
-    running.set(run.entry.entryId, run);
     started.resolve();
     return new Promise((_, reject) => t.signal.addEventListener('abort', () => (reasons.push(t.signal.reason), reject(t.signal.reason))));
   });
   await s.start();
-  // what the server's hook does (see cancel-listener.ts): look the entry up among its running tasks
-  const listener = await listenForCancels(s.redis, rig.namespace, (entryId) => running.get(entryId));
-  stoppers.push(() => listener.close());
+  // the server subscribed to cancel notices at start (cancel-listener.ts)
   const { id } = await rig.client.enqueue('long', { n: 1 }, { queue: 'c' });
   await started.promise;
   expect(await inspector.cancelTask(id, { actor: 'ops:eve' })).toEqual({ count: 1, ids: [id] });

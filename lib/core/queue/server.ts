@@ -13,6 +13,7 @@ import { Forwarder } from './forwarder.js';
 import { Heartbeat } from './heartbeat.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
+import { listenForCancels, type CancelListener } from './cancel-listener.js';
 import { Recoverer } from './recoverer.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from './slots.js';
@@ -62,6 +63,8 @@ export class ChronosServer {
   private readonly consumer: Consumer;
   private readonly loops: Loops;
   private readonly slots: Slots;
+  /** Cancel notices of operators (Inspector `cancelTask`), subscribed while running. */
+  private cancels?: CancelListener;
   private readonly fetcher: Fetcher;
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
@@ -168,6 +171,7 @@ export class ChronosServer {
     loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
     loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
+    this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.slots.cancelled(entryId), this.logger);
     this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
@@ -222,6 +226,7 @@ export class ChronosServer {
     }
     this.state = 'stopped';
     this.executor.stop();
+    await this.cancels?.close();
     await this.fetcher.close();
     await closeConnection(this.conn);
     const { processed, failed } = this.executor;

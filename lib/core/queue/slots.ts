@@ -92,6 +92,22 @@ export class Slots {
    * Shutdown: takes the tasks fetched but not started (waiting for a slot, or held for their
    * instant, their timers cleared) out of the table, for the caller to put back in the queue.
    */
+  /**
+   * A cancel notice for `entryId` (the Inspector has dead-lettered its task already): the running
+   * task, whose signal the caller aborts; a trigger task held for its instant is dropped here, its
+   * slot freed, so it never starts.
+   */
+  cancelled(entryId: string): TaskRun | undefined {
+    const h = this.held.get(entryId);
+    if (h) {
+      clearTimeout(h.timer);
+      this.held.delete(entryId);
+      this.finishReserved();
+      return undefined;
+    }
+    return this.inflight.get(entryId);
+  }
+
   takeUnstarted(): Waiting[] {
     for (const h of this.held.values()) clearTimeout(h.timer);
     const unstarted = [...this.buffer.splice(0), ...this.held.values()];
