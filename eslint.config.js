@@ -1,0 +1,41 @@
+// ESLint (flat config): typescript-eslint's recommended rules plus the house rules that a reviewer
+// would otherwise have to remember. Formatting is Prettier's job (.prettierrc.json), not ESLint's.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'docs/api/**', 'node_modules/**', 'test/compat/nest11/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'prefer-const': 'error',
+    },
+  },
+  {
+    // the engine and the Nest face log through their logger, never the console; the engine never imports Nest
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/core/logger.ts', 'lib/cli/**'],
+    rules: { 'no-console': 'error' },
+  },
+  {
+    files: ['lib/core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['@nestjs/*'], message: 'lib/core is framework-free' }] }] },
+  },
+  {
+    files: ['**/*.mjs', '**/*.cjs', 'scripts/**', 'bench/**', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node, ...globals.commonjs } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);
