@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
-import { InvalidOptionsError } from '../errors.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient, type RedisConnection } from '../redis/connection.js';
-import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys.js';
+import { assertName } from '../options.js';
+import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/codec.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { nextTriggers } from '../scheduler/spec.js';
@@ -130,7 +130,7 @@ export class Inspector {
 
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
-    if (!isValidName(this.namespace)) throw new InvalidOptionsError([`namespace: invalid ${JSON.stringify(this.namespace)}`], 'inspector options');
+    assertName('namespace', this.namespace, 'inspector options');
     this.livenessMs = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.conn = openConnection(options.connection);
     this.keys = new GlobalKeys(this.namespace);
