@@ -86,7 +86,7 @@ export function storedSpec(s: StoredSchedule): ScheduleSpec {
 }
 
 /**
- * The name of a schedule, checked ({@link NAME_RULE}).
+ * The name of a schedule, checked (`NAME_RULE` in lib/core/options.ts).
  * @throws InvalidScheduleError naming the value otherwise.
  */
 export function validateScheduleName(name: unknown): string {

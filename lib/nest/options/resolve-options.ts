@@ -108,9 +108,9 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const server = checkServerOptions(core.server);
   const scheduler = checkSchedulerOptions(core.scheduler);
   const client = checkClientOptions(core.client);
-  p.merge(server.problems.map((x) => asModuleProblem('server', x)));
-  p.merge(scheduler.problems.map((x) => asModuleProblem('scheduler', x)));
-  p.merge(client.problems.map((x) => asModuleProblem('client', x)));
+  for (const [to, checked] of [['server', server], ['scheduler', scheduler], ['client', client]] as const) {
+    p.merge(checked.problems.map((x) => asModuleProblem(to, x)));
+  }
   const issues = [...new Set(inOptionOrder(p.list).map((x) => describeProblem(x)))];
   if (issues.length) throw new ChronosConfigError(issues);
 
@@ -135,7 +135,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   };
 }
 
-
+/** `v[field]` when `v` is an object. */
 function fieldOf(v: unknown, field: string): unknown {
   return typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[field] : undefined;
 }
