@@ -68,13 +68,7 @@ export class ChronosModule {
         { provide: CHRONOS_EVENT_BUS, useFactory: () => new EventBus() },
         {
           provide: ChronosClient,
-          useFactory: (o: ResolvedChronosOptions, events: EventBus) =>
-            new ChronosClient({
-              connection: o.connection,
-              namespace: o.namespace,
-              defaults: { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout },
-              events,
-            }),
+          useFactory: (o: ResolvedChronosOptions, events: EventBus) => new ChronosClient({ ...o.core.client, events }),
           inject: [CHRONOS_OPTIONS, CHRONOS_EVENT_BUS],
         },
         SchedulerService,

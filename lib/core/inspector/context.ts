@@ -2,7 +2,8 @@ import { META } from '../redis/protocol.js';
 import { InvalidOptionsError, InvalidTaskStateError } from '../errors.js';
 import type { EventBus, OperatorAction } from '../events.js';
 import type { RedisClient } from '../redis/connection.js';
-import { GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys.js';
+import { assertName } from '../options.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
 
@@ -35,9 +36,7 @@ export class InspectorContext {
   keys(queue: string): QueueKeys {
     let k = this.queueKeyCache.get(queue);
     if (!k) {
-      if (!isValidName(queue)) {
-        throw new InvalidOptionsError([`queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`], 'queue name');
-      }
+      assertName('queue', queue, 'queue name');
       k = new QueueKeys(this.namespace, queue);
       this.queueKeyCache.set(queue, k);
     }

@@ -1,7 +1,6 @@
 import { DEFAULTS } from '../defaults.js';
-import { InvalidOptionsError } from '../errors.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
-import { isValidName } from '../redis/keys.js';
+import { assertName } from '../options.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
@@ -50,7 +49,7 @@ export class Inspector {
   /** @throws InvalidOptionsError for an invalid namespace. */
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
-    if (!isValidName(this.namespace)) throw new InvalidOptionsError([`namespace: invalid ${JSON.stringify(this.namespace)}`], 'inspector options');
+    assertName('namespace', this.namespace, 'inspector options');
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);

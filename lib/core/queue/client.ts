@@ -3,8 +3,9 @@ import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
+import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
 import { META, entryFields, newMeta } from '../redis/protocol.js';
 import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
@@ -93,8 +94,28 @@ interface Prepared {
   unique: boolean;
 }
 
-function isNonNegInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+/** The client's options resolved: its namespace and the defaults of every enqueue. */
+export interface ResolvedClientOptions {
+  namespace: string;
+  defaults: { queue: string; maxRetry: number; timeoutMs: number };
+}
+
+/** Validates client options without throwing: every problem, and the options with the defaults applied. */
+export function checkClientOptions(options: ClientOptions): Checked<ResolvedClientOptions> {
+  const p = new OptionProblems();
+  p.name('namespace', options.namespace);
+  const d = options.defaults ?? {};
+  p.name('defaults.queue', d.queue);
+  p.int('defaults.maxRetry', d.maxRetry, 0);
+  p.int('defaults.timeout', d.timeout, 0, 'ms');
+  p.bool('tracing', options.tracing);
+  return {
+    value: {
+      namespace: options.namespace ?? DEFAULTS.namespace,
+      defaults: { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs },
+    },
+    problems: p.list,
+  };
 }
 
 /**
@@ -113,20 +134,11 @@ export class ChronosClient {
   private readonly events?: EventBus;
   private readonly tracing: boolean;
 
+  /** @throws InvalidOptionsError listing every bad option (namespace, defaults). */
   constructor(options: ClientOptions = {}) {
-    const issues: string[] = [];
-    const namespace = options.namespace ?? DEFAULTS.namespace;
-    if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
-    const d = options.defaults ?? {};
-    if (d.queue !== undefined && !isValidName(d.queue)) issues.push(`defaults.queue: invalid queue name ${JSON.stringify(d.queue)}`);
-    if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry)) issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
-    if (d.timeout !== undefined && !isNonNegInt(d.timeout)) issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
-    if (options.tracing !== undefined && typeof options.tracing !== 'boolean') {
-      issues.push(`tracing: expected true or false, got ${String(options.tracing)}`);
-    }
-    if (issues.length) throw new InvalidOptionsError(issues, 'client options');
+    const { namespace, defaults } = orThrow(checkClientOptions(options), 'client options');
     this.namespace = namespace;
-    this.defaults = { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs };
+    this.defaults = defaults;
     this.globalKeys = new GlobalKeys(namespace);
     this.events = options.events;
     this.tracing = options.tracing ?? true;
@@ -253,53 +265,52 @@ export class ChronosClient {
   }
 
   private prepare(type: string, payload: unknown, options: EnqueueOptions): Prepared {
-    const issues: string[] = [];
-    if (typeof type !== 'string' || type.length === 0 || type.length > 200) {
-      issues.push(`type: expected a non-empty string of at most 200 characters, got ${JSON.stringify(type)}`);
-    }
+    const p = new OptionProblems();
+    if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
     if (typeof options !== 'object' || options === null) throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
-    for (const key of Object.keys(options)) if (!ENQUEUE_KEYS.has(key)) issues.push(`unknown option "${key}"`);
+    p.unknownKeys(options, ENQUEUE_KEYS);
+    p.name('queue', options.queue);
+    p.int('maxRetry', options.maxRetry, 0);
+    p.int('timeout', options.timeout, 0, 'ms');
     const queue = options.queue ?? this.defaults.queue;
-    if (!isValidName(queue)) issues.push(`queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`);
     const maxRetry = options.maxRetry ?? this.defaults.maxRetry;
-    if (!isNonNegInt(maxRetry)) issues.push(`maxRetry: expected an integer >= 0, got ${String(maxRetry)}`);
     const timeout = options.timeout ?? this.defaults.timeoutMs;
-    if (!isNonNegInt(timeout)) issues.push(`timeout: expected an integer >= 0 (ms), got ${String(timeout)}`);
     let processAt = 0;
     let delayMs = 0;
-    if (options.delay !== undefined && options.processAt !== undefined) issues.push('delay and processAt are mutually exclusive');
+    if (options.delay !== undefined && options.processAt !== undefined) p.add('', 'delay and processAt are mutually exclusive');
     if (options.delay !== undefined) {
       if (typeof options.delay !== 'number' || !Number.isFinite(options.delay) || options.delay < 0) {
-        issues.push(`delay: expected a finite number >= 0 (ms), got ${String(options.delay)}`);
+        p.expected('delay', 'a finite number >= 0 (ms)', options.delay);
       } else delayMs = Math.ceil(options.delay);
     }
     if (options.processAt !== undefined) {
       const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
-      if (typeof at !== 'number' || !Number.isFinite(at)) issues.push(`processAt: expected epoch ms or a valid Date, got ${String(options.processAt)}`);
+      if (typeof at !== 'number' || !Number.isFinite(at)) p.expected('processAt', 'epoch ms or a valid Date', options.processAt);
       else if (at > Date.now()) processAt = Math.ceil(at);
     }
     const id = options.taskId ?? randomUUID();
-    if (options.taskId !== undefined && (typeof options.taskId !== 'string' || options.taskId.length === 0 || options.taskId.length > 200)) {
-      issues.push(`taskId: expected a non-empty string of at most 200 characters, got ${JSON.stringify(options.taskId)}`);
+    if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
+      p.expected('taskId', 'a non-empty string of at most 200 characters', options.taskId);
     }
-    if (options.dedupKey !== undefined && (typeof options.dedupKey !== 'string' || options.dedupKey.length === 0 || options.dedupKey.length > 400)) {
-      issues.push(`dedupKey: expected a non-empty string of at most 400 characters, got ${JSON.stringify(options.dedupKey)}`);
+    if (options.dedupKey !== undefined && !isIdText(options.dedupKey, 400)) {
+      p.expected('dedupKey', 'a non-empty string of at most 400 characters', options.dedupKey);
     }
-    if (options.trace !== undefined && typeof options.trace !== 'boolean') {
-      issues.push(`trace: expected true or false, got ${String(options.trace)}`);
-    }
+    p.bool('trace', options.trace);
     const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
-    if (options.dedupTtl !== undefined) {
-      if (options.dedupKey === undefined) issues.push('dedupTtl: given without dedupKey');
-      if (!Number.isInteger(dedupTtlMs) || dedupTtlMs < 1) issues.push(`dedupTtl: expected an integer >= 1 (ms), got ${String(options.dedupTtl)}`);
-    }
-    if (issues.length) throw new InvalidOptionsError(issues, `enqueue options of task type ${JSON.stringify(type)}`);
+    if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
+    p.int('dedupTtl', options.dedupTtl, 1, 'ms');
+    p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload);
     const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
     if (unique) meta[META.uniqueId] = 1;
     return { keys: this.keysOf(queue), id, type, payload: encoded, meta, processAt, delayMs, dedupKey: options.dedupKey, dedupTtlMs, unique };
   }
+}
+
+/** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
+function isIdText(v: unknown, max: number): boolean {
+  return typeof v === 'string' && v.length > 0 && v.length <= max;
 }
 
 /** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */

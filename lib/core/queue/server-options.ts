@@ -1,9 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
-import { InvalidOptionsError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
+import { OptionProblems, orThrow, type Checked } from '../options.js';
 import type { RedisConnection } from '../redis/connection.js';
-import { isValidName } from '../redis/keys.js';
 import type { Mux } from './mux.js';
 import { defaultBackoff, type BackoffFn } from './task.js';
 
@@ -61,51 +60,70 @@ const SERVER_KEYS = new Set([
 /** The numeric and behavioural options of a server, validated, defaults applied. */
 export type ResolvedServerOptions = Required<Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>>;
 
-/**
- * Validates server options, collecting every problem (unknown keys included), and applies the
- * defaults of {@link DEFAULTS}.
- * @throws InvalidOptionsError listing every problem.
- */
-export function resolveServerOptions(options: ServerOptions): {
+/** Server options resolved: the numeric and behavioural ones, the namespace and the queues. */
+export interface ResolvedServer {
   opts: ResolvedServerOptions;
   namespace: string;
   /** Queue name and weight, in the order given. */
   entries: [string, number][];
   /** True when `queues` was a list (its order is the strict-priority order). */
   listed: boolean;
-} {
-  const issues: string[] = [];
-  for (const key of Object.keys(options)) if (!SERVER_KEYS.has(key)) issues.push(`unknown option "${key}"`);
-  const int = (name: keyof ServerOptions, min: number, def: number): number => {
-    const v = options[name] ?? def;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) issues.push(`${name}: expected an integer >= ${min}, got ${String(v)}`);
-    return v as number;
+}
+
+/**
+ * Validates server options, collecting every problem (unknown keys included), and applies the
+ * defaults of {@link DEFAULTS}.
+ * @throws InvalidOptionsError listing every problem.
+ */
+export function resolveServerOptions(options: ServerOptions): ResolvedServer {
+  return orThrow(checkServerOptions(options), 'server options');
+}
+
+/** Validates server options without throwing: every problem, and the options with the defaults applied. */
+export function checkServerOptions(options: ServerOptions): Checked<ResolvedServer> {
+  const p = new OptionProblems();
+  p.unknownKeys(options, SERVER_KEYS);
+  const int = (key: keyof ServerOptions, min: number, def: number, unit?: 'ms'): number => {
+    const v = options[key];
+    p.int(key, v, min, unit);
+    return (v ?? def) as number;
   };
   const opts: ResolvedServerOptions = {
     concurrency: int('concurrency', 1, DEFAULTS.concurrency),
     strictPriority: options.strictPriority ?? false,
-    shutdownTimeout: int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs),
-    visibilityTimeout: int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs),
-    recoverInterval: int('recoverInterval', 10, DEFAULTS.recoverIntervalMs),
+    shutdownTimeout: int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs, 'ms'),
+    visibilityTimeout: int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs, 'ms'),
+    recoverInterval: int('recoverInterval', 10, DEFAULTS.recoverIntervalMs, 'ms'),
     maxDeliveries: int('maxDeliveries', 1, DEFAULTS.maxDeliveries),
-    forwardInterval: int('forwardInterval', 10, DEFAULTS.forwardIntervalMs),
-    blockTimeout: int('blockTimeout', 10, DEFAULTS.blockTimeoutMs),
+    forwardInterval: int('forwardInterval', 10, DEFAULTS.forwardIntervalMs, 'ms'),
+    blockTimeout: int('blockTimeout', 10, DEFAULTS.blockTimeoutMs, 'ms'),
     backoff: options.backoff ?? defaultBackoff,
     deadMaxCount: int('deadMaxCount', 0, DEFAULTS.deadMaxCount),
-    deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs),
+    deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs, 'ms'),
   };
-  if (typeof opts.backoff !== 'function') issues.push(`backoff: expected a function (retried, error, task) => ms, got ${typeof opts.backoff}`);
-  const namespace = options.namespace ?? DEFAULTS.namespace;
-  if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
-  const q = options.queues ?? [DEFAULTS.queue];
+  p.bool('strictPriority', options.strictPriority);
+  p.fn('backoff', options.backoff, '(retried, error, task) => ms');
+  p.name('namespace', options.namespace);
+  const { entries, listed } = queueEntries(options.queues === undefined ? [DEFAULTS.queue] : options.queues, p);
+  return { value: { opts, namespace: options.namespace ?? DEFAULTS.namespace, entries, listed }, problems: p.list };
+}
+
+/** The queues of `queues` (a list, or `{ name: weight }`), each name and weight checked once. */
+function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number][]; listed: boolean } {
   const listed = Array.isArray(q);
-  const entries: [string, number][] = listed ? (q as readonly string[]).map((n) => [n, 1]) : Object.entries(q as Record<string, number>);
-  if (entries.length === 0) issues.push('queues: expected at least one queue');
-  for (const [name, weight] of entries) {
-    if (!isValidName(name)) issues.push(`queues: invalid queue name ${JSON.stringify(name)}`);
-    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1) issues.push(`queues.${name}: expected an integer weight >= 1, got ${String(weight)}`);
+  if (!listed && (typeof q !== 'object' || q === null)) {
+    p.expected('queues', 'a list of queue names or { name: weight }', q);
+    return { entries: [], listed };
   }
-  if (new Set(entries.map((e) => e[0])).size !== entries.length) issues.push('queues: a queue is listed twice');
-  if (issues.length) throw new InvalidOptionsError(issues, 'server options');
-  return { opts, namespace, entries, listed };
+  const entries: [string, number][] = listed ? (q as string[]).map((n) => [n, 1]) : Object.entries(q as Record<string, number>);
+  if (entries.length === 0) p.add('queues', 'expected at least one queue');
+  const seen = new Set<string>();
+  for (const [name, weight] of entries) {
+    if (p.name('queues', name, true) && seen.has(name)) p.add('queues', `${JSON.stringify(name)} is listed twice`);
+    seen.add(name);
+    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1) {
+      p.expected(`queues.${name}`, 'an integer weight >= 1', weight);
+    }
+  }
+  return { entries, listed };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidScheduleError } from '../errors.js';
-import { isValidName } from '../redis/keys.js';
+import { describeProblem, OptionProblems } from '../options.js';
 import { encodePayload } from '../queue/codec.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 
@@ -86,33 +86,51 @@ export function storedSpec(s: StoredSchedule): ScheduleSpec {
 }
 
 /**
+ * The name of a schedule, checked (`NAME_RULE` in lib/core/options.ts).
+ * @throws InvalidScheduleError naming the value otherwise.
+ */
+export function validateScheduleName(name: unknown): string {
+  const p = new OptionProblems();
+  p.name('name', name, true);
+  throwFirst(p, undefined);
+  return name as string;
+}
+
+/** Throws the first problem of a definition as an InvalidScheduleError (the value, then `<key>: expected …`). */
+function throwFirst(p: OptionProblems, schedule: string | undefined): void {
+  const first = p.list[0];
+  if (!first) return;
+  const v = first.value;
+  throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)), describeProblem(first, false));
+}
+
+/**
  * Validates a definition and builds its registry form.
  * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
  */
 export function toStored(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): { stored: StoredSchedule; spec: ScheduleSpec } {
-  const name = def?.name;
-  if (!isValidName(name)) throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
-  const bad = (value: unknown, problem: string): never => {
-    throw new InvalidScheduleError(name, typeof value === 'string' ? value : JSON.stringify(value) ?? String(value), problem);
-  };
-  for (const key of Object.keys(def)) if (!DEF_KEYS.has(key)) bad(key, `unknown schedule option "${key}"`);
+  const name = validateScheduleName(def?.name);
+  const p = new OptionProblems();
+  p.unknownKeys(def, DEF_KEYS);
+  throwFirst(p, name);
   const spec = specOf(def, defaultTimeZone);
+  p.name('queue', def.queue);
+  if (def.type !== undefined && (typeof def.type !== 'string' || def.type.length === 0)) p.expected('type', 'a non-empty string', def.type);
+  p.int('maxRetry', def.maxRetry, 0);
+  p.int('timeout', def.timeout, 0, 'ms');
+  p.oneOf('catchUp', def.catchUp, ['all', 'latest', 'none']);
+  p.int('catchUpWindow', def.catchUpWindow, 0, 'ms');
+  p.int('catchUpCap', def.catchUpCap, 1);
+  p.oneOf('overlap', def.overlap, ['allow', 'skip']);
+  throwFirst(p, name);
   const queue = def.queue ?? DEFAULTS.queue;
-  if (!isValidName(queue)) bad(queue, 'queue: must be 1-200 characters of [A-Za-z0-9_.:-]');
   const type = def.type ?? name;
-  if (typeof type !== 'string' || type.length === 0) bad(type, 'type: must be a non-empty string');
-  const int = (v: unknown, what: string, min: number): number => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) bad(v, `${what}: expected an integer >= ${min}`);
-    return v as number;
-  };
-  const maxRetry = int(def.maxRetry ?? DEFAULTS.maxRetry, 'maxRetry', 0);
-  const timeoutMs = int(def.timeout ?? DEFAULTS.timeoutMs, 'timeout (ms)', 0);
+  const maxRetry = def.maxRetry ?? DEFAULTS.maxRetry;
+  const timeoutMs = def.timeout ?? DEFAULTS.timeoutMs;
   const catchUp = def.catchUp ?? DEFAULTS.catchUp;
-  if (!['all', 'latest', 'none'].includes(catchUp)) bad(catchUp, "catchUp: expected 'all', 'latest' or 'none'");
-  const catchUpWindowMs = int(def.catchUpWindow ?? DEFAULTS.catchUpWindowMs, 'catchUpWindow (ms)', 0);
-  const catchUpCap = int(def.catchUpCap ?? DEFAULTS.catchUpCap, 'catchUpCap', 1);
+  const catchUpWindowMs = def.catchUpWindow ?? DEFAULTS.catchUpWindowMs;
+  const catchUpCap = def.catchUpCap ?? DEFAULTS.catchUpCap;
   const overlap = def.overlap ?? DEFAULTS.overlap;
-  if (!['allow', 'skip'].includes(overlap)) bad(overlap, "overlap: expected 'allow' or 'skip'");
   let payload: string;
   try {
     payload = encodePayload(type, def.payload === undefined ? null : def.payload);

@@ -1,12 +1,10 @@
 import { systemClock, type Clock } from '../clock.js';
 import { DEFAULTS } from '../defaults.js';
-import { InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { newInstanceId } from '../instance-id.js';
 import { consoleLogger, type ChronosLogger } from '../logger.js';
+import { OptionProblems, orThrow, type Checked } from '../options.js';
 import type { RedisConnection } from '../redis/connection.js';
-import { isValidName } from '../redis/keys.js';
-import { isKnownTimeZone } from './time-zones.js';
 
 /**
  * Options of a {@link Scheduler}. Durations are milliseconds.
@@ -68,37 +66,36 @@ const OPTION_KEYS = new Set([
 
 /**
  * Validates scheduler options and applies the defaults.
- * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone),
- *   each naming the offending value.
+ * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone,
+ *   eligible, trustLocalClock), each naming the offending value.
  */
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
-  const issues: string[] = [];
-  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) issues.push(`unknown option "${key}"`);
-  const namespace = options.namespace ?? DEFAULTS.namespace;
-  if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
-  const leaderTtlMs = options.leaderTtl ?? DEFAULTS.leaderTtlMs;
-  if (!Number.isInteger(leaderTtlMs) || leaderTtlMs < 1000) {
-    issues.push(`leaderTtl: expected an integer >= 1000 (ms), got ${String(options.leaderTtl)}`);
-  }
-  const heartbeatMs = options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs;
-  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 100) {
-    issues.push(`heartbeatInterval: expected an integer >= 100 (ms), got ${String(options.heartbeatInterval)}`);
-  }
-  const timeZone = options.timeZone ?? DEFAULTS.timeZone;
-  if (!isKnownTimeZone(timeZone)) issues.push(`timeZone: unknown IANA time zone ${JSON.stringify(timeZone)}`);
-  if (issues.length) throw new InvalidOptionsError(issues, 'scheduler options');
-  return {
+  return orThrow(checkSchedulerOptions(options), 'scheduler options');
+}
+
+/** Validates scheduler options without throwing: every problem, and the options with the defaults applied. */
+export function checkSchedulerOptions(options: SchedulerOptions): Checked<ResolvedSchedulerOptions> {
+  const p = new OptionProblems();
+  p.unknownKeys(options, OPTION_KEYS);
+  p.name('namespace', options.namespace);
+  p.int('leaderTtl', options.leaderTtl, 1000, 'ms');
+  p.int('heartbeatInterval', options.heartbeatInterval, 100, 'ms');
+  p.bool('eligible', options.eligible);
+  p.timeZone('timeZone', options.timeZone);
+  p.bool('trustLocalClock', options.trustLocalClock);
+  const value: ResolvedSchedulerOptions = {
     connection: options.connection,
-    namespace,
+    namespace: options.namespace ?? DEFAULTS.namespace,
     instanceId: options.instanceId ?? newInstanceId(),
-    leaderTtlMs,
+    leaderTtlMs: options.leaderTtl ?? DEFAULTS.leaderTtlMs,
     eligible: options.eligible ?? true,
-    timeZone,
-    heartbeatMs,
+    timeZone: options.timeZone ?? DEFAULTS.timeZone,
+    heartbeatMs: options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs,
     logger: options.logger ?? consoleLogger('Scheduler'),
     events: options.events ?? new EventBus(),
     clock: options.clock ?? systemClock,
     trustLocalClock: options.trustLocalClock ?? false,
     tickHook: options.tickHook,
   };
+  return { value, problems: p.list };
 }

@@ -1,18 +1,30 @@
 /**
- * Time-zone helpers: the check of an IANA zone name (with Intl, as croner uses Intl) and whether a
- * zone has a fixed offset.
+ * Time-zone helpers: the one check of an IANA zone name (with Intl, as croner uses Intl) and whether
+ * a zone has a fixed offset.
  */
 import { InvalidScheduleError } from '../errors.js';
 
-/** Rule 9: an unknown IANA zone is rejected (checked with Intl, as croner uses Intl). */
+/** What a time zone must be: the expectation in every message about one. */
+export const TIME_ZONE_RULE = 'an IANA time zone such as "Europe/Budapest" or "UTC"';
+
+/**
+ * The one time-zone rule (the `timeZone` options of the scheduler and the Nest module, and every
+ * schedule's zone): a string that starts with a letter and that Intl knows (croner computes with
+ * Intl). The leading letter refuses offsets such as '+01:00', which newer Intl versions accept but
+ * which cannot follow DST.
+ */
+export function isTimeZone(timeZone: unknown): timeZone is string {
+  return typeof timeZone === 'string' && /^[A-Za-z]/.test(timeZone) && resolvedZone(timeZone) !== null;
+}
+
+/**
+ * Rule 9: the zone of a schedule, 'UTC' when absent.
+ * @throws InvalidScheduleError naming the schedule and the zone when {@link isTimeZone} refuses it.
+ */
 export function validateTimeZone(timeZone: string | undefined, schedule: string | undefined, expression: string): string {
   if (timeZone === undefined) return 'UTC';
-  if (typeof timeZone !== 'string' || !/^[A-Za-z]/.test(timeZone) || resolvedZone(timeZone) === null) {
-    throw new InvalidScheduleError(
-      schedule,
-      String(timeZone),
-      `unknown IANA time zone for ${JSON.stringify(expression)} (expected a name such as "Europe/Budapest" or "UTC")`,
-    );
+  if (!isTimeZone(timeZone)) {
+    throw new InvalidScheduleError(schedule, String(timeZone), `timeZone: expected ${TIME_ZONE_RULE} (for ${JSON.stringify(expression)})`);
   }
   return timeZone;
 }
@@ -31,11 +43,6 @@ export function resolvedZone(timeZone: string): string | null {
     zoneCache.set(timeZone, resolved);
   }
   return resolved;
-}
-
-/** Whether Intl knows the zone (the scheduler's `timeZone` option check). */
-export function isKnownTimeZone(timeZone: string): boolean {
-  return resolvedZone(timeZone) !== null;
 }
 
 /** Whether the zone never changes its offset (UTC and the `Etc/GMT±n` zones). */

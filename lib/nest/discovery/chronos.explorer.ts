@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { DuplicateHandlerError, DuplicateScheduleError, InvalidScheduleError } from '../../core/errors.js';
-import { isValidName } from '../../core/redis/keys.js';
+import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/errors.js';
+import { nameProblem } from '../../core/options.js';
 import type { Task } from '../../core/queue/task.js';
-import type { ScheduleDefinition } from '../../core/scheduler/definition.js';
+import { validateScheduleName, type ScheduleDefinition } from '../../core/scheduler/definition.js';
 import { everySpec, parseSpec } from '../../core/scheduler/spec.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
@@ -227,7 +227,7 @@ export class ChronosExplorer implements OnModuleInit {
     try {
       if (o.disabled) {
         // not declared here, but still checked
-        if (!isValidName(name)) throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
+        validateScheduleName(name);
         if (typeof def.spec === 'object') everySpec(def.spec.every, { schedule: name });
         else parseSpec(def.spec, { schedule: name, timeZone: def.timeZone ?? this.options.timeZone });
       } else {
@@ -271,12 +271,11 @@ export class ChronosExplorer implements OnModuleInit {
     }
     const payloadClass = typeof meta.type === 'function' ? (meta.type as PayloadClass) : undefined;
     const queue = o.queue ?? (payloadClass ? queueOf(payloadClass) : undefined);
-    if (queue !== undefined) {
-      if (!isValidName(queue)) {
-        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`));
-        ok = false;
-      } else this.worker.addQueue(queue, f.source);
-    }
+    const badQueue = queue === undefined ? undefined : nameProblem('queue', queue);
+    if (badQueue) {
+      issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', badQueue));
+      ok = false;
+    } else if (queue !== undefined) this.worker.addQueue(queue, f.source);
     if (!ok) return undefined;
     return { type, name, source: f.source, invoke, payloadClass, backoff: o.backoff };
   }

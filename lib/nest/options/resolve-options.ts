@@ -1,228 +1,208 @@
-import { DEFAULTS } from '../../core/defaults.js';
-import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
-import { isValidName } from '../../core/redis/keys.js';
-import type { MetricsRegistry } from '../../core/observability/metrics.js';
-import type { BackoffFn } from '../../core/queue/task.js';
 import { newInstanceId } from '../../core/instance-id.js';
+import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/options.js';
+import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
+import { checkServerOptions, type ServerOptions } from '../../core/queue/server-options.js';
+import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
+import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
+import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
 
-/** The options after validation, with every default applied. @internal */
+/** The options after validation, with every default applied (the core's). @internal */
 export interface ResolvedChronosOptions {
   connection: RedisConnection;
   namespace: string;
   instanceId: string;
+  /** Default zone of `@Cron` schedules. */
   timeZone: string;
+  /** Defaults of enqueues and schedules: the queue, the retries, the timeout of an attempt (ms). */
   queue: string;
   maxRetry: number;
   timeout: number;
   leaderTtl: number;
   heartbeatInterval: number;
   concurrency: number;
-  /** Explicit queues, or undefined: derive from the discovered decorators. */
-  queues?: Record<string, number>;
-  /** Whether `queues` was a list (its order is the strict priority order). */
-  queuesOrdered: boolean;
-  strictPriority: boolean;
   shutdownTimeout: number;
-  visibilityTimeout: number;
-  recoverInterval: number;
-  maxDeliveries: number;
-  backoff?: BackoffFn;
+  /** Explicit queues with their weights, or undefined: derive from the discovered decorators. */
+  queues?: Record<string, number>;
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
+  /** The `metrics` option: whether this replica exports Prometheus metrics, into which registry, and the fleet gauges' cache (ms). */
   metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number };
+  /**
+   * What the module options map to, as the core takes them: the worker server's options (`queues`
+   * absent when derived from the decorators), the scheduler's and the client's.
+   */
+  core: { server: ServerOptions; scheduler: SchedulerOptions; client: ClientOptions };
 }
 
-const KEYS = new Set<keyof ChronosModuleOptions>([
-  'connection', 'namespace', 'instanceId', 'timeZone', 'queue', 'maxRetry', 'timeout', 'leaderTtl', 'heartbeatInterval',
-  'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout', 'recoverInterval', 'maxDeliveries',
-  'backoff', 'scheduler', 'worker', 'metrics',
-]);
-
-const DEFAULT_URL = 'redis://127.0.0.1:6379';
-
-function show(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'function') return 'a function';
-  if (typeof v === 'bigint') return `${v}n`;
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-/** True for a valid IANA zone name (Intl knows it). */
-export function isTimeZone(tz: unknown): tz is string {
-  if (typeof tz !== 'string' || tz.length === 0) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The core options a module option is handed to. */
+type Core = 'server' | 'scheduler' | 'client';
+/** A module option (or its field `from`) is the core option `key` of `to`, which validates it. */
+type Route = readonly [to: Core, key: string, from?: string];
 
 /**
- * Validates module options and applies the defaults (from core `DEFAULTS`, the one place a
- * default is written). Both `forRoot` and `forRootAsync` go through here.
- * @throws ChronosConfigError listing every problem (unknown keys included).
+ * Every module option, in the order its problems are listed, with where it goes in the core's
+ * options (which validate it). Options without a route are checked here: the connection's shape,
+ * the instance id, the roles.
+ */
+const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly Route[] } = {
+  connection: [], // given to all three once its shape is checked
+  namespace: [['server', 'namespace'], ['scheduler', 'namespace'], ['client', 'namespace']],
+  instanceId: [], // the server's serverId and the scheduler's instanceId
+  timeZone: [['scheduler', 'timeZone']],
+  queue: [['client', 'defaults.queue']],
+  maxRetry: [['client', 'defaults.maxRetry']],
+  timeout: [['client', 'defaults.timeout']],
+  leaderTtl: [['scheduler', 'leaderTtl']],
+  heartbeatInterval: [['scheduler', 'heartbeatInterval']],
+  concurrency: [['server', 'concurrency']],
+  strictPriority: [['server', 'strictPriority']],
+  shutdownTimeout: [['server', 'shutdownTimeout']],
+  visibilityTimeout: [['server', 'visibilityTimeout']],
+  recoverInterval: [['server', 'recoverInterval']],
+  maxDeliveries: [['server', 'maxDeliveries']],
+  backoff: [['server', 'backoff']],
+  queues: [['server', 'queues']], // absent: derived from the decorators at bootstrap
+  scheduler: [['scheduler', 'eligible', 'eligible']], // the role is checked here
+  worker: [],
+  metrics: [], // checked here: the engine's metrics are fed by events, not by an option of the core
+};
+const KEYS = Object.keys(OPTIONS);
+/** Every route of {@link OPTIONS}, with its module option. */
+const ROUTES = Object.entries(OPTIONS).flatMap(([option, rs]) => rs.map((r): [string, ...Route] => [option, ...r]));
+
+const DEFAULT_URL = 'redis://127.0.0.1:6379';
+const CONNECTION = 'a redis:// or rediss:// URL, ioredis options or an ioredis client';
+
+/**
+ * Validates module options and maps them onto the core's: the server, scheduler and client options
+ * validate their own and apply the defaults (from core `DEFAULTS`), and their problems are listed
+ * with the checks only the module has (connection shape, instance id, roles). Both `forRoot` and
+ * `forRootAsync` go through here.
+ * @throws ChronosConfigError listing every problem (unknown keys included), in the order of the options.
  */
 export function resolveOptions(input: ChronosModuleOptions | undefined | null): ResolvedChronosOptions {
-  const issues: string[] = [];
   if (input === undefined || input === null) input = {};
   if (typeof input !== 'object' || Array.isArray(input)) throw new ChronosConfigError([`expected an options object, got ${show(input)}`]);
   const o = input as Record<string, unknown>;
-  for (const key of Object.keys(o)) if (!KEYS.has(key as keyof ChronosModuleOptions)) issues.push(`unknown option "${key}"`);
+  const p = new OptionProblems();
+  p.unknownKeys(o, new Set(KEYS));
+  const connection = checkConnection(o.connection, p);
+  if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || !/^\S{1,200}$/.test(o.instanceId))) {
+    p.expected('instanceId', 'a non-empty string of at most 200 characters without spaces', o.instanceId);
+  }
+  const instanceId = typeof o.instanceId === 'string' ? o.instanceId : newInstanceId();
+  const roles = checkRoles(o, p);
+  const metrics = checkMetrics(o.metrics, p);
 
-  const int = (key: keyof ChronosModuleOptions, min: number, def: number, unit = ''): number => {
-    const v = o[key];
-    if (v === undefined) return def;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
-      issues.push(`${key}: expected an integer >= ${min}${unit}, got ${show(v)}`);
-      return def;
-    }
-    return v;
+  const mapped: Record<Core, Record<string, unknown>> = {
+    server: { connection, serverId: instanceId },
+    scheduler: { connection, instanceId },
+    client: { connection },
   };
-  const name = (key: keyof ChronosModuleOptions, def: string): string => {
-    const v = o[key];
-    if (v === undefined) return def;
-    if (!isValidName(v)) {
-      issues.push(`${key}: expected 1-200 characters of [A-Za-z0-9_.:-], got ${show(v)}`);
-      return def;
-    }
-    return v;
+  for (const [option, to, key, from] of ROUTES) {
+    const v = from === undefined ? o[option] : fieldOf(o[option], from);
+    if (v !== undefined) setPath(mapped[to], key, v);
+  }
+  const core = {
+    server: mapped.server as ServerOptions,
+    scheduler: mapped.scheduler as SchedulerOptions,
+    client: mapped.client as ClientOptions,
   };
-  const bool = (key: keyof ChronosModuleOptions, def: boolean): boolean => {
-    const v = o[key];
-    if (v === undefined) return def;
-    if (typeof v !== 'boolean') {
-      issues.push(`${key}: expected true or false, got ${show(v)}`);
-      return def;
-    }
-    return v;
-  };
-
-  const connection = checkConnection(o.connection, issues);
-  const namespace = name('namespace', DEFAULTS.namespace);
-  let instanceId = newInstanceId();
-  if (o.instanceId !== undefined) {
-    if (typeof o.instanceId !== 'string' || o.instanceId.length === 0 || o.instanceId.length > 200 || /\s/.test(o.instanceId)) {
-      issues.push(`instanceId: expected a non-empty string of at most 200 characters without spaces, got ${show(o.instanceId)}`);
-    } else instanceId = o.instanceId;
+  const server = checkServerOptions(core.server);
+  const scheduler = checkSchedulerOptions(core.scheduler);
+  const client = checkClientOptions(core.client);
+  for (const [to, checked] of [['server', server], ['scheduler', scheduler], ['client', client]] as const) {
+    p.merge(checked.problems.map((x) => asModuleProblem(to, x)));
   }
-  let timeZone: string = DEFAULTS.timeZone;
-  if (o.timeZone !== undefined) {
-    if (isTimeZone(o.timeZone)) timeZone = o.timeZone;
-    else issues.push(`timeZone: unknown IANA time zone ${show(o.timeZone)}`);
-  }
-  const queue = name('queue', DEFAULTS.queue);
-  const maxRetry = int('maxRetry', 0, DEFAULTS.maxRetry);
-  const timeout = int('timeout', 0, DEFAULTS.timeoutMs, ' (ms)');
-  const leaderTtl = int('leaderTtl', 1000, DEFAULTS.leaderTtlMs, ' (ms)');
-  const heartbeatInterval = int('heartbeatInterval', 100, DEFAULTS.instanceHeartbeatMs, ' (ms)');
-  const concurrency = int('concurrency', 1, DEFAULTS.concurrency);
-  const strictPriority = bool('strictPriority', false);
-  const shutdownTimeout = int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs, ' (ms)');
-  const visibilityTimeout = int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs, ' (ms)');
-  const recoverInterval = int('recoverInterval', 10, DEFAULTS.recoverIntervalMs, ' (ms)');
-  const maxDeliveries = int('maxDeliveries', 1, DEFAULTS.maxDeliveries);
-
-  let backoff: BackoffFn | undefined;
-  if (o.backoff !== undefined) {
-    if (typeof o.backoff === 'function') backoff = o.backoff as BackoffFn;
-    else issues.push(`backoff: expected a function (retried, error, task) => ms, got ${show(o.backoff)}`);
-  }
-
-  let queues: Record<string, number> | undefined;
-  let queuesOrdered = false;
-  if (o.queues !== undefined) {
-    const q = o.queues;
-    let entries: [string, unknown][] | undefined;
-    if (Array.isArray(q)) {
-      entries = q.map((n) => [n as string, 1]);
-      queuesOrdered = true;
-    } else if (typeof q === 'object' && q !== null) entries = Object.entries(q);
-    else issues.push(`queues: expected a list of queue names or { name: weight }, got ${show(q)}`);
-    if (entries) {
-      if (entries.length === 0) issues.push('queues: expected at least one queue');
-      const seen = new Set<string>();
-      for (const [n, w] of entries) {
-        if (!isValidName(n)) issues.push(`queues: invalid queue name ${show(n)} (1-200 characters of [A-Za-z0-9_.:-])`);
-        else if (seen.has(n)) issues.push(`queues: "${n}" is listed twice`);
-        seen.add(n);
-        if (typeof w !== 'number' || !Number.isInteger(w) || w < 1) issues.push(`queues.${n}: expected an integer weight >= 1, got ${show(w)}`);
-      }
-      queues = Object.fromEntries(entries as [string, number][]);
-    }
-  }
-
-  const scheduler = { enabled: true, eligible: true };
-  const s = o.scheduler;
-  if (typeof s === 'boolean') scheduler.enabled = s;
-  else if (typeof s === 'object' && s !== null && !Array.isArray(s)) {
-    for (const key of Object.keys(s)) if (key !== 'eligible') issues.push(`scheduler: unknown option "${key}"`);
-    const e = (s as { eligible?: unknown }).eligible;
-    if (e !== undefined && typeof e !== 'boolean') issues.push(`scheduler.eligible: expected true or false, got ${show(e)}`);
-    else if (e !== undefined) scheduler.eligible = e;
-  } else if (s !== undefined) issues.push(`scheduler: expected true, false or { eligible: boolean }, got ${show(s)}`);
-
-  const worker = { enabled: bool('worker', true) };
-  const metrics = resolveMetrics(o.metrics, issues);
-
+  const issues = [...new Set(inOptionOrder(p.list).map((x) => describeProblem(x)))];
   if (issues.length) throw new ChronosConfigError(issues);
+
+  const s = scheduler.value;
+  const d = client.value.defaults;
   return {
     connection,
-    namespace,
+    namespace: server.value.namespace,
     instanceId,
-    timeZone,
-    queue,
-    maxRetry,
-    timeout,
-    leaderTtl,
-    heartbeatInterval,
-    concurrency,
-    queues,
-    queuesOrdered,
-    strictPriority,
-    shutdownTimeout,
-    visibilityTimeout,
-    recoverInterval,
-    maxDeliveries,
-    backoff,
-    scheduler,
-    worker,
+    timeZone: s.timeZone,
+    queue: d.queue,
+    maxRetry: d.maxRetry,
+    timeout: d.timeoutMs,
+    leaderTtl: s.leaderTtlMs,
+    heartbeatInterval: s.heartbeatMs,
+    concurrency: server.value.opts.concurrency,
+    shutdownTimeout: server.value.opts.shutdownTimeout,
+    queues: o.queues === undefined ? undefined : Object.fromEntries(server.value.entries),
+    scheduler: { enabled: roles.scheduler, eligible: s.eligible },
+    worker: { enabled: roles.worker },
     metrics,
+    core,
   };
 }
 
-function resolveMetrics(m: unknown, issues: string[]): ResolvedChronosOptions['metrics'] {
+/** `v[field]` when `v` is an object. */
+function fieldOf(v: unknown, field: string): unknown {
+  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[field] : undefined;
+}
+
+/** Sets `path` ('defaults.queue') in `target`, creating the objects on the way. */
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let at = target;
+  for (const part of parts.slice(0, -1)) at = (at[part] ??= {}) as Record<string, unknown>;
+  at[parts[parts.length - 1]] = value;
+}
+
+/** A problem of the core's options, under the module option it comes from ('defaults.queue' → 'queue'). */
+function asModuleProblem(core: Core, problem: OptionProblem): OptionProblem {
+  for (const [option, to, key, from] of ROUTES) {
+    if (to !== core || (problem.key !== key && !problem.key.startsWith(`${key}.`))) continue;
+    return { ...problem, key: `${option}${from === undefined ? '' : `.${from}`}${problem.key.slice(key.length)}` };
+  }
+  return problem;
+}
+
+/** Problems sorted by the order of {@link OPTIONS} (unknown options first), stable within one option. */
+function inOptionOrder(problems: readonly OptionProblem[]): OptionProblem[] {
+  const rank = (x: OptionProblem) => (x.key === '' ? -1 : KEYS.indexOf(x.key.split('.')[0]));
+  return [...problems].sort((a, b) => rank(a) - rank(b));
+}
+
+/** The roles: `scheduler` (true, false or `{ eligible }`, whose `eligible` the scheduler checks) and `worker`. */
+function checkRoles(o: Record<string, unknown>, p: OptionProblems): { scheduler: boolean; worker: boolean } {
+  const s = o.scheduler;
+  if (typeof s === 'object' && s !== null && !Array.isArray(s)) p.unknownKeys(s, new Set(['eligible']), 'scheduler');
+  else if (s !== undefined && typeof s !== 'boolean') p.expected('scheduler', 'true, false or { eligible: boolean }', s);
+  p.bool('worker', o.worker);
+  return { scheduler: s !== false, worker: o.worker !== false };
+}
+
+/** The `metrics` option: `true`, `false` or `{ registry?, fleet?, fleetCacheMs? }`. */
+function checkMetrics(m: unknown, p: OptionProblems): ResolvedChronosOptions['metrics'] {
   const out: ResolvedChronosOptions['metrics'] = { enabled: false, fleet: true, fleetCacheMs: 1000 };
   if (m === undefined || m === false) return out;
   out.enabled = true;
   if (m === true) return out;
   if (typeof m !== 'object' || m === null || Array.isArray(m)) {
-    issues.push(`metrics: expected true, false or { registry?, fleet?, fleetCacheMs? }, got ${show(m)}`);
+    p.expected('metrics', 'true, false or { registry?, fleet?, fleetCacheMs? }', m);
     return out;
   }
-  const { registry, fleet, fleetCacheMs, ...rest } = m as Record<string, unknown>;
-  for (const key of Object.keys(rest)) issues.push(`metrics: unknown option "${key}"`);
+  const { registry, fleet, fleetCacheMs } = m as Record<string, unknown>;
+  p.unknownKeys(m, new Set(['registry', 'fleet', 'fleetCacheMs']), 'metrics');
   if (registry !== undefined) {
     const r = registry as Partial<MetricsRegistry>;
     if (typeof r?.registerMetric !== 'function' || typeof r?.removeSingleMetric !== 'function') {
-      issues.push('metrics.registry: expected a prom-client Registry (with registerMetric and removeSingleMetric)');
+      p.add('metrics.registry', 'expected a prom-client Registry (with registerMetric and removeSingleMetric)');
     } else out.registry = registry as MetricsRegistry;
   }
-  if (fleet !== undefined && typeof fleet !== 'boolean') issues.push(`metrics.fleet: expected true or false, got ${show(fleet)}`);
-  else if (fleet !== undefined) out.fleet = fleet;
-  if (fleetCacheMs !== undefined && (typeof fleetCacheMs !== 'number' || !Number.isInteger(fleetCacheMs) || fleetCacheMs < 0)) {
-    issues.push(`metrics.fleetCacheMs: expected an integer >= 0 (ms), got ${show(fleetCacheMs)}`);
-  } else if (fleetCacheMs !== undefined) out.fleetCacheMs = fleetCacheMs;
+  if (p.bool('metrics.fleet', fleet) && fleet !== undefined) out.fleet = fleet as boolean;
+  if (p.int('metrics.fleetCacheMs', fleetCacheMs, 0, 'ms') && fleetCacheMs !== undefined) out.fleetCacheMs = fleetCacheMs as number;
   return out;
 }
 
-function checkConnection(c: unknown, issues: string[]): RedisConnection {
+/** The shape of the `connection` option (the core opens it). */
+function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
   if (c === undefined) return DEFAULT_URL;
   if (typeof c === 'string') {
     let ok = false;
@@ -231,24 +211,27 @@ function checkConnection(c: unknown, issues: string[]): RedisConnection {
     } catch {
       /* not a URL */
     }
-    if (!ok) issues.push('connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got a string that is not one');
+    if (!ok) p.add('connection', `expected ${CONNECTION}, got a string that is not one`); // the URL may hold a password
     return c;
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {
-    issues.push(`connection: expected a redis:// URL, ioredis options or an ioredis client, got ${show(c)}`);
+    p.expected('connection', CONNECTION, c);
     return DEFAULT_URL;
   }
   if (isRedisClient(c)) {
     const prefix = (c.options as { keyPrefix?: string }).keyPrefix;
-    if (prefix) issues.push(`connection: the Redis client has keyPrefix "${prefix}", which Chronos cannot honour inside its scripts; remove it and use \`namespace\``);
+    const problem = `the Redis client has keyPrefix "${prefix}", which Chronos cannot honour inside its scripts`;
+    if (prefix) p.add('connection', `${problem}; remove it and use \`namespace\``);
     return c;
   }
   if ('cluster' in c) {
-    if (!Array.isArray((c as { cluster: unknown }).cluster)) issues.push('connection.cluster: expected a list of cluster nodes');
+    if (!Array.isArray((c as { cluster: unknown }).cluster)) p.add('connection.cluster', 'expected a list of cluster nodes');
     const prefix = (c as { options?: { redisOptions?: { keyPrefix?: string }; keyPrefix?: string } }).options;
-    if (prefix?.keyPrefix || prefix?.redisOptions?.keyPrefix) issues.push('connection: keyPrefix is not supported; use `namespace`');
+    if (prefix?.keyPrefix || prefix?.redisOptions?.keyPrefix) p.add('connection', 'keyPrefix is not supported; use `namespace`');
     return c as RedisConnection;
   }
-  if ((c as { keyPrefix?: string }).keyPrefix) issues.push('connection: keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
+  if ((c as { keyPrefix?: string }).keyPrefix) {
+    p.add('connection', 'keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
+  }
   return c as RedisConnection;
 }

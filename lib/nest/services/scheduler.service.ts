@@ -27,17 +27,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,
     private readonly inspector: InspectorService,
   ) {
-    this.scheduler = new Scheduler({
-      connection: options.connection,
-      namespace: options.namespace,
-      instanceId: options.instanceId,
-      leaderTtl: options.leaderTtl,
-      heartbeatInterval: options.heartbeatInterval,
-      eligible: options.scheduler.eligible,
-      timeZone: options.timeZone,
-      logger: toChronosLogger(this.logger),
-      events,
-    });
+    this.scheduler = new Scheduler({ ...options.core.scheduler, logger: toChronosLogger(this.logger), events });
   }
 
   /** Whether this instance runs the scheduler role (`scheduler` option). */

@@ -83,19 +83,9 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
         if (!(q in queues)) this.logger.warn(MESSAGES.queueNotServed(q, sources, Object.keys(queues)));
       }
     }
-    const o = this.options;
     this.server = new ChronosServer({
-      connection: o.connection,
-      namespace: o.namespace,
-      serverId: o.instanceId,
-      concurrency: o.concurrency,
-      queues: o.queuesOrdered ? Object.keys(queues) : queues,
-      strictPriority: o.strictPriority,
-      shutdownTimeout: o.shutdownTimeout,
-      visibilityTimeout: o.visibilityTimeout,
-      recoverInterval: o.recoverInterval,
-      maxDeliveries: o.maxDeliveries,
-      ...(o.backoff ? { backoff: o.backoff } : {}),
+      ...this.options.core.server,
+      queues: this.options.core.server.queues ?? queues,
       logger: toChronosLogger(this.logger),
       events: this.events,
       mux: this.mux,

@@ -1,0 +1,150 @@
+/**
+ * The one checker of option values. The server, scheduler and client options, schedule
+ * definitions, the Inspector and the Nest module all report through it, so each rule (an integer
+ * bound, a name, a time zone) and its message is written once. A problem reads
+ * `<key>: expected <what>, got <value>`; an unknown key reads `unknown option "<key>"`.
+ */
+import { InvalidOptionsError } from './errors.js';
+import { isValidName } from './redis/keys.js';
+import { isTimeZone, TIME_ZONE_RULE } from './scheduler/time-zones.js';
+
+/** What a namespace, queue or schedule name must be (the rule of `isValidName`). */
+export const NAME_RULE = '1-200 characters of [A-Za-z0-9_.:-]';
+
+/** One problem of an options object. */
+export interface OptionProblem {
+  /** Path of the option ('concurrency', 'queues.mail', 'defaults.queue'); '' for the object itself. */
+  readonly key: string;
+  /** What is wrong, without the key and the value: 'expected an integer >= 1'. */
+  readonly problem: string;
+  /** The offending value (for an unknown option: its key). */
+  readonly value: unknown;
+  /** Whether the message ends with `, got <value>`. */
+  readonly got: boolean;
+}
+
+/** Options checked: what they resolve to (defaults applied; meaningful only without problems) and every problem. */
+export interface Checked<T> {
+  readonly value: T;
+  readonly problems: readonly OptionProblem[];
+}
+
+/** A value as a message shows it: strings quoted, functions as 'a function', other values as JSON where they have one. */
+export function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'number' || v === undefined) return String(v);
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** The message of a problem: `<key>: <problem>[, got <value>]` (`withValue: false` leaves the value out). */
+export function describeProblem(p: OptionProblem, withValue = true): string {
+  const text = p.key ? `${p.key}: ${p.problem}` : p.problem;
+  return withValue && p.got ? `${text}, got ${show(p.value)}` : text;
+}
+
+/**
+ * Collects the problems of one options object. Every check passes an `undefined` value (the
+ * option is absent: its default applies) unless told it is required, and returns whether the
+ * value passed.
+ */
+export class OptionProblems {
+  readonly list: OptionProblem[] = [];
+
+  /** The messages, in the order found. */
+  get issues(): string[] {
+    return this.list.map((p) => describeProblem(p));
+  }
+
+  /** Records a problem without a value: `<key>: <problem>` (or `<problem>` for key ''). */
+  add(key: string, problem: string, value?: unknown): void {
+    this.list.push({ key, problem, value, got: false });
+  }
+
+  /** Records `<key>: expected <what>, got <value>`; returns false. */
+  expected(key: string, what: string, value: unknown): false {
+    this.list.push({ key, problem: `expected ${what}`, value, got: true });
+    return false;
+  }
+
+  /** Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in `known`. */
+  unknownKeys(options: object, known: ReadonlySet<string>, key = ''): void {
+    for (const k of Object.keys(options)) if (!known.has(k)) this.add(key, `unknown option "${k}"`, k);
+  }
+
+  /** An integer >= min; `unit: 'ms'` says the unit in the message. */
+  int(key: string, value: unknown, min: number, unit?: 'ms'): boolean {
+    if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min)) return true;
+    return this.expected(key, `an integer >= ${min}${unit ? ` (${unit})` : ''}`, value);
+  }
+
+  /** true or false. */
+  bool(key: string, value: unknown): boolean {
+    return value === undefined || typeof value === 'boolean' || this.expected(key, 'true or false', value);
+  }
+
+  /** A namespace, queue or schedule name ({@link NAME_RULE}). */
+  name(key: string, value: unknown, required = false): boolean {
+    return (value === undefined && !required) || isValidName(value) || this.expected(key, NAME_RULE, value);
+  }
+
+  /** An IANA time zone (the rule of `isTimeZone`). */
+  timeZone(key: string, value: unknown): boolean {
+    return value === undefined || isTimeZone(value) || this.expected(key, TIME_ZONE_RULE, value);
+  }
+
+  /** A function; `shape` describes it, e.g. '(retried, error, task) => ms'. */
+  fn(key: string, value: unknown, shape: string): boolean {
+    return value === undefined || typeof value === 'function' || this.expected(key, `a function ${shape}`, value);
+  }
+
+  /** One of `allowed` (strings). */
+  oneOf(key: string, value: unknown, allowed: readonly string[]): boolean {
+    if (value === undefined || allowed.includes(value as string)) return true;
+    const list = allowed.map((a) => `'${a}'`);
+    return this.expected(key, `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]}`, value);
+  }
+
+  /** Adds problems found elsewhere (another options object's), e.g. under other keys. */
+  merge(problems: readonly OptionProblem[]): void {
+    this.list.push(...problems);
+  }
+
+  /** @throws InvalidOptionsError (`Invalid <subject>`) listing every problem, if there is one. */
+  throwIfAny(subject: string): void {
+    if (this.list.length) throw new InvalidOptionsError(this.issues, subject);
+  }
+}
+
+/**
+ * The resolved options of a check, or the error listing its problems.
+ * @throws InvalidOptionsError (`Invalid <subject>`) listing every problem.
+ */
+export function orThrow<T>(checked: Checked<T>, subject: string): T {
+  if (checked.problems.length) throw new InvalidOptionsError(checked.problems.map((p) => describeProblem(p)), subject);
+  return checked.value;
+}
+
+/**
+ * The value if it is a valid name (see {@link NAME_RULE}).
+ * @throws InvalidOptionsError (`Invalid <subject>`) naming the key and the value otherwise.
+ */
+export function assertName(key: string, value: unknown, subject: string): string {
+  const p = new OptionProblems();
+  p.name(key, value, true);
+  p.throwIfAny(subject);
+  return value as string;
+}
+
+/** The message of a bad name (`<key>: expected 1-200 characters of …, got <value>`), or undefined if it is valid. */
+export function nameProblem(key: string, value: unknown): string | undefined {
+  const p = new OptionProblems();
+  p.name(key, value, true);
+  return p.issues[0];
+}

@@ -1,0 +1,169 @@
+// The one option checker (lib/core/options.ts): its messages, and that the name rule and the
+// time-zone rule are the same in every place that takes a name or a zone (server, scheduler and
+// client options, schedule definitions, spec parsing, the Inspector, the Nest module options).
+import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/errors.js';
+import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { assertName, describeProblem, nameProblem, NAME_RULE, OptionProblems, type OptionProblem } from '../../lib/core/options.js';
+import { ChronosClient, checkClientOptions } from '../../lib/core/queue/client.js';
+import { checkServerOptions } from '../../lib/core/queue/server-options.js';
+import { toStored } from '../../lib/core/scheduler/definition.js';
+import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
+import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';
+import { isTimeZone, TIME_ZONE_RULE } from '../../lib/core/scheduler/time-zones.js';
+import { ChronosConfigError } from '../../lib/nest/errors/chronos-config.error.js';
+import { resolveOptions } from '../../lib/nest/options/resolve-options.js';
+import { redisUrl } from '../helpers/redis.js';
+
+describe('OptionProblems', () => {
+  test('every check passes an absent value and reports `<key>: expected …, got <value>`', () => {
+    const p = new OptionProblems();
+    const absent = [p.int('a', undefined, 1), p.bool('b', undefined), p.name('c', undefined), p.timeZone('d', undefined)];
+    expect([...absent, p.fn('e', undefined, ''), p.oneOf('f', undefined, ['x'])]).toEqual([true, true, true, true, true, true]);
+    expect(p.list).toEqual([]);
+    p.int('leaderTtl', 500, 1000, 'ms');
+    p.int('concurrency', 1.5, 1);
+    p.int('concurrency', '4', 1);
+    p.bool('worker', 'yes');
+    p.name('namespace', 'has space');
+    p.name('queue', undefined, true);
+    p.timeZone('timeZone', 'Mars/Olympus');
+    p.fn('backoff', 1000, '(retried, error, task) => ms');
+    p.oneOf('catchUp', 'sometimes', ['all', 'latest', 'none']);
+    p.unknownKeys({ concurency: 4, ok: 1 }, new Set(['ok']));
+    p.unknownKeys({ eligble: false }, new Set(['eligible']), 'scheduler');
+    expect(p.issues).toEqual([
+      'leaderTtl: expected an integer >= 1000 (ms), got 500',
+      'concurrency: expected an integer >= 1, got 1.5',
+      'concurrency: expected an integer >= 1, got "4"',
+      'worker: expected true or false, got "yes"',
+      'namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got "has space"',
+      'queue: expected 1-200 characters of [A-Za-z0-9_.:-], got undefined',
+      'timeZone: expected an IANA time zone such as "Europe/Budapest" or "UTC", got "Mars/Olympus"',
+      'backoff: expected a function (retried, error, task) => ms, got 1000',
+      "catchUp: expected 'all', 'latest' or 'none', got \"sometimes\"",
+      'unknown option "concurency"',
+      'scheduler: unknown option "eligble"',
+    ]);
+    expect(() => p.throwIfAny('test options')).toThrow(InvalidOptionsError);
+    expect(() => p.throwIfAny('test options')).toThrow(/^Invalid test options \(11 problems\):\n {2}- leaderTtl: /);
+  });
+});
+
+const GOOD_NAMES = ['chronos', 'a', 'app-1_v2.x:y', 'x'.repeat(200)];
+const BAD_NAMES: unknown[] = ['', 'has space', 'bad{name}', 'x'.repeat(201), 'tab\t', 'ünïcode', 42, null];
+
+/** The message of the one name check, for `key`. */
+const nameMessage = (key: string, v: unknown) => {
+  return `${key}: expected ${NAME_RULE}, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`;
+};
+
+/** The problems of every core options check that takes a name, given `name` there. */
+function nameIssues(name: unknown): string[][] {
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+  const n = name as string;
+  return [
+    issues(checkServerOptions({ namespace: n })),
+    issues(checkServerOptions({ queues: [n] })),
+    issues(checkSchedulerOptions({ namespace: n })),
+    issues(checkClientOptions({ namespace: n })),
+    issues(checkClientOptions({ defaults: { queue: n } })),
+  ];
+}
+
+describe('one name check', () => {
+  test.each(GOOD_NAMES)('%j passes everywhere', (name) => {
+    expect(nameIssues(name).flat()).toEqual([]);
+    expect(nameProblem('queue', name)).toBeUndefined();
+    expect(assertName('namespace', name, 'x')).toBe(name);
+    expect(() => toStored({ name, spec: '@every 1m', queue: name }, 'UTC', false)).not.toThrow();
+    expect(resolveOptions({ namespace: name, queue: name, queues: [name] }).namespace).toBe(name);
+  });
+
+  test.each(BAD_NAMES.map((n) => [n]))('%j is refused everywhere, with one message', (name) => {
+    const keys = ['namespace', 'queues', 'namespace', 'namespace', 'defaults.queue'];
+    expect(nameIssues(name)).toEqual(keys.map((k) => [nameMessage(k, name)]));
+    expect(nameProblem('queue', name)).toBe(nameMessage('queue', name));
+    expect(() => new ChronosClient({ namespace: name as string })).toThrow(nameMessage('namespace', name));
+    // the Inspector (not reworked here) still takes a null namespace as absent
+    if (name !== null) expect(() => new Inspector({ namespace: name as string })).toThrow(nameMessage('namespace', name));
+    const sched = (() => {
+      try {
+        toStored({ name: name as string, spec: '@every 1m' }, 'UTC', false);
+      } catch (err) {
+        return err as InvalidScheduleError;
+      }
+    })();
+    expect(sched).toBeInstanceOf(InvalidScheduleError);
+    expect(sched!.problem).toBe(`name: expected ${NAME_RULE}`);
+    expect(() => toStored({ name: 'ok', spec: '@every 1m', queue: name as string }, 'UTC', false)).toThrow(`queue: expected ${NAME_RULE}`);
+    expect(nestIssues({ namespace: name })).toEqual([nameMessage('namespace', name)]);
+    expect(nestIssues({ queue: name })).toEqual([nameMessage('queue', name)]);
+  });
+
+  test('the Inspector accepts a valid namespace', async () => {
+    const inspector = new Inspector({ connection: redisUrl(), namespace: 'ok.name' });
+    expect(inspector.namespace).toBe('ok.name');
+    await inspector.close();
+  });
+});
+
+/** The issues of the Nest module options (empty when they are valid). */
+function nestIssues(options: Record<string, unknown>): string[] {
+  try {
+    resolveOptions(options);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(ChronosConfigError);
+    return [...(err as ChronosConfigError).issues];
+  }
+}
+
+const GOOD_ZONES = ['Europe/Budapest', 'UTC', 'Etc/UTC', 'GMT', 'America/Argentina/Buenos_Aires', 'Etc/GMT-14'];
+const BAD_ZONES: unknown[] = ['Mars/Olympus', '', '+01:00', '-05:00', ' UTC', 'UTC ', 'not a zone', 42];
+
+describe('one time-zone check', () => {
+  test.each(GOOD_ZONES)('%j passes everywhere', (tz) => {
+    expect(isTimeZone(tz)).toBe(true);
+    expect(new OptionProblems().timeZone('timeZone', tz)).toBe(true);
+    expect(checkSchedulerOptions({ timeZone: tz }).problems).toEqual([]);
+    expect(resolveOptions({ timeZone: tz }).timeZone).toBe(tz);
+    expect(parseSpec('0 9 * * *', { timeZone: tz }).timeZone).toBe(tz);
+    expect(() => everySpec('1m', { timeZone: tz })).not.toThrow();
+    expect(() => toStored({ name: 's', spec: '0 9 * * *', timeZone: tz }, 'UTC', false)).not.toThrow();
+    expect(() => toStored({ name: 's', spec: '0 9 * * *' }, tz, false)).not.toThrow();
+  });
+
+  test.each(BAD_ZONES.map((z) => [z]))('%j is refused everywhere, with one message', (tz) => {
+    const shown = typeof tz === 'string' ? JSON.stringify(tz) : String(tz);
+    const message = `timeZone: expected ${TIME_ZONE_RULE}, got ${shown}`;
+    expect(isTimeZone(tz)).toBe(false);
+    const p = new OptionProblems();
+    p.timeZone('timeZone', tz);
+    expect(p.issues).toEqual([message]);
+    expect(checkSchedulerOptions({ timeZone: tz as string }).problems.map((x) => x.key)).toEqual(['timeZone']);
+    expect(nestIssues({ timeZone: tz })).toEqual([message]);
+    // a schedule names the zone as its value and says the same expectation
+    for (const make of [
+      () => parseSpec('0 9 * * *', { timeZone: tz as string, schedule: 's1' }),
+      () => parseSpec('@every 10s', { timeZone: tz as string, schedule: 's1' }),
+      () => everySpec(10_000, { timeZone: tz as string, schedule: 's1' }),
+      () => toStored({ name: 's1', spec: '0 9 * * *', timeZone: tz as string }, 'UTC', false),
+      () => toStored({ name: 's1', spec: '0 9 * * *' }, tz as string, false),
+    ]) {
+      let err: InvalidScheduleError | undefined;
+      try {
+        make();
+      } catch (e) {
+        err = e as InvalidScheduleError;
+      }
+      expect(err).toBeInstanceOf(InvalidScheduleError);
+      expect(err!.value).toBe(String(tz));
+      expect(err!.problem).toMatch(new RegExp(`^timeZone: expected ${reEscape(TIME_ZONE_RULE)} \\(for `));
+      expect(err!.message).toContain('"s1"');
+    }
+  });
+});
+
+function reEscape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
