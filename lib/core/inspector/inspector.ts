@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionsError } from '../errors.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient, type RedisConnection } from '../redis/connection.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys, SchedulerKeys, isValidName } from '../redis/keys.js';
 import { decodeEntry, decodeStored, utcDay, type TaskMessage } from '../queue/codec.js';
 import { ENTRY_FIELDS, META } from '../redis/protocol.js';
@@ -164,16 +165,12 @@ export class Inspector {
   async queue(name: string): Promise<QueueInfo> {
     const k = new QueueKeys(this.namespace, name);
     const day = utcDay(Date.now());
-    const p = this.conn.client.pipeline();
-    p.xlen(k.stream);
-    p.call('XPENDING', k.stream, CONSUMER_GROUP);
-    p.zcard(k.scheduled);
-    p.zcard(k.retry);
-    p.zcard(k.dead);
-    p.sismember(this.keys.paused, name);
-    p.get(k.processed(day));
-    p.get(k.failed(day));
-    const r = (await p.exec())!;
+    const p = new SlotPipeline(this.conn.client); // the paused set lives in another slot on a cluster
+    p.add(k.stream, (c) => c.xlen(k.stream)).add(k.stream, (c) => c.call('XPENDING', k.stream, CONSUMER_GROUP));
+    p.add(k.scheduled, (c) => c.zcard(k.scheduled)).add(k.retry, (c) => c.zcard(k.retry)).add(k.dead, (c) => c.zcard(k.dead));
+    p.add(this.keys.paused, (c) => c.sismember(this.keys.paused, name));
+    p.add(k.stream, (c) => c.get(k.processed(day))).add(k.stream, (c) => c.get(k.failed(day)));
+    const r = await p.exec();
     const len = (r[0][1] as number) ?? 0;
     const active = r[1][0] ? 0 : Number((r[1][1] as [number])[0] ?? 0); // NOGROUP: nobody consumed yet
     return {

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis/connection.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import { CONSUMER_GROUP, QueueKeys } from '../redis/keys.js';
 
 /** The `last-delivered-id` of the Chronos group in an `XINFO GROUPS` reply; '-' when the group does not exist yet. */
@@ -33,23 +34,23 @@ function readyAt(entryId: string, fields: string[]): number {
  */
 export async function queueLatencies(client: RedisClient, namespace: string, names: readonly string[]): Promise<Map<string, number>> {
   const streams = names.map((n) => new QueueKeys(namespace, n).stream);
-  const p1 = client.pipeline();
-  p1.time();
-  for (const s of streams) p1.call('XINFO', 'GROUPS', s);
-  const r1 = (await p1.exec()) ?? [];
+  const p1 = new SlotPipeline(client); // one pipeline per slot on a cluster
+  p1.add(streams[0], (c) => c.time());
+  for (const s of streams) p1.add(s, (c) => c.call('XINFO', 'GROUPS', s));
+  const r1 = await p1.exec();
   const [sec, us] = r1[0][1] as [string, string];
   const now = Number(sec) * 1000 + Math.floor(Number(us) / 1000);
-  const p2 = client.pipeline();
+  const p2 = new SlotPipeline(client);
   const asked: number[] = [];
   streams.forEach((s, i) => {
     const [err, reply] = r1[i + 1];
     if (err) return; // no stream yet: nothing waits
     asked.push(i);
-    p2.xrange(s, lastDelivered(reply), '+', 'COUNT', 1);
+    p2.add(s, (c) => c.xrange(s, lastDelivered(reply), '+', 'COUNT', 1));
   });
   const out = new Map<string, number>(names.map((n) => [n, 0]));
   if (asked.length === 0) return out;
-  const r2 = (await p2.exec()) ?? [];
+  const r2 = await p2.exec();
   asked.forEach((i, j) => {
     const [err, entries] = r2[j];
     const first = err ? undefined : (entries as [string, string[]][])[0];
