@@ -7,6 +7,7 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'], // npm run test:cluster
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   testTimeout: 60000,
 };

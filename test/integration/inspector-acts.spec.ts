@@ -10,7 +10,7 @@ import {
 } from '../../lib/core/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
-import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { triggerKey } from '../../lib/core/scheduler/definition.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -88,7 +88,7 @@ test('bulk acts work in batches past one page (450 dead tasks) and leave the res
     const meta = { r: 3, m: 3, t: 0, e: 1, le: i % 3 ? 'Error: disk full' : 'Error: quota', fa: 1000 + i, rs: 'retries' };
     p.hset(k.deadTasks, id, JSON.stringify([id, 'x', JSON.stringify({ i }), JSON.stringify(meta)])).zadd(k.dead, 1000 + (i % 7), id);
   }
-  p.sadd(`${rig.namespace}:queues`, 'big');
+  p.sadd(new GlobalKeys(rig.namespace).queues, 'big');
   await p.exec();
   expect((await inspector.deleteAllTasks('big', 'dead', { error: 'quota' })).count).toBe(150);
   const r = await inspector.retryAllDead('big');

@@ -4,7 +4,7 @@
 import { InvalidOptionsError, InvalidTaskStateError, NonRetryableError, ScheduleNotFoundError } from '../../lib/core/errors.js';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
 import { utcDay } from '../../lib/core/queue/codec.js';
-import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { recordFires } from '../../lib/core/scheduler/history.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -130,7 +130,7 @@ test('one task by id across all queues, in each state; a trigger task has its sc
   const a = await rig.client.enqueue('x', { where: 'a' }, { queue: 'a' });
   const b = await rig.client.enqueue('x', { where: 'b' }, { queue: 'b', delay: 60_000 });
   const k = new QueueKeys(rig.namespace, 'c');
-  await rig.client.redis.sadd(`${rig.namespace}:queues`, 'c');
+  await rig.client.redis.sadd(new GlobalKeys(rig.namespace).queues, 'c');
   const meta = JSON.stringify({ r: 0, m: 3, t: 0, e: 1, s: 'nightly', tr: 1764547200000 });
   await rig.client.redis.xadd(k.stream, '*', 'id', 'nightly:1764547200', 'type', 'report', 'payload', '{"n":1}', 'meta', meta);
   await rig.client.redis.xadd(k.stream, '*', 'id', 'junk', 'type', 'report', 'payload', '{not json', 'meta', '{"r":0,"m":1,"t":0,"e":1}');

@@ -5,6 +5,7 @@ import { EventBus } from '../events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
 import { META, entryFields, newMeta } from '../redis/protocol.js';
@@ -194,21 +195,22 @@ export class ChronosClient {
     });
     const client = this.conn.client;
     const spans = prepared.map((p, i) => this.startSpan(p, tasks[i].options ?? {}));
-    const pipeline = client.pipeline();
+    const pipeline = new SlotPipeline(client); // one pipeline per slot on a cluster
+    const known = this.globalKeys.queues;
     for (const q of new Set(prepared.map((p) => p.keys.queue))) {
-      if (!this.knownQueues.has(q)) pipeline.sadd(this.globalKeys.queues, q);
+      if (!this.knownQueues.has(q)) pipeline.add(known, (c) => c.sadd(known, q));
     }
     const offset = pipeline.length;
     for (const p of prepared) {
       if (isPlain(p)) {
-        pipeline.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
+        pipeline.add(p.keys.stream, (c) => c.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta))));
       } else {
-        pipeEnqueue(pipeline, p.keys, scriptArgs(p));
+        pipeline.add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
       }
     }
     let replies: [Error | null, unknown][];
     try {
-      replies = (await pipeline.exec()) ?? [];
+      replies = await pipeline.exec();
     } catch (err) {
       for (const s of spans) s?.end(err);
       throw err;

@@ -1,9 +1,11 @@
 import { FailureLog, type ChronosLogger } from '../logger.js';
+import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { weightedOrder, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import { errorMessage } from './executor.js';
 import type { Loops } from './loops.js';
+import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from './recoverer.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import type { Slots } from './slots.js';
@@ -29,6 +31,11 @@ export interface FetcherDeps {
  * as there are free slots, from the queues in order (strict priority, or a weighted random
  * permutation) with paused queues left out. Owns the blocking connection (ended at once by
  * `CLIENT UNBLOCK`) and this server's view of the paused queues (`<ns>:paused`).
+ *
+ * On Redis Cluster, queues in different slots cannot share one `XREADGROUP`: the weighted poll is
+ * sent on the server's client (routed per queue) and the blocking phase goes to {@link QueueReaders},
+ * one blocking connection per queue. Every blocking read has a client-side deadline
+ * ({@link readDeadlineMs}); a read that outlives it has its connection rebuilt.
  */
 export class Fetcher {
   /** Failures of the fetch loop (reported by the server's `health()`). */
@@ -37,9 +44,18 @@ export class Fetcher {
   private blockingId?: number;
   private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
+  /** Per-queue blocking readers, when the queues span several cluster slots. */
+  private readonly readers?: QueueReaders;
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.logger, 'Fetching tasks');
+    const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
+    if (isCluster(deps.client) && slots.size > 1) {
+      const { client, consumer, loops, logger, isRunning } = deps;
+      const ensureGroups = () => consumer.ensureGroups(deps.queues);
+      const deliver = (f: Fetched[], sentAt: number) => this.deliver(f, sentAt);
+      this.readers = new QueueReaders({ client, consumer, loops, logger, isRunning, failures: this.failures, deliver, ensureGroups });
+    }
   }
 
   /** Queues this server currently knows as paused. */
@@ -56,6 +72,7 @@ export class Fetcher {
 
   /** Closes the blocking connection, if open. */
   async close(): Promise<void> {
+    await this.readers?.close();
     if (this.blocking) await closeClient(this.blocking);
   }
 
@@ -104,16 +121,9 @@ export class Fetcher {
       }
       try {
         const sentAt = Date.now();
-        let fetched = await this.read(order, slots.freeSlots);
+        const fetched = await this.read(order, slots.freeSlots);
         failures.ok();
-        // a reply far later than a blocking read can take means this process was paused while the
-        // entries waited in its socket: the recoverer may have given them to someone else already
-        if (fetched.length > 0 && Date.now() - sentAt > opts.blockTimeout + opts.visibilityTimeout / 3) {
-          fetched = await this.stillOwned(fetched);
-        }
-        const givenBack = fetched.filter((f) => this.pausedSet.has(f.queue.name));
-        if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
-        for (const f of fetched) if (!this.pausedSet.has(f.queue.name)) slots.accept(f);
+        await this.deliver(fetched, sentAt);
       } catch (err) {
         if (!this.deps.isRunning()) break;
         if (/NOGROUP/.test(errorMessage(err))) {
@@ -131,8 +141,26 @@ export class Fetcher {
     }
   }
 
-  /** Ends a blocking read at once (CLIENT UNBLOCK: the read returns empty, nothing is lost). */
+  /** Takes the entries of one read into the slot table (or back to the queue: paused, or stopping). */
+  private async deliver(got: Fetched[], sentAt: number): Promise<void> {
+    if (got.length === 0) return;
+    let fetched = got;
+    // a reply far later than a blocking read can take means this process was paused while the
+    // entries waited in its socket: the recoverer may have given them to someone else already
+    if (Date.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3) fetched = await this.stillOwned(fetched);
+    const running = this.deps.isRunning(); // a per-queue reader may deliver during a shutdown
+    const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
+    if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
+    for (const f of fetched) if (running && !this.pausedSet.has(f.queue.name)) this.deps.slots.accept(f);
+  }
+
+  /**
+   * Ends a blocking read at once (CLIENT UNBLOCK: the read returns empty, nothing is lost). The
+   * per-queue readers of a cluster have their connections closed instead (an entry delivered to
+   * a closed read stays in this consumer's PEL until it is given back or recovered).
+   */
   async unblock(): Promise<void> {
+    this.readers?.unblock();
     if (this.blockingId === undefined) return;
     try {
       await this.deps.client.call('CLIENT', 'UNBLOCK', this.blockingId);
@@ -165,7 +193,7 @@ export class Fetcher {
    * more than `count`; the extra entries wait in the slot table's buffer, their claims kept fresh).
    */
   private async read(order: ConsumedQueue[], count: number): Promise<Fetched[]> {
-    const client = this.blocking!;
+    const client = this.readers ? this.deps.client : this.blocking!;
     if (order.length > 1) {
       for (const q of order) {
         const got = await this.deps.consumer.read(client, [q], count);
@@ -173,7 +201,21 @@ export class Fetcher {
         if (!this.deps.isRunning()) return [];
       }
     }
-    return this.deps.consumer.read(client, order, count, this.deps.opts.blockTimeout);
+    const block = this.deps.opts.blockTimeout;
+    if (this.readers) {
+      await this.readers.readAny(order, count, block); // the readers deliver what they get themselves
+      return [];
+    }
+    const blocking = this.blocking!;
+    return withDeadline(this.deps.consumer.read(blocking, order, count, block), readDeadlineMs(block), () => this.rebuild(blocking));
+  }
+
+  /** Replaces a hung blocking connection with a fresh one. */
+  private rebuild(hung: RedisClient): void {
+    if (this.blocking !== hung) return;
+    this.deps.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
+    hung.disconnect();
+    void this.open().catch(() => undefined);
   }
 
   private async refreshBlockingId(): Promise<void> {

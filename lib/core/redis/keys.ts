@@ -6,7 +6,7 @@
  * Cluster (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
  * - per queue:   `<ns>:{<ns>:<queue>}:<suffix>`
  * - scheduler:   `<ns>:{<ns>:sched}:<suffix>`
- * - global:      `<ns>:<suffix>` (single-key operations only)
+ * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `server:<id>`: one slot of their own)
  */
 
 /** Name of the one consumer group every queue stream has. */
@@ -137,7 +137,7 @@ export class SchedulerKeys {
   }
 }
 
-/** Keys shared by a namespace, each used alone (never together in one script). */
+/** Keys shared by a namespace. All share the hash tag `{<ns>:global}` (one slot, so a MULTI over them works on a cluster). */
 export class GlobalKeys {
   /** SET of queue names ever enqueued to or served. */
   readonly queues: string;
@@ -151,15 +151,18 @@ export class GlobalKeys {
    */
   readonly cancelChannel: string;
 
+  private readonly prefix: string;
+
   constructor(readonly namespace: string) {
-    this.queues = `${namespace}:queues`;
-    this.paused = `${namespace}:paused`;
-    this.servers = `${namespace}:servers`;
+    this.prefix = `${namespace}:{${namespace}:global}:`;
+    this.queues = this.prefix + 'queues';
+    this.paused = this.prefix + 'paused';
+    this.servers = this.prefix + 'servers';
     this.cancelChannel = `${namespace}:cancel`;
   }
 
   /** STRING JSON info of one worker server, with a PX TTL. */
   server(serverId: string): string {
-    return `${this.namespace}:server:${serverId}`;
+    return this.prefix + 'server:' + serverId;
   }
 }

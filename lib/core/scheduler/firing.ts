@@ -67,6 +67,8 @@ export class Firing {
   private leadingNow = false;
   private work: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
+  /** Set by {@link halt}: the scheduler is stopping and takes no new work. */
+  private halted = false;
   /** Health of the firing loop. */
   readonly failures: FailureLog;
 
@@ -108,8 +110,9 @@ export class Firing {
     if (this.leadingNow) this.serial(() => this.ctx.declarations.refreshLiveness(() => this.table.values()));
   }
 
-  /** Stops the timer; {@link idle} then waits for the work under way. */
+  /** Stops the timer and refuses new work; {@link idle} then waits for the work under way. */
   halt(): void {
+    this.halted = true;
     clearTimeout(this.tickTimer);
   }
 
@@ -120,6 +123,7 @@ export class Firing {
 
   /** Runs leader work one piece at a time (a load never overlaps a tick). */
   private serial(fn: () => Promise<void>): void {
+    if (this.halted) return; // stopping: no new leader work may start on a connection about to close
     this.work = this.work.then(fn).catch((err) => {
       this.failures.failed(err);
       if (this.leadingNow) this.armTimer(this.failures.backoffMs);

@@ -1,0 +1,109 @@
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import type { RedisClient } from './types.js';
+
+/**
+ * What Chronos needs to know about Redis Cluster: whether a client is one, the slot of a key, a
+ * pipeline that splits itself by slot, and SCAN over every master. On a single Redis (or Sentinel)
+ * each of these is the plain operation.
+ */
+
+/** True for an ioredis `Cluster` (duck-typed on `isCluster`, so another copy of ioredis works). */
+export function isCluster(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+const CRC16_TABLE = (() => {
+  const t = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 8;
+    for (let j = 0; j < 8; j++) c = c & 0x8000 ? ((c << 1) ^ 0x1021) & 0xffff : (c << 1) & 0xffff;
+    t[i] = c;
+  }
+  return t;
+})();
+
+/** The cluster slot (0..16383) of a key: CRC16 of its hash tag (`{…}`, when non-empty) or of the whole key. */
+export function keySlot(key: string): number {
+  let s = key;
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) s = key.slice(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of Buffer.from(s)) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff];
+  return crc % 16384;
+}
+
+type Reply = [Error | null, unknown];
+
+/**
+ * A pipeline whose commands may touch keys in different slots: each command names its key, and on a
+ * cluster one ioredis pipeline is sent per slot (in parallel); the replies come back in the order the
+ * commands were added. Commands with no key (`TIME`) join the first slot's pipeline.
+ */
+export class SlotPipeline {
+  private readonly ops: { key: string | undefined; add: (p: ChainableCommander) => void }[] = [];
+
+  constructor(private readonly client: RedisClient) {}
+
+  /** Number of commands added. */
+  get length(): number {
+    return this.ops.length;
+  }
+
+  /** Adds a command on `key` (undefined for a key-less command). */
+  add(key: string | undefined, add: (p: ChainableCommander) => void): this {
+    this.ops.push({ key, add });
+    return this;
+  }
+
+  /** Sends every command; one `[error, reply]` per command, in order. */
+  async exec(): Promise<Reply[]> {
+    if (this.ops.length === 0) return [];
+    if (!isCluster(this.client)) {
+      const p = this.client.pipeline();
+      for (const op of this.ops) op.add(p);
+      return ((await p.exec()) ?? []) as Reply[];
+    }
+    const groups = new Map<number, number[]>();
+    const firstSlot = keySlot(this.ops.find((o) => o.key !== undefined)?.key ?? '');
+    this.ops.forEach((op, i) => {
+      const slot = op.key === undefined ? firstSlot : keySlot(op.key);
+      const g = groups.get(slot);
+      if (g) g.push(i);
+      else groups.set(slot, [i]);
+    });
+    const out: Reply[] = new Array(this.ops.length);
+    await Promise.all(
+      [...groups.values()].map(async (idx) => {
+        const p = this.client.pipeline();
+        for (const i of idx) this.ops[i].add(p);
+        const replies = ((await p.exec()) ?? []) as Reply[];
+        idx.forEach((i, j) => (out[i] = replies[j] ?? [new Error('no reply'), null]));
+      }),
+    );
+    return out;
+  }
+}
+
+/** The nodes to SCAN: every master of a cluster, or the one client. */
+export function scanNodes(client: RedisClient): (Redis | RedisClient)[] {
+  return isCluster(client) ? client.nodes('master') : [client];
+}
+
+/**
+ * Every key matching `match` (a SCAN MATCH glob), on every master of a cluster or on the one node
+ * otherwise; SCAN with `COUNT count` per call, never KEYS. Keys are yielded in batches as SCAN
+ * returns them (a key may appear twice when the keyspace changes during the scan, as with SCAN).
+ */
+export async function* scanAll(client: RedisClient, match: string, count = 1000): AsyncGenerator<string[]> {
+  for (const node of scanNodes(client)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await (node as Redis).scan(cursor, 'MATCH', match, 'COUNT', count);
+      cursor = next;
+      if (keys.length > 0) yield keys;
+    } while (cursor !== '0');
+  }
+}

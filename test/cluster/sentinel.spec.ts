@@ -1,0 +1,112 @@
+// Sentinel (1 primary, 1 replica, 3 sentinels, started here on loopback): the primary is SIGKILLed
+// under load (2 `@every 1s` schedules, 100 tasks/s). Chronos reconnects to the promoted replica
+// without a restart, a leader is elected again, no trigger is enqueued twice; missing triggers and
+// lost tasks are counted and must lie in the failover gap / the replication window before the kill.
+import { jest } from '@jest/globals';
+import { ChronosClient } from '../../lib/core/queue/client.js';
+import { ChronosServer } from '../../lib/core/queue/server.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
+import { alignedTriggers } from '../helpers/fleet.js';
+import { RedisSentinel } from '../helpers/redis-cluster.js';
+import { newNamespace } from '../helpers/redis.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(120_000);
+
+let sentinel: RedisSentinel;
+beforeAll(async () => {
+  sentinel = await RedisSentinel.start({ replicas: 1, sentinels: 3, downAfterMs: 1000, failoverTimeoutMs: 3000 });
+});
+afterAll(async () => {
+  await sentinel?.stop();
+});
+
+const LEADER_TTL = 2000;
+
+test('the primary is SIGKILLed under load: promotion, reconnect, a leader again, no trigger twice; losses only in the window', async () => {
+  const ns = newNamespace('sen');
+  const connection = { ...sentinel.connection, maxRetriesPerRequest: null };
+  const events = new EventBus();
+  const seen: (ChronosEvent & { at: number })[] = [];
+  events.subscribe((e) => seen.push({ ...e, at: Date.now() }));
+  const logger = recordingLogger();
+  const schedulers = ['A', 'B'].map(
+    (id) => new Scheduler({ connection, namespace: ns, instanceId: id, leaderTtl: LEADER_TTL, heartbeatInterval: 500, events, logger }),
+  );
+  for (const s of schedulers) {
+    s.register({ name: 'one', spec: '@every 1s', queue: 'sched' });
+    s.register({ name: 'two', spec: '@every 1s', queue: 'sched' });
+  }
+  const done = new Map<string, number>(); // task id → runs
+  const triggersRun = new Map<string, number>(); // schedule@triggerAt → runs
+  const server = new ChronosServer({ connection, namespace: ns, queues: ['default', 'sched'], concurrency: 50, logger, events,
+    visibilityTimeout: 3000, recoverInterval: 500, blockTimeout: 1000 });
+  server.handle('load', (t) => void done.set(t.id, (done.get(t.id) ?? 0) + 1));
+  for (const type of ['one', 'two']) {
+    server.handle(type, (t) => void triggersRun.set(`${t.schedule}@${t.triggerAt}`, (triggersRun.get(`${t.schedule}@${t.triggerAt}`) ?? 0) + 1));
+  }
+  const client = new ChronosClient({ connection, namespace: ns });
+  try {
+    await server.start();
+    for (const s of schedulers) await s.start();
+    await waitFor(() => seen.some((e) => e.type === 'leader.acquired'), 'a first leader');
+    const accepted = new Map<string, number>(); // task id → when its enqueue was acknowledged
+    let refused = 0;
+    const load = setInterval(() => {
+      client.enqueue('load', null).then(
+        (r) => accepted.set(r.id, Date.now()),
+        () => refused++,
+      );
+    }, 10);
+    const from = Date.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    const oldPort = sentinel.primaryPort();
+    const killAt = Date.now();
+    await sentinel.primary.kill();
+    await waitFor(() => sentinel.primaryPort() !== oldPort, { what: 'the sentinels to promote the replica', timeoutMs: 30_000, intervalMs: 100 });
+    const promotedAt = Date.now();
+    await waitFor(() => seen.some((e) => e.type === 'leader.acquired' && e.at > promotedAt) || leaderKeptAfter(seen, promotedAt), {
+      what: 'a leader after the promotion',
+      timeoutMs: LEADER_TTL + 20_000,
+    });
+    const before = accepted.size;
+    await waitFor(() => accepted.size > before + 100, { what: 'enqueues to succeed again on the new primary', timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 3000));
+    clearInterval(load);
+    const to = Date.now() - 2000;
+    await waitFor(() => [...accepted.keys()].every((id) => done.has(id)), { what: 'every accepted task', timeoutMs: 15_000 }).catch(() => {});
+    const lost = [...accepted].filter(([id]) => !done.has(id));
+    const fired = seen.filter((e) => e.type === 'schedule.fired') as unknown as { schedule: string; triggerAt: number }[];
+    const firedCount = new Map<string, number>();
+    for (const f of fired) firedCount.set(`${f.schedule}@${f.triggerAt}`, (firedCount.get(`${f.schedule}@${f.triggerAt}`) ?? 0) + 1);
+    const expected = ['one', 'two'].flatMap((s) => alignedTriggers(from + 1000, to, 1000).map((t) => ({ s, t })));
+    const missing = expected.filter(({ s, t }) => !triggersRun.has(`${s}@${t}`));
+    const report = {
+      killAt,
+      promotedAfterMs: promotedAt - killAt,
+      accepted: accepted.size,
+      refused,
+      lost: lost.length,
+      lostAcceptedBeforeKillMs: lost.map(([, at]) => killAt - at),
+      triggersExpected: expected.length,
+      missingTriggers: missing.map(({ s, t }) => `${s}@${t - killAt}ms`),
+      triggersFiredTwice: [...firedCount].filter(([, n]) => n > 1).map(([k]) => k),
+      triggersRunTwice: [...triggersRun].filter(([, n]) => n > 1).map(([k]) => k),
+    };
+    console.log(`sentinel failover: ${JSON.stringify(report)}`);
+    expect(report.triggersFiredTwice).toEqual([]);
+    // a lost task was acknowledged by the old primary shortly before it died (not yet replicated)
+    for (const ago of report.lostAcceptedBeforeKillMs) expect(ago).toBeGreaterThanOrEqual(-50);
+    // a missing trigger lies in the failover gap: from the kill to a leader on the new primary
+    for (const { t } of missing) expect(t).toBeGreaterThanOrEqual(killAt - 1000);
+  } finally {
+    await server.shutdown();
+    for (const s of schedulers) await s.stop();
+    await client.close();
+  }
+});
+
+function leaderKeptAfter(seen: (ChronosEvent & { at: number })[], t: number): boolean {
+  return seen.some((e) => e.type === 'schedule.fired' && e.at > t + 500);
+}
