@@ -43,7 +43,9 @@ export class QueueKeys {
   private readonly prefix: string;
 
   constructor(
+    /** Key prefix of the app (e.g. `chronos`). */
     readonly namespace: string,
+    /** The queue's name. */
     readonly queue: string,
   ) {
     this.prefix = `${namespace}:{${namespace}:${queue}}:`;
@@ -119,6 +121,7 @@ export class SchedulerKeys {
   readonly pauseNotes: string;
   private readonly prefix: string;
 
+  /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
     this.prefix = `${namespace}:{${namespace}:sched}:`;
     this.lease = this.prefix + 'lease';
@@ -151,6 +154,7 @@ export class GlobalKeys {
    */
   readonly cancelChannel: string;
 
+  /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
     this.queues = `${namespace}:queues`;
     this.paused = `${namespace}:paused`;
