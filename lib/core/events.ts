@@ -122,7 +122,10 @@ export type ChronosEvent =
       taskId: string;
       /** The task's type; empty for `recovered` (the recoverer does not decode the task). */
       taskType: string;
-      /** `shutdown`: the server stopped before the handler finished; `recovered`: reclaimed from a consumer idle past the visibility timeout. */
+      /**
+       * `shutdown`: the server stopped before the handler finished; `recovered`: reclaimed from a
+       * consumer idle past the visibility timeout.
+       */
       reason: 'shutdown' | 'recovered';
     }
   | {

@@ -17,7 +17,15 @@ export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 export { type ScheduleDefinition, type StoredSchedule, type CatchUpPolicy, type OverlapPolicy, triggerKey } from './scheduler/definition.js';
 export { parseSpec, everySpec, parseDurationMs, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
 export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './queue/cancel-listener.js';
-export { recordFires, readFires, outcomeOfFireCode, HISTORY_LIMIT, HISTORY_TTL_MS, type FireRecord, type FireOutcome } from './scheduler/history.js';
+export {
+  recordFires,
+  readFires,
+  outcomeOfFireCode,
+  HISTORY_LIMIT,
+  HISTORY_TTL_MS,
+  type FireRecord,
+  type FireOutcome,
+} from './scheduler/history.js';
 export { TRIGGERS_BETWEEN_COUNT_LIMIT } from './scheduler/spec-base.js';
 export {
   Inspector,
