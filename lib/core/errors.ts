@@ -29,6 +29,7 @@ export type ChronosErrorCode =
 /** Base class of every error Chronos throws. */
 export class ChronosError extends Error {
   constructor(
+    /** Machine-readable code of the failure, stable across releases (e.g. `TASK_NOT_FOUND`); branch on it, not on the message. */
     readonly code: ChronosErrorCode,
     message: string,
     options?: ErrorOptions,
@@ -41,7 +42,9 @@ export class ChronosError extends Error {
 /** A task payload is not JSON-serialisable (circular, BigInt, function, symbol, undefined at top level). */
 export class InvalidPayloadError extends ChronosError {
   constructor(
+    /** Type of the task whose payload was rejected. */
     readonly taskType: string,
+    /** What is wrong with the payload, e.g. `BigInt value can't be serialized` (the serialiser's own words). */
     readonly problem: string,
     options?: ErrorOptions,
   ) {
@@ -52,7 +55,9 @@ export class InvalidPayloadError extends ChronosError {
 /** An enqueue or server option is invalid (names the option and the value). */
 export class InvalidOptionsError extends ChronosError {
   constructor(
+    /** Every problem found, one line each, naming the option and the value (e.g. `limit: expected an integer 1-500, got 0`). */
     readonly issues: readonly string[],
+    /** What was being validated, e.g. `client options`, `server options`, `enqueue options`, `queue name`; default `options`. */
     readonly subject = 'options',
   ) {
     super(
@@ -68,8 +73,11 @@ export class InvalidOptionsError extends ChronosError {
  */
 export class InvalidScheduleError extends ChronosError {
   constructor(
+    /** Name of the schedule, or `undefined` when the name itself is invalid. */
     readonly schedule: string | undefined,
+    /** The offending value as text: the expression, duration, time zone or name that was rejected. */
     readonly value: string,
+    /** What is wrong with the value, with a hint of what is expected. */
     readonly problem: string,
     options?: ErrorOptions,
   ) {
@@ -94,7 +102,9 @@ export class NonRetryableError extends ChronosError {
 /** The reason a task's AbortSignal fired and its failure when its `timeout` (ms) elapsed. */
 export class TaskTimeoutError extends ChronosError {
   constructor(
+    /** Id of the task that timed out. */
     readonly taskId: string,
+    /** The task's timeout that elapsed, in ms. */
     readonly timeoutMs: number,
   ) {
     super('TASK_TIMEOUT', `Task ${taskId} timed out after ${timeoutMs} ms`);
@@ -104,6 +114,7 @@ export class TaskTimeoutError extends ChronosError {
 /** A stream entry could not be decoded into a task (bad JSON, a missing field). Never retried. */
 export class TaskDecodeError extends ChronosError {
   constructor(
+    /** Redis Stream entry id (`<ms>-<seq>`) of the entry that could not be decoded. */
     readonly entryId: string,
     problem: string,
   ) {
@@ -114,7 +125,9 @@ export class TaskDecodeError extends ChronosError {
 /** No handler is registered for a task's type on the server that fetched it. */
 export class HandlerNotFoundError extends ChronosError {
   constructor(
+    /** The task type no handler is registered for. */
     readonly taskType: string,
+    /** Redis Stream entry id (`<ms>-<seq>`) of the task, when the error comes from a fetched task. */
     readonly entryId?: string,
   ) {
     super('NO_HANDLER', `no handler for task type "${taskType}"${entryId ? ` (stream entry ${entryId})` : ''}`);
@@ -124,7 +137,9 @@ export class HandlerNotFoundError extends ChronosError {
 /** A handler for this task type is already registered. */
 export class DuplicateHandlerError extends ChronosError {
   constructor(
+    /** The task type registered twice. */
     readonly taskType: string,
+    /** Where the registrations come from, when known (e.g. `A#handle and B#handle` for decorated methods). */
     readonly source?: string,
   ) {
     super('DUPLICATE_HANDLER', `A handler for task type "${taskType}" is already registered${source ? ` (${source})` : ''}`);
@@ -134,7 +149,9 @@ export class DuplicateHandlerError extends ChronosError {
 /** A schedule with this name is already registered. */
 export class DuplicateScheduleError extends ChronosError {
   constructor(
+    /** The schedule name declared twice. */
     readonly schedule: string,
+    /** Where the declarations come from, when known (e.g. `A#tick and B#tick` for decorated methods). */
     readonly source?: string,
   ) {
     super('DUPLICATE_SCHEDULE', `A schedule named "${schedule}" is already registered${source ? ` (${source})` : ''}`);
@@ -144,8 +161,11 @@ export class DuplicateScheduleError extends ChronosError {
 /** No task with this id in the given queue (and state, when one is named); `queue` is '*' for every queue. */
 export class TaskNotFoundError extends ChronosError {
   constructor(
+    /** Queue that was searched, or `'*'` when every queue was. */
     readonly queue: string,
+    /** The task id that was not found. */
     readonly taskId: string,
+    /** The state the task was looked for in (e.g. `dead`, `scheduled`), when the lookup named one. */
     readonly state?: string,
   ) {
     super(
@@ -157,6 +177,7 @@ export class TaskNotFoundError extends ChronosError {
 
 /** No queue with this name is known in the namespace (never enqueued to, served or scheduled). */
 export class QueueNotFoundError extends ChronosError {
+  /** @param queue The queue name that was asked for. */
   constructor(readonly queue: string) {
     super('QUEUE_NOT_FOUND', `Queue "${queue}" not found`);
   }
@@ -165,8 +186,11 @@ export class QueueNotFoundError extends ChronosError {
 /** A task state the Inspector does not know: names the value and the valid states. */
 export class InvalidTaskStateError extends ChronosError {
   constructor(
+    /** The value given as a state, as received (it may not even be a string). */
     readonly state: unknown,
+    /** The states that would have been accepted. */
     readonly validStates: readonly string[],
+    /** What kind of state was expected, for the message; default `task state`. */
     readonly what = 'task state',
   ) {
     super('INVALID_TASK_STATE', `Unknown ${what} ${JSON.stringify(state)}: expected one of ${validStates.join(', ')}`);
@@ -180,7 +204,9 @@ export class InvalidTaskStateError extends ChronosError {
  */
 export class TaskCancelledError extends ChronosError {
   constructor(
+    /** Id of the cancelled task. */
     readonly taskId: string,
+    /** Who cancelled it: the `actor` the operator gave to the Inspector or CLI (e.g. a user name). */
     readonly actor: string,
   ) {
     super('TASK_CANCELLED', `Task ${taskId} was cancelled by ${actor}`);
@@ -189,6 +215,7 @@ export class TaskCancelledError extends ChronosError {
 
 /** No schedule with this name. */
 export class ScheduleNotFoundError extends ChronosError {
+  /** @param schedule The schedule name that was asked for. */
   constructor(readonly schedule: string) {
     super('SCHEDULE_NOT_FOUND', `Schedule "${schedule}" not found`);
   }
@@ -197,7 +224,9 @@ export class ScheduleNotFoundError extends ChronosError {
 /** A Lua script returned an error reply; carries the script name and the reply. */
 export class RedisScriptError extends ChronosError {
   constructor(
+    /** Name of the Chronos Lua script that failed (e.g. `enqueue`, `ack`). */
     readonly script: string,
+    /** The error reply Redis returned, or a description of the unexpected reply code. */
     readonly reply: string,
     options?: ErrorOptions,
   ) {
@@ -208,7 +237,9 @@ export class RedisScriptError extends ChronosError {
 /** The Redis server is older than Chronos needs (6.2, for XAUTOCLAIM and GETDEL). */
 export class RedisVersionError extends ChronosError {
   constructor(
+    /** The `redis_version` the server reported (`0` when it reported none). */
     readonly version: string,
+    /** The server's address as `host:port/db` (or `cluster`), never the password. */
     readonly where: string,
   ) {
     super('REDIS_VERSION', `Redis ${version} at ${where} is too old: Chronos needs Redis >= 6.2 (XAUTOCLAIM)`);
@@ -218,8 +249,11 @@ export class RedisVersionError extends ChronosError {
 /** Redis did not answer at start (wrong address, down, auth). Names the address, never a password. */
 export class RedisUnreachableError extends ChronosError {
   constructor(
+    /** The server's address as `host:port/db` (or `cluster`), never the password. */
     readonly where: string,
+    /** Message of the last connection error the client saw (e.g. `connect ECONNREFUSED 127.0.0.1:6379`), or `no answer`. */
     readonly lastError: string,
+    /** How long Chronos waited for an answer, in ms. */
     readonly timeoutMs: number,
     options?: ErrorOptions,
   ) {

@@ -17,12 +17,30 @@ export type OperatorAction =
  * @publicApi
  */
 export type ChronosEvent =
-  | { type: 'task.enqueued'; queue: string; taskId: string; taskType: string; state: 'pending' | 'scheduled'; deduplicated: boolean }
   | {
-      type: 'task.started';
+      /** A task was written to its queue by `enqueue` / `enqueueBulk` (or found already there by its dedup key). */
+      type: 'task.enqueued';
+      /** Queue the task was enqueued to. */
       queue: string;
+      /** The task's id: the `taskId` option, else a generated UUID (the existing task's id when deduplicated). */
       taskId: string;
+      /** The task's type, which selects its handler. */
       taskType: string;
+      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `runAt`. */
+      state: 'pending' | 'scheduled';
+      /** True when a task with the same dedup key already existed and nothing was written. */
+      deduplicated: boolean;
+    }
+  | {
+      /** A server handed the task to its handler (one event per attempt). */
+      type: 'task.started';
+      /** Queue the task was fetched from. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type, which selects its handler. */
+      taskType: string;
+      /** Retries already spent before this attempt (0 on the first attempt). */
       retried: number;
       /** When the task was first enqueued (the producer's clock). */
       enqueuedAt: number;
@@ -30,25 +48,141 @@ export type ChronosEvent =
       readyAt: number;
       /** For trigger tasks: the schedule and the trigger instant. */
       schedule?: string;
+      /** For trigger tasks: the trigger instant the task fires for, epoch ms. */
       triggerAt?: number;
       /** Times the task was reclaimed from a crashed consumer (absent when never). */
       reclaimed?: number;
     }
-  | { type: 'task.succeeded'; queue: string; taskId: string; taskType: string; retried: number; durationMs: number }
-  | { type: 'task.failed'; queue: string; taskId: string; taskType: string; retried: number; error: string; durationMs: number }
-  | { type: 'task.retried'; queue: string; taskId: string; taskType: string; retried: number; retryAt: number }
-  | { type: 'task.dead'; queue: string; taskId: string; taskType: string; retried: number; reason: string; error: string }
-  | { type: 'task.requeued'; queue: string; taskId: string; taskType: string; reason: 'shutdown' | 'recovered' }
-  | { type: 'schedule.fired'; schedule: string; queue: string; taskId: string; triggerAt: number }
-  | { type: 'schedule.skipped'; schedule: string; triggerAt: number; reason: 'overlap' | 'catch-up'; count: number }
-  | { type: 'leader.acquired'; instanceId: string; term: number }
-  | { type: 'leader.lost'; instanceId: string; term: number; reason: string }
   | {
+      /** The handler resolved: the task was acknowledged and is done. */
+      type: 'task.succeeded';
+      /** Queue the task ran from. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** Retries spent before the successful attempt (0 when it succeeded first time). */
+      retried: number;
+      /** How long the attempt ran, from its start to its handler's settling, ms. */
+      durationMs: number;
+    }
+  | {
+      /** The handler threw, rejected or timed out; followed by `task.retried` or `task.dead`. */
+      type: 'task.failed';
+      /** Queue the task ran from. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** Retries spent before this failed attempt (0 on the first attempt). */
+      retried: number;
+      /** The error's message (`String(err)` for a thrown non-Error). */
+      error: string;
+      /** How long the attempt ran before it failed, ms. */
+      durationMs: number;
+    }
+  | {
+      /** A failed task was put back as `scheduled` to run again after its backoff. */
+      type: 'task.retried';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** Retries spent, this one included (1 after the first failure). */
+      retried: number;
+      /** When the next attempt becomes due, epoch ms (Redis clock). */
+      retryAt: number;
+    }
+  | {
+      /** A task was moved to the dead-letter set (state `dead`); it will not run again unless an operator retries it. */
+      type: 'task.dead';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** Retries spent before it died. */
+      retried: number;
+      /** Why it died: `retries`, `non-retryable`, `timeout`, `poison`, `decode`, `no-handler` or `cancelled`. */
+      reason: string;
+      /** Message of the last error. */
+      error: string;
+    }
+  | {
+      /** A task was put back in its queue without spending a retry. */
+      type: 'task.requeued';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type; empty for `recovered` (the recoverer does not decode the task). */
+      taskType: string;
+      /**
+       * `shutdown`: the server stopped before the handler finished; `recovered`: reclaimed from a
+       * consumer idle past the visibility timeout.
+       */
+      reason: 'shutdown' | 'recovered';
+    }
+  | {
+      /** The leader enqueued the task of one trigger of a schedule. */
+      type: 'schedule.fired';
+      /** Name of the schedule. */
+      schedule: string;
+      /** Queue the trigger's task went to. */
+      queue: string;
+      /** Id of the trigger's task, its dedup key: `<schedule>:<trigger-unix>` (unix seconds). */
+      taskId: string;
+      /** The trigger instant, epoch ms. */
+      triggerAt: number;
+    }
+  | {
+      /** The leader did not enqueue one or more triggers of a schedule. */
+      type: 'schedule.skipped';
+      /** Name of the schedule. */
+      schedule: string;
+      /** The (first) skipped trigger instant, epoch ms. */
+      triggerAt: number;
+      /**
+       * `overlap`: the previous task of the schedule was still pending or running (overlap `skip`);
+       * `catch-up`: missed triggers left out by the catch-up policy, window or cap.
+       */
+      reason: 'overlap' | 'catch-up';
+      /** How many triggers were skipped (1 for `overlap`). */
+      count: number;
+    }
+  | {
+      /** This instance acquired the scheduler lease and now fires the schedules. */
+      type: 'leader.acquired';
+      /** Id of this instance. */
+      instanceId: string;
+      /** The fencing term of the lease, incremented at every acquisition. */
+      term: number;
+    }
+  | {
+      /** This instance lost (or resigned) the scheduler lease and stopped firing. */
+      type: 'leader.lost';
+      /** Id of this instance. */
+      instanceId: string;
+      /** The term that ended. */
+      term: number;
+      /** Why, in words: `resigned`, a token mismatch, or the lease expired by the local clock. */
+      reason: string;
+    }
+  | {
+      /** An operator acted on a queue, task or schedule through the Inspector. */
       type: 'operator.acted';
+      /** What was done. */
       action: OperatorAction;
       /** Who did it, as the caller named itself (e.g. `cli:ada@host`). */
       actor: string;
+      /** The queue acted on, when the act concerns one. */
       queue?: string;
+      /** The schedule acted on, when the act concerns one. */
       schedule?: string;
       /** The task of a one-task act. */
       taskId?: string;
@@ -74,6 +208,7 @@ export class EventBus {
     return () => this.listeners.delete(listener);
   }
 
+  /** Delivers `event` to every listener synchronously, in subscription order; a listener that throws is ignored. */
   emit(event: ChronosEvent): void {
     for (const l of this.listeners) {
       try {

@@ -11,13 +11,22 @@ export { type RedisConnection, type RedisClient } from './redis/connection.js';
 export { QueueKeys, SchedulerKeys, GlobalKeys, CONSUMER_GROUP } from './redis/keys.js';
 export { ChronosClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './queue/server.js';
-export { Mux, type HandlerOptions } from './queue/mux.js';
+export { Mux, type HandlerOptions, type Registration } from './queue/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 export { type ScheduleDefinition, type StoredSchedule, type CatchUpPolicy, type OverlapPolicy, triggerKey } from './scheduler/definition.js';
 export { parseSpec, everySpec, parseDurationMs, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
 export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './queue/cancel-listener.js';
-export { recordFires, readFires, outcomeOfFireCode, HISTORY_LIMIT, type FireRecord, type FireOutcome } from './scheduler/history.js';
+export {
+  recordFires,
+  readFires,
+  outcomeOfFireCode,
+  HISTORY_LIMIT,
+  HISTORY_TTL_MS,
+  type FireRecord,
+  type FireOutcome,
+} from './scheduler/history.js';
+export { TRIGGERS_BETWEEN_COUNT_LIMIT } from './scheduler/spec-base.js';
 export {
   Inspector,
   TASK_STATES,

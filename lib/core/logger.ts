@@ -5,9 +5,16 @@
  * @publicApi
  */
 export interface ChronosLogger {
+  /** A normal lifecycle message (started, stopped, recovered, leadership acquired). */
   log(message: string): void;
+  /** Something went wrong but was handled: a retry scheduled, a trigger skipped, leadership lost. */
   warn(message: string): void;
+  /**
+   * A failure that needs attention (a task dead, a loop failing); `error` is the thrown value, when
+   * there is one, for its stack.
+   */
   error(message: string, error?: unknown): void;
+  /** Detail for troubleshooting; optional (omit it to drop debug output). */
   debug?(message: string): void;
 }
 
@@ -37,6 +44,7 @@ export class FailureLog {
     private readonly what: string,
   ) {}
 
+  /** Records one failed attempt of the loop; logs `error` only on the first failure of a run. */
   failed(error: unknown): void {
     this.count++;
     this.lastError = (error as Error)?.message ?? String(error);
@@ -47,6 +55,7 @@ export class FailureLog {
     }
   }
 
+  /** Records a successful attempt; logs the recovery (with the count of failed attempts) when the loop was failing. */
   ok(): void {
     if (this.failing) {
       this.logger.log(`${this.what} recovered after ${this.count} failed attempt${this.count === 1 ? '' : 's'}`);
@@ -56,7 +65,19 @@ export class FailureLog {
   }
 
   /** `{ ok: true }`, or since when (epoch ms) the loop has been failing and its last error. */
-  get status(): { ok: true } | { ok: false; failingSince: number; lastError: string } {
+  get status():
+    | {
+        /** The loop's last attempt succeeded (or it never failed). */
+        ok: true;
+      }
+    | {
+        /** The loop is failing: its attempts fail and it backs off between them. */
+        ok: false;
+        /** When the current run of failures began, epoch ms. */
+        failingSince: number;
+        /** Message of the latest error. */
+        lastError: string;
+      } {
     return this.failing ? { ok: false, failingSince: this.since, lastError: this.lastError } : { ok: true };
   }
 

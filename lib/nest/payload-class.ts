@@ -16,7 +16,12 @@
  * ```
  * @publicApi
  */
-export type PayloadClass<T = any> = (abstract new (...args: any[]) => T) & { readonly type?: string; readonly queue?: string };
+export type PayloadClass<T = any> = (abstract new (...args: any[]) => T) & {
+  /** The task type of the class's payloads (recommended). @defaultValue the class name */
+  readonly type?: string;
+  /** The queue its tasks go to when an enqueue names none (and one the worker serves). */
+  readonly queue?: string;
+};
 
 /** The task type of a payload class: its static `type`, else its name; undefined when it has neither. */
 export function taskTypeOf(cls: PayloadClass): string | undefined {

@@ -42,6 +42,7 @@ export * from './types.js';
  * @publicApi
  */
 export class Inspector {
+  /** Key prefix of the app inspected (`namespace` option, default `chronos`). */
   readonly namespace: string;
   private readonly conn: ConnectionHandle;
   private readonly ctx: InspectorContext;

@@ -22,6 +22,7 @@ export interface DayCounts {
 
 /** Counts of one queue by state, latency, daily counters and approximate memory. @publicApi */
 export interface QueueInfo {
+  /** The queue's name. */
   name: string;
   /** In the stream, not yet delivered to a worker. */
   pending: number;
@@ -33,10 +34,13 @@ export interface QueueInfo {
   retry: number;
   /** In the dead-letter set. */
   dead: number;
+  /** True while an operator has paused the queue: workers fetch nothing from it, enqueues still land. */
   paused: boolean;
   /** Age of the oldest pending task, ms (Redis time); 0 when nothing is pending. */
   latencyMs: number;
+  /** Tasks whose handler succeeded today (UTC day): the last of {@link days}. */
   processedToday: number;
+  /** Failed attempts today (UTC day), retried or dead: the last of {@link days}. */
   failedToday: number;
   /** Lost tasks over the last 7 days (see {@link DayCounts.lost}). */
   lost: number;
@@ -48,19 +52,29 @@ export interface QueueInfo {
 
 /** One task as the Inspector shows it. Instants are epoch ms. @publicApi */
 export interface TaskInfo {
+  /** The task's id: its explicit `taskId`, a generated UUID, or `<schedule>:<trigger-unix>` for a trigger's task. */
   id: string;
+  /** The task's type, which selects its handler (empty when the stored task could not be decoded). */
   type: string;
+  /** The queue the task is in. */
   queue: string;
+  /** Where the task is now. */
   state: TaskState;
   /** The payload, decoded from its JSON; the raw text when it is not valid JSON (then `payloadError` says why). */
   payload: unknown;
+  /** Why the payload (or the whole stored task) could not be decoded; absent when it could. */
   payloadError?: string;
+  /** Retries already spent (0 before the first failure). */
   retried: number;
+  /** Retries allowed after a failure before the task is dead. */
   maxRetry: number;
+  /** Timeout of one attempt, ms; 0 = none. */
   timeoutMs: number;
+  /** When the task was first enqueued (epoch ms, the producer's clock). */
   enqueuedAt: number;
   /** For a trigger's task: its schedule and instant (its id is `<schedule>:<trigger-unix>`). */
   schedule?: string;
+  /** For a trigger's task: the trigger instant, epoch ms. */
   triggerAt?: number;
   /** Due time (scheduled/retry) or failed-at time (dead). */
   at?: number;
@@ -69,6 +83,7 @@ export interface TaskInfo {
    * task that is not dead carries it too once it failed).
    */
   lastError?: string;
+  /** When its last attempt failed (epoch ms, the worker's clock); absent when it never failed. */
   failedAt?: number;
   /** Why a dead task is dead: retries, non-retryable, timeout, poison, decode, no-handler, cancelled. */
   reason?: string;
@@ -78,19 +93,25 @@ export interface TaskInfo {
   entryId?: string;
   /** Active tasks: the consumer (worker server id) holding it, how long since it was delivered or claimed (ms), deliveries. */
   consumer?: string;
+  /** Active tasks: ms since the entry was last delivered or claimed (XPENDING idle time). */
   idleMs?: number;
+  /** Active tasks: times the entry was delivered to a consumer (XPENDING delivery count). */
   deliveries?: number;
 }
 
 /** A page of tasks and the cursor of the next one (absent at the end). @publicApi */
 export interface TaskPage {
+  /** The tasks of this page, in listing order (may be fewer than asked when a filter is applied). */
   tasks: TaskInfo[];
+  /** Opaque cursor to pass back for the next page; absent when the listing is complete. */
   cursor?: string;
 }
 
 /** Which tasks a listing or a bulk act covers. `error` is a case-insensitive substring of the last error. @publicApi */
 export interface TaskFilter {
+  /** Only tasks of this exact type. */
   type?: string;
+  /** Only tasks whose last error contains this text (case-insensitive). */
   error?: string;
 }
 
@@ -98,19 +119,25 @@ export interface TaskFilter {
 export interface DeadGroup {
   /** The first line of the last error (its message, without the stack). */
   message: string;
+  /** Dead tasks in the group (among those scanned). */
   count: number;
+  /** Queues the group's tasks are in, sorted. */
   queues: string[];
+  /** Task types of the group's tasks, sorted. */
   types: string[];
   /** The newest task of the group, and when it failed (epoch ms). */
   sampleId: string;
+  /** When the newest task of the group failed, epoch ms. */
   lastFailedAt: number;
 }
 
 /** Dead tasks grouped by error, from a bounded scan. @publicApi */
 export interface DeadGroups {
+  /** The groups, largest first (then the most recently failed). */
   groups: DeadGroup[];
   /** Dead tasks looked at, and whether the scan stopped at its bound before the end. */
   scanned: number;
+  /** True when the scan stopped at its bound: counts cover only the tasks scanned. */
   truncated: boolean;
 }
 
@@ -121,7 +148,12 @@ export interface ActResult {
   /** Their ids (at most the first 1000). */
   ids: string[];
   /** Ids left alone, and why (e.g. a dead task whose explicit id is live again). */
-  skipped?: { id: string; reason: string }[];
+  skipped?: {
+    /** Id of the task left alone. */
+    id: string;
+    /** Why it was left alone, in words. */
+    reason: string;
+  }[];
 }
 
 /** The outcome of a backfill. @publicApi */
@@ -132,12 +164,15 @@ export interface BackfillResult {
   enqueued: number;
   /** Of those, fired or backfilled before (their dedup key existed). */
   duplicates: number;
+  /** Task ids of the range's triggers (`<schedule>:<trigger-unix>`), enqueued or found. */
   ids: string[];
 }
 
 /** An operator's pause note. @publicApi */
 export interface PauseNote {
+  /** The operator's words on why it is paused (empty when none was given). */
   note: string;
+  /** Who paused it (the act's actor, e.g. `cli:ada@host`). */
   actor: string;
   /** When it was paused (epoch ms, Redis time). */
   at: number;
@@ -145,30 +180,47 @@ export interface PauseNote {
 
 /** One schedule as the Inspector shows it. @publicApi */
 export interface ScheduleInfo {
+  /** The schedule's name (part of every trigger's dedup key). */
   name: string;
+  /** When it fires, as stored: a cron expression, a descriptor (`@daily`) or `@every <n>s`. */
   expression: string;
+  /** IANA time zone the expression is read in (`UTC` for `@every`). */
   timeZone: string;
+  /** Queue the triggers' tasks go to. */
   queue: string;
+  /** Task type each trigger enqueues. */
   type: string;
+  /** Catch-up policy for triggers missed while nobody led: `all`, `latest` or `none`. */
   catchUp: string;
+  /** Overlap policy: `allow`, or `skip` (no trigger while the previous task is pending or running). */
   overlap: string;
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** `'runtime'` or `'code'` (the same as {@link runtime}, spelled out). */
   origin: 'runtime' | 'code';
+  /** True while the schedule is paused fleet-wide (its triggers are skipped). */
   paused: boolean;
   /** The operator's note, while it is paused through the Inspector. */
   pause?: PauseNote;
   /** No live instance declares it (and it is not a runtime schedule): it does not fire. */
   orphaned: boolean;
+  /** When the schedule was first registered (epoch ms, Redis time): triggers before it never fire. */
   registeredAt?: number;
+  /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
   lastFiredAt?: number;
   /** Next trigger instants (epoch ms). */
   next: number[];
   /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late. */
   nextDueAt?: number;
   /** Instances that declare it, with when each was last seen (epoch ms, Redis time) and whether that is within the liveness window. */
-  declaredBy: { instance: string; lastSeenAt: number; alive: boolean }[];
+  declaredBy: {
+    /** The scheduler instance id. */
+    instance: string;
+    /** When the instance last declared its schedules (epoch ms, Redis time). */
+    lastSeenAt: number;
+    /** True when `lastSeenAt` is within the liveness window. */
+    alive: boolean;
+  }[];
   /** Set when the stored definition cannot be parsed by this version. */
   error?: string;
 }
@@ -178,6 +230,7 @@ export type FireTaskState = TaskState | 'done' | 'unknown';
 
 /** One entry of a schedule's history, with the current state of its task. @publicApi */
 export interface FireInfo extends FireRecord {
+  /** What became of the trigger (enqueued, duplicate, skipped-…, manual, backfill). */
   outcome: FireOutcome;
   /**
    * Where its task is now: a live state, `done` (no longer in the queue: succeeded, or deleted by
@@ -188,7 +241,9 @@ export interface FireInfo extends FireRecord {
 
 /** The current leader. @publicApi */
 export interface LeaderInfo {
+  /** Id of the scheduler instance holding the lease. */
   instance: string;
+  /** The lease's fencing term, incremented at every acquisition. */
   term: number;
   /** When this leadership began (epoch ms, Redis time). */
   since: number;
@@ -198,37 +253,55 @@ export interface LeaderInfo {
 
 /** A live worker server (from its heartbeat). @publicApi */
 export interface ServerInfo {
+  /** The server's id (also its consumer name in each queue's consumer group). */
   id: string;
+  /** Host name of the machine it runs on. */
   host: string;
+  /** Its process id. */
   pid: number;
+  /** The queues it serves, each with its weight. */
   queues: Record<string, number>;
+  /** Most handlers it runs at once. */
   concurrency: number;
+  /** Handlers running at the last heartbeat. */
   active: number;
+  /** Tasks it completed successfully since it started. */
   processed: number;
+  /** Failed attempts since it started (retried or dead). */
   failed: number;
+  /** When the server started, epoch ms (its clock). */
   startedAt: number;
+  /** When it wrote this heartbeat, epoch ms (its clock); heartbeats expire after three beats. */
   heartbeatAt: number;
 }
 
 /** A scheduler instance and when it was last seen. @publicApi */
 export interface InstanceInfo {
+  /** The scheduler instance id. */
   instance: string;
+  /** When it last declared its schedules (epoch ms, Redis time). */
   lastSeenAt: number;
+  /** True when `lastSeenAt` is within the liveness window. */
   alive: boolean;
 }
 
 /** The Redis server, from one `INFO`. @publicApi */
 export interface RedisInfo {
+  /** `redis_version`, e.g. `7.0.15`. */
   version: string;
   /** `standalone`, `cluster` or `sentinel` (`redis_mode`). */
   mode: string;
   /** `master` or `slave` (replication role). */
   role: string;
+  /** Memory Redis uses, bytes (`used_memory`). */
   usedMemoryBytes: number;
   /** 0 = no limit. */
   maxMemoryBytes: number;
+  /** Eviction policy (`maxmemory_policy`); Chronos needs `noeviction`. */
   maxMemoryPolicy: string;
+  /** Client connections open now (`connected_clients`). */
   connectedClients: number;
+  /** Time since the server started, ms (`uptime_in_seconds` × 1000). */
   uptimeMs: number;
   /** Set unless the policy is `noeviction`: Redis may then evict leases, dedup keys or whole queues. */
   warning?: string;
@@ -236,7 +309,9 @@ export interface RedisInfo {
 
 /** Options of an {@link Inspector}. @publicApi */
 export interface InspectorOptions {
+  /** Redis to inspect. @defaultValue redis://127.0.0.1:6379 */
   connection?: RedisConnection;
+  /** Key prefix of the app to inspect (the same as its client's and server's). @defaultValue 'chronos' */
   namespace?: string;
   /** An instance is alive when seen within this window, ms. @defaultValue 15000 (3 heartbeats) */
   livenessWindow?: number;
@@ -248,5 +323,6 @@ export interface InspectorOptions {
 
 /** Who does an act (named in its `operator.acted` event). */
 export interface ActOptions {
+  /** Who acts, e.g. `cli:ada@host`. @defaultValue the Inspector's `actor` option */
   actor?: string;
 }

@@ -18,7 +18,9 @@ export const TRIGGER_OUTCOMES = ['enqueued', 'duplicate', 'skipped_overlap', 'sk
 
 /** What a prom-client `Registry` must offer (typed structurally: Chronos's types do not need prom-client). */
 export interface MetricsRegistry {
+  /** Adds a metric (a prom-client `Counter`, `Gauge` or `Histogram`) to the registry. */
   registerMetric(metric: never): void;
+  /** Removes the metric named `name` (e.g. `chronos_tasks_processed_total`), at `close()`. */
   removeSingleMetric(name: string): void;
 }
 
@@ -35,7 +37,12 @@ export interface ChronosMetricsOptions {
   /** This instance's id: `chronos_leader{instance}` is exported as 0 from the start. */
   instanceId?: string;
   /** Histogram buckets, seconds. */
-  buckets?: { duration?: number[]; wait?: number[] };
+  buckets?: {
+    /** Buckets of `chronos_task_duration_seconds` (handler run time), seconds. @defaultValue 0.005 … 1800 (15 buckets) */
+    duration?: number[];
+    /** Buckets of `chronos_task_wait_seconds` and `chronos_trigger_lag_seconds`, seconds. @defaultValue 0.001 … 300 (15 buckets) */
+    wait?: number[];
+  };
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];

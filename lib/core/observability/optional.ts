@@ -7,6 +7,7 @@ import { ChronosError } from '../errors.js';
  */
 export class MissingPeerDependencyError extends ChronosError {
   constructor(
+    /** The npm package to install, e.g. `prom-client`. */
     readonly packageName: string,
     feature: string,
     options?: ErrorOptions,

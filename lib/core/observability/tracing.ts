@@ -66,9 +66,13 @@ function traceparentOf(o: { api: Api }, span: OtelApi.Span): string | undefined 
 
 /** A span context read from a `traceparent` (the shape of OpenTelemetry's `SpanContext`). */
 export interface RemoteSpanContext {
+  /** Trace id: 32 lowercase hex digits, not all zero. */
   traceId: string;
+  /** Parent span id: 16 lowercase hex digits, not all zero. */
   spanId: string;
+  /** W3C trace flags (bit 0: sampled). */
   traceFlags: number;
+  /** Always true: the context comes from another process (the producer or the fire). */
   isRemote: true;
 }
 
@@ -130,14 +134,19 @@ export function startProducerSpan(queue: string, taskType: string, taskId: strin
 
 /** What a consumer span needs to know of one attempt. */
 export interface AttemptInfo {
+  /** Queue the task was fetched from (`messaging.destination.name`). */
   queue: string;
+  /** The task's id. */
   taskId: string;
+  /** The task's type. */
   taskType: string;
   /** Failed attempts before this one. */
   retried: number;
   /** Times the task was reclaimed from a crashed consumer. */
   reclaimed?: number;
+  /** For a trigger's task: the schedule that fired it. */
   schedule?: string;
+  /** For a trigger's task: the trigger instant, epoch ms. */
   triggerAt?: number;
   /** The producer's (or the fire's) traceparent from the task's meta. */
   traceparent?: string;

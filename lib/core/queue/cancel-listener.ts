@@ -5,20 +5,27 @@ import { GlobalKeys } from '../redis/keys.js';
 
 /** The notice an operator's cancel publishes on `<ns>:cancel` (after the task was dead-lettered). */
 export interface CancelNotice {
+  /** Queue of the cancelled task. */
   queue: string;
+  /** Redis Stream entry id (`<ms>-<seq>`) of the running task: how a server finds it among its own. */
   entryId: string;
+  /** Id of the cancelled task. */
   taskId: string;
+  /** Who cancelled it (the act's actor, e.g. `cli:ada@host`). */
   actor: string;
 }
 
 /** What the listener needs of a running task: its id, and a way to abort its signal. */
 export interface Cancellable {
+  /** Id of the running task; a notice for the same entry but another task id is ignored. */
   readonly id: string;
+  /** Aborts the task's `AbortSignal` with `reason` (a {@link TaskCancelledError}). */
   abort(reason: unknown): void;
 }
 
 /** A running subscription; `close()` ends it (idempotent). */
 export interface CancelListener {
+  /** Unsubscribes and closes the listener's subscriber connection; safe to call twice. */
   close(): Promise<void>;
 }
 

@@ -48,8 +48,11 @@ export interface EnqueueOptions {
 
 /** What an enqueue did. `deduplicated: true` means nothing was written and `id` is the existing task's. */
 export interface EnqueueResult {
+  /** The task's id: the `taskId` option, else a generated UUID; the existing task's id when deduplicated. */
   id: string;
+  /** The queue the task is in. */
   queue: string;
+  /** True when a live task with the same `taskId`, or the same `dedupKey` within its TTL, existed: nothing was written. */
   deduplicated: boolean;
   /** Where the task is now: in the stream (`pending`) or waiting for its time (`scheduled`). */
   state: 'pending' | 'scheduled';
@@ -57,8 +60,11 @@ export interface EnqueueResult {
 
 /** One task of {@link ChronosClient.enqueueBulk}. */
 export interface BulkTask {
+  /** The task's type, which selects its handler. */
   type: string;
+  /** The payload (JSON-serialisable). @defaultValue null */
   payload?: unknown;
+  /** Options of this task's enqueue, over the client's `defaults`. */
   options?: EnqueueOptions;
 }
 
@@ -69,7 +75,14 @@ export interface ClientOptions {
   /** Key prefix isolating this app on a shared Redis. @defaultValue 'chronos' */
   namespace?: string;
   /** Defaults applied to every enqueue. */
-  defaults?: { queue?: string; maxRetry?: number; timeout?: number };
+  defaults?: {
+    /** Queue of enqueues that name none. @defaultValue 'default' */
+    queue?: string;
+    /** Retries after a failure before a task is dead. @defaultValue 25 */
+    maxRetry?: number;
+    /** Timeout of one attempt, ms (0 = none). @defaultValue 1800000 (30 min) */
+    timeout?: number;
+  };
   /** Where `task.enqueued` events go (shared with the server and scheduler of one app). */
   events?: EventBus;
   /**
@@ -126,6 +139,7 @@ export function checkClientOptions(options: ClientOptions): Checked<ResolvedClie
  * @publicApi
  */
 export class ChronosClient {
+  /** Key prefix of the app in Redis (`namespace` option, default `chronos`). */
   readonly namespace: string;
   private readonly conn: ConnectionHandle;
   private readonly globalKeys: GlobalKeys;

@@ -11,8 +11,11 @@ export interface HandlerOptions {
 
 /** A registered handler. */
 export interface Registration {
+  /** The task type the handler serves. */
   readonly type: string;
+  /** The handler, called with each task of that type. */
   readonly fn: TaskHandlerFn<any>;
+  /** The options it was registered with (backoff, source). */
   readonly options: HandlerOptions;
 }
 
@@ -38,10 +41,12 @@ export class Mux {
     return this;
   }
 
+  /** The registration of a task type, or undefined when no handler is registered for it. */
   get(type: string): Registration | undefined {
     return this.handlers.get(type);
   }
 
+  /** The task types that have a handler, in registration order. */
   types(): string[] {
     return [...this.handlers.keys()];
   }

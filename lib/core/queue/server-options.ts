@@ -44,6 +44,7 @@ export interface ServerOptions {
   deadMaxAge?: number;
   /** Id of this server: its consumer name in every group. @defaultValue `<hostname>:<pid>:<random>` */
   serverId?: string;
+  /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */
   logger?: ChronosLogger;
   /** Event bus shared with the client and scheduler of the app. */
   events?: EventBus;

@@ -40,16 +40,20 @@ export class ShutdownAbort extends Error {
  * ahead): the server keeps it, with a slot reserved, and starts it at the instant by a Node timer
  * on its estimate of Redis time — so handlers start on time without waking on Redis timeouts.
  *
- * The work is split between rooms that each own their state: {@link Fetcher} (the fetch loop, the
- * blocking connection, the paused queues), {@link Slots} (the slot table), {@link Forwarder} (due
- * delayed/retry tasks, the clock offset), {@link Recoverer} (the pending entries lists),
- * {@link Heartbeat} and {@link Loops} (periodic jobs and sleeps). This class starts and stops them.
+ * The work is split between rooms that each own their state: `Fetcher` (the fetch loop, the
+ * blocking connection, the paused queues), `Slots` (the slot table), `Forwarder` (due
+ * delayed/retry tasks, the clock offset), `Recoverer` (the pending entries lists),
+ * `Heartbeat` and `Loops` (periodic jobs and sleeps). This class starts and stops them.
  * @publicApi
  */
 export class ChronosServer {
+  /** This server's id: its consumer name in every queue's consumer group (`serverId` option, else `<hostname>:<pid>:<random>`). */
   readonly id: string;
+  /** Key prefix of the app in Redis (`namespace` option, default `chronos`). */
   readonly namespace: string;
+  /** The handlers by task type this server runs (the `mux` option, or one of its own to register on). */
   readonly mux: Mux;
+  /** The bus `task.*` events are emitted on (the `events` option, or one of its own). */
   readonly events: EventBus;
   private readonly opts: ResolvedServerOptions;
   private readonly queues: ConsumedQueue[];
@@ -130,7 +134,14 @@ export class ChronosServer {
    * Health of this server's loops: whether it runs, and for the fetch and forward loops whether
    * they are failing (since when, the last error) — e.g. Redis unreachable.
    */
-  health(): { running: boolean; fetch: FailureLog['status']; forward: FailureLog['status'] } {
+  health(): {
+    /** True while the server runs its loops (started and not stopping). */
+    running: boolean;
+    /** The fetch loop (blocking `XREADGROUP` on the queues). */
+    fetch: FailureLog['status'];
+    /** The forward loop (moves due delayed and retry tasks into their streams). */
+    forward: FailureLog['status'];
+  } {
     return { running: this.state === 'running', fetch: this.fetcher.failures.status, forward: this.forwarder.failures.status };
   }
 

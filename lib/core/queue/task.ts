@@ -5,8 +5,11 @@
 export interface Task<T = unknown> {
   /** Stable across retries and recoveries, so handlers can be idempotent. */
   readonly id: string;
+  /** The task's type, which selected this handler. */
   readonly type: string;
+  /** The payload given at enqueue, decoded from its JSON (`null` when none was given). */
   readonly payload: T;
+  /** The queue the task was fetched from. */
   readonly queue: string;
   /** Failed attempts before this one (0 on the first attempt). */
   readonly retried: number;

@@ -16,7 +16,12 @@ export type RedisConnection =
   | string
   | RedisOptions
   | RedisClient
-  | { cluster: ConstructorParameters<typeof Cluster>[0]; options?: ClusterOptions };
+  | {
+      /** The cluster's startup nodes, as ioredis `Cluster` takes them (e.g. `[{ host, port }]` or URLs). */
+      cluster: ConstructorParameters<typeof Cluster>[0];
+      /** ioredis `ClusterOptions` (e.g. `redisOptions` with the password). */
+      options?: ClusterOptions;
+    };
 
 /** An open client plus whether Chronos owns (and so closes) it. */
 export interface ConnectionHandle {

@@ -43,7 +43,9 @@ export class QueueKeys {
   private readonly prefix: string;
 
   constructor(
+    /** Key prefix of the app (e.g. `chronos`). */
     readonly namespace: string,
+    /** The queue's name. */
     readonly queue: string,
   ) {
     this.prefix = `${namespace}:{${namespace}:${queue}}:`;
@@ -119,6 +121,7 @@ export class SchedulerKeys {
   readonly pauseNotes: string;
   private readonly prefix: string;
 
+  /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
     this.prefix = `${namespace}:{${namespace}:sched}:`;
     this.lease = this.prefix + 'lease';
@@ -153,6 +156,7 @@ export class GlobalKeys {
 
   private readonly prefix: string;
 
+  /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
     this.prefix = `${namespace}:{${namespace}:global}:`;
     this.queues = this.prefix + 'queues';

@@ -21,7 +21,14 @@ export interface ScheduleDefinition {
    * When it fires: a 5-field cron expression (`'0 3 * * *'`), a descriptor (`'@daily'`),
    * `'@every 90s'`, or `{ every: ms | '10s', offset?: ms }` (epoch-aligned interval, ≥ 1 s, whole seconds).
    */
-  spec: string | { every: number | string; offset?: number };
+  spec:
+    | string
+    | {
+        /** The period: ms (a number) or a duration string such as `'10s'` or `'1h30m'`; ≥ 1 s, whole seconds. */
+        every: number | string;
+        /** Shift of the triggers from the epoch-aligned grid, ms (whole seconds, less than the period). @defaultValue 0 */
+        offset?: number;
+      };
   /** IANA zone of a cron spec. @defaultValue the scheduler's `timeZone` (default 'UTC') */
   timeZone?: string;
   /** Queue the triggers' tasks go to. @defaultValue 'default' */
@@ -46,24 +53,37 @@ export interface ScheduleDefinition {
 
 /** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */
 export interface StoredSchedule {
+  /** The schedule's name (part of every trigger's dedup key). */
   name: string;
+  /** The spec as text: the cron expression or descriptor given, or `@every <n>s` for an `{ every }` spec. */
   expression: string;
+  /** IANA zone the expression is read in (`UTC` for every-specs). */
   timeZone: string;
+  /** Offset of an every-spec from the epoch-aligned grid, ms; 0 when none (and for cron). */
   offsetMs: number;
+  /** Queue the triggers' tasks go to. */
   queue: string;
+  /** Task type each trigger enqueues. */
   type: string;
   /** JSON text */
   payload: string;
+  /** Retries of each trigger's task after a failure before it is dead. */
   maxRetry: number;
+  /** Timeout of one attempt of each trigger's task, ms (0 = none). */
   timeoutMs: number;
+  /** What the leader does with triggers that came due while nobody led. */
   catchUp: CatchUpPolicy;
+  /** Missed triggers older than this are skipped (counted and logged), ms. */
   catchUpWindowMs: number;
+  /** Most missed triggers caught up at once; the newest are kept. */
   catchUpCap: number;
+  /** Whether a trigger is enqueued while the previous task of the schedule is still pending or running. */
   overlap: OverlapPolicy;
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** Fingerprint of everything above: a change replaces the stored definition. */
   fp: string;
+  /** True while the schedule is paused fleet-wide (its triggers are skipped). */
   paused?: boolean;
   /** When the schedule was first registered (Redis time, epoch ms): triggers before it never fire. */
   registeredAt?: number;

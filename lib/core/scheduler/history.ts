@@ -23,6 +23,7 @@ export interface FireRecord {
   triggerAt: number;
   /** When it was recorded (Redis time when known, else the recorder's clock). */
   at: number;
+  /** What became of the trigger: enqueued, duplicate, skipped-overlap, skipped-paused, skipped-catch-up, manual or backfill. */
   outcome: FireOutcome;
   /** The task it enqueued (or found, for `duplicate`): `<schedule>:<trigger-unix>`, or `<schedule>:manual:<uuid>`. */
   taskId?: string;

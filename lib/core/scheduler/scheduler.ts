@@ -34,8 +34,11 @@ export type { SchedulerOptions } from './scheduler-options.js';
  * @publicApi
  */
 export class Scheduler {
+  /** Id of this instance: the lease holder's name (`instanceId` option, else `<hostname>:<pid>:<random>`). */
   readonly instanceId: string;
+  /** Key prefix of the app in Redis (`namespace` option, default `chronos`). */
   readonly namespace: string;
+  /** The bus `schedule.*` and `leader.*` events are emitted on (the `events` option, or one of its own). */
   readonly events: EventBus;
   private readonly keys: SchedulerKeys;
   private readonly conn: ConnectionHandle;
@@ -110,7 +113,18 @@ export class Scheduler {
    * Health of this scheduler: whether it runs, leads (and its term), and whether its heartbeat
    * and firing loop are failing (since when, the last error).
    */
-  health(): { running: boolean; leader: boolean; term: number; heartbeat: FailureLog['status']; firing: FailureLog['status'] } {
+  health(): {
+    /** True between `start()` and `stop()`. */
+    running: boolean;
+    /** True while this instance holds the lease (see {@link Scheduler.isLeader}). */
+    leader: boolean;
+    /** Fencing term of the current or last leadership; 0 if it never led. */
+    term: number;
+    /** The liveness heartbeat that publishes this instance's declared schedules. */
+    heartbeat: FailureLog['status'];
+    /** The leader's firing loop (ok while not leading). */
+    firing: FailureLog['status'];
+  } {
     return {
       running: this.state === 'running',
       leader: this.isLeader,

@@ -6,6 +6,7 @@
 
 /** Parsed, validated schedule spec. Trigger instants are a pure function of (spec, tz, after). */
 export interface ScheduleSpec {
+  /** `cron` for cron expressions and descriptors (`@daily`), `every` for epoch-aligned intervals (`@every 90s`, `{ every }`). */
   readonly kind: 'cron' | 'every';
   /** The source text as given, e.g. '0 3 * * *' or '@every 90s'. */
   readonly expression: string;

@@ -190,7 +190,12 @@ export function triggersBetween(
   afterMs: number,
   untilMs: number,
   cap: number,
-): { triggers: number[]; skipped: number } {
+): {
+  /** The latest `cap` trigger instants in the window, ascending, epoch ms. */
+  triggers: number[];
+  /** Older triggers in the window left out (exact for every-specs, a lower bound for cron past the count limit). */
+  skipped: number;
+} {
   assertInstant(afterMs, 'afterMs');
   assertInstant(untilMs, 'untilMs');
   assertCount(cap, 'cap');

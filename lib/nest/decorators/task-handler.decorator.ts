@@ -30,7 +30,10 @@ export interface TaskHandlerMetadata {
   options: TaskHandlerOptions;
 }
 
-/** A method decorator that checks the method accepts a `Task<T>`. */
+/**
+ * A method decorator that checks the method accepts a `Task<T>`.
+ * @typeParam F the decorated method's type: its first parameter must accept a `Task<T>`.
+ */
 export type TaskMethodDecorator<T> = <F extends (task: Task<T>, ...rest: any[]) => unknown>(
   target: object,
   key: string | symbol,

@@ -21,8 +21,19 @@ export interface Listener {
 
 /** Payload of a fan-out child task: the parent's payload and where it came from. */
 export interface FanOutEnvelope {
+  /** The parent task's payload, as enqueued (each listener receives it as its task's payload). */
   payload: unknown;
-  parent: { id: string; type: string; schedule?: string; triggerAt?: number };
+  /** The parent task the child was fanned out from. */
+  parent: {
+    /** The parent task's id (the child's id is `<parentId>#<listener>`). */
+    id: string;
+    /** The parent's task type (the type the listeners are declared for). */
+    type: string;
+    /** For a trigger's task: the schedule that fired the parent. */
+    schedule?: string;
+    /** For a trigger's task: the parent's trigger instant, epoch ms. */
+    triggerAt?: number;
+  };
 }
 
 /** Task type of a listener's child tasks: `<type>#<listener>`. */

@@ -6,6 +6,7 @@ import { ChronosError } from '../../core/errors.js';
  * @publicApi
  */
 export class ChronosConfigError extends ChronosError {
+  /** @param issues Every problem found in the options, one line each, naming the option and the value it had. */
   constructor(readonly issues: readonly string[]) {
     super(
       'CONFIG',

@@ -17,6 +17,7 @@ export interface DiscoveryIssue {
  * @publicApi
  */
 export class ChronosDiscoveryError extends ChronosError {
+  /** @param issues Every problem found, each naming the decorated method (`Class#method`) it is about. */
   constructor(readonly issues: readonly DiscoveryIssue[]) {
     super(
       'CONFIG',

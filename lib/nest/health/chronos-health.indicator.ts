@@ -12,24 +12,53 @@ import { WorkerService } from '../services/worker.service.js';
 export interface ChronosHealthDetails {
   /** `'up'` when Redis answered PING within the timeout. */
   redis: 'up' | 'down';
+  /** Why Redis is `down`: the error of PING or of the lease read (e.g. `no answer to PING within 1000 ms`). */
   redisError?: string;
   /**
    * Worker role: disabled, or running with its active handler count; `failing` names a loop that
    * keeps failing. `blocking`: the worker's blocking connection (its fetch reads answer).
    * `lastFetchAgoMs`: since the worker's last read returned, when the worker reports it.
    */
-  worker: { enabled: boolean; running: boolean; active: number; blocking?: 'up' | 'down'; lastFetchAgoMs?: number; failing?: string };
+  worker: {
+    /** Whether this instance runs the worker role (the `worker` option). */
+    enabled: boolean;
+    /** Whether the worker server is running. */
+    running: boolean;
+    /** Handlers running now. */
+    active: number;
+    /** While running: `up` when the blocking connection is ready and the fetch loop is not failing. */
+    blocking?: 'up' | 'down';
+    /** Since the worker's last fetch read returned, ms, when the worker reports it. */
+    lastFetchAgoMs?: number;
+    /** Why the role is unhealthy, e.g. `fetch failing since <iso>: <error>`; absent when healthy. */
+    failing?: string;
+  };
   /**
    * Scheduler role: disabled, or running, whether this instance holds the lease (with its term);
    * `failing` as above. `lease`: the current leader's lease as Redis has it (`ageMs` since its
    * last renewal, `ttlMs` left), or null when nobody leads.
    */
   scheduler: {
+    /** Whether this instance runs the scheduler role (the `scheduler` option). */
     enabled: boolean;
+    /** Whether the scheduler is running. */
     running: boolean;
+    /** Whether this instance holds the leader lease by its own clock. */
     leader: boolean;
+    /** Fencing term of this instance's current or last leadership (0 if it never led). */
     term: number;
-    lease?: { holder: string; term: number; ageMs: number; ttlMs: number } | null;
+    /** The lease as Redis has it, or null when nobody leads; absent when the role is disabled or Redis did not answer. */
+    lease?: {
+      /** Instance id of the lease holder. */
+      holder: string;
+      /** The holder's fencing term. */
+      term: number;
+      /** Since the lease's last renewal, ms (`leaderTtl` minus `ttlMs`). */
+      ageMs: number;
+      /** Time left on the lease, ms (PTTL). */
+      ttlMs: number;
+    } | null;
+    /** Why the role is unhealthy (a failing loop, a lease held by another, a late renewal); absent when healthy. */
     failing?: string;
   };
 }
@@ -39,7 +68,13 @@ export interface ChronosHealthDetails {
  * never thrown, so terminus reports `'down'`.
  * @publicApi
  */
-export type ChronosHealthResult<Key extends string = string> = Record<Key, { status: 'up' | 'down' } & ChronosHealthDetails>;
+export type ChronosHealthResult<Key extends string = string> = Record<
+  Key,
+  {
+    /** `up` when Redis answers and every enabled role runs without failing. */
+    status: 'up' | 'down';
+  } & ChronosHealthDetails
+>;
 
 /** What a worker may report beyond `ChronosServer.health()` (read when present). */
 interface WorkerExtras {
@@ -76,6 +111,7 @@ const STALE_FETCH_MS = 60_000;
 export class ChronosHealthIndicator {
   private sessions?: Promise<(key: string) => Session>;
 
+  /** Created by Nest's injector (inject the indicator; do not construct it). @internal */
   constructor(
     private readonly client: ChronosClient,
     private readonly worker: WorkerService,

@@ -75,7 +75,12 @@ export interface ChronosModuleOptions {
    * leader lease (its worker still runs scheduled tasks). `{ eligible: false }`: it declares its
    * schedules (they stay live) but never leads. @defaultValue true
    */
-  scheduler?: boolean | { eligible?: boolean };
+  scheduler?:
+    | boolean
+    | {
+        /** `false`: declare the schedules but never campaign for the lease. @defaultValue true */
+        eligible?: boolean;
+      };
   /** Worker role. `false`: this instance runs no handlers (it can still enqueue). @defaultValue true */
   worker?: boolean;
   /**
@@ -86,11 +91,21 @@ export interface ChronosModuleOptions {
    * serves the scrapes (ms, ≥ 0). The collector is injectable as `ChronosMetrics`.
    * @defaultValue false
    */
-  metrics?: boolean | { registry?: MetricsRegistry; fleet?: boolean; fleetCacheMs?: number };
+  metrics?:
+    | boolean
+    | {
+        /** The prom-client `Registry` to register the metrics in. @defaultValue prom-client's default registry */
+        registry?: MetricsRegistry;
+        /** `false`: leave the fleet gauges (queue depths and latency read from Redis) out on this replica. @defaultValue true */
+        fleet?: boolean;
+        /** How long one fleet read from Redis serves the scrapes, ms (≥ 0). @defaultValue 1000 */
+        fleetCacheMs?: number;
+      };
 }
 
 /** A class that builds the options (`forRootAsync({ useClass })`). @publicApi */
 export interface ChronosOptionsFactory {
+  /** Builds the module options; called once at boot, may be async (e.g. to read a secret). */
   createChronosOptions(): ChronosModuleOptions | Promise<ChronosModuleOptions>;
 }
 
@@ -99,9 +114,13 @@ export interface ChronosOptionsFactory {
  * @publicApi
  */
 export interface ChronosModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Builds the options from the providers listed in `inject` (in that order); may be async. */
   useFactory?: (...args: any[]) => ChronosModuleOptions | Promise<ChronosModuleOptions>;
+  /** Providers passed to `useFactory` as its arguments (e.g. `[ConfigService]`). */
   inject?: (InjectionToken | OptionalFactoryDependency)[];
+  /** A class Chronos instantiates (with its own dependencies) and calls `createChronosOptions()` on. */
   useClass?: Type<ChronosOptionsFactory>;
+  /** An existing provider of the app whose `createChronosOptions()` builds the options. */
   useExisting?: Type<ChronosOptionsFactory>;
   /** Providers made available to `useFactory`/`useClass` (bull's `extraProviders`). */
   extraProviders?: Provider[];

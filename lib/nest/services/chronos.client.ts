@@ -5,6 +5,7 @@ import { queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
 /** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
 export interface NestBulkTask extends Omit<BulkTask, 'type'> {
+  /** The task type, or a payload class whose static `type` (else its name) is the task type. */
   type: string | PayloadClass;
 }
 

@@ -56,6 +56,7 @@ export class InspectorService {
   /** The core Inspector behind this service (shares the client's connection). */
   readonly inspector: Inspector;
 
+  /** Created by Nest's injector (inject the service; do not construct it). @internal */
   constructor(
     @Inject(CHRONOS_OPTIONS) options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,

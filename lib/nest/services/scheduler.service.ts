@@ -22,6 +22,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   private readonly scheduler: Scheduler;
   private running = false;
 
+  /** Created by Nest's injector (inject the service; do not construct it). @internal */
   constructor(
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,

@@ -23,6 +23,7 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
   /** Queues named by decorators, with where they come from. */
   private readonly declaredQueues = new Map<string, string[]>();
 
+  /** Created by Nest's injector (inject the service; do not construct it). @internal */
   constructor(
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) private readonly events: EventBus,
