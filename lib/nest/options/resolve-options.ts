@@ -5,6 +5,7 @@ import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { newInstanceId } from '../../core/instance-id.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
+import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
 
 /** The options after validation, with every default applied. @internal */
@@ -32,12 +33,13 @@ export interface ResolvedChronosOptions {
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
   metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number };
+  console: ResolvedConsoleOptions;
 }
 
 const KEYS = new Set<keyof ChronosModuleOptions>([
   'connection', 'namespace', 'instanceId', 'timeZone', 'queue', 'maxRetry', 'timeout', 'leaderTtl', 'heartbeatInterval',
   'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout', 'recoverInterval', 'maxDeliveries',
-  'backoff', 'scheduler', 'worker', 'metrics',
+  'backoff', 'scheduler', 'worker', 'metrics', 'console',
 ]);
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -170,6 +172,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
 
   const worker = { enabled: bool('worker', true) };
   const metrics = resolveMetrics(o.metrics, issues);
+  const consoleOptions = resolveConsole(o.console, issues);
 
   if (issues.length) throw new ChronosConfigError(issues);
   return {
@@ -194,6 +197,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     scheduler,
     worker,
     metrics,
+    console: consoleOptions,
   };
 }
 
