@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/inspector/inspector.js';
 import type { TaskInfo } from '../core/inspector/types.js';
@@ -69,7 +70,9 @@ function staticFile(file: string): Buffer | undefined {
   if (existsSync(HERE + file)) data = readFileSync(HERE + file);
   else if (VENDOR_SOURCES[file]) {
     try {
-      data = Buffer.from(relinkVendor(readFileSync(createRequire(import.meta.url).resolve(VENDOR_SOURCES[file]), 'utf8')));
+      const [pkg, ...rest] = VENDOR_SOURCES[file].split('/');
+      const dir = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)); // `exports` hides dist/ from resolve()
+      data = Buffer.from(relinkVendor(readFileSync(join(dir, ...rest), 'utf8')));
     } catch {
       data = undefined;
     }
