@@ -131,4 +131,6 @@ function App() {
     <main>${body}</main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the loading line (preact 11 renders next to what is there)
+render(html`<${App} />`, root);
