@@ -54,8 +54,10 @@ function Overview({ data }) {
               <p class="muted">lease ${duration(leader.ttlMs)} left</p>`
           : html`<p class="warning">No leader: no scheduler holds the lease, schedules do not fire.</p>`}
       </div>
-      <div class="card"><h3>Servers</h3><p><a href="#/servers">${servers.length} live worker server${servers.length === 1 ? '' : 's'}</a></p>
-        <p class="muted">${servers.reduce((n, s) => n + s.active, 0)} active of ${servers.reduce((n, s) => n + s.concurrency, 0)} slots</p></div>
+      <div class="card"><h3>Servers</h3>
+        <p><a href="#/servers">${servers.length} live worker server${servers.length === 1 ? '' : 's'}</a></p>
+        <p class="muted">${servers.reduce((n, s) => n + s.active, 0)} active
+          of ${servers.reduce((n, s) => n + s.concurrency, 0)} slots</p></div>
       <div class="card" data-testid="redis"><h3>Redis</h3><p>${redis.version} ${redis.mode} ${redis.role}</p>
         <p>${bytes(redis.usedMemoryBytes)} ${redis.maxMemoryBytes ? 'of ' + bytes(redis.maxMemoryBytes) : '(no maxmemory)'}</p>
         <p class=${redis.warning ? 'warning' : 'muted'}>maxmemory-policy ${redis.maxMemoryPolicy}</p></div>
@@ -109,7 +111,9 @@ function App() {
     return () => ((stopped = true), clearTimeout(timer));
   }, []);
   const [page, ...rest] = r.parts;
-  const nav = (name, hash, label) => html`<a class=${page === name || (!page && name === 'overview') ? 'active' : ''} href=${hash}>${label}</a>`;
+  const current = (name) => page === name || (!page && name === 'overview');
+  const nav = (name, hash, label) => html`<a class=${current(name) ? 'active' : ''} href=${hash}>${label}</a>`;
+  const firstQueue = encodeURIComponent(data?.queues[0]?.name ?? 'default');
   let body = html`<p class="muted">Loading…</p>`;
   if (data) {
     const props = { data, tick, query: r.query, readOnly: data.readOnly };
@@ -122,7 +126,7 @@ function App() {
   }
   return html`<header>
       <h1>Chronos</h1>
-      <nav>${nav('overview', '#/', 'Overview')} ${nav('queues', '#/queues/' + encodeURIComponent(data?.queues[0]?.name ?? 'default') + '/pending', 'Tasks')}
+      <nav>${nav('overview', '#/', 'Overview')} ${nav('queues', `#/queues/${firstQueue}/pending`, 'Tasks')}
         ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')}</nav>
       <${SearchBox} onFind=${(id) => go('#/tasks/' + encodeURIComponent(id))} />
       <span class="muted" data-testid="namespace">${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : ''}` : ''}</span>

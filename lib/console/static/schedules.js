@@ -17,7 +17,8 @@ function Acts({ s, readOnly, setNotice, after }) {
     act(setNotice, `pause ${s.name}`, () => post('pause', { note }), after);
   };
   const remove = () => {
-    if (!confirm(`Remove schedule ${s.name}?${s.runtime || s.orphaned ? '' : ' Live instances declare it in code: it is removed by force.'}`)) return;
+    const forced = s.runtime || s.orphaned ? '' : ' Live instances declare it in code: it is removed by force.';
+    if (!confirm(`Remove schedule ${s.name}?${forced}`)) return;
     act(setNotice, `remove ${s.name}`, () => post('remove', { force: !(s.runtime || s.orphaned) }), after);
   };
   return html`<span class="acts">
@@ -48,7 +49,8 @@ export function SchedulesPage({ data, readOnly }) {
         <td>${s.queue} · ${s.type}</td>
         <td>${s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}</td>
         <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
-        <td><${Liveness} s=${s} />${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}</td>
+        <td><${Liveness} s=${s} />
+          ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}</td>
         <td>${s.origin}</td>
         ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} /></td>`}
       </tr>`)}
