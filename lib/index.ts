@@ -8,3 +8,5 @@ export * from './core/index.js';
 // the engine's own class stays available from `@chronos/nest/core`.
 export * from './nest/index.js';
 export { ChronosClient } from './nest/index.js';
+// The web console's handler and standalone server (framework-free, over the core Inspector).
+export * from './console/index.js';

@@ -25,6 +25,8 @@ import { ReportsService } from './reports/reports.service.js';
         backoff: (retried) => 1000 * 2 ** retried,
         // Chronos's metrics in prom-client's default registry, which PrometheusModule serves on GET /metrics
         metrics: true,
+        // the web console at http://127.0.0.1:<port>/chronos (loopback only here; guard it in a real app)
+        console: { path: '/chronos' },
         ...(config.fast ? { leaderTtl: 1500, heartbeatInterval: 500, shutdownTimeout: 3000 } : {}),
       }),
     }),

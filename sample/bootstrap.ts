@@ -8,7 +8,7 @@ export async function bootstrap(rootModule: Type<unknown> = AppModule) {
   const app = await NestFactory.create(rootModule);
   app.enableShutdownHooks();
   await app.listen(config.port, '127.0.0.1');
-  const routes = 'POST /emails, GET /status, GET /health, GET /metrics';
+  const routes = 'POST /emails, GET /status, GET /health, GET /metrics, console at /chronos/';
   new Logger('Sample').log(`Listening on http://127.0.0.1:${config.port} (namespace=${config.namespace} try: ${routes})`);
   return app;
 }

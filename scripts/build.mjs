@@ -2,7 +2,7 @@
 // Compiles lib/, sample/, test/ and bench/ to dist/ with tsc (type-checking everything) and copies
 // the Lua scripts and static assets next to the compiled code.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 rmSync('dist', { recursive: true, force: true });
@@ -25,4 +25,13 @@ for (const dir of ['lib', 'test/fixtures', 'sample']) {
   } catch (err) {
     if (err.code !== 'ENOENT') throw err;
   }
+}
+// the console's page: its plain ES modules, and the vendored preact + htm ESM builds (no CDN at run time); the
+// hooks build imports the bare `preact`, pointed at the vendored file (an import map would be inline script, which the CSP forbids)
+cpSync('lib/console/static', 'dist/lib/console/static', { recursive: true });
+mkdirSync('dist/lib/console/static/vendor', { recursive: true });
+const VENDOR = { 'preact.mjs': 'preact/dist/preact.mjs', 'hooks.mjs': 'preact/hooks/dist/hooks.mjs', 'htm.mjs': 'htm/dist/htm.mjs' };
+for (const [name, from] of Object.entries(VENDOR)) {
+  const text = readFileSync(join('node_modules', from), 'utf8').replace(/from\s*["']preact["']/g, 'from"./preact.mjs"');
+  writeFileSync(join('dist/lib/console/static/vendor', name), text);
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ChronosError } from '../core/errors.js';
+import { consoleCommands } from './commands/console.js';
 import { overviewCommands } from './commands/overview.js';
 import { scheduleCommands } from './commands/schedules.js';
 import { taskCommands } from './commands/tasks.js';
@@ -59,6 +60,7 @@ export async function main(
   overviewCommands(program, run);
   taskCommands(program, run);
   scheduleCommands(program, run);
+  consoleCommands(program, run);
   try {
     await program.parseAsync(argv);
     return EXIT.ok;

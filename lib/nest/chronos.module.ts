@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { EventBus } from '../core/events.js';
 import { ChronosMetrics } from '../core/observability/metrics.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS } from './chronos.constants.js';
+import { ChronosConsoleMount } from './console/console.mount.js';
 import { ChronosExplorer } from './discovery/chronos.explorer.js';
 import { ChronosMetadataAccessor } from './discovery/metadata.accessor.js';
 import { ChronosConfigError } from './errors/chronos-config.error.js';
@@ -79,6 +80,7 @@ export class ChronosModule {
         ChronosMetricsLifecycle,
         ChronosMetadataAccessor,
         ChronosExplorer,
+        ChronosConsoleMount,
       ],
       exports: EXPORTS,
     };

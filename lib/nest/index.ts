@@ -13,3 +13,4 @@ export { InspectorService, type ChronosOverview } from './services/inspector.ser
 export { ChronosHealthIndicator, type ChronosHealthDetails, type ChronosHealthResult } from './health/chronos-health.indicator.js';
 export { type PayloadClass, taskTypeOf } from './payload-class.js';
 export type { FanOutEnvelope } from './discovery/fan-out.js';
+export type { ChronosConsoleOptions } from './console/console-options.js';

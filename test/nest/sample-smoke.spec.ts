@@ -15,6 +15,11 @@ test('the sample boots, leads, answers /status, /health and /metrics, and stops 
     const status = (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { leader: { instance: string }; schedules: { name: string }[] };
     expect(status.leader.instance).toBe('smoke-1');
     expect(status.schedules.map((s) => s.name).sort()).toEqual(['ReportsService.healthCheck', 'ReportsService.nightlyReport', 'inventory.sync']);
+    // the web console is mounted at /chronos: its page and the aggregated poll answer
+    const page = await fetch(`http://127.0.0.1:${port}/chronos/`);
+    expect([page.status, page.headers.get('content-security-policy')]).toEqual([200, expect.stringContaining("script-src 'self'")]);
+    const polled = (await (await fetch(`http://127.0.0.1:${port}/chronos/api/overview`)).json()) as { leader: { instance: string } };
+    expect(polled.leader.instance).toBe('smoke-1');
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     // @willsoto/nestjs-prometheus serves prom-client's default registry, where `metrics: true` put Chronos's

@@ -2,6 +2,7 @@ import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Provide
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import type { RedisConnection } from '../../core/redis/connection.js';
+import type { ChronosConsoleOptions } from '../console/console-options.js';
 
 /**
  * Options of `ChronosModule.forRoot` / `forRootAsync`. Durations are milliseconds. Every option
@@ -101,6 +102,12 @@ export interface ChronosModuleOptions {
         /** How long one fleet read from Redis serves the scrapes, ms (≥ 0). @defaultValue 1000 */
         fleetCacheMs?: number;
       };
+  /**
+   * The web console (express apps), mounted at `path` under the global prefix: `true` or
+   * `{ path, readOnly, guard, authorize, redact, actor }`. It runs behind the app's global guards,
+   * `guard` and `authorize(req)`; see docs/console.md. @defaultValue false (not mounted)
+   */
+  console?: boolean | ChronosConsoleOptions;
 }
 
 /** A class that builds the options (`forRootAsync({ useClass })`). @publicApi */

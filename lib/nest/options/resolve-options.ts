@@ -5,6 +5,7 @@ import { checkServerOptions, type ServerOptions } from '../../core/queue/server-
 import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
+import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
 
@@ -29,6 +30,8 @@ export interface ResolvedChronosOptions {
   worker: { enabled: boolean };
   /** The `metrics` option: whether this replica exports Prometheus metrics, into which registry, and the fleet gauges' cache (ms). */
   metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number };
+  /** The `console` option: whether the web console is mounted, where, read-only or not, and its guards and hooks. */
+  console: ResolvedConsoleOptions;
   /**
    * What the module options map to, as the core takes them: the worker server's options (`queues`
    * absent when derived from the decorators), the scheduler's and the client's.
@@ -67,6 +70,7 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
   scheduler: [['scheduler', 'eligible', 'eligible']], // the role is checked here
   worker: [],
   metrics: [], // checked here: the engine's metrics are fed by events, not by an option of the core
+  console: [], // checked here (lib/nest/console/console-options.ts): the console is a face of the Nest app
 };
 const KEYS = Object.keys(OPTIONS);
 /** Every route of {@link OPTIONS}, with its module option. */
@@ -95,6 +99,9 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const instanceId = typeof o.instanceId === 'string' ? o.instanceId : newInstanceId();
   const roles = checkRoles(o, p);
   const metrics = checkMetrics(o.metrics, p);
+  const consoleIssues: string[] = [];
+  const consoleOptions = resolveConsole(o.console, consoleIssues);
+  for (const issue of consoleIssues) p.add('', issue); // each message names its console.* option
 
   const mapped: Record<Core, Record<string, unknown>> = {
     server: { connection, serverId: instanceId },
@@ -137,6 +144,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     scheduler: { enabled: roles.scheduler, eligible: s.eligible },
     worker: { enabled: roles.worker },
     metrics,
+    console: consoleOptions,
     core,
   };
 }

@@ -1,0 +1,218 @@
+import { ChronosError } from '../core/errors.js';
+import type { Inspector } from '../core/inspector/inspector.js';
+import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/inspector/types.js';
+import { describeSpec } from './describe.js';
+
+/** An API answer: HTTP status and JSON body. */
+export interface ApiReply {
+  status: number;
+  body: unknown;
+}
+
+/** What an API route gets: the Inspector, the redaction hook, who acts, the query and the JSON body. */
+export interface ApiContext {
+  inspector: Inspector;
+  redact: (payload: unknown, task: TaskInfo) => unknown;
+  actor: string;
+  readOnly: boolean;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+}
+
+/** A route's problem with the request: answered with its status and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const STATUS_OF: Record<string, number> = {
+  TASK_NOT_FOUND: 404,
+  SCHEDULE_NOT_FOUND: 404,
+  QUEUE_NOT_FOUND: 404,
+  INVALID_OPTIONS: 400,
+  INVALID_TASK_STATE: 400,
+  INVALID_SCHEDULE: 400,
+  STATE: 409,
+};
+
+/** The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409 state), else 500. */
+export function errorReply(err: unknown): ApiReply {
+  if (err instanceof ApiError) return { status: err.status, body: { error: err.message } };
+  if (err instanceof ChronosError) return { status: STATUS_OF[err.code] ?? 500, body: { error: err.message, code: err.code } };
+  return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
+}
+
+function state(text: unknown): TaskState {
+  if (typeof text === 'string' && (TASK_STATES as readonly string[]).includes(text)) return text as TaskState;
+  throw new ApiError(400, `state: expected one of ${TASK_STATES.join(', ')}, got ${JSON.stringify(text)}`);
+}
+
+function str(v: unknown, what: string, required = false): string | undefined {
+  if (v === undefined || v === null || v === '') {
+    if (required) throw new ApiError(400, `${what}: required`);
+    return undefined;
+  }
+  if (typeof v !== 'string' || v.length > 1000) throw new ApiError(400, `${what}: expected a string (≤ 1000 chars)`);
+  return v;
+}
+
+function redacted(ctx: ApiContext, task: TaskInfo): TaskInfo {
+  return { ...task, payload: ctx.redact(task.payload, task) };
+}
+
+/** GET overview: every queue, leader, servers, Redis, schedules and the warnings, in one bounded read. */
+async function overview(ctx: ApiContext): Promise<unknown> {
+  const i = ctx.inspector;
+  const [queues, leader, servers, redis, schedules, instances] = await Promise.all([
+    i.queues(),
+    i.leader(),
+    i.servers(),
+    i.redisInfo(),
+    i.schedules(3),
+    i.instances(),
+  ]);
+  const served = new Set(servers.flatMap((s) => Object.keys(s.queues)));
+  const warnings: { queue?: string; message: string }[] = [];
+  if (redis.warning) warnings.push({ message: redis.warning });
+  for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });
+  const orphaned = schedules.filter((s) => s.orphaned).map((s) => s.name);
+  if (orphaned.length) warnings.push({ message: `orphaned schedules (no live instance declares them): ${orphaned.join(', ')}` });
+  return {
+    namespace: i.namespace,
+    readOnly: ctx.readOnly,
+    now: Date.now(),
+    queues,
+    leader,
+    servers,
+    redis,
+    schedules: schedules.map(withWords),
+    instances,
+    warnings,
+  };
+}
+
+function withWords<T extends { expression: string; timeZone: string }>(s: T): T & { description: string } {
+  return { ...s, description: describeSpec(s.expression, s.timeZone) };
+}
+
+function merge(results: ActResult[]): ActResult {
+  const skipped = results.flatMap((r) => r.skipped ?? []);
+  return { count: results.reduce((n, r) => n + r.count, 0), ids: results.flatMap((r) => r.ids).slice(0, 1000), ...(skipped.length ? { skipped } : {}) };
+}
+
+/**
+ * POST a task act on a queue: `{ action: 'retry'|'delete'|'run'|'cancel', state, ids: [...] }` for
+ * a selection (at most 1000 ids) or `{ action, state, all: true, type?, error? }` for every task of
+ * the state passing the filter.
+ */
+async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
+  const b = ctx.body;
+  const action = str(b.action, 'action', true)!;
+  const st = state(b.state);
+  const actor = { actor: ctx.actor };
+  const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
+  const i = ctx.inspector;
+  if (b.all === true) {
+    if (action === 'retry' && st === 'dead') return i.retryAllDead(queue, { ...filter, ...actor });
+    if (action === 'delete' && st !== 'active') return i.deleteAllTasks(queue, st, { ...filter, ...actor });
+    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return i.runAllTasks(queue, st, { ...filter, ...actor });
+    throw new ApiError(400, `action "${action}" on all ${st} tasks is not possible`);
+  }
+  const ids = b.ids;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === 'string')) {
+    throw new ApiError(400, 'ids: expected 1-1000 task ids (or all: true)');
+  }
+  const one = (id: string): Promise<ActResult> => {
+    if (action === 'retry' && st === 'dead') return i.retryDead(queue, id, actor);
+    if (action === 'delete' && st !== 'active') return i.deleteTask(queue, id, { state: st, ...actor });
+    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return i.runTask(queue, id, actor);
+    if (action === 'cancel' && st === 'active') return i.cancelTask(id, { queue, ...actor });
+    throw new ApiError(400, `action "${action}" on a ${st} task is not possible`);
+  };
+  const results: ActResult[] = [];
+  for (const id of ids as string[]) results.push(ids.length === 1 ? await one(id) : await one(id).catch(() => ({ count: 0, ids: [] })));
+  return merge(results);
+}
+
+type Handler = (ctx: ApiContext, params: string[]) => Promise<unknown>;
+
+interface Route {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  run: Handler;
+}
+
+const seg = '([^/]+)';
+const re = (path: string) => new RegExp(`^${path.replaceAll(':p', seg)}$`);
+
+/** The routes under `<base>/api`; `:p` is one URL-encoded path segment. Documented in docs/console.md. */
+export const ROUTES: Route[] = [
+  { method: 'GET', pattern: re('/overview'), run: (ctx) => overview(ctx) },
+  {
+    method: 'GET',
+    pattern: re('/queues/:p/tasks'),
+    run: async (ctx, [queue]) => {
+      const q = ctx.query;
+      const limit = q.has('limit') ? Number(q.get('limit')) : 25;
+      const page = await ctx.inspector.taskPage(queue, state(q.get('state')), {
+        cursor: q.get('cursor') ?? undefined,
+        limit,
+        type: q.get('type') || undefined,
+        error: q.get('error') || undefined,
+      });
+      return { ...page, tasks: page.tasks.map((t) => redacted(ctx, t)) };
+    },
+  },
+  {
+    method: 'GET',
+    pattern: re('/tasks/:p'),
+    run: async (ctx, [id]) => {
+      const task = await ctx.inspector.findTask(id, ctx.query.get('queue') || undefined);
+      if (!task) throw new ApiError(404, `task ${JSON.stringify(id)} not found`);
+      return redacted(ctx, task);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: re('/dead-groups'),
+    run: (ctx) => {
+      const q = ctx.query;
+      return ctx.inspector.deadGroups({ queue: q.get('queue') || undefined, type: q.get('type') || undefined, error: q.get('error') || undefined });
+    },
+  },
+  { method: 'GET', pattern: re('/schedules'), run: async (ctx) => (await ctx.inspector.schedules(5)).map(withWords) },
+  {
+    method: 'GET',
+    pattern: re('/schedules/:p'),
+    run: async (ctx, [name]) => {
+      const [schedule, history] = await Promise.all([ctx.inspector.schedule(name, 5), ctx.inspector.scheduleHistory(name, 20)]);
+      return { schedule: withWords(schedule), history };
+    },
+  },
+  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue) },
+  {
+    method: 'POST',
+    pattern: re('/queues/:p/(pause|resume)'),
+    run: async (ctx, [queue, verb]) => {
+      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor });
+      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor });
+      return { ok: true };
+    },
+  },
+  {
+    method: 'POST',
+    pattern: re('/schedules/:p/(pause|resume|trigger|remove)'),
+    run: async (ctx, [name, verb]) => {
+      const actor = { actor: ctx.actor };
+      if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });
+      else if (verb === 'resume') await ctx.inspector.resumeSchedule(name, actor);
+      else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: ctx.body.force === true, ...actor });
+      else return { ok: true, taskId: await ctx.inspector.triggerSchedule(name, actor) };
+      return { ok: true };
+    },
+  },
+];

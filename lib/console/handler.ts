@@ -1,0 +1,198 @@
+import { existsSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Inspector } from '../core/inspector/inspector.js';
+import type { TaskInfo } from '../core/inspector/types.js';
+import { ApiError, errorReply, ROUTES, type ApiReply } from './api.js';
+import { crossSite, securityHeaders } from './security.js';
+
+/** Options of {@link createConsoleHandler}. @publicApi */
+export interface ConsoleHandlerOptions {
+  /** The only door to Redis: every read and act of the console goes through it. */
+  inspector: Inspector;
+  /** Refuse every act on the server (405) and hide them in the page. @defaultValue false */
+  readOnly?: boolean;
+  /**
+   * Called for every request (page, assets and API) before anything else: false refuses it with 403.
+   * A thrown error is a 403 too. @defaultValue every request is allowed
+   */
+  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
+  /** Replaces a task's payload before it leaves the server (e.g. masks secrets). @defaultValue the payload as it is */
+  redact?: (payload: unknown, task: TaskInfo) => unknown;
+  /** Who acts, as named in the `operator.acted` events. @defaultValue `'console'` */
+  actor?: (req: IncomingMessage) => string;
+  /**
+   * The path the console is served under (e.g. `'/chronos'`), stripped from `req.url` when present.
+   * Mounted with `app.use(path, handler)` (express strips it itself) it may be left out. @defaultValue ''
+   */
+  basePath?: string;
+}
+
+/** A Node request handler; `next` (Connect/express style) is called for paths outside the console. */
+export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
+
+const MAX_BODY = 64 * 1024;
+const HERE = fileURLToPath(new URL('./static/', import.meta.url));
+
+/** The page's files, and the vendored ESM builds (copied into `static/vendor/` by the build). */
+const FILES: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/lib.js': { file: 'lib.js', type: 'text/javascript; charset=utf-8' },
+  '/tasks.js': { file: 'tasks.js', type: 'text/javascript; charset=utf-8' },
+  '/schedules.js': { file: 'schedules.js', type: 'text/javascript; charset=utf-8' },
+  '/styles.css': { file: 'styles.css', type: 'text/css; charset=utf-8' },
+  '/vendor/preact.mjs': { file: 'vendor/preact.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/hooks.mjs': { file: 'vendor/hooks.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/htm.mjs': { file: 'vendor/htm.mjs', type: 'text/javascript; charset=utf-8' },
+};
+
+/** Where a vendored file comes from in node_modules (used when running from source, before a build). */
+const VENDOR_SOURCES: Record<string, string> = {
+  'vendor/preact.mjs': 'preact/dist/preact.mjs',
+  'vendor/hooks.mjs': 'preact/hooks/dist/hooks.mjs',
+  'vendor/htm.mjs': 'htm/dist/htm.mjs',
+};
+
+/** The vendored hooks build imports the bare specifier `preact`: point it at the vendored file (no import map: CSP). */
+export function relinkVendor(text: string): string {
+  return text.replace(/from\s*["']preact["']/g, 'from"./preact.mjs"');
+}
+
+const cache = new Map<string, Buffer>();
+function staticFile(file: string): Buffer | undefined {
+  const hit = cache.get(file);
+  if (hit) return hit;
+  let data: Buffer | undefined;
+  if (existsSync(HERE + file)) data = readFileSync(HERE + file);
+  else if (VENDOR_SOURCES[file]) {
+    try {
+      const [pkg, ...rest] = VENDOR_SOURCES[file].split('/');
+      const dir = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)); // `exports` hides dist/ from resolve()
+      data = Buffer.from(relinkVendor(readFileSync(join(dir, ...rest), 'utf8')));
+    } catch {
+      data = undefined;
+    }
+  }
+  if (data) cache.set(file, data);
+  return data;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  securityHeaders(res);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const parsed = (req as { body?: unknown }).body; // a framework (express.json in Nest) may have read it already
+  let value: unknown = parsed;
+  if (parsed === undefined || Buffer.isBuffer(parsed) || typeof parsed === 'string') {
+    let text = typeof parsed === 'string' ? parsed : Buffer.isBuffer(parsed) ? parsed.toString('utf8') : '';
+    if (parsed === undefined && !req.readableEnded) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_BODY) throw new ApiError(413, `body: more than ${MAX_BODY} bytes`);
+        chunks.push(chunk);
+      }
+      text = Buffer.concat(chunks).toString('utf8');
+    }
+    try {
+      value = text.trim() === '' ? {} : JSON.parse(text);
+    } catch {
+      throw new ApiError(400, 'body: not valid JSON');
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ApiError(400, 'body: expected a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The web console as a framework-free Node handler: the page (`GET <base>/`), its assets, and the
+ * JSON API under `<base>/api/` that the page uses (docs/console.md). Usable with `node:http`,
+ * express/Connect (`app.use('/chronos', handler)`) and the Nest module's `console` option.
+ *
+ * Every response carries a strict Content-Security-Policy (no inline script) and `nosniff`. Reads
+ * are GET; acts are POST with a JSON body (`Content-Type: application/json`, else 415), refused
+ * with 405 when `readOnly`. A cross-site request (by `Sec-Fetch-Site`, or an `Origin` that is not
+ * the `Host`) is refused with 403 on every API route. `authorize(req)` false → 403 on every route.
+ * @publicApi
+ */
+export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
+  const { inspector, readOnly = false, authorize } = options;
+  const redact = options.redact ?? ((p: unknown) => p);
+  const actorOf = options.actor ?? (() => 'console');
+  const base = (options.basePath ?? '').replace(/\/+$/, '');
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    let path = url.pathname;
+    if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
+    else if (base && next) return next();
+    if (authorize) {
+      let ok = false;
+      try {
+        ok = await authorize(req);
+      } catch {
+        ok = false;
+      }
+      if (!ok) return send(res, 403, { error: 'forbidden' });
+    }
+    const method = req.method ?? 'GET';
+    if (path.startsWith('/api/')) {
+      const why = crossSite(req);
+      if (why) return send(res, 403, { error: `cross-site request refused (${why})` });
+      return api(req, res, method, path.slice(4), url.searchParams);
+    }
+    if (method !== 'GET' && method !== 'HEAD') return send(res, 405, { error: `${method} not allowed` }, { Allow: 'GET, HEAD' });
+    // express's app.use('/chronos') hands '/chronos' over as '/': tell it from '/chronos/' by originalUrl
+    const here = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+    if (path === '' || (path === '/' && !here.split('?')[0].endsWith('/'))) {
+      // `/chronos` → `/chronos/`, so that the page's relative URLs (app.js, api/…) resolve under it
+      securityHeaders(res);
+      res.writeHead(308, { Location: here.replace(/^([^?]*?)\/*(\?.*)?$/, '$1/$2'), 'Cache-Control': 'no-store' });
+      return void res.end();
+    }
+    const entry = FILES[path];
+    const data = entry && staticFile(entry.file);
+    if (!entry || !data) {
+      if (next) return next();
+      return send(res, 404, { error: `not found: ${path}` });
+    }
+    securityHeaders(res);
+    res.writeHead(200, { 'Content-Type': entry.type, 'Cache-Control': 'no-cache', 'Content-Length': String(data.length) });
+    res.end(method === 'HEAD' ? undefined : data);
+  };
+
+  const api = async (req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> => {
+    const candidates = ROUTES.filter((r) => r.pattern.test(path));
+    if (candidates.length === 0) return send(res, 404, { error: `no API route ${path}` });
+    const route = candidates.find((r) => r.method === method || (r.method === 'GET' && method === 'HEAD'));
+    if (!route) return send(res, 405, { error: `${method} not allowed on ${path}` }, { Allow: candidates[0].method });
+    let reply: ApiReply;
+    try {
+      if (route.method === 'POST') {
+        if (readOnly) return send(res, 405, { error: 'the console is read-only: acts are refused' }, { Allow: 'GET, HEAD' });
+        const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        if (type !== 'application/json') return send(res, 415, { error: 'acts need Content-Type: application/json' });
+      }
+      const params = route.pattern.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
+      const body = route.method === 'POST' ? await readBody(req) : {};
+      const ctx = { inspector, redact, actor: actorOf(req), readOnly, query, body };
+      reply = { status: 200, body: await route.run(ctx, params) };
+    } catch (err) {
+      reply = errorReply(err);
+    }
+    send(res, reply.status, reply.body);
+  };
+
+  return (req, res, next) => {
+    serve(req, res, next).catch((err) => (next ? next(err) : send(res, 500, { error: String(err) })));
+  };
+}

@@ -1,0 +1,94 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Inspector } from '../core/inspector/inspector.js';
+import type { TaskInfo } from '../core/inspector/types.js';
+import { createConsoleHandler } from './handler.js';
+import { basicCredentials, securityHeaders } from './security.js';
+
+/** Options of {@link startConsoleServer}. @publicApi */
+export interface ConsoleServerOptions {
+  inspector: Inspector;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Address to bind. Without `basicAuth` only a loopback address is allowed. @defaultValue '127.0.0.1' */
+  host?: string;
+  readOnly?: boolean;
+  /** `user:password` every request must present (HTTP Basic; 401 otherwise). */
+  basicAuth?: string;
+  redact?: (payload: unknown, task: TaskInfo) => unknown;
+  /** Where the warning about a console without authentication goes. @defaultValue console.warn */
+  warn?: (line: string) => void;
+}
+
+/** A running standalone console. */
+export interface ConsoleServer {
+  server: Server;
+  /** `http://host:port/` */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Serves the console on its own `node:http` server (`chronos console`). With `basicAuth` every
+ * request (page, assets, API) needs the credentials (401 with a `WWW-Authenticate` challenge
+ * otherwise); without it the server binds to a loopback address only, and says so on `warn`.
+ * @throws Error when `host` is not loopback and no `basicAuth` is given, or `basicAuth` has no `:`.
+ */
+export async function startConsoleServer(o: ConsoleServerOptions): Promise<ConsoleServer> {
+  const host = o.host ?? '127.0.0.1';
+  let auth: { user: string; password: string } | undefined;
+  if (o.basicAuth !== undefined) {
+    const i = o.basicAuth.indexOf(':');
+    if (i < 1) throw new Error('basic auth: expected user:password');
+    auth = { user: o.basicAuth.slice(0, i), password: o.basicAuth.slice(i + 1) };
+  } else if (!isLoopback(host)) {
+    throw new Error(`refusing to serve the console on ${host} without authentication: pass --basic-auth user:pass, or bind to 127.0.0.1`);
+  } else {
+    (o.warn ?? console.warn)(`warning: the console has no authentication; it is bound to ${host} only (use --basic-auth to require credentials)`);
+  }
+  const handler = createConsoleHandler({
+    inspector: o.inspector,
+    readOnly: o.readOnly,
+    redact: o.redact,
+    actor: (req) => `console:${basicCredentials(req)?.user ?? 'anonymous'}`,
+  });
+  const server = createServer((req, res) => {
+    if (auth) {
+      const c = basicCredentials(req);
+      const userOk = c !== undefined && same(c.user, auth.user);
+      const passOk = c !== undefined && same(c.password, auth.password);
+      if (!userOk || !passOk) {
+        securityHeaders(res);
+        res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="chronos", charset="UTF-8"', 'Content-Type': 'application/json' });
+        return void res.end('{"error":"authentication required"}');
+      }
+    }
+    handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    server,
+    url: `http://${shown}:${addr.port}/`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

@@ -1,0 +1,78 @@
+// Shared bits of the console page: the vendored preact + htm, the API client, formatting.
+import { h, render } from './vendor/preact.mjs';
+import { useEffect, useState, useCallback, useRef } from './vendor/hooks.mjs';
+import htm from './vendor/htm.mjs';
+
+export const html = htm.bind(h);
+export { render, useEffect, useState, useCallback, useRef };
+
+/** GET `api/<path>` (no body) or POST it with a JSON body; throws the API's error message. */
+export async function api(path, body) {
+  const init = body === undefined
+    ? { headers: { accept: 'application/json' } }
+    : { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) };
+  const res = await fetch('api/' + path, init);
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);
+  return data;
+}
+
+export const enc = encodeURIComponent;
+
+/** `2h 3m`, `4.2 s`, `120 ms` from ms. */
+export function duration(ms) {
+  if (ms === undefined || ms === null) return '-';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${Math.floor(s % 60)}s`;
+  const hh = Math.floor(m / 60);
+  if (hh < 48) return `${hh}h ${m % 60}m`;
+  return `${Math.floor(hh / 24)}d ${hh % 24}h`;
+}
+
+/** Local time of an epoch ms, and how long ago / until. */
+export function when(ms) {
+  if (!ms) return '-';
+  const d = new Date(ms);
+  const delta = ms - Date.now();
+  const rel = Math.abs(delta) < 1000 ? 'now' : delta < 0 ? `${duration(-delta)} ago` : `in ${duration(delta)}`;
+  return `${d.toLocaleString()} (${rel})`;
+}
+
+export function bytes(n) {
+  if (!n) return '0 B';
+  const u = ['B', 'KB', 'MB', 'GB'];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) (n /= 1024), i++;
+  return `${n.toFixed(i ? 1 : 0)} ${u[i]}`;
+}
+
+/** The current hash route: `['queues', 'default', 'dead']` and its query. */
+export function route() {
+  const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(query) };
+}
+
+export function go(hash) {
+  location.hash = hash;
+}
+
+/** A message line (error or notice); text only. */
+export function Notice({ notice }) {
+  if (!notice) return null;
+  return html`<p class=${notice.error ? 'notice error' : 'notice'} data-testid="notice">${notice.text}</p>`;
+}
+
+/** Runs an act, then reports it in `setNotice` and calls `after`. */
+export async function act(setNotice, label, fn, after) {
+  try {
+    const r = await fn();
+    const count = r && typeof r.count === 'number' ? ` (${r.count} task${r.count === 1 ? '' : 's'})` : '';
+    setNotice({ text: `${label}: done${count}` });
+  } catch (err) {
+    setNotice({ text: `${label}: ${err.message}`, error: true });
+  }
+  if (after) after();
+}

@@ -1,0 +1,100 @@
+import { Inject, Injectable, Logger, type CanActivate, type OnModuleInit, type Type } from '@nestjs/common';
+import { ApplicationConfig, HttpAdapterHost, ModuleRef } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { lastValueFrom, isObservable } from 'rxjs';
+import { createConsoleHandler } from '../../console/handler.js';
+import { securityHeaders } from '../../console/security.js';
+import { CHRONOS_OPTIONS } from '../chronos.constants.js';
+import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { InspectorService } from '../services/inspector.service.js';
+
+type Next = (err?: unknown) => void;
+
+/** Joins the global prefix and the console path into one mount path (`/api` + `/chronos` → `/api/chronos`). */
+export function mountPath(prefix: string, path: string): string {
+  const joined = `/${prefix}/${path}`.replace(/\/+/g, '/').replace(/\/$/, '');
+  return joined || '/';
+}
+
+/**
+ * Mounts the web console on the app's express instance when the `console` option is set (at
+ * module init, before Nest's not-found handler): behind the app's global guards, the `guard`
+ * option and `authorize(req)`. Does nothing without an HTTP adapter (e.g. a bare testing module)
+ * and, with a warning, on a non-express one.
+ */
+@Injectable()
+export class ChronosConsoleMount implements OnModuleInit {
+  private readonly logger = new Logger('ChronosConsole');
+  /** The full mount path, once mounted. */
+  mountedAt?: string;
+
+  constructor(
+    @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
+    private readonly inspector: InspectorService,
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly appConfig: ApplicationConfig,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const c = this.options.console;
+    const adapter = this.adapterHost?.httpAdapter;
+    if (!c.enabled || !adapter) return;
+    if (adapter.getType() !== 'express') {
+      this.logger.warn(`the console needs @nestjs/platform-express (this app runs on ${adapter.getType()}): not mounted`);
+      return;
+    }
+    const guards: CanActivate[] = [];
+    for (const g of c.guards) guards.push(typeof g === 'function' ? await this.guardInstance(g) : g);
+    const global = this.appConfig.getGlobalGuards() as CanActivate[];
+    const instanceId = this.options.instanceId;
+    const handler = createConsoleHandler({
+      inspector: this.inspector.inspector,
+      readOnly: c.readOnly,
+      authorize: c.authorize,
+      redact: c.redact,
+      actor: c.actor ?? (() => `console:${instanceId}`),
+    });
+    const path = mountPath(this.appConfig.getGlobalPrefix(), c.path);
+    const all = [...global, ...guards];
+    const self = this;
+    const mounted = async function chronosConsole(req: IncomingMessage, res: ServerResponse, next: Next): Promise<void> {
+      for (const guard of all) {
+        const ctx = new ExecutionContextHost([req, res, next], ChronosConsoleMount as Type, chronosConsole);
+        ctx.setType('http');
+        let ok = false;
+        let status = 403;
+        try {
+          const r = guard.canActivate(ctx);
+          ok = Boolean(isObservable(r) ? await lastValueFrom(r) : await r);
+        } catch (err) {
+          const s = (err as { getStatus?: () => number }).getStatus?.();
+          if (typeof s === 'number') status = s;
+          else self.logger.error(`a console guard threw: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        if (!ok) {
+          securityHeaders(res);
+          res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+          return void res.end(JSON.stringify({ error: status === 401 ? 'unauthorized' : 'forbidden' }));
+        }
+      }
+      handler(req, res, next);
+    };
+    (adapter.getInstance() as { use(path: string, fn: unknown): void }).use(path, (req: IncomingMessage, res: ServerResponse, next: Next) => {
+      mounted(req, res, next).catch(next);
+    });
+    this.mountedAt = path;
+    const guarded = all.length > 0 || c.authorize !== undefined;
+    const mode = c.readOnly ? ', read-only' : '';
+    this.logger.log(`Console mounted at ${path}${mode}${guarded ? '' : ' (no guard nor authorize: open to anyone who reaches the app)'}`);
+  }
+
+  private async guardInstance(type: Type<CanActivate>): Promise<CanActivate> {
+    try {
+      return this.moduleRef.get(type, { strict: false });
+    } catch {
+      return this.moduleRef.create(type);
+    }
+  }
+}
