@@ -100,7 +100,10 @@ async function enqueueEmails() {
 function stopAll(signal = 'SIGTERM') {
   if (stopping) return;
   stopping = true;
-  for (const t of timers) clearTimeout(t), clearInterval(t);
+  for (const t of timers) {
+    clearTimeout(t);
+    clearInterval(t);
+  }
   say('cluster', 'stopping every replica (they resign and drain)');
   for (const c of replicas.values()) c.kill(signal);
   if (replicas.size === 0) finish();

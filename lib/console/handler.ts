@@ -136,7 +136,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
     if (authorize) {
-      let ok = false;
+      let ok: boolean;
       try {
         ok = await authorize(req);
       } catch {

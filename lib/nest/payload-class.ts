@@ -16,6 +16,7 @@
  * ```
  * @publicApi
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a payload class of unknown payload type, as a constraint
 export type PayloadClass<T = any> = (abstract new (...args: any[]) => T) & {
   /** The task type of the class's payloads (recommended). @defaultValue the class name */
   readonly type?: string;

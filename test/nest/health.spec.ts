@@ -16,7 +16,7 @@ test('leader: up, with its blocking connection up and its lease (holder, term, a
   await waitFor(() => app.get(SchedulerService).isLeader, 'leadership');
   const result = await app.get(HealthCheckService).check([() => app.get(ChronosHealthIndicator).isHealthy('chronos')]);
   expect(result.status).toBe('ok');
-  const d = result.details.chronos as Record<string, any>;
+  const d = result.details.chronos as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- reads nested details
   expect(d).toMatchObject({ status: 'up', redis: 'up', worker: { enabled: true, running: true, blocking: 'up' } });
   expect(d.scheduler).toMatchObject({ leader: true, lease: { holder: 'health-1', term: app.get(SchedulerService).term } });
   expect(d.scheduler.lease.ageMs).toBeGreaterThanOrEqual(0);

@@ -101,7 +101,11 @@ function App() {
     const poll = async () => {
       try {
         const d = await api('overview');
-        if (!stopped) (setData(d), setError(null), setTick((t) => t + 1));
+        if (!stopped) {
+          setData(d);
+          setError(null);
+          setTick((t) => t + 1);
+        }
       } catch (err) {
         if (!stopped) setError(err.message);
       }

@@ -1,5 +1,5 @@
 import { META } from '../redis/protocol.js';
-import { InvalidOptionsError, InvalidTaskStateError } from '../errors.js';
+import { InvalidTaskStateError } from '../errors.js';
 import type { EventBus, OperatorAction } from '../events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../options.js';

@@ -3,7 +3,7 @@ import { DEAD_REASON, META } from '../redis/protocol.js';
 import { DEFAULTS } from '../defaults.js';
 import { TaskCancelledError, TaskNotFoundError } from '../errors.js';
 import type { OperatorAction } from '../events.js';
-import { encodeStored, utcDay, type TaskMeta } from '../queue/codec.js';
+import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { releaseKeys } from '../queue/executor.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';

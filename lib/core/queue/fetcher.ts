@@ -124,7 +124,8 @@ export class Fetcher {
         const fetched = await this.read(order, slots.freeSlots);
         failures.ok();
         await this.deliver(fetched, sentAt);
-      } catch (err) {
+      } catch (caught) {
+        let err = caught;
         if (!this.deps.isRunning()) break;
         if (/NOGROUP/.test(errorMessage(err))) {
           this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);

@@ -14,6 +14,7 @@ export interface Registration {
   /** The task type the handler serves. */
   readonly type: string;
   /** The handler, called with each task of that type. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- one registry holds handlers of every payload type
   readonly fn: TaskHandlerFn<any>;
   /** The options it was registered with (backoff, source). */
   readonly options: HandlerOptions;

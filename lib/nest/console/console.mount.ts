@@ -58,7 +58,7 @@ export class ChronosConsoleMount implements OnModuleInit {
     });
     const path = mountPath(this.appConfig.getGlobalPrefix(), c.path);
     const all = [...global, ...guards];
-    const self = this;
+    const self = this; // eslint-disable-line @typescript-eslint/no-this-alias -- a named function (for stack traces) that needs the mount
     const mounted = async function chronosConsole(req: IncomingMessage, res: ServerResponse, next: Next): Promise<void> {
       for (const guard of all) {
         const ctx = new ExecutionContextHost([req, res, next], ChronosConsoleMount as Type, chronosConsole);

@@ -53,7 +53,9 @@ export type TaskMethodDecorator<T> = <F extends (task: Task<T>, ...rest: any[]) 
  * @publicApi
  */
 export function TaskHandler<T extends object>(type: PayloadClass<T>, options?: TaskHandlerOptions): TaskMethodDecorator<T>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a string type carries no payload type: the caller may name it
 export function TaskHandler<T = any>(type: string, options?: TaskHandlerOptions): TaskMethodDecorator<T>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the implementation signature serves both overloads
 export function TaskHandler(type: string | PayloadClass, options: TaskHandlerOptions = {}): TaskMethodDecorator<any> {
   return (_target, _key, descriptor) => {
     appendMetadata(TASK_HANDLER_METADATA, { type, options } satisfies TaskHandlerMetadata, descriptor);
