@@ -1,6 +1,6 @@
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript } from '../redis/scripts.js';
+import { forwardScript } from '../redis/commands.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from './loops.js';
 
@@ -42,15 +42,10 @@ export class Forwarder {
       try {
         for (const q of this.queues) {
           const sent = Date.now();
-          const [moved, nextDue, now] = await runScript<[number, number, number]>(
-            this.client,
-            'forward',
-            [q.keys.stream, q.keys.scheduled, q.keys.retry, q.keys.tasks],
-            [1000],
-          );
-          this.offsetMs = now - (sent + Date.now()) / 2;
+          const { moved, nextDueAt, redisNow } = await forwardScript(this.client, q.keys, 1000);
+          this.offsetMs = redisNow - (sent + Date.now()) / 2;
           if (moved >= 1000) wait = 0;
-          else if (nextDue >= 0) wait = Math.min(wait, Math.max(0, nextDue - now));
+          else if (nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, nextDueAt - redisNow));
         }
         failures.ok();
       } catch (err) {

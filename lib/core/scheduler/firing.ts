@@ -6,13 +6,14 @@
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
-import { encodeMeta, type TaskMeta } from '../queue/codec.js';
+import { encodeMeta } from '../queue/codec.js';
+import { fireScript, type FireResult, type FireTrigger } from '../redis/commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
 import type { ClockOffset } from './clock-offset.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
-import { isPlanned, plan, wakeAt, type FireMode, type Plan } from './plan.js';
+import { isPlanned, plan, wakeAt, type Plan } from './plan.js';
 import type { Declarations } from './registry.js';
 import type { ScheduleSpec } from './spec.js';
 
@@ -212,7 +213,7 @@ export class Firing {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
     }
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
-    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: 'x' });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly });
     if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
   }
 
@@ -232,28 +233,25 @@ export class Firing {
     const byQueue = new Map<string, FireItem[]>();
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
     let retryAt = Infinity;
-    const nowArg = trustLocalClock ? String(clock.now()) : '';
-    const leadArg = Math.max(...items.map((i) => i.entry.leadMs));
+    const nowArg = trustLocalClock ? clock.now() : undefined;
+    const leadMs = Math.max(...items.map((i) => i.entry.leadMs));
     for (const queueItems of byQueue.values()) {
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
-        const keys = chunk[0].entry.keys;
-        const scriptKeys = [keys.stream, keys.lastFired];
-        const args: (string | number)[] = [nowArg, leadArg];
-        for (const { entry, triggerAt, mode } of chunk) {
+        const triggers: FireTrigger[] = chunk.map(({ entry, triggerAt, mode }) => {
           const s = entry.stored;
-          const id = triggerKey(s.name, triggerAt);
-          scriptKeys.push(keys.dedup(id));
-          if (mode === 's') scriptKeys.push(keys.overlap(s.name));
-          const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: this.ctx.now(), s: s.name, tr: triggerAt };
-          if (mode === 's') meta.o = 1;
-          args.push(s.name, triggerAt, id, s.type, s.payload, encodeMeta(meta), entry.dedupTtlMs, mode);
-        }
+          const meta = newMeta(s.maxRetry, s.timeoutMs, this.ctx.now());
+          meta[META.schedule] = s.name;
+          meta[META.triggerAt] = triggerAt;
+          if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+          const taskId = triggerKey(s.name, triggerAt);
+          const dedupTtlMs = entry.dedupTtlMs;
+          return { schedule: s.name, triggerAt, taskId, type: s.type, payload: s.payload, meta: encodeMeta(meta), dedupTtlMs, mode };
+        });
         if (!this.ctx.leaseValid()) return Infinity;
-        const codes = await runScript<number[]>(client, 'fire', scriptKeys, args);
-        const redisNow = codes[codes.length - 1];
+        const { results, now: redisNow } = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
         chunk.forEach((item, i) => {
-          const early = this.settle(item, codes[i]);
+          const early = this.settle(item, results[i]);
           if (early === undefined) return;
           // our estimate of Redis time ran ahead: correct it and come back when the trigger is due
           if (!trustLocalClock) this.ctx.clockOffset.correct(redisNow - clock.now());
@@ -266,14 +264,14 @@ export class Firing {
   }
 
   /** Applies one fire result; returns the trigger instant when Redis found it early. */
-  private settle(item: FireItem, code: number): number | undefined {
+  private settle(item: FireItem, result: FireResult): number | undefined {
     const { entry, triggerAt } = item;
     const s = entry.stored;
-    if (code === 3) return triggerAt;
+    if (result === 'early') return triggerAt;
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
-    if (code === 1) {
+    if (result === 'enqueued') {
       this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt });
-    } else if (code === 2) {
+    } else if (result === 'skipped') {
       const trigger = triggerKey(s.name, triggerAt);
       this.ctx.logger.warn(
         'Trigger skipped: the previous task of this schedule is still pending or running ' +

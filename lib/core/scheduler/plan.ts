@@ -4,20 +4,14 @@
  * logger, no clock — the firing loop passes Redis time in and applies the result.
  * Units: epoch milliseconds.
  */
+import { FIRE_MODE } from '../redis/protocol.js';
 import type { StoredSchedule } from './definition.js';
 import { triggersBetween, type ScheduleSpec } from './spec.js';
 
-/**
- * How fire.lua takes a trigger: `'a'` enqueues it (overlap allow), `'s'` enqueues it unless the
- * schedule's previous task is still pending or running (overlap skip), `'x'` enqueues nothing and
- * only advances lastFired (catch-up `none`).
- */
-export type FireMode = 'a' | 's' | 'x';
-
-/** A trigger to enqueue. */
+/** A trigger to enqueue, and how fire.lua takes it (protocol.ts FIRE_MODE: overlap allowed or skip). */
 export interface PlannedTrigger {
   triggerAt: number;
-  mode: 'a' | 's';
+  mode: typeof FIRE_MODE.allowOverlap | typeof FIRE_MODE.skipOverlap;
 }
 
 /** What {@link plan} needs of one schedule, and the tick it plans. */
@@ -117,7 +111,7 @@ export function plan(input: PlanInput): Plan {
     }
   }
   const fire = [...missed, ...upcoming];
-  const mode = s.overlap === 'skip' ? 's' : 'a';
+  const mode = s.overlap === 'skip' ? FIRE_MODE.skipOverlap : FIRE_MODE.allowOverlap;
   return {
     lastFired,
     triggers: fire.map((triggerAt) => ({ triggerAt, mode })),

@@ -7,10 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
-import { encodeMeta, type TaskMeta } from '../queue/codec.js';
+import { encodeMeta } from '../queue/codec.js';
+import { heartbeatScript, registerSchedulesScript, scheduleAdminScript } from '../redis/commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 
 // ------------------------------------------------------------------ admin API
@@ -29,7 +30,7 @@ export async function addSchedule(
   defaultTimeZone: string,
 ): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
-  await runScript(client, 'schedule-admin', [keys.schedules, keys.version], ['put', stored.name, JSON.stringify(stored)]);
+  await scheduleAdminScript(client, keys, 'put', stored.name, JSON.stringify(stored));
   await client.sadd(new GlobalKeys(namespace).queues, stored.queue); // the Inspector lists its queue from now on
 }
 
@@ -66,15 +67,17 @@ export async function triggerNow(
   const s = JSON.parse(raw) as StoredSchedule;
   const queueKeys = new QueueKeys(namespace, s.queue);
   const id = `${name}:manual:${randomUUID()}`;
-  const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: nowMs, s: name, tr: nowMs };
-  await client.xadd(queueKeys.stream, '*', 'id', id, 'type', s.type, 'payload', s.payload, 'meta', encodeMeta(meta));
+  const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
+  meta[META.schedule] = name;
+  meta[META.triggerAt] = nowMs;
+  await client.xadd(queueKeys.stream, '*', ...entryFields(id, s.type, s.payload, encodeMeta(meta)));
   await client.sadd(new GlobalKeys(namespace).queues, s.queue);
   return id;
 }
 
 async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'delete' | 'pause' | 'resume', name: string): Promise<void> {
-  const [done] = await runScript<[number, number]>(client, 'schedule-admin', [keys.schedules, keys.version], [op, name]);
-  if (done === 0) throw new ScheduleNotFoundError(name);
+  const { status } = await scheduleAdminScript(client, keys, op, name);
+  if (status === 'notFound') throw new ScheduleNotFoundError(name);
 }
 
 // ------------------------------------------------------------------ declarations and liveness
@@ -137,9 +140,8 @@ export class Declarations {
   async publish(): Promise<void> {
     const { client, keys, instanceId } = this.ctx;
     const local = this.ctx.trustedLocalNow();
-    const args: string[] = [instanceId, String(this.ctx.heartbeatMs * 3), local === undefined ? '' : String(local)];
-    for (const s of this.declared.values()) args.push(s.name, JSON.stringify(s));
-    await runScript(client, 'register-schedules', [keys.schedules, keys.version, keys.instances, keys.declared(instanceId)], args);
+    const definitions = [...this.declared.values()].map((s) => [s.name, JSON.stringify(s)] as const);
+    await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs: this.ctx.heartbeatMs * 3, nowMs: local, definitions });
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
       await client.sadd(new GlobalKeys(this.ctx.namespace).queues, ...queues);
@@ -158,13 +160,8 @@ export class Declarations {
   private async heartbeat(): Promise<void> {
     const { client, keys, instanceId, heartbeatMs } = this.ctx;
     try {
-      const [ok] = await runScript<[number, number]>(
-        client,
-        'heartbeat',
-        [keys.instances, keys.declared(instanceId)],
-        [instanceId, heartbeatMs * 3, this.declared.size > 0 ? '1' : '0'],
-      );
-      if (ok === 0) {
+      const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.declared.size > 0);
+      if (status === 'declaredLost') {
         this.ctx.logger.warn(
           'The schedule registry lost this instance\'s declarations (Redis restarted without persistence?): publishing them again',
         );
