@@ -86,7 +86,7 @@ export class QueueKeys {
 export class SchedulerKeys {
   /** STRING `<instanceId>|<term>` with PX leaderTtl: whoever holds it is the leader. */
   readonly lease: string;
-  /** STRING counter: the fencing term, incremented by each acquisition. */
+  /** STRING counter: the fencing term, max(incremented, Redis time ms) at each acquisition, so it never decreases. */
   readonly term: string;
   /** HASH { instance, term, since }: the current or last leader, for the Inspector. */
   readonly leader: string;
