@@ -1,3 +1,4 @@
+import { ClockOffset } from '../clock-offset.js';
 import { DEFAULTS } from '../defaults.js';
 import { ChronosStateError } from '../errors.js';
 import { EventBus } from '../events.js';
@@ -41,7 +42,7 @@ export class ShutdownAbort extends Error {
  *
  * The work is split between rooms that each own their state: {@link Fetcher} (the fetch loop, the
  * blocking connection, the paused queues), {@link Slots} (the slot table), {@link Forwarder} (due
- * delayed/retry tasks, the clock offset), {@link Recoverer} (the pending entries lists),
+ * delayed/retry tasks, sampling the {@link ClockOffset}), {@link Recoverer} (the pending entries lists),
  * {@link Heartbeat} and {@link Loops} (periodic jobs and sleeps). This class starts and stops them.
  * @publicApi
  */
@@ -66,6 +67,8 @@ export class ChronosServer {
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
   private readonly heartbeat: Heartbeat;
+  /** Redis time − local clock, from the forwarder's round trips: when a held trigger task's instant comes. */
+  private readonly clockOffset = new ClockOffset();
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -83,7 +86,7 @@ export class ChronosServer {
     const client = this.conn.client;
     const isRunning = () => this.state === 'running';
     this.loops = new Loops(logger, isRunning);
-    this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger);
+    this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
     this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
     this.consumer = new Consumer(client, this.id);
     this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay) => this.forwarder.forwardBy(delay));
@@ -95,7 +98,7 @@ export class ChronosServer {
       mux: this.mux,
       logger,
       isRunning,
-      clockOffsetMs: () => this.forwarder.clockOffsetMs,
+      clockOffsetMs: () => this.clockOffset.offsetMs,
       slotFreed: () => this.fetcher.wake(),
     });
     this.recoverer = new Recoverer(this.queues, this.consumer, this.slots, opts, logger, this.events);

@@ -11,7 +11,7 @@ import { fireScript, type FireResult, type FireTrigger } from '../redis/commands
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
-import type { ClockOffset } from './clock-offset.js';
+import type { ClockOffset } from '../clock-offset.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
 import { isPlanned, plan, wakeAt, type Plan } from './plan.js';
 import type { Declarations } from './registry.js';
@@ -48,7 +48,7 @@ export interface FiringContext {
   logger: ChronosLogger;
   events: EventBus;
   clock: Clock;
-  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not corrected then). */
+  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not sampled then). */
   trustLocalClock: boolean;
   clockOffset: ClockOffset;
   /** Redis time now (estimated), epoch ms. */
@@ -249,13 +249,13 @@ export class Firing {
           return { schedule: s.name, triggerAt, taskId, type: s.type, payload: s.payload, meta: encodeMeta(meta), dedupTtlMs, mode };
         });
         if (!this.ctx.leaseValid()) return Infinity;
+        const sentAt = clock.now();
         const { results, now: redisNow } = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+        // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
+        if (!trustLocalClock) this.ctx.clockOffset.sample(sentAt, redisNow, clock.now());
         chunk.forEach((item, i) => {
           const early = this.settle(item, results[i]);
-          if (early === undefined) return;
-          // our estimate of Redis time ran ahead: correct it and come back when the trigger is due
-          if (!trustLocalClock) this.ctx.clockOffset.correct(redisNow - clock.now());
-          retryAt = Math.min(retryAt, early);
+          if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due
         });
       }
     }

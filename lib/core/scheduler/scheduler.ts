@@ -12,7 +12,7 @@ import {
   type RedisClient,
 } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
-import { ClockOffset } from './clock-offset.js';
+import { ClockOffset } from '../clock-offset.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
 import { LeaderLease } from './lease.js';
@@ -30,7 +30,7 @@ export type { SchedulerOptions } from './scheduler-options.js';
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (clock-offset.ts).
+ * and the estimate of Redis time (lib/core/clock-offset.ts, shared with the worker's).
  * @publicApi
  */
 export class Scheduler {
@@ -92,7 +92,7 @@ export class Scheduler {
       acquired: (term) => this.firing.acquired(term),
       lost: (term, reason) => this.firing.lost(term, reason),
       version: (v) => this.firing.versionSeen(v),
-      clockSample: (offset, rtt) => this.clockOffset.sample(offset, rtt),
+      clockSample: (sentAt, redisNow, receivedAt) => this.clockOffset.sample(sentAt, redisNow, receivedAt),
     }, () => this.clock.now());
   }
 
