@@ -11,9 +11,17 @@ export type ChronosEvent =
   | { type: 'task.dead'; queue: string; taskId: string; taskType: string; retried: number; reason: string; error: string }
   | { type: 'task.requeued'; queue: string; taskId: string; taskType: string; reason: 'shutdown' | 'recovered' }
   | { type: 'schedule.fired'; schedule: string; queue: string; taskId: string; triggerAt: number }
-  | { type: 'schedule.skipped'; schedule: string; triggerAt: number; reason: 'overlap' | 'catch-up'; count: number }
+  | { type: 'schedule.skipped'; schedule: string; triggerAt: number; reason: ScheduleSkipReason; count: number }
   | { type: 'leader.acquired'; instanceId: string; term: number }
   | { type: 'leader.lost'; instanceId: string; term: number; reason: string };
+
+/**
+ * Why triggers of a schedule were skipped: `overlap` (its previous task still ran), `catch-up` (the
+ * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
+ * paused; reported once, at the resume), `stale` (a trigger task waited in its queue past the
+ * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker).
+ */
+export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'stale';
 
 /** A listener of {@link ChronosEvent}s. */
 export type ChronosEventListener = (event: ChronosEvent) => void;

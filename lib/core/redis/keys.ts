@@ -40,6 +40,11 @@ export class QueueKeys {
   readonly deadTasks: string;
   /** HASH schedule name → lastFired (epoch ms) of the schedules that target this queue. */
   readonly lastFired: string;
+  /**
+   * HASH schedule name → generation: the newest state of the schedule (registry version of its last
+   * pause, removal or change) a trigger must be planned under for fire.lua to take it.
+   */
+  readonly generation: string;
   private readonly prefix: string;
 
   constructor(
@@ -54,6 +59,7 @@ export class QueueKeys {
     this.dead = this.prefix + 'dead';
     this.deadTasks = this.prefix + 'dead-tasks';
     this.lastFired = this.prefix + 'last-fired';
+    this.generation = this.prefix + 'generation';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -92,12 +98,17 @@ export class SchedulerKeys {
   readonly leader: string;
   /** HASH schedule name → definition JSON (the schedule registry). */
   readonly schedules: string;
-  /** STRING counter, incremented on every registry change (leaders reload when it moves). */
+  /**
+   * STRING rising counter (max(INCR, Redis time ms)), taken by every registry change: the changed
+   * schedules' generation; leaders reload when it moves.
+   */
   readonly version: string;
   /** ZSET instance id → last seen (epoch ms, Redis time). */
   readonly instances: string;
   /** Pub/sub channel on which a resigning leader announces it has let go. */
   readonly resignChannel: string;
+  /** Pub/sub channel on which every registry change is announced (the leader reloads at once). */
+  readonly changesChannel: string;
   private readonly prefix: string;
 
   constructor(readonly namespace: string) {
@@ -109,6 +120,7 @@ export class SchedulerKeys {
     this.version = this.prefix + 'version';
     this.instances = this.prefix + 'instances';
     this.resignChannel = this.prefix + 'resign';
+    this.changesChannel = this.prefix + 'changes';
   }
 
   /** SET of schedule names an instance declares (code-defined schedules), with a PX TTL. */

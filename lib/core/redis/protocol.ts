@@ -128,6 +128,11 @@ export const FIRE_RESULT = {
   stale: 4,
   /** Mode `advanceOnly`: lastFired advanced, nothing enqueued. */
   advanced: 5,
+  /**
+   * Refused: planned under an older generation of the schedule than the queue's slot holds (it was
+   * paused, removed or changed since the leader loaded it); nothing changed. The leader reloads.
+   */
+  fenced: 6,
 } as const;
 
 /** enqueue.lua's code. */
@@ -169,7 +174,7 @@ export const HEARTBEAT_RESULT = {
   ok: 1,
 } as const;
 
-/** schedule-admin.lua's first element. */
+/** schedule-admin.lua's first element (then Redis time, the schedule's new generation, its previous queue). */
 export const ADMIN_RESULT = {
   /** No schedule of that name (delete, pause, resume): nothing done. */
   notFound: 0,

@@ -28,6 +28,7 @@ export const SCRIPT_NAMES = [
   'register-schedules',
   'heartbeat',
   'schedule-admin',
+  'fence-schedules',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -1,13 +1,16 @@
 /**
  * The leader's firing loop: the table of schedules it fires (loaded from the registry and each
  * queue's lastFired), one tick at a time — plan each due schedule (plan.ts), run fire.lua per
- * queue in chunks, settle each result — and the timer that wakes it at the next trigger.
+ * queue in chunks, settle each result — and the timer that wakes it at the next trigger. It
+ * reloads the table when a registry change is announced (the changes channel), when the registry
+ * version seen at a lease renewal moved (in case a notice was lost), and when fire.lua refused a
+ * trigger as planned under an older generation of its schedule (fenced).
  */
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import { encodeMeta } from '../queue/codec.js';
-import { fireScript, type FireResult, type FireTrigger } from '../redis/commands.js';
+import { fireScript, type FireResult, type FireTrigger } from '../redis/schedule-commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
@@ -28,6 +31,8 @@ interface Entry {
   dedupTtlMs: number;
   /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
   leadMs: number;
+  /** The generation it is planned under (its stored definition's; 0 when it has none). */
+  generation: number;
 }
 
 interface FireItem {
@@ -65,6 +70,13 @@ export interface FiringContext {
 export class Firing {
   private table = new Map<string, Entry>();
   private loadedVersion = -1;
+  /** The registry version at which a fenced trigger made the table reload (once per version: never a reload loop). */
+  private fencedAt = -1;
+  private fencedWarned = false;
+  /** A reload is queued and has not started: further notices need no other. */
+  private reloadQueued = false;
+  /** When this leadership began (Redis time, epoch ms): triggers due before it came due while nobody led. */
+  private leaderSince = 0;
   private leadingNow = false;
   private work: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
@@ -83,8 +95,9 @@ export class Firing {
   /** The lease was acquired: load the registry and fire, applying the catch-up policy. */
   acquired(term: number): void {
     this.leadingNow = true;
+    this.leaderSince = this.ctx.now();
     this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
-    this.serial(() => this.load(true));
+    this.serial(() => this.load());
   }
 
   /** The lease was lost: stop firing. */
@@ -94,14 +107,29 @@ export class Firing {
     this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
   }
 
-  /** The registry version seen at a lease renewal: reload when it moved. */
+  /** The registry version seen at a lease renewal: reload when it moved (a notice was lost). */
   versionSeen(version: number): void {
-    if (version !== this.loadedVersion && this.leadingNow) this.serial(() => this.load(false));
+    if (version !== this.loadedVersion) this.reload();
+  }
+
+  /** A registry change was announced (the changes channel): reload at once. */
+  changed(): void {
+    this.reload();
+  }
+
+  /** Queues a reload of the table, unless one is queued already or this instance does not lead. */
+  private reload(): void {
+    if (!this.leadingNow || this.reloadQueued) return;
+    this.reloadQueued = true;
+    this.serial(() => {
+      this.reloadQueued = false;
+      return this.load();
+    });
   }
 
   /** Fires what is due now (for fake clocks that jump). */
   wake(): void {
-    if (this.leadingNow) this.serial(() => this.tick(false));
+    if (this.leadingNow) this.serial(() => this.tick());
   }
 
   /** Re-reads which schedules a live instance declares (after a heartbeat). */
@@ -127,8 +155,8 @@ export class Firing {
     });
   }
 
-  /** Loads the registry and lastFired; on acquisition, applies the catch-up policy to what came due while nobody led. */
-  private async load(acquisition: boolean): Promise<void> {
+  /** Loads the registry and lastFired, then fires what is due (plan.ts decides about any gap). */
+  private async load(): Promise<void> {
     if (!this.leadingNow) return;
     const { client, keys, namespace, logger, declarations } = this.ctx;
     const [[, defs], [, version]] = (await client.multi().hgetall(keys.schedules).get(keys.version).exec()) as [
@@ -158,6 +186,7 @@ export class Firing {
         live: false,
         dedupTtlMs: fireDedupTtlMs(stored, spec),
         leadMs: fireLeadMs(stored, spec),
+        generation: stored.generation ?? 0,
       };
       declarations.setLive(entry, stored.runtime || live.has(name));
       table.set(name, entry);
@@ -171,11 +200,11 @@ export class Firing {
       }
     }
     this.table = table;
-    await this.tick(acquisition);
+    await this.tick();
   }
 
-  /** Fires what is due. `acquisition`: the first tick of a leadership. */
-  private async tick(acquisition: boolean): Promise<void> {
+  /** Fires what is due. */
+  private async tick(): Promise<void> {
     clearTimeout(this.tickTimer);
     if (!this.leadingNow || !this.ctx.running()) return;
     if (!this.ctx.leaseValid()) return;
@@ -183,7 +212,7 @@ export class Firing {
     const items: FireItem[] = [];
     for (const e of this.table.values()) {
       if (!isPlanned(e, now)) continue;
-      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, firstTickOfLeadership: acquisition });
+      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
       this.apply(e, p, items);
     }
     let retryEarly = Infinity;
@@ -199,9 +228,14 @@ export class Firing {
   private apply(e: Entry, p: Plan, items: FireItem[]): void {
     const s = e.stored;
     e.lastFired = p.lastFired;
+    if (p.paused) {
+      this.ctx.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
+      const { newest: triggerAt, count } = p.paused;
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
+    }
     if (p.catchingUp) {
       this.ctx.logger.log(
-        `Catching up ${p.catchingUp.count} trigger(s) that came due while nobody led ` +
+        `Catching up ${p.catchingUp.count} missed trigger(s) ` +
           `(schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${p.catchingUp.oldestLateMs})`,
       );
     }
@@ -222,8 +256,8 @@ export class Firing {
     if (!this.leadingNow || !this.ctx.running()) return;
     this.tickTimer = setTimeout(() => {
       const double = this.ctx.tickHook?.() === 'double';
-      this.serial(() => this.tick(false));
-      if (double) this.serial(() => this.tick(false));
+      this.serial(() => this.tick());
+      if (double) this.serial(() => this.tick());
     }, ms);
   }
 
@@ -245,8 +279,9 @@ export class Firing {
           meta[META.triggerAt] = triggerAt;
           if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
           const taskId = triggerKey(s.name, triggerAt);
-          const dedupTtlMs = entry.dedupTtlMs;
-          return { schedule: s.name, triggerAt, taskId, type: s.type, payload: s.payload, meta: encodeMeta(meta), dedupTtlMs, mode };
+          const { dedupTtlMs, generation } = entry;
+          const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
+          return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
         });
         if (!this.ctx.leaseValid()) return Infinity;
         const sentAt = clock.now();
@@ -263,11 +298,26 @@ export class Firing {
     return retryAt;
   }
 
+  /** A fenced trigger (see {@link fencedNote}): reload, at most once per registry version. */
+  private fenced(schedule: string, triggerAt: number): void {
+    const again = this.fencedAt === this.loadedVersion;
+    if (again && this.fencedWarned) return;
+    this.ctx.logger.warn(fencedNote(schedule, triggerKey(schedule, triggerAt), again));
+    this.fencedWarned = again;
+    if (again) return;
+    this.fencedAt = this.loadedVersion;
+    this.reload();
+  }
+
   /** Applies one fire result; returns the trigger instant when Redis found it early. */
   private settle(item: FireItem, result: FireResult): number | undefined {
     const { entry, triggerAt } = item;
     const s = entry.stored;
     if (result === 'early') return triggerAt;
+    if (result === 'fenced') {
+      this.fenced(s.name, triggerAt);
+      return undefined;
+    }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued') {
       this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt });
@@ -281,6 +331,19 @@ export class Firing {
     }
     return undefined;
   }
+}
+
+/**
+ * fire.lua refused a trigger as planned under an older generation of its schedule: the schedule
+ * was paused, removed or changed and the notice has not come (or was lost). Reloads once per
+ * registry version loaded; refused again under the same version, it says so once and waits for
+ * the next change.
+ */
+function fencedNote(schedule: string, trigger: string, again: boolean): string {
+  return again
+    ? `Trigger refused again after a reload: the queue holds a newer generation of the schedule than the registry; ` +
+        `waiting for the next registry change (schedule=${schedule} trigger=${trigger})`
+    : `Trigger refused: the schedule changed since it was loaded; reloading (schedule=${schedule} trigger=${trigger})`;
 }
 
 /** Appends `value` to the list of `key` (first use creates the list, in insertion order). */

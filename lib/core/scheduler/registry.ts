@@ -3,13 +3,25 @@
  * register-schedules.lua, kept alive by its heartbeat), which schedules a live instance declares
  * (an undeclared one is orphaned and does not fire), and the admin API on the registry, callable
  * without a running Scheduler.
+ *
+ * Every change (pause, resume, remove, a new definition) is two single-slot steps, in this order:
+ * the registry change in the scheduler's slot, which takes a new generation and announces it on the
+ * changes channel (the leader reloads at once), then {@link raiseFences} in the slot of the queue
+ * the schedule targeted, beside its lastFired. Once the call resolves, fire.lua refuses any trigger
+ * planned under the old state, even by a leader that missed the notice.
  */
 import { randomUUID } from 'node:crypto';
 import { DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import { encodeMeta } from '../queue/codec.js';
-import { heartbeatScript, registerSchedulesScript, scheduleAdminScript } from '../redis/commands.js';
 import type { RedisClient } from '../redis/connection.js';
+import {
+  fenceSchedulesScript,
+  heartbeatScript,
+  registerSchedulesScript,
+  scheduleAdminScript,
+  type Fence,
+} from '../redis/schedule-commands.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
@@ -30,21 +42,31 @@ export async function addSchedule(
   defaultTimeZone: string,
 ): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
-  await scheduleAdminScript(client, keys, 'put', stored.name, JSON.stringify(stored));
+  const r = await scheduleAdminScript(client, keys, 'put', stored.name, JSON.stringify(stored));
+  if (r.previousQueue !== undefined) {
+    await raiseFences(client, namespace, [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }]);
+  }
   await client.sadd(new GlobalKeys(namespace).queues, stored.queue); // the Inspector lists its queue from now on
 }
 
-/** Removes a schedule from the registry. @throws ScheduleNotFoundError naming it */
+/**
+ * Removes a schedule from the registry. Once this resolves no trigger of it is enqueued any more
+ * (one already enqueued ahead of its instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
+ */
 export async function removeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'delete', name);
 }
 
-/** Pauses a schedule fleet-wide (its triggers are skipped while paused). @throws ScheduleNotFoundError naming it */
+/**
+ * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
+ * the resume). Once this resolves no later trigger is enqueued (one already enqueued ahead of its
+ * instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
+ */
 export async function pauseSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'pause', name);
 }
 
-/** Resumes a paused schedule. @throws ScheduleNotFoundError naming it */
+/** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError naming it */
 export async function resumeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'resume', name);
 }
@@ -76,8 +98,16 @@ export async function triggerNow(
 }
 
 async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'delete' | 'pause' | 'resume', name: string): Promise<void> {
-  const { status } = await scheduleAdminScript(client, keys, op, name);
-  if (status === 'notFound') throw new ScheduleNotFoundError(name);
+  const r = await scheduleAdminScript(client, keys, op, name);
+  if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
+  await raiseFences(client, keys.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
+}
+
+/** Raises the generations of changed schedules in their queues' slots (one fence-schedules.lua call per queue). */
+export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
+  const byQueue = new Map<string, [string, number][]>();
+  for (const f of fences) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), [f.schedule, f.generation]]);
+  for (const [queue, list] of byQueue) await fenceSchedulesScript(client, new QueueKeys(namespace, queue), list);
 }
 
 // ------------------------------------------------------------------ declarations and liveness
@@ -136,12 +166,17 @@ export class Declarations {
     this.declared.set(stored.name, stored);
   }
 
-  /** Publishes the declared schedules (register-schedules.lua) and lists their queues. */
+  /**
+   * Publishes the declared schedules (register-schedules.lua: a changed definition replaces the
+   * stored one and takes effect from now), fences the replaced ones, and lists their queues.
+   */
   async publish(): Promise<void> {
     const { client, keys, instanceId } = this.ctx;
     const local = this.ctx.trustedLocalNow();
     const definitions = [...this.declared.values()].map((s) => [s.name, JSON.stringify(s)] as const);
-    await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs: this.ctx.heartbeatMs * 3, nowMs: local, definitions });
+    const declaredTtlMs = this.ctx.heartbeatMs * 3;
+    const r = await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs, nowMs: local, definitions });
+    await raiseFences(client, this.ctx.namespace, r.fences);
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
       await client.sadd(new GlobalKeys(this.ctx.namespace).queues, ...queues);

@@ -154,8 +154,11 @@ export class Scheduler {
     this.declarations.startHeartbeat();
     if (this.eligible) {
       this.subscriber = duplicateConnection(this.conn.client);
-      this.subscriber.on('message', () => this.lease.onResignation());
-      await this.subscriber.subscribe(this.keys.resignChannel);
+      this.subscriber.on('message', (channel: string) => {
+        if (channel === this.keys.changesChannel) this.firing.changed();
+        else this.lease.onResignation();
+      });
+      await this.subscriber.subscribe(this.keys.resignChannel, this.keys.changesChannel);
       this.lease.start();
     }
     this.logger.log(

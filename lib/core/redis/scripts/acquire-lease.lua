@@ -13,6 +13,7 @@
            {0 heldByOther, pttlMs of the current lease, redisNowMs}
 ]]
 -- @include now-ms
+-- @include rising-counter
 local now = nowMs()
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -23,11 +24,7 @@ if cur then
   end
   return {0, redis.call('PTTL', KEYS[1]), now}
 end
-local term = redis.call('INCR', KEYS[2])
-if term < now then
-  term = now
-  redis.call('SET', KEYS[2], term)
-end
+local term = risingCounter(KEYS[2], now)
 redis.call('SET', KEYS[1], ARGV[1] .. '|' .. term, 'PX', ARGV[2])
 redis.call('HSET', KEYS[3], 'instance', ARGV[1], 'term', term, 'since', now)
 return {1, term, now}
