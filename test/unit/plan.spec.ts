@@ -70,14 +70,14 @@ describe('plan(): a gap on acquisition (the first tick of a leadership)', () => 
     const p = plan(input(now, { catchUp: 'all' }, first));
     expect(at(p)).toEqual(minutes(1, 2, 3, 4, 5));
     expect(p.skipped).toBe(0);
-    expect(p.catchingUp).toEqual({ count: 5, oldestLateMs: 4 * MIN + 100 });
+    expect(p.catchingUp).toEqual({ count: 5, kept: 5, oldestLateMs: 4 * MIN + 100 });
   });
 
   it("catchUp 'latest' fires only the newest and counts the others skipped", () => {
     const p = plan(input(now, { catchUp: 'latest' }, first));
     expect(at(p)).toEqual(minutes(5));
     expect(p).toMatchObject({ skipped: 4, skippedAt: T0 + 5 * MIN, advanceTo: undefined });
-    expect(p.catchingUp).toEqual({ count: 5, oldestLateMs: 4 * MIN + 100 });
+    expect(p.catchingUp).toEqual({ count: 5, kept: 1, oldestLateMs: 4 * MIN + 100 });
   });
 
   it("catchUp 'none' fires nothing and advances lastFired past the missed triggers", () => {

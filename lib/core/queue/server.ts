@@ -17,6 +17,7 @@ import { Mux } from './mux.js';
 import { Recoverer } from './recoverer.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from './slots.js';
+import { StaleTriggers } from './stale.js';
 import type { Task } from './task.js';
 
 export type { ServerOptions } from './server-options.js';
@@ -99,6 +100,7 @@ export class ChronosServer {
       logger,
       isRunning,
       clockOffsetMs: () => this.clockOffset.offsetMs,
+      stale: new StaleTriggers(this.acker, this.events, logger),
       slotFreed: () => this.fetcher.wake(),
     });
     this.recoverer = new Recoverer(this.queues, this.consumer, this.slots, opts, logger, this.events);

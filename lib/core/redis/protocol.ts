@@ -37,6 +37,17 @@ export const META = {
   deadReason: 'rs',
   /** The raw fields of a stream entry that could not be decoded (field → value). */
   raw: 'raw',
+  /**
+   * The `catchUpWindow` of the schedule whose trigger enqueued the task, ms: a first attempt that
+   * would start more than this after `triggerAt` is stale and skipped (trigger tasks only).
+   */
+  catchUpWindowMs: 'cw',
+  /**
+   * With catch-up `latest` or `none`: the instant of the schedule's next trigger after this one,
+   * epoch ms. Once it has come, a newer trigger supersedes the task: a first attempt starting then
+   * is skipped (trigger tasks only).
+   */
+  supersededAt: 'nx',
 } as const;
 
 /** Why a task is dead (meta field {@link META.deadReason}, and the `reason` of `task.dead` events). */
@@ -75,6 +86,8 @@ export interface TaskMeta {
   [META.failedAt]?: number;
   [META.deadReason]?: DeadReason;
   [META.raw]?: Record<string, string>;
+  [META.catchUpWindowMs]?: number;
+  [META.supersededAt]?: number;
 }
 
 /** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */

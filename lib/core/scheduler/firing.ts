@@ -233,11 +233,9 @@ export class Firing {
       const { newest: triggerAt, count } = p.paused;
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
     }
-    if (p.catchingUp) {
-      this.ctx.logger.log(
-        `Catching up ${p.catchingUp.count} missed trigger(s) ` +
-          `(schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${p.catchingUp.oldestLateMs})`,
-      );
+    if (p.catchingUp && p.catchingUp.kept > 0) {
+      const { kept, count, oldestLateMs } = p.catchingUp;
+      this.ctx.logger.log(`Catching up ${kept} of ${count} missed trigger(s) (schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${oldestLateMs})`);
     }
     if (p.skipped > 0) {
       this.ctx.logger.warn(
@@ -278,6 +276,10 @@ export class Firing {
           meta[META.schedule] = s.name;
           meta[META.triggerAt] = triggerAt;
           if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+          // what the worker needs to apply the catch-up policy to the task if it waits in the queue (queue/stale.ts)
+          meta[META.catchUpWindowMs] = s.catchUpWindowMs;
+          const next = s.catchUp === 'all' ? null : entry.spec.nextAfter(triggerAt);
+          if (next !== null) meta[META.supersededAt] = next;
           const taskId = triggerKey(s.name, triggerAt);
           const { dedupTtlMs, generation } = entry;
           const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };

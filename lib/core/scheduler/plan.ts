@@ -66,8 +66,8 @@ export interface Plan {
   skippedAt: number;
   /** Triggers that came due while the schedule was paused (all skipped): how many, and the newest. */
   paused?: { count: number; newest: number };
-  /** Set when missed triggers more than 1 s late are found: how many, and the oldest's lateness, ms. */
-  catchingUp?: { count: number; oldestLateMs: number };
+  /** Set when missed triggers more than 1 s late are found: how many, how many of them the policy keeps, and the oldest's lateness, ms. */
+  catchingUp?: { count: number; kept: number; oldestLateMs: number };
 }
 
 /** What {@link isPlanned} needs of one schedule as the leader tracks it. */
@@ -121,12 +121,15 @@ export function plan(input: PlanInput): Plan {
   let missed = due.triggers.filter((t) => t < missedBefore);
   const onTime = due.triggers.slice(missed.length);
   let catchingUp: Plan['catchingUp'];
-  if (missed.length > 0 && missed[0] < now - 1000) catchingUp = { count: missed.length, oldestLateMs: Math.round(now - missed[0]) };
+  const count = missed.length;
   if (missed.length > 0 && s.catchUp !== 'all') {
     const keep = s.catchUp === 'latest' && onTime.length === 0 ? 1 : 0;
     skipped += missed.length - keep;
     newestSkipped = missed[missed.length - 1 - keep] ?? newestSkipped;
     missed = missed.slice(missed.length - keep);
+  }
+  if (count > 0 && due.triggers[0] < now - 1000) {
+    catchingUp = { count, kept: missed.length, oldestLateMs: Math.round(now - due.triggers[0]) };
   }
   // 5. the lead
   const upcoming = triggersBetween(spec, Math.max(now, from), now + leadMs, 10).triggers;
