@@ -77,6 +77,8 @@ export class Firing {
   private reloadQueued = false;
   /** When this leadership began (Redis time, epoch ms): triggers due before it came due while nobody led. */
   private leaderSince = 0;
+  /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
+  private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
   private work: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
@@ -228,14 +230,16 @@ export class Firing {
   private apply(e: Entry, p: Plan, items: FireItem[]): void {
     const s = e.stored;
     e.lastFired = p.lastFired;
-    if (p.paused) {
+    if (p.paused && this.pauseReported.get(s.name) !== s.resumedAt) {
+      this.pauseReported.set(s.name, s.resumedAt!);
       this.ctx.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
       const { newest: triggerAt, count } = p.paused;
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
     }
     if (p.catchingUp && p.catchingUp.kept > 0) {
       const { kept, count, oldestLateMs } = p.catchingUp;
-      this.ctx.logger.log(`Catching up ${kept} of ${count} missed trigger(s) (schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${oldestLateMs})`);
+      const what = `schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${oldestLateMs}`;
+      this.ctx.logger.log(`Catching up ${kept} of ${count} missed trigger(s) (${what})`);
     }
     if (p.skipped > 0) {
       this.ctx.logger.warn(

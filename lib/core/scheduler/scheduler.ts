@@ -26,7 +26,9 @@ export type { SchedulerOptions } from './scheduler-options.js';
  * campaigns for the lease, and — while it leads — enqueues every trigger of every live schedule
  * exactly once, fleet-wide: each trigger goes through `fire.lua` (dedup key
  * `<schedule>:<trigger-unix>` SET NX + enqueue + lastFired, atomic, refused if not due by Redis
- * time). A new leader fires every trigger in (lastFired, now] under the catch-up policy.
+ * time). A new leader fires every trigger in (lastFired, now] under the catch-up policy, which
+ * decides about any gap (plan.ts); registry changes reach the leader by a notice and are fenced in
+ * the queue's slot (registry.ts).
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
@@ -192,17 +194,23 @@ export class Scheduler {
     await addSchedule(this.conn.client, this.keys, this.namespace, def, this.timeZone);
   }
 
-  /** Removes a schedule from the registry. @throws ScheduleNotFoundError */
+  /**
+   * Removes a schedule from the registry: once this resolves no later trigger is enqueued (one
+   * already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   */
   async removeSchedule(name: string): Promise<void> {
     await removeSchedule(this.conn.client, this.keys, name);
   }
 
-  /** Pauses a schedule fleet-wide (its triggers are skipped while paused). @throws ScheduleNotFoundError */
+  /**
+   * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
+   * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   */
   async pauseSchedule(name: string): Promise<void> {
     await pauseSchedule(this.conn.client, this.keys, name);
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError */
   async resumeSchedule(name: string): Promise<void> {
     await resumeSchedule(this.conn.client, this.keys, name);
   }
