@@ -147,11 +147,8 @@ export type ChronosEvent =
       schedule: string;
       /** The (first) skipped trigger instant, epoch ms. */
       triggerAt: number;
-      /**
-       * `overlap`: the previous task of the schedule was still pending or running (overlap `skip`);
-       * `catch-up`: missed triggers left out by the catch-up policy, window or cap.
-       */
-      reason: 'overlap' | 'catch-up';
+      /** Why: see {@link ScheduleSkipReason}. */
+      reason: ScheduleSkipReason;
       /** How many triggers were skipped (1 for `overlap`). */
       count: number;
     }
@@ -189,6 +186,14 @@ export type ChronosEvent =
       /** Tasks (or triggers) the act touched; 0 when it found nothing to do (acts are safe to repeat). */
       count: number;
     };
+
+/**
+ * Why triggers of a schedule were skipped: `overlap` (its previous task still ran), `catch-up` (the
+ * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
+ * paused; reported once, at the resume), `stale` (a trigger task waited in its queue past the
+ * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker).
+ */
+export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'stale';
 
 /** A listener of {@link ChronosEvent}s. */
 export type ChronosEventListener = (event: ChronosEvent) => void;

@@ -24,12 +24,23 @@ export class PrivateRedis {
   /** `SHUTDOWN NOSAVE` (all data is lost), SIGKILL if it does not exit; waits for the exit. */
   async kill(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGCONT'); // a stopped server could not answer SHUTDOWN
     const exited = new Promise((r) => this.child.once('exit', r));
     const cli = spawn('redis-cli', ['-p', String(this.port), 'SHUTDOWN', 'NOSAVE'], { stdio: 'ignore' });
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 2000);
     await exited;
     clearTimeout(timer);
     cli.kill();
+  }
+
+  /** SIGSTOPs the server: connections stay open, nothing is answered (a hung Redis) until {@link cont}. */
+  stop(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONTs a stopped server: every command queued meanwhile is answered at once. */
+  cont(): void {
+    this.child.kill('SIGCONT');
   }
 
   /** Starts it again on the same port, empty. */

@@ -1,13 +1,14 @@
 // The typed script wrappers (lib/core/redis/commands.ts) against a real Redis: each named result.
 import type { Redis } from 'ioredis';
+import { forwardScript } from '../../lib/core/redis/commands.js';
 import {
-  forwardScript,
+  fenceSchedulesScript,
   fireScript,
   heartbeatScript,
   registerSchedulesScript,
   scheduleAdminScript,
   type FireTrigger,
-} from '../../lib/core/redis/commands.js';
+} from '../../lib/core/redis/schedule-commands.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_MODE, META, entryFields, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
@@ -24,13 +25,13 @@ afterEach(async () => {
   await deleteNamespace(ns);
 });
 
-function trigger(schedule: string, triggerAt: number, mode: FireMode): FireTrigger {
+function trigger(schedule: string, triggerAt: number, mode: FireMode, generation = 0): FireTrigger {
   const meta = newMeta(0, 0, triggerAt);
   meta[META.schedule] = schedule;
   meta[META.triggerAt] = triggerAt;
   if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
   const taskId = `${schedule}:${triggerAt / 1000}`;
-  return { schedule, triggerAt, taskId, type: 'job', payload: 'null', meta: JSON.stringify(meta), dedupTtlMs: 60_000, mode };
+  return { schedule, triggerAt, taskId, type: 'job', payload: 'null', meta: JSON.stringify(meta), dedupTtlMs: 60_000, mode, generation };
 }
 
 test('fireScript names each trigger result: enqueued, duplicate, stale, early, advanced, skipped', async () => {
@@ -62,6 +63,24 @@ test('fireScript names each trigger result: enqueued, duplicate, stale, early, a
   expect(entries[1][1].slice(0, 6)).toEqual(entryFields(`c:${now / 1000}`, 'job', 'null', '').slice(0, 6));
 });
 
+test('fireScript refuses a trigger planned under an older generation (fenced); an accepted one raises the fence', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const now = 1_000_000_000_000;
+  expect(await fenceSchedulesScript(client, keys, [['a', 5], ['b', 3]])).toBe(2);
+  expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toBe(0); // never lowered
+  const r = await fireScript(client, keys, now, 0, [
+    trigger('a', now - 3000, FIRE_MODE.allowOverlap, 4),
+    trigger('a', now - 2000, FIRE_MODE.advanceOnly, 4),
+    trigger('a', now - 1000, FIRE_MODE.allowOverlap, 5),
+    trigger('b', now, FIRE_MODE.allowOverlap, 7),
+    trigger('b', now, FIRE_MODE.allowOverlap, 6),
+  ]);
+  expect(r.results).toEqual(['fenced', 'fenced', 'enqueued', 'enqueued', 'fenced']);
+  expect(await client.hgetall(keys.generation)).toEqual({ a: '5', b: '7' });
+  expect(await client.hget(keys.lastFired, 'a')).toBe(String(now - 1000)); // a fenced trigger changes nothing
+  expect(await client.xlen(keys.stream)).toBe(2);
+});
+
 test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', async () => {
   const keys = new QueueKeys(ns, 'q');
   const empty = await forwardScript(client, keys, 100);
@@ -86,7 +105,36 @@ test('registry scripts: register counts changes, heartbeat sees a lost declared 
   expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('ok');
   await client.del(keys.declared('i1'));
   expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('declaredLost');
-  expect((await scheduleAdminScript(client, keys, 'pause', 's1')).status).toBe('done');
-  expect(JSON.parse((await client.hget(keys.schedules, 's1'))!)).toMatchObject({ fp: 'f1', paused: true });
+  const pause = await scheduleAdminScript(client, keys, 'pause', 's1');
+  expect(pause.status).toBe('done');
+  const paused = JSON.parse((await client.hget(keys.schedules, 's1'))!);
+  expect(paused).toMatchObject({ fp: 'f1', paused: true, generation: pause.generation });
+  // the version is a rising counter seeded from Redis time: every change takes a newer one
+  expect(pause.generation).toBeGreaterThanOrEqual(pause.redisNow);
+  const resume = await scheduleAdminScript(client, keys, 'resume', 's1');
+  expect(resume.generation).toBeGreaterThan(pause.generation);
+  expect(JSON.parse((await client.hget(keys.schedules, 's1'))!)).toMatchObject({ paused: false, resumedAt: resume.redisNow });
   expect((await scheduleAdminScript(client, keys, 'delete', 'nope')).status).toBe('notFound');
+  // a new definition replacing a stored one: fenced in the queue it targeted; changedAt moves only with the timing
+  const timed = (fp: string, expression: string, queue: string) => JSON.stringify({ fp, expression, timeZone: 'UTC', offsetMs: 0, queue });
+  const reg2 = (fp: string, expression: string, queue: string) => ({
+    ...reg,
+    definitions: [['s2', timed(fp, expression, queue)] as const],
+  });
+  const first = await registerSchedulesScript(client, keys, reg2('a', '@every 1s', 'q1'));
+  expect(first.fences).toEqual([]);
+  const stored = () => client.hget(keys.schedules, 's2').then((j) => JSON.parse(j!) as Record<string, number>);
+  const born = await stored();
+  expect(born.changedAt).toBe(first.now);
+  expect(born.registeredAt).toBe(first.now);
+  const payloadOnly = await registerSchedulesScript(client, keys, { ...reg2('b', '@every 1s', 'q1') });
+  expect(payloadOnly.fences).toEqual([{ schedule: 's2', queue: 'q1', generation: (await stored()).generation }]);
+  expect((await stored()).changedAt).toBe(born.changedAt);
+  const moved = await registerSchedulesScript(client, keys, reg2('c', '@every 2s', 'q2'));
+  expect(moved.fences).toEqual([{ schedule: 's2', queue: 'q1', generation: (await stored()).generation }]);
+  expect((await stored()).changedAt).toBe(moved.now);
+  expect((await stored()).registeredAt).toBe(born.registeredAt);
+  const removed = await scheduleAdminScript(client, keys, 'delete', 's2');
+  expect(removed).toMatchObject({ status: 'done', previousQueue: 'q2' });
+  expect(removed.generation).toBeGreaterThan((moved.fences[0]).generation);
 });

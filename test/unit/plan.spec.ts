@@ -1,5 +1,5 @@
 import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
-import { isPlanned, plan, wakeAt, type PlanInput, type PlanState } from '../../lib/core/scheduler/plan.js';
+import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type PlanInput, type PlanState } from '../../lib/core/scheduler/plan.js';
 import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';
 
 /** Unit tests of the pure plan(): which triggers a leader enqueues at one tick. Fixed instants, no Redis. */
@@ -10,7 +10,7 @@ const HOUR = 60 * MIN;
 /** A whole minute (2024-03-01T12:00:00Z): the minute triggers below are T0 + k minutes. */
 const T0 = Date.parse('2024-03-01T12:00:00Z');
 
-type Policy = Pick<StoredSchedule, 'catchUp' | 'catchUpWindowMs' | 'catchUpCap' | 'overlap'>;
+type Policy = Pick<StoredSchedule, 'catchUp' | 'catchUpWindowMs' | 'catchUpCap' | 'overlap' | 'changedAt' | 'resumedAt'>;
 const DEFAULT_POLICY: Policy = { catchUp: 'all', catchUpWindowMs: HOUR, catchUpCap: 100, overlap: 'allow' };
 
 /** A per-minute schedule's plan input, last fired at T0, planned at `now`. */
@@ -21,7 +21,7 @@ function input(now: number, over: Partial<Policy> = {}, rest: Partial<Omit<PlanI
     lastFired: T0,
     now,
     leadMs: 0,
-    firstTickOfLeadership: false,
+    leaderSince: T0 - HOUR, // leading since long before, unless a test says otherwise
     ...rest,
   };
 }
@@ -62,22 +62,22 @@ describe('plan(): a leader that keeps up', () => {
 });
 
 describe('plan(): a gap on acquisition (the first tick of a leadership)', () => {
-  // nobody led for 5 minutes: the triggers at T0+1..5 min came due
+  // nobody led for 5 minutes: the triggers at T0+1..5 min came due; the leadership began just now
   const now = T0 + 5 * MIN + 100;
-  const first = { firstTickOfLeadership: true };
+  const first = { leaderSince: now };
 
   it("catchUp 'all' fires every missed trigger and reports the catch-up", () => {
     const p = plan(input(now, { catchUp: 'all' }, first));
     expect(at(p)).toEqual(minutes(1, 2, 3, 4, 5));
     expect(p.skipped).toBe(0);
-    expect(p.catchingUp).toEqual({ count: 5, oldestLateMs: 4 * MIN + 100 });
+    expect(p.catchingUp).toEqual({ count: 5, kept: 5, oldestLateMs: 4 * MIN + 100 });
   });
 
   it("catchUp 'latest' fires only the newest and counts the others skipped", () => {
     const p = plan(input(now, { catchUp: 'latest' }, first));
     expect(at(p)).toEqual(minutes(5));
     expect(p).toMatchObject({ skipped: 4, skippedAt: T0 + 5 * MIN, advanceTo: undefined });
-    expect(p.catchingUp).toEqual({ count: 5, oldestLateMs: 4 * MIN + 100 });
+    expect(p.catchingUp).toEqual({ count: 5, kept: 1, oldestLateMs: 4 * MIN + 100 });
   });
 
   it("catchUp 'none' fires nothing and advances lastFired past the missed triggers", () => {
@@ -87,13 +87,13 @@ describe('plan(): a gap on acquisition (the first tick of a leadership)', () => 
   });
 
   it("catchUp 'none' with a trigger within the lead fires that one instead of advancing", () => {
-    const p = plan(input(T0 + 5 * MIN + 59_500, { catchUp: 'none' }, { ...first, leadMs: SEC }));
+    const p = plan(input(T0 + 5 * MIN + 59_500, { catchUp: 'none' }, { leaderSince: T0 + 5 * MIN + 59_500, leadMs: SEC }));
     expect(at(p)).toEqual(minutes(6));
     expect(p).toMatchObject({ advanceTo: undefined, skipped: 5, skippedAt: T0 + 6 * MIN });
   });
 
   it('does not report a catch-up for a trigger less than 1 s late', () => {
-    const p = plan(input(T0 + MIN + 900, { catchUp: 'latest' }, first));
+    const p = plan(input(T0 + MIN + 900, { catchUp: 'latest' }, { leaderSince: T0 + MIN + 900 }));
     expect(at(p)).toEqual(minutes(1));
     expect(p).toMatchObject({ skipped: 0, catchingUp: undefined });
   });
@@ -103,7 +103,7 @@ describe('plan(): window and cap', () => {
   it('skips and counts the triggers older than the window, and moves lastFired to its start', () => {
     // 3 h since lastFired, a 1 h window: the 120 triggers of the first 2 h are skipped
     const now = T0 + 3 * HOUR + 100;
-    const p = plan(input(now, { catchUpWindowMs: HOUR }, { firstTickOfLeadership: true }));
+    const p = plan(input(now, { catchUpWindowMs: HOUR }, { leaderSince: now }));
     expect(p.lastFired).toBe(now - HOUR);
     expect(p.skipped).toBe(120);
     expect(at(p)).toEqual(Array.from({ length: 60 }, (_, i) => T0 + 2 * HOUR + (i + 1) * MIN));
@@ -119,37 +119,98 @@ describe('plan(): window and cap', () => {
   });
 
   it('keeps the newest catchUpCap missed triggers and counts the older ones skipped', () => {
-    const p = plan(input(T0 + 10 * MIN + 100, { catchUpCap: 3 }, { firstTickOfLeadership: true }));
+    const p = plan(input(T0 + 10 * MIN + 100, { catchUpCap: 3 }, { leaderSince: T0 + 10 * MIN + 100 }));
     expect(at(p)).toEqual(minutes(8, 9, 10));
     expect(p).toMatchObject({ skipped: 7, skippedAt: T0 + 8 * MIN });
   });
 
   it('counts window, cap and policy skips together', () => {
     const now = T0 + 2 * HOUR + 100;
-    const p = plan(input(now, { catchUpWindowMs: HOUR, catchUpCap: 10, catchUp: 'latest' }, { firstTickOfLeadership: true }));
+    const p = plan(input(now, { catchUpWindowMs: HOUR, catchUpCap: 10, catchUp: 'latest' }, { leaderSince: now }));
     // 60 older than the window, 50 beyond the cap, 9 of the 10 kept dropped by 'latest'
     expect(p.skipped).toBe(60 + 50 + 9);
     expect(at(p)).toEqual(minutes(120));
   });
 });
 
-describe('plan(): a gap found outside acquisition', () => {
-  // Today's behaviour, asserted as it is: the catch-up policy applies only on the first tick of a
-  // leadership, so a gap found by a leader that keeps leading (a stalled event loop, a long GC)
-  // fires every missed trigger within the window and cap, whatever the policy, and reports no
-  // catch-up. The issue "scheduler at its edges" will change this (plan.ts, `policyApplies`).
+describe('plan(): a gap found outside acquisition (a stalled event loop, a slow Redis, a reload)', () => {
+  // The catch-up policy decides about any gap, not only on acquisition: a leader that keeps leading
+  // and finds triggers more than 1 s late treats them as missed.
   const now = T0 + 5 * MIN + 100;
 
-  it.each(['all', 'latest', 'none'] as const)("catchUp '%s' fires every missed trigger", (catchUp) => {
-    const p = plan(input(now, { catchUp }));
+  it("catchUp 'all' fires every missed trigger and reports the catch-up", () => {
+    const p = plan(input(now, { catchUp: 'all' }));
     expect(at(p)).toEqual(minutes(1, 2, 3, 4, 5));
-    expect(p).toMatchObject({ skipped: 0, advanceTo: undefined, catchingUp: undefined });
+    expect(p).toMatchObject({ skipped: 0, advanceTo: undefined, catchingUp: { count: 4, oldestLateMs: 4 * MIN + 100 } });
+  });
+
+  it("catchUp 'latest' fires the newest: here the on-time trigger (100 ms late), not a missed one too", () => {
+    const p = plan(input(now, { catchUp: 'latest' }));
+    expect(at(p)).toEqual(minutes(5));
+    expect(p).toMatchObject({ skipped: 4, skippedAt: T0 + 5 * MIN });
+    // when every due trigger is missed, the newest of them
+    const later = plan(input(T0 + 5 * MIN + 1500, { catchUp: 'latest' }));
+    expect(at(later)).toEqual(minutes(5));
+    expect(later.skipped).toBe(4);
+  });
+
+  it("catchUp 'none' skips the missed triggers and fires the on-time one", () => {
+    const p = plan(input(now, { catchUp: 'none' }));
+    expect(at(p)).toEqual(minutes(5));
+    expect(p).toMatchObject({ skipped: 4, advanceTo: undefined });
+    // nothing on time: lastFired advances past the skipped ones (persisted by fire.lua mode 'x')
+    const late = plan(input(T0 + 5 * MIN + 1500, { catchUp: 'none' }));
+    expect(late.triggers).toEqual([]);
+    expect(late).toMatchObject({ skipped: 5, advanceTo: T0 + 5 * MIN });
+  });
+
+  it('a trigger up to 1 s late is on time, one more than 1 s late is missed (LATE_TOLERANCE_MS)', () => {
+    expect(LATE_TOLERANCE_MS).toBe(1000);
+    expect(at(plan(input(T0 + MIN + 1000, { catchUp: 'none' })))).toEqual(minutes(1));
+    expect(plan(input(T0 + MIN + 1001, { catchUp: 'none' }))).toMatchObject({ triggers: [], skipped: 1, advanceTo: T0 + MIN });
   });
 
   it('still applies the cap', () => {
-    const p = plan(input(now, { catchUp: 'none', catchUpCap: 2 }));
+    const p = plan(input(now, { catchUp: 'all', catchUpCap: 2 }));
     expect(at(p)).toEqual(minutes(4, 5));
     expect(p.skipped).toBe(3);
+  });
+});
+
+describe('plan(): a pause skips its triggers; a changed spec is not backdated', () => {
+  it('skips the triggers that came due while paused, whatever the policy, and reports them once; the next instant fires', () => {
+    // paused after the trigger at T0, resumed at T0+5min+10s: minutes 1..5 came due while paused
+    const resumedAt = T0 + 5 * MIN + 10 * SEC;
+    for (const catchUp of ['all', 'latest', 'none'] as const) {
+      const p = plan(input(resumedAt + 20, { catchUp, resumedAt }));
+      expect(p).toMatchObject({ triggers: [], paused: { count: 5, newest: T0 + 5 * MIN }, skipped: 0, advanceTo: T0 + 5 * MIN });
+      expect(p.lastFired).toBe(resumedAt);
+    }
+    // at the next instant after the resume: it fires; the pause is not reported again once lastFired moved past it
+    const next = plan(input(T0 + 6 * MIN + 5, { resumedAt }, { lastFired: T0 + 5 * MIN }));
+    expect(next).toMatchObject({ triggers: [{ triggerAt: T0 + 6 * MIN, mode: 'a' }], paused: undefined, skipped: 0 });
+  });
+
+  it('a resume whose next instant is within the lead fires it and reports the pause', () => {
+    const resumedAt = T0 + 5 * MIN + 59_500;
+    const p = plan(input(resumedAt + 10, { resumedAt }, { leadMs: SEC }));
+    expect(at(p)).toEqual(minutes(6));
+    expect(p).toMatchObject({ paused: { count: 5, newest: T0 + 5 * MIN }, advanceTo: undefined });
+  });
+
+  it('a gap after the resume is a catch-up matter again', () => {
+    const resumedAt = T0 + 2 * MIN + 30 * SEC;
+    const p = plan(input(T0 + 5 * MIN + 100, { catchUp: 'latest', resumedAt }, { leaderSince: T0 + 5 * MIN + 100 }));
+    expect(p).toMatchObject({ paused: { count: 2, newest: T0 + 2 * MIN }, skipped: 2 });
+    expect(at(p)).toEqual(minutes(5));
+  });
+
+  it('a new spec takes effect when stored (changedAt): none of its triggers before the change fires, nothing is reported', () => {
+    // lastFired T0 (the old spec's last trigger); a per-second spec stored at T0+20.5 s, planned at T0+21.2 s
+    const changedAt = T0 + 20_500;
+    const p = plan(input(T0 + 21_200, { changedAt }, { spec: everySpec('1s'), leadMs: 500 }));
+    expect(at(p)).toEqual([T0 + 21_000]);
+    expect(p).toMatchObject({ skipped: 0, paused: undefined, catchingUp: undefined, lastFired: changedAt });
   });
 });
 

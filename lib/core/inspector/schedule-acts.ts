@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ChronosStateError, InvalidOptionsError, ScheduleNotFoundError } from '../errors.js';
 import { encodeMeta, type TaskMeta } from '../queue/codec.js';
 import { runScript } from '../redis/scripts.js';
-import { fireDedupTtlMs, storedSpec, toStored, triggerKey, type ScheduleDefinition } from '../scheduler/definition.js';
+import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
+import * as registry from '../scheduler/registry.js';
 import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { schedule, storedSchedule } from './schedules.js';
@@ -14,21 +15,27 @@ export const MAX_BACKFILL = 10_000;
 /** Triggers per `backfill.lua` call. */
 const BACKFILL_CHUNK = 250;
 
+/**
+ * Changes the registry through the scheduler's own admin functions (lib/core/scheduler/registry.ts:
+ * schedule-admin.lua, the change notice and the fence in the queue's slot), so an operator's change
+ * is fenced exactly like one made through `Scheduler`; then keeps or drops the operator's pause note.
+ */
 async function admin(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
-  const keys = [ctx.sched.schedules, ctx.sched.version, ctx.sched.pauseNotes];
-  const [done] = await runScript<[number, number]>(ctx.client, 'schedule-admin', keys, [op, name, note, actor]);
-  if (done === 0) throw new ScheduleNotFoundError(name);
+  if (op === 'pause') await registry.pauseSchedule(ctx.client, ctx.sched, name);
+  else if (op === 'resume') await registry.resumeSchedule(ctx.client, ctx.sched, name);
+  else await registry.removeSchedule(ctx.client, ctx.sched, name);
+  if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: Date.now() }));
+  else await ctx.client.hdel(ctx.sched.pauseNotes, name);
 }
 
 /**
- * Adds (or replaces) a runtime schedule: validated, then `schedule-admin.lua` ("put") and one SADD of
- * its queue. It lives in Redis, so the leader fires it whichever instance added it; never orphaned.
+ * Adds (or replaces) a runtime schedule: validated, then the scheduler's `addSchedule` (schedule-admin.lua
+ * "put", the change notice, the fence, one SADD of its queue). It lives in Redis, so the leader fires it
+ * whichever instance added it; never orphaned.
  * @throws InvalidScheduleError for a bad spec, zone or option.
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string): Promise<void> {
-  const { stored } = toStored(def, defaultTimeZone, true);
-  await runScript(ctx.client, 'schedule-admin', [ctx.sched.schedules, ctx.sched.version], ['put', stored.name, JSON.stringify(stored)]);
-  await ctx.client.sadd(ctx.global.queues, stored.queue);
+  await registry.addSchedule(ctx.client, ctx.sched, ctx.namespace, def, defaultTimeZone);
 }
 
 /**

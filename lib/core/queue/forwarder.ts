@@ -1,20 +1,19 @@
+import type { ClockOffset } from '../clock-offset.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import type { RedisClient } from '../redis/connection.js';
-import { runScript } from '../redis/scripts.js';
+import { forwardScript } from '../redis/commands.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from './loops.js';
 
 /**
  * The forward loop of a worker server: moves due delayed and retry tasks of its queues into their
  * streams (forward.lua, at most 1000 per queue per round), then sleeps until the next due one (by
- * Node timer) or `forwardIntervalMs`. Each reply also gives a sample of Redis time, kept as the
- * clock offset this server holds trigger tasks by.
+ * Node timer) or `forwardIntervalMs`. Each round trip is also a sample of Redis time for the
+ * server's {@link ClockOffset} (the estimate it holds trigger tasks by, filtered by round trip).
  */
 export class Forwarder {
   /** Failures of the forward loop (reported by the server's `health()`). */
   readonly failures: FailureLog;
-  /** Redis time − local clock, ms (from the last forward.lua reply). */
-  private offsetMs = 0;
   /** When the loop wakes next (epoch ms, local clock), and how to wake it sooner. */
   private wakeUp?: { at: number; wake: () => void };
 
@@ -25,13 +24,9 @@ export class Forwarder {
     private readonly loops: Loops,
     private readonly isRunning: () => boolean,
     logger: ChronosLogger,
+    private readonly clockOffset: ClockOffset,
   ) {
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
-  }
-
-  /** Redis time − local clock, ms: add it to `Date.now()` for an estimate of Redis time. 0 before the first reply. */
-  get clockOffsetMs(): number {
-    return this.offsetMs;
   }
 
   /** The loop; ends when the server stops running. */
@@ -42,15 +37,10 @@ export class Forwarder {
       try {
         for (const q of this.queues) {
           const sent = Date.now();
-          const [moved, nextDue, now] = await runScript<[number, number, number]>(
-            this.client,
-            'forward',
-            [q.keys.stream, q.keys.scheduled, q.keys.retry, q.keys.tasks],
-            [1000],
-          );
-          this.offsetMs = now - (sent + Date.now()) / 2;
+          const { moved, nextDueAt, redisNow } = await forwardScript(this.client, q.keys, 1000);
+          this.clockOffset.sample(sent, redisNow, Date.now());
           if (moved >= 1000) wait = 0;
-          else if (nextDue >= 0) wait = Math.min(wait, Math.max(0, nextDue - now));
+          else if (nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, nextDueAt - redisNow));
         }
         failures.ok();
       } catch (err) {

@@ -1,3 +1,4 @@
+import { ClockOffset } from '../clock-offset.js';
 import { DEFAULTS } from '../defaults.js';
 import { ChronosStateError } from '../errors.js';
 import { EventBus } from '../events.js';
@@ -17,6 +18,7 @@ import { listenForCancels, type CancelListener } from './cancel-listener.js';
 import { Recoverer } from './recoverer.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from './slots.js';
+import { StaleTriggers } from './stale.js';
 import type { Task } from './task.js';
 
 export type { ServerOptions } from './server-options.js';
@@ -42,7 +44,7 @@ export class ShutdownAbort extends Error {
  *
  * The work is split between rooms that each own their state: `Fetcher` (the fetch loop, the
  * blocking connection, the paused queues), `Slots` (the slot table), `Forwarder` (due
- * delayed/retry tasks, the clock offset), `Recoverer` (the pending entries lists),
+ * delayed/retry tasks, sampling the clock offset), `Recoverer` (the pending entries lists),
  * `Heartbeat` and `Loops` (periodic jobs and sleeps). This class starts and stops them.
  * @publicApi
  */
@@ -73,6 +75,8 @@ export class ChronosServer {
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
   private readonly heartbeat: Heartbeat;
+  /** Redis time − local clock, from the forwarder's round trips: when a held trigger task's instant comes. */
+  private readonly clockOffset = new ClockOffset();
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -90,7 +94,7 @@ export class ChronosServer {
     const client = this.conn.client;
     const isRunning = () => this.state === 'running';
     this.loops = new Loops(logger, isRunning);
-    this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger);
+    this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
     this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
     this.consumer = new Consumer(client, this.id);
     this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay) => this.forwarder.forwardBy(delay));
@@ -102,7 +106,8 @@ export class ChronosServer {
       mux: this.mux,
       logger,
       isRunning,
-      clockOffsetMs: () => this.forwarder.clockOffsetMs,
+      clockOffsetMs: () => this.clockOffset.offsetMs,
+      stale: new StaleTriggers(this.acker, this.events, logger),
       slotFreed: () => this.fetcher.wake(),
     });
     this.recoverer = new Recoverer(this.queues, this.consumer, this.slots, opts, logger, this.events);

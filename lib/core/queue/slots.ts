@@ -3,6 +3,7 @@ import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, TaskRun, type Executor } from './executor.js';
 import type { Mux } from './mux.js';
+import type { StaleTriggers } from './stale.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -32,6 +33,8 @@ export interface SlotsDeps {
   readonly isRunning: () => boolean;
   /** Redis time − local clock, ms: when a trigger's instant comes by this server's estimate. */
   readonly clockOffsetMs: () => number;
+  /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
+  readonly stale: StaleTriggers;
   /** A slot came free: the fetcher may read again. */
   readonly slotFreed: () => void;
 }
@@ -41,7 +44,8 @@ export interface SlotsDeps {
  * each running a handler ({@link TaskRun}s in flight) or reserved by a held trigger task waiting
  * for its instant; decoded tasks beyond the free slots wait in a buffer. A schedule trigger's task
  * fetched early (the leader enqueues up to a second ahead) is held by a Node timer on the
- * server's estimate of Redis time, so its handler starts on time.
+ * server's estimate of Redis time, so its handler starts on time; one that waited too long
+ * (queue/stale.ts) is skipped at its start instead of run.
  */
 export class Slots {
   private active = 0;
@@ -139,7 +143,14 @@ export class Slots {
       this.held.set(w.task.entryId, { ...w, timer, dueAt: Date.now() + delay });
       return;
     }
+    this.start(w);
+  }
+
+  /** Runs a task in a free slot, unless it is a stale trigger task (then skipped). @returns whether it runs. */
+  private start(w: Waiting): boolean {
+    if (this.deps.stale.skipIfStale(w.queue, w.task, Date.now() + this.deps.clockOffsetMs())) return false;
     this.run(w);
+    return true;
   }
 
   /**
@@ -169,7 +180,7 @@ export class Slots {
       }
     }
     this.held.delete(entryId);
-    this.run(h);
+    if (!this.start(h)) this.finishReserved();
   }
 
   /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */

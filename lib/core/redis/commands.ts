@@ -1,20 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import { RedisScriptError } from '../errors.js';
-import { CONSUMER_GROUP, utcDay, type QueueKeys, type SchedulerKeys } from './keys.js';
-import {
-  ACQUIRE_RESULT,
-  ADMIN_RESULT,
-  ENQUEUE_RESULT,
-  FIRE_MODE,
-  FIRE_RESULT,
-  HEARTBEAT_RESULT,
-  NONE_DUE,
-  NOT_PENDING,
-  RELEASE_RESULT,
-  RENEW_RESULT,
-  type AdminOp,
-  type FireMode,
-} from './protocol.js';
+import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
+import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from './protocol.js';
 import { pipeScript, runScript, type ScriptName } from './scripts.js';
 import type { RedisClient } from './types.js';
 
@@ -23,6 +10,7 @@ import type { RedisClient } from './types.js';
  * and maps the bare reply to named results (the code tables are in protocol.ts). A code a script
  * never returns is a {@link RedisScriptError} naming the script; Redis error replies are too
  * (see runScript). Durations are ms, instants epoch ms; payloads and meta are JSON text.
+ * The queue scripts' wrappers are here, the scheduler's and the lease's in schedule-commands.ts.
  */
 
 type Codes = Readonly<Record<string, number>>;
@@ -37,7 +25,7 @@ export interface EncodedTask {
 }
 
 /** A code → name lookup for one result table of protocol.ts (built once, an array index per reply). */
-function codeNames<T extends Codes>(script: ScriptName, table: T): (code: unknown) => keyof T & string {
+export function codeNames<T extends Codes>(script: ScriptName, table: T): (code: unknown) => keyof T & string {
   const names: (keyof T & string)[] = [];
   for (const [name, code] of Object.entries(table)) names[code] = name;
   return (code) => {
@@ -231,167 +219,4 @@ export async function recoverScript(client: RedisClient, keys: QueueKeys, r: Rec
 /** Puts entries a consumer holds back at the end of `stream`, uncounted (requeue.lua). @returns how many were put back. */
 export function requeueScript(client: RedisClient, stream: string, entryIds: readonly string[]): Promise<number> {
   return runScript<number>(client, 'requeue', [stream], [CONSUMER_GROUP, ...entryIds]);
-}
-
-// ------------------------------------------------------------------ schedule and lease scripts
-
-export type FireResult = keyof typeof FIRE_RESULT;
-const fireResult = codeNames('fire', FIRE_RESULT);
-
-/** One trigger for fire.lua. */
-export interface FireTrigger extends EncodedTask {
-  schedule: string;
-  /** The trigger instant, epoch ms. */
-  triggerAt: number;
-  /** The task id, which is also the trigger's dedup key `<schedule>:<trigger-unix>`. */
-  taskId: string;
-  /** Lifetime of the dedup key, ms. */
-  dedupTtlMs: number;
-  mode: FireMode;
-}
-
-/** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
-export interface FireOutcome {
-  results: FireResult[];
-  now: number;
-}
-
-/**
- * Enqueues the triggers of one queue, each at most once ever (fire.lua).
- * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
- * @param leadMs how long before its instant a trigger may be enqueued, ms.
- */
-export async function fireScript(
-  client: RedisClient,
-  keys: QueueKeys,
-  nowMs: number | undefined,
-  leadMs: number,
-  triggers: readonly FireTrigger[],
-): Promise<FireOutcome> {
-  const k = [keys.stream, keys.lastFired];
-  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
-  for (const t of triggers) {
-    k.push(keys.dedup(t.taskId));
-    if (t.mode === FIRE_MODE.skipOverlap) k.push(keys.overlap(t.schedule));
-    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode);
-  }
-  const reply = await runScript<number[]>(client, 'fire', k, a);
-  const results: FireResult[] = new Array(triggers.length);
-  for (let i = 0; i < triggers.length; i++) results[i] = fireResult(reply[i]);
-  return { results, now: reply[triggers.length] };
-}
-
-const acquireStatus = codeNames('acquire-lease', ACQUIRE_RESULT);
-
-/** What acquire-lease.lua did; `redisNow` is Redis server time, epoch ms. */
-export type AcquireOutcome =
-  | { status: 'acquired'; term: number; redisNow: number }
-  | { status: 'heldByOther'; /** Remaining time of the other holder's lease, ms. */ pttlMs: number; redisNow: number };
-
-/** Becomes leader if nobody holds the lease, with a new fencing term (acquire-lease.lua). */
-export async function acquireLeaseScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  instanceId: string,
-  ttlMs: number,
-): Promise<AcquireOutcome> {
-  const [code, value, redisNow] = await runScript<[number, number, number]>(
-    client,
-    'acquire-lease',
-    [keys.lease, keys.term, keys.leader],
-    [instanceId, ttlMs],
-  );
-  if (acquireStatus(code) === 'acquired') return { status: 'acquired', term: value, redisNow };
-  return { status: 'heldByOther', pttlMs: value, redisNow };
-}
-
-export type RenewStatus = keyof typeof RENEW_RESULT;
-const renewStatus = codeNames('renew-lease', RENEW_RESULT);
-
-/** Extends the lease if `holder` still holds it (renew-lease.lua); also reads the registry version. */
-export async function renewLeaseScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  holder: string,
-  ttlMs: number,
-): Promise<{ status: RenewStatus; version: number; redisNow: number }> {
-  const [code, version, redisNow] = await runScript<[number, number, number]>(
-    client,
-    'renew-lease',
-    [keys.lease, keys.version],
-    [holder, ttlMs],
-  );
-  return { status: renewStatus(code), version, redisNow };
-}
-
-export type ReleaseStatus = keyof typeof RELEASE_RESULT;
-const releaseStatus = codeNames('release-lease', RELEASE_RESULT);
-
-/** Deletes the lease if `holder` holds it and announces the resignation (release-lease.lua). */
-export async function releaseLeaseScript(client: RedisClient, keys: SchedulerKeys, holder: string): Promise<ReleaseStatus> {
-  return releaseStatus(await runScript<number>(client, 'release-lease', [keys.lease], [holder, keys.resignChannel]));
-}
-
-/** Publishes the schedules an instance declares (register-schedules.lua). */
-export interface RegisterArgs {
-  instanceId: string;
-  /** Lifetime of the instance's declared set, ms. */
-  declaredTtlMs: number;
-  /** The instant to register at (a test clock's), or undefined for Redis server time. */
-  nowMs: number | undefined;
-  /** Name and definition JSON of each declared schedule. */
-  definitions: readonly (readonly [name: string, json: string])[];
-}
-
-/** @returns how many stored definitions changed, and Redis's `now` (epoch ms). */
-export async function registerSchedulesScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  r: RegisterArgs,
-): Promise<{ changed: number; now: number }> {
-  const a: string[] = [r.instanceId, String(r.declaredTtlMs), r.nowMs === undefined ? '' : String(r.nowMs)];
-  for (const [name, json] of r.definitions) a.push(name, json);
-  const [changed, now] = await runScript<[number, number]>(
-    client,
-    'register-schedules',
-    [keys.schedules, keys.version, keys.instances, keys.declared(r.instanceId)],
-    a,
-  );
-  return { changed, now };
-}
-
-export type HeartbeatStatus = keyof typeof HEARTBEAT_RESULT;
-const heartbeatStatus = codeNames('heartbeat', HEARTBEAT_RESULT);
-
-/** Records that an instance is alive and keeps its declared set (heartbeat.lua). `declaredTtlMs` in ms. */
-export async function heartbeatScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  instanceId: string,
-  declaredTtlMs: number,
-  declares: boolean,
-): Promise<{ status: HeartbeatStatus; redisNow: number }> {
-  const [code, redisNow] = await runScript<[number, number]>(
-    client,
-    'heartbeat',
-    [keys.instances, keys.declared(instanceId)],
-    [instanceId, declaredTtlMs, declares ? '1' : '0'],
-  );
-  return { status: heartbeatStatus(code), redisNow };
-}
-
-export type AdminStatus = keyof typeof ADMIN_RESULT;
-const adminStatus = codeNames('schedule-admin', ADMIN_RESULT);
-
-/** Changes the schedule registry (schedule-admin.lua); `definition` is JSON, for `put` only. */
-export async function scheduleAdminScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  op: AdminOp,
-  name: string,
-  definition?: string,
-): Promise<{ status: AdminStatus; redisNow: number }> {
-  const args = definition === undefined ? [op, name] : [op, name, definition];
-  const [code, redisNow] = await runScript<[number, number]>(client, 'schedule-admin', [keys.schedules, keys.version], args);
-  return { status: adminStatus(code), redisNow };
 }

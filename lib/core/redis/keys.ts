@@ -40,6 +40,11 @@ export class QueueKeys {
   readonly deadTasks: string;
   /** HASH schedule name → lastFired (epoch ms) of the schedules that target this queue. */
   readonly lastFired: string;
+  /**
+   * HASH schedule name → generation: the newest state of the schedule (registry version of its last
+   * pause, removal or change) a trigger must be planned under for fire.lua to take it.
+   */
+  readonly generation: string;
   private readonly prefix: string;
 
   constructor(
@@ -56,6 +61,7 @@ export class QueueKeys {
     this.dead = this.prefix + 'dead';
     this.deadTasks = this.prefix + 'dead-tasks';
     this.lastFired = this.prefix + 'last-fired';
+    this.generation = this.prefix + 'generation';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -105,13 +111,16 @@ export class QueueKeys {
 export class SchedulerKeys {
   /** STRING `<instanceId>|<term>` with PX leaderTtl: whoever holds it is the leader. */
   readonly lease: string;
-  /** STRING counter: the fencing term, incremented by each acquisition. */
+  /** STRING counter: the fencing term, max(incremented, Redis time ms) at each acquisition, so it never decreases. */
   readonly term: string;
   /** HASH { instance, term, since }: the current or last leader, for the Inspector. */
   readonly leader: string;
   /** HASH schedule name → definition JSON (the schedule registry). */
   readonly schedules: string;
-  /** STRING counter, incremented on every registry change (leaders reload when it moves). */
+  /**
+   * STRING rising counter (max(INCR, Redis time ms)), taken by every registry change: the changed
+   * schedules' generation; leaders reload when it moves.
+   */
   readonly version: string;
   /** ZSET instance id → last seen (epoch ms, Redis time). */
   readonly instances: string;
@@ -119,6 +128,8 @@ export class SchedulerKeys {
   readonly resignChannel: string;
   /** HASH schedule name → JSON `{ note, actor, at }` of an operator's pause (shown while it is paused). */
   readonly pauseNotes: string;
+  /** Pub/sub channel on which every registry change is announced (the leader reloads at once). */
+  readonly changesChannel: string;
   private readonly prefix: string;
 
   /** @param namespace Key prefix of the app (e.g. `chronos`). */
@@ -132,6 +143,7 @@ export class SchedulerKeys {
     this.instances = this.prefix + 'instances';
     this.resignChannel = this.prefix + 'resign';
     this.pauseNotes = this.prefix + 'pause-notes';
+    this.changesChannel = this.prefix + 'changes';
   }
 
   /** SET of schedule names an instance declares (code-defined schedules), with a PX TTL. */

@@ -39,6 +39,17 @@ export const META = {
   traceparent: 'tp',
   /** The raw fields of a stream entry that could not be decoded (field → value). */
   raw: 'raw',
+  /**
+   * The `catchUpWindow` of the schedule whose trigger enqueued the task, ms: a first attempt that
+   * would start more than this after `triggerAt` is stale and skipped (trigger tasks only).
+   */
+  catchUpWindowMs: 'cw',
+  /**
+   * With catch-up `latest` or `none`: the instant of the schedule's next trigger after this one,
+   * epoch ms. Once it has come, a newer trigger supersedes the task: a first attempt starting then
+   * is skipped (trigger tasks only).
+   */
+  supersededAt: 'nx',
 } as const;
 
 /** Why a task is dead (meta field {@link META.deadReason}, and the `reason` of `task.dead` events). */
@@ -80,6 +91,8 @@ export interface TaskMeta {
   [META.deadReason]?: DeadReason;
   [META.traceparent]?: string;
   [META.raw]?: Record<string, string>;
+  [META.catchUpWindowMs]?: number;
+  [META.supersededAt]?: number;
 }
 
 /** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */
@@ -133,6 +146,11 @@ export const FIRE_RESULT = {
   stale: 4,
   /** Mode `advanceOnly`: lastFired advanced, nothing enqueued. */
   advanced: 5,
+  /**
+   * Refused: planned under an older generation of the schedule than the queue's slot holds (it was
+   * paused, removed or changed since the leader loaded it); nothing changed. The leader reloads.
+   */
+  fenced: 6,
 } as const;
 
 /** enqueue.lua's code. */
@@ -174,7 +192,7 @@ export const HEARTBEAT_RESULT = {
   ok: 1,
 } as const;
 
-/** schedule-admin.lua's first element. */
+/** schedule-admin.lua's first element (then Redis time, the schedule's new generation, its previous queue). */
 export const ADMIN_RESULT = {
   /** No schedule of that name (delete, pause, resume): nothing done. */
   notFound: 0,

@@ -34,6 +34,7 @@ export const SCRIPT_NAMES = [
   'delete-pending',
   'retry-dead',
   'backfill',
+  'fence-schedules',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

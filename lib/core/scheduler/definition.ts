@@ -87,6 +87,18 @@ export interface StoredSchedule {
   paused?: boolean;
   /** When the schedule was first registered (Redis time, epoch ms): triggers before it never fire. */
   registeredAt?: number;
+  /**
+   * When its current timing took effect (Redis time, epoch ms): its registration, or the storing of
+   * a new spec, zone, offset or queue. Triggers before it never fire (a new spec is not backdated).
+   */
+  changedAt?: number;
+  /** When it was last resumed (Redis time, epoch ms): the triggers of the pause before it are skipped. */
+  resumedAt?: number;
+  /**
+   * The registry version of its last change (pause, resume, new definition): triggers are planned
+   * under it, and fire.lua refuses those planned under an older one than the queue's slot holds.
+   */
+  generation?: number;
 }
 
 const DEF_KEYS = new Set(['name', 'spec', 'timeZone', 'queue', 'type', 'payload', 'maxRetry', 'timeout', 'catchUp', 'catchUpWindow', 'catchUpCap', 'overlap']);

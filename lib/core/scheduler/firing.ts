@@ -1,18 +1,22 @@
 /**
  * The leader's firing loop: the table of schedules it fires (loaded from the registry and each
  * queue's lastFired), one tick at a time — plan each due schedule (plan.ts), run fire.lua per
- * queue in chunks, settle each result — and the timer that wakes it at the next trigger.
+ * queue in chunks, settle each result — and the timer that wakes it at the next trigger. It
+ * reloads the table when a registry change is announced (the changes channel), when the registry
+ * version seen at a lease renewal moved (in case a notice was lost), and when fire.lua refused a
+ * trigger as planned under an older generation of its schedule (fenced).
  */
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
-import { encodeMeta, type TaskMeta } from '../queue/codec.js';
+import { encodeMeta } from '../queue/codec.js';
+import { fireScript, type FireResult, type FireTrigger } from '../redis/schedule-commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
-import type { ClockOffset } from './clock-offset.js';
+import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
+import type { ClockOffset } from '../clock-offset.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
-import { isPlanned, plan, wakeAt, type FireMode, type Plan } from './plan.js';
+import { isPlanned, plan, wakeAt, type Plan } from './plan.js';
 import type { Declarations } from './registry.js';
 import type { ScheduleSpec } from './spec.js';
 
@@ -27,6 +31,8 @@ interface Entry {
   dedupTtlMs: number;
   /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
   leadMs: number;
+  /** The generation it is planned under (its stored definition's; the registry version when it has none). */
+  generation: number;
 }
 
 interface FireItem {
@@ -47,7 +53,7 @@ export interface FiringContext {
   logger: ChronosLogger;
   events: EventBus;
   clock: Clock;
-  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not corrected then). */
+  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not sampled then). */
   trustLocalClock: boolean;
   clockOffset: ClockOffset;
   /** Redis time now (estimated), epoch ms. */
@@ -64,6 +70,15 @@ export interface FiringContext {
 export class Firing {
   private table = new Map<string, Entry>();
   private loadedVersion = -1;
+  /** The registry version at which a fenced trigger made the table reload (once per version: never a reload loop). */
+  private fencedAt = -1;
+  private fencedWarned = false;
+  /** A reload is queued and has not started: further notices need no other. */
+  private reloadQueued = false;
+  /** When this leadership began (Redis time, epoch ms): triggers due before it came due while nobody led. */
+  private leaderSince = 0;
+  /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
+  private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
   private work: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
@@ -84,8 +99,9 @@ export class Firing {
   /** The lease was acquired: load the registry and fire, applying the catch-up policy. */
   acquired(term: number): void {
     this.leadingNow = true;
+    this.leaderSince = this.ctx.now();
     this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
-    this.serial(() => this.load(true));
+    this.serial(() => this.load());
   }
 
   /** The lease was lost: stop firing. */
@@ -95,14 +111,29 @@ export class Firing {
     this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
   }
 
-  /** The registry version seen at a lease renewal: reload when it moved. */
+  /** The registry version seen at a lease renewal: reload when it moved (a notice was lost). */
   versionSeen(version: number): void {
-    if (version !== this.loadedVersion && this.leadingNow) this.serial(() => this.load(false));
+    if (version !== this.loadedVersion) this.reload();
+  }
+
+  /** A registry change was announced (the changes channel): reload at once. */
+  changed(): void {
+    this.reload();
+  }
+
+  /** Queues a reload of the table, unless one is queued already or this instance does not lead. */
+  private reload(): void {
+    if (!this.leadingNow || this.reloadQueued) return;
+    this.reloadQueued = true;
+    this.serial(() => {
+      this.reloadQueued = false;
+      return this.load();
+    });
   }
 
   /** Fires what is due now (for fake clocks that jump). */
   wake(): void {
-    if (this.leadingNow) this.serial(() => this.tick(false));
+    if (this.leadingNow) this.serial(() => this.tick());
   }
 
   /** Re-reads which schedules a live instance declares (after a heartbeat). */
@@ -130,8 +161,8 @@ export class Firing {
     });
   }
 
-  /** Loads the registry and lastFired; on acquisition, applies the catch-up policy to what came due while nobody led. */
-  private async load(acquisition: boolean): Promise<void> {
+  /** Loads the registry and lastFired, then fires what is due (plan.ts decides about any gap). */
+  private async load(): Promise<void> {
     if (!this.leadingNow) return;
     const { client, keys, namespace, logger, declarations } = this.ctx;
     const [[, defs], [, version]] = (await client.multi().hgetall(keys.schedules).get(keys.version).exec()) as [
@@ -161,6 +192,8 @@ export class Firing {
         live: false,
         dedupTtlMs: fireDedupTtlMs(stored, spec),
         leadMs: fireLeadMs(stored, spec),
+        // a definition stored by an older Chronos has none: the registry version just read is at least every fence set before it
+        generation: stored.generation ?? this.loadedVersion,
       };
       declarations.setLive(entry, stored.runtime || live.has(name));
       table.set(name, entry);
@@ -174,11 +207,11 @@ export class Firing {
       }
     }
     this.table = table;
-    await this.tick(acquisition);
+    await this.tick();
   }
 
-  /** Fires what is due. `acquisition`: the first tick of a leadership. */
-  private async tick(acquisition: boolean): Promise<void> {
+  /** Fires what is due. */
+  private async tick(): Promise<void> {
     clearTimeout(this.tickTimer);
     if (!this.leadingNow || !this.ctx.running()) return;
     if (!this.ctx.leaseValid()) return;
@@ -186,7 +219,7 @@ export class Firing {
     const items: FireItem[] = [];
     for (const e of this.table.values()) {
       if (!isPlanned(e, now)) continue;
-      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, firstTickOfLeadership: acquisition });
+      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
       this.apply(e, p, items);
     }
     let retryEarly = Infinity;
@@ -202,11 +235,16 @@ export class Firing {
   private apply(e: Entry, p: Plan, items: FireItem[]): void {
     const s = e.stored;
     e.lastFired = p.lastFired;
-    if (p.catchingUp) {
-      this.ctx.logger.log(
-        `Catching up ${p.catchingUp.count} trigger(s) that came due while nobody led ` +
-          `(schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${p.catchingUp.oldestLateMs})`,
-      );
+    if (p.paused && this.pauseReported.get(s.name) !== s.resumedAt) {
+      this.pauseReported.set(s.name, s.resumedAt!);
+      this.ctx.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
+      const { newest: triggerAt, count } = p.paused;
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
+    }
+    if (p.catchingUp && p.catchingUp.kept > 0) {
+      const { kept, count, oldestLateMs } = p.catchingUp;
+      const what = `schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${oldestLateMs}`;
+      this.ctx.logger.log(`Catching up ${kept} of ${count} missed trigger(s) (${what})`);
     }
     if (p.skipped > 0) {
       this.ctx.logger.warn(
@@ -216,7 +254,7 @@ export class Firing {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
     }
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
-    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: 'x' });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly });
     if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
   }
 
@@ -225,8 +263,8 @@ export class Firing {
     if (!this.leadingNow || !this.ctx.running()) return;
     this.tickTimer = setTimeout(() => {
       const double = this.ctx.tickHook?.() === 'double';
-      this.serial(() => this.tick(false));
-      if (double) this.serial(() => this.tick(false));
+      this.serial(() => this.tick());
+      if (double) this.serial(() => this.tick());
     }, ms);
   }
 
@@ -236,32 +274,37 @@ export class Firing {
     const byQueue = new Map<string, FireItem[]>();
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
     let retryAt = Infinity;
-    const nowArg = trustLocalClock ? String(clock.now()) : '';
-    const leadArg = Math.max(...items.map((i) => i.entry.leadMs));
+    const nowArg = trustLocalClock ? clock.now() : undefined;
+    const leadMs = Math.max(...items.map((i) => i.entry.leadMs));
     for (const queueItems of byQueue.values()) {
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
-        const keys = chunk[0].entry.keys;
-        const scriptKeys = [keys.stream, keys.lastFired];
-        const args: (string | number)[] = [nowArg, leadArg];
-        for (const { entry, triggerAt, mode } of chunk) {
+        const triggers: FireTrigger[] = chunk.map(({ entry, triggerAt, mode }) => {
           const s = entry.stored;
-          const id = triggerKey(s.name, triggerAt);
-          scriptKeys.push(keys.dedup(id));
-          if (mode === 's') scriptKeys.push(keys.overlap(s.name));
-          const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: this.ctx.now(), s: s.name, tr: triggerAt };
-          if (mode === 's') meta.o = 1;
-          args.push(s.name, triggerAt, id, s.type, s.payload, encodeMeta(meta), entry.dedupTtlMs, mode);
-        }
+          const meta = newMeta(s.maxRetry, s.timeoutMs, this.ctx.now());
+          meta[META.schedule] = s.name;
+          meta[META.triggerAt] = triggerAt;
+          if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+          // what the worker needs to apply the catch-up policy to the task if it waits in the queue (queue/stale.ts);
+          // not under a test clock: the worker judges by Redis time, which a test clock does not follow
+          if (!trustLocalClock) {
+            meta[META.catchUpWindowMs] = s.catchUpWindowMs;
+            const next = s.catchUp === 'all' ? null : entry.spec.nextAfter(triggerAt);
+            if (next !== null) meta[META.supersededAt] = next;
+          }
+          const taskId = triggerKey(s.name, triggerAt);
+          const { dedupTtlMs, generation } = entry;
+          const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
+          return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
+        });
         if (!this.ctx.leaseValid()) return Infinity;
-        const codes = await runScript<number[]>(client, 'fire', scriptKeys, args);
-        const redisNow = codes[codes.length - 1];
+        const sentAt = clock.now();
+        const { results, now: redisNow } = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+        // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
+        if (!trustLocalClock) this.ctx.clockOffset.sample(sentAt, redisNow, clock.now());
         chunk.forEach((item, i) => {
-          const early = this.settle(item, codes[i]);
-          if (early === undefined) return;
-          // our estimate of Redis time ran ahead: correct it and come back when the trigger is due
-          if (!trustLocalClock) this.ctx.clockOffset.correct(redisNow - clock.now());
-          retryAt = Math.min(retryAt, early);
+          const early = this.settle(item, results[i]);
+          if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due
         });
       }
     }
@@ -269,15 +312,30 @@ export class Firing {
     return retryAt;
   }
 
+  /** A fenced trigger (see {@link fencedNote}): reload, at most once per registry version. */
+  private fenced(schedule: string, triggerAt: number): void {
+    const again = this.fencedAt === this.loadedVersion;
+    if (again && this.fencedWarned) return;
+    this.ctx.logger.warn(fencedNote(schedule, triggerKey(schedule, triggerAt), again));
+    this.fencedWarned = again;
+    if (again) return;
+    this.fencedAt = this.loadedVersion;
+    this.reload();
+  }
+
   /** Applies one fire result; returns the trigger instant when Redis found it early. */
-  private settle(item: FireItem, code: number): number | undefined {
+  private settle(item: FireItem, result: FireResult): number | undefined {
     const { entry, triggerAt } = item;
     const s = entry.stored;
-    if (code === 3) return triggerAt;
+    if (result === 'early') return triggerAt;
+    if (result === 'fenced') {
+      this.fenced(s.name, triggerAt);
+      return undefined;
+    }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
-    if (code === 1) {
+    if (result === 'enqueued') {
       this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt });
-    } else if (code === 2) {
+    } else if (result === 'skipped') {
       const trigger = triggerKey(s.name, triggerAt);
       this.ctx.logger.warn(
         'Trigger skipped: the previous task of this schedule is still pending or running ' +
@@ -287,6 +345,19 @@ export class Firing {
     }
     return undefined;
   }
+}
+
+/**
+ * fire.lua refused a trigger as planned under an older generation of its schedule: the schedule
+ * was paused, removed or changed and the notice has not come (or was lost). Reloads once per
+ * registry version loaded; refused again under the same version, it says so once and waits for
+ * the next change.
+ */
+function fencedNote(schedule: string, trigger: string, again: boolean): string {
+  return again
+    ? `Trigger refused again after a reload: the queue holds a newer generation of the schedule than the registry; ` +
+        `waiting for the next registry change (schedule=${schedule} trigger=${trigger})`
+    : `Trigger refused: the schedule changed since it was loaded; reloading (schedule=${schedule} trigger=${trigger})`;
 }
 
 /** Appends `value` to the list of `key` (first use creates the list, in insertion order). */

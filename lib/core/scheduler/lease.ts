@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ChronosLogger } from '../logger.js';
-import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/commands.js';
+import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/schedule-commands.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
 
@@ -10,8 +10,8 @@ export interface LeaseListener {
   lost(term: number, reason: string): void;
   /** The registry version seen at each renewal (the leader reloads when it moves). */
   version(version: number): void;
-  /** A sample of (Redis time − local clock), ms, from a round trip of `rttMs`. */
-  clockSample(offsetMs: number, rttMs: number): void;
+  /** A round trip for the clock-offset estimate: sent and received at local epoch ms, answered with Redis time (epoch ms). */
+  clockSample(sentAtMs: number, redisNowMs: number, receivedAtMs: number): void;
 }
 
 /**
@@ -104,8 +104,7 @@ export class LeaderLease {
       const sent = performance.now();
       const local = this.localNow();
       const r = await acquireLeaseScript(this.client, this.keys, this.instanceId, this.ttlMs);
-      const rtt = performance.now() - sent;
-      this.listener.clockSample(r.redisNow - (local + rtt / 2), rtt);
+      this.listener.clockSample(local, r.redisNow, this.localNow());
       if (!this.running) return;
       if (r.status === 'acquired') {
         this.holder = `${this.instanceId}|${r.term}`;
@@ -136,11 +135,10 @@ export class LeaderLease {
       const sent = performance.now();
       const local = this.localNow();
       const r = await renewLeaseScript(this.client, this.keys, holder, this.ttlMs);
-      const rtt = performance.now() - sent;
+      this.listener.clockSample(local, r.redisNow, this.localNow());
       if (this.holder !== holder) return;
       if (r.status === 'renewed') {
         this.validUntil = sent + this.ttlMs - this.marginMs;
-        this.listener.clockSample(r.redisNow - (local + rtt / 2), rtt);
         this.listener.version(r.version);
       } else {
         this.stepDown('token mismatch: the lease expired or another instance holds it');

@@ -1,29 +1,43 @@
 /**
  * Where a trigger is planned: which due triggers of one schedule the leader enqueues at a tick,
- * which it skips (catch-up window, cap and policy), and what it reports. Pure: no Redis, no
- * logger, no clock — the firing loop passes Redis time in and applies the result.
+ * which it skips, and what it reports. This is the one place that decides about a gap in firing,
+ * whatever caused it (no leader, a pause, a reload, a tick that ran long, a changed spec). Pure:
+ * no Redis, no logger, no clock — the firing loop passes Redis time in and applies the result.
  * Units: epoch milliseconds.
+ *
+ * The rules, in the order they apply to the triggers after the schedule's lastFired:
+ * 1. A trigger of the current spec dated before the spec took effect (`changedAt`: its
+ *    registration, or the storing of a new spec, zone, offset or queue) never existed: nothing.
+ * 2. A trigger that came due while the schedule was paused (up to `resumedAt`) is skipped, whatever
+ *    the catch-up policy; the skip is reported once, with reason 'pause'.
+ * 3. A trigger older than `catchUpWindowMs` is skipped; of the rest, the newest `catchUpCap` are kept.
+ * 4. A kept trigger is *missed* when it came due before this leadership began (`leaderSince`) or
+ *    is more than {@link LATE_TOLERANCE_MS} late at this tick; a later one is on time (a tick a
+ *    few ms late is normal, not a gap). The policy decides about the missed ones: `all` enqueues
+ *    each, `latest` only the newest — none when an on-time trigger is due too (it is newer) —
+ *    and `none` none.
+ * 5. Triggers within the lead, (now, now + leadMs], are enqueued early; workers start them at
+ *    their instant.
+ * When something is skipped and nothing is enqueued, lastFired is advanced past the skipped
+ * triggers in Redis (fire.lua mode `advanceOnly`), so no leader counts them again.
  */
+import { FIRE_MODE } from '../redis/protocol.js';
 import type { StoredSchedule } from './definition.js';
 import { triggersBetween, type ScheduleSpec } from './spec.js';
 
-/**
- * How fire.lua takes a trigger: `'a'` enqueues it (overlap allow), `'s'` enqueues it unless the
- * schedule's previous task is still pending or running (overlap skip), `'x'` enqueues nothing and
- * only advances lastFired (catch-up `none`).
- */
-export type FireMode = 'a' | 's' | 'x';
+/** A due trigger this late at a tick (and due within the leadership) is on time, not missed, ms. */
+export const LATE_TOLERANCE_MS = 1000;
 
-/** A trigger to enqueue. */
+/** A trigger to enqueue, and how fire.lua takes it (protocol.ts FIRE_MODE: overlap allowed or skip). */
 export interface PlannedTrigger {
   triggerAt: number;
-  mode: 'a' | 's';
+  mode: typeof FIRE_MODE.allowOverlap | typeof FIRE_MODE.skipOverlap;
 }
 
 /** What {@link plan} needs of one schedule, and the tick it plans. */
 export interface PlanInput {
-  /** The stored definition: its catch-up policy, window and cap, and its overlap policy. */
-  stored: Pick<StoredSchedule, 'catchUp' | 'catchUpWindowMs' | 'catchUpCap' | 'overlap'>;
+  /** The stored definition: its catch-up policy, window and cap, its overlap policy, when its spec took effect and when it was resumed. */
+  stored: Pick<StoredSchedule, 'catchUp' | 'catchUpWindowMs' | 'catchUpCap' | 'overlap' | 'changedAt' | 'resumedAt'>;
   spec: ScheduleSpec;
   /** The schedule's last fired trigger (or its registration instant), epoch ms. */
   lastFired: number;
@@ -31,30 +45,29 @@ export interface PlanInput {
   now: number;
   /** How long before its instant a trigger is enqueued, ms (see fireLeadMs). */
   leadMs: number;
-  /**
-   * Whether this is the first tick of a leadership. Today the catch-up policy (and the "catching
-   * up" report) applies only then; see `policyApplies` in {@link plan}.
-   */
-  firstTickOfLeadership: boolean;
+  /** When this leadership began (Redis time, epoch ms): a trigger due before it came due while nobody led. */
+  leaderSince: number;
 }
 
 /** What the firing loop does for one schedule at one tick. */
 export interface Plan {
   /**
-   * lastFired once the window is applied: at least `now - catchUpWindowMs` (the older triggers are
-   * skipped). The schedule's lastFired moves here whether or not anything fires.
+   * lastFired once the rules are applied: past the triggers that never existed, were skipped while
+   * paused or are older than the window. The schedule's lastFired moves here whether or not anything fires.
    */
   lastFired: number;
-  /** Triggers to enqueue, ascending: the missed ones kept by the policy and cap, then those within the lead. */
+  /** Triggers to enqueue, ascending: the missed ones kept by the policy and cap, the on-time ones, then those within the lead. */
   triggers: PlannedTrigger[];
-  /** With catch-up `none` and nothing to enqueue: the trigger to advance lastFired to (fired in mode `'x'`). */
+  /** When something was skipped and nothing is enqueued: the newest skipped trigger, to advance lastFired to (fire.lua mode `'x'`). */
   advanceTo?: number;
-  /** Missed triggers left out (window, cap, policy); 0 when none. */
+  /** Triggers skipped by the catch-up rules (window, cap, policy); 0 when none. */
   skipped: number;
-  /** The instant a skip is reported at (the `schedule.skipped` event): the first trigger, else advanceTo, else now. */
+  /** The instant a catch-up skip is reported at (the `schedule.skipped` event): the first trigger, else advanceTo, else now. */
   skippedAt: number;
-  /** Set when missed triggers more than 1 s late are found where the policy applies: how many, and the oldest's lateness, ms. */
-  catchingUp?: { count: number; oldestLateMs: number };
+  /** Triggers that came due while the schedule was paused (all skipped): how many, and the newest. */
+  paused?: { count: number; newest: number };
+  /** Set when missed triggers more than 1 s late are found: how many, how many of them the policy keeps, and the oldest's lateness, ms. */
+  catchingUp?: { count: number; kept: number; oldestLateMs: number };
 }
 
 /** What {@link isPlanned} needs of one schedule as the leader tracks it. */
@@ -77,53 +90,59 @@ export function wakeAt(s: PlanState): number {
   return s.live && !s.stored.paused && s.next !== null ? s.next - s.leadMs : Infinity;
 }
 
-/**
- * Plans one schedule at one tick. Triggers in (lastFired, now] are missed or due: those older than
- * the window are skipped, the newest `catchUpCap` are kept, and where the policy applies `latest`
- * keeps only the newest and `none` keeps none (advancing lastFired past them). Triggers in
- * (now, now + leadMs] (at most 10) are enqueued early; workers start them at their instant.
- */
+/** Plans one schedule at one tick by the rules of this module (see its header). */
 export function plan(input: PlanInput): Plan {
   const { stored: s, spec, now, leadMs } = input;
-  // The one place that decides when the catch-up policy applies: today only on acquisition, so a
-  // gap found at a later tick (e.g. after a stalled event loop) fires all of it within window and
-  // cap. The issue "scheduler at its edges" will change this line.
-  const policyApplies = input.firstTickOfLeadership;
-  let lastFired = input.lastFired;
-  const windowStart = now - s.catchUpWindowMs;
-  let skipped = 0;
-  if (lastFired < windowStart) {
-    skipped += triggersBetween(spec, lastFired, windowStart, 0).skipped;
-    lastFired = windowStart;
-  }
-  // missed or due now (the catch-up policy and cap apply to these), plus those within the lead
-  const due = triggersBetween(spec, lastFired, now, s.catchUpCap);
-  skipped += due.skipped;
-  let missed = due.triggers;
-  const upcoming = triggersBetween(spec, Math.max(now, lastFired), now + leadMs, 10).triggers;
-  let advanceTo: number | undefined;
-  let catchingUp: Plan['catchingUp'];
-  if (policyApplies && missed.length > 0 && missed[0] < now - 1000) {
-    catchingUp = { count: missed.length, oldestLateMs: Math.round(now - missed[0]) };
-  }
-  if (policyApplies && missed.length > 0 && s.catchUp !== 'all') {
-    if (s.catchUp === 'latest') {
-      skipped += missed.length - 1;
-      missed = missed.slice(-1);
-    } else {
-      skipped += missed.length;
-      if (upcoming.length === 0) advanceTo = missed[missed.length - 1];
-      missed = [];
+  let from = Math.max(input.lastFired, s.changedAt ?? -Infinity);
+  let newestSkipped: number | undefined;
+  // 2. a pause skips what came due while it lasted
+  let paused: Plan['paused'];
+  if (s.resumedAt !== undefined && s.resumedAt > from) {
+    const during = triggersBetween(spec, from, Math.min(s.resumedAt, now), 1);
+    if (during.triggers.length > 0) {
+      paused = { count: during.skipped + 1, newest: during.triggers[0] };
+      newestSkipped = paused.newest;
     }
+    from = s.resumedAt;
   }
-  const fire = [...missed, ...upcoming];
-  const mode = s.overlap === 'skip' ? 's' : 'a';
+  // 3. the window, then the cap
+  let skipped = 0;
+  const windowStart = now - s.catchUpWindowMs;
+  if (from < windowStart) {
+    const old = triggersBetween(spec, from, windowStart, 1);
+    skipped += old.skipped + old.triggers.length;
+    if (old.triggers.length > 0) newestSkipped = old.triggers[0];
+    from = windowStart;
+  }
+  const due = triggersBetween(spec, from, now, s.catchUpCap);
+  skipped += due.skipped;
+  // 4. missed or on time; the policy decides about the missed
+  const missedBefore = Math.max(input.leaderSince, now - LATE_TOLERANCE_MS);
+  let missed = due.triggers.filter((t) => t < missedBefore);
+  const onTime = due.triggers.slice(missed.length);
+  let catchingUp: Plan['catchingUp'];
+  const count = missed.length;
+  if (missed.length > 0 && s.catchUp !== 'all') {
+    const keep = s.catchUp === 'latest' && onTime.length === 0 ? 1 : 0;
+    skipped += missed.length - keep;
+    newestSkipped = missed[missed.length - 1 - keep] ?? newestSkipped;
+    missed = missed.slice(missed.length - keep);
+  }
+  if (count > 0 && due.triggers[0] < now - 1000) {
+    catchingUp = { count, kept: missed.length, oldestLateMs: Math.round(now - due.triggers[0]) };
+  }
+  // 5. the lead
+  const upcoming = triggersBetween(spec, Math.max(now, from), now + leadMs, 10).triggers;
+  const fire = [...missed, ...onTime, ...upcoming];
+  const mode = s.overlap === 'skip' ? FIRE_MODE.skipOverlap : FIRE_MODE.allowOverlap;
+  const advanceTo = fire.length === 0 ? newestSkipped : undefined;
   return {
-    lastFired,
+    lastFired: from,
     triggers: fire.map((triggerAt) => ({ triggerAt, mode })),
     advanceTo,
     skipped,
     skippedAt: fire[0] ?? advanceTo ?? now,
+    paused,
     catchingUp,
   };
 }

@@ -3,14 +3,27 @@
  * register-schedules.lua, kept alive by its heartbeat), which schedules a live instance declares
  * (an undeclared one is orphaned and does not fire), and the admin API on the registry, callable
  * without a running Scheduler.
+ *
+ * Every change (pause, resume, remove, a new definition) is two single-slot steps, in this order:
+ * the registry change in the scheduler's slot, which takes a new generation and announces it on the
+ * changes channel (the leader reloads at once), then {@link raiseFences} in the slot of the queue
+ * the schedule targeted, beside its lastFired. Once the call resolves, fire.lua refuses any trigger
+ * planned under the old state, even by a leader that missed the notice.
  */
 import { randomUUID } from 'node:crypto';
 import { DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
-import { encodeMeta, type TaskMeta } from '../queue/codec.js';
+import { encodeMeta } from '../queue/codec.js';
 import type { RedisClient } from '../redis/connection.js';
+import {
+  fenceSchedulesScript,
+  heartbeatScript,
+  registerSchedulesScript,
+  scheduleAdminScript,
+  type Fence,
+} from '../redis/schedule-commands.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 
 // ------------------------------------------------------------------ admin API
@@ -29,21 +42,31 @@ export async function addSchedule(
   defaultTimeZone: string,
 ): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
-  await runScript(client, 'schedule-admin', [keys.schedules, keys.version], ['put', stored.name, JSON.stringify(stored)]);
+  const r = await scheduleAdminScript(client, keys, 'put', stored.name, JSON.stringify(stored));
+  if (r.previousQueue !== undefined) {
+    await raiseFences(client, namespace, [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }]);
+  }
   await client.sadd(new GlobalKeys(namespace).queues, stored.queue); // the Inspector lists its queue from now on
 }
 
-/** Removes a schedule from the registry. @throws ScheduleNotFoundError naming it */
+/**
+ * Removes a schedule from the registry. Once this resolves no trigger of it is enqueued any more
+ * (one already enqueued ahead of its instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
+ */
 export async function removeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'delete', name);
 }
 
-/** Pauses a schedule fleet-wide (its triggers are skipped while paused). @throws ScheduleNotFoundError naming it */
+/**
+ * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
+ * the resume). Once this resolves no later trigger is enqueued (one already enqueued ahead of its
+ * instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
+ */
 export async function pauseSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'pause', name);
 }
 
-/** Resumes a paused schedule. @throws ScheduleNotFoundError naming it */
+/** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError naming it */
 export async function resumeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
   await scheduleAdmin(client, keys, 'resume', name);
 }
@@ -66,15 +89,25 @@ export async function triggerNow(
   const s = JSON.parse(raw) as StoredSchedule;
   const queueKeys = new QueueKeys(namespace, s.queue);
   const id = `${name}:manual:${randomUUID()}`;
-  const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: nowMs, s: name, tr: nowMs };
-  await client.xadd(queueKeys.stream, '*', 'id', id, 'type', s.type, 'payload', s.payload, 'meta', encodeMeta(meta));
+  const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
+  meta[META.schedule] = name;
+  meta[META.triggerAt] = nowMs;
+  await client.xadd(queueKeys.stream, '*', ...entryFields(id, s.type, s.payload, encodeMeta(meta)));
   await client.sadd(new GlobalKeys(namespace).queues, s.queue);
   return id;
 }
 
 async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'delete' | 'pause' | 'resume', name: string): Promise<void> {
-  const [done] = await runScript<[number, number]>(client, 'schedule-admin', [keys.schedules, keys.version], [op, name]);
-  if (done === 0) throw new ScheduleNotFoundError(name);
+  const r = await scheduleAdminScript(client, keys, op, name);
+  if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
+  await raiseFences(client, keys.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
+}
+
+/** Raises the generations of changed schedules in their queues' slots (one fence-schedules.lua call per queue). */
+export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
+  const byQueue = new Map<string, [string, number][]>();
+  for (const f of fences) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), [f.schedule, f.generation]]);
+  for (const [queue, list] of byQueue) await fenceSchedulesScript(client, new QueueKeys(namespace, queue), list);
 }
 
 // ------------------------------------------------------------------ declarations and liveness
@@ -133,13 +166,17 @@ export class Declarations {
     this.declared.set(stored.name, stored);
   }
 
-  /** Publishes the declared schedules (register-schedules.lua) and lists their queues. */
+  /**
+   * Publishes the declared schedules (register-schedules.lua: a changed definition replaces the
+   * stored one and takes effect from now), fences the replaced ones, and lists their queues.
+   */
   async publish(): Promise<void> {
     const { client, keys, instanceId } = this.ctx;
     const local = this.ctx.trustedLocalNow();
-    const args: string[] = [instanceId, String(this.ctx.heartbeatMs * 3), local === undefined ? '' : String(local)];
-    for (const s of this.declared.values()) args.push(s.name, JSON.stringify(s));
-    await runScript(client, 'register-schedules', [keys.schedules, keys.version, keys.instances, keys.declared(instanceId)], args);
+    const definitions = [...this.declared.values()].map((s) => [s.name, JSON.stringify(s)] as const);
+    const declaredTtlMs = this.ctx.heartbeatMs * 3;
+    const r = await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs, nowMs: local, definitions });
+    await raiseFences(client, this.ctx.namespace, r.fences);
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
       await client.sadd(new GlobalKeys(this.ctx.namespace).queues, ...queues);
@@ -158,13 +195,8 @@ export class Declarations {
   private async heartbeat(): Promise<void> {
     const { client, keys, instanceId, heartbeatMs } = this.ctx;
     try {
-      const [ok] = await runScript<[number, number]>(
-        client,
-        'heartbeat',
-        [keys.instances, keys.declared(instanceId)],
-        [instanceId, heartbeatMs * 3, this.declared.size > 0 ? '1' : '0'],
-      );
-      if (ok === 0) {
+      const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.declared.size > 0);
+      if (status === 'declaredLost') {
         this.ctx.logger.warn(
           'The schedule registry lost this instance\'s declarations (Redis restarted without persistence?): publishing them again',
         );

@@ -33,6 +33,7 @@ export interface SchedulerOptions {
   clock?: Clock;
   /**
    * Test hook: decide what is due by `clock` instead of Redis `TIME` (for fake-clock DST tests).
+   * Trigger tasks then carry no stale-task fields (workers judge those by Redis time).
    * Never set it in production: a skewed clock would fire early. @defaultValue false
    */
   trustLocalClock?: boolean;

@@ -12,7 +12,7 @@ import {
   type RedisClient,
 } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
-import { ClockOffset } from './clock-offset.js';
+import { ClockOffset } from '../clock-offset.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
 import { LeaderLease } from './lease.js';
@@ -26,11 +26,13 @@ export type { SchedulerOptions } from './scheduler-options.js';
  * campaigns for the lease, and — while it leads — enqueues every trigger of every live schedule
  * exactly once, fleet-wide: each trigger goes through `fire.lua` (dedup key
  * `<schedule>:<trigger-unix>` SET NX + enqueue + lastFired, atomic, refused if not due by Redis
- * time). A new leader fires every trigger in (lastFired, now] under the catch-up policy.
+ * time). A new leader fires every trigger in (lastFired, now] under the catch-up policy, which
+ * decides about any gap (plan.ts); registry changes reach the leader by a notice and are fenced in
+ * the queue's slot (registry.ts).
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (clock-offset.ts).
+ * and the estimate of Redis time (lib/core/clock-offset.ts, shared with the worker's).
  * @publicApi
  */
 export class Scheduler {
@@ -95,7 +97,7 @@ export class Scheduler {
       acquired: (term) => this.firing.acquired(term),
       lost: (term, reason) => this.firing.lost(term, reason),
       version: (v) => this.firing.versionSeen(v),
-      clockSample: (offset, rtt) => this.clockOffset.sample(offset, rtt),
+      clockSample: (sentAt, redisNow, receivedAt) => this.clockOffset.sample(sentAt, redisNow, receivedAt),
     }, () => this.clock.now());
   }
 
@@ -168,8 +170,11 @@ export class Scheduler {
     this.declarations.startHeartbeat();
     if (this.eligible) {
       this.subscriber = duplicateConnection(this.conn.client);
-      this.subscriber.on('message', () => this.lease.onResignation());
-      await this.subscriber.subscribe(this.keys.resignChannel);
+      this.subscriber.on('message', (channel: string) => {
+        if (channel === this.keys.changesChannel) this.firing.changed();
+        else this.lease.onResignation();
+      });
+      await this.subscriber.subscribe(this.keys.resignChannel, this.keys.changesChannel);
       this.lease.start();
     }
     this.logger.log(
@@ -203,17 +208,23 @@ export class Scheduler {
     await addSchedule(this.conn.client, this.keys, this.namespace, def, this.timeZone);
   }
 
-  /** Removes a schedule from the registry. @throws ScheduleNotFoundError */
+  /**
+   * Removes a schedule from the registry: once this resolves no later trigger is enqueued (one
+   * already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   */
   async removeSchedule(name: string): Promise<void> {
     await removeSchedule(this.conn.client, this.keys, name);
   }
 
-  /** Pauses a schedule fleet-wide (its triggers are skipped while paused). @throws ScheduleNotFoundError */
+  /**
+   * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
+   * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   */
   async pauseSchedule(name: string): Promise<void> {
     await pauseSchedule(this.conn.client, this.keys, name);
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError */
   async resumeSchedule(name: string): Promise<void> {
     await resumeSchedule(this.conn.client, this.keys, name);
   }

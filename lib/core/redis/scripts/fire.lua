@@ -3,42 +3,48 @@
   of its dedup key <schedule>:<trigger-unix>, the enqueue, and the advance of lastFired happen
   together. A trigger may be enqueued at most `leadMs` before its instant by Redis server time
   (workers hold such a task and start it at the instant); one further ahead is refused, so a
-  leader with a fast clock can never fire early.
+  leader with a fast clock can never fire early. A trigger planned under an older generation of
+  its schedule than the one stored beside lastFired (the schedule was paused, removed or changed
+  since the leader loaded it) is refused too; an accepted one raises the stored generation to its own.
   KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
-  KEYS[3..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
+  KEYS[3]   <ns>:{<ns>:<q>}:generation          HASH   schedule name -> generation (fence-schedules.lua)
+  KEYS[4..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
             when its mode is "s", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
-  ARGV[3..] per trigger, 8 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+  ARGV[3..] per trigger, 9 values: schedule name, triggerAtMs (epoch ms), task id, task type,
             payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
             (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
             schedule's previous task is live (overlap skip) | "x" only advance lastFired (a trigger
-            skipped by the catch-up policy)
+            skipped by the catch-up policy), and the schedule's generation it was planned under
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
-            (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x); then
-            "now" (epoch ms) as the last element
+            (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
+            6 fenced (planned under an older generation); then "now" (epoch ms) as the last element
 ]]
 -- @include now-ms
 -- @include task-entry
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
-local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5 } -- protocol.ts FIRE_RESULT
+local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6 } -- protocol.ts FIRE_RESULT
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local out = {}
-local k = 3
-for a = 3, #ARGV, 8 do
+local k = 4
+for a = 3, #ARGV, 9 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local ttl, mode = ARGV[a + 6], ARGV[a + 7]
+  local ttl, mode, generation = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8])
   local dedupKey = KEYS[k]
   local overlapKey
   k = k + 1
   if mode == FIRE_MODE.skipOverlap then overlapKey = KEYS[k]; k = k + 1 end
   local code
+  local fence = tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
-  if triggerAt > now + lead then
+  if generation < fence then
+    code = FIRE_RESULT.fenced
+  elseif triggerAt > now + lead then
     code = FIRE_RESULT.early
   elseif last >= triggerAt then
     code = FIRE_RESULT.stale
@@ -59,6 +65,7 @@ for a = 3, #ARGV, 8 do
     end
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end
+  if generation > fence and code ~= FIRE_RESULT.fenced then redis.call('HSET', KEYS[3], schedule, generation) end
   out[#out + 1] = code
 end
 out[#out + 1] = now

@@ -1,45 +1,46 @@
 --[[ schedule-admin
   Change the schedule registry at run time: put (add or replace a runtime schedule), delete,
-  pause or resume. Every change bumps the registry version so the leader reloads.
-  KEYS[1]   <ns>:{<ns>:sched}:schedules    HASH    name -> definition JSON
-  KEYS[2]   <ns>:{<ns>:sched}:version      STRING  counter
-  KEYS[3?]  <ns>:{<ns>:sched}:pause-notes  HASH    name -> JSON {note, actor, at}; when given, "pause"
-            stores the operator's note there and "resume"/"delete" remove it (callers without it: unchanged)
-  ARGV[1]   op                             "put" | "delete" | "pause" | "resume"
-  ARGV[2]   name                           string
-  ARGV[3]   definition JSON (op "put") | note (op "pause" with KEYS[3]; "" = none)
-  ARGV[4]   actor                          string  (op "pause" with KEYS[3])
-  Returns   {code, redisNowMs} (codes: protocol.ts ADMIN_RESULT): 1 done | 0 notFound (no such schedule)
+  pause or resume. Every change takes a new registry version (a rising counter: max(INCR, Redis
+  time ms), so it never decreases even when its key is lost), which is also the schedule's new
+  `generation`, and is announced on the changes channel so the leader reloads at once. The
+  caller then raises the generation in the queue's slot (fence-schedules.lua), so that fire.lua
+  refuses a trigger planned under the old state even if the notice is lost.
+  A replaced definition keeps registeredAt, paused and resumedAt; its changedAt (from when its
+  triggers count) becomes Redis time when the spec, zone, offset or queue changed. A resume sets
+  resumedAt: the triggers of the pause are skipped, not caught up.
+  KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
+  KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
+  ARGV[1]  op                           "put" | "delete" | "pause" | "resume"
+  ARGV[2]  name                         string
+  ARGV[3]  channel                      <ns>:{<ns>:sched}:changes (a channel, not a key)
+  ARGV[4?] definition JSON              string  (op "put" only)
+  Returns  {code, redisNowMs, generation, previous queue} (codes: protocol.ts ADMIN_RESULT): 1 done |
+           0 notFound (no such schedule: nothing done); the previous queue is the one the schedule
+           targeted before the change ("" for a new schedule), where its generation is to be raised
 ]]
 -- @include now-ms
+-- @include rising-counter
+-- @include schedule-timing
 local now = nowMs()
 local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
+local old = cur and cjson.decode(cur)
+if op ~= 'put' and not old then return {0, now, 0, ''} end
+local generation = risingCounter(KEYS[2], now)
+local def
 if op == 'put' then
-  local def = cjson.decode(ARGV[3])
-  if cur then
-    local old = cjson.decode(cur)
-    def['registeredAt'] = old['registeredAt']
-    def['paused'] = old['paused']
-  else
-    def['registeredAt'] = now
-  end
-  redis.call('HSET', KEYS[1], name, cjson.encode(def))
-elseif not cur then
-  return {0, now}
+  def = cjson.decode(ARGV[4])
+  carryOver(def, old, now)
 elseif op == 'delete' then
   redis.call('HDEL', KEYS[1], name)
 else
-  local def = cjson.decode(cur)
+  def = old
   def['paused'] = (op == 'pause')
+  if op == 'resume' then def['resumedAt'] = now end
+end
+if def then
+  def['generation'] = generation
   redis.call('HSET', KEYS[1], name, cjson.encode(def))
 end
-if KEYS[3] and op ~= 'put' then
-  if op == 'pause' then
-    redis.call('HSET', KEYS[3], name, cjson.encode({note = ARGV[3] or '', actor = ARGV[4] or '', at = now}))
-  else
-    redis.call('HDEL', KEYS[3], name)
-  end
-end
-redis.call('INCR', KEYS[2])
-return {1, now}
+redis.call('PUBLISH', ARGV[3], name)
+return {1, now, generation, old and old['queue'] or ''}

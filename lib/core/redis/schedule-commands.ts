@@ -1,0 +1,230 @@
+/**
+ * The typed wrappers of the scheduler's and the lease's Lua scripts (the queue scripts' are in
+ * commands.ts, whose conventions these follow): KEYS and ARGV laid out as each header declares
+ * them, bare replies mapped to the named results of protocol.ts. Durations are ms, instants epoch
+ * ms; definitions, payloads and meta are JSON text.
+ */
+import { codeNames, type EncodedTask } from './commands.js';
+import type { QueueKeys, SchedulerKeys } from './keys.js';
+import {
+  ACQUIRE_RESULT,
+  ADMIN_RESULT,
+  FIRE_MODE,
+  FIRE_RESULT,
+  HEARTBEAT_RESULT,
+  RELEASE_RESULT,
+  RENEW_RESULT,
+  type AdminOp,
+  type FireMode,
+} from './protocol.js';
+import { runScript } from './scripts.js';
+import type { RedisClient } from './types.js';
+
+export type FireResult = keyof typeof FIRE_RESULT;
+const fireResult = codeNames('fire', FIRE_RESULT);
+
+/** One trigger for fire.lua. */
+export interface FireTrigger extends EncodedTask {
+  schedule: string;
+  /** The trigger instant, epoch ms. */
+  triggerAt: number;
+  /** The task id, which is also the trigger's dedup key `<schedule>:<trigger-unix>`. */
+  taskId: string;
+  /** Lifetime of the dedup key, ms. */
+  dedupTtlMs: number;
+  mode: FireMode;
+  /** The schedule's generation the trigger was planned under (its stored definition's; 0 if it has none). */
+  generation: number;
+}
+
+/** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
+export interface FireOutcome {
+  results: FireResult[];
+  now: number;
+}
+
+/**
+ * Enqueues the triggers of one queue, each at most once ever, refusing those planned under an
+ * older generation of their schedule (fire.lua).
+ * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
+ * @param leadMs how long before its instant a trigger may be enqueued, ms.
+ */
+export async function fireScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  nowMs: number | undefined,
+  leadMs: number,
+  triggers: readonly FireTrigger[],
+): Promise<FireOutcome> {
+  const k = [keys.stream, keys.lastFired, keys.generation];
+  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
+  for (const t of triggers) {
+    k.push(keys.dedup(t.taskId));
+    if (t.mode === FIRE_MODE.skipOverlap) k.push(keys.overlap(t.schedule));
+    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation);
+  }
+  const reply = await runScript<number[]>(client, 'fire', k, a);
+  const results: FireResult[] = new Array(triggers.length);
+  for (let i = 0; i < triggers.length; i++) results[i] = fireResult(reply[i]);
+  return { results, now: reply[triggers.length] };
+}
+
+/**
+ * Raises schedules' generations in one queue's slot (fence-schedules.lua): from then on fire.lua
+ * refuses their triggers planned under an older generation. Never lowers one.
+ * @returns how many were raised.
+ */
+export function fenceSchedulesScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  fences: readonly (readonly [schedule: string, generation: number])[],
+): Promise<number> {
+  return runScript<number>(client, 'fence-schedules', [keys.generation], fences.flat());
+}
+
+const acquireStatus = codeNames('acquire-lease', ACQUIRE_RESULT);
+
+/** What acquire-lease.lua did; `redisNow` is Redis server time, epoch ms. */
+export type AcquireOutcome =
+  | { status: 'acquired'; term: number; redisNow: number }
+  | { status: 'heldByOther'; /** Remaining time of the other holder's lease, ms. */ pttlMs: number; redisNow: number };
+
+/** Becomes leader if nobody holds the lease, with a new fencing term (acquire-lease.lua). */
+export async function acquireLeaseScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  ttlMs: number,
+): Promise<AcquireOutcome> {
+  const [code, value, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'acquire-lease',
+    [keys.lease, keys.term, keys.leader],
+    [instanceId, ttlMs],
+  );
+  if (acquireStatus(code) === 'acquired') return { status: 'acquired', term: value, redisNow };
+  return { status: 'heldByOther', pttlMs: value, redisNow };
+}
+
+export type RenewStatus = keyof typeof RENEW_RESULT;
+const renewStatus = codeNames('renew-lease', RENEW_RESULT);
+
+/** Extends the lease if `holder` still holds it (renew-lease.lua); also reads the registry version. */
+export async function renewLeaseScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  holder: string,
+  ttlMs: number,
+): Promise<{ status: RenewStatus; version: number; redisNow: number }> {
+  const [code, version, redisNow] = await runScript<[number, number, number]>(
+    client,
+    'renew-lease',
+    [keys.lease, keys.version],
+    [holder, ttlMs],
+  );
+  return { status: renewStatus(code), version, redisNow };
+}
+
+export type ReleaseStatus = keyof typeof RELEASE_RESULT;
+const releaseStatus = codeNames('release-lease', RELEASE_RESULT);
+
+/** Deletes the lease if `holder` holds it and announces the resignation (release-lease.lua). */
+export async function releaseLeaseScript(client: RedisClient, keys: SchedulerKeys, holder: string): Promise<ReleaseStatus> {
+  return releaseStatus(await runScript<number>(client, 'release-lease', [keys.lease], [holder, keys.resignChannel]));
+}
+
+/** Publishes the schedules an instance declares (register-schedules.lua). */
+export interface RegisterArgs {
+  instanceId: string;
+  /** Lifetime of the instance's declared set, ms. */
+  declaredTtlMs: number;
+  /** The instant to register at (a test clock's), or undefined for Redis server time. */
+  nowMs: number | undefined;
+  /** Name and definition JSON of each declared schedule. */
+  definitions: readonly (readonly [name: string, json: string])[];
+}
+
+/** A changed schedule whose generation is to be raised in the slot of the queue it targeted before the change. */
+export interface Fence {
+  schedule: string;
+  queue: string;
+  generation: number;
+}
+
+/**
+ * Stores the definitions that changed (the last writer wins) and announces the change
+ * (register-schedules.lua).
+ * @returns how many stored definitions changed, Redis's (or the test clock's) `now` (epoch ms), and
+ * the fences to raise for the definitions that replaced stored ones.
+ */
+export async function registerSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  r: RegisterArgs,
+): Promise<{ changed: number; now: number; fences: Fence[] }> {
+  const a: string[] = [r.instanceId, String(r.declaredTtlMs), r.nowMs === undefined ? '' : String(r.nowMs), keys.changesChannel];
+  for (const [name, json] of r.definitions) a.push(name, json);
+  const [changed, now, flat] = await runScript<[number, number, (string | number)[]]>(
+    client,
+    'register-schedules',
+    [keys.schedules, keys.version, keys.instances, keys.declared(r.instanceId)],
+    a,
+  );
+  const fences: Fence[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    fences.push({ schedule: String(flat[i]), queue: String(flat[i + 1]), generation: Number(flat[i + 2]) });
+  }
+  return { changed, now, fences };
+}
+
+export type HeartbeatStatus = keyof typeof HEARTBEAT_RESULT;
+const heartbeatStatus = codeNames('heartbeat', HEARTBEAT_RESULT);
+
+/** Records that an instance is alive and keeps its declared set (heartbeat.lua). `declaredTtlMs` in ms. */
+export async function heartbeatScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  declaredTtlMs: number,
+  declares: boolean,
+): Promise<{ status: HeartbeatStatus; redisNow: number }> {
+  const [code, redisNow] = await runScript<[number, number]>(
+    client,
+    'heartbeat',
+    [keys.instances, keys.declared(instanceId)],
+    [instanceId, declaredTtlMs, declares ? '1' : '0'],
+  );
+  return { status: heartbeatStatus(code), redisNow };
+}
+
+export type AdminStatus = keyof typeof ADMIN_RESULT;
+const adminStatus = codeNames('schedule-admin', ADMIN_RESULT);
+
+/** What schedule-admin.lua did. */
+export interface AdminOutcome {
+  status: AdminStatus;
+  redisNow: number;
+  /** The schedule's new generation (0 when not found). */
+  generation: number;
+  /** The queue the schedule targeted before the change; undefined for a new one (or when not found). */
+  previousQueue: string | undefined;
+}
+
+/** Changes the schedule registry and announces it (schedule-admin.lua); `definition` is JSON, for `put` only. */
+export async function scheduleAdminScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  op: AdminOp,
+  name: string,
+  definition?: string,
+): Promise<AdminOutcome> {
+  const args = [op, name, keys.changesChannel];
+  if (definition !== undefined) args.push(definition);
+  const [code, redisNow, generation, queue] = await runScript<[number, number, number, string]>(
+    client,
+    'schedule-admin',
+    [keys.schedules, keys.version],
+    args,
+  );
+  return { status: adminStatus(code), redisNow, generation, previousQueue: queue === '' ? undefined : queue };
+}

@@ -1,0 +1,100 @@
+// The scheduler at its edges (issue 8), faults 4 and 5, on real scheduler-and-worker processes:
+// after Redis hung for seconds no trigger task starts before its instant by Redis time, and a
+// trigger task left waiting in a queue is governed by its schedule's catch-up policy when it
+// finally starts (skipped when beyond the window, or superseded under latest/none).
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { triggerKey } from '../../lib/core/scheduler/definition.js';
+import type { Rec } from '../helpers/records.js';
+import { Fleet, nextAligned } from '../helpers/fleet.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
+import { redisUrl } from '../helpers/redis.js';
+import { until, waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(120_000);
+
+let fleet: Fleet | undefined;
+let privateRedis: PrivateRedis | undefined;
+afterEach(async () => {
+  await fleet?.close();
+  await privateRedis?.kill();
+  fleet = undefined;
+  privateRedis = undefined;
+});
+
+const of = (recs: Rec[], phase: string, schedule: string) => recs.filter((r) => r.phase === phase && r.schedule === schedule);
+
+test('fault 4: after Redis hung for 4 s (SIGSTOP), no trigger task starts before its instant by Redis time', async () => {
+  privateRedis = await PrivateRedis.start();
+  // records go to the shared test Redis, which does not hang; this machine's clock is the private Redis's clock
+  // a lease longer than the outage: the leader keeps leading and enqueues the next trigger ahead as soon as Redis answers
+  fleet = new Fleet([{ name: 'tick', spec: '@every 1s' }], { LEADER_TTL_MS: 10_000, HEARTBEAT_MS: 500 }, privateRedis.url);
+  const recordRedis = new Redis(redisUrl());
+  const recordKey = `${fleet.ns}-records:outage`;
+  const env = { RECORD_URL: redisUrl(), RECORD_KEY: recordKey };
+  const read = async () => (await recordRedis.lrange(recordKey, 0, -1)).map((s) => JSON.parse(s) as Rec);
+  try {
+    await Promise.all(['A', 'B', 'C'].map((n) => fleet!.start(n, env)));
+    await fleet.waitLeader();
+    await waitFor(async () => of(await read(), 'done', 'tick').length >= 2, 'two runs');
+    for (let round = 0; round < 3; round++) {
+      await until(nextAligned(Date.now(), 1000) + 700);
+      privateRedis.stop();
+      await until(Date.now() + 4000);
+      const contAt = Date.now();
+      privateRedis.cont();
+      const after = (r: Rec) => (r.triggerAt as number) > contAt + 3000;
+      await waitFor(async () => of(await read(), 'done', 'tick').some(after), 'runs after Redis answered again');
+    }
+    const starts = of(await read(), 'start', 'tick');
+    const early = starts.filter((r) => r.t < (r.triggerAt as number)).map((r) => ({ id: r.id, earlyMs: (r.triggerAt as number) - r.t }));
+    expect({ starts: starts.length > 10, early }).toEqual({ starts: true, early: [] });
+    await fleet.stopAll();
+  } finally {
+    await recordRedis.del(recordKey);
+    recordRedis.disconnect();
+  }
+});
+
+test('fault 5: trigger tasks handed back at shutdown and started 6 s later are skipped by their catch-up policy, recorded', async () => {
+  fleet = new Fleet(
+    [
+      { name: 'lat', spec: '@every 2s', catchUp: 'latest' },
+      { name: 'win', spec: '@every 2s', catchUpWindow: 3000 },
+    ],
+    { LEADER_TTL_MS: 1500 },
+  );
+  const a = await fleet.start('A');
+  await fleet.waitLeader();
+  await waitFor(async () => of(await fleet!.records(), 'done', 'lat').length > 0, 'a first run');
+  // stop while the next trigger's tasks are held by the worker (enqueued 1 s ahead): they are handed back
+  const T = nextAligned(Date.now() + 1000, 2000);
+  await until(T - 400);
+  a.kill('SIGTERM');
+  await a.exited;
+  const stream = `${fleet.ns}:{${fleet.ns}:default}:stream`;
+  const waiting = (await fleet.redis.xrange(stream, '-', '+')).map(([, fields]) => fields[1]);
+  expect(waiting.sort()).toEqual([`lat:${T / 1000}`, `win:${T / 1000}`]);
+  await until(T + 6000);
+  const restartAt = Date.now();
+  await fleet.start('A2');
+  const acquired = await fleet.waitLeader(restartAt);
+  await until(acquired.t + 4000);
+  const recs = await fleet.records();
+  const late = (r: Rec) => ({ triggerAt: r.triggerAt, lateMs: r.t - (r.triggerAt as number) });
+  // latest: of the triggers missed while down, one runs (the newest), not the handed-back one too
+  const latRuns = of(recs, 'start', 'lat').filter((r) => (r.triggerAt as number) >= T && (r.triggerAt as number) <= acquired.t);
+  // all with a 3 s window: nothing starts more than the window after its instant (+250 ms: from the decision to the record)
+  const beyond = of(recs, 'start', 'win').filter((r) => r.t - (r.triggerAt as number) > 3000 + 250);
+  expect({ latRunsOfTheGap: latRuns.map(late), beyondWindow: beyond.map(late) }).toEqual({
+    latRunsOfTheGap: [{ triggerAt: expect.any(Number), lateMs: expect.any(Number) }],
+    beyondWindow: [],
+  });
+  expect(latRuns[0].triggerAt).not.toBe(T);
+  // both handed-back tasks were recorded as skipped (event), and left the queue
+  const stale = recs.filter((r) => r.phase === 'skipped' && r.reason === 'stale');
+  expect(stale.map((r) => triggerKey(r.schedule as string, r.triggerAt as number)).sort()).toEqual([`lat:${T / 1000}`, `win:${T / 1000}`]);
+  const left = (await fleet.redis.xrange(stream, '-', '+')).map(([, fields]) => fields[1]);
+  expect(left.filter((id) => id.endsWith(`:${T / 1000}`))).toEqual([]);
+  await fleet.stopAll();
+});
