@@ -139,6 +139,8 @@ export type ChronosEvent =
       taskId: string;
       /** The trigger instant, epoch ms. */
       triggerAt: number;
+      /** True when the trigger was enqueued late, as a catch-up (more than 1 s after its instant). */
+      caughtUp?: boolean;
     }
   | {
       /** The leader did not enqueue one or more triggers of a schedule. */
@@ -191,9 +193,10 @@ export type ChronosEvent =
  * Why triggers of a schedule were skipped: `overlap` (its previous task still ran), `catch-up` (the
  * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
  * paused; reported once, at the resume), `stale` (a trigger task waited in its queue past the
- * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker).
+ * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker),
+ * `duplicate` (its dedup key existed: another leader, or this one before a hand-over, fired it).
  */
-export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'stale';
+export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'stale' | 'duplicate';
 
 /** A listener of {@link ChronosEvent}s. */
 export type ChronosEventListener = (event: ChronosEvent) => void;

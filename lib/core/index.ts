@@ -20,7 +20,7 @@ export { listenForCancels, type CancelNotice, type CancelListener, type Cancella
 export {
   recordFires,
   readFires,
-  outcomeOfFireCode,
+  outcomeOfFire,
   HISTORY_LIMIT,
   HISTORY_TTL_MS,
   type FireRecord,

@@ -1,5 +1,5 @@
 import type * as Prom from 'prom-client';
-import type { ChronosEvent, EventBus } from '../events.js';
+import type { ChronosEvent, EventBus, ScheduleSkipReason } from '../events.js';
 import type { Inspector } from '../inspector/inspector.js';
 import { FleetGauges } from './fleet.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
@@ -11,10 +11,19 @@ import { loadOptional, MissingPeerDependencyError } from './optional.js';
 export const TASK_OUTCOMES = ['succeeded', 'failed', 'retried', 'dead', 'lost', 'cancelled'] as const;
 
 /**
- * Outcomes of `chronos_triggers_total`. `duplicate`, `skipped_pause` and `caught_up` are declared
- * (exported at 0) but no scheduler event feeds them yet. @publicApi
+ * Outcomes of `chronos_triggers_total`, fed by the leader's `schedule.fired` (`enqueued`, or
+ * `caught_up` when enqueued more than 1 s late) and `schedule.skipped` events (see `SKIP_OUTCOME`). @publicApi
  */
 export const TRIGGER_OUTCOMES = ['enqueued', 'duplicate', 'skipped_overlap', 'skipped_pause', 'caught_up', 'skipped_catch_up'] as const;
+
+/** The `chronos_triggers_total` outcome of each `schedule.skipped` reason (a stale trigger task is the catch-up policy at work). */
+const SKIP_OUTCOME: Record<ScheduleSkipReason, (typeof TRIGGER_OUTCOMES)[number]> = {
+  overlap: 'skipped_overlap',
+  pause: 'skipped_pause',
+  'catch-up': 'skipped_catch_up',
+  stale: 'skipped_catch_up',
+  duplicate: 'duplicate',
+};
 
 /** What a prom-client `Registry` must offer (typed structurally: Chronos's types do not need prom-client). */
 export interface MetricsRegistry {
@@ -233,10 +242,10 @@ export class ChronosMetrics {
         if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
         return;
       case 'schedule.fired':
-        this.triggerOf(e.schedule, 'enqueued').inc();
+        this.triggerOf(e.schedule, e.caughtUp ? 'caught_up' : 'enqueued').inc();
         return;
       case 'schedule.skipped':
-        this.triggerOf(e.schedule, e.reason === 'overlap' ? 'skipped_overlap' : 'skipped_catch_up').inc(e.count);
+        this.triggerOf(e.schedule, SKIP_OUTCOME[e.reason]).inc(e.count);
         return;
       case 'leader.acquired':
         this.leader.labels(e.instanceId).set(1);

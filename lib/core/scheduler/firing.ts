@@ -16,7 +16,8 @@ import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
 import type { ClockOffset } from '../clock-offset.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
-import { isPlanned, plan, wakeAt, type Plan } from './plan.js';
+import { FireObserver } from './fire-observer.js';
+import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
 import type { Declarations } from './registry.js';
 import type { ScheduleSpec } from './spec.js';
 
@@ -86,9 +87,12 @@ export class Firing {
   private halted = false;
   /** Health of the firing loop. */
   readonly failures: FailureLog;
+  /** Fire spans and the fire history. */
+  private readonly observer: FireObserver;
 
   constructor(private readonly ctx: FiringContext) {
     this.failures = new FailureLog(ctx.logger, 'Firing schedules');
+    this.observer = new FireObserver(ctx.client, ctx.instanceId);
   }
 
   /** True from acquisition until the lease is lost (the lease's own clock may say otherwise sooner). */
@@ -279,7 +283,14 @@ export class Firing {
     for (const queueItems of byQueue.values()) {
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
-        const triggers: FireTrigger[] = chunk.map(({ entry, triggerAt, mode }) => {
+        const observed = chunk.map(({ entry: { stored: s }, triggerAt }) => ({
+          schedule: s.name,
+          queue: s.queue,
+          triggerAt,
+          taskId: triggerKey(s.name, triggerAt),
+        }));
+        const traceparents = this.observer.begin(observed);
+        const triggers: FireTrigger[] = chunk.map(({ entry, triggerAt, mode }, i) => {
           const s = entry.stored;
           const meta = newMeta(s.maxRetry, s.timeoutMs, this.ctx.now());
           meta[META.schedule] = s.name;
@@ -293,13 +304,23 @@ export class Firing {
             if (next !== null) meta[META.supersededAt] = next;
           }
           const taskId = triggerKey(s.name, triggerAt);
+          const traceparent = traceparents[i];
+          if (traceparent) meta[META.traceparent] = traceparent;
           const { dedupTtlMs, generation } = entry;
           const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
           return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
         });
         if (!this.ctx.leaseValid()) return Infinity;
         const sentAt = clock.now();
-        const { results, now: redisNow } = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+        let fired: Awaited<ReturnType<typeof fireScript>>;
+        try {
+          fired = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+        } catch (err) {
+          this.observer.fail(err);
+          throw err;
+        }
+        const { results, now: redisNow } = fired;
+        this.observer.end(chunk[0].entry.keys, observed, results, redisNow);
         // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
         if (!trustLocalClock) this.ctx.clockOffset.sample(sentAt, redisNow, clock.now());
         chunk.forEach((item, i) => {
@@ -334,7 +355,10 @@ export class Firing {
     }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued') {
-      this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt });
+      const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
+      this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt, caughtUp });
+    } else if (result === 'duplicate') {
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
     } else if (result === 'skipped') {
       const trigger = triggerKey(s.name, triggerAt);
       this.ctx.logger.warn(

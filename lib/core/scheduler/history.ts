@@ -39,19 +39,19 @@ export const HISTORY_LIMIT = 100;
 export const HISTORY_TTL_MS = 30 * 24 * 60 * 60_000;
 
 /**
- * The outcome of a `fire.lua` result code: 1 enqueued, 0 duplicate, 2 skipped (overlap), 5 advanced
- * past a trigger the catch-up policy skipped; codes 3 (early: retried later) and 4 (stale: at or
- * before lastFired) leave no record.
+ * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, duplicate, skipped
+ * (overlap) and advanced (lastFired moved past triggers the catch-up policy or a pause skipped:
+ * recorded as `skipped-catch-up`); early, stale and fenced change nothing and leave no record.
  */
-export function outcomeOfFireCode(code: number): FireOutcome | undefined {
-  switch (code) {
-    case 1:
+export function outcomeOfFire(result: string): FireOutcome | undefined {
+  switch (result) {
+    case 'enqueued':
       return 'enqueued';
-    case 0:
+    case 'duplicate':
       return 'duplicate';
-    case 2:
+    case 'skipped':
       return 'skipped-overlap';
-    case 5:
+    case 'advanced':
       return 'skipped-catch-up';
     default:
       return undefined;
@@ -62,7 +62,7 @@ export function outcomeOfFireCode(code: number): FireOutcome | undefined {
  * Appends fire records of schedules that target one queue (`keys`): per schedule one `LPUSH` of
  * its records (oldest first in `records`, so the newest ends up at the head), `LTRIM` to
  * {@link HISTORY_LIMIT} and `PEXPIRE` {@link HISTORY_TTL_MS} — one pipeline, one round trip.
- * Records whose `outcome` is undefined are left out (see {@link outcomeOfFireCode}).
+ * Records whose `outcome` is undefined are left out (see {@link outcomeOfFire}).
  */
 export async function recordFires(
   client: RedisClient,
