@@ -21,6 +21,12 @@ test('leader: up, with its blocking connection up and its lease (holder, term, a
   expect(d.scheduler).toMatchObject({ leader: true, lease: { holder: 'health-1', term: app.get(SchedulerService).term } });
   expect(d.scheduler.lease.ageMs).toBeGreaterThanOrEqual(0);
   expect(d.scheduler.lease.ageMs + d.scheduler.lease.ttlMs).toBeLessThanOrEqual(2000);
+  // the time since this replica's last fetch: a blocking read answers at least once per blockTimeout (1 s)
+  const later = await waitFor(async () => {
+    const r = await app.get(HealthCheckService).check([() => app.get(ChronosHealthIndicator).isHealthy('chronos')]);
+    return (r.details.chronos as { worker: { lastFetchAgoMs?: number } }).worker.lastFetchAgoMs !== undefined ? r : undefined;
+  }, 'a first fetch read to answer');
+  expect((later.details.chronos as { worker: { lastFetchAgoMs: number } }).worker.lastFetchAgoMs).toBeGreaterThanOrEqual(0);
 });
 
 test('a follower without TerminusModule imported: same result shape, up, showing the leader\'s lease', async () => {

@@ -40,7 +40,14 @@ export interface FetcherDeps {
 export class Fetcher {
   /** Failures of the fetch loop (reported by the server's `health()`). */
   readonly failures: FailureLog;
+  /** When a fetch read last answered (epoch ms, local clock); undefined before the first. */
+  lastFetchAt?: number;
   private blocking?: RedisClient;
+
+  /** Whether the blocking connection is connected and ready (ioredis status `ready`); true on a cluster's per-queue readers. */
+  get blockingReady(): boolean {
+    return this.readers !== undefined || this.blocking?.status === 'ready';
+  }
   private blockingId?: number;
   private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
@@ -122,6 +129,7 @@ export class Fetcher {
       try {
         const sentAt = Date.now();
         const fetched = await this.read(order, slots.freeSlots);
+        this.lastFetchAt = Date.now();
         failures.ok();
         await this.deliver(fetched, sentAt);
       } catch (caught) {

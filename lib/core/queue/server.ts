@@ -146,8 +146,18 @@ export class ChronosServer {
     fetch: FailureLog['status'];
     /** The forward loop (moves due delayed and retry tasks into their streams). */
     forward: FailureLog['status'];
+    /** When a fetch read last answered (epoch ms, local clock; a blocking read answers at least every `blockTimeout`). */
+    lastFetchAt?: number;
+    /** The blocking connection the fetch reads use. */
+    blocking: {
+      /** Connected and ready. */
+      ready: boolean;
+    };
   } {
-    return { running: this.state === 'running', fetch: this.fetcher.failures.status, forward: this.forwarder.failures.status };
+    const { fetcher } = this;
+    const fetch = fetcher.failures.status;
+    const blocking = { ready: fetcher.blockingReady };
+    return { running: this.state === 'running', fetch, forward: this.forwarder.failures.status, lastFetchAt: fetcher.lastFetchAt, blocking };
   }
 
   /** Names of the queues this server serves. */
