@@ -234,7 +234,7 @@ async function main(): Promise<number> {
   const targets = judge(results, args.quick);
   console.log('\n' + mainTable(results));
   console.log('\nCost per task (workload 5: per fire), medians over rounds (min–max); commands include the calls inside scripts:\n' + costTable(results));
-  console.log(`\nTargets (issue #5)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`);
+  console.log(`\nTargets (issues #5, #13)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`);
   for (const t of targets) console.log(`  [${t.met === undefined ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'}] ${t.text}${t.detail ? ': ' + t.detail : ' (not measured in this run)'}`);
   const seconds = (Date.now() - started) / 1000;
   mkdirSync(dirname(args.out), { recursive: true });
