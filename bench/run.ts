@@ -18,6 +18,7 @@ import { latencyWorkload } from './workloads/latency.js';
 import { schedulesWorkload } from './workloads/schedules.js';
 import { recoveryWorkload } from './workloads/recovery.js';
 import { handoverWorkload } from './workloads/handover.js';
+import { clusterWorkload } from './workloads/cluster.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -84,6 +85,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w6', run: (ctx) => recoveryWorkload(ctx) },
   { id: 'w7-term', run: (ctx) => handoverWorkload(ctx, 'SIGTERM') },
   { id: 'w7-kill', run: (ctx) => handoverWorkload(ctx, 'SIGKILL') },
+  { id: 'w8', run: (ctx) => clusterWorkload(ctx) },
 ];
 
 interface Target {
@@ -137,6 +139,16 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     const lost = w.runs.reduce((a, r) => a + r.metrics.lostTriggers, 0);
     const dup = w.runs.reduce((a, r) => a + r.metrics.duplicateTriggers, 0);
     add({ id: `${id}-once`, text: `${id === 'w7-term' ? 'SIGTERM' : 'SIGKILL'} hand-over: every trigger enqueued exactly once`, workload: id, unit: 'triggers', value: lost + dup, met: lost + dup === 0, detail: `lost ${lost}, duplicated ${dup}` });
+  }
+  const w8 = get('w8');
+  if (w8) {
+    const r = ratioSpread(w8, 'cmdsPerTask', 'cluster', 'standalone');
+    add({ id: 'cluster-cmds', text: 'cluster (issue #13): commands per task ≤ 1.2× one Redis', workload: 'w8', unit: '×', value: r.median, met: r.median <= 1.2,
+      detail: `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})` });
+    const shares = [0, 1, 2].map((i) => metricSpread(w8, 'cluster', `shareNode${i}`).median);
+    const met = shares.every((x) => x >= 0.2 && x <= 0.5);
+    add({ id: 'cluster-spread', text: 'cluster (issue #13): each master takes about a third of one Redis\'s CPU per task (0.2–0.5)', workload: 'w8', unit: '×',
+      value: Math.max(...shares), met, detail: `shares ${shares.map((x) => x.toFixed(2)).join(' / ')}` });
   }
   return out;
 }
@@ -222,7 +234,7 @@ async function main(): Promise<number> {
   const targets = judge(results, args.quick);
   console.log('\n' + mainTable(results));
   console.log('\nCost per task (workload 5: per fire), medians over rounds (min–max); commands include the calls inside scripts:\n' + costTable(results));
-  console.log(`\nTargets (issue #5)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`);
+  console.log(`\nTargets (issues #5, #13)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`);
   for (const t of targets) console.log(`  [${t.met === undefined ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'}] ${t.text}${t.detail ? ': ' + t.detail : ' (not measured in this run)'}`);
   const seconds = (Date.now() - started) / 1000;
   mkdirSync(dirname(args.out), { recursive: true });

@@ -4,7 +4,8 @@
 // mode 'latency' (workload 4): start consuming at once, record when each task's handler starts
 //   (by payload n); on `mark` reset the CPU baseline; on `report` (once `n` tasks were seen, or 5 s
 //   later) → report { starts: [n, t][], cpuUs }.
-// Config: { lib: 'chronos' | 'bullmq' | 'limit', url, prefix, n, concurrency, mode }.
+// Config: { lib: 'chronos' | 'bullmq' | 'limit', url, prefix, n, concurrency, mode }; Chronos only (workload 8):
+//   `connection` (a URL or { cluster: seeds }, over `url`) and `queues` (served queues, default ['default']).
 import { childConfig, next, on, onExit, send } from '../lib/ipc.js';
 import { BULL_QUEUE, LIMIT_GROUP, TASK_TYPE, bullConnection, limitKeys } from '../lib/common.js';
 import { cpuSince, nowMs, sleep } from '../lib/time.js';
@@ -16,6 +17,8 @@ interface Config {
   n: number;
   concurrency: number;
   mode: 'drain' | 'latency';
+  connection?: string | { cluster: { host: string; port: number }[] };
+  queues?: string[];
 }
 
 const cfg = childConfig<Config>();
@@ -36,13 +39,15 @@ const harness: Record<string, number> = {};
 
 if (cfg.lib === 'chronos') {
   const { ChronosServer, QueueKeys } = await import('../../lib/core/index.js');
-  const { Redis } = await import('ioredis');
-  const server = new ChronosServer({ connection: cfg.url, namespace: cfg.prefix, concurrency: cfg.concurrency });
+  const { Cluster, Redis } = await import('ioredis');
+  const connection = cfg.connection ?? cfg.url;
+  const queues = cfg.queues ?? ['default'];
+  const server = new ChronosServer({ connection, namespace: cfg.prefix, concurrency: cfg.concurrency, queues });
   server.handle<{ n: number }>(TASK_TYPE, (task) => onTask(task.payload.n));
   await server.redis.ping();
-  const probe = new Redis(cfg.url);
+  const probe = typeof connection === 'string' ? new Redis(connection) : new Cluster(connection.cluster);
   await probe.ping();
-  const stream = new QueueKeys(cfg.prefix, 'default').stream;
+  const streams = queues.map((q) => new QueueKeys(cfg.prefix, q).stream);
   onExit(async () => {
     await server.shutdown();
     probe.disconnect();
@@ -51,10 +56,11 @@ if (cfg.lib === 'chronos') {
   allDone = async () => {
     await allHandledP;
     // acks are batched (one script per event-loop turn): the last ones are written a moment later;
-    // an acked entry is deleted, so the stream is empty once every task is done
+    // an acked entry is deleted, so the streams are empty once every task is done
     for (;;) {
-      harness.xlen = (harness.xlen ?? 0) + 1;
-      if ((await probe.xlen(stream)) === 0) return;
+      harness.xlen = (harness.xlen ?? 0) + streams.length;
+      const lengths = await Promise.all(streams.map((k) => probe.xlen(k)));
+      if (lengths.every((l) => l === 0)) return;
       await sleep(1);
     }
   };

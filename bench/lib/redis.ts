@@ -27,6 +27,22 @@ export interface Delta {
   ms: number;
 }
 
+/** One `INFO cpu commandstats` reading on `admin` (`multiSection`: Redis >= 7 takes both sections in one INFO). */
+export async function readSnapshot(admin: Redis, multiSection: boolean): Promise<Snapshot> {
+  const text = multiSection
+    ? ((await admin.call('INFO', 'cpu', 'commandstats')) as string)
+    : (await admin.info('cpu')) + (await admin.info('commandstats'));
+  const calls: Record<string, number> = {};
+  let cpuSec = 0;
+  for (const line of text.split(/\r?\n/)) {
+    const cmd = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+    if (cmd) calls[cmd[1]] = Number(cmd[2]);
+    const cpu = /^used_cpu_(sys|user):([0-9.]+)/.exec(line);
+    if (cpu) cpuSec += Number(cpu[2]);
+  }
+  return { cpuSec, calls, at: Date.now() };
+}
+
 export class BenchRedis {
   private constructor(
     readonly url: string,
@@ -61,19 +77,8 @@ export class BenchRedis {
   }
 
   /** Reads Redis CPU and per-command call counts. */
-  async snapshot(): Promise<Snapshot> {
-    const text = this.multiSectionInfo
-      ? ((await this.admin.call('INFO', 'cpu', 'commandstats')) as string)
-      : (await this.admin.info('cpu')) + (await this.admin.info('commandstats'));
-    const calls: Record<string, number> = {};
-    let cpuSec = 0;
-    for (const line of text.split(/\r?\n/)) {
-      const cmd = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-      if (cmd) calls[cmd[1]] = Number(cmd[2]);
-      const cpu = /^used_cpu_(sys|user):([0-9.]+)/.exec(line);
-      if (cpu) cpuSec += Number(cpu[2]);
-    }
-    return { cpuSec, calls, at: Date.now() };
+  snapshot(): Promise<Snapshot> {
+    return readSnapshot(this.admin, this.multiSectionInfo);
   }
 
   /**

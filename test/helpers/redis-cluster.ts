@@ -64,11 +64,16 @@ export class RedisCluster {
     const dir = mkdtempSync(join(tmpdir(), 'chronos-cluster-'));
     const args = [...BASE, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes-%PORT%.conf', '--dir', dir];
     args.push('--cluster-node-timeout', String(nodeTimeoutMs));
+    // a replica must finish its first full sync before it may be promoted (a replica that never
+    // synced has an unbounded data age, which cluster-replica-validity-factor refuses): start the
+    // transfer at once instead of after the default 5 s diskless-sync delay
+    args.push('--repl-diskless-sync-delay', '0');
     const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startNode(dir, args)));
     const cluster = new RedisCluster(nodes, dir, nodeTimeoutMs);
     const addrs = nodes.map((n) => n.address);
     cli(nodes[0].port, '--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes');
     await cluster.waitOk(masters, replicas);
+    if (replicas > 0) await cluster.waitReplicasInSync();
     return cluster;
   }
 
@@ -99,6 +104,42 @@ export class RedisCluster {
       },
       { what: 'cluster_state:ok', timeoutMs, intervalMs: 200 },
     );
+  }
+
+  /**
+   * Waits until every live replica of a live master has its link up (first sync done). Until then a
+   * replica cannot be promoted: killing its master leaves the slots unserved and the cluster down.
+   */
+  async waitReplicasInSync(timeoutMs = 30_000): Promise<void> {
+    const live = new Set(this.liveNodes().map((n) => n.port));
+    await waitFor(
+      () =>
+        this.nodes
+          .filter((n) => n.alive)
+          .every((n) => {
+            const info = cli(n.port, 'INFO', 'replication');
+            if (!/role:slave/.test(info)) return true;
+            const masterPort = Number(/master_port:(\d+)/.exec(info)?.[1]);
+            return !live.has(masterPort) || /master_link_status:up/.test(info);
+          }),
+      { what: 'replicas in sync with their masters', timeoutMs, intervalMs: 200 },
+    );
+  }
+
+  /**
+   * Waits until a live master other than `dead` serves `key`'s slot (its replica was promoted) and
+   * the cluster is ok again; resolves with that node.
+   */
+  async waitPromoted(key: string, dead: Node, masters: number, timeoutMs = 30_000): Promise<Node> {
+    const node = await waitFor(
+      () => {
+        const m = this.masterOf(key);
+        return m.port !== dead.port ? m : undefined;
+      },
+      { what: `a new master for ${key} after ${dead.address} died`, timeoutMs, intervalMs: 100 },
+    );
+    await this.waitOk(masters, 0, timeoutMs);
+    return node;
   }
 
   /** Live nodes with their role and (for masters) slot ranges, from `CLUSTER NODES` on a live node. */
