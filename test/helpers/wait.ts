@@ -74,11 +74,3 @@ export function recordingLogger() {
     debug: () => {},
   };
 }
-
-/**
- * Resolves at the wall-clock instant `atMs` (epoch ms). Only the scheduler-edges specs still use
- * it (they arrived with the edges work); they are being moved to recorded outcomes.
- */
-export function until(atMs: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.max(0, atMs - Date.now())));
-}

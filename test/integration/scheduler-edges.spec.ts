@@ -8,9 +8,9 @@ import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { pauseSchedule, resumeSchedule } from '../../lib/core/scheduler/registry.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import type { Rec } from '../helpers/records.js';
-import { expectOnceEach, Fleet, nextAligned } from '../helpers/fleet.js';
+import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
-import { recordingLogger, until, waitFor } from '../helpers/wait.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(120_000);
 
@@ -27,30 +27,66 @@ afterEach(async () => {
 const of = (recs: Rec[], phase: string, schedule: string) => recs.filter((r) => r.phase === phase && r.schedule === schedule);
 const at = (recs: Rec[]) => recs.map((r) => r.triggerAt as number);
 
-/** The instant `ms` after one of the leader's renewals (it renews every ttl/2 from its acquisition), and not before `notBefore`. */
-function afterRenewal(acquiredAt: number, ttlMs: number, ms: number, notBefore = Date.now()): number {
-  const every = ttlMs / 2;
-  return acquiredAt + Math.ceil((notBefore - acquiredAt - ms) / every) * every + ms;
+/** The witness schedule added to every fleet that must let trigger instants pass: never paused or changed. */
+const TOCK = { name: 'tock', spec: '@every 1s' };
+
+/**
+ * Waits until the witness schedule `tock` started its trigger at the first second at or after
+ * `atMs` (epoch ms): no trigger task starts before its instant (fault 4), so the fleet's clock has
+ * passed `atMs`, and every trigger of the fleet's other schedules due by then was planned.
+ */
+async function tockPassed(f: Fleet, atMs: number): Promise<void> {
+  const second = Math.ceil(atMs / 1000) * 1000;
+  await waitTriggers(f, TOCK.name, second, second, { phase: 'start' });
+}
+
+/**
+ * Waits until the first `tock` trigger after now has started: the fleet is just past an instant,
+ * so the next one (enqueued 500 ms ahead of it) is not enqueued yet.
+ */
+async function pastAnInstant(f: Fleet): Promise<void> {
+  await tockPassed(f, nextAligned(Date.now(), 1000));
+}
+
+/**
+ * Waits until the leader lease was renewed 200 to 800 ms ago (TTL − PTTL in that range, polled in
+ * Redis): the renewal's registry reload is behind it, and the next renewal is ttl/2 − 800 ms or more away.
+ */
+async function afterRenewal(f: Fleet, ttlMs: number): Promise<void> {
+  const lease = new SchedulerKeys(f.ns).lease;
+  await waitFor(
+    async () => {
+      const age = ttlMs - (await f.redis.pttl(lease));
+      return age >= 200 && age <= 800;
+    },
+    { what: `the lease ${lease} renewed 200-800 ms ago`, timeoutMs: ttlMs + 10_000, intervalMs: 10 },
+  );
 }
 
 test('fault 1: a pause skips its triggers (catch-up all and none alike); after the resume, the next instant fires', async () => {
   const f = fleet([
     { name: 'p-all', spec: '@every 1s' },
     { name: 'p-none', spec: '@every 1s', catchUp: 'none' },
+    TOCK,
   ]);
   await Promise.all([f.start('A'), f.start('B')]);
   await f.waitLeader();
   await waitFor(async () => of(await f.records(), 'done', 'p-all').length > 0, 'a first run');
   const keys = new SchedulerKeys(f.ns);
-  await until(nextAligned(Date.now(), 1000) + 300); // away from an instant: the next one is not enqueued yet (lead 500 ms)
+  await pastAnInstant(f); // away from an instant: the next one is not enqueued yet (lead 500 ms)
   await Promise.all([pauseSchedule(f.redis, keys, 'p-all'), pauseSchedule(f.redis, keys, 'p-none')]);
   const pausedAt = Date.now();
-  await until(pausedAt + 5000);
+  await tockPassed(f, pausedAt + 5000); // paused for 5 s
   const resumeStart = Date.now();
   await Promise.all([resumeSchedule(f.redis, keys, 'p-all'), resumeSchedule(f.redis, keys, 'p-none')]);
   const resumedAt = Date.now();
-  await until(resumedAt + 4500);
-  const recs = await f.records();
+  await tockPassed(f, resumedAt + 4500);
+  // the outcomes asserted below are recorded (the leader fired both again and reported each skip)
+  const recs = await waitFor(async () => {
+    const r = await f.records();
+    const ok = ['p-all', 'p-none'].every((n) => of(r, 'skipped', n).length > 0 && at(of(r, 'fired', n)).some((t) => t > resumedAt));
+    return ok ? r : undefined;
+  }, 'the fires after the resume and the pause skips to be recorded');
   // a trigger within the lead (500 ms) may have been enqueued before the pause resolved; none after it runs
   const lateRuns = (name: string) =>
     of(recs, 'start', name)
@@ -66,7 +102,9 @@ test('fault 1: a pause skips its triggers (catch-up all and none alike); after t
     expect(skips).toHaveLength(1);
     expect(skips[0].count).toBeGreaterThanOrEqual(4);
     const line = new RegExp(`Skipped \\d+ trigger\\(s\\) while paused \\(schedule=${name}[ )]`, 'g');
-    expect(f.children.reduce((n, c) => n + (c.output.match(line)?.length ?? 0), 0)).toBe(1);
+    const logged = () => f.children.reduce((n, c) => n + (c.output.match(line)?.length ?? 0), 0);
+    await waitFor(() => logged() > 0, `the pause skip of ${name} to be logged`);
+    expect(logged()).toBe(1);
   }
   // lastFired moved past the paused triggers, in Redis
   expect(Number(await f.redis.hget(new QueueKeys(f.ns, 'default').lastFired, 'p-none'))).toBeGreaterThan(resumeStart);
@@ -75,18 +113,18 @@ test('fault 1: a pause skips its triggers (catch-up all and none alike); after t
 
 test('fault 2: a pause reaches the leader at once: no trigger after pauseSchedule() resolved is enqueued; a resume too', async () => {
   const TTL = 8000; // renewals every 4 s: only a notice makes a change take effect sooner
-  const f = fleet([{ name: 'n', spec: '@every 1s' }], { LEADER_TTL_MS: TTL });
+  const f = fleet([{ name: 'n', spec: '@every 1s' }, TOCK], { LEADER_TTL_MS: TTL });
   await f.start('A');
-  const leader = await f.waitLeader();
+  await f.waitLeader();
   await waitFor(async () => of(await f.records(), 'fired', 'n').length > 0, 'a first fire');
   const keys = new SchedulerKeys(f.ns);
-  await until(afterRenewal(leader.t, TTL, 200));
+  await afterRenewal(f, TTL);
   await pauseSchedule(f.redis, keys, 'n');
   const pausedAt = Date.now();
-  await until(pausedAt + 4500);
+  await tockPassed(f, pausedAt + 4500);
   const enqueuedAfter = at(of(await f.records(), 'fired', 'n')).filter((t) => t > pausedAt + 500);
   expect({ enqueuedAfterPause: enqueuedAfter }).toEqual({ enqueuedAfterPause: [] });
-  await until(afterRenewal(leader.t, TTL, 200));
+  await afterRenewal(f, TTL);
   const resumedAt = Date.now();
   await resumeSchedule(f.redis, keys, 'n');
   // the next renewal is ~3.8 s away: the resume is seen by the notice well before it
@@ -96,19 +134,19 @@ test('fault 2: a pause reaches the leader at once: no trigger after pauseSchedul
 
 test('fault 2: even if the notice is lost, a fenced change stops the old state at fire.lua', async () => {
   const TTL = 8000;
-  const f = fleet([{ name: 'n', spec: '@every 1s' }], { LEADER_TTL_MS: TTL });
+  const f = fleet([{ name: 'n', spec: '@every 1s' }, TOCK], { LEADER_TTL_MS: TTL });
   await f.start('A');
   await f.waitLeader();
   await waitFor(async () => of(await f.records(), 'fired', 'n').length > 0, 'a first fire');
   const keys = new SchedulerKeys(f.ns);
-  await until(nextAligned(Date.now(), 1000) + 300);
+  await pastAnInstant(f);
   // what pauseSchedule() writes, minus the notice and the version bump the renewal would see
   const def = JSON.parse((await f.redis.hget(keys.schedules, 'n'))!) as { generation?: number };
   const generation = Math.max((def.generation ?? 0) + 1, Date.now());
   await f.redis.hset(keys.schedules, 'n', JSON.stringify({ ...def, paused: true, generation }));
   await f.redis.hset(new QueueKeys(f.ns, 'default').generation, 'n', generation); // what fence-schedules.lua does
   const fencedAt = Date.now();
-  await until(fencedAt + 4500);
+  await tockPassed(f, fencedAt + 4500);
   const enqueuedAfter = at(of(await f.records(), 'fired', 'n')).filter((t) => t > fencedAt + 500);
   expect({ enqueuedAfterFence: enqueuedAfter }).toEqual({ enqueuedAfterFence: [] });
   await f.stopAll();
@@ -119,10 +157,12 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
   const oldDefs = [
     { name: 'burst', spec: '@every 1h' },
     { name: 'stop', spec: { every: '2s', offset: 1000 } }, // odd seconds
+    TOCK, // the same in both: a witness
   ];
   const newDefs = [
     { name: 'burst', spec: '@every 1s' },
     { name: 'stop', spec: '@every 1h' },
+    TOCK,
   ];
   const f = fleet(oldDefs, { LEADER_TTL_MS: TTL });
   await f.start('A');
@@ -130,12 +170,15 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
   await f.start('C');
   await waitFor(async () => of(await f.records(), 'fired', 'stop').length > 0, 'the old spec to fire');
   const { registeredAt } = JSON.parse((await f.redis.hget(new SchedulerKeys(f.ns).schedules, 'burst'))!) as { registeredAt: number };
-  await until(registeredAt + 5500); // the new spec's instants since the registration: 5 or more
+  await tockPassed(f, registeredAt + 5500); // the new spec's instants since the registration: 5 or more
   const changeStart = Date.now();
   await f.start('B', { SCHEDULES: JSON.stringify(newDefs) }); // a newer replica of a rolling deploy
   const changedAt = Date.now();
-  await until(changedAt + 4500);
-  let recs = await f.records();
+  await tockPassed(f, changedAt + 4500);
+  let recs = await waitFor(async () => {
+    const r = await f.records();
+    return of(r, 'fired', 'burst').length > 0 ? r : undefined;
+  }, 'the new spec to fire');
   const backdated = at(of(recs, 'fired', 'burst')).filter((t) => t < changeStart);
   expect({ backdated }).toEqual({ backdated: [] });
   // the new spec's first trigger is its first instant after the change was stored
@@ -149,8 +192,8 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
     const current = f.currentLeader()!;
     const movedAt = Date.now();
     current.kill('SIGTERM');
-    await f.waitLeader(movedAt);
-    await until(Date.now() + 2500);
+    const led = await f.waitLeader(movedAt);
+    await tockPassed(f, led.t + 2500); // the new leader fired for 2.5 s
   }
   await expectOnceEach(f, 'burst', nextAligned(changedAt, 1000), Date.now() - 1000);
   recs = await f.records();
