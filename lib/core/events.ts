@@ -114,6 +114,18 @@ export type ChronosEvent =
       error: string;
     }
   | {
+      /** An operator cancelled a task this server was running: its signal was aborted (the Inspector dead-lettered it already). */
+      type: 'task.cancelled';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** Who cancelled it: the `actor` the operator's tool passed. */
+      actor: string;
+    }
+  | {
       /** A task was put back in its queue without spending a retry. */
       type: 'task.requeued';
       /** The task's queue. */

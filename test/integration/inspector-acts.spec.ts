@@ -152,6 +152,8 @@ test('cancel: the active task is dead at once (reason cancelled, never retried);
   });
   await s.start();
   // the server subscribed to cancel notices at start (cancel-listener.ts)
+  const serverEvents: ChronosEvent[] = [];
+  rig.events.subscribe((e) => void serverEvents.push(e));
   const { id } = await rig.client.enqueue('long', { n: 1 }, { queue: 'c' });
   await started.promise;
   expect(await inspector.cancelTask(id, { actor: 'ops:eve' })).toEqual({ count: 1, ids: [id] });
@@ -159,6 +161,8 @@ test('cancel: the active task is dead at once (reason cancelled, never retried);
   const lastError = `TaskCancelledError: Task ${id} was cancelled by ops:eve`;
   expect(dead).toMatchObject({ state: 'dead', reason: 'cancelled', payload: { n: 1 }, lastError });
   await waitFor(() => reasons.length === 1, 'the handler to be aborted');
+  const cancelled = await waitFor(() => serverEvents.find((e) => e.type === 'task.cancelled'), 'the server to emit task.cancelled');
+  expect(cancelled).toMatchObject({ queue: 'c', taskId: id, taskType: 'long', actor: 'ops:eve' });
   expect(reasons[0]).toBeInstanceOf(TaskCancelledError);
   expect(reasons[0]).toMatchObject({ taskId: id, actor: 'ops:eve' });
   await waitFor(() => s.activeCount === 0, 'the handler to end');

@@ -238,6 +238,9 @@ export class ChronosMetrics {
       case 'task.dead':
         this.outcomeOf(e.queue, e.taskType, 'dead').inc();
         return;
+      case 'task.cancelled':
+        this.outcomeOf(e.queue, e.taskType, 'cancelled').inc();
+        return;
       case 'task.requeued':
         if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
         return;

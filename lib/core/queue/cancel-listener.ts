@@ -36,17 +36,15 @@ export interface CancelListener {
  * handler does next is ignored (its entry is gone: the ack, retry or kill finds nothing). Uses its
  * own subscriber connection (a duplicate of `client`, owned and closed by {@link CancelListener.close}).
  *
- * The server's hook (one line at the end of `start()`, one in shutdown before closing connections):
- * ```ts
- * this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.inflight.get(entryId), this.logger);
- * await this.cancels?.close();
- * ```
+ * `cancelled(run, actor)` is called after each abort (the server emits `task.cancelled` there).
+ * ChronosServer subscribes at start and closes the listener at shutdown.
  */
-export async function listenForCancels(
+export async function listenForCancels<R extends Cancellable>(
   client: RedisClient,
   namespace: string,
-  find: (entryId: string, queue: string) => Cancellable | undefined,
+  find: (entryId: string, queue: string) => R | undefined,
   logger?: ChronosLogger,
+  cancelled?: (run: R, actor: string) => void,
 ): Promise<CancelListener> {
   const channel = new GlobalKeys(namespace).cancelChannel;
   const sub = duplicateConnection(client);
@@ -64,6 +62,7 @@ export async function listenForCancels(
       `Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`,
     );
     run.abort(new TaskCancelledError(n.taskId, String(n.actor)));
+    cancelled?.(run, String(n.actor));
   });
   await sub.subscribe(channel);
   let closed = false;

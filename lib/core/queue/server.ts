@@ -197,7 +197,9 @@ export class ChronosServer {
     loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
     loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
-    this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.slots.cancelled(entryId), this.logger);
+    this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.slots.cancelled(entryId), this.logger, (run, actor) => {
+      if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
+    });
     this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
