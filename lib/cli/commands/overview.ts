@@ -7,7 +7,9 @@ import { bytes, duration, fields, table, when } from '../format.js';
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
 
 export function queueTable(queues: QueueInfo[]): string {
-  if (queues.length === 0) return 'No queues yet (nothing enqueued, served or scheduled in this namespace).';
+  if (queues.length === 0) {
+    return 'No queues yet (nothing enqueued, served or scheduled in this namespace: is it the right one? see --namespace).';
+  }
   return table(
     ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today']
       .concat('memory'),
@@ -31,7 +33,7 @@ export function queueTable(queues: QueueInfo[]): string {
 function redisLine(r: RedisInfo): string {
   const limit = r.maxMemoryBytes > 0 ? `of ${bytes(r.maxMemoryBytes)}` : '(no maxmemory)';
   const memory = `memory ${bytes(r.usedMemoryBytes)} ${limit} · maxmemory-policy ${r.maxMemoryPolicy}`;
-  const line = `Redis ${r.version} ${r.mode} ${r.role} · ${memory} · ${r.connectedClients} clients`;
+  const line = `Redis ${r.version} ${r.mode} ${r.role} · ${memory} · ${r.connectedClients} client${r.connectedClients === 1 ? '' : 's'}`;
   return r.warning ? `${line}\nWARNING: ${r.warning}` : line;
 }
 
