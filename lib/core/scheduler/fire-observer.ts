@@ -4,6 +4,11 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { FireResult } from '../redis/schedule-commands.js';
 import { outcomeOfFire, recordFires } from './history.js';
 
+/** A schedule's history is trimmed to HISTORY_LIMIT once per this many records written by the leader. */
+const TRIM_EVERY = 10;
+/** How often the leader renews a schedule's history TTL (30 days), ms. */
+const RENEW_TTL_EVERY_MS = 3_600_000;
+
 /** One trigger of a fire chunk as the observer sees it. Instants are epoch ms. */
 export interface ObservedTrigger {
   readonly schedule: string;
@@ -21,6 +26,8 @@ export interface ObservedTrigger {
  */
 export class FireObserver {
   private spans: (ChronosSpan | undefined)[] = [];
+  /** Per schedule: records pushed since the last trim, and when its history's TTL was last renewed (epoch ms). */
+  private readonly upkept = new Map<string, { sinceTrim: number; expiredAt: number }>();
 
   constructor(
     private readonly client: RedisClient,
@@ -45,7 +52,24 @@ export class FireObserver {
       const taskId = outcome === 'enqueued' || outcome === 'duplicate' ? t.taskId : undefined;
       return { schedule: t.schedule, triggerAt: t.triggerAt, at: redisNowMs, outcome, taskId, by: this.instanceId };
     });
-    void recordFires(this.client, keys, records).catch(() => {});
+    void recordFires(this.client, keys, records, (schedule, added) => this.upkeep(schedule, added)).catch(() => {});
+  }
+
+  /**
+   * Whether a history write trims (every {@link TRIM_EVERY} records: the list stays below
+   * HISTORY_LIMIT + TRIM_EVERY) and renews the TTL (on a schedule's first write of this leadership,
+   * then hourly), so the history costs a fire about one command instead of three.
+   */
+  private upkeep(schedule: string, added: number): { trim: boolean; expire: boolean } {
+    const now = Date.now();
+    const u = this.upkept.get(schedule) ?? { sinceTrim: TRIM_EVERY, expiredAt: -Infinity };
+    u.sinceTrim += added;
+    const trim = u.sinceTrim >= TRIM_EVERY;
+    if (trim) u.sinceTrim = 0;
+    const expire = now - u.expiredAt >= RENEW_TTL_EVERY_MS;
+    if (expire) u.expiredAt = now;
+    this.upkept.set(schedule, u);
+    return { trim, expire };
   }
 
   /** Ends the chunk's spans when `fire.lua` failed. */

@@ -62,12 +62,15 @@ export function outcomeOfFire(result: string): FireOutcome | undefined {
  * Appends fire records of schedules that target one queue (`keys`): per schedule one `LPUSH` of
  * its records (oldest first in `records`, so the newest ends up at the head), `LTRIM` to
  * {@link HISTORY_LIMIT} and `PEXPIRE` {@link HISTORY_TTL_MS} — one pipeline, one round trip.
+ * `upkeep(schedule, added)` may leave the trim or the expiry out of a call (the leader trims every
+ * few fires and renews the TTL about hourly, so a fire costs about one command of history).
  * Records whose `outcome` is undefined are left out (see {@link outcomeOfFire}).
  */
 export async function recordFires(
   client: RedisClient,
   keys: QueueKeys,
   records: readonly (Omit<FireRecord, 'outcome'> & { schedule: string; outcome: FireOutcome | undefined })[],
+  upkeep: (schedule: string, added: number) => { trim: boolean; expire: boolean } = () => ({ trim: true, expire: true }),
 ): Promise<void> {
   const bySchedule = new Map<string, string[]>();
   for (const { schedule, ...r } of records) {
@@ -80,9 +83,10 @@ export async function recordFires(
   const p = client.pipeline();
   for (const [schedule, items] of bySchedule) {
     const key = keys.history(schedule);
+    const { trim, expire } = upkeep(schedule, items.length);
     p.lpush(key, ...items.slice(-HISTORY_LIMIT));
-    p.ltrim(key, 0, HISTORY_LIMIT - 1);
-    p.pexpire(key, HISTORY_TTL_MS);
+    if (trim) p.ltrim(key, 0, HISTORY_LIMIT - 1);
+    if (expire) p.pexpire(key, HISTORY_TTL_MS);
   }
   const replies = (await p.exec()) ?? [];
   for (const [err] of replies) if (err) throw err;
