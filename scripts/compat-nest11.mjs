@@ -17,7 +17,10 @@ const packDir = mkdtempSync(join(tmpdir(), 'chronos-pack-'));
 try {
   const [{ filename }] = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', packDir], { encoding: 'utf8' }));
   console.log(`[compat] packed ${filename}; installing it with NestJS 11 into ${dir}`);
-  execFileSync(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', join(packDir, filename)], { cwd: dir, stdio: 'inherit' });
+  execFileSync(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', join(packDir, filename)], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
 } finally {
   rmSync(packDir, { recursive: true, force: true });
 }
@@ -42,7 +45,11 @@ function checkCli(url) {
     parsed = undefined;
   }
   const ok =
-    version.status === 0 && stats.status === 0 && Array.isArray(parsed?.queues) && wrong.status === 1 && /^error: Redis at/.test(wrong.stderr);
+    version.status === 0 &&
+    stats.status === 0 &&
+    Array.isArray(parsed?.queues) &&
+    wrong.status === 1 &&
+    /^error: Redis at/.test(wrong.stderr);
   const verdict = `[compat] npx chronos ${version.stdout.trim()}: --version, stats --json and a wrong address behave`;
   console.log(ok ? verdict : '[compat] npx chronos failed:');
   if (!ok) console.log({ version, stats, wrong });

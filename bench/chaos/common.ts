@@ -93,7 +93,12 @@ export class RedisClock {
   private readonly redis: Redis;
   private timer?: NodeJS.Timeout;
 
-  constructor(url: string, private readonly everyMs = 200, private readonly maxRttMs = 20, private readonly windowMs = 5000) {
+  constructor(
+    url: string,
+    private readonly everyMs = 200,
+    private readonly maxRttMs = 20,
+    private readonly windowMs = 5000,
+  ) {
     this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: false });
     this.redis.on('error', () => {});
   }

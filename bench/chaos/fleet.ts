@@ -85,7 +85,10 @@ export class ChaosProcess {
     const second = Math.floor(nowMs() / 1000);
     o.perSecond.set(second, (o.perSecond.get(second) ?? 0) + 1);
     // a message's shape: no timestamp, numbers as #
-    const shape = line.replace(/^\S+Z\s+/, '').replace(/\d+/g, '#').slice(0, 160);
+    const shape = line
+      .replace(/^\S+Z\s+/, '')
+      .replace(/\d+/g, '#')
+      .slice(0, 160);
     if (o.messages.has(shape) || o.messages.size < 1000) o.messages.set(shape, (o.messages.get(shape) ?? 0) + 1);
     this.tail = [...this.tail.slice(-19), line];
   }

@@ -62,14 +62,19 @@ function parseArgs(argv: string[]): Args {
       const m = /^(\d+)-(\d+)$/.exec(value());
       if (!m || Number(m[1]) > Number(m[2])) throw new Error('--redis-down: expected MIN-MAX in ms, e.g. 0-2000');
       args.downMs = [Number(m[1]), Number(m[2])];
-    }
-    else if (name === '--redis-stop') {
+    } else if (name === '--redis-stop') {
       args.stops = value().split(',') as RedisStop[];
       for (const s of args.stops) {
         if (!['shutdown', 'sigterm', 'sigkill'].includes(s)) throw new Error(`--redis-stop: unknown "${s}" (shutdown, sigterm, sigkill)`);
       }
     } else if (name === '--help' || name === '-h') {
-      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(0, 2).join('\n').replace(/^\/\/ /gm, ''));
+      console.log(
+        readFileSync(fileURLToPath(import.meta.url), 'utf8')
+          .split('\n')
+          .slice(0, 2)
+          .join('\n')
+          .replace(/^\/\/ /gm, ''),
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${argv[i]} (see bench/README.md, "Chaos run")`);
   }

@@ -50,10 +50,19 @@ export class BenchServers {
     const nodes: BenchNode[] = [];
     try {
       for (let i = 0; i < masters; i++) {
-        const s = await u.startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--dir', dir]);
+        const s = await u.startRedisServer([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${i}.conf`),
+          '--dir',
+          dir,
+        ]);
         nodes.push({ port: s.port, child: s.child, admin: new Redis(s.url), ranges: [] });
       }
-      const r = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], { encoding: 'utf8' });
+      const r = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], {
+        encoding: 'utf8',
+      });
       if (r.status !== 0) throw new Error(`redis-cli --cluster create: ${r.stderr || r.stdout}`);
       const servers = new BenchServers('cluster', nodes, dir);
       for (let i = 0; i < 200; i++) {

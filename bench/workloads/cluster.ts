@@ -45,7 +45,8 @@ async function fillQueues(servers: BenchServers, prefix: string, queues: string[
   try {
     for (let i = 0; i < n; i += 999) {
       const batch = [];
-      for (let j = i; j < Math.min(n, i + 999); j++) batch.push({ type: TASK_TYPE, payload: payload(j), options: { queue: queues[j % queues.length] } });
+      for (let j = i; j < Math.min(n, i + 999); j++)
+        batch.push({ type: TASK_TYPE, payload: payload(j), options: { queue: queues[j % queues.length] } });
       await client.enqueueBulk(batch);
     }
   } finally {
@@ -60,7 +61,7 @@ export async function clusterWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const contenders = ['cluster', 'standalone'];
   const cluster = await BenchServers.cluster(MASTERS);
   const standalone = await BenchServers.standalone();
-  let queues: string[] = [];
+  let queues: string[];
   try {
     for (let round = 1; round <= ctx.rounds; round++) {
       const line: string[] = [];
@@ -69,7 +70,16 @@ export async function clusterWorkload(ctx: Ctx): Promise<WorkloadResult> {
         const prefix = prefixFor(ctx, `${id}-r${round}-${kind}`);
         queues = queuesOnMasters(cluster, prefix);
         await fillQueues(servers, prefix, queues, n);
-        const config = { lib: 'chronos', url: '', connection: servers.connection, queues, prefix, n, concurrency: CONCURRENCY, mode: 'drain' };
+        const config = {
+          lib: 'chronos',
+          url: '',
+          connection: servers.connection,
+          queues,
+          prefix,
+          n,
+          concurrency: CONCURRENCY,
+          mode: 'drain',
+        };
         const child = await BenchChild.start('processor', `${id}-${kind}-r${round}`, config, { cpuProfDir: ctx.cpuProfDir });
         let done;
         let nodes;
@@ -100,7 +110,9 @@ export async function clusterWorkload(ctx: Ctx): Promise<WorkloadResult> {
         });
         runs.push({ round, contender: kind, metrics, byCommand, units: n });
         const perMaster = kind === 'cluster' ? ` [per master ${nodes.map((nd) => fmt(nd.cpuUs / n, 1)).join(' / ')} µs]` : '';
-        line.push(`${kind} ${fmtInt(metrics.rate)}/s (${fmt(metrics.cmdsPerTask)} cmd/task, Redis ${fmt(metrics.redisUsPerTask, 1)} µs/task${perMaster})`);
+        line.push(
+          `${kind} ${fmtInt(metrics.rate)}/s (${fmt(metrics.cmdsPerTask)} cmd/task, Redis ${fmt(metrics.redisUsPerTask, 1)} µs/task${perMaster})`,
+        );
       }
       const c = runs.find((r) => r.round === round && r.contender === 'cluster')!.metrics.rate;
       const s = runs.find((r) => r.round === round && r.contender === 'standalone')!.metrics.rate;
@@ -132,9 +144,32 @@ export async function clusterWorkload(ctx: Ctx): Promise<WorkloadResult> {
     contenders,
     runs,
     rows: [
-      { label: `8. ${what} (cluster ÷ one Redis)`, metric: 'rate', unit: 'tasks/s', higherIsBetter: true, a: 'cluster', b: 'standalone', decimals: 0 },
-      { label: '  commands per task (cluster ÷ one Redis)', metric: 'cmdsPerTask', unit: 'cmd/task', higherIsBetter: false, a: 'cluster', b: 'standalone' },
-      { label: '  Redis CPU per task, all nodes', metric: 'redisUsPerTask', unit: 'µs/task', higherIsBetter: false, a: 'cluster', b: 'standalone', decimals: 1 },
+      {
+        label: `8. ${what} (cluster ÷ one Redis)`,
+        metric: 'rate',
+        unit: 'tasks/s',
+        higherIsBetter: true,
+        a: 'cluster',
+        b: 'standalone',
+        decimals: 0,
+      },
+      {
+        label: '  commands per task (cluster ÷ one Redis)',
+        metric: 'cmdsPerTask',
+        unit: 'cmd/task',
+        higherIsBetter: false,
+        a: 'cluster',
+        b: 'standalone',
+      },
+      {
+        label: '  Redis CPU per task, all nodes',
+        metric: 'redisUsPerTask',
+        unit: 'µs/task',
+        higherIsBetter: false,
+        a: 'cluster',
+        b: 'standalone',
+        decimals: 1,
+      },
       ...Array.from({ length: MASTERS }, (_, i) => ({
         label: `  Redis CPU per task, master ${i + 1} (÷ one Redis)`,
         metric: `redisUsPerTaskNode${i}`,
@@ -148,7 +183,7 @@ export async function clusterWorkload(ctx: Ctx): Promise<WorkloadResult> {
     cost: { per: 'task', contenders },
     notes: [
       'Columns: "Chronos" = the cluster, "BullMQ" = one standalone Redis; the ratio is cluster ÷ standalone, paired by round.',
-      'Master rows: that master\'s Redis CPU per task; its ratio is its share of the standalone\'s (about 1/3 each when the load spreads evenly).',
+      "Master rows: that master's Redis CPU per task; its ratio is its share of the standalone's (about 1/3 each when the load spreads evenly).",
     ],
   };
 }

@@ -65,7 +65,7 @@ export function bytes(n: number): string {
 
 /** A value as compact JSON, cut at `max` characters. */
 export function short(value: unknown, max = 40): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? 'undefined';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined');
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 

@@ -101,7 +101,11 @@ function withWords<T extends { expression: string; timeZone: string }>(s: T): T 
 
 function merge(results: ActResult[]): ActResult {
   const skipped = results.flatMap((r) => r.skipped ?? []);
-  return { count: results.reduce((n, r) => n + r.count, 0), ids: results.flatMap((r) => r.ids).slice(0, 1000), ...(skipped.length ? { skipped } : {}) };
+  return {
+    count: results.reduce((n, r) => n + r.count, 0),
+    ids: results.flatMap((r) => r.ids).slice(0, 1000),
+    ...(skipped.length ? { skipped } : {}),
+  };
 }
 
 /**
@@ -181,7 +185,11 @@ export const ROUTES: Route[] = [
     pattern: re('/dead-groups'),
     run: (ctx) => {
       const q = ctx.query;
-      return ctx.inspector.deadGroups({ queue: q.get('queue') || undefined, type: q.get('type') || undefined, error: q.get('error') || undefined });
+      return ctx.inspector.deadGroups({
+        queue: q.get('queue') || undefined,
+        type: q.get('type') || undefined,
+        error: q.get('error') || undefined,
+      });
     },
   },
   { method: 'GET', pattern: re('/schedules'), run: async (ctx) => (await ctx.inspector.schedules(5)).map(withWords) },

@@ -40,7 +40,9 @@ export function crossSite(req: IncomingMessage): string | undefined {
   } catch {
     return `Origin: ${origin}`;
   }
-  return host !== undefined && originHost.toLowerCase() === host.toLowerCase() ? undefined : `Origin ${origin} is not ${host ?? 'this host'}`;
+  return host !== undefined && originHost.toLowerCase() === host.toLowerCase()
+    ? undefined
+    : `Origin ${origin} is not ${host ?? 'this host'}`;
 }
 
 /** `user:password` of a `Basic` Authorization header, or undefined. */

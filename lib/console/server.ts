@@ -8,14 +8,17 @@ import { basicCredentials, securityHeaders } from './security.js';
 
 /** Options of {@link startConsoleServer}. @publicApi */
 export interface ConsoleServerOptions {
+  /** The Inspector the console reads and acts through (its only door to Redis). */
   inspector: Inspector;
   /** TCP port; 0 picks a free one. */
   port: number;
   /** Address to bind. Without `basicAuth` only a loopback address is allowed. @defaultValue '127.0.0.1' */
   host?: string;
+  /** Hide every action in the page and refuse it on the server (405). @defaultValue false */
   readOnly?: boolean;
   /** `user:password` every request must present (HTTP Basic; 401 otherwise). */
   basicAuth?: string;
+  /** Applied to every payload before it leaves the server (keep secrets out of the page). @defaultValue none */
   redact?: (payload: unknown, task: TaskInfo) => unknown;
   /** Where the warning about a console without authentication goes. @defaultValue console.warn */
   warn?: (line: string) => void;
@@ -23,9 +26,11 @@ export interface ConsoleServerOptions {
 
 /** A running standalone console. */
 export interface ConsoleServer {
+  /** The node:http server. */
   server: Server;
   /** `http://host:port/` */
   url: string;
+  /** Stops listening and closes open connections. */
   close(): Promise<void>;
 }
 
@@ -56,7 +61,9 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
   } else if (!isLoopback(host)) {
     throw new Error(`refusing to serve the console on ${host} without authentication: pass --basic-auth user:pass, or bind to 127.0.0.1`);
   } else {
-    (o.warn ?? console.warn)(`warning: the console has no authentication; it is bound to ${host} only (use --basic-auth to require credentials)`);
+    (o.warn ?? console.warn)(
+      `warning: the console has no authentication; it is bound to ${host} only (use --basic-auth to require credentials)`,
+    );
   }
   const handler = createConsoleHandler({
     inspector: o.inspector,
@@ -86,9 +93,10 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
   return {
     server,
     url: `http://${shown}:${addr.port}/`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

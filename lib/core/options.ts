@@ -127,7 +127,11 @@ export class OptionProblems {
  * @throws InvalidOptionsError (`Invalid <subject>`) listing every problem.
  */
 export function orThrow<T>(checked: Checked<T>, subject: string): T {
-  if (checked.problems.length) throw new InvalidOptionsError(checked.problems.map((p) => describeProblem(p)), subject);
+  if (checked.problems.length)
+    throw new InvalidOptionsError(
+      checked.problems.map((p) => describeProblem(p)),
+      subject,
+    );
   return checked.value;
 }
 

@@ -65,10 +65,14 @@ test('enqueue → process; a failing task retries, then dies; a delayed task wai
   const ok = deferred<Task>();
   const attempts: number[] = [];
   s.handle('ok', (t) => ok.resolve(t));
-  s.handle('fails', (t) => {
-    attempts.push(t.retried);
-    throw new Error('boom');
-  }, { backoff: () => 50 });
+  s.handle(
+    'fails',
+    (t) => {
+      attempts.push(t.retried);
+      throw new Error('boom');
+    },
+    { backoff: () => 50 },
+  );
   const later = deferred<number>();
   s.handle('later', () => later.resolve(Date.now()));
   await s.start();
@@ -88,7 +92,9 @@ test('a worker on 3 queues that hash to 3 different masters: all served, strict 
   const [hi, mid, lo] = queuesOnEachMaster(cluster, ns);
   expect(new Set([hi, mid, lo].map((q) => cluster.masterOf(new QueueKeys(ns, q).stream).port)).size).toBe(3);
   const c = client();
-  await c.enqueueBulk([lo, mid, hi].flatMap((queue) => Array.from({ length: 5 }, (_, i) => ({ type: 'job', payload: { queue, i }, options: { queue } }))));
+  await c.enqueueBulk(
+    [lo, mid, hi].flatMap((queue) => Array.from({ length: 5 }, (_, i) => ({ type: 'job', payload: { queue, i }, options: { queue } }))),
+  );
   const order: string[] = [];
   const s = server({ queues: { [hi]: 3, [mid]: 2, [lo]: 1 }, strictPriority: true, concurrency: 1, blockTimeout: 500 });
   s.handle<{ queue: string }>('job', (t) => void order.push(t.queue));
@@ -105,7 +111,9 @@ test('a worker on 3 queues that hash to 3 different masters: all served, strict 
   const w = server({ queues: { [hi]: 6, [mid]: 3, [lo]: 1 }, concurrency: 2 });
   const seen = new Map<string, number>();
   w.handle<{ queue: string }>('wjob', (t) => void seen.set(t.queue, (seen.get(t.queue) ?? 0) + 1));
-  await c.enqueueBulk([lo, mid, hi].flatMap((queue) => Array.from({ length: 20 }, () => ({ type: 'wjob', payload: { queue }, options: { queue } }))));
+  await c.enqueueBulk(
+    [lo, mid, hi].flatMap((queue) => Array.from({ length: 20 }, () => ({ type: 'wjob', payload: { queue }, options: { queue } }))),
+  );
   await w.start();
   await waitFor(() => [...seen.values()].reduce((a, b) => a + b, 0) === 60, 'the 60 weighted tasks');
 });
@@ -138,7 +146,15 @@ test('a worker SIGKILLed while holding tasks: another worker finishes every one'
     await redis.del(recordKey);
     redis.disconnect();
   });
-  const env = { REDIS_URL: redisUrl(), REDIS_CLUSTER: cluster.seedList, NS: ns, RECORD_KEY: recordKey, CONCURRENCY: 10, VISIBILITY_MS: 2000, RECOVER_MS: 200 };
+  const env = {
+    REDIS_URL: redisUrl(),
+    REDIS_CLUSTER: cluster.seedList,
+    NS: ns,
+    RECORD_KEY: recordKey,
+    CONCURRENCY: 10,
+    VISIBILITY_MS: 2000,
+    RECOVER_MS: 200,
+  };
   const w1 = await startChild('worker', 'W1', env);
   const c = client();
   const enqueued = await c.enqueueBulk(Array.from({ length: 10 }, (_, i) => ({ type: 'slow', payload: { ms: 60_000, i } })));

@@ -42,15 +42,27 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
   );
   for (const s of schedulers) s.register({ name: 'tick', spec: '@every 1s', queue: busy });
   const done = new Set<string>();
-  const server = new ChronosServer({ connection, namespace: ns, queues: [busy], concurrency: 50, logger, events,
-    visibilityTimeout: 3000, recoverInterval: 500, blockTimeout: 1000 });
+  const server = new ChronosServer({
+    connection,
+    namespace: ns,
+    queues: [busy],
+    concurrency: 50,
+    logger,
+    events,
+    visibilityTimeout: 3000,
+    recoverInterval: 500,
+    blockTimeout: 1000,
+  });
   server.handle('load', (t) => void done.add(t.id));
   server.handle('tick', (t) => void done.add(t.id));
   const client = new ChronosClient({ connection, namespace: ns });
   const accepted = new Map<string, number>();
   let refused = 0;
   const load = setInterval(() => {
-    client.enqueue('load', null, { queue: busy }).then((r) => accepted.set(r.id, Date.now()), () => refused++);
+    client.enqueue('load', null, { queue: busy }).then(
+      (r) => accepted.set(r.id, Date.now()),
+      () => refused++,
+    );
   }, 10);
   const leaderSince = (t: number) => seen.some((e) => (e.type === 'leader.acquired' || e.type === 'schedule.fired') && e.at > t);
   const figures: Record<string, unknown>[] = [];
@@ -66,7 +78,10 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       await node.kill();
       await cluster.waitPromoted(key, node, 3, 30_000);
       const okAt = Date.now();
-      await waitFor(() => leaderSince(okAt), { what: `a leader after the ${what} master died`, timeoutMs: LEADER_TTL + NODE_TIMEOUT + 20_000 });
+      await waitFor(() => leaderSince(okAt), {
+        what: `a leader after the ${what} master died`,
+        timeoutMs: LEADER_TTL + NODE_TIMEOUT + 20_000,
+      });
       const leaderAt = seen.find((e) => (e.type === 'leader.acquired' || e.type === 'schedule.fired') && e.at > okAt)!.at;
       const before = accepted.size;
       await waitFor(() => accepted.size > before + 50, { what: `enqueues after the ${what} failover`, timeoutMs: 20_000 });
@@ -74,7 +89,9 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       await new Promise((r) => setTimeout(r, 2000));
     }
     clearInterval(load);
-    await waitFor(() => [...accepted.keys()].every((id) => done.has(id)), { what: 'every accepted task', timeoutMs: 15_000 }).catch(() => {});
+    await waitFor(() => [...accepted.keys()].every((id) => done.has(id)), { what: 'every accepted task', timeoutMs: 15_000 }).catch(
+      () => {},
+    );
     const lostAt = [...accepted].filter(([id]) => !done.has(id)).map(([, at]) => at);
     const lost = lostAt.length;
     // how long before its master's kill each lost task was acknowledged (ms; the replication window)
@@ -86,7 +103,9 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
     const twice = [...count].filter(([, n]) => n > 1).map(([t]) => t);
     const triggers = [...count.keys()].sort((a, b) => a - b);
     const gaps = triggers.slice(1).filter((t, i) => t - triggers[i] > 1000).length;
-    console.log(`cluster failover: ${JSON.stringify({ figures, accepted: accepted.size, refused, lost, lostMsBeforeKill, triggersFired: triggers.length, gaps, twice })}`);
+    console.log(
+      `cluster failover: ${JSON.stringify({ figures, accepted: accepted.size, refused, lost, lostMsBeforeKill, triggersFired: triggers.length, gaps, twice })}`,
+    );
     expect(twice).toEqual([]);
     for (const f of figures) expect(f.leaderAfterMs).toBeDefined();
   } finally {

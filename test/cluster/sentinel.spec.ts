@@ -40,11 +40,23 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
   }
   const done = new Map<string, number>(); // task id → runs
   const triggersRun = new Map<string, number>(); // schedule@triggerAt → runs
-  const server = new ChronosServer({ connection, namespace: ns, queues: ['default', 'sched'], concurrency: 50, logger, events,
-    visibilityTimeout: 3000, recoverInterval: 500, blockTimeout: 1000 });
+  const server = new ChronosServer({
+    connection,
+    namespace: ns,
+    queues: ['default', 'sched'],
+    concurrency: 50,
+    logger,
+    events,
+    visibilityTimeout: 3000,
+    recoverInterval: 500,
+    blockTimeout: 1000,
+  });
   server.handle('load', (t) => void done.set(t.id, (done.get(t.id) ?? 0) + 1));
   for (const type of ['one', 'two']) {
-    server.handle(type, (t) => void triggersRun.set(`${t.schedule}@${t.triggerAt}`, (triggersRun.get(`${t.schedule}@${t.triggerAt}`) ?? 0) + 1));
+    server.handle(
+      type,
+      (t) => void triggersRun.set(`${t.schedule}@${t.triggerAt}`, (triggersRun.get(`${t.schedule}@${t.triggerAt}`) ?? 0) + 1),
+    );
   }
   const client = new ChronosClient({ connection, namespace: ns });
   try {
@@ -64,7 +76,11 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
     const oldPort = sentinel.primaryPort();
     const killAt = Date.now();
     await sentinel.primary.kill();
-    await waitFor(() => sentinel.primaryPort() !== oldPort, { what: 'the sentinels to promote the replica', timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(() => sentinel.primaryPort() !== oldPort, {
+      what: 'the sentinels to promote the replica',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     const promotedAt = Date.now();
     await waitFor(() => seen.some((e) => e.type === 'leader.acquired' && e.at > promotedAt) || leaderKeptAfter(seen, promotedAt), {
       what: 'a leader after the promotion',
@@ -75,7 +91,9 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
     await new Promise((r) => setTimeout(r, 3000));
     clearInterval(load);
     const to = Date.now() - 2000;
-    await waitFor(() => [...accepted.keys()].every((id) => done.has(id)), { what: 'every accepted task', timeoutMs: 15_000 }).catch(() => {});
+    await waitFor(() => [...accepted.keys()].every((id) => done.has(id)), { what: 'every accepted task', timeoutMs: 15_000 }).catch(
+      () => {},
+    );
     const lost = [...accepted].filter(([id]) => !done.has(id));
     const fired = seen.filter((e) => e.type === 'schedule.fired') as unknown as { schedule: string; triggerAt: number }[];
     const firedCount = new Map<string, number>();

@@ -33,7 +33,10 @@ run('the console in Chromium', () => {
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     // what went wrong in the page, said in the test output
     page.on('pageerror', (e) => void process.stderr.write(`page error: ${e.message}\n`));
-    page.on('response', (r) => void (r.status() >= 400 && !r.url().endsWith('favicon.ico') && process.stderr.write(`page got ${r.status()} ${r.url()}\n`)));
+    page.on(
+      'response',
+      (r) => void (r.status() >= 400 && !r.url().endsWith('favicon.ico') && process.stderr.write(`page got ${r.status()} ${r.url()}\n`)),
+    );
     page.on('dialog', (d: Dialog) => {
       dialogs.push({ type: d.type(), message: d.message() });
       if (d.type() === 'prompt') void d.accept('disk maintenance');
@@ -57,17 +60,24 @@ run('the console in Chromium', () => {
     const res = await page.goto(base);
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
     await page.locator('[data-testid=overview]').waitFor();
-    await page.locator('[data-testid=leader]').getByText(/term \d+/).waitFor({ timeout: 15_000 });
+    await page
+      .locator('[data-testid=leader]')
+      .getByText(/term \d+/)
+      .waitFor({ timeout: 15_000 });
     await page.goto(base + '#/schedules');
     const tick = page.locator('tr[data-schedule="console.tick"]');
     await tick.waitFor();
     // the auto-refresh shows a fire: "last fired" goes from "-" to a time
     const lastFired = () => tick.locator('[data-testid=last-fired]').textContent();
     const first = await lastFired();
-    await waitFor(async () => {
-      const now = await lastFired();
-      return now !== first && now !== '-';
-    }, 'the page to show a new fire of console.tick', 15_000);
+    await waitFor(
+      async () => {
+        const now = await lastFired();
+        return now !== first && now !== '-';
+      },
+      'the page to show a new fire of console.tick',
+      15_000,
+    );
     expect(jobs.ticks).toBeGreaterThan(0);
     const nightly = page.locator('tr[data-schedule="console.nightly"]');
     expect(await nightly.locator('[data-testid=spec-words]').textContent()).toBe('At 03:00, every day, Europe/Budapest');
@@ -89,7 +99,10 @@ run('the console in Chromium', () => {
     await page.screenshot({ path: ARTIFACTS + 'console-tasks.png', fullPage: true });
     jobs.failing = false;
     await row.locator('[data-testid=act-retry]').click();
-    await page.locator('[data-testid=notice]').getByText(/retry .*done \(1 task\)/).waitFor();
+    await page
+      .locator('[data-testid=notice]')
+      .getByText(/retry .*done \(1 task\)/)
+      .waitFor();
     await waitFor(() => jobs.flakyRuns.includes(id), `task ${id} to run after the retry`);
     jobs.failing = true;
   });
@@ -163,7 +176,11 @@ run('the console in Chromium', () => {
       expect(await page.locator('[data-testid=namespace]').textContent()).toContain('read-only');
       expect(await page.locator('button[data-testid=pause], button[data-testid=trigger]').count()).toBe(0);
       const status = await page.evaluate(async () => {
-        const r = await fetch('api/schedules/console.nightly/pause', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        const r = await fetch('api/schedules/console.nightly/pause', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
         return r.status;
       });
       expect(status).toBe(405);

@@ -78,7 +78,9 @@ describe('console security', () => {
   test('allowed: the page and its API answer with a strict CSP and nosniff; payloads are redacted', async () => {
     const page = await fetch(base, { headers: ok });
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self';.*object-src 'none'; frame-ancestors 'none'; base-uri 'none'/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /default-src 'self'; script-src 'self';.*object-src 'none'; frame-ancestors 'none'; base-uri 'none'/,
+    );
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await page.text()).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
     const { id } = await app.get(ChronosClient).enqueue('nobody-handles-this', { secret: 'hunter2', n: 1 }, { queue: 'elsewhere' });
@@ -101,7 +103,11 @@ describe('console security', () => {
   });
 
   test('acts need POST with a JSON body', async () => {
-    const r = await fetch(`${base}api/schedules/console.nightly/pause`, { method: 'POST', headers: { ...ok, 'content-type': 'text/plain' }, body: '{}' });
+    const r = await fetch(`${base}api/schedules/console.nightly/pause`, {
+      method: 'POST',
+      headers: { ...ok, 'content-type': 'text/plain' },
+      body: '{}',
+    });
     expect(r.status).toBe(415);
     expect((await fetch(`${base}api/schedules/console.nightly/pause`, { headers: ok })).status).toBe(405);
     expect((await inspector.schedule('console.nightly')).paused).toBe(false);
@@ -140,7 +146,9 @@ describe('console security', () => {
     });
 
     test('without authentication it binds to loopback only', async () => {
-      await expect(startConsoleServer({ inspector: inspector.inspector, port: 0, host: '0.0.0.0' })).rejects.toThrow(/without authentication/);
+      await expect(startConsoleServer({ inspector: inspector.inspector, port: 0, host: '0.0.0.0' })).rejects.toThrow(
+        /without authentication/,
+      );
     });
   });
 });

@@ -51,7 +51,11 @@ export class Fleet {
 
   leaderEvents(): LeaderEvent[] {
     return this.children
-      .flatMap((child) => child.messages.filter((m) => m.event === 'leader').map((m) => ({ child, acquired: m.acquired as boolean, term: m.term as number, t: m.t as number })))
+      .flatMap((child) =>
+        child.messages
+          .filter((m) => m.event === 'leader')
+          .map((m) => ({ child, acquired: m.acquired as boolean, term: m.term as number, t: m.t as number })),
+      )
       .sort((a, b) => a.t - b.t);
   }
 

@@ -150,7 +150,11 @@ export class RedisCluster {
       const [, addr, flags, , , , , , ...slots] = line.split(' ');
       if (/fail|noaddr/.test(flags)) continue;
       const ranges = slots.filter((s) => !s.startsWith('[')).map((s) => s.split('-').map(Number) as [number, number]);
-      out.push({ port: Number(addr.split(':')[1].split('@')[0]), master: flags.includes('master'), ranges: ranges.map((r) => [r[0], r[1] ?? r[0]]) });
+      out.push({
+        port: Number(addr.split(':')[1].split('@')[0]),
+        master: flags.includes('master'),
+        ranges: ranges.map((r) => [r[0], r[1] ?? r[0]]),
+      });
     }
     return out;
   }
@@ -196,7 +200,13 @@ export class RedisSentinel {
     private readonly dir: string,
   ) {}
 
-  static async start({ replicas = 1, sentinels = 3, name = 'm', downAfterMs = 1000, failoverTimeoutMs = 3000 } = {}): Promise<RedisSentinel> {
+  static async start({
+    replicas = 1,
+    sentinels = 3,
+    name = 'm',
+    downAfterMs = 1000,
+    failoverTimeoutMs = 3000,
+  } = {}): Promise<RedisSentinel> {
     const dir = mkdtempSync(join(tmpdir(), 'chronos-sentinel-'));
     const primary = await startNode(dir, BASE);
     const reps = await Promise.all(

@@ -46,7 +46,9 @@ export class PrivateRedis {
   /** Starts it again on the same port, empty. */
   async restart(): Promise<void> {
     await this.kill();
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     await waitFor(() => ping('127.0.0.1', this.port, 200), {
       what: `redis-server to answer PING again on port ${this.port}`,
       timeoutMs: 10_000,

@@ -176,7 +176,11 @@ test('queues and schedules: pause/resume, trigger now, remove (runtime, orphaned
   expect((await inspector.queue('q1')).paused).toBe(true);
   await inspector.resumeQueue('q1');
   await inspector.resumeQueue('q1'); // repeat: nothing to do
-  expect(acted.map((e) => [e.action, e.count])).toEqual([['queue.pause', 1], ['queue.resume', 1], ['queue.resume', 0]]);
+  expect(acted.map((e) => [e.action, e.count])).toEqual([
+    ['queue.pause', 1],
+    ['queue.resume', 1],
+    ['queue.resume', 0],
+  ]);
 
   const sch = new Scheduler({ connection: redisUrl(), namespace: rig.namespace, leaderTtl: 1000, heartbeatInterval: 200, eligible: false });
   sch.register({ name: 'code.job', spec: '@every 60s', queue: 'jobs' });

@@ -77,7 +77,10 @@ test('task pages: cursors, decoded payloads, ties kept in order when the cursor 
   const at = Date.now() + 3_600_000;
   for (let i = 0; i < 5; i++) await rig.client.enqueue('s', { i }, { queue: 'q', processAt: at, taskId: `s-${i}` });
   const first = await inspector.taskPage('q', 'scheduled', { limit: 2 });
-  expect(first.tasks.map((t) => [t.id, t.at, t.state])).toEqual([['s-0', at, 'scheduled'], ['s-1', at, 'scheduled']]);
+  expect(first.tasks.map((t) => [t.id, t.at, t.state])).toEqual([
+    ['s-0', at, 'scheduled'],
+    ['s-1', at, 'scheduled'],
+  ]);
   // the cursor's own task leaves the set: the next page still starts right after it
   await rig.client.redis.zrem(new QueueKeys(rig.namespace, 'q').scheduled, 's-1');
   const second = await inspector.taskPage('q', 'scheduled', { limit: 2, cursor: first.cursor });

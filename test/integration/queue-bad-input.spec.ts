@@ -80,7 +80,8 @@ test('a poison task (delivered more than maxDeliveries times without finishing) 
   let deliveries = 0;
   try {
     while ((await r.zcard(keys.dead)) === 0) {
-      const got = (await ghost.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 1, 'BLOCK', 100, 'STREAMS', keys.stream, '>')) as unknown[] | null;
+      const got = (await ghost.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 1, 'BLOCK', 100, 'STREAMS', keys.stream, '>')) as
+        unknown[] | null;
       if (got) deliveries++;
     }
   } finally {

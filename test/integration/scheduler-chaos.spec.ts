@@ -56,10 +56,14 @@ test('B04: Redis restarts with no persistence: nobody crashes, a leader and the 
     const backAt = Date.now();
     const releader = await fleet.waitLeader(backAt, 10_000);
     expect(releader.t - backAt).toBeLessThan(10_000);
-    await waitFor(async () => {
-      const groups = (await fleet!.redis.call('XINFO', 'GROUPS', new QueueKeys(fleet!.ns, 'default').stream)) as unknown[];
-      return groups.length === 1;
-    }, 'the consumer group to be recreated', 10_000);
+    await waitFor(
+      async () => {
+        const groups = (await fleet!.redis.call('XINFO', 'GROUPS', new QueueKeys(fleet!.ns, 'default').stream)) as unknown[];
+        return groups.length === 1;
+      },
+      'the consumer group to be recreated',
+      10_000,
+    );
     // every trigger from 3 s after Redis came back is done exactly once; nothing ever twice
     const expected = alignedTriggers(backAt + 3000, backAt + 7500, 1000);
     expect(expected.length).toBeGreaterThanOrEqual(4);

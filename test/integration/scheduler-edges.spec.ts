@@ -64,11 +64,7 @@ async function afterRenewal(f: Fleet, ttlMs: number): Promise<void> {
 }
 
 test('fault 1: a pause skips its triggers (catch-up all and none alike); after the resume, the next instant fires', async () => {
-  const f = fleet([
-    { name: 'p-all', spec: '@every 1s' },
-    { name: 'p-none', spec: '@every 1s', catchUp: 'none' },
-    TOCK,
-  ]);
+  const f = fleet([{ name: 'p-all', spec: '@every 1s' }, { name: 'p-none', spec: '@every 1s', catchUp: 'none' }, TOCK]);
   await Promise.all([f.start('A'), f.start('B')]);
   await f.waitLeader();
   await waitFor(async () => of(await f.records(), 'done', 'p-all').length > 0, 'a first run');
@@ -159,11 +155,7 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
     { name: 'stop', spec: { every: '2s', offset: 1000 } }, // odd seconds
     TOCK, // the same in both: a witness
   ];
-  const newDefs = [
-    { name: 'burst', spec: '@every 1s' },
-    { name: 'stop', spec: '@every 1h' },
-    TOCK,
-  ];
+  const newDefs = [{ name: 'burst', spec: '@every 1s' }, { name: 'stop', spec: '@every 1h' }, TOCK];
   const f = fleet(oldDefs, { LEADER_TTL_MS: TTL });
   await f.start('A');
   await f.waitLeader();

@@ -46,7 +46,10 @@ test('B11: two apps (namespaces) on one Redis with the same schedule and task na
   // each app's handlers ran only its own tasks (records go to per-app lists; instances are per app):
   // fired, start and done of each trigger in [T0, end] at least
   const triggers = (end - T0) / 1000 + 1;
-  for (const [f, initial] of [[alpha, 'A'], [beta, 'B']] as const) {
+  for (const [f, initial] of [
+    [alpha, 'A'],
+    [beta, 'B'],
+  ] as const) {
     const recs = await f.records();
     expect(recs.length).toBeGreaterThanOrEqual(3 * triggers);
     expect(recs.filter((r) => !r.instance.startsWith(initial))).toEqual([]);

@@ -66,7 +66,12 @@ test('fireScript names each trigger result: enqueued, duplicate, stale, early, a
 test('fireScript refuses a trigger planned under an older generation (fenced); an accepted one raises the fence', async () => {
   const keys = new QueueKeys(ns, 'q');
   const now = 1_000_000_000_000;
-  expect(await fenceSchedulesScript(client, keys, [['a', 5], ['b', 3]])).toBe(2);
+  expect(
+    await fenceSchedulesScript(client, keys, [
+      ['a', 5],
+      ['b', 3],
+    ]),
+  ).toBe(2);
   expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toBe(0); // never lowered
   const r = await fireScript(client, keys, now, 0, [
     trigger('a', now - 3000, FIRE_MODE.allowOverlap, 4),
@@ -136,5 +141,5 @@ test('registry scripts: register counts changes, heartbeat sees a lost declared 
   expect((await stored()).registeredAt).toBe(born.registeredAt);
   const removed = await scheduleAdminScript(client, keys, 'delete', 's2');
   expect(removed).toMatchObject({ status: 'done', previousQueue: 'q2' });
-  expect(removed.generation).toBeGreaterThan((moved.fences[0]).generation);
+  expect(removed.generation).toBeGreaterThan(moved.fences[0].generation);
 });

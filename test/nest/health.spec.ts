@@ -29,7 +29,7 @@ test('leader: up, with its blocking connection up and its lease (holder, term, a
   expect((later.details.chronos as { worker: { lastFetchAgoMs: number } }).worker.lastFetchAgoMs).toBeGreaterThanOrEqual(0);
 });
 
-test('a follower without TerminusModule imported: same result shape, up, showing the leader\'s lease', async () => {
+test("a follower without TerminusModule imported: same result shape, up, showing the leader's lease", async () => {
   const leader = await createChronosTestApp({ options: { instanceId: 'health-a' } });
   apps.push(leader);
   await waitFor(() => leader.get(SchedulerService).isLeader, 'leadership');

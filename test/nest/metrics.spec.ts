@@ -63,9 +63,11 @@ test('GET /metrics (prom-client default registry): 50 tasks, 3 failing once → 
   const processed = (outcome: string) => sumOf(s, 'chronos_tasks_processed_total', { queue: 'default', type: 'work.do', outcome });
   expect([processed('succeeded'), processed('retried'), processed('failed'), processed('dead')]).toEqual([50, 3, 3, 0]);
   // declared outcomes are exported from 0
-  expect(matching(s, 'chronos_tasks_processed_total', { type: 'work.do' }).map((x) => x.labels.outcome).sort()).toEqual(
-    ['cancelled', 'dead', 'failed', 'lost', 'retried', 'succeeded'],
-  );
+  expect(
+    matching(s, 'chronos_tasks_processed_total', { type: 'work.do' })
+      .map((x) => x.labels.outcome)
+      .sort(),
+  ).toEqual(['cancelled', 'dead', 'failed', 'lost', 'retried', 'succeeded']);
   expect(sumOf(s, 'chronos_task_duration_seconds_count', { queue: 'default', type: 'work.do' })).toBe(53);
   expect(sumOf(s, 'chronos_task_wait_seconds_count', { queue: 'default' })).toBeGreaterThanOrEqual(53);
   expect(sumOf(s, 'chronos_triggers_total', { schedule: 'Work.beat', outcome: 'enqueued' })).toBeGreaterThanOrEqual(1);
@@ -146,8 +148,17 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     expect(total(small)).toBe(41);
     expect(big).toEqual(small);
     expect(small).toEqual({
-      smembers: 2, xlen: 2, xpending: 2, zcard: 6, mget: 6, 'memory|usage': 12, 'xinfo|groups': 2, time: 3, xrange: 2,
-      hgetall: 3, zrange: 1,
+      smembers: 2,
+      xlen: 2,
+      xpending: 2,
+      zcard: 6,
+      mget: 6,
+      'memory|usage': 12,
+      'xinfo|groups': 2,
+      time: 3,
+      xrange: 2,
+      hgetall: 3,
+      zrange: 1,
     });
   } finally {
     await app?.close();
@@ -176,5 +187,7 @@ test('the metrics option is validated with the other options', () => {
     'metrics.fleet: expected true or false, got "no"',
     'metrics.fleetCacheMs: expected an integer >= 0 (ms), got -1',
   ]);
-  expect(() => resolveOptions({ metrics: 'yes' as never })).toThrow(/metrics: expected true, false or \{ registry\?, fleet\?, fleetCacheMs\? \}/);
+  expect(() => resolveOptions({ metrics: 'yes' as never })).toThrow(
+    /metrics: expected true, false or \{ registry\?, fleet\?, fleetCacheMs\? \}/,
+  );
 });

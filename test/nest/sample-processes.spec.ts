@@ -80,10 +80,13 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
   const emails = [...(await sendEmails(a, 15, 'a')), ...(await sendEmails(b, 15, 'b'))];
   // the first leader has enqueued four health-check triggers
   const firstFour = alignedTriggers(T0, T0 + 3000, 1000).map((t) => `${HEALTH}:${t / 1000}`);
-  await waitFor(async () => {
-    const fired = count(await readRecords(redis, recordKey), 'fired', (r) => r.schedule === HEALTH);
-    return firstFour.every((id) => fired.has(id));
-  }, { what: `the first leader to fire ${firstFour.join(', ')}`, timeoutMs: untilTriggerMs(T0 + 3000) });
+  await waitFor(
+    async () => {
+      const fired = count(await readRecords(redis, recordKey), 'fired', (r) => r.schedule === HEALTH);
+      return firstFour.every((id) => fired.has(id));
+    },
+    { what: `the first leader to fire ${firstFour.join(', ')}`, timeoutMs: untilTriggerMs(T0 + 3000) },
+  );
   // SIGTERM right after a renewal: had the leader not resigned, its lease would hold until leaseUntil (≈ leaderTtl 1500 ms from now)
   const leaseUntil = await freshLease(redis, ns, 1500);
   const stoppedAt = Date.now();
@@ -103,10 +106,13 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
 
   // every health-check trigger in [T0, end] enqueued once and run once, across both replicas
   const expected = alignedTriggers(T0, end, 1000).map((t) => `${HEALTH}:${t / 1000}`);
-  await waitFor(async () => {
-    const done = count(await readRecords(redis, recordKey), 'done');
-    return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
-  }, { what: 'every trigger and every email to be done', timeoutMs: untilTriggerMs(end) });
+  await waitFor(
+    async () => {
+      const done = count(await readRecords(redis, recordKey), 'done');
+      return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
+    },
+    { what: 'every trigger and every email to be done', timeoutMs: untilTriggerMs(end) },
+  );
   const recs = await readRecords(redis, recordKey);
   const done = count(recs, 'done');
   const fired = count(recs, 'fired', (r) => r.schedule === HEALTH);
@@ -123,7 +129,8 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
   const byTrigger = new Map<string, string[]>();
   for (const id of inventory) byTrigger.set(id.split('#')[0], [...(byTrigger.get(id.split('#')[0]) ?? []), id.split('#')[1]]);
   expect(byTrigger.size).toBeGreaterThanOrEqual(2);
-  for (const listeners of byTrigger.values()) expect(listeners.sort()).toEqual(['StorefrontListener.refreshAvailability', 'WarehouseListener.pullStockLevels']);
+  for (const listeners of byTrigger.values())
+    expect(listeners.sort()).toEqual(['StorefrontListener.refreshAvailability', 'WarehouseListener.pullStockLevels']);
   // both replicas did work before the stop
   const emailRuns = recs.filter((r) => r.phase === 'done' && r.type === 'email.send');
   expect(emailRuns.length).toBeGreaterThanOrEqual(emails.length);

@@ -11,8 +11,9 @@ export function queueTable(queues: QueueInfo[]): string {
     return 'No queues yet (nothing enqueued, served or scheduled in this namespace: is it the right one? see --namespace).';
   }
   return table(
-    ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today']
-      .concat('memory'),
+    ['queue', 'state', 'pending', 'active', 'scheduled', 'retry', 'dead', 'lost 7d', 'latency', 'processed today', 'failed today'].concat(
+      'memory',
+    ),
     queues.map((q) => [
       q.name,
       q.paused ? 'paused' : 'running',
@@ -86,7 +87,9 @@ export function serverTable(servers: ServerInfo[]): string {
       s.id,
       s.host,
       s.pid,
-      Object.entries(s.queues).map(([q, w]) => `${q}:${w}`).join(' '),
+      Object.entries(s.queues)
+        .map(([q, w]) => `${q}:${w}`)
+        .join(' '),
       s.concurrency,
       s.active,
       s.processed,
@@ -141,12 +144,18 @@ export function overviewCommands(program: Command, run: Run): void {
         cli.print(q, () =>
           [
             queueTable([q]),
-            table(['day (UTC)', 'processed', 'failed', 'lost'], q.days.map((d) => [d.day, d.processed, d.failed, d.lost])),
+            table(
+              ['day (UTC)', 'processed', 'failed', 'lost'],
+              q.days.map((d) => [d.day, d.processed, d.failed, d.lost]),
+            ),
           ].join('\n'),
         );
       }),
     );
-  for (const [verb, past] of [['pause', 'Paused'], ['resume', 'Resumed']] as const) {
+  for (const [verb, past] of [
+    ['pause', 'Paused'],
+    ['resume', 'Resumed'],
+  ] as const) {
     queue
       .command(`${verb} <name>`)
       .description(verb === 'pause' ? 'stop every worker fetching from the queue (enqueues still work)' : 'resume a paused queue')
@@ -168,7 +177,12 @@ export function overviewCommands(program: Command, run: Run): void {
         const l = await (await cli.inspector()).leader();
         cli.print(l, () =>
           l
-            ? fields([['instance', l.instance], ['term', l.term], ['since', when(l.since)], ['lease left', duration(l.ttlMs)]])
+            ? fields([
+                ['instance', l.instance],
+                ['term', l.term],
+                ['since', when(l.since)],
+                ['lease left', duration(l.ttlMs)],
+              ])
             : leaderLine(null),
         );
       }),

@@ -38,9 +38,17 @@ function scheduleText(s: ScheduleInfo): string {
     ['last fired', when(s.lastFiredAt)],
     ['error', s.error],
   ]);
-  const next = s.next.length ? table(['next triggers'], s.next.map((t) => [when(t)])) : 'No next trigger.';
+  const next = s.next.length
+    ? table(
+        ['next triggers'],
+        s.next.map((t) => [when(t)]),
+      )
+    : 'No next trigger.';
   const by = s.declaredBy.length
-    ? table(['declared by', 'last seen', 'alive'], s.declaredBy.map((d) => [d.instance, when(d.lastSeenAt), d.alive ? 'yes' : 'no']))
+    ? table(
+        ['declared by', 'last seen', 'alive'],
+        s.declaredBy.map((d) => [d.instance, when(d.lastSeenAt), d.alive ? 'yes' : 'no']),
+      )
     : s.runtime
       ? 'Runtime schedule: lives in Redis, declared by no instance.'
       : 'Declared by no live instance: orphaned (it does not fire).';

@@ -26,7 +26,10 @@ function taskTable(state: TaskState, tasks: TaskInfo[]): string {
     dead: [['failed', 'reason', 'error'], (t) => [when(t.at), t.reason ?? '-', firstLine(t.lastError, 50)]],
   };
   const [cols, row] = extra[state];
-  return table([...head, ...cols], tasks.map((t) => [t.id, t.type, short(t.payload), ...row(t)]));
+  return table(
+    [...head, ...cols],
+    tasks.map((t) => [t.id, t.type, short(t.payload), ...row(t)]),
+  );
 }
 
 function taskText(t: TaskInfo): string {

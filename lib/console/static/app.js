@@ -9,8 +9,13 @@ function Chart({ days }) {
   // 7 UTC days, processed (bar) and failed (red bar) scaled to the busiest day; SVG, no library needed
   const max = Math.max(1, ...days.map((d) => Math.max(d.processed, d.failed)));
   const w = 12;
-  return html`<svg class="chart" width=${days.length * (2 * w + 4)} height="32" role="img"
-      aria-label=${'7 days: ' + days.map((d) => `${d.day} ${d.processed} processed ${d.failed} failed`).join('; ')}>
+  return html`<svg
+    class="chart"
+    width=${days.length * (2 * w + 4)}
+    height="32"
+    role="img"
+    aria-label=${'7 days: ' + days.map((d) => `${d.day} ${d.processed} processed ${d.failed} failed`).join('; ')}
+  >
     ${days.map((d, i) => {
       const p = Math.round((d.processed / max) * 30);
       const f = Math.round((d.failed / max) * 30);
@@ -29,59 +34,136 @@ function Overview({ data }) {
     ${warnings.map((w) => html`<p class="warning" data-testid="warning">⚠ ${w.message}</p>`)}
     <h2>Queues</h2>
     <table data-testid="queues">
-      <thead><tr><th>queue</th><th>state</th><th>pending</th><th>active</th><th>scheduled</th><th>retry</th><th>dead</th>
-        <th>latency</th><th>today</th><th>7 days (processed / failed)</th><th>memory</th></tr></thead>
+      <thead>
+        <tr>
+          <th>queue</th>
+          <th>state</th>
+          <th>pending</th>
+          <th>active</th>
+          <th>scheduled</th>
+          <th>retry</th>
+          <th>dead</th>
+          <th>latency</th>
+          <th>today</th>
+          <th>7 days (processed / failed)</th>
+          <th>memory</th>
+        </tr>
+      </thead>
       <tbody>
-        ${queues.length === 0 && html`<tr><td colspan="11" class="muted">No queues yet.</td></tr>`}
-        ${queues.map((q) => html`<tr data-queue=${q.name}>
-          <td><a href=${'#/queues/' + encodeURIComponent(q.name) + '/pending'}>${q.name}</a></td>
-          <td>${q.paused ? html`<span class="badge paused">paused</span>` : html`<span class="badge ok">running</span>`}</td>
-          ${['pending', 'active', 'scheduled', 'retry', 'dead'].map(
-            (s) => html`<td><a data-testid=${'count-' + s} href=${'#/queues/' + encodeURIComponent(q.name) + '/' + s}>${q[s]}</a></td>`,
-          )}
-          <td>${q.pending ? duration(q.latencyMs) : '-'}</td>
-          <td>${q.processedToday} ok · ${q.failedToday} failed</td>
-          <td><${Chart} days=${q.days} /></td>
-          <td>${bytes(q.memoryBytes)}</td>
-        </tr>`)}
+        ${
+          queues.length === 0 &&
+          html`<tr>
+            <td colspan="11" class="muted">No queues yet.</td>
+          </tr>`
+        }
+        ${queues.map(
+          (q) =>
+            html`<tr data-queue=${q.name}>
+              <td><a href=${'#/queues/' + encodeURIComponent(q.name) + '/pending'}>${q.name}</a></td>
+              <td>${q.paused ? html`<span class="badge paused">paused</span>` : html`<span class="badge ok">running</span>`}</td>
+              ${['pending', 'active', 'scheduled', 'retry', 'dead'].map(
+                (s) => html`<td><a data-testid=${'count-' + s} href=${'#/queues/' + encodeURIComponent(q.name) + '/' + s}>${q[s]}</a></td>`,
+              )}
+              <td>${q.pending ? duration(q.latencyMs) : '-'}</td>
+              <td>${q.processedToday} ok · ${q.failedToday} failed</td>
+              <td><${Chart} days=${q.days} /></td>
+              <td>${bytes(q.memoryBytes)}</td>
+            </tr>`,
+        )}
       </tbody>
     </table>
     <div class="cards">
       <div class="card" data-testid="leader">
         <h3>Leader</h3>
-        ${leader
-          ? html`<p><strong>${leader.instance}</strong></p><p>term ${leader.term} · since ${when(leader.since)}</p>
-              <p class="muted">lease ${duration(leader.ttlMs)} left</p>`
-          : html`<p class="warning">No leader: no scheduler holds the lease, schedules do not fire.</p>`}
+        ${
+          leader
+            ? html`<p><strong>${leader.instance}</strong></p>
+                <p>term ${leader.term} · since ${when(leader.since)}</p>
+                <p class="muted">lease ${duration(leader.ttlMs)} left</p>`
+            : html`<p class="warning">No leader: no scheduler holds the lease, schedules do not fire.</p>`
+        }
       </div>
-      <div class="card"><h3>Servers</h3>
+      <div class="card">
+        <h3>Servers</h3>
         <p><a href="#/servers">${servers.length} live worker server${servers.length === 1 ? '' : 's'}</a></p>
-        <p class="muted">${servers.reduce((n, s) => n + s.active, 0)} active
-          of ${servers.reduce((n, s) => n + s.concurrency, 0)} slots</p></div>
-      <div class="card" data-testid="redis"><h3>Redis</h3><p>${redis.version} ${redis.mode} ${redis.role}</p>
+        <p class="muted">${servers.reduce((n, s) => n + s.active, 0)} active of ${servers.reduce((n, s) => n + s.concurrency, 0)} slots</p>
+      </div>
+      <div class="card" data-testid="redis">
+        <h3>Redis</h3>
+        <p>${redis.version} ${redis.mode} ${redis.role}</p>
         <p>${bytes(redis.usedMemoryBytes)} ${redis.maxMemoryBytes ? 'of ' + bytes(redis.maxMemoryBytes) : '(no maxmemory)'}</p>
-        <p class=${redis.warning ? 'warning' : 'muted'}>maxmemory-policy ${redis.maxMemoryPolicy}</p></div>
+        <p class=${redis.warning ? 'warning' : 'muted'}>maxmemory-policy ${redis.maxMemoryPolicy}</p>
+      </div>
     </div>
   </section>`;
 }
 
 function Servers({ data }) {
-  return html`<section data-testid="servers"><h2>Servers</h2>
-    <table><thead><tr><th>server</th><th>host</th><th>pid</th><th>queues (weight)</th><th>concurrency</th><th>active</th>
-      <th>processed</th><th>failed</th><th>uptime</th><th>heartbeat</th></tr></thead>
-    <tbody>
-      ${data.servers.length === 0 && html`<tr><td colspan="10" class="muted">No live worker servers.</td></tr>`}
-      ${data.servers.map((s) => html`<tr>
-        <td>${s.id}</td><td>${s.host}</td><td>${s.pid}</td>
-        <td>${Object.entries(s.queues).map(([q, w]) => `${q} (${w})`).join(', ')}</td>
-        <td>${s.concurrency}</td><td>${s.active}</td><td>${s.processed}</td><td>${s.failed}</td>
-        <td>${duration(data.now - s.startedAt)}</td><td>${duration(Math.max(0, data.now - s.heartbeatAt))} ago</td>
-      </tr>`)}
-    </tbody></table>
+  return html`<section data-testid="servers">
+    <h2>Servers</h2>
+    <table>
+      <thead>
+        <tr>
+          <th>server</th>
+          <th>host</th>
+          <th>pid</th>
+          <th>queues (weight)</th>
+          <th>concurrency</th>
+          <th>active</th>
+          <th>processed</th>
+          <th>failed</th>
+          <th>uptime</th>
+          <th>heartbeat</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          data.servers.length === 0 &&
+          html`<tr>
+            <td colspan="10" class="muted">No live worker servers.</td>
+          </tr>`
+        }
+        ${data.servers.map(
+          (s) =>
+            html`<tr>
+              <td>${s.id}</td>
+              <td>${s.host}</td>
+              <td>${s.pid}</td>
+              <td>
+                ${Object.entries(s.queues)
+                  .map(([q, w]) => `${q} (${w})`)
+                  .join(', ')}
+              </td>
+              <td>${s.concurrency}</td>
+              <td>${s.active}</td>
+              <td>${s.processed}</td>
+              <td>${s.failed}</td>
+              <td>${duration(data.now - s.startedAt)}</td>
+              <td>${duration(Math.max(0, data.now - s.heartbeatAt))} ago</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
     <h3>Scheduler instances</h3>
-    <table><thead><tr><th>instance</th><th>last seen</th><th>alive</th></tr></thead><tbody>
-      ${data.instances.map((i) => html`<tr><td>${i.instance}</td><td>${when(i.lastSeenAt)}</td><td>${i.alive ? 'yes' : 'no'}</td></tr>`)}
-    </tbody></table>
+    <table>
+      <thead>
+        <tr>
+          <th>instance</th>
+          <th>last seen</th>
+          <th>alive</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${data.instances.map(
+          (i) =>
+            html`<tr>
+              <td>${i.instance}</td>
+              <td>${when(i.lastSeenAt)}</td>
+              <td>${i.alive ? 'yes' : 'no'}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
   </section>`;
 }
 
@@ -130,8 +212,10 @@ function App() {
   }
   return html`<header>
       <h1>Chronos</h1>
-      <nav>${nav('overview', '#/', 'Overview')} ${nav('queues', `#/queues/${firstQueue}/pending`, 'Tasks')}
-        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')}</nav>
+      <nav>
+        ${nav('overview', '#/', 'Overview')} ${nav('queues', `#/queues/${firstQueue}/pending`, 'Tasks')}
+        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')}
+      </nav>
       <${SearchBox} onFind=${(id) => go('#/tasks/' + encodeURIComponent(id))} />
       <span class="muted" data-testid="namespace">${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : ''}` : ''}</span>
     </header>

@@ -8,9 +8,10 @@ export { render, useEffect, useState, useCallback, useRef };
 
 /** GET `api/<path>` (no body) or POST it with a JSON body; throws the API's error message. */
 export async function api(path, body) {
-  const init = body === undefined
-    ? { headers: { accept: 'application/json' } }
-    : { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) };
+  const init =
+    body === undefined
+      ? { headers: { accept: 'application/json' } }
+      : { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) };
   const res = await fetch('api/' + path, init);
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);

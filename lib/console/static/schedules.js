@@ -22,9 +22,13 @@ function Acts({ s, readOnly, setNotice, after }) {
     act(setNotice, `remove ${s.name}`, () => post('remove', { force: !(s.runtime || s.orphaned) }), after);
   };
   return html`<span class="acts">
-    ${s.paused
-      ? html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>resume</button>`
-      : html`<button data-testid="pause" onClick=${pause}>pause</button>`}
+    ${
+      s.paused
+        ? html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>
+            resume
+          </button>`
+        : html`<button data-testid="pause" onClick=${pause}>pause</button>`
+    }
     <button data-testid="trigger" onClick=${() => act(setNotice, `trigger ${s.name}`, () => post('trigger'), after)}>trigger now</button>
     <button class="danger" data-testid="remove" onClick=${remove}>remove</button>
   </span>`;
@@ -37,24 +41,48 @@ function lastOutcome(s, history) {
 
 export function SchedulesPage({ data, readOnly }) {
   const [notice, setNotice] = useState(null);
-  return html`<section data-testid="schedules"><h2>Schedules</h2>
+  return html`<section data-testid="schedules">
+    <h2>Schedules</h2>
     <${Notice} notice=${notice} />
-    <table><thead><tr><th>schedule</th><th>when</th><th>queue · type</th><th>next runs</th><th>last fired</th><th>state</th>
-      <th>origin</th>${!readOnly && html`<th>acts</th>`}</tr></thead>
-    <tbody>
-      ${data.schedules.length === 0 && html`<tr><td colspan="8" class="muted">No schedules.</td></tr>`}
-      ${data.schedules.map((s) => html`<tr data-schedule=${s.name}>
-        <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a></td>
-        <td><span data-testid="spec-words">${s.description}</span><br /><code class="muted">${s.expression}</code></td>
-        <td>${s.queue} · ${s.type}</td>
-        <td>${s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}</td>
-        <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
-        <td><${Liveness} s=${s} />
-          ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}</td>
-        <td>${s.origin}</td>
-        ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} /></td>`}
-      </tr>`)}
-    </tbody></table></section>`;
+    <table>
+      <thead>
+        <tr>
+          <th>schedule</th>
+          <th>when</th>
+          <th>queue · type</th>
+          <th>next runs</th>
+          <th>last fired</th>
+          <th>state</th>
+          <th>origin</th>
+          ${!readOnly && html`<th>acts</th>`}
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          data.schedules.length === 0 &&
+          html`<tr>
+            <td colspan="8" class="muted">No schedules.</td>
+          </tr>`
+        }
+        ${data.schedules.map(
+          (s) =>
+            html`<tr data-schedule=${s.name}>
+              <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a></td>
+              <td><span data-testid="spec-words">${s.description}</span><br /><code class="muted">${s.expression}</code></td>
+              <td>${s.queue} · ${s.type}</td>
+              <td>${s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}</td>
+              <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
+              <td>
+                <${Liveness} s=${s} />
+                ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}
+              </td>
+              <td>${s.origin}</td>
+              ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} /></td>`}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
 }
 
 export function SchedulePage({ readOnly, name, tick }) {
@@ -65,28 +93,76 @@ export function SchedulePage({ readOnly, name, tick }) {
     api(`schedules/${enc(name)}`).then(setD, (err) => setD({ missing: err.message }));
   }, [name, tick, version]);
   if (!d) return html`<p class="muted">Loading ${name}…</p>`;
-  if (d.missing) return html`<section><h2>Schedule ${name}</h2><p class="warning">${d.missing}</p></section>`;
+  if (d.missing)
+    return html`<section>
+      <h2>Schedule ${name}</h2>
+      <p class="warning">${d.missing}</p>
+    </section>`;
   const s = d.schedule;
   const meta = [
-    ['when', html`${s.description} <code>${s.expression}</code>`], ['time zone', s.timeZone], ['queue', s.queue], ['task type', s.type],
-    ['catch-up', s.catchUp], ['overlap', s.overlap], ['origin', s.origin], ['last fired', when(s.lastFiredAt)],
-    ['last outcome', lastOutcome(s, d.history)], ['next due', when(s.nextDueAt)],
-    ['declared by', s.declaredBy.map((i) => `${i.instance} (${i.alive ? 'alive' : 'gone'}, seen ${when(i.lastSeenAt)})`).join('; ') || 'none'],
-    s.pause && ['paused', `“${s.pause.note}” by ${s.pause.actor} at ${when(s.pause.at)}`], s.error && ['error', s.error],
+    ['when', html`${s.description} <code>${s.expression}</code>`],
+    ['time zone', s.timeZone],
+    ['queue', s.queue],
+    ['task type', s.type],
+    ['catch-up', s.catchUp],
+    ['overlap', s.overlap],
+    ['origin', s.origin],
+    ['last fired', when(s.lastFiredAt)],
+    ['last outcome', lastOutcome(s, d.history)],
+    ['next due', when(s.nextDueAt)],
+    [
+      'declared by',
+      s.declaredBy.map((i) => `${i.instance} (${i.alive ? 'alive' : 'gone'}, seen ${when(i.lastSeenAt)})`).join('; ') || 'none',
+    ],
+    s.pause && ['paused', `“${s.pause.note}” by ${s.pause.actor} at ${when(s.pause.at)}`],
+    s.error && ['error', s.error],
   ].filter(Boolean);
   return html`<section data-testid="schedule-detail">
     <h2>Schedule ${s.name} <${Liveness} s=${s} /></h2>
     <${Notice} notice=${notice} />
     <p><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} after=${() => setVersion((v) => v + 1)} /></p>
-    <dl class="meta">${meta.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
-    <h3>Next runs</h3><ul>${s.next.map((n) => html`<li>${when(n)}</li>`)}</ul>
+    <dl class="meta">
+      ${meta.map(
+        ([k, v]) =>
+          html`<dt>${k}</dt>
+            <dd>${v}</dd>`,
+      )}
+    </dl>
+    <h3>Next runs</h3>
+    <ul>
+      ${s.next.map((n) => html`<li>${when(n)}</li>`)}
+    </ul>
     <h3>Fire history</h3>
-    <table data-testid="history"><thead><tr><th>trigger</th><th>recorded</th><th>outcome</th><th>by</th><th>task</th><th>now</th></tr></thead><tbody>
-      ${d.history.length === 0 && html`<tr><td colspan="6" class="muted">No fires yet.</td></tr>`}
-      ${d.history.map((h) => html`<tr>
-        <td>${when(h.triggerAt)}</td><td>${when(h.at)}</td><td>${h.outcome}${h.count > 1 ? ` ×${h.count}` : ''}</td><td>${h.by ?? '-'}</td>
-        <td>${h.taskId ? html`<a href=${`#/tasks/${enc(h.taskId)}?queue=${enc(s.queue)}`}>${h.taskId}</a>` : '-'}</td><td>${h.task ?? '-'}</td>
-      </tr>`)}
-    </tbody></table>
+    <table data-testid="history">
+      <thead>
+        <tr>
+          <th>trigger</th>
+          <th>recorded</th>
+          <th>outcome</th>
+          <th>by</th>
+          <th>task</th>
+          <th>now</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          d.history.length === 0 &&
+          html`<tr>
+            <td colspan="6" class="muted">No fires yet.</td>
+          </tr>`
+        }
+        ${d.history.map(
+          (h) =>
+            html`<tr>
+              <td>${when(h.triggerAt)}</td>
+              <td>${when(h.at)}</td>
+              <td>${h.outcome}${h.count > 1 ? ` ×${h.count}` : ''}</td>
+              <td>${h.by ?? '-'}</td>
+              <td>${h.taskId ? html`<a href=${`#/tasks/${enc(h.taskId)}?queue=${enc(s.queue)}`}>${h.taskId}</a>` : '-'}</td>
+              <td>${h.task ?? '-'}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
   </section>`;
 }

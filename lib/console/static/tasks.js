@@ -35,13 +35,30 @@ function DeadGroups({ queue, tick, onPick }) {
     api(`dead-groups?queue=${enc(queue)}`).then(setGroups, () => setGroups(null));
   }, [queue, tick]);
   if (!groups || groups.groups.length === 0) return null;
-  return html`<div class="card" data-testid="dead-groups"><h3>Dead tasks by error${groups.truncated ? ` (first ${groups.scanned})` : ''}</h3>
-    <table><thead><tr><th>count</th><th>error</th><th>types</th><th>last failed</th></tr></thead><tbody>
-    ${groups.groups.map((g) => html`<tr>
-      <td>${g.count}</td>
-      <td><button class="link error-text" data-testid="dead-group" onClick=${() => onPick(g.message)}>${g.message}</button></td>
-      <td>${g.types.join(', ')}</td><td>${when(g.lastFailedAt)}</td></tr>`)}
-    </tbody></table></div>`;
+  return html`<div class="card" data-testid="dead-groups">
+    <h3>Dead tasks by error${groups.truncated ? ` (first ${groups.scanned})` : ''}</h3>
+    <table>
+      <thead>
+        <tr>
+          <th>count</th>
+          <th>error</th>
+          <th>types</th>
+          <th>last failed</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${groups.groups.map(
+          (g) =>
+            html`<tr>
+              <td>${g.count}</td>
+              <td><button class="link error-text" data-testid="dead-group" onClick=${() => onPick(g.message)}>${g.message}</button></td>
+              <td>${g.types.join(', ')}</td>
+              <td>${when(g.lastFailedAt)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 export function TasksPage({ data, tick, query, readOnly, queue, state }) {
@@ -65,9 +82,15 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
   const info = data.queues.find((q) => q.name === queue);
   const acts = readOnly ? [] : ACTS[state];
   const bulk = readOnly ? [] : BULK[state];
-  const one = (action, id) => act(setNotice, `${action} ${id}`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [id] }), refresh);
+  const one = (action, id) =>
+    act(setNotice, `${action} ${id}`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [id] }), refresh);
   const some = (action) =>
-    act(setNotice, `${action} ${selected.size} selected`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [...selected] }), refresh);
+    act(
+      setNotice,
+      `${action} ${selected.size} selected`,
+      () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [...selected] }),
+      refresh,
+    );
   const all = (action) => {
     const what = `${action} ALL ${state} tasks of ${queue}${type ? ` of type ${type}` : ''}${error ? ` whose error contains "${error}"` : ''}`;
     if (!confirm(`Really ${what}?`)) return;
@@ -79,42 +102,89 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
     setSelected(s);
   };
   return html`<section data-testid="tasks">
-    <h2>Queue <select data-testid="queue-select" value=${queue} onChange=${(e) => go(`#/queues/${enc(e.target.value)}/${state}`)}>
-      ${data.queues.map((q) => html`<option value=${q.name}>${q.name}</option>`)}
-      ${!info && html`<option value=${queue}>${queue}</option>`}
-    </select> ${info?.paused && html`<span class="badge paused">paused</span>`}
-    ${!readOnly && info && html`<button onClick=${() => act(setNotice, info.paused ? 'resume' : 'pause', () => api(`queues/${enc(queue)}/${info.paused ? 'resume' : 'pause'}`, {}))}>
-      ${info.paused ? 'Resume queue' : 'Pause queue'}</button>`}</h2>
-    <nav class="tabs">${STATES.map((s) => html`<a class=${s === state ? 'active' : ''} data-testid=${'tab-' + s} href=${`#/queues/${enc(queue)}/${s}`}>
-      ${s} ${info ? html`<span class="count">${info[s]}</span>` : ''}</a>`)}</nav>
+    <h2>
+      Queue
+      <select data-testid="queue-select" value=${queue} onChange=${(e) => go(`#/queues/${enc(e.target.value)}/${state}`)}>
+        ${data.queues.map((q) => html`<option value=${q.name}>${q.name}</option>`)}
+        ${!info && html`<option value=${queue}>${queue}</option>`}
+      </select>
+      ${info?.paused && html`<span class="badge paused">paused</span>`}
+      ${
+        !readOnly &&
+        info &&
+        html`<button
+          onClick=${() => act(setNotice, info.paused ? 'resume' : 'pause', () => api(`queues/${enc(queue)}/${info.paused ? 'resume' : 'pause'}`, {}))}
+        >
+          ${info.paused ? 'Resume queue' : 'Pause queue'}
+        </button>`
+      }
+    </h2>
+    <nav class="tabs">
+      ${STATES.map(
+        (s) =>
+          html`<a class=${s === state ? 'active' : ''} data-testid=${'tab-' + s} href=${`#/queues/${enc(queue)}/${s}`}>
+            ${s} ${info ? html`<span class="count">${info[s]}</span>` : ''}</a
+          >`,
+      )}
+    </nav>
     <${Notice} notice=${notice} />
     ${state === 'dead' && html`<${DeadGroups} queue=${queue} tick=${tick} onPick=${(msg) => setFilter(type, msg)} />`}
-    ${(state === 'dead' || state === 'retry' || state === 'scheduled') && html`<form class="filters" onSubmit=${(e) => {
-      e.preventDefault();
-      setFilter(e.target.type.value.trim(), e.target.error.value.trim());
-    }}>
-      <input name="type" data-testid="filter-type" placeholder="type" value=${type} />
-      <input name="error" data-testid="filter-error" placeholder="error contains" value=${error} />
-      <button type="submit">Filter</button> ${(type || error) && html`<a href=${base}>clear</a>`}
-    </form>`}
-    ${(bulk.length > 0 || (acts.length > 0 && selected.size > 0)) && html`<div class="bulk">
-      ${selected.size > 0 && acts.map((a) => html`<button data-testid=${'selected-' + a} onClick=${() => some(a)}>${a} ${selected.size} selected</button>`)}
-      ${bulk.map((a) => html`<button class="danger" data-testid=${'all-' + a} onClick=${() => all(a)}>${a} all${type || error ? ' matching' : ''}</button>`)}
-    </div>`}
-    <table data-testid="task-table"><thead><tr>${acts.length > 0 && html`<th></th>`}<th>id</th><th>type</th><th>payload</th>
-      <th>${state === 'dead' ? 'failed' : state === 'active' ? 'running for' : 'due / enqueued'}</th><th>retried</th>
-      ${state === 'dead' || state === 'retry' ? html`<th>error</th>` : null}${acts.length > 0 && html`<th>acts</th>`}</tr></thead>
-    <tbody>
-      ${page && page.tasks.length === 0 && html`<tr><td colspan="8" class="muted">No ${state} tasks.</td></tr>`}
-      ${page?.tasks.map((t) => html`<tr data-task=${t.id}>
-        ${acts.length > 0 && html`<td><input type="checkbox" checked=${selected.has(t.id)} onChange=${() => toggle(t.id)} /></td>`}
-        <td><a href=${`#/tasks/${enc(t.id)}?queue=${enc(queue)}`}>${t.id}</a></td><td>${t.type}</td>
-        <td><code class="payload">${preview(t.payload)}</code></td>
-        <td>${state === 'active' ? duration(t.idleMs) : when(t.at ?? t.enqueuedAt)}</td><td>${t.retried}/${t.maxRetry}</td>
-        ${state === 'dead' || state === 'retry' ? html`<td class="error-text">${(t.lastError ?? '').split('\n')[0]}${t.reason ? ` (${t.reason})` : ''}</td>` : null}
-        ${acts.length > 0 && html`<td>${acts.map((a) => html`<button data-testid=${'act-' + a} onClick=${() => one(a, t.id)}>${a}</button> `)}</td>`}
-      </tr>`)}
-    </tbody></table>
+    ${
+      (state === 'dead' || state === 'retry' || state === 'scheduled') &&
+      html`<form
+        class="filters"
+        onSubmit=${(e) => {
+          e.preventDefault();
+          setFilter(e.target.type.value.trim(), e.target.error.value.trim());
+        }}
+      >
+        <input name="type" data-testid="filter-type" placeholder="type" value=${type} />
+        <input name="error" data-testid="filter-error" placeholder="error contains" value=${error} />
+        <button type="submit">Filter</button> ${(type || error) && html`<a href=${base}>clear</a>`}
+      </form>`
+    }
+    ${
+      (bulk.length > 0 || (acts.length > 0 && selected.size > 0)) &&
+      html`<div class="bulk">
+        ${selected.size > 0 && acts.map((a) => html`<button data-testid=${'selected-' + a} onClick=${() => some(a)}>${a} ${selected.size} selected</button>`)}
+        ${bulk.map((a) => html`<button class="danger" data-testid=${'all-' + a} onClick=${() => all(a)}>${a} all${type || error ? ' matching' : ''}</button>`)}
+      </div>`
+    }
+    <table data-testid="task-table">
+      <thead>
+        <tr>
+          ${acts.length > 0 && html`<th></th>`}
+          <th>id</th>
+          <th>type</th>
+          <th>payload</th>
+          <th>${state === 'dead' ? 'failed' : state === 'active' ? 'running for' : 'due / enqueued'}</th>
+          <th>retried</th>
+          ${state === 'dead' || state === 'retry' ? html`<th>error</th>` : null}${acts.length > 0 && html`<th>acts</th>`}
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          page &&
+          page.tasks.length === 0 &&
+          html`<tr>
+            <td colspan="8" class="muted">No ${state} tasks.</td>
+          </tr>`
+        }
+        ${page?.tasks.map(
+          (t) =>
+            html`<tr data-task=${t.id}>
+              ${acts.length > 0 && html`<td><input type="checkbox" checked=${selected.has(t.id)} onChange=${() => toggle(t.id)} /></td>`}
+              <td><a href=${`#/tasks/${enc(t.id)}?queue=${enc(queue)}`}>${t.id}</a></td>
+              <td>${t.type}</td>
+              <td><code class="payload">${preview(t.payload)}</code></td>
+              <td>${state === 'active' ? duration(t.idleMs) : when(t.at ?? t.enqueuedAt)}</td>
+              <td>${t.retried}/${t.maxRetry}</td>
+              ${state === 'dead' || state === 'retry' ? html`<td class="error-text">${(t.lastError ?? '').split('\n')[0]}${t.reason ? ` (${t.reason})` : ''}</td>` : null}
+              ${acts.length > 0 && html`<td>${acts.map((a) => html`<button data-testid=${'act-' + a} onClick=${() => one(a, t.id)}>${a}</button> `)}</td>`}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
     <p class="pager">
       ${cursors.length > 0 && html`<button onClick=${() => setCursors(cursors.slice(0, -1))}>← previous</button>`}
       ${page?.cursor && html`<button data-testid="next-page" onClick=${() => setCursors([...cursors, page.cursor])}>next →</button>`}
@@ -132,27 +202,54 @@ export function TaskPage({ query, readOnly, id }) {
     api(`tasks/${enc(id)}${queue ? '?queue=' + enc(queue) : ''}`).then(setTask, (err) => setTask({ missing: err.message }));
   }, [id, queue, version]);
   if (task === undefined) return html`<p class="muted">Looking for task ${id}…</p>`;
-  if (task.missing) return html`<section data-testid="task-missing"><h2>Task ${id}</h2><p class="warning">${task.missing}</p></section>`;
+  if (task.missing)
+    return html`<section data-testid="task-missing">
+      <h2>Task ${id}</h2>
+      <p class="warning">${task.missing}</p>
+    </section>`;
   const acts = readOnly ? [] : ACTS[task.state];
   const run = (action) =>
-    act(setNotice, action, () => api(`queues/${enc(task.queue)}/tasks/act`, { action, state: task.state, ids: [task.id] }), () => setVersion((v) => v + 1));
+    act(
+      setNotice,
+      action,
+      () => api(`queues/${enc(task.queue)}/tasks/act`, { action, state: task.state, ids: [task.id] }),
+      () => setVersion((v) => v + 1),
+    );
   const meta = [
     ['queue', html`<a href=${`#/queues/${enc(task.queue)}/${task.state}`}>${task.queue}</a>`],
-    ['state', task.state], ['type', task.type], ['retried', `${task.retried} of ${task.maxRetry}`],
-    ['timeout', task.timeoutMs ? duration(task.timeoutMs) : 'none'], ['enqueued', when(task.enqueuedAt)],
-    task.at && ['due / failed at', when(task.at)], task.reason && ['dead because', task.reason],
-    task.crashes && ['reclaimed after crashes', task.crashes], task.consumer && ['held by', `${task.consumer} for ${duration(task.idleMs)}`],
-    task.schedule && ['trigger of', html`<a data-testid="schedule-link" href=${'#/schedules/' + enc(task.schedule)}>${task.schedule}</a> at ${when(task.triggerAt)}`],
+    ['state', task.state],
+    ['type', task.type],
+    ['retried', `${task.retried} of ${task.maxRetry}`],
+    ['timeout', task.timeoutMs ? duration(task.timeoutMs) : 'none'],
+    ['enqueued', when(task.enqueuedAt)],
+    task.at && ['due / failed at', when(task.at)],
+    task.reason && ['dead because', task.reason],
+    task.crashes && ['reclaimed after crashes', task.crashes],
+    task.consumer && ['held by', `${task.consumer} for ${duration(task.idleMs)}`],
+    task.schedule && [
+      'trigger of',
+      html`<a data-testid="schedule-link" href=${'#/schedules/' + enc(task.schedule)}>${task.schedule}</a> at ${when(task.triggerAt)}`,
+    ],
     task.entryId && ['stream entry', task.entryId],
   ].filter(Boolean);
   return html`<section data-testid="task-detail">
     <h2>Task <code>${task.id}</code></h2>
     <${Notice} notice=${notice} />
     <p>${acts.map((a) => html`<button data-testid=${'detail-' + a} onClick=${() => run(a)}>${a}</button> `)}</p>
-    <dl class="meta">${meta.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
+    <dl class="meta">
+      ${meta.map(
+        ([k, v]) =>
+          html`<dt>${k}</dt>
+            <dd>${v}</dd>`,
+      )}
+    </dl>
     <h3>Payload</h3>
     ${task.payloadError && html`<p class="warning">${task.payloadError}</p>`}
     <pre data-testid="payload">${typeof task.payload === 'string' ? task.payload : JSON.stringify(task.payload, null, 2)}</pre>
-    ${task.lastError && html`<h3>Last error${task.failedAt ? ` (${when(task.failedAt)})` : ''}</h3><pre class="error-text" data-testid="error">${task.lastError}</pre>`}
+    ${
+      task.lastError &&
+      html`<h3>Last error${task.failedAt ? ` (${when(task.failedAt)})` : ''}</h3>
+        <pre class="error-text" data-testid="error">${task.lastError}</pre>`
+    }
   </section>`;
 }

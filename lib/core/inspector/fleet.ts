@@ -51,8 +51,7 @@ export async function redisInfo(ctx: InspectorContext): Promise<RedisInfo> {
   };
   if (policy !== 'noeviction') {
     out.warning =
-      `maxmemory-policy is ${policy}: under memory pressure Redis may evict leases, dedup keys or whole queues. ` +
-      'Set it to noeviction.';
+      `maxmemory-policy is ${policy}: under memory pressure Redis may evict leases, dedup keys or whole queues. ` + 'Set it to noeviction.';
   }
   return out;
 }

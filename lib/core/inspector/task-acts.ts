@@ -157,7 +157,14 @@ export async function deleteAllTasks(
 function runBatch(ctx: InspectorContext, queue: string, state: 'scheduled' | 'retry'): BatchAct {
   const k = ctx.keys(queue);
   const { zset, hash } = setOf(k, state);
-  return async (rows) => ({ done: await runScript<string[]>(ctx.client, 'run-tasks', [k.stream, zset, hash], rows.map((r) => r.info.id)) });
+  return async (rows) => ({
+    done: await runScript<string[]>(
+      ctx.client,
+      'run-tasks',
+      [k.stream, zset, hash],
+      rows.map((r) => r.info.id),
+    ),
+  });
 }
 
 /**

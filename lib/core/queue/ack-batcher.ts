@@ -60,10 +60,15 @@ export class AckBatcher {
       const acked = await ackScript(this.client, p.keys, { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs });
       this.onAcked(acked);
       if (acked < sent) {
-        this.logger.warn(`${sent - acked} task(s) finished after another server had reclaimed them; they may run twice (queue=${p.keys.queue})`);
+        this.logger.warn(
+          `${sent - acked} task(s) finished after another server had reclaimed them; they may run twice (queue=${p.keys.queue})`,
+        );
       }
     } catch (err) {
-      this.logger.error(`Could not ack ${sent} finished task(s); they stay pending and will run again after the visibility timeout (queue=${p.keys.queue})`, err);
+      this.logger.error(
+        `Could not ack ${sent} finished task(s); they stay pending and will run again after the visibility timeout (queue=${p.keys.queue})`,
+        err,
+      );
     }
   }
 }

@@ -276,14 +276,22 @@ export class ChronosClient {
 
   private emitEnqueued(type: string, r: EnqueueResult): void {
     if (this.events?.active) {
-      this.events.emit({ type: 'task.enqueued', queue: r.queue, taskId: r.id, taskType: type, state: r.state, deduplicated: r.deduplicated });
+      this.events.emit({
+        type: 'task.enqueued',
+        queue: r.queue,
+        taskId: r.id,
+        taskType: type,
+        state: r.state,
+        deduplicated: r.deduplicated,
+      });
     }
   }
 
   private prepare(type: string, payload: unknown, options: EnqueueOptions): Prepared {
     const p = new OptionProblems();
     if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
     p.unknownKeys(options, ENQUEUE_KEYS);
     p.name('queue', options.queue);
     p.int('maxRetry', options.maxRetry, 0);
@@ -320,7 +328,18 @@ export class ChronosClient {
     const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
     if (unique) meta[META.uniqueId] = 1;
-    return { keys: this.keysOf(queue), id, type, payload: encoded, meta, processAt, delayMs, dedupKey: options.dedupKey, dedupTtlMs, unique };
+    return {
+      keys: this.keysOf(queue),
+      id,
+      type,
+      payload: encoded,
+      meta,
+      processAt,
+      delayMs,
+      dedupKey: options.dedupKey,
+      dedupTtlMs,
+      unique,
+    };
   }
 }
 

@@ -53,13 +53,30 @@ export interface ServerOptions {
 }
 
 const SERVER_KEYS = new Set([
-  'connection', 'namespace', 'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout',
-  'recoverInterval', 'maxDeliveries', 'forwardInterval', 'blockTimeout', 'backoff', 'deadMaxCount', 'deadMaxAge',
-  'serverId', 'logger', 'events', 'mux',
+  'connection',
+  'namespace',
+  'concurrency',
+  'queues',
+  'strictPriority',
+  'shutdownTimeout',
+  'visibilityTimeout',
+  'recoverInterval',
+  'maxDeliveries',
+  'forwardInterval',
+  'blockTimeout',
+  'backoff',
+  'deadMaxCount',
+  'deadMaxAge',
+  'serverId',
+  'logger',
+  'events',
+  'mux',
 ]);
 
 /** The numeric and behavioural options of a server, validated, defaults applied. */
-export type ResolvedServerOptions = Required<Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>>;
+export type ResolvedServerOptions = Required<
+  Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>
+>;
 
 /** Server options resolved: the numeric and behavioural ones, the namespace and the queues. */
 export interface ResolvedServer {

@@ -157,7 +157,13 @@ export class ChronosServer {
     const { fetcher } = this;
     const fetch = fetcher.failures.status;
     const blocking = { ready: fetcher.blockingReady };
-    return { running: this.state === 'running', fetch, forward: this.forwarder.failures.status, lastFetchAt: fetcher.lastFetchAt, blocking };
+    return {
+      running: this.state === 'running',
+      fetch,
+      forward: this.forwarder.failures.status,
+      lastFetchAt: fetcher.lastFetchAt,
+      blocking,
+    };
   }
 
   /** Names of the queues this server serves. */
@@ -197,9 +203,15 @@ export class ChronosServer {
     loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
     loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
-    this.cancels = await listenForCancels(this.conn.client, this.namespace, (entryId) => this.slots.cancelled(entryId), this.logger, (run, actor) => {
-      if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
-    });
+    this.cancels = await listenForCancels(
+      this.conn.client,
+      this.namespace,
+      (entryId) => this.slots.cancelled(entryId),
+      this.logger,
+      (run, actor) => {
+        if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
+      },
+    );
     this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 

@@ -101,7 +101,20 @@ export interface StoredSchedule {
   generation?: number;
 }
 
-const DEF_KEYS = new Set(['name', 'spec', 'timeZone', 'queue', 'type', 'payload', 'maxRetry', 'timeout', 'catchUp', 'catchUpWindow', 'catchUpCap', 'overlap']);
+const DEF_KEYS = new Set([
+  'name',
+  'spec',
+  'timeZone',
+  'queue',
+  'type',
+  'payload',
+  'maxRetry',
+  'timeout',
+  'catchUp',
+  'catchUpWindow',
+  'catchUpCap',
+  'overlap',
+]);
 
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
 export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone'>, defaultTimeZone: string): ScheduleSpec {
@@ -140,7 +153,11 @@ function throwFirst(p: OptionProblems, schedule: string | undefined): void {
  * Validates a definition and builds its registry form.
  * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
  */
-export function toStored(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): { stored: StoredSchedule; spec: ScheduleSpec } {
+export function toStored(
+  def: ScheduleDefinition,
+  defaultTimeZone: string,
+  runtime: boolean,
+): { stored: StoredSchedule; spec: ScheduleSpec } {
   const name = validateScheduleName(def?.name);
   const p = new OptionProblems();
   p.unknownKeys(def, DEF_KEYS);

@@ -356,7 +356,14 @@ export class Firing {
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued') {
       const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
-      this.ctx.events.emit({ type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId: triggerKey(s.name, triggerAt), triggerAt, caughtUp });
+      this.ctx.events.emit({
+        type: 'schedule.fired',
+        schedule: s.name,
+        queue: s.queue,
+        taskId: triggerKey(s.name, triggerAt),
+        triggerAt,
+        caughtUp,
+      });
     } else if (result === 'duplicate') {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
     } else if (result === 'skipped') {

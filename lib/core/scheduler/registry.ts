@@ -198,7 +198,7 @@ export class Declarations {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.declared.size > 0);
       if (status === 'declaredLost') {
         this.ctx.logger.warn(
-          'The schedule registry lost this instance\'s declarations (Redis restarted without persistence?): publishing them again',
+          "The schedule registry lost this instance's declarations (Redis restarted without persistence?): publishing them again",
         );
         await this.publish();
       }

@@ -61,8 +61,18 @@ export interface ResolvedSchedulerOptions {
 }
 
 const OPTION_KEYS = new Set([
-  'connection', 'namespace', 'instanceId', 'leaderTtl', 'eligible', 'timeZone', 'heartbeatInterval', 'logger', 'events', 'clock',
-  'trustLocalClock', 'tickHook',
+  'connection',
+  'namespace',
+  'instanceId',
+  'leaderTtl',
+  'eligible',
+  'timeZone',
+  'heartbeatInterval',
+  'logger',
+  'events',
+  'clock',
+  'trustLocalClock',
+  'tickHook',
 ]);
 
 /**

@@ -52,7 +52,8 @@ export function resolveConsole(c: unknown, issues: string[]): ResolvedConsoleOpt
       issues.push(`console.path: expected a path such as "/chronos", got ${JSON.stringify(o.path)}`);
     } else out.path = o.path.replace(/\/+$/, '') || '/';
   }
-  if (o.readOnly !== undefined && typeof o.readOnly !== 'boolean') issues.push(`console.readOnly: expected true or false, got ${JSON.stringify(o.readOnly)}`);
+  if (o.readOnly !== undefined && typeof o.readOnly !== 'boolean')
+    issues.push(`console.readOnly: expected true or false, got ${JSON.stringify(o.readOnly)}`);
   else out.readOnly = o.readOnly === true;
   const guards = o.guard === undefined ? [] : Array.isArray(o.guard) ? o.guard : [o.guard];
   for (const g of guards) {

@@ -81,9 +81,12 @@ export class ChronosConsoleMount implements OnModuleInit {
       }
       handler(req, res, next);
     };
-    (adapter.getInstance() as { use(path: string, fn: unknown): void }).use(path, (req: IncomingMessage, res: ServerResponse, next: Next) => {
-      mounted(req, res, next).catch(next);
-    });
+    (adapter.getInstance() as { use(path: string, fn: unknown): void }).use(
+      path,
+      (req: IncomingMessage, res: ServerResponse, next: Next) => {
+        mounted(req, res, next).catch(next);
+      },
+    );
     this.mountedAt = path;
     const guarded = all.length > 0 || c.authorize !== undefined;
     const mode = c.readOnly ? ', read-only' : '';

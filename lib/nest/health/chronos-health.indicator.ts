@@ -170,8 +170,7 @@ export class ChronosHealthIndicator {
       const l = scheduler.lease;
       if (l?.holder !== this.scheduler.instanceId) {
         scheduler.failing = `this instance leads but Redis has the lease held by ${l ? l.holder : 'nobody'}`;
-      }
-      else if (l.ageMs > this.options.leaderTtl * 0.75) {
+      } else if (l.ageMs > this.options.leaderTtl * 0.75) {
         scheduler.failing = `lease renewal late: last renewed ${l.ageMs} ms ago (leaderTtl ${this.options.leaderTtl} ms)`;
       }
     }
@@ -212,7 +211,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 /** `"<loop> failing since <iso>: <error>"` for the first failing loop, or undefined. */
-function failing(loops: Record<string, { ok: true } | { ok: false; failingSince: number; lastError: string } | undefined>): string | undefined {
+function failing(
+  loops: Record<string, { ok: true } | { ok: false; failingSince: number; lastError: string } | undefined>,
+): string | undefined {
   for (const [name, st] of Object.entries(loops)) {
     if (st && !st.ok) return `${name} failing since ${new Date(st.failingSince).toISOString()}: ${st.lastError}`;
   }

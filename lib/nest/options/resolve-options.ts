@@ -51,7 +51,11 @@ type Route = readonly [to: Core, key: string, from?: string];
  */
 const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly Route[] } = {
   connection: [], // given to all three once its shape is checked
-  namespace: [['server', 'namespace'], ['scheduler', 'namespace'], ['client', 'namespace']],
+  namespace: [
+    ['server', 'namespace'],
+    ['scheduler', 'namespace'],
+    ['client', 'namespace'],
+  ],
   instanceId: [], // the server's serverId and the scheduler's instanceId
   timeZone: [['scheduler', 'timeZone']],
   queue: [['client', 'defaults.queue']],
@@ -120,7 +124,11 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const server = checkServerOptions(core.server);
   const scheduler = checkSchedulerOptions(core.scheduler);
   const client = checkClientOptions(core.client);
-  for (const [to, checked] of [['server', server], ['scheduler', scheduler], ['client', client]] as const) {
+  for (const [to, checked] of [
+    ['server', server],
+    ['scheduler', scheduler],
+    ['client', client],
+  ] as const) {
     p.merge(checked.problems.map((x) => asModuleProblem(to, x)));
   }
   const issues = [...new Set(inOptionOrder(p.list).map((x) => describeProblem(x)))];

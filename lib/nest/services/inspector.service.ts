@@ -215,7 +215,12 @@ export class InspectorService {
 
   /** Leader, schedules, queues and servers in one call (e.g. for a status endpoint). */
   async overview(nextTriggers = 3): Promise<ChronosOverview> {
-    const [leader, schedules, queues, servers] = await Promise.all([this.leader(), this.schedules(nextTriggers), this.queues(), this.servers()]);
+    const [leader, schedules, queues, servers] = await Promise.all([
+      this.leader(),
+      this.schedules(nextTriggers),
+      this.queues(),
+      this.servers(),
+    ]);
     return { leader, schedules, queues, servers };
   }
 }

@@ -46,7 +46,14 @@ Injectable()(Jobs);
 
 class AppModule {}
 Module({
-  imports: [ChronosModule.forRoot({ connection: process.env.REDIS_URL, namespace: `chronos-compat-${process.pid}`, leaderTtl: 1000, heartbeatInterval: 300 })],
+  imports: [
+    ChronosModule.forRoot({
+      connection: process.env.REDIS_URL,
+      namespace: `chronos-compat-${process.pid}`,
+      leaderTtl: 1000,
+      heartbeatInterval: 300,
+    }),
+  ],
   providers: [Jobs],
 })(AppModule);
 
@@ -75,7 +82,10 @@ async function main() {
   } while (cursor !== '0');
   await redis.quit();
   console.log(
-    `COMPAT OK with @nestjs/core ${nestVersion} on Node ${process.version}: leader=${leader} ping=${seen.ping.id} tick=${seen.tick.id} fanout=${seen.fanout.map((f) => f[1]).sort().join(',')}`,
+    `COMPAT OK with @nestjs/core ${nestVersion} on Node ${process.version}: leader=${leader} ping=${seen.ping.id} tick=${seen.tick.id} fanout=${seen.fanout
+      .map((f) => f[1])
+      .sort()
+      .join(',')}`,
   );
 }
 main().catch((err) => {
