@@ -1,4 +1,5 @@
 import type { ChronosLogger } from '../logger.js';
+import { DEAD_REASON, META } from '../redis/protocol.js';
 import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, TaskRun, type Executor } from './executor.js';
@@ -79,8 +80,15 @@ export class Slots {
     if (!decoded.ok) {
       const { task, error } = decoded;
       this.deps.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
-      const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now(), rs: 'decode', raw: decoded.fields };
-      void this.deps.executor.kill(f.queue, { ...task, meta }, 'decode', error.message);
+      const reason = DEAD_REASON.decode;
+      const meta: TaskMeta = {
+        ...task.meta,
+        [META.lastError]: error.message,
+        [META.failedAt]: Date.now(),
+        [META.deadReason]: reason,
+        [META.raw]: decoded.fields,
+      };
+      void this.deps.executor.kill(f.queue, { ...task, meta }, reason, error.message);
       return;
     }
     const w: Waiting = { queue: f.queue, task: decoded.task, payload: decoded.payload };
@@ -114,8 +122,9 @@ export class Slots {
 
   /** Takes a slot: holds a trigger's task that is early (first attempt only), else starts it. */
   private admit(w: Waiting): void {
-    const { tr, r, c } = w.task.meta;
-    const early = tr !== undefined && r === 0 && !c ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
+    const m = w.task.meta;
+    const tr = m[META.triggerAt];
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
     if (early > 0) {
       // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
       const delay = Math.ceil(early) + 1;
