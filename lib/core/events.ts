@@ -10,6 +10,11 @@ export type ChronosEvent =
   | { type: 'task.retried'; queue: string; taskId: string; taskType: string; retried: number; retryAt: number }
   | { type: 'task.dead'; queue: string; taskId: string; taskType: string; retried: number; reason: string; error: string }
   | { type: 'task.requeued'; queue: string; taskId: string; taskType: string; reason: 'shutdown' | 'recovered' }
+  /**
+   * A pending entry whose stream entry was gone (XDEL, a trim, eviction) when a recoverer reached it:
+   * nobody runs the task again. Only the entry id is known then (its task id and type were in it).
+   */
+  | { type: 'task.lost'; queue: string; entryId: string; reason: 'entry-deleted' }
   | { type: 'schedule.fired'; schedule: string; queue: string; taskId: string; triggerAt: number }
   | { type: 'schedule.skipped'; schedule: string; triggerAt: number; reason: 'overlap' | 'catch-up'; count: number }
   | { type: 'leader.acquired'; instanceId: string; term: number }

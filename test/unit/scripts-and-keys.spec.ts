@@ -118,11 +118,13 @@ test('entry fields: one order for XADD, the fast path of the decoder and task-en
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {
   const k = new QueueKeys('app', 'mail');
   const all = [k.stream, k.scheduled, k.retry, k.tasks, k.dead, k.deadTasks, k.lastFired, k.dedup('x:1'), k.uniqueId('id'), k.overlap('s'), k.processed('2026-01-01'), k.failed('2026-01-01')];
+  all.push(k.lost('2026-01-01'), k.reclaimed);
   for (const key of all) {
     expect(key.startsWith('app:')).toBe(true);
     expect(key.indexOf('{')).toBe(key.indexOf('{app:mail}'));
   }
   expect(new Set(all).size).toBe(all.length);
+  expect(k.lost('2026-01-01')).toBe('app:{app:mail}:lost:2026-01-01'); // the Inspector reads exactly this name
   const s = new SchedulerKeys('app');
   for (const key of [s.lease, s.term, s.leader, s.schedules, s.version, s.instances, s.declared('i')]) {
     expect(key.startsWith('app:{app:sched}:')).toBe(true);

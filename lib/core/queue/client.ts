@@ -64,6 +64,12 @@ export interface ClientOptions {
   defaults?: { queue?: string; maxRetry?: number; timeout?: number };
   /** Where `task.enqueued` events go (shared with the server and scheduler of one app). */
   events?: EventBus;
+  /**
+   * Largest payload an enqueue accepts, in UTF-8 bytes of its JSON text; a bigger one is an
+   * `InvalidPayloadError` naming its size and this limit, before anything is written. 0 = no limit.
+   * @defaultValue 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
 }
 
 const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl']);
@@ -100,6 +106,7 @@ export class ChronosClient {
   private readonly knownQueues = new Set<string>();
   private readonly defaults: { queue: string; maxRetry: number; timeoutMs: number };
   private readonly events?: EventBus;
+  private readonly maxPayloadBytes: number;
 
   constructor(options: ClientOptions = {}) {
     const issues: string[] = [];
@@ -109,7 +116,12 @@ export class ChronosClient {
     if (d.queue !== undefined && !isValidName(d.queue)) issues.push(`defaults.queue: invalid queue name ${JSON.stringify(d.queue)}`);
     if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry)) issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
     if (d.timeout !== undefined && !isNonNegInt(d.timeout)) issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
+    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
+    if (!isNonNegInt(maxPayloadBytes)) {
+      issues.push(`maxPayloadBytes: expected an integer >= 0 (bytes; 0 = no limit), got ${String(maxPayloadBytes)}`);
+    }
     if (issues.length) throw new InvalidOptionsError(issues, 'client options');
+    this.maxPayloadBytes = maxPayloadBytes;
     this.namespace = namespace;
     this.defaults = { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs };
     this.globalKeys = new GlobalKeys(namespace);
@@ -125,7 +137,9 @@ export class ChronosClient {
   /**
    * Enqueues one task of `type` with a JSON-serialisable payload.
    * @returns the task id and whether it was deduplicated (then nothing was written).
-   * @throws InvalidPayloadError before anything is written when the payload is not JSON-serialisable.
+   * @throws InvalidPayloadError before anything is written when the payload is not JSON-serialisable,
+   * JSON would change it (a Map, a Set, a typed array, a class instance without `toJSON()`), or its
+   * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
@@ -247,7 +261,7 @@ export class ChronosClient {
       if (!Number.isInteger(dedupTtlMs) || dedupTtlMs < 1) issues.push(`dedupTtl: expected an integer >= 1 (ms), got ${String(options.dedupTtl)}`);
     }
     if (issues.length) throw new InvalidOptionsError(issues, `enqueue options of task type ${JSON.stringify(type)}`);
-    const encoded = encodePayload(type, payload === undefined ? null : payload);
+    const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
     const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
     if (unique) meta[META.uniqueId] = 1;

@@ -43,6 +43,11 @@ export interface ServerOptions {
   deadMaxCount?: number;
   /** Dead-letter cap by age, ms. @defaultValue 7776000000 (90 days) */
   deadMaxAge?: number;
+  /**
+   * Refuse to start (RedisEvictionPolicyError) when Redis's `maxmemory-policy` is not `noeviction`,
+   * instead of logging a warning. @defaultValue false
+   */
+  requireNoEviction?: boolean;
   /** Id of this server: its consumer name in every group. @defaultValue `<hostname>:<pid>:<random>` */
   serverId?: string;
   logger?: ChronosLogger;
@@ -55,7 +60,7 @@ export interface ServerOptions {
 const SERVER_KEYS = new Set([
   'connection', 'namespace', 'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout',
   'recoverInterval', 'maxDeliveries', 'forwardInterval', 'blockTimeout', 'backoff', 'deadMaxCount', 'deadMaxAge',
-  'serverId', 'logger', 'events', 'mux',
+  'serverId', 'logger', 'events', 'mux', 'requireNoEviction',
 ]);
 
 /** The numeric and behavioural options of a server, validated, defaults applied. */
@@ -93,7 +98,11 @@ export function resolveServerOptions(options: ServerOptions): {
     backoff: options.backoff ?? defaultBackoff,
     deadMaxCount: int('deadMaxCount', 0, DEFAULTS.deadMaxCount),
     deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs),
+    requireNoEviction: options.requireNoEviction ?? false,
   };
+  if (typeof opts.requireNoEviction !== 'boolean') {
+    issues.push(`requireNoEviction: expected true or false, got ${String(opts.requireNoEviction)}`);
+  }
   if (typeof opts.backoff !== 'function') issues.push(`backoff: expected a function (retried, error, task) => ms, got ${typeof opts.backoff}`);
   const namespace = options.namespace ?? DEFAULTS.namespace;
   if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);

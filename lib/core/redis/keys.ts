@@ -12,7 +12,7 @@
 /** Name of the one consumer group every queue stream has. */
 export const CONSUMER_GROUP = 'chronos';
 
-/** The UTC day `YYYY-MM-DD` of an instant (epoch ms), the bucket of the daily counters (`processed:<day>`, `failed:<day>`). */
+/** The UTC day `YYYY-MM-DD` of an instant (epoch ms): the bucket of the daily counters (`processed:`, `failed:`, `lost:<day>`). */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
@@ -40,6 +40,8 @@ export class QueueKeys {
   readonly deadTasks: string;
   /** HASH schedule name → lastFired (epoch ms) of the schedules that target this queue. */
   readonly lastFired: string;
+  /** ZSET entry id → when a recoverer took it from its consumer (epoch ms); bounded (protocol.ts RECLAIMED_MEMORY). */
+  readonly reclaimed: string;
   private readonly prefix: string;
 
   constructor(
@@ -54,6 +56,7 @@ export class QueueKeys {
     this.dead = this.prefix + 'dead';
     this.deadTasks = this.prefix + 'dead-tasks';
     this.lastFired = this.prefix + 'last-fired';
+    this.reclaimed = this.prefix + 'reclaimed';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -61,12 +64,12 @@ export class QueueKeys {
     return this.prefix + 'dedup:' + key;
   }
 
-  /** STRING → "1" while a task enqueued with an explicit `taskId` is live (not done, not dead). */
+  /** STRING → the task id while a task enqueued with an explicit `taskId` is live (not done, not dead); TTL: protocol.ts MARKER_TTL. */
   uniqueId(taskId: string): string {
     return this.prefix + 'uid:' + taskId;
   }
 
-  /** STRING → task id of a schedule's live task, for the overlap policy `skip`. */
+  /** STRING → task id of a schedule's live task, for the overlap policy `skip`; with a TTL (protocol.ts MARKER_TTL). */
   overlap(schedule: string): string {
     return this.prefix + 'overlap:' + schedule;
   }
@@ -79,6 +82,11 @@ export class QueueKeys {
   /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD`. */
   failed(day: string): string {
     return this.prefix + 'failed:' + day;
+  }
+
+  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD`: pending entries whose stream entry was gone (recover.lua). */
+  lost(day: string): string {
+    return this.prefix + 'lost:' + day;
   }
 }
 

@@ -27,6 +27,11 @@ export interface SchedulerOptions {
   timeZone?: string;
   /** Liveness heartbeat of this instance, ms (≥ 100). @defaultValue 5000 */
   heartbeatInterval?: number;
+  /**
+   * Refuse to start (RedisEvictionPolicyError) when Redis's `maxmemory-policy` is not `noeviction`,
+   * instead of logging a warning. @defaultValue false
+   */
+  requireNoEviction?: boolean;
   /** Where the scheduler logs. @defaultValue a console logger with context 'Scheduler' */
   logger?: ChronosLogger;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
@@ -54,6 +59,7 @@ export interface ResolvedSchedulerOptions {
   eligible: boolean;
   timeZone: string;
   heartbeatMs: number;
+  requireNoEviction: boolean;
   logger: ChronosLogger;
   events: EventBus;
   clock: Clock;
@@ -63,7 +69,7 @@ export interface ResolvedSchedulerOptions {
 
 const OPTION_KEYS = new Set([
   'connection', 'namespace', 'instanceId', 'leaderTtl', 'eligible', 'timeZone', 'heartbeatInterval', 'logger', 'events', 'clock',
-  'trustLocalClock', 'tickHook',
+  'trustLocalClock', 'tickHook', 'requireNoEviction',
 ]);
 
 /**
@@ -86,6 +92,8 @@ export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSche
   }
   const timeZone = options.timeZone ?? DEFAULTS.timeZone;
   if (!isKnownTimeZone(timeZone)) issues.push(`timeZone: unknown IANA time zone ${JSON.stringify(timeZone)}`);
+  const requireNoEviction = options.requireNoEviction ?? false;
+  if (typeof requireNoEviction !== 'boolean') issues.push(`requireNoEviction: expected true or false, got ${String(requireNoEviction)}`);
   if (issues.length) throw new InvalidOptionsError(issues, 'scheduler options');
   return {
     connection: options.connection,
@@ -95,6 +103,7 @@ export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSche
     eligible: options.eligible ?? true,
     timeZone,
     heartbeatMs,
+    requireNoEviction,
     logger: options.logger ?? consoleLogger('Scheduler'),
     events: options.events ?? new EventBus(),
     clock: options.clock ?? systemClock,

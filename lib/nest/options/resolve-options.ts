@@ -27,6 +27,8 @@ export interface ResolvedChronosOptions {
   visibilityTimeout: number;
   recoverInterval: number;
   maxDeliveries: number;
+  maxPayloadBytes: number;
+  requireNoEviction: boolean;
   backoff?: BackoffFn;
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
@@ -35,7 +37,7 @@ export interface ResolvedChronosOptions {
 const KEYS = new Set<keyof ChronosModuleOptions>([
   'connection', 'namespace', 'instanceId', 'timeZone', 'queue', 'maxRetry', 'timeout', 'leaderTtl', 'heartbeatInterval',
   'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout', 'recoverInterval', 'maxDeliveries',
-  'backoff', 'scheduler', 'worker',
+  'backoff', 'scheduler', 'worker', 'maxPayloadBytes', 'requireNoEviction',
 ]);
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -126,6 +128,8 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const visibilityTimeout = int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs, ' (ms)');
   const recoverInterval = int('recoverInterval', 10, DEFAULTS.recoverIntervalMs, ' (ms)');
   const maxDeliveries = int('maxDeliveries', 1, DEFAULTS.maxDeliveries);
+  const maxPayloadBytes = int('maxPayloadBytes', 0, DEFAULTS.maxPayloadBytes, ' (bytes; 0 = no limit)');
+  const requireNoEviction = bool('requireNoEviction', false);
 
   let backoff: BackoffFn | undefined;
   if (o.backoff !== undefined) {
@@ -187,6 +191,8 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     visibilityTimeout,
     recoverInterval,
     maxDeliveries,
+    maxPayloadBytes,
+    requireNoEviction,
     backoff,
     scheduler,
     worker,

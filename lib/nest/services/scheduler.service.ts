@@ -5,6 +5,7 @@ import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/de
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { toChronosLogger } from '../nest-logger.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { ChronosLifecycle } from './chronos-lifecycle.js';
 
 /**
  * The scheduler role of this instance, and the runtime schedule API. At bootstrap it publishes
@@ -22,6 +23,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   constructor(
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,
+    private readonly lifecycle: ChronosLifecycle,
   ) {
     this.scheduler = new Scheduler({
       connection: options.connection,
@@ -33,6 +35,11 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
       timeZone: options.timeZone,
       logger: toChronosLogger(this.logger),
       events,
+      requireNoEviction: options.requireNoEviction,
+    });
+    lifecycle.onFailedStart(() => {
+      this.running = false;
+      return this.scheduler.stop();
     });
   }
 
@@ -117,14 +124,24 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     return this.scheduler.triggerNow(name);
   }
 
-  /** @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. */
+  /**
+   * @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. If it (or
+   * the worker role) fails to start, whatever Chronos opened in this app is closed.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.lifecycle.failed) return;
     if (!this.enabled) {
       this.logger.log(`Scheduler role disabled on this instance (schedules=${this.declaredSchedules.length} are not declared here)`);
       return;
     }
-    await this.scheduler.start();
-    this.running = true;
+    try {
+      await this.scheduler.start();
+    } catch (err) {
+      await this.lifecycle.startFailed();
+      throw err;
+    }
+    if (this.lifecycle.failed) await this.scheduler.stop(); // the worker role failed meanwhile
+    else this.running = true;
   }
 
   /** @internal Nest lifecycle: stops firing and resigns (a follower takes over at once); closes owned connections. */
