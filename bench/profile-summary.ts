@@ -51,9 +51,17 @@ function summarise(file: string, top: number): void {
   console.log(`\n${basename(file)}: ${(total / 1000).toFixed(0)} ms sampled, ${(busy / 1000).toFixed(0)} ms busy (not idle)`);
   const pct = (v: number) => `${((v / busy) * 100).toFixed(1).padStart(5)}%`;
   console.log('  by module (share of busy time):');
-  for (const [k, v] of [...byMod.entries()].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`    ${pct(v)}  ${k}`);
+  for (const [k, v] of [...byMod.entries()]
+    .filter(([k]) => k !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12))
+    console.log(`    ${pct(v)}  ${k}`);
   console.log(`  top ${top} functions by self time:`);
-  for (const [k, v] of [...byFn.entries()].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(v)}  ${k}`);
+  for (const [k, v] of [...byFn.entries()]
+    .filter(([k]) => !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    console.log(`    ${pct(v)}  ${k}`);
 }
 
 const args = process.argv.slice(2);
@@ -68,6 +76,10 @@ if (targets.length === 0) {
   process.exit(2);
 }
 for (const t of targets) {
-  const files = statSync(t).isDirectory() ? readdirSync(t).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(t, f)) : [t];
+  const files = statSync(t).isDirectory()
+    ? readdirSync(t)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => join(t, f))
+    : [t];
   for (const f of files.sort()) if (!match || basename(f).includes(match)) summarise(f, top);
 }

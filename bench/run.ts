@@ -47,24 +47,38 @@ function parseArgs(argv: string[]): Args {
     const name = a.split('=')[0];
     if (name === '--quick') args.quick = true;
     else if (name === '--rounds') args.rounds = Number(value());
-    else if (name === '--only') args.only = (value() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    else if (name === '--only')
+      args.only = (value() ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (name === '--redis-url') {
       args.redisUrl = value() ?? process.env.REDIS_URL;
       if (!args.redisUrl) throw new Error('--redis-url needs a URL (or REDIS_URL set)');
     } else if (name === '--cpu-prof') args.cpuProf = true;
-    else if (name === '--contenders') args.contenders = (value() ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    else if (name === '--contenders')
+      args.contenders = (value() ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     else if (name === '--w5-concurrency' || name === '--w5-schedules') {
       const v = Number(value());
       if (!Number.isInteger(v) || v < 1) throw new Error(`${name}: expected an integer >= 1`);
       args.knobs[name.slice(2)] = v;
-    }
-    else if (name === '--out') args.out = resolve(value() ?? args.out);
+    } else if (name === '--out') args.out = resolve(value() ?? args.out);
     else if (name === '--help' || name === '-h') {
-      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(0, 1).join('\n').replace('// ', 'usage: '));
+      console.log(
+        readFileSync(fileURLToPath(import.meta.url), 'utf8')
+          .split('\n')
+          .slice(0, 1)
+          .join('\n')
+          .replace('// ', 'usage: '),
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (see bench/README.md)`);
   }
-  if (args.rounds !== undefined && !(Number.isInteger(args.rounds) && args.rounds >= 1)) throw new Error('--rounds: expected an integer >= 1');
+  if (args.rounds !== undefined && !(Number.isInteger(args.rounds) && args.rounds >= 1))
+    throw new Error('--rounds: expected an integer >= 1');
   return args;
 }
 
@@ -107,9 +121,26 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     const r = ratioSpread(w, metric, 'chronos', 'bullmq');
     if (r.n === 0) return add({ id, text, workload, unit: '×' });
     const met = r.median >= min;
-    add({ id, text, workload, unit: '×', value: r.median, met, detail: `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})${met ? '' : `: missed by ${(min / r.median).toFixed(2)}× (needs ${(min - r.median).toFixed(2)}× more)`}` });
+    add({
+      id,
+      text,
+      workload,
+      unit: '×',
+      value: r.median,
+      met,
+      detail: `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})${met ? '' : `: missed by ${(min / r.median).toFixed(2)}× (needs ${(min - r.median).toFixed(2)}× more)`}`,
+    });
   };
-  const atMost = (id: string, text: string, workload: string, metric: string, max: number, unit: string, use: 'median' | 'max', strict = false) => {
+  const atMost = (
+    id: string,
+    text: string,
+    workload: string,
+    metric: string,
+    max: number,
+    unit: string,
+    use: 'median' | 'max',
+    strict = false,
+  ) => {
     const w = get(workload);
     if (!w) return add({ id, text, workload, unit });
     const s = metricSpread(w, 'chronos', metric);
@@ -117,7 +148,15 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     const v = s[use];
     const met = strict ? v < max : v <= max;
     const digits = unit === 's' ? 3 : 2;
-    add({ id, text, workload, unit, value: v, met, detail: `${use} ${v.toFixed(digits)} ${unit} (rounds ${s.min.toFixed(digits)}–${s.max.toFixed(digits)})${met ? '' : `: missed by ${(v - max).toFixed(digits)} ${unit} (${(v / max).toFixed(2)}× the bound)`}` });
+    add({
+      id,
+      text,
+      workload,
+      unit,
+      value: v,
+      met,
+      detail: `${use} ${v.toFixed(digits)} ${unit} (rounds ${s.min.toFixed(digits)}–${s.max.toFixed(digits)})${met ? '' : `: missed by ${(v - max).toFixed(digits)} ${unit} (${(v / max).toFixed(2)}× the bound)`}`,
+    });
   };
   atLeast('enqueue-awaited', 'enqueue one at a time, awaited: ≥ 1.5× BullMQ', 'w1', 'rate', 1.5);
   atLeast('enqueue-bulk', 'enqueue in bulk: ≥ 2× BullMQ', 'w2', 'rate', 2);
@@ -130,13 +169,29 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
   atMost('recovery', `worker SIGKILLed: tasks re-run ≤ visibility timeout + 5 s (${vis + 5} s)`, 'w6', 'recoverySec', vis + 5, 's', 'max');
   atMost('handover-term', 'leader SIGTERM: next trigger enqueued < 0.5 s', 'w7-term', 'handoverSec', 0.5, 's', 'max', true);
   const ttl = quick ? 2 : 5;
-  atMost('handover-kill', `leader SIGKILL: next trigger enqueued ≤ TTL + 1 s (${ttl + 1} s)`, 'w7-kill', 'handoverSec', ttl + 1, 's', 'max');
+  atMost(
+    'handover-kill',
+    `leader SIGKILL: next trigger enqueued ≤ TTL + 1 s (${ttl + 1} s)`,
+    'w7-kill',
+    'handoverSec',
+    ttl + 1,
+    's',
+    'max',
+  );
   for (const id of ['w7-term', 'w7-kill']) {
     const w = get(id);
     if (!w) continue;
     const lost = w.runs.reduce((a, r) => a + r.metrics.lostTriggers, 0);
     const dup = w.runs.reduce((a, r) => a + r.metrics.duplicateTriggers, 0);
-    add({ id: `${id}-once`, text: `${id === 'w7-term' ? 'SIGTERM' : 'SIGKILL'} hand-over: every trigger enqueued exactly once`, workload: id, unit: 'triggers', value: lost + dup, met: lost + dup === 0, detail: `lost ${lost}, duplicated ${dup}` });
+    add({
+      id: `${id}-once`,
+      text: `${id === 'w7-term' ? 'SIGTERM' : 'SIGKILL'} hand-over: every trigger enqueued exactly once`,
+      workload: id,
+      unit: 'triggers',
+      value: lost + dup,
+      met: lost + dup === 0,
+      detail: `lost ${lost}, duplicated ${dup}`,
+    });
   }
   return out;
 }
@@ -154,7 +209,8 @@ async function main(): Promise<number> {
   const started = Date.now();
   const rounds = args.rounds ?? (args.quick ? 1 : 3);
   const selected = WORKLOADS.filter((w) => !args.only || args.only.some((o) => w.id === o || w.id.startsWith(`${o}-`)));
-  if (selected.length === 0) throw new Error(`--only ${args.only?.join(',')}: no such workload (ids: ${WORKLOADS.map((w) => w.id).join(', ')})`);
+  if (selected.length === 0)
+    throw new Error(`--only ${args.only?.join(',')}: no such workload (ids: ${WORKLOADS.map((w) => w.id).join(', ')})`);
   const redis = await BenchRedis.open(args.redisUrl);
   const cleanup = () => {
     killAllChildrenSync();
@@ -169,7 +225,16 @@ async function main(): Promise<number> {
   }
   const runId = `${process.pid.toString(36)}${Date.now().toString(36).slice(-5)}`;
   const profDir = args.cpuProf ? join(ROOT, 'bench/results/profiles', runId) : undefined;
-  const ctx: Ctx = { redis, quick: args.quick, rounds, runId, cpuProfDir: profDir, contenders: args.contenders, knobs: args.knobs, log: (l) => console.log(l) };
+  const ctx: Ctx = {
+    redis,
+    quick: args.quick,
+    rounds,
+    runId,
+    cpuProfDir: profDir,
+    contenders: args.contenders,
+    knobs: args.knobs,
+    log: (l) => console.log(l),
+  };
   let msgpackrNative: boolean | string = '?';
   try {
     msgpackrNative = ((await import('msgpackr')) as { isNativeAccelerationEnabled?: boolean }).isNativeAccelerationEnabled ?? false;
@@ -194,7 +259,9 @@ async function main(): Promise<number> {
     loadavgAtStart: loadavg(),
     commit: (() => {
       try {
-        return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+        return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim();
       } catch {
         return undefined;
       }
@@ -203,7 +270,9 @@ async function main(): Promise<number> {
   };
   console.log(
     `Chronos benchmarks (${meta.mode}, ${rounds} round${rounds > 1 ? 's' : ''}) — Redis ${redis.version} ${redis.own ? 'private on ' + redis.url : 'EXTERNAL ' + redis.url + ' (counts include other clients)'}, hz ${hz}; ` +
-      `Node ${process.version}, BullMQ ${meta.bullmq}, ${meta.cpus} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+      `Node ${process.version}, BullMQ ${meta.bullmq}, ${meta.cpus} CPUs, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   );
   const results: WorkloadResult[] = [];
   for (const w of selected) {
@@ -216,14 +285,31 @@ async function main(): Promise<number> {
     } catch (err) {
       console.error(`  ${w.id} FAILED: ${(err as Error).stack ?? String(err)}`);
       await killAllChildren();
-      results.push({ id: w.id, title: w.id, params: {}, settings: {}, contenders: [], runs: [], rows: [], error: String((err as Error).message ?? err) });
+      results.push({
+        id: w.id,
+        title: w.id,
+        params: {},
+        settings: {},
+        contenders: [],
+        runs: [],
+        rows: [],
+        error: String((err as Error).message ?? err),
+      });
     }
   }
   const targets = judge(results, args.quick);
   console.log('\n' + mainTable(results));
-  console.log('\nCost per task (workload 5: per fire), medians over rounds (min–max); commands include the calls inside scripts:\n' + costTable(results));
-  console.log(`\nTargets (issue #5)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`);
-  for (const t of targets) console.log(`  [${t.met === undefined ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'}] ${t.text}${t.detail ? ': ' + t.detail : ' (not measured in this run)'}`);
+  console.log(
+    '\nCost per task (workload 5: per fire), medians over rounds (min–max); commands include the calls inside scripts:\n' +
+      costTable(results),
+  );
+  console.log(
+    `\nTargets (issue #5)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+  );
+  for (const t of targets)
+    console.log(
+      `  [${t.met === undefined ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'}] ${t.text}${t.detail ? ': ' + t.detail : ' (not measured in this run)'}`,
+    );
   const seconds = (Date.now() - started) / 1000;
   mkdirSync(dirname(args.out), { recursive: true });
   writeFileSync(args.out, JSON.stringify(toJson({ ...meta, seconds }, results, targets), null, 2) + '\n');

@@ -19,7 +19,10 @@ const packDir = mkdtempSync(join(tmpdir(), 'chronos-pack-'));
 try {
   const [{ filename }] = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', packDir], { encoding: 'utf8' }));
   console.log(`[compat] packed ${filename}; installing it with NestJS 11 into ${dir}`);
-  execFileSync(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', join(packDir, filename)], { cwd: dir, stdio: 'inherit' });
+  execFileSync(npm, ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', join(packDir, filename)], {
+    cwd: dir,
+    stdio: 'inherit',
+  });
 } finally {
   rmSync(packDir, { recursive: true, force: true });
 }

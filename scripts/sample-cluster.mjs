@@ -13,7 +13,7 @@ const NAMES = ['A', 'B', 'C'];
 const COLORS = { A: '\x1b[36m', B: '\x1b[35m', C: '\x1b[33m', cluster: '\x1b[1m' };
 const RESET = '\x1b[0m';
 const tty = process.stdout.isTTY;
-const say = (who, line) => process.stdout.write(`${tty ? COLORS[who] ?? '' : ''}[${who}]${tty ? RESET : ''} ${line}\n`);
+const say = (who, line) => process.stdout.write(`${tty ? (COLORS[who] ?? '') : ''}[${who}]${tty ? RESET : ''} ${line}\n`);
 
 const redis = await ensureRedisOrExit();
 if (redis.child) say('cluster', `started a private redis-server at ${redis.url}`);
@@ -100,7 +100,7 @@ async function enqueueEmails() {
 function stopAll(signal = 'SIGTERM') {
   if (stopping) return;
   stopping = true;
-  for (const t of timers) clearTimeout(t), clearInterval(t);
+  for (const t of timers) (clearTimeout(t), clearInterval(t));
   say('cluster', 'stopping every replica (they resign and drain)');
   for (const c of replicas.values()) c.kill(signal);
   if (replicas.size === 0) finish();

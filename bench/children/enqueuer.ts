@@ -34,7 +34,11 @@ if (cfg.lib === 'chronos') {
   };
 } else if (cfg.lib === 'bullmq') {
   const { Queue } = await import('bullmq');
-  const queue = new Queue(BULL_QUEUE, { connection: bullConnection(cfg.url), prefix: cfg.prefix, defaultJobOptions: { removeOnComplete: true } });
+  const queue = new Queue(BULL_QUEUE, {
+    connection: bullConnection(cfg.url),
+    prefix: cfg.prefix,
+    defaultJobOptions: { removeOnComplete: true },
+  });
   await queue.waitUntilReady();
   onExit(() => queue.close());
   run = async () => {

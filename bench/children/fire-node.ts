@@ -87,7 +87,11 @@ if (cfg.role === 'chronos-scheduler') {
     });
   }
   await queue.close();
-  const worker = new Worker(BULL_QUEUE, async (job) => started(bullTriggerAt(job)), { connection, prefix: cfg.prefix, concurrency: cfg.concurrency });
+  const worker = new Worker(BULL_QUEUE, async (job) => started(bullTriggerAt(job)), {
+    connection,
+    prefix: cfg.prefix,
+    concurrency: cfg.concurrency,
+  });
   worker.on('error', () => {});
   await worker.waitUntilReady();
   stop = () => worker.close();
@@ -104,7 +108,12 @@ if (cfg.role === 'chronos-scheduler') {
     while (running) {
       await sleepUntil(at);
       const keyList = [keys.stream, keys.lastFired, ...names.map((s) => keys.dedup(`${s}:${at / 1000}`))];
-      const n = (await (redis as unknown as { benchFire(nk: number, ...a: (string | number)[]): Promise<number> }).benchFire(keyList.length, ...keyList, at, ...names)) as number;
+      const n = (await (redis as unknown as { benchFire(nk: number, ...a: (string | number)[]): Promise<number> }).benchFire(
+        keyList.length,
+        ...keyList,
+        at,
+        ...names,
+      )) as number;
       fired(n);
       at += 1000;
       while (at <= nowMs()) at += 1000; // never catch up in a burst: a minimal loop skips what it missed

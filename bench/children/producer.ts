@@ -25,7 +25,11 @@ if (cfg.lib === 'chronos') {
   enqueue = (n) => client.enqueue(TASK_TYPE, payload(n));
 } else if (cfg.lib === 'bullmq') {
   const { Queue } = await import('bullmq');
-  const queue = new Queue(BULL_QUEUE, { connection: bullConnection(cfg.url), prefix: cfg.prefix, defaultJobOptions: { removeOnComplete: true } });
+  const queue = new Queue(BULL_QUEUE, {
+    connection: bullConnection(cfg.url),
+    prefix: cfg.prefix,
+    defaultJobOptions: { removeOnComplete: true },
+  });
   await queue.waitUntilReady();
   onExit(() => queue.close());
   enqueue = (n) => queue.add(TASK_TYPE, payload(n));
@@ -46,7 +50,7 @@ const pending: Promise<unknown>[] = [];
 let errors = 0;
 const interval = 1000 / cfg.rate;
 const t0 = nowMs() + 5;
-for (let n = 0; n < cfg.total; ) {
+for (let n = 0; n < cfg.total;) {
   const due = t0 + n * interval;
   const now = nowMs();
   if (now < due) {

@@ -37,30 +37,36 @@ let running = true;
 const worker = async () => {
   while (running) {
     const res = (await reader.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', triggers, 'BLOCK', 500, 'STREAMS', stream, '>')) as
-      | [string, [string, string[]][]][]
-      | null;
+      [string, [string, string[]][]][] | null;
     if (!res) continue;
     const held = res[0][1].map(([id, f]) => ({ id, tr: Number(f[f.indexOf('tr') + 1]) }));
     const at = held[0].tr;
-    setTimeout(() => {
-      void (async () => {
-        while (nowMs() < at) {
-          /* the last millisecond */
-        }
-        let i = 0;
-        const ids: string[] = [];
-        const slot = async () => {
-          while (i < held.length) {
-            const t = held[i++];
-            lags.push(nowMs() - t.tr); // the handler starts here
-            ids.push(t.id);
-            await null;
+    setTimeout(
+      () => {
+        void (async () => {
+          while (nowMs() < at) {
+            /* the last millisecond */
           }
-        };
-        await Promise.all(Array.from({ length: concurrency }, slot));
-        await acker.pipeline().xack(stream, 'g', ...ids).xdel(stream, ...ids).exec();
-      })();
-    }, Math.max(0, at - nowMs() - 2));
+          let i = 0;
+          const ids: string[] = [];
+          const slot = async () => {
+            while (i < held.length) {
+              const t = held[i++];
+              lags.push(nowMs() - t.tr); // the handler starts here
+              ids.push(t.id);
+              await null;
+            }
+          };
+          await Promise.all(Array.from({ length: concurrency }, slot));
+          await acker
+            .pipeline()
+            .xack(stream, 'g', ...ids)
+            .xdel(stream, ...ids)
+            .exec();
+        })();
+      },
+      Math.max(0, at - nowMs() - 2),
+    );
   }
 };
 const working = worker().catch(() => {});

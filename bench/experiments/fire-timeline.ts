@@ -15,13 +15,20 @@ const schedules = arg('schedules', 1000);
 const seconds = arg('seconds', 6);
 const redis = await BenchRedis.open(process.argv.includes('--redis-url') ? process.env.REDIS_URL : undefined);
 const quiet = { log() {}, warn() {}, error() {} };
-const scheduler = new Scheduler({ connection: redis.url, namespace: `fire-timeline-${process.pid}`, events: new EventBus(), logger: quiet });
-for (let i = 0; i < schedules; i++) scheduler.register({ name: `s${i}`, spec: '@every 1s', type: 'email', payload: { to: 'user@example.com', n: i } });
+const scheduler = new Scheduler({
+  connection: redis.url,
+  namespace: `fire-timeline-${process.pid}`,
+  events: new EventBus(),
+  logger: quiet,
+});
+for (let i = 0; i < schedules; i++)
+  scheduler.register({ name: `s${i}`, spec: '@every 1s', type: 'email', payload: { to: 'user@example.com', n: i } });
 await scheduler.start();
 type ScriptFn = (...args: unknown[]) => Promise<unknown[]>;
 const client = (scheduler as unknown as { conn: { client: Record<string, ScriptFn> } }).conn.client;
 let name: string | undefined;
-for (let p: object | null = client; p && !name; p = Object.getPrototypeOf(p)) name = Object.getOwnPropertyNames(p).find((k) => k.startsWith('chronos_fire_'));
+for (let p: object | null = client; p && !name; p = Object.getPrototypeOf(p))
+  name = Object.getOwnPropertyNames(p).find((k) => k.startsWith('chronos_fire_'));
 if (!name) throw new Error('fire script method not found on the scheduler client');
 const original = client[name].bind(client);
 const calls: { T: number; sent: number; replied: number; n: number }[] = [];
@@ -38,7 +45,9 @@ let T = -1;
 for (const c of calls) {
   if (c.T !== T) console.log(`trigger …${String(c.T).slice(-5)}:`);
   T = c.T;
-  console.log(`  fire.lua with ${c.n} triggers: sent +${c.sent.toFixed(1)} ms, reply +${c.replied.toFixed(1)} ms after the trigger instant`);
+  console.log(
+    `  fire.lua with ${c.n} triggers: sent +${c.sent.toFixed(1)} ms, reply +${c.replied.toFixed(1)} ms after the trigger instant`,
+  );
 }
 await redis.close();
 process.exit(0);

@@ -116,7 +116,9 @@ export class BenchChild {
         if (!this.waiters.includes(waiter)) return;
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
         clearTimeout(timer);
-        reject(new Error(`bench child ${this.name} exited (code=${code} signal=${signal}) before "${type}"\n--- output ---\n${this.output}`));
+        reject(
+          new Error(`bench child ${this.name} exited (code=${code} signal=${signal}) before "${type}"\n--- output ---\n${this.output}`),
+        );
       });
     });
   }
@@ -125,7 +127,10 @@ export class BenchChild {
   async within<T>(p: Promise<T>, timeoutMs: number, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const fail = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`bench child ${this.name}: ${what} did not happen within ${timeoutMs} ms\n--- output ---\n${this.output}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`bench child ${this.name}: ${what} did not happen within ${timeoutMs} ms\n--- output ---\n${this.output}`)),
+        timeoutMs,
+      );
       void this.exited.then(({ code, signal }) =>
         reject(new Error(`bench child ${this.name} exited (code=${code} signal=${signal}) before ${what}\n--- output ---\n${this.output}`)),
       );

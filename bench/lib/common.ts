@@ -22,7 +22,14 @@ export function limitKeys(prefix: string): { stream: string; lastFired: string; 
 }
 
 /** ioredis options for BullMQ from a redis:// URL (BullMQ workers need maxRetriesPerRequest: null). */
-export function bullConnection(url: string): { host: string; port: number; db: number; password?: string; username?: string; maxRetriesPerRequest: null } {
+export function bullConnection(url: string): {
+  host: string;
+  port: number;
+  db: number;
+  password?: string;
+  username?: string;
+  maxRetriesPerRequest: null;
+} {
   const u = new URL(url);
   return {
     host: u.hostname,

@@ -46,7 +46,7 @@ export class BenchRedis {
       if (!util.hasRedisServer()) {
         throw new Error(
           'redis-server is not installed, and the benchmark starts its own private Redis by default (so its command counts and CPU are not polluted). ' +
-            'Install Redis >= 6.2, or run on an existing Redis with `npm run bench -- --redis-url redis://host:port` (numbers then include other clients\' traffic).',
+            "Install Redis >= 6.2, or run on an existing Redis with `npm run bench -- --redis-url redis://host:port` (numbers then include other clients' traffic).",
         );
       }
       const started = await util.startRedisServer();

@@ -48,7 +48,10 @@ function showRatio(s: Spread): string {
 function table(headers: string[], rows: string[][], align: ('l' | 'r')[]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (align[i] === 'l' ? (c ?? '').padEnd(widths[i]) : (c ?? '').padStart(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (align[i] === 'l' ? (c ?? '').padEnd(widths[i]) : (c ?? '').padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -99,11 +102,22 @@ export function costTable(results: WorkloadResult[]): string {
         showSpread(metricSpread(w, c, `cmds${suffix}`), 2),
         showSpread(metricSpread(w, c, `redisUs${suffix}`), 1),
         showSpread(metricSpread(w, c, `nodeUs${suffix}`), 1),
-        topCommands(w.runs.filter((r) => r.contender === c), 5),
+        topCommands(
+          w.runs.filter((r) => r.contender === c),
+          5,
+        ),
       ]);
     }
   }
-  return table(['Workload', 'Contender', 'per', 'Redis cmds', 'Redis CPU µs', 'Node CPU µs', 'Top commands per unit (all rounds)'], rows, ['l', 'l', 'l', 'r', 'r', 'r', 'l']);
+  return table(['Workload', 'Contender', 'per', 'Redis cmds', 'Redis CPU µs', 'Node CPU µs', 'Top commands per unit (all rounds)'], rows, [
+    'l',
+    'l',
+    'l',
+    'r',
+    'r',
+    'r',
+    'l',
+  ]);
 }
 
 /** The commands that make up the count, per task/fire, over all rounds. */

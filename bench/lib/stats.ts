@@ -37,5 +37,12 @@ export interface Latency {
 export function latencySummary(values: readonly number[]): Latency {
   const s = sortedCopy(values);
   const mean = s.length ? s.reduce((a, b) => a + b, 0) / s.length : NaN;
-  return { p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN, mean, n: s.length };
+  return {
+    p50: percentile(s, 50),
+    p95: percentile(s, 95),
+    p99: percentile(s, 99),
+    max: s.length ? s[s.length - 1] : NaN,
+    mean,
+    n: s.length,
+  };
 }

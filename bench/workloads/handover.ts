@@ -29,7 +29,16 @@ export async function handoverWorkload(ctx: Ctx, signal: 'SIGTERM' | 'SIGKILL'):
           BenchChild.start(
             'fire-node',
             `${id}-${name}-r${round}`,
-            { role: 'chronos-scheduler', url: ctx.redis.url, prefix, schedules: 1, concurrency: 1, reportEvents: true, name, leaderTtl: ctx.quick ? leaderTtl : undefined },
+            {
+              role: 'chronos-scheduler',
+              url: ctx.redis.url,
+              prefix,
+              schedules: 1,
+              concurrency: 1,
+              reportEvents: true,
+              name,
+              leaderTtl: ctx.quick ? leaderTtl : undefined,
+            },
             { cpuProfDir: ctx.cpuProfDir },
           ),
         ),
@@ -96,12 +105,20 @@ export async function handoverWorkload(ctx: Ctx, signal: 'SIGTERM' | 'SIGKILL'):
     params: { processes: 3, leaderTtlMs: leaderTtl, signalBeforeTriggerMs: 50 },
     settings: {
       chronos: `3 × Scheduler { leaderTtl: ${leaderTtl}${ctx.quick ? '' : ' (default)'} }, one schedule '@every 1s'; the leader gets ${signal} 50 ms before it would enqueue the next trigger (500 ms ahead of its instant)`,
-      bullmq: 'n/a: BullMQ has no leader election — a job scheduler\'s next job is created by whichever worker processes the current one, so there is no leader to hand over',
+      bullmq:
+        "n/a: BullMQ has no leader election — a job scheduler's next job is created by whichever worker processes the current one, so there is no leader to hand over",
     },
     contenders: ['chronos'],
     runs,
     rows: [
-      { label: `leader ${signal}: signal → next trigger enqueued`, metric: 'handoverSec', unit: 's', higherIsBetter: false, a: 'chronos', decimals: 3 },
+      {
+        label: `leader ${signal}: signal → next trigger enqueued`,
+        metric: 'handoverSec',
+        unit: 's',
+        higherIsBetter: false,
+        a: 'chronos',
+        decimals: 3,
+      },
       { label: `leader ${signal}: signal → new leader`, metric: 'acquireSec', unit: 's', higherIsBetter: false, a: 'chronos', decimals: 3 },
     ],
   };

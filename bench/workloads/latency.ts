@@ -18,10 +18,20 @@ export async function latencyWorkload(ctx: Ctx): Promise<WorkloadResult> {
     for (const lib of pick(ctx, CONTENDERS)) {
       const prefix = prefixFor(ctx, `w4-r${round}-${lib}`);
       const url = ctx.redis.url;
-      const worker = await BenchChild.start('processor', `w4-worker-${lib}-r${round}`, { lib, url, prefix, n: total, concurrency: CONCURRENCY, mode: 'latency' }, { cpuProfDir: ctx.cpuProfDir });
+      const worker = await BenchChild.start(
+        'processor',
+        `w4-worker-${lib}-r${round}`,
+        { lib, url, prefix, n: total, concurrency: CONCURRENCY, mode: 'latency' },
+        { cpuProfDir: ctx.cpuProfDir },
+      );
       let producer: BenchChild | undefined;
       try {
-        producer = await BenchChild.start('producer', `w4-producer-${lib}-r${round}`, { lib, url, prefix, rate, total }, { cpuProfDir: ctx.cpuProfDir });
+        producer = await BenchChild.start(
+          'producer',
+          `w4-producer-${lib}-r${round}`,
+          { lib, url, prefix, rate, total },
+          { cpuProfDir: ctx.cpuProfDir },
+        );
         const s0 = await ctx.redis.snapshot();
         worker.send({ type: 'mark' });
         producer.send({ type: 'go' });
@@ -78,6 +88,8 @@ export async function latencyWorkload(ctx: Ctx): Promise<WorkloadResult> {
       { label: `latency at ${rate}/s, p99`, metric: 'p99', unit: 'ms', higherIsBetter: false, a: 'chronos', b: 'bullmq', limit: 'limit' },
     ],
     cost: { per: 'task', contenders: pick(ctx, CONTENDERS) },
-    notes: [`${fmtInt(warmup)} warm-up tasks at the same rate precede the measured ones; times are taken with performance.timeOrigin + now() in both processes.`],
+    notes: [
+      `${fmtInt(warmup)} warm-up tasks at the same rate precede the measured ones; times are taken with performance.timeOrigin + now() in both processes.`,
+    ],
   };
 }

@@ -21,7 +21,13 @@ export async function processWorkload(ctx: Ctx, concurrency: number): Promise<Wo
         ({ ms, cpuUs, delta } = await cycle(ctx, prefix, n, concurrency));
       } else {
         await fill(ctx, lib, prefix, n);
-        const r = await measureChild(ctx, 'processor', `${id}-${lib}-r${round}`, { lib, url: ctx.redis.url, prefix, n, concurrency, mode: 'drain' }, 120_000 + n * 10);
+        const r = await measureChild(
+          ctx,
+          'processor',
+          `${id}-${lib}-r${round}`,
+          { lib, url: ctx.redis.url, prefix, n, concurrency, mode: 'drain' },
+          120_000 + n * 10,
+        );
         ms = r.done.ms as number;
         cpuUs = r.done.cpuUs as number;
         delta = r.delta;
@@ -39,7 +45,9 @@ export async function processWorkload(ctx: Ctx, concurrency: number): Promise<Wo
     bullmq: `Worker { concurrency: ${concurrency} } — other options default; jobs added with removeOnComplete: true; no-op processor`,
     limit: `ioredis: XREADGROUP COUNT ${concurrency}, then XACK + XDEL of the batch pipelined with the next read; JSON.parse of each payload`,
   };
-  if (concurrency === 50) settings['limit-cycle'] = 'ioredis: per 50 tasks, one pipeline of 50 XADD + XREADGROUP COUNT 50, then XACK + XDEL pipelined with the next batch (add+read+ack cycle)';
+  if (concurrency === 50)
+    settings['limit-cycle'] =
+      'ioredis: per 50 tasks, one pipeline of 50 XADD + XREADGROUP COUNT 50, then XACK + XDEL pipelined with the next batch (add+read+ack cycle)';
   return {
     id,
     title: `3. ${what}`,
@@ -50,7 +58,18 @@ export async function processWorkload(ctx: Ctx, concurrency: number): Promise<Wo
     rows: [
       { label: what, metric: 'rate', unit: 'tasks/s', higherIsBetter: true, a: 'chronos', b: 'bullmq', limit: 'limit', decimals: 0 },
       ...(contenders.includes('limit-cycle')
-        ? [{ label: '  same, limit = add+read+ack cycle', metric: 'rate', unit: 'tasks/s', higherIsBetter: true, a: 'chronos', b: 'bullmq', limit: 'limit-cycle', decimals: 0 }]
+        ? [
+            {
+              label: '  same, limit = add+read+ack cycle',
+              metric: 'rate',
+              unit: 'tasks/s',
+              higherIsBetter: true,
+              a: 'chronos',
+              b: 'bullmq',
+              limit: 'limit-cycle',
+              decimals: 0,
+            },
+          ]
         : []),
     ],
     cost: { per: 'task', contenders },
@@ -62,7 +81,12 @@ export async function processWorkload(ctx: Ctx, concurrency: number): Promise<Wo
 }
 
 /** The add+read+ack cycle, pipelined, in the parent (no handler process): what Redis allows per task. */
-async function cycle(ctx: Ctx, prefix: string, n: number, batch: number): Promise<{ ms: number; cpuUs: number; delta: ReturnType<Ctx['redis']['delta']> }> {
+async function cycle(
+  ctx: Ctx,
+  prefix: string,
+  n: number,
+  batch: number,
+): Promise<{ ms: number; cpuUs: number; delta: ReturnType<Ctx['redis']['delta']> }> {
   const { Redis } = await import('ioredis');
   const r = new Redis(ctx.redis.url);
   const { stream } = limitKeys(prefix);
@@ -87,10 +111,11 @@ async function cycle(ctx: Ctx, prefix: string, n: number, batch: number): Promis
     done += ids.length;
     ids = [];
     const reply = res[res.length - 1][1] as [string, [string, string[]][]][] | null;
-    for (const [, entries] of reply ?? []) for (const [id, fields] of entries) {
-      ids.push(id);
-      JSON.parse(fields[fields.indexOf('payload') + 1]);
-    }
+    for (const [, entries] of reply ?? [])
+      for (const [id, fields] of entries) {
+        ids.push(id);
+        JSON.parse(fields[fields.indexOf('payload') + 1]);
+      }
   }
   const ms = nowMs() - t0;
   const d = process.cpuUsage(cpu0);

@@ -78,7 +78,15 @@ export async function recoveryWorkload(ctx: Ctx): Promise<WorkloadResult> {
     contenders: libs,
     runs,
     rows: [
-      { label: 'SIGKILLed worker: all its tasks done', metric: 'recoverySec', unit: 's after kill', higherIsBetter: false, a: 'chronos', b: 'bullmq', decimals: 1 },
+      {
+        label: 'SIGKILLed worker: all its tasks done',
+        metric: 'recoverySec',
+        unit: 's after kill',
+        higherIsBetter: false,
+        a: 'chronos',
+        b: 'bullmq',
+        decimals: 1,
+      },
     ],
     notes: [
       'The victim takes all the tasks (its handler never returns), then a survivor worker starts and the victim is SIGKILLed; time runs from the kill to the survivor finishing the last task.',

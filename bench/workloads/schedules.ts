@@ -4,7 +4,6 @@ import { latencySummary } from '../lib/stats.js';
 import { nowMs, sleep, sleepUntil } from '../lib/time.js';
 import { fmt, fmtInt, prefixFor, type Ctx, type RunRecord, type WorkloadResult, pick } from './common.js';
 
-
 export async function schedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const schedules = ctx.knobs['w5-schedules'] ?? (ctx.quick ? 200 : 1_000);
   const CONCURRENCY = ctx.knobs['w5-concurrency'] ?? 50;
@@ -83,11 +82,55 @@ export async function schedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   for (const b of bulls.length ? bulls : [undefined]) {
     const tag = b === 'bullmq-aligned' ? ' [BullMQ aligned]' : '';
     rows.push(
-      { label: `${fmtInt(schedules)} schedules/1 s: cmds per fire${tag}`, metric: 'cmdsPerFire', unit: 'cmd', higherIsBetter: false, a: 'chronos', b, limit: contenders.includes('limit') ? 'limit' : undefined },
-      { label: `${fmtInt(schedules)} schedules/1 s: fire lag p50${tag}`, metric: 'lagP50', unit: 'ms', higherIsBetter: false, a: 'chronos', b, limit: contenders.includes('limit') ? 'limit' : undefined, decimals: 1 },
-      { label: `${fmtInt(schedules)} schedules/1 s: fire lag p99${tag}`, metric: 'lagP99', unit: 'ms', higherIsBetter: false, a: 'chronos', b, limit: contenders.includes('limit') ? 'limit' : undefined, decimals: 1 },
-      { label: `${fmtInt(schedules)} schedules/1 s: Redis CPU${tag}`, metric: 'redisCpuPct', unit: '% core', higherIsBetter: false, a: 'chronos', b, limit: contenders.includes('limit') ? 'limit' : undefined, decimals: 1 },
-      { label: `${fmtInt(schedules)} schedules/1 s: Node CPU${tag}`, metric: 'nodeCpuPct', unit: '% core', higherIsBetter: false, a: 'chronos', b, limit: contenders.includes('limit') ? 'limit' : undefined, decimals: 1 },
+      {
+        label: `${fmtInt(schedules)} schedules/1 s: cmds per fire${tag}`,
+        metric: 'cmdsPerFire',
+        unit: 'cmd',
+        higherIsBetter: false,
+        a: 'chronos',
+        b,
+        limit: contenders.includes('limit') ? 'limit' : undefined,
+      },
+      {
+        label: `${fmtInt(schedules)} schedules/1 s: fire lag p50${tag}`,
+        metric: 'lagP50',
+        unit: 'ms',
+        higherIsBetter: false,
+        a: 'chronos',
+        b,
+        limit: contenders.includes('limit') ? 'limit' : undefined,
+        decimals: 1,
+      },
+      {
+        label: `${fmtInt(schedules)} schedules/1 s: fire lag p99${tag}`,
+        metric: 'lagP99',
+        unit: 'ms',
+        higherIsBetter: false,
+        a: 'chronos',
+        b,
+        limit: contenders.includes('limit') ? 'limit' : undefined,
+        decimals: 1,
+      },
+      {
+        label: `${fmtInt(schedules)} schedules/1 s: Redis CPU${tag}`,
+        metric: 'redisCpuPct',
+        unit: '% core',
+        higherIsBetter: false,
+        a: 'chronos',
+        b,
+        limit: contenders.includes('limit') ? 'limit' : undefined,
+        decimals: 1,
+      },
+      {
+        label: `${fmtInt(schedules)} schedules/1 s: Node CPU${tag}`,
+        metric: 'nodeCpuPct',
+        unit: '% core',
+        higherIsBetter: false,
+        a: 'chronos',
+        b,
+        limit: contenders.includes('limit') ? 'limit' : undefined,
+        decimals: 1,
+      },
     );
   }
   return {

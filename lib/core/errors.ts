@@ -72,11 +72,7 @@ export class InvalidScheduleError extends ChronosError {
     readonly problem: string,
     options?: ErrorOptions,
   ) {
-    super(
-      'INVALID_SCHEDULE',
-      `Invalid schedule${schedule ? ` "${schedule}"` : ''}: ${JSON.stringify(value)}: ${problem}`,
-      options,
-    );
+    super('INVALID_SCHEDULE', `Invalid schedule${schedule ? ` "${schedule}"` : ''}: ${JSON.stringify(value)}: ${problem}`, options);
   }
 }
 

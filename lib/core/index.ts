@@ -14,8 +14,22 @@ export { ChronosServer, ShutdownAbort, type ServerOptions } from './queue/server
 export { Mux, type HandlerOptions } from './queue/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
-export { type ScheduleDefinition, type StoredSchedule, type CatchUpPolicy, type OverlapPolicy, triggerKey } from './scheduler/definition.js';
-export { parseSpec, everySpec, parseDurationMs, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
+export {
+  type ScheduleDefinition,
+  type StoredSchedule,
+  type CatchUpPolicy,
+  type OverlapPolicy,
+  triggerKey,
+} from './scheduler/definition.js';
+export {
+  parseSpec,
+  everySpec,
+  parseDurationMs,
+  nextTriggers,
+  triggersBetween,
+  type ScheduleSpec,
+  type ParseSpecOptions,
+} from './scheduler/spec.js';
 export {
   Inspector,
   type InspectorOptions,

@@ -42,7 +42,9 @@ export class ChronosModule {
   static forRootAsync(options: ChronosModuleAsyncOptions): DynamicModule {
     const ways = (['useFactory', 'useClass', 'useExisting'] as const).filter((k) => options?.[k] !== undefined);
     if (ways.length !== 1) {
-      throw new ChronosConfigError([`forRootAsync: expected exactly one of useFactory, useClass, useExisting, got ${ways.length ? ways.join(', ') : 'none'}`]);
+      throw new ChronosConfigError([
+        `forRootAsync: expected exactly one of useFactory, useClass, useExisting, got ${ways.length ? ways.join(', ') : 'none'}`,
+      ]);
     }
     const providers: Provider[] = [...(options.extraProviders ?? [])];
     if (options.useFactory) {
@@ -50,7 +52,11 @@ export class ChronosModule {
     } else {
       const factory = (options.useClass ?? options.useExisting)!;
       if (options.useClass) providers.push({ provide: options.useClass, useClass: options.useClass });
-      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory: (f: ChronosOptionsFactory) => f.createChronosOptions(), inject: [factory] });
+      providers.push({
+        provide: CHRONOS_MODULE_OPTIONS,
+        useFactory: (f: ChronosOptionsFactory) => f.createChronosOptions(),
+        inject: [factory],
+      });
     }
     return ChronosModule.build(providers, options.imports ?? []);
   }

@@ -10,7 +10,8 @@ export class EmailsController {
   @Post()
   @HttpCode(202)
   async send(@Body() body: { to?: unknown; subject?: unknown }) {
-    if (typeof body?.to !== 'string' || typeof body?.subject !== 'string') throw new BadRequestException('expected {"to": string, "subject": string}');
+    if (typeof body?.to !== 'string' || typeof body?.subject !== 'string')
+      throw new BadRequestException('expected {"to": string, "subject": string}');
     const { id, queue, state } = await this.chronos.enqueue(new SendEmail(body.to, body.subject));
     return { id, queue, state };
   }

@@ -50,7 +50,11 @@ export class Fleet {
 
   leaderEvents(): LeaderEvent[] {
     return this.children
-      .flatMap((child) => child.messages.filter((m) => m.event === 'leader').map((m) => ({ child, acquired: m.acquired as boolean, term: m.term as number, t: m.t as number })))
+      .flatMap((child) =>
+        child.messages
+          .filter((m) => m.event === 'leader')
+          .map((m) => ({ child, acquired: m.acquired as boolean, term: m.term as number, t: m.t as number })),
+      )
       .sort((a, b) => a.t - b.t);
   }
 
@@ -128,10 +132,14 @@ export function perTrigger(recs: Rec[], schedule: string, phase: string): Map<nu
  */
 export async function expectOnceEach(f: Fleet, schedule: string, from: number, to: number, periodMs = 1000): Promise<void> {
   const expected = alignedTriggers(from, to, periodMs);
-  await waitFor(async () => {
-    const done = perTrigger(await f.records(), schedule, 'done');
-    return expected.every((t) => done.has(t));
-  }, `every ${schedule} trigger in [${from}, ${to}] to be done`, 15_000);
+  await waitFor(
+    async () => {
+      const done = perTrigger(await f.records(), schedule, 'done');
+      return expected.every((t) => done.has(t));
+    },
+    `every ${schedule} trigger in [${from}, ${to}] to be done`,
+    15_000,
+  );
   const recs = await f.records();
   const done = perTrigger(recs, schedule, 'done');
   expect({ missing: expected.filter((t) => !done.has(t)), twice: [...done].filter(([, n]) => n > 1) }).toEqual({ missing: [], twice: [] });

@@ -55,7 +55,15 @@ export interface ChronosTestApp {
 
 /** Options that make a single-instance test app quick: short lease and heartbeats, short shutdown. */
 export function fastOptions(namespace: string): ChronosModuleOptions {
-  return { connection: redisUrl(), namespace, leaderTtl: 1000, heartbeatInterval: 300, shutdownTimeout: 2000, visibilityTimeout: 2000, recoverInterval: 200 };
+  return {
+    connection: redisUrl(),
+    namespace,
+    leaderTtl: 1000,
+    heartbeatInterval: 300,
+    shutdownTimeout: 2000,
+    visibilityTimeout: 2000,
+    recoverInterval: 200,
+  };
 }
 
 /**
@@ -78,13 +86,14 @@ export async function createChronosTestApp(o: ChronosTestAppOptions = {}): Promi
     namespace,
     logger,
     get: (token) => module.get(token as never),
-    close: () => (closing ??= (async () => {
-      try {
-        await module.close();
-      } finally {
-        await deleteNamespace(namespace);
-      }
-    })()),
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await module.close();
+        } finally {
+          await deleteNamespace(namespace);
+        }
+      })()),
   };
   if (o.init !== false) {
     try {

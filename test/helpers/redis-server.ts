@@ -45,7 +45,9 @@ export class PrivateRedis {
   /** Starts it again on the same port, empty. */
   async restart(): Promise<void> {
     await this.kill();
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 200; i++) {
       if (await ping('127.0.0.1', this.port, 200)) return;
       await new Promise((r) => setTimeout(r, 25));

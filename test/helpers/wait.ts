@@ -19,7 +19,12 @@ export function deferred<T = void>(): Deferred<T> {
  * Polls `predicate` until it returns a truthy value, for Redis state that emits no event.
  * @throws Error naming `what` when `timeoutMs` passes.
  */
-export async function waitFor<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -35,7 +35,18 @@ test('B09: invalid JSON, a missing payload and an unknown type end dead with spe
   }
   const a = (await r.xadd(keys.stream, '*', 'id', 'bad-a', 'type', 'valid', 'payload', '{not json', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
   const b = (await r.xadd(keys.stream, '*', 'id', 'bad-b', 'type', 'valid', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
-  const c = (await r.xadd(keys.stream, '*', 'id', 'bad-c', 'type', 'nobody.handles', 'payload', '{}', 'meta', '{"r":0,"m":25,"t":0,"e":0}'))!;
+  const c = (await r.xadd(
+    keys.stream,
+    '*',
+    'id',
+    'bad-c',
+    'type',
+    'nobody.handles',
+    'payload',
+    '{}',
+    'meta',
+    '{"r":0,"m":25,"t":0,"e":0}',
+  ))!;
   for (let i = 0; i < 5; i++) await rig.client.enqueue('valid', { i });
   await allDone.promise;
 
@@ -79,7 +90,8 @@ test('a poison task (delivered more than maxDeliveries times without finishing) 
   let deliveries = 0;
   try {
     while ((await r.zcard(keys.dead)) === 0) {
-      const got = (await ghost.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 1, 'BLOCK', 100, 'STREAMS', keys.stream, '>')) as unknown[] | null;
+      const got = (await ghost.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 1, 'BLOCK', 100, 'STREAMS', keys.stream, '>')) as
+        unknown[] | null;
       if (got) deliveries++;
     }
   } finally {

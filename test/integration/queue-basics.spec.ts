@@ -1,4 +1,10 @@
-import { InvalidOptionsError, InvalidPayloadError, NonRetryableError, RedisUnreachableError, TaskTimeoutError } from '../../lib/core/errors.js';
+import {
+  InvalidOptionsError,
+  InvalidPayloadError,
+  NonRetryableError,
+  RedisUnreachableError,
+  TaskTimeoutError,
+} from '../../lib/core/errors.js';
 import { ChronosServer } from '../../lib/core/queue/server.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
@@ -84,11 +90,15 @@ test('an explicit taskId is unique while the task is live and free again once it
 });
 
 test.each([
-  ['a circular object', () => {
-    const o: Record<string, unknown> = { a: 1 };
-    o.self = o;
-    return o;
-  }, /circular reference at self/],
+  [
+    'a circular object',
+    () => {
+      const o: Record<string, unknown> = { a: 1 };
+      o.self = o;
+      return o;
+    },
+    /circular reference at self/,
+  ],
   ['a BigInt', () => ({ amount: 10n }), /BigInt \(10n\) at amount/],
   ['a function', () => ({ cb: function notify() {} }), /function \(notify\) at cb/],
   ['a nested symbol', () => ({ a: [1, { s: Symbol('x') }] }), /symbol .* at a\[1\]\.s/],
@@ -201,7 +211,9 @@ test('a timeout aborts the signal with TaskTimeoutError and counts as a failure'
   await rig.client.enqueue('slow', {}, { timeout: 200 });
   expect(await aborted.promise).toBeInstanceOf(TaskTimeoutError);
   expect((await retried.promise).retried).toBe(1);
-  const [, , , meta] = JSON.parse((await rig.client.redis.hget(keys().tasks, (await rig.client.redis.zrange(keys().retry, 0, 0))[0]))!) as string[];
+  const [, , , meta] = JSON.parse(
+    (await rig.client.redis.hget(keys().tasks, (await rig.client.redis.zrange(keys().retry, 0, 0))[0]))!,
+  ) as string[];
   expect(JSON.parse(meta).le).toMatch(/timed out after 200 ms/);
 });
 
@@ -287,7 +299,9 @@ test('a server whose Redis does not answer fails to start with one clear error n
   const started = Date.now();
   const err = await server.start().catch((e: unknown) => e);
   expect(err).toBeInstanceOf(RedisUnreachableError);
-  expect((err as Error).message).toMatch(new RegExp(`Redis at 127\\.0\\.0\\.1:${port}/0 did not answer within 10000 ms \\(last error: .*ECONNREFUSED`));
+  expect((err as Error).message).toMatch(
+    new RegExp(`Redis at 127\\.0\\.0\\.1:${port}/0 did not answer within 10000 ms \\(last error: .*ECONNREFUSED`),
+  );
   expect(Date.now() - started).toBeLessThan(15_000);
   await server.shutdown();
 }, 20_000);

@@ -76,7 +76,10 @@ test('fault 7: a worker and a scheduler whose start fails (nothing answers) clos
   await r.kill(); // nothing listens on the port any more
   const server = new ChronosServer({ connection: { host: '127.0.0.1', port: r.port }, logger: recordingLogger() });
   const scheduler = new Scheduler({ connection: { host: '127.0.0.1', port: r.port }, logger: recordingLogger() });
-  closers.push(() => server.shutdown(), () => scheduler.stop());
+  closers.push(
+    () => server.shutdown(),
+    () => scheduler.stop(),
+  );
   const results = await Promise.allSettled([server.start(), scheduler.start()]);
   expect(results.map((x) => x.status)).toEqual(['rejected', 'rejected']);
   await r.restart(); // Redis is back on the same port: a client still open reconnects within its retry delay (<= 2 s)

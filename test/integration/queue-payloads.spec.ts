@@ -52,7 +52,9 @@ test('what JSON keeps is accepted: plain and null-prototype objects, a class wit
 
 test('maxPayloadBytes: 1 MiB by default; the error names the size and the limit; 0 = no limit', async () => {
   const big = { text: 'x'.repeat(2 * 1024 * 1024) };
-  const err = await client().enqueue('big', big).catch((e: unknown) => e as Error);
+  const err = await client()
+    .enqueue('big', big)
+    .catch((e: unknown) => e as Error);
   expect(err).toBeInstanceOf(InvalidPayloadError);
   expect((err as Error).message).toMatch(/2097163 bytes/);
   expect((err as Error).message).toMatch(/1048576 bytes \(maxPayloadBytes\)/);

@@ -60,7 +60,7 @@ test('a worker SIGKILLed while holding 20 tasks: another finishes every one, non
   expect(w2.alive).toBe(true);
 });
 
-test('B05: a crashed worker\'s task is redelivered after the visibility timeout, not before; runs at most twice; done once', async () => {
+test("B05: a crashed worker's task is redelivered after the visibility timeout, not before; runs at most twice; done once", async () => {
   const vis = 3000;
   const recoverEvery = 250;
   const w1 = await worker('W1', { VISIBILITY_MS: vis, RECOVER_MS: recoverEvery });

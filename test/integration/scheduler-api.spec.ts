@@ -1,7 +1,14 @@
 // The scheduler in one process: runtime API, overlap policy, orphaned schedules, registration rules.
 import { Redis } from 'ioredis';
 import { ChronosServer } from '../../lib/core/queue/server.js';
-import { ChronosStateError, ChronosError, DuplicateScheduleError, InvalidOptionsError, InvalidScheduleError, ScheduleNotFoundError } from '../../lib/core/errors.js';
+import {
+  ChronosStateError,
+  ChronosError,
+  DuplicateScheduleError,
+  InvalidOptionsError,
+  InvalidScheduleError,
+  ScheduleNotFoundError,
+} from '../../lib/core/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
@@ -125,7 +132,14 @@ test('overlap skip: no trigger is enqueued while the previous task of the schedu
 });
 
 test('a schedule no live instance declares is orphaned: it stops firing and the Inspector says so', async () => {
-  const declaring = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, eligible: false });
+  const declaring = new Scheduler({
+    connection: redisUrl(),
+    namespace: ns,
+    leaderTtl: 1000,
+    heartbeatInterval: 200,
+    logger,
+    eligible: false,
+  });
   declaring.register({ name: 'legacy', spec: '@every 1s' });
   await declaring.start();
   const leader = scheduler();

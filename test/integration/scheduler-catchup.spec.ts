@@ -38,7 +38,9 @@ test('catch-up policies all / latest / none after the whole fleet was down for 5
   // the triggers that came due while nobody led: after the last one the old fleet enqueued (it
   // enqueues up to half a period ahead), up to the new leader's acquisition
   const missedOf = (name: string) => {
-    const lastBefore = Math.max(...recs.filter((r) => r.phase === 'fired' && r.schedule === name && r.t < downAt).map((r) => r.triggerAt as number));
+    const lastBefore = Math.max(
+      ...recs.filter((r) => r.phase === 'fired' && r.schedule === name && r.t < downAt).map((r) => r.triggerAt as number),
+    );
     return alignedTriggers(lastBefore + 1, acquired.t, 1000);
   };
   const missed = missedOf('all');
@@ -86,7 +88,10 @@ test('B12: with a catch-up cap, only the newest N missed triggers are enqueued a
   const acquired = await fleet.waitLeader(upAt);
   await until(acquired.t + 500);
   const recs = await fleet.records();
-  const lastBefore = Math.max(...recs.filter((r) => r.phase === 'fired' && r.t < downAt).map((r) => r.triggerAt as number), first.triggerAt as number);
+  const lastBefore = Math.max(
+    ...recs.filter((r) => r.phase === 'fired' && r.t < downAt).map((r) => r.triggerAt as number),
+    first.triggerAt as number,
+  );
   const missed = alignedTriggers(lastBefore + 1, acquired.t, 1000);
   const fired = new Set(perTrigger(recs, 'capped', 'fired').keys());
   expect(missed.filter((t) => fired.has(t))).toEqual(missed.slice(-2));

@@ -38,10 +38,14 @@ test('B04: Redis restarts with no persistence: nobody crashes, a leader and the 
     const backAt = Date.now();
     const releader = await fleet.waitLeader(backAt, 10_000);
     expect(releader.t - backAt).toBeLessThan(10_000);
-    await waitFor(async () => {
-      const groups = (await fleet!.redis.call('XINFO', 'GROUPS', new QueueKeys(fleet!.ns, 'default').stream)) as unknown[];
-      return groups.length === 1;
-    }, 'the consumer group to be recreated', 10_000);
+    await waitFor(
+      async () => {
+        const groups = (await fleet!.redis.call('XINFO', 'GROUPS', new QueueKeys(fleet!.ns, 'default').stream)) as unknown[];
+        return groups.length === 1;
+      },
+      'the consumer group to be recreated',
+      10_000,
+    );
     await until(backAt + 9000);
     const recs = (await recordRedis.lrange(recordKey, 0, -1)).map((s) => JSON.parse(s) as { phase: string; triggerAt: number });
     const done = new Map<number, number>();

@@ -73,7 +73,7 @@ test('B03: leader SIGSTOPped for 3 × TTL then SIGCONT → it steps down; still 
   await fleet.stopAll();
 });
 
-test('B03b: the leader\'s event loop blocked for 3 × TTL by a busy loop → it steps down when it wakes; no trigger twice, none missing', async () => {
+test("B03b: the leader's event loop blocked for 3 × TTL by a busy loop → it steps down when it wakes; no trigger twice, none missing", async () => {
   for (const n of ['A', 'B', 'C']) await fleet.start(n);
   const first = await fleet.waitLeader();
   const T0 = nextAligned(Date.now(), 1000);

@@ -41,7 +41,13 @@ test('@Cron, @Interval (both forms) and @TaskHandler are discovered on providers
     @Cron('0 3 * * *', { timeZone: 'Europe/Budapest' })
     nightly() {}
 
-    @Cron(CronExpression.EVERY_5_MINUTES, { name: 'reports.rollup', waitForCompletion: true, queue: 'reports', maxRetry: 2, timeout: 60_000 })
+    @Cron(CronExpression.EVERY_5_MINUTES, {
+      name: 'reports.rollup',
+      waitForCompletion: true,
+      queue: 'reports',
+      maxRetry: 2,
+      timeout: 60_000,
+    })
     rollup() {}
 
     @Interval('1s')
@@ -191,15 +197,23 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   const err = (await boot({ providers: [First, Second, Broken, PerRequest] }).catch((e: unknown) => e)) as ChronosDiscoveryError;
   expect(err).toBeInstanceOf(ChronosDiscoveryError);
   const by = (source: string) => err.issues.filter((i) => i.source === source).map((i) => i.message);
-  expect(by('Broken#badMinute')).toEqual([expect.stringMatching(/^Broken#badMinute: Invalid schedule "Broken.badMinute": "61 \* \* \* \*": .*minute/)]);
+  expect(by('Broken#badMinute')).toEqual([
+    expect.stringMatching(/^Broken#badMinute: Invalid schedule "Broken.badMinute": "61 \* \* \* \*": .*minute/),
+  ]);
   expect(by('Broken#badZone')).toEqual([expect.stringMatching(/^Broken#badZone: .*Nowhere\/City/)]);
   expect(by('Broken#tooFast')).toEqual([expect.stringMatching(/^Broken#tooFast: Invalid schedule "Broken.tooFast"/)]);
-  expect(by('Broken#offset')).toEqual(['Broken#offset: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST']);
+  expect(by('Broken#offset')).toEqual([
+    'Broken#offset: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
+  ]);
   expect(by('Broken#twice')).toEqual(['Broken#twice: a method can carry one @Cron or @Interval, found several']);
   expect(by('Broken#noType')).toEqual([expect.stringMatching(/^Broken#noType: @TaskHandler type must be a non-empty string/)]);
-  expect(by('PerRequest#handle')).toEqual([expect.stringMatching(/^PerRequest#handle: @TaskHandler on a request-scoped or transient provider/)]);
+  expect(by('PerRequest#handle')).toEqual([
+    expect.stringMatching(/^PerRequest#handle: @TaskHandler on a request-scoped or transient provider/),
+  ]);
   const dup = err.issues.find((i) => i.message.includes('"dup"'))!;
-  expect(dup.message).toBe('schedule name "dup" is used by First#one and Second#two; schedule names must be unique (set `name` on one of them)');
+  expect(dup.message).toBe(
+    'schedule name "dup" is used by First#one and Second#two; schedule names must be unique (set `name` on one of them)',
+  );
   expect(dup.cause).toBeInstanceOf(DuplicateScheduleError);
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
   expect(err.issues).toHaveLength(8);

@@ -70,7 +70,10 @@ test('each listener gets its own task; only the failing one retries; a repeated 
   // The same parent id dispatched again (a retried dispatcher): both children are deduplicated.
   await client.enqueue(new OrderPlaced('o-1'), { taskId: 'order-1' });
   await waitFor(() => succeeded('order-1') === 2, 'the second dispatch');
-  const childEnqueues = events.filter((e) => e.type === 'task.enqueued' && e.taskId.startsWith('order-1#')) as Extract<ChronosEvent, { type: 'task.enqueued' }>[];
+  const childEnqueues = events.filter((e) => e.type === 'task.enqueued' && e.taskId.startsWith('order-1#')) as Extract<
+    ChronosEvent,
+    { type: 'task.enqueued' }
+  >[];
   expect(childEnqueues.map((e) => [e.taskId, e.deduplicated]).sort()).toEqual([
     ['order-1#Audit.record', false],
     ['order-1#Audit.record', true],
@@ -131,6 +134,11 @@ test('a schedule dispatches to a type: one trigger fans out to every listener, w
     expect(g.task.payload).toBeInstanceOf(SyncInventory);
     expect(g.task.payload.reason).toBe('scheduled');
   }
-  expect(got.slice(0, 2).map((g) => g.task.id).sort()).toEqual([`${trigger}#Storefront.refresh`, `${trigger}#Warehouse.pull`]);
+  expect(
+    got
+      .slice(0, 2)
+      .map((g) => g.task.id)
+      .sort(),
+  ).toEqual([`${trigger}#Storefront.refresh`, `${trigger}#Warehouse.pull`]);
   expect(declarationCalled).toBe(false);
 });

@@ -43,7 +43,12 @@ test('events$ streams task, schedule and leadership events; the Inspector shows 
 
   const { id } = await app.get(ChronosClient).enqueue('work.do', {});
   const bad = await app.get(ChronosClient).enqueue('work.do', { fail: true }, { maxRetry: 0 });
-  await waitFor(() => events.some((e) => e.type === 'task.dead' && e.taskId === bad.id) && events.some((e) => e.type === 'task.succeeded' && e.taskId === id), 'both tasks to end');
+  await waitFor(
+    () =>
+      events.some((e) => e.type === 'task.dead' && e.taskId === bad.id) &&
+      events.some((e) => e.type === 'task.succeeded' && e.taskId === id),
+    'both tasks to end',
+  );
   // `task.enqueued` is emitted when the enqueue's reply arrives, which can be after this
   // instance's worker already started the task: only the worker's events are ordered
   const of = (taskId: string) => events.filter((e) => 'taskId' in e && e.taskId === taskId).map((e) => e.type);
@@ -58,7 +63,13 @@ test('events$ streams task, schedule and leadership events; the Inspector shows 
   expect(o.leader).toMatchObject({ instance: 'obs-1', term: scheduler.term });
   expect(o.leader!.since).toBeGreaterThan(Date.now() - 60_000);
   const beat = o.schedules.find((s) => s.name === 'Work.beat')!;
-  expect(beat).toMatchObject({ expression: '@every 1s', timeZone: 'UTC', paused: false, orphaned: false, declaredBy: [expect.objectContaining({ instance: 'obs-1' })] });
+  expect(beat).toMatchObject({
+    expression: '@every 1s',
+    timeZone: 'UTC',
+    paused: false,
+    orphaned: false,
+    declaredBy: [expect.objectContaining({ instance: 'obs-1' })],
+  });
   expect(beat.lastFiredAt! % 1000).toBe(0);
   expect(beat.next).toHaveLength(2);
   expect(o.queues.find((q) => q.name === 'default')).toMatchObject({ dead: 1 });
@@ -76,7 +87,12 @@ test('health indicator: up with terminus when Redis answers and both roles run; 
   const indicator = app.get(ChronosHealthIndicator);
   // not bootstrapped yet: the roles are enabled but not running
   const before = await indicator.isHealthy();
-  expect(before.chronos).toMatchObject({ status: 'down', redis: 'up', worker: { enabled: true, running: false }, scheduler: { enabled: true, running: false } });
+  expect(before.chronos).toMatchObject({
+    status: 'down',
+    redis: 'up',
+    worker: { enabled: true, running: false },
+    scheduler: { enabled: true, running: false },
+  });
   await expect(health.check([() => indicator.isHealthy('chronos')])).rejects.toMatchObject({ response: { status: 'error' } });
 
   await app.module.init();

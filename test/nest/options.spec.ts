@@ -90,7 +90,9 @@ describe('ChronosModule', () => {
       imports: [ChronosModule.forRoot({ connection: redisUrl(), concurrency: -1, lease: 1 } as unknown as ChronosModuleOptions)],
     }).setLogger(new RecordingLogger());
     await expect(build.compile()).rejects.toThrow(ChronosConfigError);
-    await expect(build.compile()).rejects.toThrow(/2 problems[\s\S]*unknown option "lease"[\s\S]*concurrency: expected an integer >= 1, got -1/);
+    await expect(build.compile()).rejects.toThrow(
+      /2 problems[\s\S]*unknown option "lease"[\s\S]*concurrency: expected an integer >= 1, got -1/,
+    );
   });
 
   test('forRootAsync takes exactly one of useFactory, useClass, useExisting', () => {
@@ -119,7 +121,10 @@ describe('ChronosModule', () => {
         ? ChronosModule.forRootAsync({
             imports: [ConfigModule],
             inject: [CONFIG],
-            useFactory: async (cfg: { namespace: string; instanceId: string }) => ({ ...fastOptions(cfg.namespace), instanceId: cfg.instanceId }),
+            useFactory: async (cfg: { namespace: string; instanceId: string }) => ({
+              ...fastOptions(cfg.namespace),
+              instanceId: cfg.instanceId,
+            }),
           })
         : way === 'useClass'
           ? ChronosModule.forRootAsync({ imports: [ConfigModule], useClass: OptionsFactory })
@@ -132,7 +137,9 @@ describe('ChronosModule', () => {
         got.resolve(task);
       }
     }
-    const module = await Test.createTestingModule({ imports: [chronos], providers: [Handler] }).setLogger(new RecordingLogger()).compile();
+    const module = await Test.createTestingModule({ imports: [chronos], providers: [Handler] })
+      .setLogger(new RecordingLogger())
+      .compile();
     try {
       await module.init();
       const scheduler = module.get(SchedulerService);

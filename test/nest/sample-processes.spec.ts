@@ -93,10 +93,14 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
 
   // every health-check trigger in [T0, end] enqueued once and run once, across both replicas
   const expected = alignedTriggers(T0, end, 1000).map((t) => `${HEALTH}:${t / 1000}`);
-  await waitFor(async () => {
-    const done = count(await readRecords(redis, recordKey), 'done');
-    return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
-  }, 'every trigger and every email to be done', 15_000);
+  await waitFor(
+    async () => {
+      const done = count(await readRecords(redis, recordKey), 'done');
+      return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
+    },
+    'every trigger and every email to be done',
+    15_000,
+  );
   const recs = await readRecords(redis, recordKey);
   const done = count(recs, 'done');
   const fired = count(recs, 'fired', (r) => r.schedule === HEALTH);
@@ -113,7 +117,8 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
   const byTrigger = new Map<string, string[]>();
   for (const id of inventory) byTrigger.set(id.split('#')[0], [...(byTrigger.get(id.split('#')[0]) ?? []), id.split('#')[1]]);
   expect(byTrigger.size).toBeGreaterThanOrEqual(2);
-  for (const listeners of byTrigger.values()) expect(listeners.sort()).toEqual(['StorefrontListener.refreshAvailability', 'WarehouseListener.pullStockLevels']);
+  for (const listeners of byTrigger.values())
+    expect(listeners.sort()).toEqual(['StorefrontListener.refreshAvailability', 'WarehouseListener.pullStockLevels']);
   // both replicas did work before the stop
   const emailRuns = recs.filter((r) => r.phase === 'done' && r.type === 'email.send');
   expect(new Set(emailRuns.map((r) => r.instance))).toEqual(new Set(['A', 'B']));

@@ -10,10 +10,15 @@ import { taskWith } from '../../lib/core/queue/task.js';
 import { lintConstantTables, lintScript, lintSnippet } from '../helpers/script-lint.js';
 
 const dir = fileURLToPath(new URL('../../lib/core/redis/scripts/', import.meta.url));
-const snippets = readdirSync(join(dir, 'includes')).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4));
+const snippets = readdirSync(join(dir, 'includes'))
+  .filter((f) => f.endsWith('.lua'))
+  .map((f) => f.slice(0, -4));
 
 test('every .lua file is in the manifest and every manifest entry has a file', () => {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.lua'))
+    .map((f) => f.slice(0, -4))
+    .sort();
   expect(files).toEqual([...SCRIPT_NAMES].sort());
 });
 
@@ -117,7 +122,20 @@ test('entry fields: one order for XADD, the fast path of the decoder and task-en
 
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {
   const k = new QueueKeys('app', 'mail');
-  const all = [k.stream, k.scheduled, k.retry, k.tasks, k.dead, k.deadTasks, k.lastFired, k.dedup('x:1'), k.uniqueId('id'), k.overlap('s'), k.processed('2026-01-01'), k.failed('2026-01-01')];
+  const all = [
+    k.stream,
+    k.scheduled,
+    k.retry,
+    k.tasks,
+    k.dead,
+    k.deadTasks,
+    k.lastFired,
+    k.dedup('x:1'),
+    k.uniqueId('id'),
+    k.overlap('s'),
+    k.processed('2026-01-01'),
+    k.failed('2026-01-01'),
+  ];
   all.push(k.lost('2026-01-01'), k.reclaimed);
   for (const key of all) {
     expect(key.startsWith('app:')).toBe(true);
@@ -148,7 +166,19 @@ test('codec: a stored task round-trips; a stream entry decodes; garbage is repor
 
 test('taskWith replaces fields and keeps the original signal (a spread would lose the getter)', () => {
   const ctrl = new AbortController();
-  const task = { id: 'a', type: 't', payload: 1, queue: 'q', retried: 0, maxRetry: 1, timeoutMs: 0, enqueuedAt: 0, get signal() { return ctrl.signal; } };
+  const task = {
+    id: 'a',
+    type: 't',
+    payload: 1,
+    queue: 'q',
+    retried: 0,
+    maxRetry: 1,
+    timeoutMs: 0,
+    enqueuedAt: 0,
+    get signal() {
+      return ctrl.signal;
+    },
+  };
   const view = taskWith(task, { payload: 'x', type: 'u' });
   expect(view).toMatchObject({ id: 'a', type: 'u', payload: 'x', queue: 'q' });
   expect(view.signal).toBe(ctrl.signal);

@@ -187,7 +187,17 @@ describe('non-standard forms (alt_acceptable cases): what Chronos does', () => {
   });
 
   it('rejects the other non-Vixie modifiers clearly', () => {
-    for (const expr of ['0 0 15W * *', '0 0 LW * *', '0 0 ? * 1', '0 0 * * L', '0 0 * * +1', '0 0 * * 5#6', '0 0 * * 5#0', '0 0 L-2 * *', '0 0 1 L *']) {
+    for (const expr of [
+      '0 0 15W * *',
+      '0 0 LW * *',
+      '0 0 ? * 1',
+      '0 0 * * L',
+      '0 0 * * +1',
+      '0 0 * * 5#6',
+      '0 0 * * 5#0',
+      '0 0 L-2 * *',
+      '0 0 1 L *',
+    ]) {
       const err = scheduleError(() => parseSpec(expr));
       expect(err.message).toContain(JSON.stringify(expr));
     }
@@ -328,7 +338,14 @@ describe('descriptors (rule 7)', () => {
 describe('@every and everySpec (rule 8)', () => {
   it('is epoch-aligned: triggers are multiples of the period, strictly after', () => {
     const spec = parseSpec('@every 90s');
-    expect(spec).toMatchObject({ kind: 'every', expression: '@every 90s', timeZone: 'UTC', everyMs: 90_000, offsetMs: 0, minPeriodMs: 90_000 });
+    expect(spec).toMatchObject({
+      kind: 'every',
+      expression: '@every 90s',
+      timeZone: 'UTC',
+      everyMs: 90_000,
+      offsetMs: 0,
+      minPeriodMs: 90_000,
+    });
     const from = ms('2025-01-01T00:00:10Z');
     const got = nextTriggers(spec, from, 50);
     for (const t of got) expect(t % 90_000).toBe(0);
@@ -415,14 +432,31 @@ describe('parseDurationMs', () => {
     expect(parseDurationMs(text)).toBe(expected);
   });
 
-  it.each(['', ' ', 'abc', '10', '1.5h', '0.5s', '10S', '1H', '1m1h', '1s1s', '1h 30m', '-1s', '+1s', 'ms', 's', '1x', '1w', '1e3s', '99999999999999999999d'])(
-    'rejects %j',
-    (text) => {
-      const err = scheduleError(() => parseDurationMs(text, 'sched'));
-      expect(err.message).toContain('"sched"');
-      expect(err.value).toBe(text);
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    'abc',
+    '10',
+    '1.5h',
+    '0.5s',
+    '10S',
+    '1H',
+    '1m1h',
+    '1s1s',
+    '1h 30m',
+    '-1s',
+    '+1s',
+    'ms',
+    's',
+    '1x',
+    '1w',
+    '1e3s',
+    '99999999999999999999d',
+  ])('rejects %j', (text) => {
+    const err = scheduleError(() => parseDurationMs(text, 'sched'));
+    expect(err.message).toContain('"sched"');
+    expect(err.value).toBe(text);
+  });
 });
 
 describe('nextAfter on cron specs', () => {
@@ -723,7 +757,9 @@ describe('triggersBetween', () => {
     const until = ms('2025-10-26T01:42:00Z'); // inside the repeated hour (02:42 CET, second pass)
     const r = triggersBetween(spec, after, until, 40);
     const from = ms('2025-10-25T20:00:00Z');
-    const expected = nextTriggers(spec, from, 200).filter((t) => t <= until).slice(-40);
+    const expected = nextTriggers(spec, from, 200)
+      .filter((t) => t <= until)
+      .slice(-40);
     expect(r.triggers).toEqual(expected);
     expect(r.skipped).toBeGreaterThanOrEqual(TRIGGERS_BETWEEN_COUNT_LIMIT);
   });

@@ -131,7 +131,8 @@ export class Inspector {
 
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
-    if (!isValidName(this.namespace)) throw new InvalidOptionsError([`namespace: invalid ${JSON.stringify(this.namespace)}`], 'inspector options');
+    if (!isValidName(this.namespace))
+      throw new InvalidOptionsError([`namespace: invalid ${JSON.stringify(this.namespace)}`], 'inspector options');
     this.livenessMs = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.conn = openConnection(options.connection);
     this.keys = new GlobalKeys(this.namespace);
@@ -234,7 +235,11 @@ export class Inspector {
   async task(queue: string, id: string): Promise<TaskInfo | undefined> {
     const k = new QueueKeys(this.namespace, queue);
     const r = this.conn.client;
-    for (const [zset, hash, state] of [[k.retry, k.tasks, 'retry'], [k.scheduled, k.tasks, 'scheduled'], [k.dead, k.deadTasks, 'dead']] as const) {
+    for (const [zset, hash, state] of [
+      [k.retry, k.tasks, 'retry'],
+      [k.scheduled, k.tasks, 'scheduled'],
+      [k.dead, k.deadTasks, 'dead'],
+    ] as const) {
       const score = await r.zscore(zset, id);
       if (score !== null) {
         const raw = await r.hget(hash, id);
@@ -247,7 +252,8 @@ export class Inspector {
       const batch = (await r.xrange(k.stream, start, '+', 'COUNT', 500)) as [string, string[]][];
       for (const [entryId, fields] of batch) {
         const i = fields.indexOf(ENTRY_FIELDS[0]);
-        if ((i >= 0 && fields[i + 1] === id) || entryId === id) return this.entryInfo(queue, activeIds.has(entryId) ? 'active' : 'pending', entryId, fields);
+        if ((i >= 0 && fields[i + 1] === id) || entryId === id)
+          return this.entryInfo(queue, activeIds.has(entryId) ? 'active' : 'pending', entryId, fields);
       }
       if (batch.length < 500) return undefined;
       start = '(' + batch[batch.length - 1][0];
@@ -256,11 +262,12 @@ export class Inspector {
 
   /** The current leader, or null when nobody holds the lease. */
   async leader(): Promise<LeaderInfo | null> {
-    const [[, lease], [, ttl], [, info]] = (await this.conn.client.multi().get(this.sched.lease).pttl(this.sched.lease).hgetall(this.sched.leader).exec()) as [
-      [unknown, string | null],
-      [unknown, number],
-      [unknown, Record<string, string>],
-    ];
+    const [[, lease], [, ttl], [, info]] = (await this.conn.client
+      .multi()
+      .get(this.sched.lease)
+      .pttl(this.sched.lease)
+      .hgetall(this.sched.leader)
+      .exec()) as [[unknown, string | null], [unknown, number], [unknown, Record<string, string>]];
     if (!lease) return null;
     const sep = lease.lastIndexOf('|');
     const instance = lease.slice(0, sep);

@@ -114,8 +114,10 @@ export class ChronosClient {
     if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
     const d = options.defaults ?? {};
     if (d.queue !== undefined && !isValidName(d.queue)) issues.push(`defaults.queue: invalid queue name ${JSON.stringify(d.queue)}`);
-    if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry)) issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
-    if (d.timeout !== undefined && !isNonNegInt(d.timeout)) issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
+    if (d.maxRetry !== undefined && !isNonNegInt(d.maxRetry))
+      issues.push(`defaults.maxRetry: expected an integer >= 0, got ${String(d.maxRetry)}`);
+    if (d.timeout !== undefined && !isNonNegInt(d.timeout))
+      issues.push(`defaults.timeout: expected an integer >= 0 (ms), got ${String(d.timeout)}`);
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
     if (!isNonNegInt(maxPayloadBytes)) {
       issues.push(`maxPayloadBytes: expected an integer >= 0 (bytes; 0 = no limit), got ${String(maxPayloadBytes)}`);
@@ -123,7 +125,11 @@ export class ChronosClient {
     if (issues.length) throw new InvalidOptionsError(issues, 'client options');
     this.maxPayloadBytes = maxPayloadBytes;
     this.namespace = namespace;
-    this.defaults = { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs };
+    this.defaults = {
+      queue: d.queue ?? DEFAULTS.queue,
+      maxRetry: d.maxRetry ?? DEFAULTS.maxRetry,
+      timeoutMs: d.timeout ?? DEFAULTS.timeoutMs,
+    };
     this.globalKeys = new GlobalKeys(namespace);
     this.events = options.events;
     this.conn = openConnection(options.connection);
@@ -218,7 +224,14 @@ export class ChronosClient {
 
   private emitEnqueued(type: string, r: EnqueueResult): void {
     if (this.events?.active) {
-      this.events.emit({ type: 'task.enqueued', queue: r.queue, taskId: r.id, taskType: type, state: r.state, deduplicated: r.deduplicated });
+      this.events.emit({
+        type: 'task.enqueued',
+        queue: r.queue,
+        taskId: r.id,
+        taskType: type,
+        state: r.state,
+        deduplicated: r.deduplicated,
+      });
     }
   }
 
@@ -227,7 +240,8 @@ export class ChronosClient {
     if (typeof type !== 'string' || type.length === 0 || type.length > 200) {
       issues.push(`type: expected a non-empty string of at most 200 characters, got ${JSON.stringify(type)}`);
     }
-    if (typeof options !== 'object' || options === null) throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
     for (const key of Object.keys(options)) if (!ENQUEUE_KEYS.has(key)) issues.push(`unknown option "${key}"`);
     const queue = options.queue ?? this.defaults.queue;
     if (!isValidName(queue)) issues.push(`queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`);
@@ -245,27 +259,46 @@ export class ChronosClient {
     }
     if (options.processAt !== undefined) {
       const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
-      if (typeof at !== 'number' || !Number.isFinite(at)) issues.push(`processAt: expected epoch ms or a valid Date, got ${String(options.processAt)}`);
+      if (typeof at !== 'number' || !Number.isFinite(at))
+        issues.push(`processAt: expected epoch ms or a valid Date, got ${String(options.processAt)}`);
       else if (at > Date.now()) processAt = Math.ceil(at);
     }
     const id = options.taskId ?? randomUUID();
-    if (options.taskId !== undefined && (typeof options.taskId !== 'string' || options.taskId.length === 0 || options.taskId.length > 200)) {
+    if (
+      options.taskId !== undefined &&
+      (typeof options.taskId !== 'string' || options.taskId.length === 0 || options.taskId.length > 200)
+    ) {
       issues.push(`taskId: expected a non-empty string of at most 200 characters, got ${JSON.stringify(options.taskId)}`);
     }
-    if (options.dedupKey !== undefined && (typeof options.dedupKey !== 'string' || options.dedupKey.length === 0 || options.dedupKey.length > 400)) {
+    if (
+      options.dedupKey !== undefined &&
+      (typeof options.dedupKey !== 'string' || options.dedupKey.length === 0 || options.dedupKey.length > 400)
+    ) {
       issues.push(`dedupKey: expected a non-empty string of at most 400 characters, got ${JSON.stringify(options.dedupKey)}`);
     }
     const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
     if (options.dedupTtl !== undefined) {
       if (options.dedupKey === undefined) issues.push('dedupTtl: given without dedupKey');
-      if (!Number.isInteger(dedupTtlMs) || dedupTtlMs < 1) issues.push(`dedupTtl: expected an integer >= 1 (ms), got ${String(options.dedupTtl)}`);
+      if (!Number.isInteger(dedupTtlMs) || dedupTtlMs < 1)
+        issues.push(`dedupTtl: expected an integer >= 1 (ms), got ${String(options.dedupTtl)}`);
     }
     if (issues.length) throw new InvalidOptionsError(issues, `enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
     const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
     if (unique) meta[META.uniqueId] = 1;
-    return { keys: this.keysOf(queue), id, type, payload: encoded, meta, processAt, delayMs, dedupKey: options.dedupKey, dedupTtlMs, unique };
+    return {
+      keys: this.keysOf(queue),
+      id,
+      type,
+      payload: encoded,
+      meta,
+      processAt,
+      delayMs,
+      dedupKey: options.dedupKey,
+      dedupTtlMs,
+      unique,
+    };
   }
 }
 

@@ -99,7 +99,12 @@ export class Consumer {
 
   /** Ids of the entries this consumer has pending (at most 1000). */
   async pending(stream: string): Promise<string[]> {
-    const rows = (await this.client.call('XPENDING', stream, CONSUMER_GROUP, '-', '+', 1000, this.name)) as [string, string, number, number][];
+    const rows = (await this.client.call('XPENDING', stream, CONSUMER_GROUP, '-', '+', 1000, this.name)) as [
+      string,
+      string,
+      number,
+      number,
+    ][];
     return rows.map(([entryId]) => entryId);
   }
 

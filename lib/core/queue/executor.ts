@@ -219,7 +219,8 @@ export class Executor {
     const { entry: task, ref: queue } = run;
     const retried = run.retried;
     this.failed++;
-    if (this.events.active) this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
+    if (this.events.active)
+      this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error: errorMessage(err) });
     const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)
@@ -316,7 +317,7 @@ export class Executor {
       /* unknown: say both */
     }
     if (reclaimed === true) return 'was reclaimed by another consumer after the visibility timeout (it runs again there)';
-    if (reclaimed === false) return "has no stream entry any more: it is gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)";
+    if (reclaimed === false) return 'has no stream entry any more: it is gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)';
     return 'is no longer pending (reclaimed by another consumer, or its entry was deleted)';
   }
 }

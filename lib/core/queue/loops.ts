@@ -37,7 +37,10 @@ export class Loops {
       if (busy || !this.isRunning()) return;
       busy = true;
       fn()
-        .then(() => failures.ok(), (err) => failures.failed(err))
+        .then(
+          () => failures.ok(),
+          (err) => failures.failed(err),
+        )
         .finally(() => (busy = false));
     }, ms);
     this.timers.push(t);

@@ -28,7 +28,8 @@ export class Mux {
    * @throws DuplicateHandlerError when the type already has one (naming both sources).
    */
   handle<T = unknown>(type: string, fn: TaskHandlerFn<T>, options: HandlerOptions = {}): this {
-    if (typeof type !== 'string' || type.length === 0) throw new InvalidOptionsError([`type: expected a non-empty string, got ${JSON.stringify(type)}`], 'handler');
+    if (typeof type !== 'string' || type.length === 0)
+      throw new InvalidOptionsError([`type: expected a non-empty string, got ${JSON.stringify(type)}`], 'handler');
     if (typeof fn !== 'function') throw new InvalidOptionsError([`handler of "${type}": expected a function, got ${typeof fn}`], 'handler');
     const existing = this.handlers.get(type);
     if (existing) {

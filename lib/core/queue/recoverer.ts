@@ -112,7 +112,10 @@ export class Recoverer {
   async giveBack(items: Iterable<Pending>): Promise<void> {
     for (const [q, entries] of byQueue(items)) {
       try {
-        await this.deps.consumer.giveBack(q.keys.stream, entries.map((e) => e.entryId));
+        await this.deps.consumer.giveBack(
+          q.keys.stream,
+          entries.map((e) => e.entryId),
+        );
       } catch (err) {
         this.deps.logger.error(
           `Could not put ${entries.length} task(s) back in the queue; they will be reclaimed after the visibility timeout ` +

@@ -58,13 +58,31 @@ export interface ServerOptions {
 }
 
 const SERVER_KEYS = new Set([
-  'connection', 'namespace', 'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout',
-  'recoverInterval', 'maxDeliveries', 'forwardInterval', 'blockTimeout', 'backoff', 'deadMaxCount', 'deadMaxAge',
-  'serverId', 'logger', 'events', 'mux', 'requireNoEviction',
+  'connection',
+  'namespace',
+  'concurrency',
+  'queues',
+  'strictPriority',
+  'shutdownTimeout',
+  'visibilityTimeout',
+  'recoverInterval',
+  'maxDeliveries',
+  'forwardInterval',
+  'blockTimeout',
+  'backoff',
+  'deadMaxCount',
+  'deadMaxAge',
+  'serverId',
+  'logger',
+  'events',
+  'mux',
+  'requireNoEviction',
 ]);
 
 /** The numeric and behavioural options of a server, validated, defaults applied. */
-export type ResolvedServerOptions = Required<Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>>;
+export type ResolvedServerOptions = Required<
+  Omit<ServerOptions, 'connection' | 'namespace' | 'queues' | 'serverId' | 'logger' | 'events' | 'mux'>
+>;
 
 /**
  * Validates server options, collecting every problem (unknown keys included), and applies the
@@ -103,7 +121,8 @@ export function resolveServerOptions(options: ServerOptions): {
   if (typeof opts.requireNoEviction !== 'boolean') {
     issues.push(`requireNoEviction: expected true or false, got ${String(opts.requireNoEviction)}`);
   }
-  if (typeof opts.backoff !== 'function') issues.push(`backoff: expected a function (retried, error, task) => ms, got ${typeof opts.backoff}`);
+  if (typeof opts.backoff !== 'function')
+    issues.push(`backoff: expected a function (retried, error, task) => ms, got ${typeof opts.backoff}`);
   const namespace = options.namespace ?? DEFAULTS.namespace;
   if (!isValidName(namespace)) issues.push(`namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(namespace)}`);
   const q = options.queues ?? [DEFAULTS.queue];
@@ -112,7 +131,8 @@ export function resolveServerOptions(options: ServerOptions): {
   if (entries.length === 0) issues.push('queues: expected at least one queue');
   for (const [name, weight] of entries) {
     if (!isValidName(name)) issues.push(`queues: invalid queue name ${JSON.stringify(name)}`);
-    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1) issues.push(`queues.${name}: expected an integer weight >= 1, got ${String(weight)}`);
+    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1)
+      issues.push(`queues.${name}: expected an integer weight >= 1, got ${String(weight)}`);
   }
   if (new Set(entries.map((e) => e[0])).size !== entries.length) issues.push('queues: a queue is listed twice');
   if (issues.length) throw new InvalidOptionsError(issues, 'server options');

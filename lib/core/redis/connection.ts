@@ -14,10 +14,7 @@ export type { RedisClient } from './types.js';
  * @publicApi
  */
 export type RedisConnection =
-  | string
-  | RedisOptions
-  | RedisClient
-  | { cluster: ConstructorParameters<typeof Cluster>[0]; options?: ClusterOptions };
+  string | RedisOptions | RedisClient | { cluster: ConstructorParameters<typeof Cluster>[0]; options?: ClusterOptions };
 
 /** An open client plus whether Chronos owns (and so closes) it. */
 export interface ConnectionHandle {

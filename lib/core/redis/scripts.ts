@@ -131,11 +131,9 @@ export function runScript<T>(
 ): Promise<T> {
   defineScripts(client);
   const command = scriptCommand(name);
-  return ((client as unknown as ScriptCaller)[command](keys.length, ...keys, ...args) as Promise<T>).catch(
-    (err: unknown) => {
-      throw wrapScriptError(name, err);
-    },
-  );
+  return ((client as unknown as ScriptCaller)[command](keys.length, ...keys, ...args) as Promise<T>).catch((err: unknown) => {
+    throw wrapScriptError(name, err);
+  });
 }
 
 /** Queues a script call on a pipeline created from a client on which {@link defineScripts} ran. */

@@ -6,7 +6,18 @@
 const MONTH_NAMES = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] as const;
 const DOW_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
 export const MONTH_LABELS = [
-  'January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December',
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
 ];
 /** Days per month in a leap year, so that `29 2` is possible (rule 9). */
 export const LEAP_MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -147,9 +158,7 @@ function parseValue(def: FieldDef, token: string): number {
     if (i < 0) throw new FieldError(`unknown name ${JSON.stringify(token)} (expected ${def.names.join(', ')})`);
     return i + (def.nameBase ?? 0);
   } else {
-    throw new FieldError(
-      `${JSON.stringify(token)} is not a ${def.names ? 'number or 3-letter name' : 'number'}`,
-    );
+    throw new FieldError(`${JSON.stringify(token)} is not a ${def.names ? 'number or 3-letter name' : 'number'}`);
   }
   if (v < def.min || v > def.max) {
     throw new FieldError(`${token} is out of range ${def.min}-${def.max}${def.name === 'day-of-week' ? ' (0 and 7 are Sunday)' : ''}`);

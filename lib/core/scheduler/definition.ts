@@ -69,7 +69,20 @@ export interface StoredSchedule {
   registeredAt?: number;
 }
 
-const DEF_KEYS = new Set(['name', 'spec', 'timeZone', 'queue', 'type', 'payload', 'maxRetry', 'timeout', 'catchUp', 'catchUpWindow', 'catchUpCap', 'overlap']);
+const DEF_KEYS = new Set([
+  'name',
+  'spec',
+  'timeZone',
+  'queue',
+  'type',
+  'payload',
+  'maxRetry',
+  'timeout',
+  'catchUp',
+  'catchUpWindow',
+  'catchUpCap',
+  'overlap',
+]);
 
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
 export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone'>, defaultTimeZone: string): ScheduleSpec {
@@ -89,11 +102,16 @@ export function storedSpec(s: StoredSchedule): ScheduleSpec {
  * Validates a definition and builds its registry form.
  * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
  */
-export function toStored(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): { stored: StoredSchedule; spec: ScheduleSpec } {
+export function toStored(
+  def: ScheduleDefinition,
+  defaultTimeZone: string,
+  runtime: boolean,
+): { stored: StoredSchedule; spec: ScheduleSpec } {
   const name = def?.name;
-  if (!isValidName(name)) throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
+  if (!isValidName(name))
+    throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
   const bad = (value: unknown, problem: string): never => {
-    throw new InvalidScheduleError(name, typeof value === 'string' ? value : JSON.stringify(value) ?? String(value), problem);
+    throw new InvalidScheduleError(name, typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)), problem);
   };
   for (const key of Object.keys(def)) if (!DEF_KEYS.has(key)) bad(key, `unknown schedule option "${key}"`);
   const spec = specOf(def, defaultTimeZone);

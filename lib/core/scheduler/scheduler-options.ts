@@ -68,8 +68,19 @@ export interface ResolvedSchedulerOptions {
 }
 
 const OPTION_KEYS = new Set([
-  'connection', 'namespace', 'instanceId', 'leaderTtl', 'eligible', 'timeZone', 'heartbeatInterval', 'logger', 'events', 'clock',
-  'trustLocalClock', 'tickHook', 'requireNoEviction',
+  'connection',
+  'namespace',
+  'instanceId',
+  'leaderTtl',
+  'eligible',
+  'timeZone',
+  'heartbeatInterval',
+  'logger',
+  'events',
+  'clock',
+  'trustLocalClock',
+  'tickHook',
+  'requireNoEviction',
 ]);
 
 /**

@@ -92,12 +92,20 @@ export class Scheduler {
       declarations: this.declarations,
       tickHook: o.tickHook,
     });
-    this.lease = new LeaderLease(this.conn.client, this.keys, this.instanceId, this.leaderTtlMs, this.logger, {
-      acquired: (term) => this.firing.acquired(term),
-      lost: (term, reason) => this.firing.lost(term, reason),
-      version: (v) => this.firing.versionSeen(v),
-      clockSample: (offset, rtt) => this.clockOffset.sample(offset, rtt),
-    }, () => this.clock.now());
+    this.lease = new LeaderLease(
+      this.conn.client,
+      this.keys,
+      this.instanceId,
+      this.leaderTtlMs,
+      this.logger,
+      {
+        acquired: (term) => this.firing.acquired(term),
+        lost: (term, reason) => this.firing.lost(term, reason),
+        version: (v) => this.firing.versionSeen(v),
+        clockSample: (offset, rtt) => this.clockOffset.sample(offset, rtt),
+      },
+      () => this.clock.now(),
+    );
   }
 
   /** True while this instance leads (holds the lease by its own clock). */

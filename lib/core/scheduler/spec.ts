@@ -97,7 +97,9 @@ export function parseSpec(expression: string, options: ParseSpecOptions = {}): S
     const mapped = Object.hasOwn(DESCRIPTORS, name) ? DESCRIPTORS[name] : undefined;
     if (mapped === undefined) {
       const hint = name === 'reboot' ? '@reboot is not supported by a distributed scheduler' : `unknown descriptor "${text}"`;
-      const known = Object.keys(DESCRIPTORS).map((d) => '@' + d).join(', ');
+      const known = Object.keys(DESCRIPTORS)
+        .map((d) => '@' + d)
+        .join(', ');
       throw new InvalidScheduleError(schedule, expression, `${hint} (known: ${known}, @every <duration>)`);
     }
     rejectCronOffset(options.offsetMs, schedule, expression);
@@ -144,11 +146,7 @@ export function parseDurationMs(text: string, schedule?: string): number {
   if (t === '0') return 0;
   const m = DURATION_RE.exec(t);
   if (!m || m.slice(1).every((g) => g === undefined)) {
-    const why = /\d[.,]\d/.test(t)
-      ? 'fractional amounts are not supported'
-      : /^\d+$/.test(t)
-        ? 'a unit is required'
-        : 'not a duration';
+    const why = /\d[.,]\d/.test(t) ? 'fractional amounts are not supported' : /^\d+$/.test(t) ? 'a unit is required' : 'not a duration';
     throw new InvalidScheduleError(
       schedule,
       text,
@@ -234,7 +232,13 @@ function num(group: string | undefined): number {
 function formatDuration(ms: number): string {
   let rest = ms;
   let out = '';
-  for (const [unit, size] of [['d', DAY_MS], ['h', HOUR_MS], ['m', MINUTE_MS], ['s', SECOND_MS], ['ms', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', DAY_MS],
+    ['h', HOUR_MS],
+    ['m', MINUTE_MS],
+    ['s', SECOND_MS],
+    ['ms', 1],
+  ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) out += `${n}${unit}`;
     rest -= n * size;

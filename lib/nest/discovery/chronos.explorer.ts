@@ -21,8 +21,20 @@ import { ChronosMetadataAccessor } from './metadata.accessor.js';
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
-  'name', 'timeZone', 'queue', 'maxRetry', 'timeout', 'catchUp', 'catchUpWindow', 'catchUpCap', 'overlap', 'waitForCompletion',
-  'disabled', 'dispatch', 'payload', 'distributed',
+  'name',
+  'timeZone',
+  'queue',
+  'maxRetry',
+  'timeout',
+  'catchUp',
+  'catchUpWindow',
+  'catchUpCap',
+  'overlap',
+  'waitForCompletion',
+  'disabled',
+  'dispatch',
+  'payload',
+  'distributed',
 ]);
 const HANDLER_OPTION_KEYS = new Set(['name', 'queue', 'backoff']);
 
@@ -100,14 +112,22 @@ export class ChronosExplorer implements OnModuleInit {
     }
 
     for (const [name, sources] of scheduleSources) {
-      if (sources.length > 1) issue(sources[1], MESSAGES.duplicateSchedule(name, sources), new DuplicateScheduleError(name, sources.join(' and ')));
+      if (sources.length > 1)
+        issue(sources[1], MESSAGES.duplicateSchedule(name, sources), new DuplicateScheduleError(name, sources.join(' and ')));
     }
     for (const [type, ls] of listeners) {
       const byName = new Map<string, string[]>();
       for (const l of ls) byName.set(l.name, [...(byName.get(l.name) ?? []), l.source]);
-      for (const [name, sources] of byName) if (sources.length > 1) issue(sources[1], MESSAGES.duplicateListener(type, name, sources), new DuplicateHandlerError(childType(type, name), sources.join(' and ')));
+      for (const [name, sources] of byName)
+        if (sources.length > 1)
+          issue(
+            sources[1],
+            MESSAGES.duplicateListener(type, name, sources),
+            new DuplicateHandlerError(childType(type, name), sources.join(' and ')),
+          );
       if (ls.length > 1) {
-        for (const l of ls) if (childType(type, l.name).length > 200) issue(l.source, MESSAGES.childTypeTooLong(l.source, childType(type, l.name)));
+        for (const l of ls)
+          if (childType(type, l.name).length > 200) issue(l.source, MESSAGES.childTypeTooLong(l.source, childType(type, l.name)));
       }
     }
     for (const d of dispatches) if (!listeners.has(d.type)) warn.push(MESSAGES.noHandlerForDispatch(d.source, d.type));
@@ -165,19 +185,36 @@ export class ChronosExplorer implements OnModuleInit {
     let ok = true;
     for (const key of Object.keys(o)) {
       if (!SCHEDULE_OPTION_KEYS.has(key as keyof ScheduleOptions)) {
-        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `option "${key}" is not supported${NOT_ACCEPTED[key] ? `: ${NOT_ACCEPTED[key]}` : ''}`));
+        issue(
+          f.source,
+          MESSAGES.invalidOption(
+            f.source,
+            decorator,
+            `option "${key}" is not supported${NOT_ACCEPTED[key] ? `: ${NOT_ACCEPTED[key]}` : ''}`,
+          ),
+        );
         ok = false;
       }
     }
     let overlap = o.overlap;
     if (o.waitForCompletion !== undefined) {
       if (typeof o.waitForCompletion !== 'boolean') {
-        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: expected true or false, got ${JSON.stringify(o.waitForCompletion)}`));
+        issue(
+          f.source,
+          MESSAGES.invalidOption(
+            f.source,
+            decorator,
+            `waitForCompletion: expected true or false, got ${JSON.stringify(o.waitForCompletion)}`,
+          ),
+        );
         ok = false;
       } else {
         const implied = o.waitForCompletion ? 'skip' : 'allow';
         if (overlap !== undefined && overlap !== implied) {
-          issue(f.source, MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: ${o.waitForCompletion} contradicts overlap: '${overlap}'`));
+          issue(
+            f.source,
+            MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: ${o.waitForCompletion} contradicts overlap: '${overlap}'`),
+          );
           ok = false;
         }
         overlap = implied;
@@ -185,7 +222,14 @@ export class ChronosExplorer implements OnModuleInit {
     }
     // @nestjs/schedule's `distributed: true` is what Chronos always does: accepted as a no-op
     if (o.distributed !== undefined && o.distributed !== true) {
-      issue(f.source, MESSAGES.invalidOption(f.source, decorator, 'distributed: every Chronos schedule fires once per trigger across the fleet; only `true` (or leaving it out) is accepted'));
+      issue(
+        f.source,
+        MESSAGES.invalidOption(
+          f.source,
+          decorator,
+          'distributed: every Chronos schedule fires once per trigger across the fleet; only `true` (or leaving it out) is accepted',
+        ),
+      );
       ok = false;
     }
     if (o.disabled !== undefined && typeof o.disabled !== 'boolean') {
@@ -196,7 +240,10 @@ export class ChronosExplorer implements OnModuleInit {
     if (o.dispatch !== undefined) {
       type = resolveType(o.dispatch);
       if (!type || type.length > 200) {
-        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `dispatch: expected a task type or a payload class, got ${String(o.dispatch)}`));
+        issue(
+          f.source,
+          MESSAGES.invalidOption(f.source, decorator, `dispatch: expected a task type or a payload class, got ${String(o.dispatch)}`),
+        );
         ok = false;
       }
     }
@@ -227,7 +274,8 @@ export class ChronosExplorer implements OnModuleInit {
     try {
       if (o.disabled) {
         // not declared here, but still checked
-        if (!isValidName(name)) throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
+        if (!isValidName(name))
+          throw new InvalidScheduleError(undefined, String(name), 'the schedule name must be 1-200 characters of [A-Za-z0-9_.:-]');
         if (typeof def.spec === 'object') everySpec(def.spec.every, { schedule: name });
         else parseSpec(def.spec, { schedule: name, timeZone: def.timeZone ?? this.options.timeZone });
       } else {
@@ -262,7 +310,14 @@ export class ChronosExplorer implements OnModuleInit {
     }
     const name = o.name ?? `${f.className}.${f.method}`;
     if (typeof name !== 'string' || !/^[^\s#]{1,200}$/.test(name)) {
-      issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `name: expected 1-200 characters without spaces or '#', got ${JSON.stringify(name)}`));
+      issue(
+        f.source,
+        MESSAGES.invalidOption(
+          f.source,
+          'TaskHandler',
+          `name: expected 1-200 characters without spaces or '#', got ${JSON.stringify(name)}`,
+        ),
+      );
       ok = false;
     }
     if (o.backoff !== undefined && typeof o.backoff !== 'function') {
@@ -273,7 +328,14 @@ export class ChronosExplorer implements OnModuleInit {
     const queue = o.queue ?? (payloadClass ? queueOf(payloadClass) : undefined);
     if (queue !== undefined) {
       if (!isValidName(queue)) {
-        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`));
+        issue(
+          f.source,
+          MESSAGES.invalidOption(
+            f.source,
+            'TaskHandler',
+            `queue: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(queue)}`,
+          ),
+        );
         ok = false;
       } else this.worker.addQueue(queue, f.source);
     }

@@ -62,7 +62,14 @@ export function dispatcher(client: ChronosClient, type: string, listeners: Liste
         return {
           type: childType(type, l.name),
           payload: envelope,
-          options: { queue: task.queue, maxRetry: task.maxRetry, timeout: task.timeoutMs, taskId: id, dedupKey: id, dedupTtl: FAN_OUT_DEDUP_TTL_MS },
+          options: {
+            queue: task.queue,
+            maxRetry: task.maxRetry,
+            timeout: task.timeoutMs,
+            taskId: id,
+            dedupKey: id,
+            dedupTtl: FAN_OUT_DEDUP_TTL_MS,
+          },
         };
       }),
     );

@@ -69,7 +69,12 @@ export class ChronosHealthIndicator {
     const details: ChronosHealthDetails = {
       redis,
       ...(redisError ? { redisError } : {}),
-      worker: { enabled: this.worker.enabled, running: this.worker.isRunning, active: this.worker.activeCount, ...(workerFailing ? { failing: workerFailing } : {}) },
+      worker: {
+        enabled: this.worker.enabled,
+        running: this.worker.isRunning,
+        active: this.worker.activeCount,
+        ...(workerFailing ? { failing: workerFailing } : {}),
+      },
       scheduler: {
         enabled: this.scheduler.enabled,
         running: this.scheduler.isRunning,
@@ -85,7 +90,9 @@ export class ChronosHealthIndicator {
 }
 
 /** `"<loop> failing since <iso>: <error>"` for the first failing loop, or undefined. */
-function failing(loops: Record<string, { ok: true } | { ok: false; failingSince: number; lastError: string } | undefined>): string | undefined {
+function failing(
+  loops: Record<string, { ok: true } | { ok: false; failingSince: number; lastError: string } | undefined>,
+): string | undefined {
   for (const [name, st] of Object.entries(loops)) {
     if (st && !st.ok) return `${name} failing since ${new Date(st.failingSince).toISOString()}: ${st.lastError}`;
   }

@@ -35,9 +35,27 @@ export interface ResolvedChronosOptions {
 }
 
 const KEYS = new Set<keyof ChronosModuleOptions>([
-  'connection', 'namespace', 'instanceId', 'timeZone', 'queue', 'maxRetry', 'timeout', 'leaderTtl', 'heartbeatInterval',
-  'concurrency', 'queues', 'strictPriority', 'shutdownTimeout', 'visibilityTimeout', 'recoverInterval', 'maxDeliveries',
-  'backoff', 'scheduler', 'worker', 'maxPayloadBytes', 'requireNoEviction',
+  'connection',
+  'namespace',
+  'instanceId',
+  'timeZone',
+  'queue',
+  'maxRetry',
+  'timeout',
+  'leaderTtl',
+  'heartbeatInterval',
+  'concurrency',
+  'queues',
+  'strictPriority',
+  'shutdownTimeout',
+  'visibilityTimeout',
+  'recoverInterval',
+  'maxDeliveries',
+  'backoff',
+  'scheduler',
+  'worker',
+  'maxPayloadBytes',
+  'requireNoEviction',
 ]);
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -154,7 +172,8 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
         if (!isValidName(n)) issues.push(`queues: invalid queue name ${show(n)} (1-200 characters of [A-Za-z0-9_.:-])`);
         else if (seen.has(n)) issues.push(`queues: "${n}" is listed twice`);
         seen.add(n);
-        if (typeof w !== 'number' || !Number.isInteger(w) || w < 1) issues.push(`queues.${n}: expected an integer weight >= 1, got ${show(w)}`);
+        if (typeof w !== 'number' || !Number.isInteger(w) || w < 1)
+          issues.push(`queues.${n}: expected an integer weight >= 1, got ${show(w)}`);
       }
       queues = Object.fromEntries(entries as [string, number][]);
     }
@@ -208,7 +227,8 @@ function checkConnection(c: unknown, issues: string[]): RedisConnection {
     } catch {
       /* not a URL */
     }
-    if (!ok) issues.push('connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got a string that is not one');
+    if (!ok)
+      issues.push('connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got a string that is not one');
     return c;
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {
@@ -217,7 +237,10 @@ function checkConnection(c: unknown, issues: string[]): RedisConnection {
   }
   if (isRedisClient(c)) {
     const prefix = (c.options as { keyPrefix?: string }).keyPrefix;
-    if (prefix) issues.push(`connection: the Redis client has keyPrefix "${prefix}", which Chronos cannot honour inside its scripts; remove it and use \`namespace\``);
+    if (prefix)
+      issues.push(
+        `connection: the Redis client has keyPrefix "${prefix}", which Chronos cannot honour inside its scripts; remove it and use \`namespace\``,
+      );
     return c;
   }
   if ('cluster' in c) {
@@ -226,6 +249,7 @@ function checkConnection(c: unknown, issues: string[]): RedisConnection {
     if (prefix?.keyPrefix || prefix?.redisOptions?.keyPrefix) issues.push('connection: keyPrefix is not supported; use `namespace`');
     return c as RedisConnection;
   }
-  if ((c as { keyPrefix?: string }).keyPrefix) issues.push('connection: keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
+  if ((c as { keyPrefix?: string }).keyPrefix)
+    issues.push('connection: keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
   return c as RedisConnection;
 }

@@ -54,7 +54,12 @@ export class ChronosClient extends CoreChronosClient implements OnApplicationShu
   }
 }
 
-function normalize(a: unknown, b: unknown, c: EnqueueOptions | undefined, method: string): { type: string; payload: unknown; options: EnqueueOptions } {
+function normalize(
+  a: unknown,
+  b: unknown,
+  c: EnqueueOptions | undefined,
+  method: string,
+): { type: string; payload: unknown; options: EnqueueOptions } {
   if (typeof a === 'string') return { type: a, payload: b, options: c ?? {} };
   let cls: PayloadClass;
   let payload: unknown;
@@ -69,7 +74,9 @@ function normalize(a: unknown, b: unknown, c: EnqueueOptions | undefined, method
     options = (b as EnqueueOptions | undefined) ?? {};
   } else {
     throw new InvalidOptionsError(
-      [`${method}: expected a task type (string), a payload class, or an instance of a payload class, got ${a === null ? 'null' : Array.isArray(a) ? 'an array' : typeof a === 'object' ? 'a plain object (pass the type first: enqueue(type, payload))' : typeof a}`],
+      [
+        `${method}: expected a task type (string), a payload class, or an instance of a payload class, got ${a === null ? 'null' : Array.isArray(a) ? 'an array' : typeof a === 'object' ? 'a plain object (pass the type first: enqueue(type, payload))' : typeof a}`,
+      ],
       'enqueue arguments',
     );
   }

@@ -49,7 +49,11 @@ export class InspectorService {
     client: ChronosClient,
   ) {
     // shares the client's connection (the client closes it)
-    this.inspector = new Inspector({ connection: client.redis, namespace: options.namespace, livenessWindow: options.heartbeatInterval * 3 });
+    this.inspector = new Inspector({
+      connection: client.redis,
+      namespace: options.namespace,
+      livenessWindow: options.heartbeatInterval * 3,
+    });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
 
@@ -105,7 +109,12 @@ export class InspectorService {
 
   /** Leader, schedules, queues and servers in one call (e.g. for a status endpoint). */
   async overview(nextTriggers = 3): Promise<ChronosOverview> {
-    const [leader, schedules, queues, servers] = await Promise.all([this.leader(), this.schedules(nextTriggers), this.queues(), this.servers()]);
+    const [leader, schedules, queues, servers] = await Promise.all([
+      this.leader(),
+      this.schedules(nextTriggers),
+      this.queues(),
+      this.servers(),
+    ]);
     return { leader, schedules, queues, servers };
   }
 }

@@ -140,7 +140,8 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
       await this.lifecycle.startFailed();
       throw err;
     }
-    if (this.lifecycle.failed) await this.scheduler.stop(); // the worker role failed meanwhile
+    if (this.lifecycle.failed)
+      await this.scheduler.stop(); // the worker role failed meanwhile
     else this.running = true;
   }
 
