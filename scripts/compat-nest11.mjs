@@ -2,9 +2,12 @@
 // Usage: npm run compat:nest11 (npm pack builds the package first: the prepack script)
 // Checks that the built package works in a CommonJS NestJS 11 app: packs it (npm pack), installs
 // the tarball with @nestjs/common and @nestjs/core 11 into test/compat/nest11 (its own
-// node_modules, so Chronos resolves Nest 11, not the repo's 12), and runs test/compat/nest11/app.cjs
-// against a Redis (REDIS_URL, else 127.0.0.1:6379, else a private redis-server). Then runs the
-// installed `chronos` CLI there with `npx chronos …` (the package's bin, no Nest boot). Needs the npm registry.
+// node_modules, so Chronos resolves Nest 11, not the repo's 12), type-checks
+// test/compat/nest11/types-check.ts under Nest's default CommonJS tsconfig (moduleResolution node:
+// '@chronos/nest' and '@chronos/nest/core' must both resolve with their types), and runs
+// test/compat/nest11/app.cjs against a Redis (REDIS_URL, else 127.0.0.1:6379, else a private
+// redis-server). Then runs the installed `chronos` CLI there with `npx chronos …` (the package's
+// bin, no Nest boot). Needs the npm registry.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +27,14 @@ try {
 } finally {
   rmSync(packDir, { recursive: true, force: true });
 }
+// the repo's TypeScript, on the installed package (tsconfig.json there: module commonjs, moduleResolution node)
+const tscBin = join(process.cwd(), 'node_modules/typescript/bin/tsc');
+const tsc = spawnSync(process.execPath, [tscBin, '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+if (tsc.status !== 0) {
+  console.error('[compat] COMPAT FAILED: types-check.ts does not type-check under moduleResolution node (see above)');
+  process.exit(tsc.status ?? 1);
+}
+console.log('[compat] types OK: @chronos/nest and @chronos/nest/core resolve under moduleResolution node');
 const redis = await ensureRedis();
 const run = spawnSync(process.execPath, ['app.cjs'], { cwd: dir, stdio: 'inherit', env: { ...process.env, REDIS_URL: redis.url } });
 const cli = run.status === 0 ? checkCli(redis.url) : 1;

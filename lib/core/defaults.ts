@@ -13,6 +13,8 @@ export const DEFAULTS = Object.freeze({
   timeoutMs: 30 * 60_000,
   /** Lifetime of a dedup key when `dedupKey` is given without `dedupTtl`, ms. */
   dedupTtlMs: 60 * 60_000,
+  /** Largest encoded payload an enqueue accepts, UTF-8 bytes of JSON (1 MiB); 0 = no limit. */
+  maxPayloadBytes: 1_048_576,
   /** Handlers running at once per server. */
   concurrency: 10,
   /** Grace given to in-flight handlers at shutdown before they are aborted and requeued, ms. */

@@ -24,6 +24,7 @@ export type ChronosErrorCode =
   | 'REDIS_SCRIPT'
   | 'REDIS_VERSION'
   | 'REDIS_UNREACHABLE'
+  | 'REDIS_CONFIG'
   | 'STATE';
 
 /** Base class of every error Chronos throws. */
@@ -257,6 +258,26 @@ export class RedisUnreachableError extends ChronosError {
       'REDIS_UNREACHABLE',
       `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
       options,
+    );
+  }
+}
+
+/**
+ * Redis may evict keys (its `maxmemory-policy` is not `noeviction`) and the `requireNoEviction`
+ * option asks to refuse that at start. Names the policy and the address.
+ */
+export class RedisEvictionPolicyError extends ChronosError {
+  constructor(
+    /** The server's `maxmemory-policy` (e.g. `allkeys-lru`). */
+    readonly policy: string,
+    /** The address, `host:port/db` (never a password). */
+    readonly where: string,
+  ) {
+    super(
+      'REDIS_CONFIG',
+      `Redis at ${where}: maxmemory-policy is ${policy}, and requireNoEviction is set. Chronos needs noeviction: an ` +
+        'evicted lease, dedup key or stream breaks its guarantees. Run CONFIG SET maxmemory-policy noeviction, or unset ' +
+        'requireNoEviction to start with a warning.',
     );
   }
 }

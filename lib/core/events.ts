@@ -141,6 +141,19 @@ export type ChronosEvent =
       reason: 'shutdown' | 'recovered';
     }
   | {
+      /**
+       * A pending entry whose stream entry was gone (XDEL, a trim, eviction) when a recoverer reached
+       * it: nobody runs the task again. Only the entry id is known then (its task id and type were in it).
+       */
+      type: 'task.lost';
+      /** The queue whose stream lost the entry. */
+      queue: string;
+      /** The stream entry id that was pending but gone. */
+      entryId: string;
+      /** Why it is lost: its stream entry was deleted. */
+      reason: 'entry-deleted';
+    }
+  | {
       /** The leader enqueued the task of one trigger of a schedule. */
       type: 'schedule.fired';
       /** Name of the schedule. */

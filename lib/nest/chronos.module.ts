@@ -11,6 +11,7 @@ import { ChronosHealthIndicator } from './health/chronos-health.indicator.js';
 import type { ChronosModuleAsyncOptions, ChronosModuleOptions, ChronosOptionsFactory } from './options/chronos-options.interface.js';
 import { resolveOptions, type ResolvedChronosOptions } from './options/resolve-options.js';
 import { ChronosClient } from './services/chronos.client.js';
+import { ChronosLifecycle } from './services/chronos-lifecycle.js';
 import { InspectorService } from './services/inspector.service.js';
 import { ChronosMetricsLifecycle, metricsProvider } from './services/metrics.provider.js';
 import { SchedulerService } from './services/scheduler.service.js';
@@ -73,10 +74,15 @@ export class ChronosModule {
         ...optionProviders,
         { provide: CHRONOS_OPTIONS, useFactory: resolveOptions, inject: [CHRONOS_MODULE_OPTIONS] },
         { provide: CHRONOS_EVENT_BUS, useFactory: () => new EventBus() },
+        ChronosLifecycle,
         {
           provide: ChronosClient,
-          useFactory: (o: ResolvedChronosOptions, events: EventBus) => new ChronosClient({ ...o.core.client, events }),
-          inject: [CHRONOS_OPTIONS, CHRONOS_EVENT_BUS],
+          useFactory: (o: ResolvedChronosOptions, events: EventBus, lifecycle: ChronosLifecycle) => {
+            const client = new ChronosClient({ ...o.core.client, events });
+            lifecycle.closeOnFailedStart(() => client.close());
+            return client;
+          },
+          inject: [CHRONOS_OPTIONS, CHRONOS_EVENT_BUS, ChronosLifecycle],
         },
         SchedulerService,
         WorkerService,

@@ -43,6 +43,18 @@ export function resolveType(type: string | PayloadClass): string | undefined {
 }
 
 /**
+ * The plain object JSON keeps of an instance of its payload class (its own enumerable fields), so
+ * the engine, which refuses class instances JSON would strip of their class, accepts it; handlers
+ * get the class back ({@link rehydrate}). Anything else (plain objects, other classes, instances
+ * with a `toJSON()`) is returned as it is, for the engine to check.
+ */
+export function plainPayload(cls: PayloadClass | undefined, payload: unknown): unknown {
+  if (!cls || typeof payload !== 'object' || payload === null || !(payload instanceof (cls as abstract new () => unknown))) return payload;
+  if (typeof (payload as { toJSON?: unknown }).toJSON === 'function') return payload;
+  return { ...payload };
+}
+
+/**
  * Turns a JSON payload back into an instance of its payload class (prototype set, own fields
  * copied; the constructor is not called), so handlers get `instanceof` and the class's methods.
  * Non-object payloads (null, arrays, primitives) are returned as they are.

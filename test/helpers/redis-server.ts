@@ -12,9 +12,20 @@ export class PrivateRedis {
     private child: ChildProcess,
   ) {}
 
-  static async start(): Promise<PrivateRedis> {
-    const { port, child } = await startRedisServer();
+  /** @param extraArgs redis-server arguments, e.g. `['--maxmemory-policy', 'allkeys-lru']`. */
+  static async start(extraArgs: string[] = []): Promise<PrivateRedis> {
+    const { port, child } = await startRedisServer(extraArgs);
     return new PrivateRedis(port, child);
+  }
+
+  /** SIGSTOP: the server stops answering, its sockets stay open (a stalled Redis, a long fork, a VM pause). */
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after {@link pause}. */
+  resume(): void {
+    this.child.kill('SIGCONT');
   }
 
   get url(): string {

@@ -104,6 +104,24 @@ test("B05: a crashed worker's task is redelivered after the visibility timeout, 
   expect(w2.alive).toBe(true);
 });
 
+test('a task whose worker was SIGKILLed and whose entry was deleted does not block its id for ever (its uid marker expires)', async () => {
+  const vis = 300;
+  const w1 = await worker('W1', { VISIBILITY_MS: vis, RECOVER_MS: 100 });
+  await client.enqueue('slow', { ms: 60_000 }, { taskId: 'job-1' });
+  const uid = keys.uniqueId('job-1');
+  // while the task runs, its worker renews the marker with its claims, to a few visibility timeouts
+  await waitFor(async () => {
+    const ttl = await redis.pttl(uid);
+    return ttl > 0 && ttl <= 3 * vis;
+  }, 'the worker to renew the uid marker');
+  w1.kill('SIGKILL');
+  await w1.exited;
+  const [[entryId]] = await redis.xrange(keys.stream, '-', '+');
+  await redis.xdel(keys.stream, entryId);
+  await waitFor(async () => (await redis.exists(uid)) === 0, 'the uid marker to expire', 10_000);
+  expect((await client.enqueue('slow', { ms: 1 }, { taskId: 'job-1' })).deduplicated).toBe(false);
+});
+
 test('B05b: with maxRetry 0 a crash still leads to a redelivery (a crash is not a handler error)', async () => {
   const w1 = await worker('W1', { VISIBILITY_MS: 1000, RECOVER_MS: 100 });
   await client.enqueue('slow', { ms: 1500 }, { maxRetry: 0 });

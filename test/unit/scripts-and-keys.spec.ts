@@ -136,11 +136,13 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     k.processed('2026-01-01'),
     k.failed('2026-01-01'),
   ];
+  all.push(k.lost('2026-01-01'), k.reclaimed);
   for (const key of all) {
     expect(key.startsWith('app:')).toBe(true);
     expect(key.indexOf('{')).toBe(key.indexOf('{app:mail}'));
   }
   expect(new Set(all).size).toBe(all.length);
+  expect(k.lost('2026-01-01')).toBe('app:{app:mail}:lost:2026-01-01'); // the Inspector reads exactly this name
   const s = new SchedulerKeys('app');
   for (const key of [s.lease, s.term, s.leader, s.schedules, s.version, s.instances, s.declared('i')]) {
     expect(key.startsWith('app:{app:sched}:')).toBe(true);

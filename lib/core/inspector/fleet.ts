@@ -61,5 +61,5 @@ export async function redisInfo(ctx: InspectorContext): Promise<RedisInfo> {
  * @returns the Redis version. @throws RedisUnreachableError naming the address; RedisVersionError.
  */
 export function check(ctx: InspectorContext, timeoutMs: number): Promise<string> {
-  return checkServer(ctx.client, timeoutMs);
+  return checkServer(ctx.client, { timeoutMs });
 }

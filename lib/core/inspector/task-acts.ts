@@ -4,7 +4,7 @@ import { DEFAULTS } from '../defaults.js';
 import { TaskCancelledError, TaskNotFoundError } from '../errors.js';
 import type { OperatorAction } from '../events.js';
 import { encodeStored, type TaskMeta } from '../queue/codec.js';
-import { releaseKeys } from '../queue/executor.js';
+import { markerKeys } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
 import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
@@ -68,7 +68,7 @@ function retryDeadBatch(ctx: InspectorContext, queue: string): BatchAct {
     const keys = [k.stream, k.dead, k.deadTasks];
     const args: (string | number)[] = [];
     for (const { info, meta } of rows) {
-      const extra = releaseKeys(k, { id: info.id, meta });
+      const extra = markerKeys(k, { id: info.id, meta });
       keys.push(...extra);
       args.push(info.id, extra.length);
     }
@@ -102,7 +102,7 @@ function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): Ba
       const keys = [k.stream];
       const args: (string | number)[] = [CONSUMER_GROUP];
       for (const { info, meta } of rows) {
-        const extra = releaseKeys(k, { id: info.id, meta });
+        const extra = markerKeys(k, { id: info.id, meta });
         keys.push(...extra);
         args.push(info.entryId!, info.id, extra.length);
       }
@@ -115,7 +115,7 @@ function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): Ba
     const args: (string | number)[] = [];
     for (const { info, meta } of rows) {
       // a dead task released its keys when it died: another live task may hold them now
-      const extra = state === 'dead' ? [] : releaseKeys(k, { id: info.id, meta });
+      const extra = state === 'dead' ? [] : markerKeys(k, { id: info.id, meta });
       keys.push(...extra);
       args.push(info.id, extra.length);
     }
@@ -218,7 +218,7 @@ export async function cancelTask(ctx: InspectorContext, id: string, queue?: stri
     entryId: row.info.entryId!,
     taskId: id,
     stored: encodeStored(msg),
-    release: releaseKeys(k, { id, meta: row.meta }),
+    release: markerKeys(k, { id, meta: row.meta }),
     maxDead: DEFAULTS.deadMaxCount,
     maxDeadAgeMs: DEFAULTS.deadMaxAgeMs,
     counterTtlMs: DEFAULTS.counterTtlMs,

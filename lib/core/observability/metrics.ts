@@ -238,6 +238,10 @@ export class ChronosMetrics {
       case 'task.dead':
         this.outcomeOf(e.queue, e.taskType, 'dead').inc();
         return;
+      case 'task.lost':
+        // the entry was gone, and with it the task's type: counted under type "unknown"
+        this.outcomeOf(e.queue, 'unknown', 'lost').inc();
+        return;
       case 'task.cancelled':
         this.outcomeOf(e.queue, e.taskType, 'cancelled').inc();
         return;

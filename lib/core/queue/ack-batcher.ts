@@ -6,20 +6,35 @@ import type { RedisClient } from '../redis/types.js';
 interface Pending {
   keys: QueueKeys;
   plain: string[];
+  /** Task ids of `plain`, same order (for messages; not sent). */
+  plainTasks: string[];
   /** entry id, task id, keys to release */
   flagged: [string, string, string[]][];
+  /** Failed writes of this batch so far. */
+  attempts: number;
 }
+
+/** Backoff of a failed ack, ms: 100 ms doubling up to 2 s (ioredis itself waits while it reconnects). */
+const RETRY_MS = (attempt: number) => Math.min(100 * 2 ** (attempt - 1), 2000);
 
 /**
  * Batches the acks of succeeded tasks: everything acked in one event-loop turn goes to Redis as
  * one `ack.lua` call per queue (XACK + XDEL + INCRBY of the day's counter), so the per-task cost
- * at high concurrency is a fraction of a command. An ack that cannot be written leaves the task
- * pending; it is reclaimed and run again (at-least-once).
+ * at high concurrency is a fraction of a command.
+ *
+ * An ack that cannot be written (Redis unreachable) is kept and written again with backoff until
+ * Redis answers; ack.lua acks only entries the group still has pending, and an entry this worker
+ * fetched is pending for nobody else until a recoverer takes it (it then leaves the group's list),
+ * so a late ack never acks a copy that runs elsewhere. A task runs twice only when the outage
+ * outlasts the visibility timeout and a recoverer reclaims it first (at-least-once).
  */
 export class AckBatcher {
   private batch = new Map<string, Pending>();
   private scheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Batches whose write failed, waiting for their next attempt. */
+  private failedBatches: Pending[] = [];
+  private retryTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly client: RedisClient,
@@ -31,44 +46,100 @@ export class AckBatcher {
   add(keys: QueueKeys, entryId: string, taskId: string, release: string[]): void {
     let p = this.batch.get(keys.stream);
     if (!p) {
-      p = { keys, plain: [], flagged: [] };
+      p = { keys, plain: [], plainTasks: [], flagged: [], attempts: 0 };
       this.batch.set(keys.stream, p);
     }
-    if (release.length === 0) p.plain.push(entryId);
-    else p.flagged.push([entryId, taskId, release]);
+    if (release.length === 0) {
+      p.plain.push(entryId);
+      p.plainTasks.push(taskId);
+    } else p.flagged.push([entryId, taskId, release]);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
     }
   }
 
-  /** Writes what is batched and waits for every write under way. */
+  /** Acks waiting for Redis after a failed write. */
+  get retrying(): number {
+    return this.failedBatches.reduce((n, p) => n + p.plain.length + p.flagged.length, 0);
+  }
+
+  /** Writes what is batched (and what waits for a retry) and waits for every write under way. */
   async flush(): Promise<void> {
     this.scheduled = false;
-    const batch = this.batch;
+    const batches = [...this.batch.values(), ...this.failedBatches.splice(0)];
     this.batch = new Map();
-    for (const p of batch.values()) {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    for (const p of batches) {
       const write = this.write(p).finally(() => this.inFlight.delete(write));
       this.inFlight.add(write);
     }
     await Promise.all([...this.inFlight]);
   }
 
-  private async write(p: Pending): Promise<void> {
-    const sent = p.plain.length + p.flagged.length;
-    try {
-      const acked = await ackScript(this.client, p.keys, { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs });
-      this.onAcked(acked);
-      if (acked < sent) {
-        this.logger.warn(
-          `${sent - acked} task(s) finished after another server had reclaimed them; they may run twice (queue=${p.keys.queue})`,
-        );
-      }
-    } catch (err) {
+  /** Stops retrying (the server is stopped): acks still failing are logged; their tasks run again after the visibility timeout. */
+  stop(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const left = this.failedBatches.splice(0);
+    for (const p of left) {
       this.logger.error(
-        `Could not ack ${sent} finished task(s); they stay pending and will run again after the visibility timeout (queue=${p.keys.queue})`,
-        err,
+        `Could not ack ${p.plain.length + p.flagged.length} finished task(s) before stopping; they stay pending and run again ` +
+          `after the visibility timeout (queue=${p.keys.queue} ids=${taskIds(p).join(',')})`,
       );
     }
   }
+
+  private async write(p: Pending): Promise<void> {
+    const sent = p.plain.length + p.flagged.length;
+    try {
+      const batch = { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs };
+      const { acked, reclaimed, gone } = await ackScript(this.client, p.keys, batch);
+      this.onAcked(acked);
+      if (p.attempts > 0) {
+        this.logger.log(`Acked ${acked} finished task(s) once Redis answered (queue=${p.keys.queue} attempts=${p.attempts + 1})`);
+      }
+      const name = names(p);
+      if (reclaimed.length > 0) {
+        this.logger.warn(
+          `${reclaimed.length} task(s) finished after they were reclaimed by another consumer (idle past the visibility ` +
+            `timeout); they run again there (queue=${p.keys.queue} ids=${reclaimed.map(name).join(',')})`,
+        );
+      }
+      if (gone.length > 0) {
+        // after a failed attempt, "gone" most likely means that attempt reached Redis and its reply was lost
+        const why =
+          p.attempts > 0
+            ? 'finished and were no longer pending (an earlier attempt probably reached Redis, or they were deleted)'
+            : 'finished but their stream entries were gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)';
+        this.logger.warn(`${gone.length} task(s) ${why} (queue=${p.keys.queue} ids=${gone.map(name).join(',')})`);
+      }
+    } catch (err) {
+      p.attempts++;
+      if (p.attempts === 1) {
+        this.logger.warn(
+          `Could not ack ${sent} finished task(s); retrying with backoff while this worker still holds them (queue=${p.keys.queue} ` +
+            `ids=${taskIds(p).join(',')} error=${(err as Error)?.message ?? String(err)})`,
+        );
+      }
+      this.failedBatches.push(p);
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = undefined;
+        void this.flush();
+      }, RETRY_MS(p.attempts));
+    }
+  }
+}
+
+function taskIds(p: Pending): string[] {
+  return [...p.plainTasks, ...p.flagged.map((f) => f[1])];
+}
+
+/** Entry id → `taskId(entry)` for messages. */
+function names(p: Pending): (entryId: string) => string {
+  const byEntry = new Map<string, string>();
+  p.plain.forEach((e, i) => byEntry.set(e, p.plainTasks[i]));
+  for (const [e, t] of p.flagged) byEntry.set(e, t);
+  return (e) => `${byEntry.get(e) ?? '?'}(entry ${e})`;
 }

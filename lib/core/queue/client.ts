@@ -90,6 +90,12 @@ export interface ClientOptions {
    * switch). Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
    */
   tracing?: boolean;
+  /**
+   * Largest payload an enqueue accepts, in UTF-8 bytes of its JSON text; a bigger one is an
+   * `InvalidPayloadError` naming its size and this limit, before anything is written. 0 = no limit.
+   * @defaultValue 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
 }
 
 const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
@@ -110,8 +116,12 @@ interface Prepared {
 
 /** The client's options resolved: its namespace and the defaults of every enqueue. */
 export interface ResolvedClientOptions {
+  /** The key prefix. */
   namespace: string;
+  /** Defaults of an enqueue: queue, retries, timeout of an attempt (ms). */
   defaults: { queue: string; maxRetry: number; timeoutMs: number };
+  /** Largest payload accepted, UTF-8 bytes of its JSON; 0 = no limit. */
+  maxPayloadBytes: number;
 }
 
 /** Validates client options without throwing: every problem, and the options with the defaults applied. */
@@ -123,8 +133,10 @@ export function checkClientOptions(options: ClientOptions): Checked<ResolvedClie
   p.int('defaults.maxRetry', d.maxRetry, 0);
   p.int('defaults.timeout', d.timeout, 0, 'ms');
   p.bool('tracing', options.tracing);
+  p.int('maxPayloadBytes', options.maxPayloadBytes, 0);
   return {
     value: {
+      maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
       namespace: options.namespace ?? DEFAULTS.namespace,
       defaults: { queue: d.queue ?? DEFAULTS.queue, maxRetry: d.maxRetry ?? DEFAULTS.maxRetry, timeoutMs: d.timeout ?? DEFAULTS.timeoutMs },
     },
@@ -148,12 +160,14 @@ export class ChronosClient {
   private readonly defaults: { queue: string; maxRetry: number; timeoutMs: number };
   private readonly events?: EventBus;
   private readonly tracing: boolean;
+  private readonly maxPayloadBytes: number;
 
   /** @throws InvalidOptionsError listing every bad option (namespace, defaults). */
   constructor(options: ClientOptions = {}) {
-    const { namespace, defaults } = orThrow(checkClientOptions(options), 'client options');
+    const { namespace, defaults, maxPayloadBytes } = orThrow(checkClientOptions(options), 'client options');
     this.namespace = namespace;
     this.defaults = defaults;
+    this.maxPayloadBytes = maxPayloadBytes;
     this.globalKeys = new GlobalKeys(namespace);
     this.events = options.events;
     this.tracing = options.tracing ?? true;
@@ -168,7 +182,9 @@ export class ChronosClient {
   /**
    * Enqueues one task of `type` with a JSON-serialisable payload.
    * @returns the task id and whether it was deduplicated (then nothing was written).
-   * @throws InvalidPayloadError before anything is written when the payload is not JSON-serialisable.
+   * @throws InvalidPayloadError before anything is written when the payload is not JSON-serialisable,
+   * JSON would change it (a Map, a Set, a typed array, a class instance without `toJSON()`), or its
+   * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
@@ -324,7 +340,7 @@ export class ChronosClient {
     if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
     p.int('dedupTtl', options.dedupTtl, 1, 'ms');
     p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
-    const encoded = encodePayload(type, payload === undefined ? null : payload);
+    const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
     const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
     if (unique) meta[META.uniqueId] = 1;

@@ -4,6 +4,7 @@
  * retry, dead) is stored as the JSON array of the same values in the same order.
  */
 import { InvalidPayloadError, TaskDecodeError } from '../errors.js';
+import type { QueueKeys } from '../redis/keys.js';
 import { ENTRY_FIELDS, META, isEntryLayout, newMeta, type TaskMeta } from '../redis/protocol.js';
 
 export type { TaskMeta } from '../redis/protocol.js';
@@ -29,6 +30,34 @@ function describeValue(value: unknown): string {
   return `the number ${String(value)}`;
 }
 
+/** Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL); empty for most tasks. */
+export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
+  const out: string[] = [];
+  const schedule = task.meta[META.schedule];
+  if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
+  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule));
+  return out;
+}
+
+/** Objects whose prototype is Object.prototype (of any realm) or null: JSON keeps all they hold. */
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as object | null;
+  if (proto === null || proto === Object.prototype) return true;
+  return Object.getPrototypeOf(proto) === null && (proto as { constructor?: { name?: string } }).constructor?.name === 'Object';
+}
+
+/** What JSON would make of an object that is neither plain nor an array nor has toJSON(); undefined when it keeps it faithfully. */
+function objectProblem(value: object, path: string): string | undefined {
+  const kind = (value as { constructor?: { name?: string } }).constructor?.name;
+  if (value instanceof Map || value instanceof WeakMap) return `a ${kind} at ${path} would become {} in JSON (use an object or pairs)`;
+  if (value instanceof Set || value instanceof WeakSet) return `a ${kind} at ${path} would become {} in JSON (use an array)`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} at ${path} would not survive JSON (use an array or a base64 string)`;
+  if (value instanceof ArrayBuffer) return `an ArrayBuffer at ${path} would become {} in JSON (use an array or a base64 string)`;
+  if (value instanceof String || value instanceof Number || value instanceof Boolean) return undefined; // JSON unboxes them
+  const name = (Object.getPrototypeOf(value) as { constructor?: { name?: string } }).constructor?.name || 'anonymous';
+  return `an instance of class ${name} at ${path} has no toJSON(): JSON would keep its own fields and lose its class (pass a plain object)`;
+}
+
 /** The first value JSON would refuse or silently mangle, with its path; undefined when none. */
 function findProblem(value: unknown, path: string, ancestors: object[]): string | undefined {
   switch (typeof value) {
@@ -43,9 +72,11 @@ function findProblem(value: unknown, path: string, ancestors: object[]): string 
     case 'object': {
       if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
       if (ancestors.includes(value)) return `a circular reference at ${path}, which JSON cannot represent`;
+      const isArray = Array.isArray(value);
+      if (!isArray && !isPlainObject(value)) return objectProblem(value, path);
       ancestors.push(value);
       let problem: string | undefined;
-      if (Array.isArray(value)) {
+      if (isArray) {
         for (let i = 0; i < value.length && !problem; i++) problem = findProblem(value[i], `${path}[${i}]`, ancestors);
       } else {
         for (const key of Object.keys(value)) {
@@ -63,19 +94,31 @@ function findProblem(value: unknown, path: string, ancestors: object[]): string 
 
 /**
  * Serialises a payload to JSON text, refusing what JSON cannot hold or would mangle, before
- * anything is written.
+ * anything is written. Objects with a `toJSON()` are taken as it returns them: a `Date` becomes its
+ * ISO string (`"2026-01-01T00:00:00.000Z"`), which the handler receives as a string.
+ * @param maxBytes the largest encoded payload, UTF-8 bytes; 0 = no limit.
  * @throws InvalidPayloadError naming the path and the problem: a circular reference, a BigInt, a
- * function, a symbol, a non-finite number, or `undefined` as the whole payload.
+ * function, a symbol, a non-finite number, `undefined` as the whole payload, a Map, a Set, a typed
+ * array or ArrayBuffer, an instance of a class without `toJSON()`; or the size and the limit.
  */
-export function encodePayload(type: string, payload: unknown): string {
+export function encodePayload(type: string, payload: unknown, maxBytes = 0): string {
   const problem = findProblem(payload, '(root)', []);
   if (problem) throw new InvalidPayloadError(type, problem);
+  let text: string;
   try {
-    return JSON.stringify(payload);
+    text = JSON.stringify(payload);
   } catch (err) {
     // a toJSON() that throws or returns something circular
     throw new InvalidPayloadError(type, `it is not JSON-serialisable (${(err as Error).message})`, { cause: err });
   }
+  // a UTF-16 unit is 1 to 3 UTF-8 bytes: count them only when the length alone cannot decide
+  if (maxBytes > 0 && text.length * 3 > maxBytes) {
+    const size = Buffer.byteLength(text, 'utf8');
+    if (size > maxBytes) {
+      throw new InvalidPayloadError(type, `it is ${size} bytes of JSON, over the limit of ${maxBytes} bytes (maxPayloadBytes)`);
+    }
+  }
+  return text;
 }
 
 /** Meta to JSON, dropping undefined fields. */

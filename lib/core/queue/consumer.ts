@@ -1,7 +1,15 @@
 import { DEFAULTS } from '../defaults.js';
-import { recoverScript, requeueScript } from '../redis/commands.js';
+import { requeueScript } from '../redis/commands.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
 import { SCAN_START } from '../redis/protocol.js';
+import {
+  claimScript,
+  recoverScript,
+  type ClaimOutcome,
+  type HeldEntry,
+  type PoisonTask,
+  type RequeuedTask,
+} from '../redis/recovery-commands.js';
 import type { RedisClient } from '../redis/types.js';
 
 /** A queue as a consumer sees it. */
@@ -101,15 +109,25 @@ export class Consumer {
   }
 
   /**
+   * Resets the idle time of entries this consumer still holds and renews their tasks' markers to
+   * `markerTtlMs` (claim.lua). Entries it no longer holds are not in `claimed`; entries pending whose
+   * stream entry is gone are in `gone` (left pending: the recoverer reports them lost).
+   */
+  async hold(keys: QueueKeys, entries: readonly HeldEntry[], markerTtlMs: number): Promise<ClaimOutcome> {
+    if (entries.length === 0) return { claimed: [], gone: [] };
+    return claimScript(this.client, keys, this.name, markerTtlMs, entries);
+  }
+
+  /**
    * Reclaims entries idle past `visibilityTimeoutMs` (recover.lua: XAUTOCLAIM, then back to the
-   * stream, or dead as poison past `maxDeliveries`), scanning the whole pending entries list in
-   * rounds of 100.
+   * stream; poison tasks past `maxDeliveries` stay pending for this consumer, to be killed; entries
+   * whose stream entry is gone are lost), scanning the whole pending entries list in rounds of 100.
    */
   async recover(
     keys: QueueKeys,
-    opts: { visibilityTimeoutMs: number; maxDeliveries: number; deadMaxCount: number; deadMaxAgeMs: number },
-  ): Promise<{ requeued: string[]; dead: string[] }> {
-    const out = { requeued: [] as string[], dead: [] as string[] };
+    opts: { visibilityTimeoutMs: number; maxDeliveries: number },
+  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[] }> {
+    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[] };
     let cursor = SCAN_START;
     for (let round = 0; round < 10; round++) {
       const r = await recoverScript(this.client, keys, {
@@ -117,13 +135,12 @@ export class Consumer {
         minIdleMs: opts.visibilityTimeoutMs,
         count: 100,
         maxDeliveries: opts.maxDeliveries,
-        maxDead: opts.deadMaxCount,
-        maxDeadAgeMs: opts.deadMaxAgeMs,
         counterTtlMs: DEFAULTS.counterTtlMs,
         cursor,
       });
       out.requeued.push(...r.requeued);
-      out.dead.push(...r.dead);
+      out.poison.push(...r.poison);
+      out.lost.push(...r.lost);
       cursor = r.cursor;
       if (cursor === SCAN_START) break;
     }

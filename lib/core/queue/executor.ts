@@ -6,9 +6,10 @@ import { startConsumerSpan, tracingAvailable } from '../observability/tracing.js
 import { killScript, retryScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
+import { wasReclaimed } from '../redis/recovery-commands.js';
 import type { RedisClient } from '../redis/types.js';
 import type { AckBatcher } from './ack-batcher.js';
-import { encodeStored, type StreamTask, type TaskMeta } from './codec.js';
+import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from './task.js';
 
@@ -80,15 +81,6 @@ export interface ExecutorOptions {
   backoff: BackoffFn;
   deadMaxCount: number;
   deadMaxAge: number;
-}
-
-/** Where a task's uid and overlap keys are, to release them when it ends. */
-export function releaseKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
-  const out: string[] = [];
-  const schedule = task.meta[META.schedule];
-  if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
-  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule));
-  return out;
 }
 
 function errorText(err: unknown): string {
@@ -171,7 +163,7 @@ export class Executor {
       }
       if (run.abandoned) return done();
       if (ok) {
-        this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
+        this.acker.add(queue.keys, task.entryId, task.id, markerKeys(queue.keys, task));
         if (this.events.active) {
           const durationMs = Date.now() - run.startedAt;
           const retried = run.retried;
@@ -300,10 +292,11 @@ export class Executor {
         taskId: task.id,
         stored: encodeStored({ ...task, meta }),
         delayMs: delay,
+        markers: markerKeys(queue.keys, task),
         counterTtlMs: DEFAULTS.counterTtlMs,
       });
       if (retryAt === undefined) {
-        this.logger.warn(`Task was reclaimed by another server before its failure was recorded (type=${task.type} id=${task.id})`);
+        this.logger.warn(`Failure not recorded: the task ${await this.whyNotPending(queue, task.entryId)} (${describe(task, queue)})`);
         return;
       }
       this.retryScheduled(delay);
@@ -320,24 +313,53 @@ export class Executor {
     }
   }
 
-  /** Moves a task to the dead-letter set (acking its entry when it has one). */
-  async kill(queue: QueueRef, task: StreamTask, reason: DeadReason, error: string): Promise<void> {
+  /**
+   * The dead path, for every reason (kill.lua: ack, dead-letter, release the markers, trim).
+   * @returns true when the task was moved; false when its entry was no longer pending (a warning
+   * says why, unless `quiet`) or Redis failed (logged: the entry stays pending and is reclaimed).
+   */
+  async kill(queue: QueueRef, task: StreamTask, reason: DeadReason, error: string, quiet = false): Promise<boolean> {
     try {
       const failedAt = await killScript(this.client, queue.keys, {
         entryId: task.entryId,
         taskId: task.id,
         stored: encodeStored(task),
-        release: releaseKeys(queue.keys, task),
+        release: markerKeys(queue.keys, task),
         maxDead: this.opts.deadMaxCount,
         maxDeadAgeMs: this.opts.deadMaxAge,
         counterTtlMs: DEFAULTS.counterTtlMs,
       });
-      if (failedAt !== undefined && this.events.active) {
+      if (failedAt === undefined) {
+        if (!quiet) {
+          this.logger.warn(`Not moved to dead: the task ${await this.whyNotPending(queue, task.entryId)} (${describe(task, queue)})`);
+        }
+        return false;
+      }
+      if (this.events.active) {
         const retried = task.meta[META.retried];
         this.events.emit({ type: 'task.dead', queue: queue.name, taskId: task.id, taskType: task.type, retried, reason, error });
       }
+      return true;
     } catch (e) {
-      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (id=${task.id})`, e);
+      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (${describe(task, queue)})`, e);
+      return false;
     }
   }
+
+  /** Why an entry this server ran is no longer pending for the group: reclaimed by a recoverer, or gone. */
+  private async whyNotPending(queue: QueueRef, entryId: string): Promise<string> {
+    let reclaimed: boolean | undefined;
+    try {
+      reclaimed = await wasReclaimed(this.client, queue.keys, entryId);
+    } catch {
+      /* unknown: say both */
+    }
+    if (reclaimed === true) return 'was reclaimed by another consumer after the visibility timeout (it runs again there)';
+    if (reclaimed === false) return 'has no stream entry any more: it is gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)';
+    return 'is no longer pending (reclaimed by another consumer, or its entry was deleted)';
+  }
+}
+
+function describe(task: StreamTask, queue: QueueRef): string {
+  return `type=${task.type} id=${task.id} queue=${queue.name} entry=${task.entryId}`;
 }

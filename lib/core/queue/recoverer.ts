@@ -1,6 +1,11 @@
 import type { EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
+import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
+import { renewMarkersScript, type HeldEntry, type PoisonTask, type RequeuedTask } from '../redis/recovery-commands.js';
+import type { RedisClient } from '../redis/types.js';
+import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
 import type { ConsumedQueue, Consumer } from './consumer.js';
+import type { Executor } from './executor.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import type { Slots } from './slots.js';
 
@@ -8,75 +13,121 @@ import type { Slots } from './slots.js';
 interface Pending {
   readonly queue: ConsumedQueue;
   readonly entryId: string;
+  /** The task, when this server decoded it (its markers are renewed with it). */
+  readonly task?: { readonly id: string; readonly meta: TaskMeta };
+}
+
+/** What the recoverer needs from the server. */
+export interface RecovererDeps {
+  readonly client: RedisClient;
+  readonly queues: readonly ConsumedQueue[];
+  readonly consumer: Consumer;
+  readonly slots: Slots;
+  /** The dead path (kill.lua), for poison tasks. */
+  readonly executor: Executor;
+  readonly opts: ResolvedServerOptions;
+  readonly logger: ChronosLogger;
+  readonly events: EventBus;
 }
 
 /**
  * The pending entries lists of a worker server's queues — where a task is reclaimed: entries of
- * crashed consumers idle past the visibility timeout go back to their queue (or dead as poison),
- * this server's own entries have their claims kept fresh, and at shutdown what it still holds goes
+ * crashed consumers idle past the visibility timeout go back to their queue (or dead as poison,
+ * through the one dead path), entries whose stream entry is gone are reported lost, this server's
+ * own entries have their claims and markers kept fresh, and at shutdown what it still holds goes
  * straight back to the queue. Keeps no state: the slot table says what this server holds.
  */
 export class Recoverer {
-  constructor(
-    private readonly queues: readonly ConsumedQueue[],
-    private readonly consumer: Consumer,
-    private readonly slots: Slots,
-    private readonly opts: ResolvedServerOptions,
-    private readonly logger: ChronosLogger,
-    private readonly events: EventBus,
-  ) {}
+  constructor(private readonly deps: RecovererDeps) {}
 
   /** Reclaims entries idle past the visibility timeout, in every queue (recover.lua via {@link Consumer.recover}). */
   async recover(): Promise<void> {
-    const o = this.opts;
-    for (const q of this.queues) {
-      const { requeued, dead } = await this.consumer.recover(q.keys, {
+    const o = this.deps.opts;
+    for (const q of this.deps.queues) {
+      const { requeued, poison, lost } = await this.deps.consumer.recover(q.keys, {
         visibilityTimeoutMs: o.visibilityTimeout,
         maxDeliveries: o.maxDeliveries,
-        deadMaxCount: o.deadMaxCount,
-        deadMaxAgeMs: o.deadMaxAge,
       });
-      if (requeued.length > 0) {
-        this.logger.warn(
-          `Reclaimed ${requeued.length} task(s) idle past the visibility timeout and put them back in the queue ` +
-            `(queue=${q.name} ids=${requeued.join(',')})`,
-        );
-        if (this.events.active) {
-          for (const id of requeued) {
-            this.events.emit({ type: 'task.requeued', queue: q.name, taskId: id, taskType: '', reason: 'recovered' });
-          }
-        }
-      }
-      for (const id of dead) {
-        this.logger.error(`Task dead as poison: reclaimed more than ${o.maxDeliveries} times without finishing (queue=${q.name} id=${id})`);
-      }
+      if (requeued.length > 0) await this.requeued(q, requeued);
+      for (const p of poison) await this.poison(q, p);
+      for (const entryId of lost) this.lost(q, entryId);
     }
   }
 
-  /** Resets the idle time of every entry this server holds, so a long handler is not reclaimed. */
+  private async requeued(q: ConsumedQueue, tasks: RequeuedTask[]): Promise<void> {
+    const { logger, events } = this.deps;
+    logger.warn(
+      `Reclaimed ${tasks.length} task(s) idle past the visibility timeout and put them back in the queue ` +
+        `(queue=${q.name} ids=${tasks.map((t) => t.taskId).join(',')})`,
+    );
+    if (events.active) {
+      for (const t of tasks) events.emit({ type: 'task.requeued', queue: q.name, taskId: t.taskId, taskType: t.type, reason: 'recovered' });
+    }
+    // they wait for a worker again: their markers get the lifetime of a waiting task
+    const marked = tasks.map((t) => ({ taskId: t.taskId, markers: markerKeys(q.keys, { id: t.taskId, meta: parseMeta(t.meta) }) }));
+    await renewMarkersScript(this.deps.client, marked);
+  }
+
+  /** A poison task this server now holds: the dead path, like every other dead task (its markers are released there). */
+  private async poison(q: ConsumedQueue, p: PoisonTask): Promise<void> {
+    const msg = decodeStored(p.stored, p.entryId);
+    const task: StreamTask = { ...msg, entryId: p.entryId };
+    const error = task.meta[META.lastError] ?? 'poison';
+    if (await this.deps.executor.kill(q, task, DEAD_REASON.poison, error, true)) {
+      this.deps.logger.error(
+        `Task dead as poison: reclaimed more than ${this.deps.opts.maxDeliveries} times without finishing ` +
+          `(type=${task.type} id=${task.id} queue=${q.name})`,
+      );
+    }
+  }
+
+  /** A pending entry whose stream entry was gone: logged once (XAUTOCLAIM dropped it), counted by recover.lua, emitted. */
+  private lost(q: ConsumedQueue, entryId: string): void {
+    this.deps.logger.error(
+      `Task lost: its stream entry was deleted while it was pending (XDEL, a trim, eviction); nobody runs it again. ` +
+        `Its id and type were in the entry; its uid/overlap markers expire by their TTL (queue=${q.name} entry=${entryId})`,
+    );
+    if (this.deps.events.active) this.deps.events.emit({ type: 'task.lost', queue: q.name, entryId, reason: 'entry-deleted' });
+  }
+
+  /**
+   * Resets the idle time of every entry this server holds, so a long handler is not reclaimed, and
+   * renews its task's markers to MARKER_TTL.activeVisibilityTimeouts × the visibility timeout (claim.lua).
+   */
   async extendClaims(): Promise<void> {
-    for (const [q, ids] of byQueue(this.slots.entries())) await this.consumer.claim(q.keys.stream, ids);
+    const ttl = MARKER_TTL.activeVisibilityTimeouts * this.deps.opts.visibilityTimeout;
+    for (const [q, entries] of byQueue(this.deps.slots.entries())) await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
   }
 
   /** Deletes, in every queue's consumer group, the consumers of servers that are gone. */
   async deleteGoneConsumers(): Promise<void> {
-    for (const q of this.queues) await this.consumer.deleteGoneConsumers(q.keys.stream);
+    for (const q of this.deps.queues) await this.deps.consumer.deleteGoneConsumers(q.keys.stream);
   }
 
   /**
    * Puts entries this server holds back at the end of their streams, uncounted (one requeue.lua
-   * per queue). A queue that fails is logged and left to the recoverers (visibility timeout).
+   * per queue), and renews their markers as waiting tasks. A queue that fails is logged and left to
+   * the recoverers (visibility timeout).
    */
   async giveBack(items: Iterable<Pending>): Promise<void> {
-    for (const [q, ids] of byQueue(items)) {
+    for (const [q, entries] of byQueue(items)) {
       try {
-        await this.consumer.giveBack(q.keys.stream, ids);
+        await this.deps.consumer.giveBack(
+          q.keys.stream,
+          entries.map((e) => e.entryId),
+        );
       } catch (err) {
-        this.logger.error(
-          `Could not put ${ids.length} task(s) back in the queue; they will be reclaimed after the visibility timeout (queue=${q.name})`,
+        this.deps.logger.error(
+          `Could not put ${entries.length} task(s) back in the queue; they will be reclaimed after the visibility timeout ` +
+            `(queue=${q.name})`,
           err,
         );
+        continue;
       }
+      const marked = entries.filter((e) => e.task).map((e) => ({ taskId: e.task!.id, markers: markerKeys(q.keys, e.task!) }));
+      await renewMarkersScript(this.deps.client, marked).catch((err: unknown) => {
+        this.deps.logger.warn(`Could not renew the markers of tasks put back; they expire sooner (queue=${q.name} error=${String(err)})`);
+      });
     }
   }
 
@@ -85,9 +136,9 @@ export class Recoverer {
    * so nothing waits for the visibility timeout.
    */
   async releaseOwnPending(): Promise<void> {
-    for (const q of this.queues) {
+    for (const q of this.deps.queues) {
       try {
-        const ids = await this.consumer.pending(q.keys.stream);
+        const ids = await this.deps.consumer.pending(q.keys.stream);
         if (ids.length > 0) await this.giveBack(ids.map((entryId) => ({ queue: q, entryId })));
       } catch {
         /* Redis gone: the recoverer of another server reclaims them */
@@ -96,13 +147,26 @@ export class Recoverer {
   }
 }
 
-/** Entry ids grouped by queue, in order of first appearance. */
-function byQueue(items: Iterable<Pending>): Map<ConsumedQueue, string[]> {
-  const groups = new Map<ConsumedQueue, string[]>();
-  for (const { queue, entryId } of items) {
-    const ids = groups.get(queue);
-    if (ids) ids.push(entryId);
-    else groups.set(queue, [entryId]);
+function parseMeta(json: string): TaskMeta {
+  try {
+    return JSON.parse(json) as TaskMeta;
+  } catch {
+    return {} as TaskMeta;
+  }
+}
+
+/** The entries of one queue with their markers, for claim.lua. */
+function held(q: ConsumedQueue, entries: Pending[]): HeldEntry[] {
+  return entries.map((e) => ({ entryId: e.entryId, taskId: e.task?.id ?? '', markers: e.task ? markerKeys(q.keys, e.task) : [] }));
+}
+
+/** Entries grouped by queue, in order of first appearance. */
+function byQueue(items: Iterable<Pending>): Map<ConsumedQueue, Pending[]> {
+  const groups = new Map<ConsumedQueue, Pending[]>();
+  for (const item of items) {
+    const list = groups.get(item.queue);
+    if (list) list.push(item);
+    else groups.set(item.queue, [item]);
   }
   return groups;
 }

@@ -42,6 +42,11 @@ export interface ServerOptions {
   deadMaxCount?: number;
   /** Dead-letter cap by age, ms. @defaultValue 7776000000 (90 days) */
   deadMaxAge?: number;
+  /**
+   * Refuse to start (RedisEvictionPolicyError) when Redis's `maxmemory-policy` is not `noeviction`,
+   * instead of logging a warning. @defaultValue false
+   */
+  requireNoEviction?: boolean;
   /** Id of this server: its consumer name in every group. @defaultValue `<hostname>:<pid>:<random>` */
   serverId?: string;
   /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */
@@ -71,6 +76,7 @@ const SERVER_KEYS = new Set([
   'logger',
   'events',
   'mux',
+  'requireNoEviction',
 ]);
 
 /** The numeric and behavioural options of a server, validated, defaults applied. */
@@ -118,7 +124,9 @@ export function checkServerOptions(options: ServerOptions): Checked<ResolvedServ
     backoff: options.backoff ?? defaultBackoff,
     deadMaxCount: int('deadMaxCount', 0, DEFAULTS.deadMaxCount),
     deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs, 'ms'),
+    requireNoEviction: options.requireNoEviction ?? false,
   };
+  p.bool('requireNoEviction', options.requireNoEviction);
   p.bool('strictPriority', options.strictPriority);
   p.fn('backoff', options.backoff, '(retried, error, task) => ms');
   p.name('namespace', options.namespace);

@@ -110,8 +110,9 @@ export class ChronosServer {
       stale: new StaleTriggers(this.acker, this.events, logger),
       slotFreed: () => this.fetcher.wake(),
     });
-    this.recoverer = new Recoverer(this.queues, this.consumer, this.slots, opts, logger, this.events);
-    const { globalKeys, queues, consumer, slots, recoverer, loops } = this;
+    const { queues, consumer, slots, executor, events } = this;
+    this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events });
+    const { globalKeys, recoverer, loops } = this;
     this.fetcher = new Fetcher({ client, globalKeys, queues, opts, consumer, slots, recoverer, loops, logger, isRunning });
     this.heartbeat = new Heartbeat(client, globalKeys, this.id, queues, opts, () => ({
       active: this.slots.activeCount,
@@ -181,18 +182,26 @@ export class ChronosServer {
   }
 
   /**
-   * Starts fetching. Checks the Redis version (>= 6.2) and creates each queue's consumer group.
-   * @throws ChronosStateError when started twice; RedisVersionError on an old Redis.
+   * Starts fetching. Checks Redis (reachable, version >= 6.2, its maxmemory-policy) and creates each
+   * queue's consumer group. A start that fails closes what it opened (the server is then stopped).
+   * @throws ChronosStateError when started twice; RedisUnreachableError, RedisVersionError,
+   * RedisEvictionPolicyError (with `requireNoEviction`) from the check.
    */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new ChronosStateError(`Server ${this.id} cannot start: it is ${this.state}`);
     this.state = 'starting';
-    await checkServer(this.conn.client);
-    await this.fetcher.open();
-    await this.consumer.ensureGroups(this.queues);
-    await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
-    await this.fetcher.refreshPaused();
-    await this.heartbeat.beat();
+    try {
+      await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.opts.requireNoEviction });
+      await this.fetcher.open();
+      await this.consumer.ensureGroups(this.queues);
+      await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
+      await this.fetcher.refreshPaused();
+      await this.heartbeat.beat();
+    } catch (err) {
+      await this.shutdown();
+      throw err;
+    }
+    if (this.state !== 'starting') return; // shut down while starting
     this.state = 'running';
     const { loops, recoverer, opts } = this;
     loops.start(this.fetcher.run());
@@ -258,9 +267,10 @@ export class ChronosServer {
         await Promise.race([loopsDone, new Promise((r) => setTimeout(r, 50))]);
       }
       // entries fetched but not started (waiting for a slot, or held for their instant) go straight back
-      await this.recoverer.giveBack(this.slots.takeUnstarted().map((w) => ({ queue: w.queue, entryId: w.task.entryId })));
+      await this.recoverer.giveBack(this.slots.takeUnstarted().map((w) => ({ queue: w.queue, entryId: w.task.entryId, task: w.task })));
       await this.abortRunning();
       await this.acker.flush();
+      this.acker.stop();
       await this.recoverer.releaseOwnPending();
       await this.heartbeat.remove();
     }
@@ -286,7 +296,7 @@ export class ChronosServer {
       run.abandoned = true;
       run.abort(new ShutdownAbort());
     }
-    await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId })));
+    await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
     const ids = left.map((r) => r.id).join(',');
     this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${ids})`);
     for (const { queue, id: taskId, type: taskType } of left) {

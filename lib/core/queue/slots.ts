@@ -1,5 +1,6 @@
 import type { ChronosLogger } from '../logger.js';
-import { decodeEntry, type StreamTask, type TaskMeta } from './codec.js';
+import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
+import { decodeEntry, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, TaskRun, type Executor } from './executor.js';
 import type { Mux } from './mux.js';
@@ -71,10 +72,12 @@ export class Slots {
     return [...this.inflight.values()];
   }
 
-  /** Every entry this server holds: running (unless abandoned), waiting for a slot, held for its instant — in that order. */
-  *entries(): Iterable<{ queue: ConsumedQueue; entryId: string }> {
-    for (const run of this.inflight.values()) if (!run.abandoned) yield { queue: run.ref as ConsumedQueue, entryId: run.entry.entryId };
-    for (const w of [...this.buffer, ...this.held.values()]) yield { queue: w.queue, entryId: w.task.entryId };
+  /** Every entry this server holds, with its task: running (unless abandoned), waiting for a slot, held for its instant — in that order. */
+  *entries(): Iterable<{ queue: ConsumedQueue; entryId: string; task: StreamTask }> {
+    for (const run of this.inflight.values()) {
+      if (!run.abandoned) yield { queue: run.ref as ConsumedQueue, entryId: run.entry.entryId, task: run.entry };
+    }
+    for (const w of [...this.buffer, ...this.held.values()]) yield { queue: w.queue, entryId: w.task.entryId, task: w.task };
   }
 
   /** Decodes a fetched entry: garbage goes to dead at once; a task starts, is held, or waits for a slot. */
@@ -83,8 +86,15 @@ export class Slots {
     if (!decoded.ok) {
       const { task, error } = decoded;
       this.deps.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
-      const meta: TaskMeta = { ...task.meta, le: error.message, fa: Date.now(), rs: 'decode', raw: decoded.fields };
-      void this.deps.executor.kill(f.queue, { ...task, meta }, 'decode', error.message);
+      const reason = DEAD_REASON.decode;
+      const meta: TaskMeta = {
+        ...task.meta,
+        [META.lastError]: error.message,
+        [META.failedAt]: Date.now(),
+        [META.deadReason]: reason,
+        [META.raw]: decoded.fields,
+      };
+      void this.deps.executor.kill(f.queue, { ...task, meta }, reason, error.message);
       return;
     }
     const w: Waiting = { queue: f.queue, task: decoded.task, payload: decoded.payload };
@@ -134,8 +144,9 @@ export class Slots {
 
   /** Takes a slot: holds a trigger's task that is early (first attempt only), else starts it. */
   private admit(w: Waiting): void {
-    const { tr, r, c } = w.task.meta;
-    const early = tr !== undefined && r === 0 && !c ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
+    const m = w.task.meta;
+    const tr = m[META.triggerAt];
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
     if (early > 0) {
       // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
       const delay = Math.ceil(early) + 1;
@@ -164,8 +175,13 @@ export class Slots {
     if (!h || !this.deps.isRunning()) return;
     if (Date.now() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
       let owned = false;
+      let gone = false;
       try {
-        owned = (await this.deps.consumer.claim(h.queue.keys.stream, [entryId])).length === 1;
+        const held = [{ entryId, taskId: h.task.id, markers: markerKeys(h.queue.keys, h.task) }];
+        const ttl = MARKER_TTL.activeVisibilityTimeouts * this.deps.visibilityTimeoutMs;
+        const r = await this.deps.consumer.hold(h.queue.keys, held, ttl);
+        owned = r.claimed.length === 1;
+        gone = r.gone.length === 1;
       } catch (err) {
         this.deps.logger.warn(
           `Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`,
@@ -174,7 +190,10 @@ export class Slots {
       if (this.held.get(entryId) !== h || !this.deps.isRunning()) return;
       if (!owned) {
         this.held.delete(entryId);
-        this.deps.logger.warn(`A held task was reclaimed while this process was paused; not running it here (id=${h.task.id})`);
+        const why = gone
+          ? 'its stream entry was deleted meanwhile (the recoverer reports it lost)'
+          : 'it was reclaimed by another consumer while this process was paused';
+        this.deps.logger.warn(`A held task is not run here: ${why} (id=${h.task.id} queue=${h.queue.name} entry=${entryId})`);
         this.finishReserved();
         return;
       }

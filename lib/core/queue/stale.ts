@@ -15,8 +15,8 @@ import type { EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
 import { META, type TaskMeta } from '../redis/protocol.js';
 import type { AckBatcher } from './ack-batcher.js';
-import type { StreamTask } from './codec.js';
-import { releaseKeys, type QueueRef } from './executor.js';
+import { markerKeys, type StreamTask } from './codec.js';
+import type { QueueRef } from './executor.js';
 
 /** Why a trigger task is stale: it would start beyond its schedule's window, or a newer trigger supersedes it. */
 export type StaleReason = 'window' | 'superseded';
@@ -49,7 +49,7 @@ export class StaleTriggers {
     if (reason === undefined) return false;
     const schedule = task.meta[META.schedule] ?? '';
     const triggerAt = task.meta[META.triggerAt]!;
-    this.acker.add(queue.keys, task.entryId, task.id, releaseKeys(queue.keys, task));
+    this.acker.add(queue.keys, task.entryId, task.id, markerKeys(queue.keys, task));
     const why =
       reason === 'window'
         ? `it would start more than the schedule's catch-up window after its instant (catchUpWindowMs=${task.meta[META.catchUpWindowMs]})`

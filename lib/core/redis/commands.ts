@@ -97,15 +97,27 @@ export interface AckBatch {
   counterTtlMs: number;
 }
 
-/** Acks and deletes the entries, releases their keys, counts them (ack.lua). @returns how many were still pending. */
-export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<number> {
-  const k = [keys.stream, keys.processed(utcDay(Date.now()))];
+/**
+ * What ack.lua did: how many entries it acked, and the entries the group no longer had pending —
+ * `reclaimed` by a recoverer (the task runs again elsewhere) or `gone` (deleted, trimmed, reported
+ * lost, FLUSHDB; their markers were released). A plain entry deleted while pending is acked and gone.
+ */
+export interface AckOutcome {
+  acked: number;
+  reclaimed: string[];
+  gone: string[];
+}
+
+/** Acks and deletes the entries, releases their keys, counts them (ack.lua). */
+export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<AckOutcome> {
+  const k = [keys.stream, keys.processed(utcDay(Date.now())), keys.reclaimed];
   const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, batch.plain.length, ...batch.plain];
   for (const [entryId, taskId, release] of batch.flagged) {
     k.push(...release);
     a.push(entryId, taskId, release.length);
   }
-  return runScript<number>(client, 'ack', k, a);
+  const [acked, reclaimed, gone] = await runScript<[number, string[], string[]]>(client, 'ack', k, a);
+  return { acked, reclaimed, gone };
 }
 
 /** A failed task for retry.lua. */
@@ -116,6 +128,8 @@ export interface RetryArgs {
   stored: string;
   /** From now by Redis server time, ms. */
   delayMs: number;
+  /** Its uid and/or overlap keys, kept until the retry is due and MARKER_TTL.waitingMs past it. */
+  markers: readonly string[];
   counterTtlMs: number;
 }
 
@@ -127,7 +141,7 @@ export async function retryScript(client: RedisClient, keys: QueueKeys, t: Retry
   const retryAt = await runScript<number>(
     client,
     'retry',
-    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(Date.now()))],
+    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(Date.now())), ...t.markers],
     [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.delayMs, t.counterTtlMs],
   );
   return retryAt === NOT_PENDING ? undefined : retryAt;
@@ -179,41 +193,6 @@ export async function forwardScript(client: RedisClient, keys: QueueKeys, limit:
     [limit],
   );
   return { moved, nextDueAt: nextDue === NONE_DUE ? undefined : nextDue, redisNow };
-}
-
-/** One round of recover.lua. */
-export interface RecoverArgs {
-  /** The recovering consumer (it owns nothing afterwards). */
-  consumer: string;
-  /** The visibility timeout, ms. */
-  minIdleMs: number;
-  /** Most entries this round. */
-  count: number;
-  /** Reclaims before a task is poison. */
-  maxDeliveries: number;
-  maxDead: number;
-  maxDeadAgeMs: number;
-  counterTtlMs: number;
-  /** XAUTOCLAIM start id; protocol.ts SCAN_START for a new scan. */
-  cursor: string;
-}
-
-/** What one round of recover.lua did: task ids requeued and dead, and the cursor of the next round (SCAN_START = done). */
-export interface RecoverOutcome {
-  requeued: string[];
-  dead: string[];
-  cursor: string;
-}
-
-/** Reclaims entries idle past the visibility timeout: back to the stream, or dead as poison (recover.lua). */
-export async function recoverScript(client: RedisClient, keys: QueueKeys, r: RecoverArgs): Promise<RecoverOutcome> {
-  const [, , requeued, dead, cursor] = await runScript<[number, number, string[], string[], string]>(
-    client,
-    'recover',
-    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now()))],
-    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.maxDead, r.maxDeadAgeMs, r.counterTtlMs, r.cursor],
-  );
-  return { requeued, dead, cursor };
 }
 
 /** Puts entries a consumer holds back at the end of `stream`, uncounted (requeue.lua). @returns how many were put back. */

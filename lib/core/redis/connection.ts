@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { ChronosError, RedisUnreachableError, RedisVersionError } from '../errors.js';
+import { ChronosError, RedisEvictionPolicyError, RedisUnreachableError, RedisVersionError } from '../errors.js';
+import type { ChronosLogger } from '../logger.js';
 import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
 
@@ -91,17 +92,34 @@ function rejectKeyPrefix(client: RedisClient): void {
   }
 }
 
+/** What {@link checkServer} checks besides reachability and the version. */
+export interface CheckServerOptions {
+  /** How long to wait for Redis to answer, ms. @defaultValue 10000 */
+  timeoutMs?: number;
+  /** Where the eviction warning goes (once per process and address). */
+  logger?: Pick<ChronosLogger, 'warn'>;
+  /** Refuse (throw) instead of warning when the maxmemory-policy is not `noeviction`. */
+  requireNoEviction?: boolean;
+}
+
+const warnedEviction = new Set<string>();
+
 /**
- * Checks that the server answers within `timeoutMs` (ms) and is Redis >= 6.2 (XAUTOCLAIM, GETDEL).
+ * Checks that the server answers within `timeoutMs` (ms), is Redis >= 6.2 (XAUTOCLAIM, GETDEL), and
+ * will not evict keys: a `maxmemory-policy` other than `noeviction` is a warning naming the policy
+ * and what it can cost, or an error with `requireNoEviction` (BullMQ warns the same way).
+ * @returns the Redis version.
  * @throws RedisUnreachableError naming the address and the last connection error.
  * @throws RedisVersionError naming the version and the address (never a password).
+ * @throws RedisEvictionPolicyError naming the policy, with `requireNoEviction`.
  */
-export async function checkServer(client: RedisClient, timeoutMs = 10_000): Promise<string> {
+export async function checkServer(client: RedisClient, options: CheckServerOptions = {}): Promise<string> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
   let info: string;
   let timer: NodeJS.Timeout | undefined;
   try {
     info = await Promise.race([
-      client.info('server'),
+      client.info(),
       new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), timeoutMs))),
     ]);
   } catch (err) {
@@ -112,6 +130,21 @@ export async function checkServer(client: RedisClient, timeoutMs = 10_000): Prom
   const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0';
   const [major, minor] = version.split('.').map(Number);
   if (major < 6 || (major === 6 && minor < 2)) throw new RedisVersionError(version, describe(client));
+  const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
+  if (policy !== undefined && policy !== 'noeviction') {
+    const where = describe(client);
+    if (options.requireNoEviction) throw new RedisEvictionPolicyError(policy, where);
+    if (!warnedEviction.has(where)) {
+      warnedEviction.add(where);
+      const maxmemory = /maxmemory_human:(\S+)/.exec(info)?.[1] ?? '?';
+      options.logger?.warn(
+        `Redis at ${where} has maxmemory-policy ${policy} (maxmemory=${maxmemory}): when it is full it evicts keys, and Chronos keys ` +
+          'are not a cache. An evicted lease lets two instances lead, an evicted dedup key lets a trigger fire twice, an evicted ' +
+          'stream, pending entry or marker loses tasks or frees their ids. Set maxmemory-policy noeviction (or requireNoEviction: ' +
+          'true to refuse to start)',
+      );
+    }
+  }
   return version;
 }
 

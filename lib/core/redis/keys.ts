@@ -12,7 +12,7 @@
 /** Name of the one consumer group every queue stream has. */
 export const CONSUMER_GROUP = 'chronos';
 
-/** The UTC day `YYYY-MM-DD` of an instant (epoch ms), the bucket of the daily counters (`processed:<day>`, `failed:<day>`). */
+/** The UTC day `YYYY-MM-DD` of an instant (epoch ms): the bucket of the daily counters (`processed:`, `failed:`, `lost:<day>`). */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
@@ -45,6 +45,8 @@ export class QueueKeys {
    * pause, removal or change) a trigger must be planned under for fire.lua to take it.
    */
   readonly generation: string;
+  /** ZSET entry id → when a recoverer took it from its consumer (epoch ms); bounded (protocol.ts RECLAIMED_MEMORY). */
+  readonly reclaimed: string;
   private readonly prefix: string;
 
   constructor(
@@ -62,6 +64,7 @@ export class QueueKeys {
     this.deadTasks = this.prefix + 'dead-tasks';
     this.lastFired = this.prefix + 'last-fired';
     this.generation = this.prefix + 'generation';
+    this.reclaimed = this.prefix + 'reclaimed';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -69,12 +72,12 @@ export class QueueKeys {
     return this.prefix + 'dedup:' + key;
   }
 
-  /** STRING → "1" while a task enqueued with an explicit `taskId` is live (not done, not dead). */
+  /** STRING → the task id while a task enqueued with an explicit `taskId` is live (not done, not dead); TTL: protocol.ts MARKER_TTL. */
   uniqueId(taskId: string): string {
     return this.prefix + 'uid:' + taskId;
   }
 
-  /** STRING → task id of a schedule's live task, for the overlap policy `skip`. */
+  /** STRING → task id of a schedule's live task, for the overlap policy `skip`; with a TTL (protocol.ts MARKER_TTL). */
   overlap(schedule: string): string {
     return this.prefix + 'overlap:' + schedule;
   }
@@ -90,20 +93,17 @@ export class QueueKeys {
   }
 
   /**
-   * STRING counter of tasks found lost (a stream entry gone while a worker held it) on a UTC day
-   * `YYYY-MM-DD`. Written by the queue-integrity work; the Inspector reads it (0 while absent).
-   */
-  lost(day: string): string {
-    return this.prefix + 'lost:' + day;
-  }
-
-  /**
    * LIST of a schedule's last fires, newest first (JSON records, see scheduler/history.ts): capped
    * at `HISTORY_LIMIT` entries and expiring `HISTORY_TTL_MS` after the last write. Under the target
    * queue's hash tag, beside `last-fired`, so a fire script could write it in the same call.
    */
   history(schedule: string): string {
     return this.prefix + 'history:' + schedule;
+  }
+
+  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD`: pending entries whose stream entry was gone (recover.lua). */
+  lost(day: string): string {
+    return this.prefix + 'lost:' + day;
   }
 }
 

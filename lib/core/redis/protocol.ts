@@ -199,6 +199,31 @@ export const ADMIN_RESULT = {
   done: 1,
 } as const;
 
+/**
+ * Lifetimes of a task's markers, ms: its uid key (an explicit `taskId`, META.uniqueId) and its
+ * schedule's overlap key (META.overlapSkip). Every marker is bounded, so a task that vanished by any
+ * path (deleted, evicted, lost with a dead worker) frees its id and its schedule within these.
+ */
+export const MARKER_TTL = {
+  /**
+   * While the task waits in the stream (not fetched yet, or put back), and past its due time while it
+   * is scheduled or waits for a retry (TTL = wait until due + this): 1 h.
+   */
+  waitingMs: 3_600_000,
+  /** While a worker holds the task, in visibility timeouts: the worker renews the markers with its claims (claim.lua). */
+  activeVisibilityTimeouts: 3,
+} as const;
+
+/**
+ * How long `<q>:reclaimed` remembers the entries recover.lua took from another consumer, so that a
+ * late ack (or retry) of their old owner is told apart from an entry that is gone: by age (ms) and
+ * by count, whichever is smaller.
+ */
+export const RECLAIMED_MEMORY = {
+  keepMs: 86_400_000,
+  keepCount: 10_000,
+} as const;
+
 /** What retry.lua and kill.lua reply instead of an instant when the entry was no longer pending for the group. */
 export const NOT_PENDING = 0;
 

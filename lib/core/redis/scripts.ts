@@ -20,6 +20,8 @@ export const SCRIPT_NAMES = [
   'kill',
   'forward',
   'recover',
+  'claim',
+  'renew-markers',
   'requeue',
   'fire',
   'acquire-lease',

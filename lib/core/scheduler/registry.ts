@@ -144,6 +144,10 @@ export class Declarations {
   private readonly declared = new Map<string, StoredSchedule>();
   private readonly orphanLogged = new Set<string>();
   private heartbeatTimer?: NodeJS.Timeout;
+  /** When a heartbeat last reached Redis (local clock, epoch ms). */
+  private lastBeatAt = Date.now();
+  /** The run_id of the Redis server the declarations were last published to. */
+  private runId?: string;
   /** Health of the heartbeat loop. */
   readonly failures: FailureLog;
 
@@ -177,6 +181,8 @@ export class Declarations {
     const declaredTtlMs = this.ctx.heartbeatMs * 3;
     const r = await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs, nowMs: local, definitions });
     await raiseFences(client, this.ctx.namespace, r.fences);
+    this.lastBeatAt = Date.now();
+    this.runId = (await this.serverRun()).runId;
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
       await client.sadd(new GlobalKeys(this.ctx.namespace).queues, ...queues);
@@ -190,6 +196,12 @@ export class Declarations {
 
   stopHeartbeat(): void {
     clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+  }
+
+  /** The connection is back (client 'ready' after a reconnect): beat now, publishing again if the registry lost us. */
+  reconnected(): void {
+    if (this.heartbeatTimer) void this.heartbeat();
   }
 
   private async heartbeat(): Promise<void> {
@@ -197,15 +209,41 @@ export class Declarations {
     try {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.declared.size > 0);
       if (status === 'declaredLost') {
-        this.ctx.logger.warn(
-          "The schedule registry lost this instance's declarations (Redis restarted without persistence?): publishing them again",
-        );
+        this.ctx.logger.warn(`The schedule registry lost this instance's declarations (${await this.whyLost()}): publishing them again`);
         await this.publish();
       }
+      this.lastBeatAt = Date.now();
       this.ctx.beat();
       this.failures.ok();
     } catch (err) {
       this.failures.failed(err);
+    }
+  }
+
+  /**
+   * Why the declared set is gone: Redis restarted or failed over (its run_id changed since we
+   * published), its TTL ran out while our heartbeats could not reach Redis, or it was deleted.
+   */
+  private async whyLost(): Promise<string> {
+    const silentMs = Date.now() - this.lastBeatAt;
+    const ttlMs = this.ctx.heartbeatMs * 3;
+    const now = await this.serverRun();
+    if (now.runId !== undefined && this.runId !== undefined && now.runId !== this.runId) {
+      return `Redis restarted or failed over ${now.uptimeS ?? '?'} s ago without this data: no persistence, or it was not saved`;
+    }
+    if (silentMs >= ttlMs) return `no heartbeat reached Redis for ${silentMs} ms, longer than their TTL of ${ttlMs} ms`;
+    return 'their key was deleted: FLUSHDB, eviction or an operator';
+  }
+
+  /** The Redis server's run_id (new at every start) and uptime; unknown on a cluster (INFO goes to any node) or when INFO fails. */
+  private async serverRun(): Promise<{ runId?: string; uptimeS?: number }> {
+    if ((this.ctx.client as { isCluster?: boolean }).isCluster) return {};
+    try {
+      const info = await this.ctx.client.info('server');
+      const uptime = /uptime_in_seconds:(\d+)/.exec(info)?.[1];
+      return { runId: /run_id:(\w+)/.exec(info)?.[1], uptimeS: uptime === undefined ? undefined : Number(uptime) };
+    } catch {
+      return {};
     }
   }
 

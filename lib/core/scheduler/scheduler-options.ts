@@ -25,6 +25,11 @@ export interface SchedulerOptions {
   timeZone?: string;
   /** Liveness heartbeat of this instance, ms (≥ 100). @defaultValue 5000 */
   heartbeatInterval?: number;
+  /**
+   * Refuse to start (RedisEvictionPolicyError) when Redis's `maxmemory-policy` is not `noeviction`,
+   * instead of logging a warning. @defaultValue false
+   */
+  requireNoEviction?: boolean;
   /** Where the scheduler logs. @defaultValue a console logger with context 'Scheduler' */
   logger?: ChronosLogger;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
@@ -53,6 +58,7 @@ export interface ResolvedSchedulerOptions {
   eligible: boolean;
   timeZone: string;
   heartbeatMs: number;
+  requireNoEviction: boolean;
   logger: ChronosLogger;
   events: EventBus;
   clock: Clock;
@@ -73,6 +79,7 @@ const OPTION_KEYS = new Set([
   'clock',
   'trustLocalClock',
   'tickHook',
+  'requireNoEviction',
 ]);
 
 /**
@@ -94,6 +101,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   p.bool('eligible', options.eligible);
   p.timeZone('timeZone', options.timeZone);
   p.bool('trustLocalClock', options.trustLocalClock);
+  p.bool('requireNoEviction', options.requireNoEviction);
   const value: ResolvedSchedulerOptions = {
     connection: options.connection,
     namespace: options.namespace ?? DEFAULTS.namespace,
@@ -102,6 +110,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
     eligible: options.eligible ?? true,
     timeZone: options.timeZone ?? DEFAULTS.timeZone,
     heartbeatMs: options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs,
+    requireNoEviction: options.requireNoEviction ?? false,
     logger: options.logger ?? consoleLogger('Scheduler'),
     events: options.events ?? new EventBus(),
     clock: options.clock ?? systemClock,

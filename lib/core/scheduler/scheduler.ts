@@ -50,6 +50,9 @@ export class Scheduler {
   private readonly leaderTtlMs: number;
   private readonly eligible: boolean;
   private readonly timeZone: string;
+  private readonly requireNoEviction: boolean;
+  /** Declares again at once when the connection is back (a Redis restart may have emptied the registry). */
+  private readonly onReady = () => this.declarations.reconnected();
   private readonly clockOffset = new ClockOffset();
   private readonly declarations: Declarations;
   private readonly firing: Firing;
@@ -63,6 +66,7 @@ export class Scheduler {
     this.namespace = o.namespace;
     this.leaderTtlMs = o.leaderTtlMs;
     this.timeZone = o.timeZone;
+    this.requireNoEviction = o.requireNoEviction;
     this.instanceId = o.instanceId;
     this.eligible = o.eligible;
     this.events = o.events;
@@ -167,23 +171,34 @@ export class Scheduler {
   }
 
   /**
-   * Publishes declared schedules, starts the liveness heartbeat and (if eligible) campaigns.
-   * @throws RedisVersionError on Redis < 6.2; ChronosStateError when started twice.
+   * Publishes declared schedules, starts the liveness heartbeat and (if eligible) campaigns. A start
+   * that fails closes what it opened (the scheduler is then stopped).
+   * @throws RedisUnreachableError, RedisVersionError on Redis < 6.2, RedisEvictionPolicyError (with
+   * `requireNoEviction`); ChronosStateError when started twice.
    */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new ChronosStateError(`Scheduler ${this.instanceId} cannot start: it is ${this.state}`);
     this.state = 'running';
-    await checkServer(this.conn.client);
-    await this.declarations.publish();
-    this.declarations.startHeartbeat();
-    if (this.eligible) {
-      this.subscriber = duplicateConnection(this.conn.client);
-      this.subscriber.on('message', (channel: string) => {
-        if (channel === this.keys.changesChannel) this.firing.changed();
-        else this.lease.onResignation();
-      });
-      await this.subscriber.subscribe(this.keys.resignChannel, this.keys.changesChannel);
-      this.lease.start();
+    const stopped = () => (this.state as string) === 'stopped'; // stop() was called while starting
+    try {
+      await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.requireNoEviction });
+      await this.declarations.publish();
+      if (stopped()) return;
+      this.declarations.startHeartbeat();
+      this.conn.client.on('ready', this.onReady);
+      if (this.eligible) {
+        this.subscriber = duplicateConnection(this.conn.client);
+        this.subscriber.on('message', (channel: string) => {
+          if (channel === this.keys.changesChannel) this.firing.changed();
+          else this.lease.onResignation();
+        });
+        await this.subscriber.subscribe(this.keys.resignChannel, this.keys.changesChannel);
+        if (stopped()) return;
+        this.lease.start();
+      }
+    } catch (err) {
+      await this.stop();
+      throw err;
     }
     this.logger.log(
       `Scheduler started (instance=${this.instanceId} schedules=${this.declarations.size} eligible=${this.eligible} ` +
@@ -196,6 +211,7 @@ export class Scheduler {
     if (this.state === 'stopped') return;
     const wasRunning = this.state === 'running';
     this.state = 'stopped';
+    this.conn.client.off('ready', this.onReady);
     this.declarations.stopHeartbeat();
     this.firing.halt();
     if (wasRunning) {

@@ -11,7 +11,7 @@ import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-o
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
 import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
-import { queueOf, resolveType, type PayloadClass } from '../payload-class.js';
+import { plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
 import { ChronosClient } from '../services/chronos.client.js';
 import { SchedulerService } from '../services/scheduler.service.js';
 import { WorkerService } from '../services/worker.service.js';
@@ -262,7 +262,7 @@ export class ChronosExplorer implements OnModuleInit {
       timeout: o.timeout ?? this.options.timeout,
     };
     if (o.timeZone !== undefined) def.timeZone = o.timeZone;
-    if (o.payload !== undefined) def.payload = o.payload;
+    if (o.payload !== undefined) def.payload = plainPayload(typeof o.dispatch === 'function' ? o.dispatch : undefined, o.payload);
     if (o.catchUp !== undefined) def.catchUp = o.catchUp;
     if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
     if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;

@@ -67,6 +67,16 @@ export interface ChronosModuleOptions {
   /** Reclaims (worker crashes) before a task is dead as poison (≥ 1). @defaultValue 5 */
   maxDeliveries?: number;
   /**
+   * Largest task payload `ChronosClient.enqueue` accepts, in UTF-8 bytes of its JSON; a bigger one is
+   * an `InvalidPayloadError` naming its size and the limit. 0 = no limit. @defaultValue 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
+  /**
+   * Refuse to boot (`RedisEvictionPolicyError`) when Redis's `maxmemory-policy` is not `noeviction`,
+   * instead of logging a warning: an evicting Redis can drop leases, dedup keys and tasks. @defaultValue false
+   */
+  requireNoEviction?: boolean;
+  /**
    * Delay before a retry, ms, from the failed attempts so far. `@TaskHandler({ backoff })`
    * overrides it per type. @defaultValue Sidekiq's `retried^4 + 15 + rand(30)·(retried+1)` seconds
    */

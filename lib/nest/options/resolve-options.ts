@@ -69,6 +69,11 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
   visibilityTimeout: [['server', 'visibilityTimeout']],
   recoverInterval: [['server', 'recoverInterval']],
   maxDeliveries: [['server', 'maxDeliveries']],
+  maxPayloadBytes: [['client', 'maxPayloadBytes']],
+  requireNoEviction: [
+    ['server', 'requireNoEviction'],
+    ['scheduler', 'requireNoEviction'],
+  ],
   backoff: [['server', 'backoff']],
   queues: [['server', 'queues']], // absent: derived from the decorators at bootstrap
   scheduler: [['scheduler', 'eligible', 'eligible']], // the role is checked here

@@ -1,7 +1,7 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionsError } from '../../core/errors.js';
 import { ChronosClient as CoreChronosClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
-import { queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
+import { plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
 /** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
 export interface NestBulkTask extends Omit<BulkTask, 'type'> {
@@ -84,5 +84,6 @@ function normalize(
   const type = taskTypeOf(cls);
   if (!type) throw new InvalidOptionsError([`${method}: the payload class has no name and no static \`type\``], 'enqueue arguments');
   const queue = queueOf(cls);
+  payload = plainPayload(cls, payload);
   return { type, payload, options: queue !== undefined && options.queue === undefined ? { ...options, queue } : options };
 }

@@ -6,6 +6,7 @@ import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { toChronosLogger } from '../nest-logger.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from './inspector.service.js';
+import { ChronosLifecycle } from './chronos-lifecycle.js';
 
 /**
  * The scheduler role of this instance, and the runtime schedule API (which delegates to the
@@ -27,8 +28,13 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) events: EventBus,
     private readonly inspector: InspectorService,
+    private readonly lifecycle: ChronosLifecycle,
   ) {
     this.scheduler = new Scheduler({ ...options.core.scheduler, logger: toChronosLogger(this.logger), events });
+    lifecycle.onFailedStart(() => {
+      this.running = false;
+      return this.scheduler.stop();
+    });
   }
 
   /** Whether this instance runs the scheduler role (`scheduler` option). */
@@ -115,14 +121,25 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     return this.inspector.triggerSchedule(name);
   }
 
-  /** @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. */
+  /**
+   * @internal Nest lifecycle: publishes the declared schedules and campaigns for the lease. If it (or
+   * the worker role) fails to start, whatever Chronos opened in this app is closed.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.lifecycle.failed) return;
     if (!this.enabled) {
       this.logger.log(`Scheduler role disabled on this instance (schedules=${this.declaredSchedules.length} are not declared here)`);
       return;
     }
-    await this.scheduler.start();
-    this.running = true;
+    try {
+      await this.scheduler.start();
+    } catch (err) {
+      await this.lifecycle.startFailed();
+      throw err;
+    }
+    if (this.lifecycle.failed)
+      await this.scheduler.stop(); // the worker role failed meanwhile
+    else this.running = true;
   }
 
   /** @internal Nest lifecycle: stops firing and resigns (a follower takes over at once); closes owned connections. */

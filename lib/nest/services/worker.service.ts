@@ -6,6 +6,7 @@ import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES } from '../chronos.messages.js';
 import { toChronosLogger } from '../nest-logger.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { ChronosLifecycle } from './chronos-lifecycle.js';
 
 /**
  * The worker role of this instance: at bootstrap it starts fetching from its queues and runs the
@@ -27,7 +28,10 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) private readonly events: EventBus,
-  ) {}
+    private readonly lifecycle: ChronosLifecycle,
+  ) {
+    lifecycle.onFailedStart(async () => this.server?.shutdown());
+  }
 
   /** Whether this instance runs the worker role (`worker` option). */
   get enabled(): boolean {
@@ -72,8 +76,12 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     this.declaredQueues.set(queue, [...(this.declaredQueues.get(queue) ?? []), source]);
   }
 
-  /** @internal Nest lifecycle: starts the worker. */
+  /**
+   * @internal Nest lifecycle: starts the worker. If it (or the scheduler role) fails to start,
+   * whatever Chronos opened in this app is closed, so an app that catches the error can exit.
+   */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.lifecycle.failed) return;
     if (!this.enabled) {
       this.logger.log('Worker role disabled on this instance: no handlers run here');
       return;
@@ -91,7 +99,13 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
       events: this.events,
       mux: this.mux,
     });
-    await this.server.start();
+    try {
+      await this.server.start();
+    } catch (err) {
+      await this.lifecycle.startFailed();
+      throw err;
+    }
+    if (this.lifecycle.failed) await this.server.shutdown(); // the scheduler role failed meanwhile
   }
 
   /** @internal Nest lifecycle: graceful drain (up to `shutdownTimeout`), then owned connections close. */

@@ -1,38 +1,55 @@
 --[[ ack
-  Acknowledge and delete the stream entries of tasks whose handler succeeded, and count them.
+  Acknowledge and delete the stream entries of tasks whose handler succeeded, count them, and
+  release their markers. An entry the group no longer has pending was reclaimed by a recoverer (it
+  is in <q>:reclaimed: the task runs again elsewhere, its markers stay) or is gone (deleted, trimmed,
+  reported lost, FLUSHDB: nobody runs the task again, so its markers are released).
   KEYS[1]   <ns>:{<ns>:<q>}:stream          STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:processed:<day> STRING  counter of the UTC day
-  KEYS[3..] per flagged task, its uid and/or overlap keys, in the order ARGV lists them
+  KEYS[3]   <ns>:{<ns>:<q>}:reclaimed       ZSET    entry id -> when a recoverer took it (epoch ms)
+  KEYS[4..] per flagged task, its uid and/or overlap keys, in the order ARGV lists them
   ARGV[1]   group                           string
   ARGV[2]   counterTtlMs                    integer ms
   ARGV[3]   P: number of plain entry ids    integer
   ARGV[4 .. 3+P]  plain entry ids (no keys to release)
-  then per flagged task: entry id, task id, n (its keys are the next n of KEYS[3..])
-  Returns   number of entries acknowledged (ids this group no longer had pending count 0)
+  then per flagged task: entry id, task id, n (its keys are the next n of KEYS[4..])
+  Returns   {acked, {entry ids reclaimed}, {entry ids gone}}: acked counts the entries still pending; a
+            plain entry deleted while pending is acked and listed as gone
 ]]
 -- @include counter
+-- @include markers
 local group = ARGV[1]
 local p = tonumber(ARGV[3])
 local acked = 0
+local reclaimed, gone = {}, {}
+local function missing(entry)
+  if redis.call('ZSCORE', KEYS[3], entry) then reclaimed[#reclaimed + 1] = entry else gone[#gone + 1] = entry end
+end
 if p > 0 then
   local ids = {}
   for i = 1, p do ids[i] = ARGV[3 + i] end
   acked = redis.call('XACK', KEYS[1], group, unpack(ids))
+  if acked < p then
+    -- rare: find which; an entry that is not pending any more was deleted too (requeued, lost, FLUSHDB)
+    for _, entry in ipairs(ids) do
+      if not redis.call('XRANGE', KEYS[1], entry, entry)[1] then missing(entry) end
+    end
+  end
   redis.call('XDEL', KEYS[1], unpack(ids))
 end
 local a = 4 + p
-local k = 3
+local k = 4
 while a <= #ARGV do
   local entry, taskId, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
   if redis.call('XACK', KEYS[1], group, entry) == 1 then
     acked = acked + 1
     redis.call('XDEL', KEYS[1], entry)
-    for j = k, k + n - 1 do
-      if redis.call('GET', KEYS[j]) == taskId then redis.call('DEL', KEYS[j]) end
-    end
+    releaseMarkers(KEYS, k, k + n - 1, taskId)
+  else
+    missing(entry)
+    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId) end
   end
   k = k + n
   a = a + 3
 end
 if acked > 0 then countToday(KEYS[2], acked, ARGV[2]) end
-return acked
+return {acked, reclaimed, gone}

@@ -5,7 +5,8 @@
   KEYS[2]   <ns>:{<ns>:<q>}:scheduled    ZSET    task id -> process-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task (JSON array)
   KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
-  KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"
+  KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
+            processAt and MARKER_TTL.waitingMs past it (protocol.ts MARKER_TTL)
   ARGV[1]   task id                      string
   ARGV[2]   task type                    string
   ARGV[3]   payload                      string  JSON text
@@ -20,6 +21,7 @@
 -- @include now-ms
 -- @include task-entry
 local ENQUEUE_RESULT = { deduplicated = 0, enqueued = 1, scheduled = 2 } -- protocol.ts ENQUEUE_RESULT
+local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local k = 4
 local dedupKey, uidKey
 if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
@@ -28,13 +30,15 @@ if dedupKey then
   local existing = redis.call('GET', dedupKey)
   if existing then return {ENQUEUE_RESULT.deduplicated, existing} end
 end
-if uidKey then
-  if not redis.call('SET', uidKey, ARGV[1], 'NX') then return {ENQUEUE_RESULT.deduplicated, ARGV[1]} end
-end
-if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', ARGV[6]) end
 local processAt = tonumber(ARGV[5])
 local delay = tonumber(ARGV[8])
-if delay > 0 then processAt = nowMs() + delay end
+local now = (delay > 0 or (uidKey and processAt > 0)) and nowMs() or 0
+if delay > 0 then processAt = now + delay end
+if uidKey then
+  local ttl = math.max(processAt - now, 0) + MARKER_TTL.waitingMs
+  if not redis.call('SET', uidKey, ARGV[1], 'NX', 'PX', ttl) then return {ENQUEUE_RESULT.deduplicated, ARGV[1]} end
+end
+if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', ARGV[6]) end
 if processAt > 0 then
   redis.call('HSET', KEYS[3], ARGV[1], cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4]}))
   redis.call('ZADD', KEYS[2], processAt, ARGV[1])

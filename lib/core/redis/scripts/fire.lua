@@ -10,7 +10,8 @@
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:generation          HASH   schedule name -> generation (fence-schedules.lua)
   KEYS[4..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
-            when its mode is "s", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule>
+            when its mode is "s", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule> (set with a TTL:
+            protocol.ts MARKER_TTL)
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
@@ -28,6 +29,7 @@
 -- @include task-entry
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
 local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6 } -- protocol.ts FIRE_RESULT
+local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local out = {}
@@ -57,7 +59,7 @@ for a = 3, #ARGV, 9 do
         code = FIRE_RESULT.skipped
       else
         addEntry(KEYS[1], taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
-        if overlapKey then redis.call('SET', overlapKey, taskId) end
+        if overlapKey then redis.call('SET', overlapKey, taskId, 'PX', MARKER_TTL.waitingMs) end
         code = FIRE_RESULT.enqueued
       end
     else

@@ -1,6 +1,8 @@
 --[[ kill
-  Move a task to the dead-letter set (state `dead`) with its last error, and trim that set
-  by age and by count (oldest first, at most 100 removals of each per call).
+  Move a task to the dead-letter set (state `dead`) with its last error, release its markers, and
+  trim that set by age and by count (oldest first, at most 100 removals of each per call). The one
+  dead path: handler errors, timeouts, no handler, undecodable entries and poison tasks (which the
+  recovering consumer holds after recover.lua) all end here.
   KEYS[1]   <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:dead          ZSET    task id -> failed-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:dead-tasks    HASH    task id -> encoded task with its error
@@ -23,9 +25,8 @@ if ARGV[2] ~= '' then
   redis.call('XDEL', KEYS[1], ARGV[2])
 end
 local failedAt = nowMs()
-deadLetter(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4], failedAt, ARGV[7])
-for j = 5, #KEYS do
-  if redis.call('GET', KEYS[j]) == ARGV[3] then redis.call('DEL', KEYS[j]) end
-end
+local markers = {}
+for j = 5, #KEYS do markers[#markers + 1] = KEYS[j] end
+deadLetter(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4], failedAt, ARGV[7], markers)
 trimDead(KEYS[2], KEYS[3], failedAt, ARGV[5], ARGV[6])
 return failedAt

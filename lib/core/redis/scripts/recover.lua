@@ -1,36 +1,43 @@
 --[[ recover
   Reclaim stream entries idle in the pending entries list past the visibility timeout (XAUTOCLAIM,
-  atomic: two recoverers never take the same entry) and put each back at the end of the stream as
-  a new entry, counting the crash in its meta (crashes). A task reclaimed more than maxDeliveries
-  times is poison: it goes to the dead-letter set with that reason. A crash is not a handler
-  error: it does not use the retry budget. Entry fields: protocol.ts ENTRY_FIELDS; meta fields:
-  protocol.ts META.
+  atomic: two recoverers never take the same entry). A task reclaimed at most maxDeliveries times
+  goes back to the end of the stream as a new entry, its crash counted in its meta (crashes); a
+  crash is not a handler error: it does not use the retry budget. A task reclaimed more often is
+  poison: it stays pending for the recovering consumer, which moves it to dead with kill.lua (the one
+  dead path, which releases its markers). Both are remembered in <q>:reclaimed (bounded: protocol.ts
+  RECLAIMED_MEMORY), so that a late ack of the old owner is told apart from a lost entry. A pending
+  entry whose stream entry is gone (XDEL, a trim, eviction: XAUTOCLAIM's third element from Redis 7.0,
+  an entry without fields before) is lost: counted in the day's lost counter and returned. Entry
+  fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
-  KEYS[2]  <ns>:{<ns>:<q>}:dead          ZSET
-  KEYS[3]  <ns>:{<ns>:<q>}:dead-tasks    HASH
-  KEYS[4]  <ns>:{<ns>:<q>}:failed:<day>  STRING
+  KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
+  KEYS[3]  <ns>:{<ns>:<q>}:lost:<day>    STRING  counter of the UTC day
   ARGV[1]  group                         string
-  ARGV[2]  consumer                      string  the recovering server (owns nothing afterwards)
+  ARGV[2]  consumer                      string  the recovering server (it holds the poison tasks afterwards)
   ARGV[3]  minIdleMs                     integer ms (the visibility timeout)
   ARGV[4]  count                         integer most entries per call
   ARGV[5]  maxDeliveries                 integer reclaims before a task is poison
-  ARGV[6]  maxDead                       integer dead-letter cap (count)
-  ARGV[7]  maxDeadAgeMs                  integer dead-letter cap (age, ms)
-  ARGV[8]  counterTtlMs                  integer ms
-  ARGV[9]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan (protocol.ts SCAN_START)
-  Returns  {requeued, dead, {task ids requeued...}, {task ids dead...}, next cursor ("0-0" = scan done)}
+  ARGV[6]  counterTtlMs                  integer ms
+  ARGV[7]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan (protocol.ts SCAN_START)
+  Returns  {{{task id, type, meta JSON} per task requeued}, {{entry id, stored task} per poison task, to
+           kill}, {entry ids lost}, next cursor ("0-0" = scan done)}
 ]]
 -- @include now-ms
--- @include dead-letter
+-- @include counter
 local META = { crashes = 'c', lastError = 'le', failedAt = 'fa', deadReason = 'rs' } -- protocol.ts META
 local DEAD_REASON = { poison = 'poison' } -- protocol.ts DEAD_REASON
+local RECLAIMED_MEMORY = { keepMs = 86400000, keepCount = 10000 } -- protocol.ts RECLAIMED_MEMORY
 local now = nowMs()
 local group = ARGV[1]
-local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[9], 'COUNT', ARGV[4])
-local requeued, dead = {}, {}
+local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
+local requeued, poison, lost = {}, {}, {}
+for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
 for _, e in ipairs(res[2]) do
   local entryId, fields = e[1], e[2]
-  if fields then
+  if not fields then
+    lost[#lost + 1] = entryId -- Redis < 7.0: a deleted entry comes back without fields
+    redis.call('XACK', KEYS[1], group, entryId)
+  else
     local f = {}
     for i = 1, #fields, 2 do f[fields[i]] = fields[i + 1] end
     local ok, meta = pcall(cjson.decode, f['meta'] or '')
@@ -38,14 +45,13 @@ for _, e in ipairs(res[2]) do
     local crashes = (tonumber(meta[META.crashes]) or 0) + 1
     meta[META.crashes] = crashes
     local taskId = f['id'] or entryId
+    redis.call('ZADD', KEYS[2], now, entryId)
     if crashes > tonumber(ARGV[5]) then
       meta[META.lastError] = 'poison: delivered ' .. crashes
         .. ' times without finishing (reclaimed after the visibility timeout each time)'
       meta[META.failedAt] = now
       meta[META.deadReason] = DEAD_REASON.poison
-      local stored = cjson.encode({taskId, f['type'] or '', f['payload'] or '', cjson.encode(meta)})
-      deadLetter(KEYS[2], KEYS[3], KEYS[4], taskId, stored, now, ARGV[8])
-      dead[#dead + 1] = taskId
+      poison[#poison + 1] = {entryId, cjson.encode({taskId, f['type'] or '', f['payload'] or '', cjson.encode(meta)})}
     else
       local copy = {}
       for i = 1, #fields, 2 do
@@ -54,11 +60,16 @@ for _, e in ipairs(res[2]) do
       end
       if not f['meta'] then copy[#copy + 1] = 'meta'; copy[#copy + 1] = cjson.encode(meta) end
       redis.call('XADD', KEYS[1], '*', unpack(copy))
-      requeued[#requeued + 1] = taskId
+      redis.call('XACK', KEYS[1], group, entryId)
+      redis.call('XDEL', KEYS[1], entryId)
+      requeued[#requeued + 1] = {taskId, f['type'] or '', cjson.encode(meta)}
     end
   end
-  redis.call('XACK', KEYS[1], group, entryId)
-  redis.call('XDEL', KEYS[1], entryId)
 end
-if #dead > 0 then trimDead(KEYS[2], KEYS[3], now, ARGV[6], ARGV[7]) end
-return {#requeued, #dead, requeued, dead, res[1]}
+if #requeued + #poison > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - RECLAIMED_MEMORY.keepMs)
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -RECLAIMED_MEMORY.keepCount - 1)
+  redis.call('PEXPIRE', KEYS[2], RECLAIMED_MEMORY.keepMs)
+end
+if #lost > 0 then countToday(KEYS[3], #lost, ARGV[6]) end
+return {requeued, poison, lost, res[1]}

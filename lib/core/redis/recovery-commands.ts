@@ -1,0 +1,126 @@
+import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
+import { runScript } from './scripts.js';
+import type { RedisClient } from './types.js';
+
+/**
+ * Typed wrappers of the scripts that keep the pending entries lists honest (the rest are in
+ * commands.ts): recover.lua (reclaim, poison, lost), claim.lua (claims and markers of a live
+ * consumer) and renew-markers.lua (markers of tasks put back in the stream). Durations are ms,
+ * instants epoch ms.
+ */
+
+/** One round of recover.lua. */
+export interface RecoverArgs {
+  /** The recovering consumer: it holds the poison tasks afterwards, to kill them. */
+  consumer: string;
+  /** The visibility timeout, ms. */
+  minIdleMs: number;
+  /** Most entries this round. */
+  count: number;
+  /** Reclaims before a task is poison. */
+  maxDeliveries: number;
+  /** Lifetime of the day's lost counter, ms. */
+  counterTtlMs: number;
+  /** XAUTOCLAIM start id; protocol.ts SCAN_START for a new scan. */
+  cursor: string;
+}
+
+/** A task recover.lua put back in the stream: its id, type and new meta (JSON text of protocol.ts TaskMeta). */
+export interface RequeuedTask {
+  taskId: string;
+  type: string;
+  meta: string;
+}
+
+/** A poison task recover.lua left pending for the recovering consumer: its entry and its stored form (with the error). */
+export interface PoisonTask {
+  entryId: string;
+  stored: string;
+}
+
+/** What one round of recover.lua did, and the cursor of the next round (SCAN_START = done). */
+export interface RecoverOutcome {
+  requeued: RequeuedTask[];
+  poison: PoisonTask[];
+  /** Entry ids whose stream entry was gone: lost (counted in the day's lost counter). */
+  lost: string[];
+  cursor: string;
+}
+
+/** Reclaims entries idle past the visibility timeout: back to the stream, poison to kill, or lost (recover.lua). */
+export async function recoverScript(client: RedisClient, keys: QueueKeys, r: RecoverArgs): Promise<RecoverOutcome> {
+  const [requeued, poison, lost, cursor] = await runScript<[[string, string, string][], [string, string][], string[], string]>(
+    client,
+    'recover',
+    [keys.stream, keys.reclaimed, keys.lost(utcDay(Date.now()))],
+    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor],
+  );
+  return {
+    requeued: requeued.map(([taskId, type, meta]) => ({ taskId, type, meta })),
+    poison: poison.map(([entryId, stored]) => ({ entryId, stored })),
+    lost,
+    cursor,
+  };
+}
+
+/** An entry a consumer holds, with its task's markers (uid and/or overlap keys; none for most tasks). */
+export interface HeldEntry {
+  entryId: string;
+  taskId: string;
+  markers: readonly string[];
+}
+
+/** What claim.lua did: the entries still this consumer's (claims reset), and those pending whose stream entry is gone. */
+export interface ClaimOutcome {
+  claimed: string[];
+  gone: string[];
+}
+
+/**
+ * Resets the idle time of the entries `consumer` still holds and renews their markers to
+ * `markerTtlMs` (claim.lua); entries it no longer holds are left alone, gone ones stay pending.
+ */
+export async function claimScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  consumer: string,
+  markerTtlMs: number,
+  entries: readonly HeldEntry[],
+): Promise<ClaimOutcome> {
+  const plain: string[] = [];
+  const k = [keys.stream];
+  const flagged: (string | number)[] = [];
+  for (const e of entries) {
+    if (e.markers.length === 0) plain.push(e.entryId);
+    else {
+      k.push(...e.markers);
+      flagged.push(e.entryId, e.taskId, e.markers.length);
+    }
+  }
+  const a = [CONSUMER_GROUP, consumer, markerTtlMs, plain.length, ...plain, ...flagged];
+  const [claimed, gone] = await runScript<[string[], string[]]>(client, 'claim', k, a);
+  return { claimed, gone };
+}
+
+/**
+ * Renews the markers of tasks of one queue put back in the stream to MARKER_TTL.waitingMs
+ * (renew-markers.lua); tasks without markers are skipped.
+ */
+export async function renewMarkersScript(
+  client: RedisClient,
+  tasks: readonly { taskId: string; markers: readonly string[] }[],
+): Promise<void> {
+  const k: string[] = [];
+  const a: (string | number)[] = [];
+  for (const t of tasks) {
+    if (t.markers.length === 0) continue;
+    k.push(...t.markers);
+    a.push(t.taskId, t.markers.length);
+  }
+  if (a.length > 0) await runScript(client, 'renew-markers', k, a);
+}
+
+/** True when a recoverer took `entryId` from its consumer lately (it is in `<q>:reclaimed`); false when it is simply gone. */
+export async function wasReclaimed(client: RedisClient, keys: QueueKeys, entryId: string): Promise<boolean> {
+  return (await client.zscore(keys.reclaimed, entryId)) !== null;
+}

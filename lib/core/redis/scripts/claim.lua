@@ -1,0 +1,41 @@
+--[[ claim
+  Keep the claims of one consumer fresh and renew the markers of the tasks it holds: each entry
+  still pending for this consumer gets `XCLAIM … 0 … JUSTID` (its idle time is reset, so a long
+  handler is not reclaimed) and its task's markers are renewed to markerTtlMs. An entry that is not
+  pending for this consumer any more (a recoverer took it) is left alone. An entry still pending
+  whose stream entry is gone (XDEL, a trim) is left pending and untouched: XCLAIM would drop it from
+  the pending entries list without a trace; recover.lua reports it lost if its task never finishes.
+  KEYS[1]   <ns>:{<ns>:<q>}:stream  STREAM
+  KEYS[2..] per flagged task, its uid and/or overlap keys, in the order ARGV lists them
+  ARGV[1]   group                   string
+  ARGV[2]   consumer                string  this server
+  ARGV[3]   markerTtlMs             integer ms: the renewed lifetime of the markers
+  ARGV[4]   P: number of plain entry ids  integer
+  ARGV[5 .. 4+P]  plain entry ids (no markers)
+  then per flagged task: entry id, task id, n (its keys are the next n of KEYS[2..])
+  Returns   {{entry ids claimed}, {entry ids pending whose stream entry is gone}}
+]]
+-- @include markers
+local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
+local claimed, gone = {}, {}
+local function claim(entry)
+  if not redis.call('XPENDING', stream, group, entry, entry, 1, consumer)[1] then return false end
+  if not redis.call('XRANGE', stream, entry, entry)[1] then
+    gone[#gone + 1] = entry
+    return false
+  end
+  redis.call('XCLAIM', stream, group, consumer, 0, entry, 'JUSTID')
+  claimed[#claimed + 1] = entry
+  return true
+end
+local p = tonumber(ARGV[4])
+for i = 1, p do claim(ARGV[4 + i]) end
+local a = 5 + p
+local k = 2
+while a <= #ARGV do
+  local entry, taskId, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  if claim(entry) then holdMarkers(KEYS, k, k + n - 1, taskId, ARGV[3]) end
+  k = k + n
+  a = a + 3
+end
+return {claimed, gone}

@@ -1,0 +1,56 @@
+// The queue-integrity issue, fault 8: when an instance's declarations vanish from the schedule
+// registry, the message says why (their TTL ran out during an outage, or Redis restarted without the
+// data), and an instance declares again as soon as its connection is back.
+import { Redis } from 'ioredis';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
+
+let redis: PrivateRedis | undefined;
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  redis?.resume();
+  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
+  await redis?.kill();
+  redis = undefined;
+});
+
+const keys = new SchedulerKeys('chronos');
+const lostLine = (logger: ReturnType<typeof recordingLogger>) =>
+  logger.lines.find((l) => /lost this instance's declarations/.test(l.message));
+
+async function startScheduler(r: PrivateRedis, heartbeatInterval: number) {
+  const logger = recordingLogger();
+  const scheduler = new Scheduler({ connection: r.url, instanceId: 'i-1', eligible: false, heartbeatInterval, logger });
+  scheduler.register({ name: 'nightly', spec: '0 3 * * *', type: 'report' });
+  closers.push(() => scheduler.stop());
+  await scheduler.start();
+  const check = new Redis(r.url, { maxRetriesPerRequest: null });
+  closers.push(() => check.quit());
+  return { logger, check };
+}
+
+test('fault 8: declarations that expired while Redis was stalled longer than their TTL: the message says so, not "restarted"', async () => {
+  const r = (redis = await PrivateRedis.start());
+  const { logger, check } = await startScheduler(r, 200); // declarations live 3 × 200 ms
+  expect(await check.exists(keys.declared('i-1'))).toBe(1);
+  r.pause();
+  await new Promise((resolve) => setTimeout(resolve, 2000)); // the outage: 2 s, over the 600 ms TTL
+  r.resume();
+  const line = await waitFor(() => lostLine(logger), 'the lost-declarations warning');
+  expect(line.message).toMatch(/TTL/);
+  expect(line.message).not.toMatch(/restarted/);
+  await waitFor(async () => (await check.sismember(keys.declared('i-1'), 'nightly')) === 1, 'the declarations to be published again');
+});
+
+test('fault 8: after a Redis restart without persistence an instance declares again as soon as it reconnects', async () => {
+  const r = (redis = await PrivateRedis.start());
+  // a heartbeat a minute apart: only the reconnect can publish the declarations again within the wait below
+  const { logger, check } = await startScheduler(r, 60_000);
+  await r.restart(); // empty
+  const declared = async () =>
+    (await check.sismember(keys.declared('i-1'), 'nightly')) === 1 && (await check.hexists(keys.schedules, 'nightly')) === 1;
+  await waitFor(declared, 'the declarations to be published again', 15_000);
+  expect(lostLine(logger)?.message).toMatch(/restarted/);
+}, 30_000);
