@@ -296,7 +296,7 @@ export class Executor {
         counterTtlMs: DEFAULTS.counterTtlMs,
       });
       if (retryAt === undefined) {
-        this.logger.warn(`Failure not recorded: the task ${await this.whyNotPending(queue, task.entryId)} (${describe(task, queue)})`);
+        this.logger.warn(`Failure not recorded: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
         return;
       }
       this.retryScheduled(delay);
@@ -331,7 +331,7 @@ export class Executor {
       });
       if (failedAt === undefined) {
         if (!quiet) {
-          this.logger.warn(`Not moved to dead: the task ${await this.whyNotPending(queue, task.entryId)} (${describe(task, queue)})`);
+          this.logger.warn(`Not moved to dead: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
         }
         return false;
       }
@@ -341,7 +341,7 @@ export class Executor {
       }
       return true;
     } catch (e) {
-      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (${describe(task, queue)})`, e);
+      this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (${taskRef(task, queue)})`, e);
       return false;
     }
   }
@@ -360,6 +360,6 @@ export class Executor {
   }
 }
 
-function describe(task: StreamTask, queue: QueueRef): string {
+function taskRef(task: StreamTask, queue: QueueRef): string {
   return `type=${task.type} id=${task.id} queue=${queue.name} entry=${task.entryId}`;
 }
