@@ -8,6 +8,7 @@
   ARGV[2..] per task: entry id, task id, n (its keys are the next n of KEYS[2..])
   Returns   {task ids deleted}
 ]]
+-- @include markers
 local deleted = {}
 local k = 2
 for a = 2, #ARGV, 3 do
@@ -15,9 +16,7 @@ for a = 2, #ARGV, 3 do
   local held = redis.pcall('XPENDING', KEYS[1], ARGV[1], entry, entry, 1)
   if type(held) == 'table' and held.err then held = {} end -- no consumer group yet: nobody took it
   if #held == 0 and redis.call('XDEL', KEYS[1], entry) == 1 then
-    for j = k, k + n - 1 do
-      if redis.call('GET', KEYS[j]) == id then redis.call('DEL', KEYS[j]) end
-    end
+    releaseMarkers(KEYS, k, k + n - 1, id)
     deleted[#deleted + 1] = id
   end
   k = k + n

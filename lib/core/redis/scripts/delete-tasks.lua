@@ -8,15 +8,14 @@
   ARGV[1..] per task: task id, n                  its keys are the next n of KEYS[3..]
   Returns   {task ids deleted}
 ]]
+-- @include markers
 local deleted = {}
 local k = 3
 for a = 1, #ARGV, 2 do
   local id, n = ARGV[a], tonumber(ARGV[a + 1])
   if redis.call('ZREM', KEYS[1], id) == 1 then
     redis.call('HDEL', KEYS[2], id)
-    for j = k, k + n - 1 do
-      if redis.call('GET', KEYS[j]) == id then redis.call('DEL', KEYS[j]) end
-    end
+    releaseMarkers(KEYS, k, k + n - 1, id)
     deleted[#deleted + 1] = id
   end
   k = k + n
