@@ -11,11 +11,11 @@
  * form), readable name → wire letter. Read meta as `meta[META.retried]`: a property read, no copy.
  */
 export const META = {
-  /** Failed attempts so far (a crash is not a failure, see `crashes`). Integer. */
+  /** Failed attempts so far (a crash is not a failure, see `crashes`). Integer; absent = 0 (not written at 0). */
   retried: 'r',
   /** Retries allowed before the task is dead. Integer. */
   maxRetry: 'm',
-  /** Timeout of one attempt, ms; 0 = none. */
+  /** Timeout of one attempt, ms; 0 = none. Absent = 0 (not written at 0). */
   timeoutMs: 't',
   /** When the task was enqueued, epoch ms (the enqueuer's clock). */
   enqueuedAt: 'e',
