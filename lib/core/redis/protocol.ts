@@ -102,7 +102,8 @@ export function newMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number)
 
 /**
  * The fields of a stream entry, in the order Chronos writes them (XADD). The stored form of a task
- * outside the stream (scheduled, retry, dead) is the JSON array of their values in the same order.
+ * outside the stream (retry, dead) is the JSON array of their values in the same order; a scheduled
+ * task's (enqueue.lua) leaves out the id, which is its field in `<q>:tasks`: `[type, payload, meta]`.
  * Values: `id` task id, `type` task type, `payload` JSON text, `meta` JSON text of {@link TaskMeta}.
  */
 export const ENTRY_FIELDS = ['id', 'type', 'payload', 'meta'] as const;

@@ -3,3 +3,11 @@
 local function addEntry(stream, id, taskType, payload, meta)
   return redis.call('XADD', stream, '*', 'id', id, 'type', taskType, 'payload', payload, 'meta', meta)
 end
+-- storedTask(v, id) returns id, type, payload, meta of a stored task v (a value of <q>:tasks, whose field
+-- is the task id): the JSON array [type, payload, meta] that enqueue.lua writes, or [id, type, payload,
+-- meta] (retry.lua, and every task stored before the id was left out of the value).
+local function storedTask(v, id)
+  local t = cjson.decode(v)
+  if #t == 3 then return id, t[1], t[2], t[3] end
+  return t[1], t[2], t[3], t[4]
+end
