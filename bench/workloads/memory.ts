@@ -134,7 +134,8 @@ async function bullRun(url: string, form: Form, n: number): Promise<Measured> {
     const base = `${prefix}:${BULL_QUEUE}`;
     const set = form === 'pending' ? `${base}:wait` : form === 'delayed' ? `${base}:delayed` : `${base}:failed`;
     const held = form === 'pending' ? await admin.llen(set) : await admin.zcard(set);
-    const keys = await memoryUsage(admin, [set, `${base}:events`, `${base}:1`]);
+    const first = form === 'pending' ? await admin.lindex(set, 0) : (await admin.zrange(set, 0, 0))[0];
+    const keys = await memoryUsage(admin, [set, `${base}:events`, `${base}:${first}`]);
     return { held, put: n, keys };
   } finally {
     admin.disconnect();
