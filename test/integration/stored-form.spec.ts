@@ -68,7 +68,7 @@ test('tasks in the previous stored form (UUID ids, meta with r and t at 0, a sch
   expect(seen.get(retry)).toEqual({ id: retry, payload: { n: 3 }, retried: 1, maxRetry: 25, timeoutMs: 0, enqueuedAt: e });
 });
 
-test('the new form: a 22-character id, meta without r and t at 0, a scheduled task stored without its id; it is listed, run now and forwarded', async () => {
+test('the new form: a 22-character id, meta without r and t at 0, a scheduled task stored as meta, payload and type on three lines; it is listed, run now and forwarded', async () => {
   const r = rig.client.redis;
   const plain = await rig.client.enqueue('kind', { n: 1 }, { timeout: 0 });
   expect(plain.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -86,8 +86,8 @@ test('the new form: a 22-character id, meta without r and t at 0, a scheduled ta
 
   const later = await rig.client.enqueue('kind', { n: 2 }, { delay: 3_600_000 });
   const soon = await rig.client.enqueue('kind', { n: 3 }, { delay: 1 });
-  const stored = JSON.parse((await r.hget(keys.tasks, later.id))!) as string[];
-  expect(stored).toEqual(['kind', '{"n":2}', expect.stringMatching(/^\{"m":25,"t":1800000,"e":\d{13}\}$/)]);
+  const stored = (await r.hget(keys.tasks, later.id))!.split('\n');
+  expect(stored).toEqual([expect.stringMatching(/^\{"m":25,"t":1800000,"e":\d{13}\}$/), '{"n":2}', 'kind']);
 
   const inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
   try {

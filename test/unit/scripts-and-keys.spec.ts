@@ -164,18 +164,19 @@ test('codec: a stored task round-trips; a stream entry decodes; garbage is repor
   expect(JSON.parse(dates)).toEqual({ at: '1970-01-01T00:00:00.000Z' });
 });
 
-test('codec: meta leaves out retried and timeoutMs at 0; every reader fills them in; a scheduled task may be stored without its id', () => {
+test('codec: meta leaves out retried and timeoutMs at 0; every reader fills them in; a scheduled task may be stored as meta, payload and type on three lines', () => {
   expect(encodeMeta({ r: 0, m: 25, t: 0, e: 5 })).toBe('{"m":25,"e":5}');
   expect(encodeMeta({ r: 0, m: 25, t: 100, e: 5, s: 'x' })).toBe('{"m":25,"t":100,"e":5,"s":"x"}');
   expect(encodeMeta({ r: 2, m: 25, t: 100, e: 5 })).toBe('{"r":2,"m":25,"t":100,"e":5}');
   const fast = decodeEntry('1-0', ['id', 'a', 'type', 't', 'payload', '1', 'meta', '{"m":2,"e":1}']);
   expect(fast.ok && fast.task.meta).toEqual({ r: 0, m: 2, t: 0, e: 1 });
-  expect(decodeStored('["t","1","{\\"m\\":2,\\"e\\":1}"]', 'where', 'a')).toEqual({
+  expect(decodeStored('{"m":2,"e":1}\n1\nt\nwith\nnewlines', 'where', 'a')).toEqual({
     id: 'a',
-    type: 't',
+    type: 't\nwith\nnewlines',
     payload: '1',
     meta: { r: 0, m: 2, t: 0, e: 1 },
   });
+  expect(() => decodeStored('{"m":2}', 'where')).toThrow(/invalid stored task/);
   expect(decodeStored(JSON.stringify(['a', 't', '1', '{"r":1,"m":2,"t":0,"e":1}']), 'a').meta).toEqual({ r: 1, m: 2, t: 0, e: 1 });
 });
 

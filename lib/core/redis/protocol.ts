@@ -103,7 +103,7 @@ export function newMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number)
 /**
  * The fields of a stream entry, in the order Chronos writes them (XADD). The stored form of a task
  * outside the stream (retry, dead) is the JSON array of their values in the same order; a scheduled
- * task's (enqueue.lua) leaves out the id, which is its field in `<q>:tasks`: `[type, payload, meta]`.
+ * task's (enqueue.lua) is `"<meta>\n<payload>\n<type>"`, its id being its field in `<q>:tasks`.
  * Values: `id` task id, `type` task type, `payload` JSON text, `meta` JSON text of {@link TaskMeta}.
  */
 export const ENTRY_FIELDS = ['id', 'type', 'payload', 'meta'] as const;

@@ -4,7 +4,7 @@
   KEYS[1]  <ns>:{<ns>:<q>}:stream     STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:scheduled  ZSET   task id -> process-at (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:retry      ZSET   task id -> retry-at (epoch ms)
-  KEYS[4]  <ns>:{<ns>:<q>}:tasks      HASH   task id -> encoded task ([type, payload, meta] or [id, type, payload, meta])
+  KEYS[4]  <ns>:{<ns>:<q>}:tasks      HASH   task id -> encoded task (task-entry storedTask: either form)
   ARGV[1]  limit                      integer most tasks moved per set per call
   Returns  {moved, nextDueMs (-1 when both sets are empty: protocol.ts NONE_DUE), nowMs (Redis time)}
 ]]

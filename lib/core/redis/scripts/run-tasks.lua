@@ -4,7 +4,7 @@
   safe; an id no longer in the set is skipped.
   KEYS[1]  <ns>:{<ns>:<q>}:stream           STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:scheduled|retry  ZSET    task id -> due (epoch ms)
-  KEYS[3]  <ns>:{<ns>:<q>}:tasks            HASH    task id -> encoded task ([type, payload, meta] or [id, type, payload, meta])
+  KEYS[3]  <ns>:{<ns>:<q>}:tasks            HASH    task id -> encoded task (task-entry storedTask: either form)
   ARGV[1..] task ids                         string  at most 500 per call
   Returns  {task ids moved}
 ]]
