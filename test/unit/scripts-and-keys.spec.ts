@@ -165,7 +165,9 @@ test('codec: a stored task round-trips; a stream entry decodes; garbage is repor
 });
 
 test('codec: meta leaves out retried and timeoutMs at 0; every reader fills them in; a scheduled task may be stored as meta, payload and type on three lines', () => {
-  expect(encodeMeta({ r: 0, m: 25, t: 0, e: 5 })).toBe('{"m":25,"e":5}');
+  const meta = { r: 0, m: 25, t: 0, e: 5 };
+  expect(encodeMeta(meta)).toBe('{"m":25,"e":5}');
+  expect(meta).toEqual({ r: 0, m: 25, t: 0, e: 5 }); // left as it was
   expect(encodeMeta({ r: 0, m: 25, t: 100, e: 5, s: 'x' })).toBe('{"m":25,"t":100,"e":5,"s":"x"}');
   expect(encodeMeta({ r: 2, m: 25, t: 100, e: 5 })).toBe('{"r":2,"m":25,"t":100,"e":5}');
   const fast = decodeEntry('1-0', ['id', 'a', 'type', 't', 'payload', '1', 'meta', '{"m":2,"e":1}']);
