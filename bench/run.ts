@@ -19,6 +19,7 @@ import { schedulesWorkload } from './workloads/schedules.js';
 import { recoveryWorkload } from './workloads/recovery.js';
 import { handoverWorkload } from './workloads/handover.js';
 import { clusterWorkload } from './workloads/cluster.js';
+import { memoryWorkload } from './workloads/memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -100,6 +101,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w7-term', run: (ctx) => handoverWorkload(ctx, 'SIGTERM') },
   { id: 'w7-kill', run: (ctx) => handoverWorkload(ctx, 'SIGKILL') },
   { id: 'w8', run: (ctx) => clusterWorkload(ctx) },
+  { id: 'w9', run: (ctx) => memoryWorkload(ctx) },
 ];
 
 interface Target {
@@ -194,6 +196,22 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
       met: lost + dup === 0,
       detail: `lost ${lost}, duplicated ${dup}`,
     });
+  }
+  const w9 = get('w9');
+  if (w9) {
+    const r = ratioSpread(w9, 'pendingB', 'chronos', 'bullmq');
+    if (r.n > 0) {
+      const met = r.median <= 0.5;
+      add({
+        id: 'memory-pending',
+        text: 'memory (issue 15): Redis used_memory per pending task ≤ 0.5× BullMQ',
+        workload: 'w9',
+        unit: '×',
+        value: r.median,
+        met,
+        detail: `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})${met ? '' : `: missed by ${(r.median / 0.5).toFixed(2)}× the bound`}`,
+      });
+    }
   }
   const w8 = get('w8');
   if (w8) {

@@ -22,7 +22,7 @@ export type ChronosEvent =
       type: 'task.enqueued';
       /** Queue the task was enqueued to. */
       queue: string;
-      /** The task's id: the `taskId` option, else a generated UUID (the existing task's id when deduplicated). */
+      /** The task's id: the `taskId` option, else a generated one (22 random base64url characters; the existing task's id when deduplicated). */
       taskId: string;
       /** The task's type, which selects its handler. */
       taskType: string;

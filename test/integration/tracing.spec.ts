@@ -6,6 +6,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Redis } from 'ioredis';
 import { ChronosClient, configureTracing, Inspector, QueueKeys, startFireSpan } from '../../lib/core/index.js';
+import { decodeStored } from '../../lib/core/queue/codec.js';
 import { killAllChildren, startChild, stopChild, type Child } from '../helpers/children.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -118,7 +119,7 @@ test('producer and consumer spans share a trace across two processes; retries, a
     const probe = await client.enqueue('traced.ok', {}, { delay: 60_000 });
     const noTp = await client.enqueue('traced.ok', {}, { delay: 60_000, trace: false });
     const stored = await redis.hmget(new QueueKeys(namespace, 'default').tasks, probe.id, noTp.id);
-    const tps = stored.map((raw) => JSON.parse(JSON.parse(raw!)[3]).tp);
+    const tps = stored.map((raw, i) => decodeStored(raw!, [probe.id, noTp.id][i]).meta.tp);
     expect(tps).toEqual([expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), undefined]);
     expect((await inspector.queue('default')).latencyMs).toBe(0);
   } finally {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS, META, entryFields, isEntryLayout } from '../../lib/core/redis/protocol.js';
 import { SCRIPT_NAMES, expandIncludes, expandedSource, includeSource, scriptCommand, scriptSource } from '../../lib/core/redis/scripts.js';
-import { decodeEntry, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
+import { decodeEntry, encodeMeta, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
 import { taskWith } from '../../lib/core/queue/task.js';
 import { lintConstantTables, lintScript, lintSnippet } from '../helpers/script-lint.js';
 
@@ -162,6 +162,24 @@ test('codec: a stored task round-trips; a stream entry decodes; garbage is repor
   expect(decodeEntry('1-2', null).ok).toBe(false);
   const dates = encodePayload('t', { at: new Date(0) });
   expect(JSON.parse(dates)).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+});
+
+test('codec: meta leaves out retried and timeoutMs at 0; every reader fills them in; a scheduled task may be stored as meta, payload and type on three lines', () => {
+  const meta = { r: 0, m: 25, t: 0, e: 5 };
+  expect(encodeMeta(meta)).toBe('{"m":25,"e":5}');
+  expect(meta).toEqual({ r: 0, m: 25, t: 0, e: 5 }); // left as it was
+  expect(encodeMeta({ r: 0, m: 25, t: 100, e: 5, s: 'x' })).toBe('{"m":25,"t":100,"e":5,"s":"x"}');
+  expect(encodeMeta({ r: 2, m: 25, t: 100, e: 5 })).toBe('{"r":2,"m":25,"t":100,"e":5}');
+  const fast = decodeEntry('1-0', ['id', 'a', 'type', 't', 'payload', '1', 'meta', '{"m":2,"e":1}']);
+  expect(fast.ok && fast.task.meta).toEqual({ r: 0, m: 2, t: 0, e: 1 });
+  expect(decodeStored('{"m":2,"e":1}\n1\nt\nwith\nnewlines', 'where', 'a')).toEqual({
+    id: 'a',
+    type: 't\nwith\nnewlines',
+    payload: '1',
+    meta: { r: 0, m: 2, t: 0, e: 1 },
+  });
+  expect(() => decodeStored('{"m":2}', 'where')).toThrow(/invalid stored task/);
+  expect(decodeStored(JSON.stringify(['a', 't', '1', '{"r":1,"m":2,"t":0,"e":1}']), 'a').meta).toEqual({ r: 1, m: 2, t: 0, e: 1 });
 });
 
 test('taskWith replaces fields and keeps the original signal (a spread would lose the getter)', () => {

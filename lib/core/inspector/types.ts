@@ -52,7 +52,7 @@ export interface QueueInfo {
 
 /** One task as the Inspector shows it. Instants are epoch ms. @publicApi */
 export interface TaskInfo {
-  /** The task's id: its explicit `taskId`, a generated UUID, or `<schedule>:<trigger-unix>` for a trigger's task. */
+  /** The task's id: its explicit `taskId`, a generated one (22 base64url characters; a UUID before), or `<schedule>:<trigger-unix>` for a trigger's task. */
   id: string;
   /** The task's type, which selects its handler (empty when the stored task could not be decoded). */
   type: string;

@@ -11,11 +11,11 @@
  * form), readable name → wire letter. Read meta as `meta[META.retried]`: a property read, no copy.
  */
 export const META = {
-  /** Failed attempts so far (a crash is not a failure, see `crashes`). Integer. */
+  /** Failed attempts so far (a crash is not a failure, see `crashes`). Integer; absent = 0 (not written at 0). */
   retried: 'r',
   /** Retries allowed before the task is dead. Integer. */
   maxRetry: 'm',
-  /** Timeout of one attempt, ms; 0 = none. */
+  /** Timeout of one attempt, ms; 0 = none. Absent = 0 (not written at 0). */
   timeoutMs: 't',
   /** When the task was enqueued, epoch ms (the enqueuer's clock). */
   enqueuedAt: 'e',
@@ -102,7 +102,8 @@ export function newMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number)
 
 /**
  * The fields of a stream entry, in the order Chronos writes them (XADD). The stored form of a task
- * outside the stream (scheduled, retry, dead) is the JSON array of their values in the same order.
+ * outside the stream (retry, dead) is the JSON array of their values in the same order; a scheduled
+ * task's (enqueue.lua) is `"<meta>\n<payload>\n<type>"`, its id being its field in `<q>:tasks`.
  * Values: `id` task id, `type` task type, `payload` JSON text, `meta` JSON text of {@link TaskMeta}.
  */
 export const ENTRY_FIELDS = ['id', 'type', 'payload', 'meta'] as const;

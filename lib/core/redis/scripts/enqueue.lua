@@ -3,7 +3,7 @@
   (A plain immediate enqueue is a bare XADD and does not use this script.)
   KEYS[1]   <ns>:{<ns>:<q>}:stream       STREAM  ready tasks
   KEYS[2]   <ns>:{<ns>:<q>}:scheduled    ZSET    task id -> process-at (epoch ms)
-  KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task (JSON array)
+  KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task: "<meta>\n<payload>\n<type>" (task-entry scheduledForm)
   KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
   KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
             processAt and MARKER_TTL.waitingMs past it (protocol.ts MARKER_TTL)
@@ -40,7 +40,7 @@ if uidKey then
 end
 if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', ARGV[6]) end
 if processAt > 0 then
-  redis.call('HSET', KEYS[3], ARGV[1], cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4]}))
+  redis.call('HSET', KEYS[3], ARGV[1], scheduledForm(ARGV[2], ARGV[3], ARGV[4]) or cjson.encode({ARGV[1], ARGV[2], ARGV[3], ARGV[4]}))
   redis.call('ZADD', KEYS[2], processAt, ARGV[1])
   return {ENQUEUE_RESULT.scheduled, ARGV[1]}
 end

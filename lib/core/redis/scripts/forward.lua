@@ -4,7 +4,7 @@
   KEYS[1]  <ns>:{<ns>:<q>}:stream     STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:scheduled  ZSET   task id -> process-at (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:retry      ZSET   task id -> retry-at (epoch ms)
-  KEYS[4]  <ns>:{<ns>:<q>}:tasks      HASH   task id -> encoded task
+  KEYS[4]  <ns>:{<ns>:<q>}:tasks      HASH   task id -> encoded task (task-entry storedTask: either form)
   ARGV[1]  limit                      integer most tasks moved per set per call
   Returns  {moved, nextDueMs (-1 when both sets are empty: protocol.ts NONE_DUE), nowMs (Redis time)}
 ]]
@@ -18,8 +18,7 @@ for _, set in ipairs(sets) do
   for _, id in ipairs(ids) do
     local v = redis.call('HGET', KEYS[4], id)
     if v then
-      local task = cjson.decode(v)
-      addEntry(KEYS[1], task[1], task[2], task[3], task[4])
+      addEntry(KEYS[1], storedTask(v, id))
       redis.call('HDEL', KEYS[4], id)
       moved = moved + 1
     end
