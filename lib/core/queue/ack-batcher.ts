@@ -59,6 +59,22 @@ export class AckBatcher {
     }
   }
 
+  /**
+   * Writes the acks batched so far on `via`, the connection the next fetch read is about to be
+   * sent on, so both go out in one socket write (see `Consumer.read`) and Redis runs the acks
+   * first. A failed write is retried as any other (on the server's client). Acks added later go
+   * out as usual, at the end of their event-loop turn.
+   */
+  writeOn(via: RedisClient): void {
+    if (this.batch.size === 0) return;
+    const batches = [...this.batch.values()];
+    this.batch = new Map();
+    for (const p of batches) {
+      const write = this.write(p, via).finally(() => this.inFlight.delete(write));
+      this.inFlight.add(write);
+    }
+  }
+
   /** Acks waiting for Redis after a failed write. */
   get retrying(): number {
     return this.failedBatches.reduce((n, p) => n + p.plain.length + p.flagged.length, 0);
@@ -91,11 +107,11 @@ export class AckBatcher {
     }
   }
 
-  private async write(p: Pending): Promise<void> {
+  private async write(p: Pending, via: RedisClient = this.client): Promise<void> {
     const sent = p.plain.length + p.flagged.length;
     try {
       const batch = { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs };
-      const { acked, reclaimed, gone } = await ackScript(this.client, p.keys, batch);
+      const { acked, reclaimed, gone } = await ackScript(via, p.keys, batch);
       this.onAcked(acked);
       if (p.attempts > 0) {
         this.logger.log(`Acked ${acked} finished task(s) once Redis answered (queue=${p.keys.queue} attempts=${p.attempts + 1})`);

@@ -5,11 +5,11 @@ import { EventBus } from '../events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { SlotPipeline } from '../redis/cluster.js';
+import { SlotPipeline, isCluster } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
-import { META, entryFields, newMeta } from '../redis/protocol.js';
-import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
+import { ENTRY_FIELDS, META, newMeta } from '../redis/protocol.js';
+import { encodeMeta, encodeNewMeta, encodePayload } from './codec.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -100,13 +100,25 @@ export interface ClientOptions {
 
 const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
 
-/** A validated enqueue, ready to write. */
+/** The options of an enqueue that gives none (shared: never written to). */
+const NO_OPTIONS: EnqueueOptions = Object.freeze({});
+
+const [F_ID, F_TYPE, F_PAYLOAD, F_META] = ENTRY_FIELDS;
+
+/** One `[error, reply]` of a pipeline. */
+type Reply = [Error | null, unknown];
+
+/** A validated enqueue, ready to write. The meta is kept as its values and encoded once, at the write. */
 interface Prepared {
   keys: QueueKeys;
   id: string;
   type: string;
   payload: string;
-  meta: TaskMeta;
+  maxRetry: number;
+  timeoutMs: number;
+  enqueuedAt: number;
+  /** The PRODUCER span's traceparent (meta `tp`), set by startSpan. */
+  traceparent?: string;
   processAt: number;
   delayMs: number;
   dedupKey?: string;
@@ -187,7 +199,7 @@ export class ChronosClient {
    * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    */
-  async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+  async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
     const p = this.prepare(type, payload, options);
     const client = this.conn.client;
     const span = this.startSpan(p, options);
@@ -195,7 +207,8 @@ export class ChronosClient {
     try {
       if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
       if (isPlain(p)) {
-        await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
+        const stream = p.keys.stream;
+        await client.xadd(stream, '*', F_ID, p.id, F_TYPE, p.type, F_PAYLOAD, p.payload, F_META, metaText(p));
         result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
       } else {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
@@ -215,51 +228,84 @@ export class ChronosClient {
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
-    const prepared = tasks.map((t, i) => {
+    const n = tasks.length;
+    const prepared: Prepared[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = tasks[i];
       try {
-        return this.prepare(t.type, t.payload, t.options ?? {});
+        prepared[i] = this.prepare(t.type, t.payload, t.options ?? NO_OPTIONS);
       } catch (err) {
         (err as Error).message = `enqueueBulk: task #${i}: ${(err as Error).message}`;
         throw err;
       }
-    });
-    const client = this.conn.client;
-    const spans = prepared.map((p, i) => this.startSpan(p, tasks[i].options ?? {}));
-    const pipeline = new SlotPipeline(client); // one pipeline per slot on a cluster
-    const known = this.globalKeys.queues;
-    for (const q of new Set(prepared.map((p) => p.keys.queue))) {
-      if (!this.knownQueues.has(q)) pipeline.add(known, (c) => c.sadd(known, q));
     }
+    const client = this.conn.client;
+    let spans: (ChronosSpan | undefined)[] | undefined;
+    if (this.tracing && tracingAvailable()) {
+      spans = new Array(n);
+      for (let i = 0; i < n; i++) spans[i] = this.startSpan(prepared[i], tasks[i].options ?? NO_OPTIONS);
+    }
+    let newQueues: Set<string> | undefined;
+    for (let i = 0; i < n; i++) {
+      const q = prepared[i].keys.queue;
+      if (!this.knownQueues.has(q)) (newQueues ??= new Set()).add(q);
+    }
+    let replies: [Error | null, unknown][];
+    let offset: number;
+    try {
+      ({ replies, offset } = await (isCluster(client) ? this.writeSlotted(prepared, newQueues) : this.writeOne(prepared, newQueues)));
+    } catch (err) {
+      if (spans) for (const s of spans) s?.end(err);
+      throw err;
+    }
+    if (newQueues) for (const q of newQueues) this.knownQueues.add(q);
+    const results: EnqueueResult[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const p = prepared[i];
+      const [err, reply] = replies[offset + i] ?? [new Error('no reply')];
+      if (err) {
+        if (spans) for (const s of spans.slice(i)) s?.end(err);
+        throw err;
+      }
+      const r: EnqueueResult = Array.isArray(reply)
+        ? toResult(p, enqueueOutcome(reply))
+        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
+      if (spans?.[i]) endSpan(spans[i]!, r);
+      results[i] = r;
+    }
+    if (this.events?.active) for (let i = 0; i < n; i++) this.emitEnqueued(prepared[i].type, results[i]);
+    return results;
+  }
+
+  /** One pipeline on a single node: the SADDs of new queues, then one XADD (or enqueue.lua) per task. */
+  private async writeOne(prepared: readonly Prepared[], newQueues: Set<string> | undefined): Promise<{ replies: Reply[]; offset: number }> {
+    const pipeline = this.conn.client.pipeline();
+    let offset = 0;
+    if (newQueues) {
+      for (const q of newQueues) pipeline.sadd(this.globalKeys.queues, q);
+      offset = newQueues.size;
+    }
+    for (const p of prepared) {
+      if (isPlain(p)) pipeline.xadd(p.keys.stream, '*', F_ID, p.id, F_TYPE, p.type, F_PAYLOAD, p.payload, F_META, metaText(p));
+      else pipeEnqueue(pipeline, p.keys, scriptArgs(p));
+    }
+    return { replies: ((await pipeline.exec()) ?? []) as Reply[], offset };
+  }
+
+  /** The same on a cluster: one pipeline per slot. */
+  private async writeSlotted(prepared: readonly Prepared[], newQueues: Set<string> | undefined): Promise<{ replies: Reply[]; offset: number }> {
+    const pipeline = new SlotPipeline(this.conn.client);
+    const known = this.globalKeys.queues;
+    if (newQueues) for (const q of newQueues) pipeline.add(known, (c) => c.sadd(known, q));
     const offset = pipeline.length;
     for (const p of prepared) {
       if (isPlain(p)) {
-        pipeline.add(p.keys.stream, (c) => c.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta))));
+        pipeline.add(p.keys.stream, (c) => c.xadd(p.keys.stream, '*', F_ID, p.id, F_TYPE, p.type, F_PAYLOAD, p.payload, F_META, metaText(p)));
       } else {
         pipeline.add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
       }
     }
-    let replies: [Error | null, unknown][];
-    try {
-      replies = await pipeline.exec();
-    } catch (err) {
-      for (const s of spans) s?.end(err);
-      throw err;
-    }
-    for (const p of prepared) this.knownQueues.add(p.keys.queue);
-    const results = prepared.map((p, i) => {
-      const [err, reply] = replies[offset + i] ?? [new Error('no reply')];
-      if (err) {
-        for (const s of spans.slice(i)) s?.end(err);
-        throw err;
-      }
-      const r = Array.isArray(reply)
-        ? toResult(p, enqueueOutcome(reply))
-        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
-      if (spans[i]) endSpan(spans[i], r);
-      return r;
-    });
-    results.forEach((r, i) => this.emitEnqueued(prepared[i].type, r));
-    return results;
+    return { replies: await pipeline.exec(), offset };
   }
 
   /** Closes the connection if this client opened it. */
@@ -286,7 +332,7 @@ export class ChronosClient {
   private startSpan(p: Prepared, options: EnqueueOptions): ChronosSpan | undefined {
     if (!this.tracing || options.trace === false || !tracingAvailable()) return undefined;
     const span = startProducerSpan(p.keys.queue, p.type, p.id);
-    if (span?.traceparent) p.meta[META.traceparent] = span.traceparent;
+    if (span?.traceparent) p.traceparent = span.traceparent;
     return span;
   }
 
@@ -304,6 +350,28 @@ export class ChronosClient {
   }
 
   private prepare(type: string, payload: unknown, options: EnqueueOptions): Prepared {
+    if (isIdText(type, 200) && (options === NO_OPTIONS || isEmptyObject(options))) {
+      // no options: the defaults, nothing to check but the type (checked) and the payload
+      const { queue, maxRetry, timeoutMs } = this.defaults;
+      return {
+        keys: this.keysOf(queue),
+        id: randomUUID(),
+        type,
+        payload: encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes),
+        maxRetry,
+        timeoutMs,
+        enqueuedAt: Date.now(),
+        processAt: 0,
+        delayMs: 0,
+        dedupTtlMs: DEFAULTS.dedupTtlMs,
+        unique: false,
+      };
+    }
+    return this.prepareWith(type, payload, options);
+  }
+
+  /** prepare() for an enqueue with options: every option checked, every problem named. */
+  private prepareWith(type: string, payload: unknown, options: EnqueueOptions): Prepared {
     const p = new OptionProblems();
     if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
     if (typeof options !== 'object' || options === null)
@@ -341,15 +409,15 @@ export class ChronosClient {
     p.int('dedupTtl', options.dedupTtl, 1, 'ms');
     p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
-    const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
-    if (unique) meta[META.uniqueId] = 1;
     return {
       keys: this.keysOf(queue),
       id,
       type,
       payload: encoded,
-      meta,
+      maxRetry,
+      timeoutMs: timeout,
+      enqueuedAt: Date.now(),
       processAt,
       delayMs,
       dedupKey: options.dedupKey,
@@ -357,6 +425,25 @@ export class ChronosClient {
       unique,
     };
   }
+}
+
+/** An object with no enumerable key (what an enqueue without options passes). */
+function isEmptyObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  for (const _ in v) return false;
+  return true;
+}
+
+/**
+ * The JSON text of a task's meta: a new task's `{r, m, t, e}`, then `u` for an explicit id and
+ * `tp` for a traceparent (the order it always had). Without those, the text is built directly.
+ */
+function metaText(p: Prepared): string {
+  if (!p.unique && p.traceparent === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  const meta = newMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  if (p.unique) meta[META.uniqueId] = 1;
+  if (p.traceparent !== undefined) meta[META.traceparent] = p.traceparent;
+  return encodeMeta(meta);
 }
 
 /** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
@@ -371,7 +458,7 @@ function isPlain(p: Prepared): boolean {
 
 function scriptArgs(p: Prepared): EnqueueArgs {
   const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
-  return { id, type, payload, meta: encodeMeta(p.meta), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
+  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
 }
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {

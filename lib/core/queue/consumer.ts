@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
 import { SCAN_START } from '../redis/protocol.js';
@@ -50,6 +51,12 @@ export function weightedOrder<Q extends ConsumedQueue>(queues: readonly Q[]): Q[
  * queues: reads, claims, give-backs, recovery. No state: the server decides when.
  */
 export class Consumer {
+  /**
+   * Called with the connection of each read just before the read is sent (the server writes its
+   * batched acks there): what it sends and the read leave in one socket write.
+   */
+  beforeRead?: (via: RedisClient) => void;
+
   constructor(
     private readonly client: RedisClient,
     readonly name: string,
@@ -59,12 +66,29 @@ export class Consumer {
   async read<Q extends ConsumedQueue>(via: RedisClient, queues: readonly Q[], count: number, blockMs?: number): Promise<Fetched<Q>[]> {
     const args: (string | number)[] = ['GROUP', CONSUMER_GROUP, this.name, 'COUNT', count];
     if (blockMs !== undefined) args.push('BLOCK', blockMs);
-    args.push('STREAMS', ...queues.map((q) => q.keys.stream), ...queues.map(() => '>'));
-    const reply = (await via.call('XREADGROUP', ...args)) as [string, [string, string[] | null][]][] | null;
+    args.push('STREAMS');
+    for (const q of queues) args.push(q.keys.stream);
+    for (let i = 0; i < queues.length; i++) args.push('>');
+    let read: Promise<unknown>;
+    const socket = this.beforeRead && !isCluster(via) && via.status === 'ready' ? via.stream : undefined;
+    if (socket) {
+      // one write (writev) for what beforeRead sends and the read: a syscall less per fetch
+      socket.cork();
+      try {
+        this.beforeRead!(via);
+        read = via.call('XREADGROUP', ...args);
+      } finally {
+        socket.uncork();
+      }
+    } else {
+      this.beforeRead?.(via);
+      read = via.call('XREADGROUP', ...args);
+    }
+    const reply = (await read) as [string, [string, string[] | null][]][] | null;
     if (!reply) return [];
     const out: Fetched<Q>[] = [];
     for (const [key, entries] of reply) {
-      const queue = queues.find((q) => q.keys.stream === key)!;
+      const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key)!;
       for (const [entryId, fields] of entries) out.push({ queue, entryId, fields });
     }
     return out;
