@@ -9,7 +9,7 @@ interface Pending {
   /** Task ids of `plain`, same order (for messages; not sent). */
   plainTasks: string[];
   /** entry id, task id, keys to release */
-  flagged: [string, string, string[]][];
+  flagged: [string, string, readonly string[]][];
   /** Failed writes of this batch so far. */
   attempts: number;
 }
@@ -43,7 +43,7 @@ export class AckBatcher {
     private readonly onAcked: (n: number) => void,
   ) {}
 
-  add(keys: QueueKeys, entryId: string, taskId: string, release: string[]): void {
+  add(keys: QueueKeys, entryId: string, taskId: string, release: readonly string[]): void {
     let p = this.batch.get(keys.stream);
     if (!p) {
       p = { keys, plain: [], plainTasks: [], flagged: [], attempts: 0 };

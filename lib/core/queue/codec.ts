@@ -117,7 +117,8 @@ function isFaithful(value: unknown, depth: number): boolean {
       }
       if (!isPlainObject(value)) return false;
       for (const key in value) {
-        if (Object.prototype.hasOwnProperty.call(value, key) && !isFaithful((value as Record<string, unknown>)[key], depth + 1)) return false;
+        if (Object.prototype.hasOwnProperty.call(value, key) && !isFaithful((value as Record<string, unknown>)[key], depth + 1))
+          return false;
       }
       return true;
     }

@@ -81,6 +81,32 @@ export function pipeEnqueue(pipeline: ChainableCommander, keys: QueueKeys, task:
   pipeScript(pipeline, 'enqueue', k, a);
 }
 
+/** One ready task for enqueue-bulk.lua: the values of its stream entry (protocol.ts ENTRY_FIELDS order). */
+export interface BulkEntry {
+  id: string;
+  type: string;
+  /** JSON text. */
+  payload: string;
+  /** JSON text of protocol.ts TaskMeta. */
+  meta: string;
+}
+
+/**
+ * Queues one enqueue-bulk.lua call on a pipeline: `entries` appended to the stream of `keys`, in
+ * order (the reply is their number).
+ */
+export function pipeEnqueueBulk(pipeline: ChainableCommander, keys: QueueKeys, entries: readonly BulkEntry[]): void {
+  const a: string[] = new Array(entries.length * 4);
+  for (let i = 0, j = 0; i < entries.length; i++, j += 4) {
+    const e = entries[i];
+    a[j] = e.id;
+    a[j + 1] = e.type;
+    a[j + 2] = e.payload;
+    a[j + 3] = e.meta;
+  }
+  pipeScript(pipeline, 'enqueue-bulk', [keys.stream], a);
+}
+
 /** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
 export function enqueueOutcome(reply: unknown): EnqueueOutcome {
   const [code, id] = reply as [number, string];
