@@ -68,6 +68,15 @@ function noProvider(a: Api): boolean {
   return provider.getDelegate() === noopProvider;
 }
 
+/**
+ * @internal Whether {@link startConsumerSpan} would make a span for a task carrying `traceparent`
+ * (the worker's per-task check, before it gathers the attempt's attributes).
+ */
+export function consumerSpanWanted(traceparent: string | undefined): boolean {
+  const o = otel();
+  return o !== undefined && !(traceparent === undefined && noProvider(o.api));
+}
+
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** The W3C `traceparent` of a span context (version 00), or undefined when the context is invalid. */

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
 import type { ChronosEvent, EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
-import { startConsumerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
+import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
 import { killScript, retryScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
@@ -154,7 +154,7 @@ export class Executor {
     const { entry: task, ref: queue } = run;
     if (this.events.active) this.emitStarted(run);
     const m = task.meta;
-    const span = tracingAvailable()
+    const span = consumerSpanWanted(m[META.traceparent])
       ? startConsumerSpan({
           queue: queue.name,
           taskId: task.id,
