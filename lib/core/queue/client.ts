@@ -5,20 +5,11 @@ import { EventBus } from '../events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { SlotPipeline, isCluster } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import {
-  enqueueOutcome,
-  enqueueScript,
-  pipeEnqueue,
-  pipeEnqueueBulk,
-  type BulkEntry,
-  type EnqueueArgs,
-  type EnqueueOutcome,
-} from '../redis/commands.js';
-import type { ChainableCommander } from 'ioredis';
-import { META, entryFields, newMeta } from '../redis/protocol.js';
-import { encodeMeta, encodeNewMeta, encodePayload } from './codec.js';
+import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
+import { entryFields } from '../redis/protocol.js';
+import { encodePayload } from './codec.js';
+import { isPlain, metaText, scriptArgs, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -111,30 +102,6 @@ const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeou
 
 /** The options of an enqueue that gives none (shared: never written to). */
 const NO_OPTIONS: EnqueueOptions = Object.freeze({});
-
-/** Ready tasks of one queue per enqueue-bulk.lua call (a call blocks Redis for about 1–2 µs per task). */
-const BULK_CHUNK = 100;
-
-/** One `[error, reply]` of a pipeline. */
-type Reply = [Error | null, unknown];
-
-/** A validated enqueue, ready to write. The meta is kept as its values and encoded once, at the write. */
-interface Prepared {
-  keys: QueueKeys;
-  id: string;
-  type: string;
-  payload: string;
-  maxRetry: number;
-  timeoutMs: number;
-  enqueuedAt: number;
-  /** The PRODUCER span's traceparent (meta `tp`), set by startSpan. */
-  traceparent?: string;
-  processAt: number;
-  delayMs: number;
-  dedupKey?: string;
-  dedupTtlMs: number;
-  unique: boolean;
-}
 
 /** The client's options resolved: its namespace and the defaults of every enqueue. */
 export interface ResolvedClientOptions {
@@ -261,7 +228,7 @@ export class ChronosClient {
     let replies: Reply[];
     let replyOf: number[];
     try {
-      ({ replies, replyOf } = await this.write(prepared, newQueues));
+      ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys.queues, prepared, newQueues));
     } catch (err) {
       if (spans) for (const s of spans) s?.end(err);
       throw err;
@@ -283,46 +250,6 @@ export class ChronosClient {
     }
     if (this.events?.active) for (let i = 0; i < n; i++) this.emitEnqueued(prepared[i].type, results[i]);
     return results;
-  }
-
-  /**
-   * Sends the tasks in one pipeline (one per slot on a cluster), in input order: the SADDs of new
-   * queues, then each run of consecutive ready tasks of one queue as enqueue-bulk.lua calls of up
-   * to BULK_CHUNK tasks, each other task as its enqueue.lua call. `replyOf[i]` is the index of
-   * task i's reply.
-   */
-  private async write(prepared: readonly Prepared[], newQueues: Set<string> | undefined): Promise<{ replies: Reply[]; replyOf: number[] }> {
-    const client = this.conn.client;
-    const direct = isCluster(client) ? undefined : client.pipeline();
-    const slotted = direct ? undefined : new SlotPipeline(client);
-    const add = (key: string, op: (c: ChainableCommander) => void) => (direct ? op(direct) : slotted!.add(key, op));
-    let ops = 0;
-    const known = this.globalKeys.queues;
-    if (newQueues) {
-      for (const q of newQueues) add(known, (c) => c.sadd(known, q));
-      ops = newQueues.size;
-    }
-    const replyOf: number[] = new Array(prepared.length);
-    let i = 0;
-    while (i < prepared.length) {
-      const p = prepared[i];
-      if (!isPlain(p)) {
-        add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
-        replyOf[i++] = ops++;
-        continue;
-      }
-      const keys = p.keys;
-      const entries: BulkEntry[] = [];
-      for (let q = p; entries.length < BULK_CHUNK && q.keys === keys && isPlain(q); q = prepared[i]) {
-        entries.push({ id: q.id, type: q.type, payload: q.payload, meta: metaText(q) });
-        replyOf[i++] = ops;
-        if (i === prepared.length) break;
-      }
-      add(keys.stream, (c) => pipeEnqueueBulk(c, keys, entries));
-      ops++;
-    }
-    const replies = direct ? (((await direct.exec()) ?? []) as Reply[]) : await slotted!.exec();
-    return { replies, replyOf };
   }
 
   /** Closes the connection if this client opened it. */
@@ -451,31 +378,9 @@ function isEmptyObject(v: unknown): boolean {
   return true;
 }
 
-/**
- * The JSON text of a task's meta: a new task's `{r, m, t, e}`, then `u` for an explicit id and
- * `tp` for a traceparent (the order it always had). Without those, the text is built directly.
- */
-function metaText(p: Prepared): string {
-  if (!p.unique && p.traceparent === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
-  const meta = newMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
-  if (p.unique) meta[META.uniqueId] = 1;
-  if (p.traceparent !== undefined) meta[META.traceparent] = p.traceparent;
-  return encodeMeta(meta);
-}
-
 /** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
 function isIdText(v: unknown, max: number): boolean {
   return typeof v === 'string' && v.length > 0 && v.length <= max;
-}
-
-/** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */
-function isPlain(p: Prepared): boolean {
-  return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
-}
-
-function scriptArgs(p: Prepared): EnqueueArgs {
-  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
-  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
 }
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {

@@ -96,6 +96,11 @@ export interface BulkEntry {
  * order (the reply is their number).
  */
 export function pipeEnqueueBulk(pipeline: ChainableCommander, keys: QueueKeys, entries: readonly BulkEntry[]): void {
+  pipeScript(pipeline, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
+}
+
+/** ARGV of enqueue-bulk.lua: 4 values per task. */
+function bulkArgs(entries: readonly BulkEntry[]): string[] {
   const a: string[] = new Array(entries.length * 4);
   for (let i = 0, j = 0; i < entries.length; i++, j += 4) {
     const e = entries[i];
@@ -104,7 +109,21 @@ export function pipeEnqueueBulk(pipeline: ChainableCommander, keys: QueueKeys, e
     a[j + 2] = e.payload;
     a[j + 3] = e.meta;
   }
-  pipeScript(pipeline, 'enqueue-bulk', [keys.stream], a);
+  return a;
+}
+
+/**
+ * Sends one enqueue.lua call on a client (not a pipeline: it is written at once). @returns its bare
+ * reply, to map with {@link enqueueOutcome}.
+ */
+export function sendEnqueue(client: RedisClient, keys: QueueKeys, task: EnqueueArgs): Promise<unknown> {
+  const [k, a] = enqueueCall(keys, task);
+  return runScript<unknown>(client, 'enqueue', k, a);
+}
+
+/** Sends one enqueue-bulk.lua call on a client (written at once). @returns the number of tasks appended. */
+export function sendEnqueueBulk(client: RedisClient, keys: QueueKeys, entries: readonly BulkEntry[]): Promise<number> {
+  return runScript<number>(client, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
 }
 
 /** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
