@@ -199,8 +199,10 @@ export class ChronosClient {
   }
 
   /**
-   * Enqueues many tasks in one pipelined round trip (validated all first: one bad task rejects the
-   * whole call before anything is written). Results are in input order.
+   * Enqueues many tasks in one round trip, the calls written back to back (validated all first: one
+   * bad task rejects the whole call before anything is written). Ready tasks of one queue go 100 per
+   * `enqueue-bulk.lua` call (each appends its tasks as one enqueue each would); tasks with a delay,
+   * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
