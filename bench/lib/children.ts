@@ -48,7 +48,15 @@ export class BenchChild {
     const execArgv: string[] = [];
     if (options.cpuProfDir) {
       mkdirSync(options.cpuProfDir, { recursive: true });
-      execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir, '--cpu-prof-name', `${name}-${process.hrtime.bigint()}.cpuprofile`);
+      execArgv.push(
+        '--cpu-prof',
+        '--cpu-prof-interval',
+        '100',
+        '--cpu-prof-dir',
+        options.cpuProfDir,
+        '--cpu-prof-name',
+        `${name}-${process.hrtime.bigint()}.cpuprofile`,
+      );
     }
     const env: NodeJS.ProcessEnv = { ...process.env, BENCH_CONFIG: JSON.stringify(config) };
     delete env.NODE_OPTIONS;

@@ -55,6 +55,28 @@ export function tracingAvailable(): boolean {
   return otel() !== undefined;
 }
 
+let noopProvider: OtelApi.TracerProvider | undefined;
+
+/**
+ * True when no tracer provider is registered (no SDK): every span the API makes is then a
+ * non-recording no-op, so the hot paths skip making one when it could carry no context either.
+ */
+function noProvider(a: Api): boolean {
+  const provider = a.trace.getTracerProvider();
+  if (!(provider instanceof a.ProxyTracerProvider)) return false;
+  noopProvider ??= new a.ProxyTracerProvider().getDelegate();
+  return provider.getDelegate() === noopProvider;
+}
+
+/**
+ * @internal Whether {@link startConsumerSpan} would make a span for a task carrying `traceparent`
+ * (the worker's per-task check, before it gathers the attempt's attributes).
+ */
+export function consumerSpanWanted(traceparent: string | undefined): boolean {
+  const o = otel();
+  return o !== undefined && !(traceparent === undefined && noProvider(o.api));
+}
+
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** The W3C `traceparent` of a span context (version 00), or undefined when the context is invalid. */
@@ -118,6 +140,8 @@ function wrap(o: { api: Api }, span: OtelApi.Span, withTraceparent: boolean): Ch
 export function startProducerSpan(queue: string, taskType: string, taskId: string): ChronosSpan | undefined {
   const o = otel();
   if (!o) return undefined;
+  // no SDK and no active span: the API would make an invalid no-op span (no traceparent)
+  if (noProvider(o.api) && o.api.trace.getSpan(o.api.context.active()) === undefined) return undefined;
   const span = o.tracer.startSpan(`send ${queue}`, {
     kind: o.api.SpanKind.PRODUCER,
     attributes: {
@@ -161,6 +185,8 @@ export function startConsumerSpan(a: AttemptInfo): ChronosSpan | undefined {
   const o = otel();
   if (!o) return undefined;
   const { api: otelApi } = o;
+  // no SDK and no producer context: the API would make an invalid no-op root span
+  if (a.traceparent === undefined && noProvider(otelApi)) return undefined;
   const producer = parseTraceparent(a.traceparent);
   const attributes: OtelApi.Attributes = {
     'messaging.system': 'chronos',

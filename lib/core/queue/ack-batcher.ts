@@ -9,7 +9,7 @@ interface Pending {
   /** Task ids of `plain`, same order (for messages; not sent). */
   plainTasks: string[];
   /** entry id, task id, keys to release */
-  flagged: [string, string, string[]][];
+  flagged: [string, string, readonly string[]][];
   /** Failed writes of this batch so far. */
   attempts: number;
 }
@@ -43,7 +43,7 @@ export class AckBatcher {
     private readonly onAcked: (n: number) => void,
   ) {}
 
-  add(keys: QueueKeys, entryId: string, taskId: string, release: string[]): void {
+  add(keys: QueueKeys, entryId: string, taskId: string, release: readonly string[]): void {
     let p = this.batch.get(keys.stream);
     if (!p) {
       p = { keys, plain: [], plainTasks: [], flagged: [], attempts: 0 };
@@ -56,6 +56,22 @@ export class AckBatcher {
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
+    }
+  }
+
+  /**
+   * Writes the acks batched so far on `via`, the connection the next fetch read is about to be
+   * sent on, so both go out in one socket write (see `Consumer.read`) and Redis runs the acks
+   * first. A failed write is retried as any other (on the server's client). Acks added later go
+   * out as usual, at the end of their event-loop turn.
+   */
+  writeOn(via: RedisClient): void {
+    if (this.batch.size === 0) return;
+    const batches = [...this.batch.values()];
+    this.batch = new Map();
+    for (const p of batches) {
+      const write = this.write(p, via).finally(() => this.inFlight.delete(write));
+      this.inFlight.add(write);
     }
   }
 
@@ -91,11 +107,11 @@ export class AckBatcher {
     }
   }
 
-  private async write(p: Pending): Promise<void> {
+  private async write(p: Pending, via: RedisClient = this.client): Promise<void> {
     const sent = p.plain.length + p.flagged.length;
     try {
       const batch = { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs };
-      const { acked, reclaimed, gone } = await ackScript(this.client, p.keys, batch);
+      const { acked, reclaimed, gone } = await ackScript(via, p.keys, batch);
       this.onAcked(acked);
       if (p.attempts > 0) {
         this.logger.log(`Acked ${acked} finished task(s) once Redis answered (queue=${p.keys.queue} attempts=${p.attempts + 1})`);

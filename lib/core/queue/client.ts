@@ -1,15 +1,15 @@
-import { randomFillSync } from 'node:crypto';
+import { newTaskId } from './task-id.js';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionsError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { SlotPipeline } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
-import { META, entryFields, newMeta } from '../redis/protocol.js';
-import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
+import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
+import { entryFields } from '../redis/protocol.js';
+import { encodePayload } from './codec.js';
+import { isPlain, metaText, scriptArgs, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -100,19 +100,8 @@ export interface ClientOptions {
 
 const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
 
-/** A validated enqueue, ready to write. */
-interface Prepared {
-  keys: QueueKeys;
-  id: string;
-  type: string;
-  payload: string;
-  meta: TaskMeta;
-  processAt: number;
-  delayMs: number;
-  dedupKey?: string;
-  dedupTtlMs: number;
-  unique: boolean;
-}
+/** The options of an enqueue that gives none (shared: never written to). */
+const NO_OPTIONS: EnqueueOptions = Object.freeze({});
 
 /** The client's options resolved: its namespace and the defaults of every enqueue. */
 export interface ResolvedClientOptions {
@@ -187,7 +176,7 @@ export class ChronosClient {
    * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    */
-  async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+  async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
     const p = this.prepare(type, payload, options);
     const client = this.conn.client;
     const span = this.startSpan(p, options);
@@ -195,7 +184,7 @@ export class ChronosClient {
     try {
       if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
       if (isPlain(p)) {
-        await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
+        await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, metaText(p)));
         result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
       } else {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
@@ -210,55 +199,58 @@ export class ChronosClient {
   }
 
   /**
-   * Enqueues many tasks in one pipelined round trip (validated all first: one bad task rejects the
-   * whole call before anything is written). Results are in input order.
+   * Enqueues many tasks in one round trip, the calls written back to back (validated all first: one
+   * bad task rejects the whole call before anything is written). Ready tasks of one queue go 100 per
+   * `enqueue-bulk.lua` call (each appends its tasks as one enqueue each would); tasks with a delay,
+   * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
-    const prepared = tasks.map((t, i) => {
+    const n = tasks.length;
+    const prepared: Prepared[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = tasks[i];
       try {
-        return this.prepare(t.type, t.payload, t.options ?? {});
+        prepared[i] = this.prepare(t.type, t.payload, t.options ?? NO_OPTIONS);
       } catch (err) {
         (err as Error).message = `enqueueBulk: task #${i}: ${(err as Error).message}`;
         throw err;
       }
-    });
-    const client = this.conn.client;
-    const spans = prepared.map((p, i) => this.startSpan(p, tasks[i].options ?? {}));
-    const pipeline = new SlotPipeline(client); // one pipeline per slot on a cluster
-    const known = this.globalKeys.queues;
-    for (const q of new Set(prepared.map((p) => p.keys.queue))) {
-      if (!this.knownQueues.has(q)) pipeline.add(known, (c) => c.sadd(known, q));
     }
-    const offset = pipeline.length;
-    for (const p of prepared) {
-      if (isPlain(p)) {
-        pipeline.add(p.keys.stream, (c) => c.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta))));
-      } else {
-        pipeline.add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
-      }
+    let spans: (ChronosSpan | undefined)[] | undefined;
+    if (this.tracing && tracingAvailable()) {
+      spans = new Array(n);
+      for (let i = 0; i < n; i++) spans[i] = this.startSpan(prepared[i], tasks[i].options ?? NO_OPTIONS);
     }
-    let replies: [Error | null, unknown][];
+    let newQueues: Set<string> | undefined;
+    for (let i = 0; i < n; i++) {
+      const q = prepared[i].keys.queue;
+      if (!this.knownQueues.has(q)) (newQueues ??= new Set()).add(q);
+    }
+    let replies: Reply[];
+    let replyOf: number[];
     try {
-      replies = await pipeline.exec();
+      ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys.queues, prepared, newQueues));
     } catch (err) {
-      for (const s of spans) s?.end(err);
+      if (spans) for (const s of spans) s?.end(err);
       throw err;
     }
-    for (const p of prepared) this.knownQueues.add(p.keys.queue);
-    const results = prepared.map((p, i) => {
-      const [err, reply] = replies[offset + i] ?? [new Error('no reply')];
+    if (newQueues) for (const q of newQueues) this.knownQueues.add(q);
+    const results: EnqueueResult[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const p = prepared[i];
+      const [err, reply] = replies[replyOf[i]] ?? [new Error('no reply')];
       if (err) {
-        for (const s of spans.slice(i)) s?.end(err);
+        if (spans) for (const s of spans.slice(i)) s?.end(err);
         throw err;
       }
-      const r = Array.isArray(reply)
+      const r: EnqueueResult = Array.isArray(reply)
         ? toResult(p, enqueueOutcome(reply))
-        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' as const };
-      if (spans[i]) endSpan(spans[i], r);
-      return r;
-    });
-    results.forEach((r, i) => this.emitEnqueued(prepared[i].type, r));
+        : { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
+      if (spans?.[i]) endSpan(spans[i]!, r);
+      results[i] = r;
+    }
+    if (this.events?.active) for (let i = 0; i < n; i++) this.emitEnqueued(prepared[i].type, results[i]);
     return results;
   }
 
@@ -286,7 +278,7 @@ export class ChronosClient {
   private startSpan(p: Prepared, options: EnqueueOptions): ChronosSpan | undefined {
     if (!this.tracing || options.trace === false || !tracingAvailable()) return undefined;
     const span = startProducerSpan(p.keys.queue, p.type, p.id);
-    if (span?.traceparent) p.meta[META.traceparent] = span.traceparent;
+    if (span?.traceparent) p.traceparent = span.traceparent;
     return span;
   }
 
@@ -304,6 +296,28 @@ export class ChronosClient {
   }
 
   private prepare(type: string, payload: unknown, options: EnqueueOptions): Prepared {
+    if (isIdText(type, 200) && (options === NO_OPTIONS || isEmptyObject(options))) {
+      // no options: the defaults, nothing to check but the type (checked) and the payload
+      const { queue, maxRetry, timeoutMs } = this.defaults;
+      return {
+        keys: this.keysOf(queue),
+        id: newTaskId(),
+        type,
+        payload: encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes),
+        maxRetry,
+        timeoutMs,
+        enqueuedAt: Date.now(),
+        processAt: 0,
+        delayMs: 0,
+        dedupTtlMs: DEFAULTS.dedupTtlMs,
+        unique: false,
+      };
+    }
+    return this.prepareWith(type, payload, options);
+  }
+
+  /** prepare() for an enqueue with options: every option checked, every problem named. */
+  private prepareWith(type: string, payload: unknown, options: EnqueueOptions): Prepared {
     const p = new OptionProblems();
     if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
     if (typeof options !== 'object' || options === null)
@@ -341,15 +355,15 @@ export class ChronosClient {
     p.int('dedupTtl', options.dedupTtl, 1, 'ms');
     p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
-    const meta = newMeta(maxRetry, timeout, Date.now());
     const unique = options.taskId !== undefined;
-    if (unique) meta[META.uniqueId] = 1;
     return {
       keys: this.keysOf(queue),
       id,
       type,
       payload: encoded,
-      meta,
+      maxRetry,
+      timeoutMs: timeout,
+      enqueuedAt: Date.now(),
       processAt,
       delayMs,
       dedupKey: options.dedupKey,
@@ -359,38 +373,16 @@ export class ChronosClient {
   }
 }
 
-/** Random bytes for {@link newTaskId}, refilled 256 ids at a time (one system call per 256 ids). */
-const idPool = Buffer.allocUnsafe(16 * 256);
-let idOffset = idPool.length;
-
-/**
- * A new task id: 16 random bytes (128 bits, more than a random UUID's 122) in base64url, 22
- * characters of `[A-Za-z0-9_-]`. A UUID would be 36: the id is stored with every task, in the
- * stream entry and in the scheduled, retry and dead sets.
- */
-export function newTaskId(): string {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = idPool.toString('base64url', idOffset, idOffset + 16);
-  idOffset += 16;
-  return id;
+/** An object with no enumerable key (what an enqueue without options passes). */
+function isEmptyObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  for (const _ in v) return false;
+  return true;
 }
 
 /** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
 function isIdText(v: unknown, max: number): boolean {
   return typeof v === 'string' && v.length > 0 && v.length <= max;
-}
-
-/** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */
-function isPlain(p: Prepared): boolean {
-  return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
-}
-
-function scriptArgs(p: Prepared): EnqueueArgs {
-  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
-  return { id, type, payload, meta: encodeMeta(p.meta), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
 }
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {

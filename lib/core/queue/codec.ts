@@ -95,6 +95,41 @@ function findProblem(value: unknown, path: string, ancestors: object[]): string 
   }
 }
 
+/** Deeper than this, {@link isFaithful} gives up (it keeps no ancestors, so a cycle ends here) and the careful walk decides. */
+const QUICK_DEPTH = 32;
+
+/**
+ * True when JSON keeps `value` faithfully: the rules of {@link findProblem} without building a
+ * path per key or keeping ancestors. False means "not sure" (a problem, or deeper than
+ * QUICK_DEPTH, where a cycle could be): then the careful walk decides and names the problem.
+ */
+function isFaithful(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+      if (depth >= QUICK_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!isFaithful(value[i], depth + 1)) return false;
+        return true;
+      }
+      if (!isPlainObject(value)) return false;
+      for (const key in value) {
+        if (Object.prototype.hasOwnProperty.call(value, key) && !isFaithful((value as Record<string, unknown>)[key], depth + 1))
+          return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /**
  * Serialises a payload to JSON text, refusing what JSON cannot hold or would mangle, before
  * anything is written. Objects with a `toJSON()` are taken as it returns them: a `Date` becomes its
@@ -105,8 +140,11 @@ function findProblem(value: unknown, path: string, ancestors: object[]): string 
  * array or ArrayBuffer, an instance of a class without `toJSON()`; or the size and the limit.
  */
 export function encodePayload(type: string, payload: unknown, maxBytes = 0): string {
-  const problem = findProblem(payload, '(root)', []);
-  if (problem) throw new InvalidPayloadError(type, problem);
+  // the quick walk finds whether there is a problem; the careful one (paths built) says which
+  if (payload === undefined || !isFaithful(payload, 0)) {
+    const problem = findProblem(payload, '(root)', []);
+    if (problem) throw new InvalidPayloadError(type, problem);
+  }
   let text: string;
   try {
     text = JSON.stringify(payload);
@@ -155,6 +193,17 @@ export function withMetaDefaults(meta: TaskMeta): TaskMeta {
   if (meta[META.retried] === undefined) meta[META.retried] = 0;
   if (meta[META.timeoutMs] === undefined) meta[META.timeoutMs] = 0;
   return meta;
+}
+
+/**
+ * The JSON text of `newMeta(maxRetry, timeoutMs, enqueuedAt)` (a new task's meta, nothing else),
+ * the same text {@link encodeMeta} gives, without building the object. Integers only (the
+ * checked options and `Date.now()`).
+ */
+export function encodeNewMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number): string {
+  // retried is 0 and left out, as is timeoutMs 0 (see encodeMeta)
+  const timeout = timeoutMs === 0 ? '' : `"${META.timeoutMs}":${timeoutMs},`;
+  return `{"${META.maxRetry}":${maxRetry},${timeout}"${META.enqueuedAt}":${enqueuedAt}}`;
 }
 
 /** The stored form of a task outside the stream: the JSON array `[id, type, payload, meta]` (ENTRY_FIELDS order). */

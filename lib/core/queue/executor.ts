@@ -2,7 +2,7 @@ import { DEFAULTS } from '../defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
 import type { ChronosEvent, EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
-import { startConsumerSpan, tracingAvailable } from '../observability/tracing.js';
+import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
 import { killScript, retryScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
@@ -106,6 +106,22 @@ const OWN_TIMER_MAX_MS = 5_000;
 /** How many times a task of an unknown type bounces (short backoff) before it is dead. */
 const NO_HANDLER_BOUNCES = 3;
 
+/** No markers to release (most tasks): one shared empty list, never written to. */
+const NO_MARKERS: readonly string[] = Object.freeze([]);
+
+/** One attempt being run: what settling it needs (one object per task instead of closures). */
+interface Attempt {
+  readonly run: TaskRun;
+  readonly reg: Registration;
+  readonly done: () => void;
+  readonly span: ChronosSpan | undefined;
+  settled: boolean;
+  /** The attempt's own timeout timer (timeouts up to OWN_TIMER_MAX_MS). */
+  timer?: NodeJS.Timeout;
+  /** When a long timeout expires, epoch ms (checked by the sweep); 0 = none. */
+  dueAt: number;
+}
+
 /**
  * Runs handlers and records their outcome: success → batched ack; failure → retry set with
  * backoff, or dead when the budget is spent or the error is a `NonRetryableError`; a timeout
@@ -115,8 +131,8 @@ const NO_HANDLER_BOUNCES = 3;
 export class Executor {
   processed = 0;
   failed = 0;
-  /** Runs with a long timeout → when it expires (epoch ms) and what to do then. */
-  private readonly deadlines = new Map<TaskRun, { at: number; expire: () => void }>();
+  /** Attempts with a long timeout (see OWN_TIMER_MAX_MS), checked by the sweep. */
+  private readonly long = new Set<Attempt>();
   private sweeper?: NodeJS.Timeout;
 
   constructor(
@@ -132,13 +148,13 @@ export class Executor {
   /**
    * Runs the handler; calls `done` once the outcome is recorded (or the run was abandoned).
    * Synchronous handlers settle without a promise; no promise race per task: the timeout timer
-   * settles the run itself.
+   * (or the sweep, for long timeouts) settles the run itself.
    */
   execute(run: TaskRun, reg: Registration, done: () => void): void {
     const { entry: task, ref: queue } = run;
     if (this.events.active) this.emitStarted(run);
     const m = task.meta;
-    const span = tracingAvailable()
+    const span = consumerSpanWanted(m[META.traceparent])
       ? startConsumerSpan({
           queue: queue.name,
           taskId: task.id,
@@ -150,39 +166,13 @@ export class Executor {
           traceparent: m[META.traceparent],
         })
       : undefined;
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    const settle = (ok: boolean, err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      else this.deadlines.delete(run);
-      if (span) {
-        if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
-        span.end(ok || run.abandoned ? undefined : err);
-      }
-      if (run.abandoned) return done();
-      if (ok) {
-        this.acker.add(queue.keys, task.entryId, task.id, markerKeys(queue.keys, task));
-        if (this.events.active) {
-          const durationMs = Date.now() - run.startedAt;
-          const retried = run.retried;
-          this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
-        }
-        return done();
-      }
-      void this.fail(run, err, reg.options.backoff).finally(done);
-    };
+    const a: Attempt = { run, reg, done, span, settled: false, timer: undefined, dueAt: 0 };
     const timeoutMs = run.timeoutMs;
     if (timeoutMs > 0) {
-      const expire = () => {
-        const err = new TaskTimeoutError(task.id, timeoutMs);
-        run.abort(err);
-        settle(false, err);
-      };
-      if (timeoutMs <= OWN_TIMER_MAX_MS) timer = setTimeout(expire, timeoutMs);
+      if (timeoutMs <= OWN_TIMER_MAX_MS) a.timer = setTimeout(() => this.expire(a), timeoutMs);
       else {
-        this.deadlines.set(run, { at: run.startedAt + timeoutMs, expire });
+        a.dueAt = run.startedAt + timeoutMs;
+        this.long.add(a);
         this.sweeper ??= setInterval(() => this.sweep(), 1000).unref();
       }
     }
@@ -191,13 +181,47 @@ export class Executor {
       const result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
-          () => settle(true),
-          (err: unknown) => settle(false, err),
+          () => this.settle(a, true),
+          (err: unknown) => this.settle(a, false, err),
         );
-      } else settle(true);
+      } else this.settle(a, true);
     } catch (err) {
-      settle(false, err);
+      this.settle(a, false, err);
     }
+  }
+
+  /** An attempt's timeout elapsed: its signal aborts and it fails with a TaskTimeoutError. */
+  private expire(a: Attempt): void {
+    const err = new TaskTimeoutError(a.run.id, a.run.timeoutMs);
+    a.run.abort(err);
+    this.settle(a, false, err);
+  }
+
+  /** Records an attempt's outcome, once (the handler's end or its timeout, whichever comes first). */
+  private settle(a: Attempt, ok: boolean, err?: unknown): void {
+    if (a.settled) return;
+    a.settled = true;
+    const { run, span } = a;
+    if (a.timer) clearTimeout(a.timer);
+    else if (a.dueAt !== 0) this.long.delete(a);
+    if (span) {
+      if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
+      span.end(ok || run.abandoned ? undefined : err);
+    }
+    if (run.abandoned) return a.done();
+    if (ok) {
+      const { entry: task, ref: queue } = run;
+      const m = task.meta;
+      const release = m[META.uniqueId] || m[META.overlapSkip] ? markerKeys(queue.keys, task) : NO_MARKERS;
+      this.acker.add(queue.keys, task.entryId, task.id, release);
+      if (this.events.active) {
+        const durationMs = Date.now() - run.startedAt;
+        const retried = run.retried;
+        this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
+      }
+      return a.done();
+    }
+    void this.fail(run, err, a.reg.options.backoff).finally(a.done);
   }
 
   private emitStarted(run: TaskRun): void {
@@ -221,12 +245,7 @@ export class Executor {
   /** Expires the long timeouts that are due. */
   private sweep(): void {
     const now = Date.now();
-    for (const [run, d] of this.deadlines) {
-      if (d.at <= now) {
-        this.deadlines.delete(run);
-        d.expire();
-      }
-    }
+    for (const a of this.long) if (a.dueAt <= now) this.expire(a);
   }
 
   /** Stops the timeout sweep (the server is stopped). */

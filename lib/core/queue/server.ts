@@ -97,6 +97,7 @@ export class ChronosServer {
     this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
     this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
     this.consumer = new Consumer(client, this.id);
+    this.consumer.beforeRead = (via) => this.acker.writeOn(via); // acks and the next read share a socket write
     this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay) => this.forwarder.forwardBy(delay));
     this.slots = new Slots({
       concurrency: opts.concurrency,

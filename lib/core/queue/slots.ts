@@ -97,9 +97,8 @@ export class Slots {
       void this.deps.executor.kill(f.queue, { ...task, meta }, reason, error.message);
       return;
     }
-    const w: Waiting = { queue: f.queue, task: decoded.task, payload: decoded.payload };
-    if (this.freeSlots > 0 && this.deps.isRunning()) this.admit(w);
-    else this.buffer.push(w);
+    if (this.freeSlots > 0 && this.deps.isRunning()) this.admit(f.queue, decoded.task, decoded.payload);
+    else this.buffer.push({ queue: f.queue, task: decoded.task, payload: decoded.payload });
   }
 
   /**
@@ -143,24 +142,27 @@ export class Slots {
   }
 
   /** Takes a slot: holds a trigger's task that is early (first attempt only), else starts it. */
-  private admit(w: Waiting): void {
-    const m = w.task.meta;
+  private admit(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
+    const m = task.meta;
     const tr = m[META.triggerAt];
     const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
     if (early > 0) {
       // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
       const delay = Math.ceil(early) + 1;
-      const timer = setTimeout(() => void this.release(w.task.entryId), delay);
-      this.held.set(w.task.entryId, { ...w, timer, dueAt: Date.now() + delay });
+      const timer = setTimeout(() => void this.release(task.entryId), delay);
+      this.held.set(task.entryId, { queue, task, payload, timer, dueAt: Date.now() + delay });
       return;
     }
-    this.start(w);
+    this.start(queue, task, payload);
   }
 
   /** Runs a task in a free slot, unless it is a stale trigger task (then skipped). @returns whether it runs. */
-  private start(w: Waiting): boolean {
-    if (this.deps.stale.skipIfStale(w.queue, w.task, Date.now() + this.deps.clockOffsetMs())) return false;
-    this.run(w);
+  private start(queue: ConsumedQueue, task: StreamTask, payload: unknown): boolean {
+    // only a trigger's task can be stale: the others skip the clock reading
+    if (task.meta[META.triggerAt] !== undefined && this.deps.stale.skipIfStale(queue, task, Date.now() + this.deps.clockOffsetMs())) {
+      return false;
+    }
+    this.run(queue, task, payload);
     return true;
   }
 
@@ -199,20 +201,23 @@ export class Slots {
       }
     }
     this.held.delete(entryId);
-    if (!this.start(h)) this.finishReserved();
+    if (!this.start(h.queue, h.task, h.payload)) this.finishReserved();
   }
 
   /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */
   private finishReserved(): void {
-    while (this.deps.isRunning() && this.freeSlots > 0 && this.buffer.length > 0) this.admit(this.buffer.shift()!);
+    while (this.deps.isRunning() && this.freeSlots > 0 && this.buffer.length > 0) {
+      const w = this.buffer.shift()!;
+      this.admit(w.queue, w.task, w.payload);
+    }
     this.deps.slotFreed();
   }
 
-  private run(w: Waiting): void {
-    const run = new TaskRun(w.queue, w.task, w.payload);
+  private run(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
+    const run = new TaskRun(queue, task, payload);
     this.active++;
-    this.inflight.set(w.task.entryId, run);
-    const reg = this.deps.mux.get(w.task.type);
+    this.inflight.set(task.entryId, run);
+    const reg = this.deps.mux.get(task.type);
     if (!reg) {
       void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
       return;

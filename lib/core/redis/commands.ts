@@ -81,6 +81,51 @@ export function pipeEnqueue(pipeline: ChainableCommander, keys: QueueKeys, task:
   pipeScript(pipeline, 'enqueue', k, a);
 }
 
+/** One ready task for enqueue-bulk.lua: the values of its stream entry (protocol.ts ENTRY_FIELDS order). */
+export interface BulkEntry {
+  id: string;
+  type: string;
+  /** JSON text. */
+  payload: string;
+  /** JSON text of protocol.ts TaskMeta. */
+  meta: string;
+}
+
+/**
+ * Queues one enqueue-bulk.lua call on a pipeline: `entries` appended to the stream of `keys`, in
+ * order (the reply is their number).
+ */
+export function pipeEnqueueBulk(pipeline: ChainableCommander, keys: QueueKeys, entries: readonly BulkEntry[]): void {
+  pipeScript(pipeline, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
+}
+
+/** ARGV of enqueue-bulk.lua: 4 values per task. */
+function bulkArgs(entries: readonly BulkEntry[]): string[] {
+  const a: string[] = new Array(entries.length * 4);
+  for (let i = 0, j = 0; i < entries.length; i++, j += 4) {
+    const e = entries[i];
+    a[j] = e.id;
+    a[j + 1] = e.type;
+    a[j + 2] = e.payload;
+    a[j + 3] = e.meta;
+  }
+  return a;
+}
+
+/**
+ * Sends one enqueue.lua call on a client (not a pipeline: it is written at once). @returns its bare
+ * reply, to map with {@link enqueueOutcome}.
+ */
+export function sendEnqueue(client: RedisClient, keys: QueueKeys, task: EnqueueArgs): Promise<unknown> {
+  const [k, a] = enqueueCall(keys, task);
+  return runScript<unknown>(client, 'enqueue', k, a);
+}
+
+/** Sends one enqueue-bulk.lua call on a client (written at once). @returns the number of tasks appended. */
+export function sendEnqueueBulk(client: RedisClient, keys: QueueKeys, entries: readonly BulkEntry[]): Promise<number> {
+  return runScript<number>(client, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
+}
+
 /** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
 export function enqueueOutcome(reply: unknown): EnqueueOutcome {
   const [code, id] = reply as [number, string];

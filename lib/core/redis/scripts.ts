@@ -15,6 +15,7 @@ import type { RedisClient } from './types.js';
  */
 export const SCRIPT_NAMES = [
   'enqueue',
+  'enqueue-bulk',
   'ack',
   'retry',
   'kill',

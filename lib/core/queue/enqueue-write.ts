@@ -1,0 +1,135 @@
+// The write side of an enqueue: a validated task (Prepared), its meta text, and how a bulk of them
+// is sent (enqueue-bulk.lua calls for runs of ready tasks, enqueue.lua for the others).
+import { SlotPipeline, isCluster } from '../redis/cluster.js';
+import { pipeEnqueue, pipeEnqueueBulk, sendEnqueue, sendEnqueueBulk, type BulkEntry, type EnqueueArgs } from '../redis/commands.js';
+import type { QueueKeys } from '../redis/keys.js';
+import { META, newMeta } from '../redis/protocol.js';
+import type { RedisClient } from '../redis/types.js';
+import { encodeMeta, encodeNewMeta } from './codec.js';
+
+/** Ready tasks of one queue per enqueue-bulk.lua call (a call blocks Redis for about 1–2 µs per task). */
+const BULK_CHUNK = 100;
+
+/** One `[error, reply]` of a pipeline. */
+export type Reply = [Error | null, unknown];
+
+const replyOk = (reply: unknown): Reply => [null, reply];
+const replyFailed = (err: unknown): Reply => [err instanceof Error ? err : new Error(String(err)), null];
+
+/** A validated enqueue, ready to write. The meta is kept as its values and encoded once, at the write. */
+export interface Prepared {
+  keys: QueueKeys;
+  id: string;
+  type: string;
+  payload: string;
+  maxRetry: number;
+  timeoutMs: number;
+  enqueuedAt: number;
+  /** The PRODUCER span's traceparent (meta `tp`), set by startSpan. */
+  traceparent?: string;
+  processAt: number;
+  delayMs: number;
+  dedupKey?: string;
+  dedupTtlMs: number;
+  unique: boolean;
+}
+
+/**
+ * The JSON text of a task's meta: a new task's `{r, m, t, e}`, then `u` for an explicit id and
+ * `tp` for a traceparent (the order it always had). Without those, the text is built directly.
+ */
+export function metaText(p: Prepared): string {
+  if (!p.unique && p.traceparent === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  const meta = newMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  if (p.unique) meta[META.uniqueId] = 1;
+  if (p.traceparent !== undefined) meta[META.traceparent] = p.traceparent;
+  return encodeMeta(meta);
+}
+
+/** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */
+export function isPlain(p: Prepared): boolean {
+  return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
+}
+
+/** The enqueue.lua arguments of a task that is not plain. */
+export function scriptArgs(p: Prepared): EnqueueArgs {
+  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
+  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
+}
+
+/**
+ * Sends the validated tasks of an enqueueBulk in input order: the SADDs of new queues (`known` is
+ * the key of the set of queues), then each run of consecutive ready tasks of one queue as
+ * enqueue-bulk.lua calls of up to BULK_CHUNK tasks, each other task as its enqueue.lua call. On one node each call is written as soon as it is built, so Redis runs the
+ * first while the next is built (one connection: the order holds); on a cluster, one pipeline
+ * per slot. `replyOf[i]` is the index of task i's `[error, reply]`.
+ */
+export async function writeTasks(
+  client: RedisClient,
+  known: string,
+  prepared: readonly Prepared[],
+  newQueues: Set<string> | undefined,
+): Promise<{ replies: Reply[]; replyOf: number[] }> {
+  const replyOf: number[] = new Array(prepared.length);
+  if (isCluster(client)) {
+    const pipeline = new SlotPipeline(client);
+    if (newQueues) for (const q of newQueues) pipeline.add(known, (c) => c.sadd(known, q));
+    eachCall(
+      prepared,
+      replyOf,
+      pipeline.length,
+      (p) => {
+        pipeline.add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
+      },
+      (keys, entries) => {
+        pipeline.add(keys.stream, (c) => pipeEnqueueBulk(c, keys, entries));
+      },
+    );
+    return { replies: await pipeline.exec(), replyOf };
+  }
+  const sent: Promise<Reply>[] = [];
+  const settle = (reply: Promise<unknown>) => sent.push(reply.then(replyOk, replyFailed));
+  if (newQueues) for (const q of newQueues) settle(client.sadd(known, q));
+  eachCall(
+    prepared,
+    replyOf,
+    sent.length,
+    (p) => settle(sendEnqueue(client, p.keys, scriptArgs(p))),
+    (keys, entries) => {
+      settle(sendEnqueueBulk(client, keys, entries));
+    },
+  );
+  return { replies: await Promise.all(sent), replyOf };
+}
+
+/**
+ * Splits the tasks into calls (see {@link writeTasks}): `one(p)` for a task with options, `bulk(keys,
+ * entries)` for a run of ready tasks of one queue; fills `replyOf` counting calls from `first`.
+ */
+function eachCall(
+  prepared: readonly Prepared[],
+  replyOf: number[],
+  first: number,
+  one: (p: Prepared) => void,
+  bulk: (keys: QueueKeys, entries: BulkEntry[]) => void,
+): void {
+  let call = first;
+  let i = 0;
+  while (i < prepared.length) {
+    const p = prepared[i];
+    if (!isPlain(p)) {
+      one(p);
+      replyOf[i++] = call++;
+      continue;
+    }
+    const keys = p.keys;
+    const entries: BulkEntry[] = [];
+    for (let q = p; entries.length < BULK_CHUNK && q.keys === keys && isPlain(q); q = prepared[i]) {
+      entries.push({ id: q.id, type: q.type, payload: q.payload, meta: metaText(q) });
+      replyOf[i++] = call;
+      if (i === prepared.length) break;
+    }
+    bulk(keys, entries);
+    call++;
+  }
+}

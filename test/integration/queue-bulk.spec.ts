@@ -1,0 +1,76 @@
+// enqueueBulk writes what one enqueue at a time writes: the same entry fields and meta, in input
+// order across runs of ready tasks (sent as enqueue-bulk.lua calls of up to 100), tasks with options
+// (enqueue.lua) and several queues; a task's own options still apply; bad input still names the task.
+import { InvalidPayloadError } from '../../lib/core/errors.js';
+import { withMetaDefaults, type TaskMeta } from '../../lib/core/queue/codec.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { ENTRY_FIELDS } from '../../lib/core/redis/protocol.js';
+import { QueueRig } from '../helpers/queue.js';
+
+let rig: QueueRig;
+beforeEach(() => {
+  rig = new QueueRig();
+});
+afterEach(async () => {
+  await rig.close();
+});
+
+type Entry = [string, string[]];
+
+async function entries(queue: string): Promise<Entry[]> {
+  return (await rig.client.redis.xrange(new QueueKeys(rig.namespace, queue).stream, '-', '+')) as Entry[];
+}
+
+test('a bulk of 250 tasks across chunks, options and queues: input order, the single-enqueue layout, every result', async () => {
+  const tasks = Array.from({ length: 250 }, (_, n) => ({ type: 'bulk.t', payload: { n, s: 'é' } as unknown }));
+  const withOptions = [
+    { at: 120, task: { type: 'bulk.t', payload: { n: 120 }, options: { dedupKey: 'k-120' } } },
+    { at: 130, task: { type: 'bulk.t', payload: { n: 130 }, options: { queue: 'other' } } },
+    { at: 131, task: { type: 'bulk.t', payload: { n: 131 }, options: { maxRetry: 3, timeout: 500 } } },
+  ];
+  const input: { type: string; payload?: unknown; options?: object }[] = [...tasks];
+  for (const o of withOptions) input[o.at] = o.task;
+  const before = Date.now();
+  const results = await rig.client.enqueueBulk(input);
+  expect(results).toHaveLength(250);
+  expect(results.every((r) => !r.deduplicated && r.state === 'pending')).toBe(true);
+  expect(results[130].queue).toBe('other');
+
+  const single = await rig.client.enqueue('bulk.t', { n: -1 }); // the reference layout
+  const main = await entries('default');
+  expect(main).toHaveLength(250); // 249 of the bulk and the single one
+  const [ref] = main.slice(-1);
+  expect(ref[1].filter((_, i) => i % 2 === 0)).toEqual([...ENTRY_FIELDS]);
+  expect(ref[1][1]).toBe(single.id);
+
+  const bulk = main.slice(0, -1);
+  const ns = bulk.map(([, f]) => (JSON.parse(f[5]) as { n: number }).n);
+  expect(ns).toEqual(Array.from({ length: 250 }, (_, n) => n).filter((n) => n !== 130)); // input order
+  for (const [, f] of bulk) {
+    expect(f.filter((_, i) => i % 2 === 0)).toEqual([...ENTRY_FIELDS]);
+    const stored = JSON.parse(f[7]) as Record<string, number>;
+    const n = (JSON.parse(f[5]) as { n: number }).n;
+    expect(Object.keys(stored)).toEqual(Object.keys(JSON.parse(ref[1][7]) as object)); // the single enqueue's layout
+    const meta = withMetaDefaults(stored as unknown as TaskMeta) as unknown as Record<string, number>;
+    expect(meta.e).toBeGreaterThanOrEqual(before);
+    expect([meta.r, meta.m, meta.t]).toEqual(n === 131 ? [0, 3, 500] : [0, 25, 1_800_000]);
+  }
+  expect(bulk.map(([, f]) => f[1])).toEqual(results.filter((r) => r.queue === 'default').map((r) => r.id));
+  const other = await entries('other');
+  expect(other.map(([, f]) => f[1])).toEqual([results[130].id]);
+  // the dedup key is held as with a single enqueue: a second bulk with it is deduplicated
+  const [again] = await rig.client.enqueueBulk([{ type: 'bulk.t', options: { dedupKey: 'k-120' } }]);
+  expect(again).toMatchObject({ id: results[120].id, deduplicated: true });
+});
+
+test('a bad payload in a bulk names its task and its value; nothing is written', async () => {
+  const input = [
+    { type: 'bulk.t', payload: { ok: 1 } },
+    { type: 'bulk.t', payload: { deep: { big: 10n } } },
+  ];
+  const err = await rig.client.enqueueBulk(input).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidPayloadError);
+  expect((err as Error).message).toMatch(/task #1/);
+  expect((err as Error).message).toMatch(/BigInt \(10n\) at deep\.big/);
+  expect(await entries('default')).toHaveLength(0);
+});

@@ -1,0 +1,57 @@
+// The fast paths of the enqueue and the fetch give what the careful paths give: the meta text of a
+// new task, the payload checks (problems named with their path, cycles and deep values included),
+// and the strings of a stream entry read as bytes.
+import { InvalidPayloadError } from '../../lib/core/errors.js';
+import { encodeMeta, encodeNewMeta, encodePayload } from '../../lib/core/queue/codec.js';
+import { entryStrings } from '../../lib/core/queue/consumer.js';
+import { newMeta } from '../../lib/core/redis/protocol.js';
+
+test('encodeNewMeta is the text encodeMeta gives for newMeta', () => {
+  for (const [m, t, e] of [
+    [25, 1_800_000, 1_764_000_000_123],
+    [0, 0, 0],
+    [3, 500, Date.now()],
+  ]) {
+    expect(encodeNewMeta(m, t, e)).toBe(encodeMeta(newMeta(m, t, e)));
+  }
+});
+
+describe('encodePayload', () => {
+  const problem = (payload: unknown): string => {
+    try {
+      encodePayload('t', payload);
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidPayloadError);
+      return (err as Error).message;
+    }
+    throw new Error('no problem found');
+  };
+
+  test('faithful payloads are their JSON text', () => {
+    const payloads: unknown[] = [null, 1, 'x', true, [], {}, { a: [1, { b: 'c' }], d: null, e: undefined }, { at: new Date(0) }];
+    for (const p of payloads) expect(encodePayload('t', p)).toBe(JSON.stringify(p));
+    let deep: unknown = { leaf: 1 };
+    for (let i = 0; i < 100; i++) deep = { next: deep }; // deeper than the quick walk goes
+    expect(encodePayload('t', deep)).toBe(JSON.stringify(deep));
+  });
+
+  test('every problem is named with its path, shallow or deep', () => {
+    expect(problem({ a: { b: [1, 2, Number.NaN] } })).toMatch(/the number NaN at a\.b\[2\] would become null/);
+    expect(problem({ f: () => 1 })).toMatch(/a function \(f\) at f is not JSON-serialisable/);
+    expect(problem({ m: new Map() })).toMatch(/a Map at m would become \{\}/);
+    expect(problem(undefined)).toMatch(/undefined is not a JSON value/);
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    expect(problem(cyclic)).toMatch(/a circular reference at self/);
+    let deep: Record<string, unknown> = { bad: 1n };
+    for (let i = 0; i < 40; i++) deep = { next: deep };
+    expect(problem(deep)).toMatch(/BigInt \(1n\) at (next\.){40}bad/);
+  });
+});
+
+test('entryStrings gives the strings of a string reply', () => {
+  const flat = ['id', 'x-1', 'type', 'email', 'payload', '{"s":"é"}', 'meta', '{"r":0}', 'extra', 'v'];
+  expect(entryStrings(flat.map((s) => Buffer.from(s)))).toEqual(flat);
+  const odd = ['type', 'id', 'idx', 'é', 'payload'];
+  expect(entryStrings(odd.map((s) => Buffer.from(s)))).toEqual(odd);
+});
