@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N]
+// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N]
 //
 // Runs each workload for Chronos and BullMQ alternately (plus the plain-Redis limit), prints a table
 // of medians with min–max and Chronos/BullMQ ratios, checks the targets of issue #5, and writes the
@@ -19,6 +19,7 @@ import { schedulesWorkload } from './workloads/schedules.js';
 import { recoveryWorkload } from './workloads/recovery.js';
 import { handoverWorkload } from './workloads/handover.js';
 import { clusterWorkload } from './workloads/cluster.js';
+import { manySchedulesWorkload } from './workloads/many-schedules.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -62,7 +63,7 @@ function parseArgs(argv: string[]): Args {
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
-    else if (name === '--w5-concurrency' || name === '--w5-schedules') {
+    else if (name === '--w5-concurrency' || name === '--w5-schedules' || name === '--w10-schedules') {
       const v = Number(value());
       if (!Number.isInteger(v) || v < 1) throw new Error(`${name}: expected an integer >= 1`);
       args.knobs[name.slice(2)] = v;
@@ -100,6 +101,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w7-term', run: (ctx) => handoverWorkload(ctx, 'SIGTERM') },
   { id: 'w7-kill', run: (ctx) => handoverWorkload(ctx, 'SIGKILL') },
   { id: 'w8', run: (ctx) => clusterWorkload(ctx) },
+  { id: 'w10', run: (ctx) => manySchedulesWorkload(ctx) },
 ];
 
 interface Target {
