@@ -114,7 +114,7 @@ interface Target {
   detail?: string;
 }
 
-/** The targets of issue #5, judged on this run. */
+/** The targets of issues #5, #13 and #15 (w10), judged on this run. */
 function judge(results: WorkloadResult[], quick: boolean): Target[] {
   const get = (id: string) => results.find((w) => w.id === id && !w.error);
   const out: Target[] = [];
@@ -196,6 +196,38 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
       met: lost + dup === 0,
       detail: `lost ${lost}, duplicated ${dup}`,
     });
+  }
+  const w10 = get('w10');
+  if (w10) {
+    const n = Number(w10.params.schedules);
+    const small = Number(w10.params.small);
+    const at = `${n.toLocaleString('en-US')} schedules × 3`;
+    atMost('many-schedules-registration', `${at}: boot registration ≤ 1 s`, 'w10', 'registrationMsMax', 1000, 'ms', 'max');
+    atMost('many-schedules-slowlog', `${at}: no Redis command or script over 10 ms (SLOWLOG)`, 'w10', 'slowMaxUs', 10_000, 'µs', 'max');
+    atMost('many-schedules-inspector', `${at}: Inspector.schedules() ≤ 200 ms`, 'w10', 'inspectMs', 200, 'ms', 'median');
+    const linear = n / small;
+    atMost(
+      'many-schedules-idle-cmds',
+      `${at}: idle commands/s grow less than linearly (< ${linear}× from ${small})`,
+      'w10',
+      'idleCmdsGrowth',
+      linear,
+      '×',
+      'median',
+      true,
+    );
+    atMost(
+      'many-schedules-idle-cpu',
+      `${at}: leader idle CPU grows less than linearly (< ${linear}× from ${small})`,
+      'w10',
+      'leaderCpuGrowth',
+      linear,
+      '×',
+      'median',
+      true,
+    );
+    atMost('many-schedules-heap', `${at}: leader heap per schedule ≤ 4 KiB`, 'w10', 'leaderHeapPerSchedule', 4096, 'B', 'median');
+    atMost('many-schedules-loop', `${at}: no event-loop block over 100 ms (leader)`, 'w10', 'loopMaxMsLeader', 100, 'ms', 'max');
   }
   const w8 = get('w8');
   if (w8) {
@@ -332,7 +364,7 @@ async function main(): Promise<number> {
       costTable(results),
   );
   console.log(
-    `\nTargets (issues #5, #13)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+    `\nTargets (issues #5, #13, #15)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
   );
   for (const t of targets)
     console.log(

@@ -2,6 +2,7 @@
 // measured per size (1,000 for the idle baseline, then N): registration, the slowest Redis command (SLOWLOG) during
 // registration / idle / inspect, the burst at a multiple of 20 s, a 10 s idle window, Inspector.schedules().
 import { createHash } from 'node:crypto';
+import { getPriority, setPriority } from 'node:os';
 import { BenchChild } from '../lib/children.js';
 import { latencySummary } from '../lib/stats.js';
 import { nowMs, sleep, sleepUntil } from '../lib/time.js';
@@ -165,6 +166,18 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const small = Math.min(1_000, Math.max(100, Math.floor(n / 10)));
   const windowMs = ctx.quick ? 5_000 : 10_000;
   if (!ctx.redis.own) ctx.log('  w10: on an external Redis the SLOWLOG and command counts include other clients');
+  // on this shared machine a runnable redis-server waits for a core behind the other processes, and the SLOWLOG
+  // (wall time) then counts the wait: the private one runs at a higher priority for this workload where allowed
+  const pid = ctx.redis.pid;
+  let niceBefore: number | undefined;
+  if (pid !== undefined) {
+    try {
+      niceBefore = getPriority(pid);
+      setPriority(pid, -10);
+    } catch {
+      niceBefore = undefined;
+    }
+  }
   const old = (await ctx.redis.client.config('GET', 'slowlog-*')) as string[];
   await ctx.redis.client.config('SET', 'slowlog-log-slower-than', String(SLOWLOG_US));
   await ctx.redis.client.config('SET', 'slowlog-max-len', '100000');
@@ -184,6 +197,7 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
     }
   } finally {
     for (let i = 0; i + 1 < old.length; i += 2) await ctx.redis.client.config('SET', old[i], old[i + 1]);
+    if (pid !== undefined && niceBefore !== undefined) setPriority(pid, niceBefore);
   }
   const row = (label: string, metric: string, unit: string, decimals?: number): RowSpec => ({
     label: `${fmtInt(n)} schedules × ${INSTANCES}: ${label}`,
@@ -206,7 +220,15 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   return {
     id: 'w10',
     title: `10. ${fmtInt(n)} schedules declared by each of ${INSTANCES} instances (idle baseline at ${fmtInt(small)})`,
-    params: { schedules: n, small, instances: INSTANCES, windowMs, burstEverySec: BURST_EVERY_S, slowlogUs: SLOWLOG_US },
+    params: {
+      schedules: n,
+      small,
+      instances: INSTANCES,
+      windowMs,
+      burstEverySec: BURST_EVERY_S,
+      slowlogUs: SLOWLOG_US,
+      redisNice: niceBefore === undefined ? 'unchanged' : -10,
+    },
     settings: {
       chronos: `${INSTANCES} Scheduler processes (defaults: heartbeat 5 s, leaderTtl 5 s), each declaring the same ${fmtInt(n)} schedules: 5 × @every 1s, N/10 × @every ${BURST_EVERY_S}s (the burst), crons in 5 zones (hourly to monthly), intervals of 1 min to 1 day; no worker (the fired tasks wait in their queue)`,
     },

@@ -97,6 +97,31 @@ async function lastFiredOf(ctx: InspectorContext, byQueue: Map<string, string[]>
   return out;
 }
 
+/** A spec shared by the schedules of one (expression, zone, offset) in a view, with what was computed of it. */
+interface SharedSpec {
+  spec: ScheduleSpec;
+  /** Its next triggers after the view's now. */
+  next: number[];
+  /** Known answers of nextAfter: [base, next]: no trigger in (base, next), so nextAfter(b) = next for base ≤ b < next. */
+  known: [number, number | null][];
+}
+
+/** At most this many known answers are kept per spec (they are scanned in turn). */
+const KNOWN_ANSWERS = 32;
+
+/**
+ * The first trigger of a spec after `base`, reusing a known answer when `base` falls in its gap
+ * (schedules registered or fired about together share one croner call). Exact: a trigger is
+ * never skipped.
+ */
+function nextDue(shared: SharedSpec, base: number): number | null {
+  for (const [b, next] of shared.known) if (b <= base && (next === null || base < next)) return next;
+  const next = shared.spec.nextAfter(base);
+  if (shared.known.length >= KNOWN_ANSWERS) shared.known.shift();
+  shared.known.push([base, next]);
+  return next;
+}
+
 /**
  * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
  * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
@@ -124,7 +149,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     else byQueue.set(s.queue, [name]);
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
-  const specs = new Map<string, { spec: ScheduleSpec; next: number[]; after: Map<number, number | null> }>();
+  const specs = new Map<string, SharedSpec>();
   const now = Date.now();
   return parsed.map(([name, s]) => {
     if (typeof s === 'string') {
@@ -161,15 +186,11 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       let shared = specs.get(specKey);
       if (shared === undefined) {
         const spec = storedSpec(s); // throws naming this schedule: a bad spec is never shared
-        shared = { spec, next: nextTriggers(spec, now, n), after: new Map() };
+        shared = { spec, next: nextTriggers(spec, now, n), known: [] };
         specs.set(specKey, shared);
       }
       info.next = [...shared.next];
-      // schedules registered together (or fired together) share their base instant too
-      const base = info.lastFiredAt ?? s.registeredAt ?? now;
-      let due = shared.after.get(base);
-      if (due === undefined) shared.after.set(base, (due = shared.spec.nextAfter(base)));
-      info.nextDueAt = due ?? undefined;
+      info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
     } catch (err) {
       info.error = (err as Error).message;
     }
