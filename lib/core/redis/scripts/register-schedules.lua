@@ -25,11 +25,15 @@ local fences = {}
 for a = 2, #ARGV, 3 do
   local name, fp = ARGV[a], ARGV[a + 1]
   local cur = redis.call('HGET', KEYS[1], name)
-  local old = cur and cjson.decode(cur)
-  if not old or old['fp'] ~= fp then
-    local def = cjson.decode(ARGV[a + 2])
-    carryOver(def, old, now)
-    changed[#changed + 1] = {name, def, old}
+  -- unchanged (the usual case at a restart): the stored JSON holds this fingerprint as its top-level
+  -- "fp" (inside a string value the quotes would be escaped), so it is not decoded
+  if not (cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true)) then
+    local old = cur and cjson.decode(cur)
+    if not old or old['fp'] ~= fp then
+      local def = cjson.decode(ARGV[a + 2])
+      carryOver(def, old, now)
+      changed[#changed + 1] = {name, def, old}
+    end
   end
 end
 if #changed > 0 then
