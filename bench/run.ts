@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N]
+// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N] [--w10-eligible 0]
 //
 // Runs each workload for Chronos and BullMQ alternately (plus the plain-Redis limit), prints a table
 // of medians with min–max and Chronos/BullMQ ratios, checks the targets of issue #5, and writes the
@@ -63,9 +63,9 @@ function parseArgs(argv: string[]): Args {
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
-    else if (name === '--w5-concurrency' || name === '--w5-schedules' || name === '--w10-schedules') {
+    else if (name === '--w5-concurrency' || name === '--w5-schedules' || name === '--w10-schedules' || name === '--w10-eligible') {
       const v = Number(value());
-      if (!Number.isInteger(v) || v < 1) throw new Error(`${name}: expected an integer >= 1`);
+      if (!Number.isInteger(v) || v < (name === '--w10-eligible' ? 0 : 1)) throw new Error(`${name}: expected an integer >= 1`);
       args.knobs[name.slice(2)] = v;
     } else if (name === '--out') args.out = resolve(value() ?? args.out);
     else if (name === '--help' || name === '-h') {

@@ -1,7 +1,7 @@
 // Workload 10: one Scheduler instance declaring `schedules` schedules (the same names in every instance,
 // as replicas of one app do): mixed crons in 5 zones, intervals from 1 s to 1 day, and a burst group.
 // Run with --expose-gc (heap per schedule = heapUsed after gc, minus the baseline before declaring, ÷ N).
-// Config: { url, prefix, name, schedules, burstEvery }.
+// Config: { url, prefix, name, schedules, burstEvery, eligible }.
 // IPC: → ready { registrationMs, heapBaseline, heapAfterStart } once start() resolved;
 //      ← mark (idle window begins) ; ← end → stats { cpuUs, ms, fires, leader, heapUsed, loopMaxMs, loopMaxWindowMs };
 //      → leader { acquired } and → fired { triggerAt, t } (the first fire after each acquisition, and each burst fire).
@@ -18,6 +18,8 @@ interface Config {
   schedules: number;
   /** The burst group's period, s: that many schedules fire together at each multiple of it. */
   burstEvery: number;
+  /** false: the instance never leads. */
+  eligible: boolean;
 }
 
 const cfg = childConfig<Config>();
@@ -34,7 +36,7 @@ const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 const heapBaseline = heapNow();
 const events = new EventBus();
-const scheduler = new Scheduler({ connection: cfg.url, namespace: cfg.prefix, instanceId: cfg.name, events });
+const scheduler = new Scheduler({ connection: cfg.url, namespace: cfg.prefix, instanceId: cfg.name, events, eligible: cfg.eligible });
 const t0 = nowMs();
 for (let i = 0; i < cfg.schedules; i++) scheduler.register({ ...scheduleDefinition(i, cfg.burstEvery), type: TASK_TYPE });
 const declaredMs = nowMs() - t0;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { getPriority, setPriority } from 'node:os';
 import { BenchChild } from '../lib/children.js';
 import { latencySummary } from '../lib/stats.js';
-import { nowMs, sleep, sleepUntil } from '../lib/time.js';
+import { cpuSince, nowMs, sleep, sleepUntil } from '../lib/time.js';
 import { fmt, fmtInt, prefixFor, type Ctx, type RowSpec, type RunRecord, type WorkloadResult } from './common.js';
 
 const INSTANCES = 3;
@@ -58,7 +58,13 @@ async function slowlog(ctx: Ctx): Promise<Slow> {
 }
 
 /** One size: start the instances, wait for the leader's first fire, a burst, the idle window, the Inspector. */
-async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Promise<{ metrics: Record<string, number>; line: string }> {
+async function runSize(
+  ctx: Ctx,
+  round: number,
+  n: number,
+  windowMs: number,
+  eligible: boolean,
+): Promise<{ metrics: Record<string, number>; line: string }> {
   const prefix = prefixFor(ctx, `w10-r${round}-n${n}`);
   const children: BenchChild[] = [];
   const metrics: Record<string, number> = {};
@@ -66,7 +72,7 @@ async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Pr
     await slowlog(ctx);
     const started = await Promise.all(
       Array.from({ length: INSTANCES }, async (_, i) => {
-        const config = { url: ctx.redis.url, prefix, name: `i${i + 1}`, schedules: n, burstEvery: BURST_EVERY_S };
+        const config = { url: ctx.redis.url, prefix, name: `i${i + 1}`, schedules: n, burstEvery: BURST_EVERY_S, eligible };
         const child = await BenchChild.start('schedule-instance', `w10-i${i + 1}-n${n}-r${round}`, config, {
           cpuProfDir: ctx.cpuProfDir,
           readyTimeoutMs: 300_000,
@@ -79,20 +85,23 @@ async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Pr
     );
     const slowReg = await slowlog(ctx);
     const regs = started.map((c) => c.ready as unknown as Record<string, number>);
-    // the leader's first fire after its acquisition: its load is done
-    const leader = await Promise.any(started.map((c) => c.waitFor('leader', 120_000, (m) => m.acquired === true).then(() => c)));
-    const t0 = nowMs();
-    const firstFire = await leader.waitFor('fired', 90_000).then(
-      () => nowMs() - t0,
-      () => NaN, // no fire: measured on (the leader may keep losing its lease while it loads)
-    );
-    // the next burst: every fire of its instant, when it was enqueued (− instant; negative: ahead, as fire.lua may lead ≤ 1 s)
-    const burstAt = Math.ceil((nowMs() + 1000) / (BURST_EVERY_S * 1000)) * BURST_EVERY_S * 1000;
+    let firstFire = NaN;
     const lags: number[] = [];
-    leader.listen((m) => {
-      if (m.type === 'fired' && m.burst && m.triggerAt === burstAt) lags.push((m.t as number) - burstAt);
-    });
-    await sleepUntil(burstAt + 3_000);
+    if (eligible) {
+      // the leader's first fire after its acquisition: its load is done
+      const leader = await Promise.any(started.map((c) => c.waitFor('leader', 120_000, (m) => m.acquired === true).then(() => c)));
+      const t0 = nowMs();
+      firstFire = await leader.waitFor('fired', 90_000).then(
+        () => nowMs() - t0,
+        () => NaN, // no fire: measured on (the leader may keep losing its lease while it loads)
+      );
+      // the next burst: every fire of its instant, when it was enqueued (− instant; negative: ahead, as fire.lua may lead ≤ 1 s)
+      const burstAt = Math.ceil((nowMs() + 1000) / (BURST_EVERY_S * 1000)) * BURST_EVERY_S * 1000;
+      leader.listen((m) => {
+        if (m.type === 'fired' && m.burst && m.triggerAt === burstAt) lags.push((m.t as number) - burstAt);
+      });
+      await sleepUntil(burstAt + 3_000);
+    }
     const burst = latencySummary(lags);
     // the idle window: only the 1 s group comes due in it
     await slowlog(ctx);
@@ -109,8 +118,10 @@ async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Pr
     const inspector = new Inspector({ connection: ctx.redis.url, namespace: prefix });
     await inspector.check();
     const ti = nowMs();
+    const cpuI = process.cpuUsage();
     const listed = await inspector.schedules();
     const inspectMs = nowMs() - ti;
+    const inspectCpuMs = cpuSince(cpuI) / 1000; // the parent's CPU for the call: steadier than its wall time on a busy machine
     await inspector.close();
     const slowInspect = await slowlog(ctx);
     const leaderStats = stats.find((s) => s.leader === true) ?? stats[0];
@@ -132,6 +143,7 @@ async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Pr
       followerCpuPct: Math.max(...followers.map((s) => ((s.cpuUs as number) / (windowMs * 1000)) * 100)),
       windowFires: stats.reduce((a, s) => a + (s.fires as number), 0),
       inspectMs,
+      inspectCpuMs,
       inspectListed: listed.length,
       leaderHeapPerSchedule: ((leaderStats.heapUsed as number) - Math.min(...regs.map((r) => r.heapBaseline ?? 0))) / n,
       followerHeapPerSchedule:
@@ -151,7 +163,7 @@ async function runSize(ctx: Ctx, round: number, n: number, windowMs: number): Pr
       `first fire ${fmtInt(firstFire)} ms after acquiring, ` +
       `burst ${burst.n} enqueued by instant ${fmt(burst.max, 1)} ms, idle ${fmt(metrics.idleCmdsPerSec, 1)} cmd/s [${byCmd}] ` +
       `Redis ${fmt(metrics.idleRedisCpuPct, 1)}% leader ${fmt(metrics.leaderCpuPct, 1)}%, ` +
-      `inspect ${fmtInt(inspectMs)} ms (${listed.length}), heap/schedule leader ${fmtInt(metrics.leaderHeapPerSchedule)} B ` +
+      `inspect ${fmtInt(inspectMs)} ms (CPU ${fmtInt(inspectCpuMs)} ms, ${listed.length} listed), heap/schedule leader ${fmtInt(metrics.leaderHeapPerSchedule)} B ` +
       `follower ${fmtInt(metrics.followerHeapPerSchedule)} B, loop max leader ${fmtInt(metrics.loopMaxMsLeader)} ms ` +
       `follower ${fmtInt(metrics.loopMaxMsFollower)} ms`;
     return { metrics, line };
@@ -165,6 +177,8 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const n = ctx.knobs['w10-schedules'] ?? (ctx.quick ? 1_000 : 10_000);
   const small = Math.min(1_000, Math.max(100, Math.floor(n / 10)));
   const windowMs = ctx.quick ? 5_000 : 10_000;
+  // --w10-eligible 0: no instance may lead (the registry's Redis side alone, without the leader's load and fires)
+  const eligible = (ctx.knobs['w10-eligible'] ?? 1) !== 0;
   if (!ctx.redis.own) ctx.log('  w10: on an external Redis the SLOWLOG and command counts include other clients');
   // on this shared machine a runnable redis-server waits for a core behind the other processes, and the SLOWLOG
   // (wall time) then counts the wait: the private one runs at a higher priority for this workload where allowed
@@ -184,9 +198,9 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const runs: RunRecord[] = [];
   try {
     for (let round = 1; round <= ctx.rounds; round++) {
-      const a = await runSize(ctx, round, small, windowMs);
+      const a = await runSize(ctx, round, small, windowMs, eligible);
       ctx.log(`  w10 round ${round}/${ctx.rounds}: ${a.line}`);
-      const b = await runSize(ctx, round, n, windowMs);
+      const b = await runSize(ctx, round, n, windowMs, eligible);
       ctx.log(`  w10 round ${round}/${ctx.rounds}: ${b.line}`);
       const ratio = (m: string) => b.metrics[m] / a.metrics[m];
       b.metrics.idleCmdsGrowth = ratio('idleCmdsPerSec');
@@ -211,6 +225,7 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
     row('registration (slowest instance)', 'registrationMsMax', 'ms', 0),
     row('slowest Redis command (SLOWLOG)', 'slowMaxUs', 'µs', 0),
     row('Inspector.schedules()', 'inspectMs', 'ms', 0),
+    row('Inspector.schedules(): CPU of the caller', 'inspectCpuMs', 'ms', 0),
     row(`idle cmds/s ÷ at ${fmtInt(small)}`, 'idleCmdsGrowth', '×', 2),
     row(`leader idle CPU ÷ at ${fmtInt(small)}`, 'leaderCpuGrowth', '×', 2),
     row('leader heap per schedule', 'leaderHeapPerSchedule', 'B', 0),
@@ -219,7 +234,7 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
   ];
   return {
     id: 'w10',
-    title: `10. ${fmtInt(n)} schedules declared by each of ${INSTANCES} instances (idle baseline at ${fmtInt(small)})`,
+    title: `10. ${fmtInt(n)} schedules declared by each of ${INSTANCES} instances (idle baseline at ${fmtInt(small)})${eligible ? '' : ', none eligible to lead'}`,
     params: {
       schedules: n,
       small,
@@ -228,6 +243,7 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
       burstEverySec: BURST_EVERY_S,
       slowlogUs: SLOWLOG_US,
       redisNice: niceBefore === undefined ? 'unchanged' : -10,
+      eligible,
     },
     settings: {
       chronos: `${INSTANCES} Scheduler processes (defaults: heartbeat 5 s, leaderTtl 5 s), each declaring the same ${fmtInt(n)} schedules: 5 × @every 1s, N/10 × @every ${BURST_EVERY_S}s (the burst), crons in 5 zones (hourly to monthly), intervals of 1 min to 1 day; no worker (the fired tasks wait in their queue)`,

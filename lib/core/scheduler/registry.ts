@@ -239,8 +239,10 @@ export class Declarations {
         const building = keys.namesBuilding(digest, instanceId);
         const p = client.pipeline().unlink(building);
         const all = [...names];
-        for (let i = 0; i < all.length; i += NAMES_CHUNK) p.sadd(building, ...all.slice(i, i + NAMES_CHUNK));
-        p.pexpire(building, ttl);
+        for (let i = 0; i < all.length; i += NAMES_CHUNK) {
+          p.sadd(building, ...all.slice(i, i + NAMES_CHUNK));
+          if (i === 0) p.pexpire(building, ttl); // from the first chunk on: a crash midway leaves nothing behind for long
+        }
         for (const [err] of (await p.exec()) ?? []) if (err) throw err;
       }
       const r = await declareSchedulesScript(client, keys, instanceId, digest, ttl, local);
