@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Inspector } from '../../lib/core/inspector/inspector.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { expandedSource } from '../../lib/core/redis/scripts.js';
 import { REGISTER_CHUNK } from '../../lib/core/scheduler/registry.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
@@ -30,7 +30,7 @@ afterAll(async () => {
   await redis.kill();
 });
 
-function instance(id: string, extra: string[], eligible: boolean, logger = recordingLogger()) {
+function instance(id: string, extra: string[], eligible: boolean, logger = recordingLogger(), payload?: unknown) {
   const s = new Scheduler({ connection: redis.url, instanceId: id, heartbeatInterval: 1000, leaderTtl: 1000, eligible, logger });
   for (let i = 0; i < N; i++) {
     const cron = i % 2 === 1;
@@ -39,6 +39,7 @@ function instance(id: string, extra: string[], eligible: boolean, logger = recor
       spec: cron ? `${i % 60} 3 * * *` : '@every 1h',
       timeZone: cron ? ZONES[i % 3] : undefined,
       queue: `q${i % 3}`,
+      payload,
     });
   }
   for (const name of extra) s.register({ name, spec: '@daily' });
@@ -128,4 +129,22 @@ test('5,000 schedules from 3 instances: chunked registration, one shared names s
     'b.only.9 declared again',
   );
   expect((await inspector.schedule('b.only.9')).orphaned).toBe(false);
+
+  // a new version of the app changes every definition (a new payload): each replaced one is fenced in
+  // its queue's slot, in calls of at most REGISTER_CHUNK schedules
+  await admin.call('SLOWLOG', 'RESET');
+  await admin.config('SET', 'slowlog-log-slower-than', '0');
+  const d = instance('d', [], false, recordingLogger(), { v: 2 });
+  await d.start();
+  const fenceEntries = (await admin.call('SLOWLOG', 'GET', '500000')) as [number, number, number, string[]][];
+  await admin.config('SET', 'slowlog-log-slower-than', '10000');
+  const fence = createHash('sha1').update(expandedSource('fence-schedules')).digest('hex');
+  const fenceCalls = fenceEntries.filter(
+    ([, , , args]) => args[0].toLowerCase().startsWith('eval') && (args[1] === fence || /fence-schedules/.test(args[1])),
+  );
+  expect(fenceCalls.length).toBeGreaterThanOrEqual(Math.ceil(N / REGISTER_CHUNK));
+  // EVALSHA sha numkeys key, then a schedule and its generation per pair
+  expect(fenceCalls.map(([, , , args]) => argCount(args)).filter((n) => n > 4 + 2 * REGISTER_CHUNK)).toEqual([]);
+  expect(await admin.hlen(new QueueKeys('chronos', 'q0').generation)).toBe(Math.ceil(N / 3));
+  expect(JSON.parse((await admin.hget(keys.schedules, 's0'))!).payload).toBe(JSON.stringify({ v: 2 }));
 }, 60_000);

@@ -111,11 +111,23 @@ async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'dele
   await raiseFences(client, keys.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
 }
 
-/** Raises the generations of changed schedules in their queues' slots (one fence-schedules.lua call per queue). */
+/**
+ * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
+ * queue, {@link REGISTER_CHUNK} schedules per call, the calls of a queue pipelined.
+ */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
   const byQueue = new Map<string, [string, number][]>();
-  for (const f of fences) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), [f.schedule, f.generation]]);
-  for (const [queue, list] of byQueue) await fenceSchedulesScript(client, new QueueKeys(namespace, queue), list);
+  for (const f of fences) {
+    const list = byQueue.get(f.queue);
+    if (list) list.push([f.schedule, f.generation]);
+    else byQueue.set(f.queue, [[f.schedule, f.generation]]);
+  }
+  for (const [queue, list] of byQueue) {
+    const keys = new QueueKeys(namespace, queue);
+    const calls: Promise<number>[] = [];
+    for (let i = 0; i < list.length; i += REGISTER_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + REGISTER_CHUNK)));
+    await Promise.all(calls);
+  }
 }
 
 // ------------------------------------------------------------------ declarations and liveness
