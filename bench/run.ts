@@ -204,7 +204,15 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     const at = `${n.toLocaleString('en-US')} schedules × 3`;
     atMost('many-schedules-registration', `${at}: boot registration ≤ 1 s`, 'w10', 'registrationMsMax', 1000, 'ms', 'max');
     atMost('many-schedules-slowlog', `${at}: no Redis command or script over 10 ms (SLOWLOG)`, 'w10', 'slowMaxUs', 10_000, 'µs', 'max');
-    atMost('many-schedules-inspector', `${at}: Inspector.schedules() ≤ 200 ms`, 'w10', 'inspectMs', 200, 'ms', 'median');
+    atMost(
+      'many-schedules-inspector',
+      `${at}: Inspector.schedules() ≤ 200 ms (warm; cold in the table)`,
+      'w10',
+      'inspectWarmMs',
+      200,
+      'ms',
+      'median',
+    );
     const linear = n / small;
     atMost(
       'many-schedules-idle-cmds',

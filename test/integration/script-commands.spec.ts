@@ -102,7 +102,7 @@ test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', 
   expect(await client.xlen(keys.stream)).toBe(1);
 });
 
-test('registry scripts: register counts changes, declare shares one names set, heartbeat sees a lost declaration, schedule-admin names notFound', async () => {
+test('registry scripts: register counts changes, declare shares a names set, heartbeat sees a lost declaration, admin notFound', async () => {
   const keys = new SchedulerKeys(ns);
   const def = JSON.stringify({ fp: 'f1' });
   const reg = { nowMs: undefined, definitions: [['s1', 'f1', def] as const] };

@@ -30,7 +30,7 @@ import { toStored, type ScheduleDefinition, type StoredSchedule } from './defini
 import { LiveNames, namesDigest } from './live-names.js';
 
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
-export const REGISTER_CHUNK = 200;
+export const REGISTER_CHUNK = 100;
 /** Names per SADD while filling a names set. */
 const NAMES_CHUNK = 1000;
 
@@ -218,7 +218,7 @@ export class Declarations {
       const call = registerSchedulesScript(client, keys, { nowMs: local, definitions });
       call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
       calls.push(call);
-      // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 250 of them)
+      // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
       if (i + REGISTER_CHUNK < defs.length) await new Promise((resolve) => setImmediate(resolve));
     }
     let changed = 0;
