@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N]
+// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N] [--w10-eligible 0]
 //
 // Runs each workload for Chronos and BullMQ alternately (plus the plain-Redis limit), prints a table
 // of medians with min–max and Chronos/BullMQ ratios, checks the targets of issue #5, and writes the
@@ -20,6 +20,7 @@ import { recoveryWorkload } from './workloads/recovery.js';
 import { handoverWorkload } from './workloads/handover.js';
 import { clusterWorkload } from './workloads/cluster.js';
 import { memoryWorkload } from './workloads/memory.js';
+import { manySchedulesWorkload } from './workloads/many-schedules.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -63,9 +64,9 @@ function parseArgs(argv: string[]): Args {
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
-    else if (name === '--w5-concurrency' || name === '--w5-schedules') {
+    else if (name === '--w5-concurrency' || name === '--w5-schedules' || name === '--w10-schedules' || name === '--w10-eligible') {
       const v = Number(value());
-      if (!Number.isInteger(v) || v < 1) throw new Error(`${name}: expected an integer >= 1`);
+      if (!Number.isInteger(v) || v < (name === '--w10-eligible' ? 0 : 1)) throw new Error(`${name}: expected an integer >= 1`);
       args.knobs[name.slice(2)] = v;
     } else if (name === '--out') args.out = resolve(value() ?? args.out);
     else if (name === '--help' || name === '-h') {
@@ -102,6 +103,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w7-kill', run: (ctx) => handoverWorkload(ctx, 'SIGKILL') },
   { id: 'w8', run: (ctx) => clusterWorkload(ctx) },
   { id: 'w9', run: (ctx) => memoryWorkload(ctx) },
+  { id: 'w10', run: (ctx) => manySchedulesWorkload(ctx) },
 ];
 
 interface Target {
@@ -114,7 +116,7 @@ interface Target {
   detail?: string;
 }
 
-/** The targets of issue #5, judged on this run. */
+/** The targets of issues #5, #13 and #15 (w10), judged on this run. */
 function judge(results: WorkloadResult[], quick: boolean): Target[] {
   const get = (id: string) => results.find((w) => w.id === id && !w.error);
   const out: Target[] = [];
@@ -212,6 +214,46 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
         detail: `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})${met ? '' : `: missed by ${(r.median / 0.5).toFixed(2)}× the bound`}`,
       });
     }
+  }
+  const w10 = get('w10');
+  if (w10) {
+    const n = Number(w10.params.schedules);
+    const small = Number(w10.params.small);
+    const at = `${n.toLocaleString('en-US')} schedules × 3`;
+    atMost('many-schedules-registration', `${at}: boot registration ≤ 1 s`, 'w10', 'registrationMsMax', 1000, 'ms', 'max');
+    atMost('many-schedules-slowlog', `${at}: no Redis command or script over 10 ms (SLOWLOG)`, 'w10', 'slowMaxUs', 10_000, 'µs', 'max');
+    atMost(
+      'many-schedules-inspector',
+      `${at}: Inspector.schedules() ≤ 200 ms (warm; cold in the table)`,
+      'w10',
+      'inspectWarmMs',
+      200,
+      'ms',
+      'median',
+    );
+    const linear = n / small;
+    atMost(
+      'many-schedules-idle-cmds',
+      `${at}: idle commands/s grow less than linearly (< ${linear}× from ${small})`,
+      'w10',
+      'idleCmdsGrowth',
+      linear,
+      '×',
+      'median',
+      true,
+    );
+    atMost(
+      'many-schedules-idle-cpu',
+      `${at}: leader idle CPU grows less than linearly (< ${linear}× from ${small})`,
+      'w10',
+      'leaderCpuGrowth',
+      linear,
+      '×',
+      'median',
+      true,
+    );
+    atMost('many-schedules-heap', `${at}: leader heap per schedule ≤ 4 KiB`, 'w10', 'leaderHeapPerSchedule', 4096, 'B', 'median');
+    atMost('many-schedules-loop', `${at}: no event-loop block over 100 ms (leader)`, 'w10', 'loopMaxMsLeader', 100, 'ms', 'max');
   }
   const w8 = get('w8');
   if (w8) {
@@ -348,7 +390,7 @@ async function main(): Promise<number> {
       costTable(results),
   );
   console.log(
-    `\nTargets (issues #5, #13)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+    `\nTargets (issues #5, #13, #15)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
   );
   for (const t of targets)
     console.log(

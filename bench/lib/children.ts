@@ -11,10 +11,14 @@ export interface StartOptions {
   cpuProfDir?: string;
   /** How long to wait for `ready`, ms. */
   readyTimeoutMs?: number;
+  /** Extra Node flags for the child (e.g. `--expose-gc`). */
+  nodeArgs?: string[];
 }
 
 export class BenchChild {
   readonly messages: ChildMessage[] = [];
+  /** The child's `ready` message (what it reported about its start). */
+  ready: ChildMessage = { type: 'ready' };
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private output = '';
   private waiters: { pred: (m: ChildMessage) => boolean; resolve: (m: ChildMessage) => void }[] = [];
@@ -45,7 +49,7 @@ export class BenchChild {
   /** Forks `children/<file>.js` with its config in BENCH_CONFIG and waits for its `ready` message. */
   static async start(file: string, name: string, config: Record<string, unknown>, options: StartOptions = {}): Promise<BenchChild> {
     const path = fileURLToPath(new URL(`../children/${file}.js`, import.meta.url));
-    const execArgv: string[] = [];
+    const execArgv: string[] = [...(options.nodeArgs ?? [])];
     if (options.cpuProfDir) {
       mkdirSync(options.cpuProfDir, { recursive: true });
       execArgv.push(
@@ -64,7 +68,7 @@ export class BenchChild {
     const child = new BenchChild(name, proc);
     running.add(child);
     void child.exited.then(() => running.delete(child));
-    await child.waitFor('ready', options.readyTimeoutMs ?? 30_000);
+    child.ready = await child.waitFor('ready', options.readyTimeoutMs ?? 30_000);
     return child;
   }
 

@@ -113,6 +113,11 @@ export class BenchRedis {
     } while (cursor !== '0');
   }
 
+  /** The pid of the private redis-server (undefined on an external Redis). */
+  get pid(): number | undefined {
+    return this.server?.pid;
+  }
+
   /** The admin connection (setup work outside measured windows only). */
   get client(): Redis {
     return this.admin;

@@ -2,6 +2,7 @@
 import type { Redis } from 'ioredis';
 import { forwardScript } from '../../lib/core/redis/commands.js';
 import {
+  declareSchedulesScript,
   fenceSchedulesScript,
   fireScript,
   heartbeatScript,
@@ -101,15 +102,28 @@ test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', 
   expect(await client.xlen(keys.stream)).toBe(1);
 });
 
-test('registry scripts: register counts changes, heartbeat sees a lost declared set, schedule-admin names notFound', async () => {
+test('registry scripts: register counts changes, declare shares a names set, heartbeat sees a lost declaration, admin notFound', async () => {
   const keys = new SchedulerKeys(ns);
   const def = JSON.stringify({ fp: 'f1' });
-  const reg = { instanceId: 'i1', declaredTtlMs: 60_000, nowMs: undefined, definitions: [['s1', def] as const] };
+  const reg = { nowMs: undefined, definitions: [['s1', 'f1', def] as const] };
   expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(1);
   expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(0);
-  expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('ok');
-  await client.del(keys.declared('i1'));
-  expect((await heartbeatScript(client, keys, 'i1', 60_000, true)).status).toBe('declaredLost');
+  // two instances declaring the same names: the first one's building set becomes the shared set, the second's is dropped
+  const digest = '1.d';
+  for (const id of ['i1', 'i2']) {
+    await client.sadd(keys.namesBuilding(digest, id), 's1');
+    expect((await declareSchedulesScript(client, keys, id, digest, 60_000, undefined)).status).toBe('declared');
+    expect(await client.exists(keys.namesBuilding(digest, id))).toBe(0);
+    expect(await client.get(keys.declaration(id))).toBe(digest);
+  }
+  expect(await client.smembers(keys.names(digest))).toEqual(['s1']);
+  expect((await declareSchedulesScript(client, keys, 'i3', '2.gone', 60_000, undefined)).status).toBe('namesMissing');
+  expect((await heartbeatScript(client, keys, 'i1', 60_000, digest)).status).toBe('ok');
+  await client.del(keys.declaration('i1'));
+  expect((await heartbeatScript(client, keys, 'i1', 60_000, digest)).status).toBe('declaredLost');
+  await client.del(keys.names(digest));
+  expect((await heartbeatScript(client, keys, 'i2', 60_000, digest)).status).toBe('declaredLost');
+  expect((await heartbeatScript(client, keys, 'i4', 60_000, undefined)).status).toBe('ok'); // declares nothing
   const pause = await scheduleAdminScript(client, keys, 'pause', 's1');
   expect(pause.status).toBe('done');
   const paused = JSON.parse((await client.hget(keys.schedules, 's1'))!);
@@ -124,7 +138,7 @@ test('registry scripts: register counts changes, heartbeat sees a lost declared 
   const timed = (fp: string, expression: string, queue: string) => JSON.stringify({ fp, expression, timeZone: 'UTC', offsetMs: 0, queue });
   const reg2 = (fp: string, expression: string, queue: string) => ({
     ...reg,
-    definitions: [['s2', timed(fp, expression, queue)] as const],
+    definitions: [['s2', fp, timed(fp, expression, queue)] as const],
   });
   const first = await registerSchedulesScript(client, keys, reg2('a', '@every 1s', 'q1'));
   expect(first.fences).toEqual([]);

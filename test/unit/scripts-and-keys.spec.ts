@@ -144,7 +144,17 @@ test('every key of a queue starts with the namespace and carries the queue hash 
   expect(new Set(all).size).toBe(all.length);
   expect(k.lost('2026-01-01')).toBe('app:{app:mail}:lost:2026-01-01'); // the Inspector reads exactly this name
   const s = new SchedulerKeys('app');
-  for (const key of [s.lease, s.term, s.leader, s.schedules, s.version, s.instances, s.declared('i')]) {
+  for (const key of [
+    s.lease,
+    s.term,
+    s.leader,
+    s.schedules,
+    s.version,
+    s.instances,
+    s.declaration('i'),
+    s.names('1.d'),
+    s.namesBuilding('1.d', 'i'),
+  ]) {
     expect(key.startsWith('app:{app:sched}:')).toBe(true);
   }
   const g = new GlobalKeys('app');

@@ -1,7 +1,8 @@
 import { ScheduleNotFoundError } from '../errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
-import { nextTriggers } from '../scheduler/spec.js';
+import { declarationDigests, SCAN_COUNT } from '../scheduler/live-names.js';
+import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
@@ -33,24 +34,106 @@ function parseNote(raw: string | null | undefined): PauseNote | undefined {
   }
 }
 
+/** Names per SMISMEMBER / HMGET call of a view (pipelined: one round trip however many). */
+const VIEW_CHUNK = 1000;
+
+/** Which of `names` each instance declares: MGET of their declarations, then SMISMEMBER per digest in chunks (one pipeline). */
+async function declaredByOf(
+  ctx: InspectorContext,
+  insts: InstanceInfo[],
+  names: string[],
+): Promise<Map<string, ScheduleInfo['declaredBy']>> {
+  const out = new Map<string, ScheduleInfo['declaredBy']>();
+  const digests = await declarationDigests(
+    ctx.client,
+    ctx.sched,
+    insts.map((i) => i.instance),
+  );
+  const distinct = [...new Set(digests.filter((d): d is string => d !== null))];
+  if (distinct.length === 0 || names.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (const d of distinct)
+    for (let i = 0; i < names.length; i += VIEW_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + VIEW_CHUNK));
+  const replies = (await p.exec())!;
+  const member = new Map<string, Set<string>>();
+  let r = 0;
+  for (const d of distinct) {
+    const set = new Set<string>();
+    for (let i = 0; i < names.length; i += VIEW_CHUNK) {
+      const flags = (replies[r++][1] as number[] | null) ?? [];
+      flags.forEach((f, j) => f === 1 && set.add(names[i + j]));
+    }
+    member.set(d, set);
+  }
+  for (const name of names) {
+    const by: ScheduleInfo['declaredBy'] = [];
+    insts.forEach((inst, i) => {
+      const d = digests[i];
+      if (d !== null && member.get(d)!.has(name)) by.push({ instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive });
+    });
+    if (by.length > 0) out.set(name, by);
+  }
+  return out;
+}
+
+/** lastFired of each schedule, by name: HMGET of its queue's hash, in chunks (one pipeline). */
+async function lastFiredOf(ctx: InspectorContext, byQueue: Map<string, string[]>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const p = ctx.client.pipeline();
+  const asked: string[][] = [];
+  for (const [q, names] of byQueue) {
+    for (let i = 0; i < names.length; i += VIEW_CHUNK) {
+      const chunk = names.slice(i, i + VIEW_CHUNK);
+      p.hmget(ctx.keys(q).lastFired, ...chunk);
+      asked.push(chunk);
+    }
+  }
+  if (asked.length === 0) return out;
+  const replies = (await p.exec())!;
+  asked.forEach((chunk, i) => {
+    const values = (replies[i][1] as (string | null)[] | null) ?? [];
+    chunk.forEach((name, j) => values[j] != null && out.set(name, values[j]!));
+  });
+  return out;
+}
+
+/** A spec shared by the schedules of one (expression, zone, offset) in a view, with what was computed of it. */
+interface SharedSpec {
+  spec: ScheduleSpec;
+  /** Its next triggers after the view's now. */
+  next: number[];
+  /** Known answers of nextAfter: [base, next]: no trigger in (base, next), so nextAfter(b) = next for base ≤ b < next. */
+  known: [number, number | null][];
+}
+
+/** At most this many known answers are kept per spec (they are scanned in turn). */
+const KNOWN_ANSWERS = 32;
+
 /**
- * Builds the view of stored schedules: the declaring instances (SMEMBERS of each instance's
- * declared set, one pipeline), lastFired (HGETALL per target queue), next `n` triggers (pure).
+ * The first trigger of a spec after `base`, reusing a known answer when `base` falls in its gap
+ * (schedules registered or fired about together share one croner call). Exact: a trigger is
+ * never skipped.
+ */
+function nextDue(shared: SharedSpec, base: number): number | null {
+  for (const [b, next] of shared.known) if (b <= base && (next === null || base < next)) return next;
+  const next = shared.spec.nextAfter(base);
+  if (shared.known.length >= KNOWN_ANSWERS) shared.known.shift();
+  shared.known.push([base, next]);
+  return next;
+}
+
+/**
+ * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
+ * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
+ * (pure, one spec per expression and zone). Every read is chunked and pipelined.
  */
 async function build(ctx: InspectorContext, defs: [string, string][], notes: Record<string, string>, n: number): Promise<ScheduleInfo[]> {
   const insts = await instances(ctx);
-  const declaredBy = new Map<string, ScheduleInfo['declaredBy']>();
-  if (insts.length > 0) {
-    const p = ctx.client.pipeline();
-    for (const i of insts) p.smembers(ctx.sched.declared(i.instance));
-    const sets = (await p.exec())!;
-    insts.forEach((inst, i) => {
-      for (const name of (sets[i][1] as string[] | null) ?? []) {
-        const entry = { instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive };
-        declaredBy.set(name, [...(declaredBy.get(name) ?? []), entry]);
-      }
-    });
-  }
+  const declaredBy = await declaredByOf(
+    ctx,
+    insts,
+    defs.map(([name]) => name),
+  );
   const parsed = defs.map(([name, raw]) => {
     try {
       return [name, JSON.parse(raw) as StoredSchedule] as const;
@@ -58,10 +141,15 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       return [name, (err as Error).message] as const;
     }
   });
-  const lastFired = new Map<string, Record<string, string>>();
-  for (const q of new Set(parsed.flatMap(([, s]) => (typeof s === 'string' ? [] : [s.queue])))) {
-    lastFired.set(q, await ctx.client.hgetall(ctx.keys(q).lastFired));
+  const byQueue = new Map<string, string[]>();
+  for (const [name, s] of parsed) {
+    if (typeof s === 'string') continue;
+    const list = byQueue.get(s.queue);
+    if (list) list.push(name);
+    else byQueue.set(s.queue, [name]);
   }
+  const lastFired = await lastFiredOf(ctx, byQueue);
+  const specs = new Map<string, SharedSpec>();
   const now = Date.now();
   return parsed.map(([name, s]) => {
     if (typeof s === 'string') {
@@ -71,7 +159,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       };
       return bad;
     }
-    const last = lastFired.get(s.queue)?.[name];
+    const last = lastFired.get(name);
     const by = declaredBy.get(name) ?? [];
     const info: ScheduleInfo = {
       name,
@@ -92,10 +180,17 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     };
     const note = info.paused ? parseNote(notes[name]) : undefined;
     if (note) info.pause = note;
+    // a spec is pure: one per (expression, zone, offset) serves every schedule that shares it
+    const specKey = `${s.expression}\u0000${s.timeZone}\u0000${s.offsetMs ?? 0}`;
     try {
-      const spec = storedSpec(s);
-      info.next = nextTriggers(spec, now, n);
-      info.nextDueAt = spec.nextAfter(info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
+      let shared = specs.get(specKey);
+      if (shared === undefined) {
+        const spec = storedSpec(s); // throws naming this schedule: a bad spec is never shared
+        shared = { spec, next: nextTriggers(spec, now, n), known: [] };
+        specs.set(specKey, shared);
+      }
+      info.next = [...shared.next];
+      info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
     } catch (err) {
       info.error = (err as Error).message;
     }
@@ -103,16 +198,30 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
   });
 }
 
+/** Every field of a HASH, read with HSCAN cursors of {@link SCAN_COUNT} (one round trip each; no call walks it whole). */
+async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let cursor = '0';
+  do {
+    const [next, flat] = await ctx.client.hscan(key, cursor, 'COUNT', SCAN_COUNT);
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i], flat[i + 1]);
+    cursor = next;
+  } while (cursor !== '0');
+  return out;
+}
+
 /**
  * Every registered schedule, by name: spec, zone, next `n` triggers, last fired, paused (with its
- * note), origin, declaring instances with liveness, orphaned. Cost: one pipeline of HGETALL ×2
- * (registry, pause notes), the instances' pipeline, one SMEMBERS per instance (pipelined), one
- * HGETALL per target queue.
+ * note), origin, declaring instances with liveness, orphaned. Cost: HSCAN of the registry and of
+ * the pause notes (1,000 fields per call), the instances' pipeline, MGET of their declarations,
+ * one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and HMGET (per target
+ * queue, 1,000 names per call). No single command walks a whole set or hash.
  */
 export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleInfo[]> {
-  const r = (await ctx.client.pipeline().hgetall(ctx.sched.schedules).hgetall(ctx.sched.pauseNotes).exec())!;
-  const defs = Object.entries((r[0][1] as Record<string, string>) ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  return build(ctx, defs, (r[1][1] as Record<string, string>) ?? {}, n);
+  const [registry, notes] = await Promise.all([scanHash(ctx, ctx.sched.schedules), scanHash(ctx, ctx.sched.pauseNotes)]);
+  const byName = new Intl.Collator().compare; // the order of localeCompare, at a fraction of its cost
+  const defs = [...registry.entries()].sort(([a], [b]) => byName(a, b));
+  return build(ctx, defs, Object.fromEntries(notes), n);
 }
 
 /** The stored definition of a schedule. @throws ScheduleNotFoundError */

@@ -146,9 +146,25 @@ export class SchedulerKeys {
     this.changesChannel = this.prefix + 'changes';
   }
 
-  /** SET of schedule names an instance declares (code-defined schedules), with a PX TTL. */
-  declared(instanceId: string): string {
-    return this.prefix + 'declared:' + instanceId;
+  /**
+   * STRING → the digest of the names an instance declares (see {@link names}), with a PX TTL its
+   * heartbeat renews: one key per instance, whatever the number of schedules.
+   */
+  declaration(instanceId: string): string {
+    return this.prefix + 'declaration:' + instanceId;
+  }
+
+  /**
+   * SET of the schedule names with this digest (`<count>.<sha1>` of the sorted names): shared by
+   * every instance that declares the same schedules, with a PX TTL their heartbeats renew.
+   */
+  names(digest: string): string {
+    return this.prefix + 'names:' + digest;
+  }
+
+  /** SET being filled with the names of `digest` by one instance, renamed to {@link names} when complete. */
+  namesBuilding(digest: string, instanceId: string): string {
+    return this.prefix + 'names-building:' + digest + ':' + instanceId;
   }
 }
 

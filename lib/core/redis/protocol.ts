@@ -186,9 +186,16 @@ export const RELEASE_RESULT = {
   released: 1,
 } as const;
 
+/** declare-schedules.lua's first element. */
+export const DECLARE_RESULT = {
+  /** Neither the shared names set nor the instance's building set exists: fill it again and retry. */
+  namesMissing: 0,
+  declared: 1,
+} as const;
+
 /** heartbeat.lua's first element. */
 export const HEARTBEAT_RESULT = {
-  /** The instance's declared-schedules set is gone (Redis lost data): register the schedules again. */
+  /** The instance's declaration or its names set is gone (Redis lost data): declare the schedules again. */
   declaredLost: 0,
   ok: 1,
 } as const;

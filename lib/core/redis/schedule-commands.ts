@@ -9,6 +9,7 @@ import type { QueueKeys, SchedulerKeys } from './keys.js';
 import {
   ACQUIRE_RESULT,
   ADMIN_RESULT,
+  DECLARE_RESULT,
   FIRE_MODE,
   FIRE_RESULT,
   HEARTBEAT_RESULT,
@@ -133,15 +134,12 @@ export async function releaseLeaseScript(client: RedisClient, keys: SchedulerKey
   return releaseStatus(await runScript<number>(client, 'release-lease', [keys.lease], [holder, keys.resignChannel]));
 }
 
-/** Publishes the schedules an instance declares (register-schedules.lua). */
+/** One chunk of the definitions an instance declares, for register-schedules.lua. */
 export interface RegisterArgs {
-  instanceId: string;
-  /** Lifetime of the instance's declared set, ms. */
-  declaredTtlMs: number;
   /** The instant to register at (a test clock's), or undefined for Redis server time. */
   nowMs: number | undefined;
-  /** Name and definition JSON of each declared schedule. */
-  definitions: readonly (readonly [name: string, json: string])[];
+  /** Name, fingerprint (`fp`) and definition JSON of each declared schedule (a few hundred per call). */
+  definitions: readonly (readonly [name: string, fp: string, json: string])[];
 }
 
 /** A changed schedule whose generation is to be raised in the slot of the queue it targeted before the change. */
@@ -152,8 +150,8 @@ export interface Fence {
 }
 
 /**
- * Stores the definitions that changed (the last writer wins) and announces the change
- * (register-schedules.lua).
+ * Stores the definitions of one chunk that changed (the last writer wins), under a new registry
+ * version if any did (register-schedules.lua). The caller announces the change.
  * @returns how many stored definitions changed, Redis's (or the test clock's) `now` (epoch ms), and
  * the fences to raise for the definitions that replaced stored ones.
  */
@@ -162,12 +160,12 @@ export async function registerSchedulesScript(
   keys: SchedulerKeys,
   r: RegisterArgs,
 ): Promise<{ changed: number; now: number; fences: Fence[] }> {
-  const a: string[] = [r.instanceId, String(r.declaredTtlMs), r.nowMs === undefined ? '' : String(r.nowMs), keys.changesChannel];
-  for (const [name, json] of r.definitions) a.push(name, json);
+  const a: string[] = [r.nowMs === undefined ? '' : String(r.nowMs)];
+  for (const [name, fp, json] of r.definitions) a.push(name, fp, json);
   const [changed, now, flat] = await runScript<[number, number, (string | number)[]]>(
     client,
     'register-schedules',
-    [keys.schedules, keys.version, keys.instances, keys.declared(r.instanceId)],
+    [keys.schedules, keys.version],
     a,
   );
   const fences: Fence[] = [];
@@ -177,22 +175,51 @@ export async function registerSchedulesScript(
   return { changed, now, fences };
 }
 
+export type DeclareStatus = keyof typeof DECLARE_RESULT;
+const declareStatus = codeNames('declare-schedules', DECLARE_RESULT);
+
+/**
+ * Records an instance's declaration (declare-schedules.lua): its digest, with the names set of the
+ * digest made from the instance's building set unless it exists; `digest` undefined = declares
+ * nothing. `declaredTtlMs` in ms; `nowMs` a test clock's epoch ms, or undefined for Redis time.
+ */
+export async function declareSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  digest: string | undefined,
+  declaredTtlMs: number,
+  nowMs: number | undefined,
+): Promise<{ status: DeclareStatus; now: number }> {
+  const d = digest ?? '';
+  const [code, now] = await runScript<[number, number]>(
+    client,
+    'declare-schedules',
+    [keys.instances, keys.declaration(instanceId), keys.names(d), keys.namesBuilding(d, instanceId)],
+    [instanceId, declaredTtlMs, nowMs === undefined ? '' : String(nowMs), d],
+  );
+  return { status: declareStatus(code), now };
+}
+
 export type HeartbeatStatus = keyof typeof HEARTBEAT_RESULT;
 const heartbeatStatus = codeNames('heartbeat', HEARTBEAT_RESULT);
 
-/** Records that an instance is alive and keeps its declared set (heartbeat.lua). `declaredTtlMs` in ms. */
+/**
+ * Records that an instance is alive and keeps its declaration and the names set of its digest
+ * (heartbeat.lua); `digest` undefined = it declares nothing. `declaredTtlMs` in ms.
+ */
 export async function heartbeatScript(
   client: RedisClient,
   keys: SchedulerKeys,
   instanceId: string,
   declaredTtlMs: number,
-  declares: boolean,
+  digest: string | undefined,
 ): Promise<{ status: HeartbeatStatus; redisNow: number }> {
   const [code, redisNow] = await runScript<[number, number]>(
     client,
     'heartbeat',
-    [keys.instances, keys.declared(instanceId)],
-    [instanceId, declaredTtlMs, declares ? '1' : '0'],
+    [keys.instances, keys.declaration(instanceId), keys.names(digest ?? '')],
+    [instanceId, declaredTtlMs, digest === undefined ? '0' : '1'],
   );
   return { status: heartbeatStatus(code), redisNow };
 }

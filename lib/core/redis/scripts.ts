@@ -29,6 +29,7 @@ export const SCRIPT_NAMES = [
   'renew-lease',
   'release-lease',
   'register-schedules',
+  'declare-schedules',
   'heartbeat',
   'schedule-admin',
   'page-tasks',

@@ -1,8 +1,9 @@
 /**
- * The schedule registry in Redis: this instance's declarations (published with
- * register-schedules.lua, kept alive by its heartbeat), which schedules a live instance declares
- * (an undeclared one is orphaned and does not fire), and the admin API on the registry, callable
- * without a running Scheduler.
+ * The schedule registry in Redis: this instance's declarations (its names recorded once per
+ * digest with declare-schedules.lua, then its definitions published in chunks with
+ * register-schedules.lua; kept alive by its heartbeat, one key per instance), which schedules a
+ * live instance declares (an undeclared one is orphaned and does not fire; live-names.ts), and the
+ * admin API on the registry, callable without a running Scheduler.
  *
  * Every change (pause, resume, remove, a new definition) is two single-slot steps, in this order:
  * the registry change in the scheduler's slot, which takes a new generation and announces it on the
@@ -11,11 +12,12 @@
  * planned under the old state, even by a leader that missed the notice.
  */
 import { randomUUID } from 'node:crypto';
-import { DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
+import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import { encodeMeta } from '../queue/codec.js';
 import type { RedisClient } from '../redis/connection.js';
 import {
+  declareSchedulesScript,
   fenceSchedulesScript,
   heartbeatScript,
   registerSchedulesScript,
@@ -25,6 +27,12 @@ import {
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
+import { LiveNames, namesDigest } from './live-names.js';
+
+/** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
+export const REGISTER_CHUNK = 100;
+/** Names per SADD while filling a names set. */
+const NAMES_CHUNK = 1000;
 
 // ------------------------------------------------------------------ admin API
 
@@ -103,11 +111,23 @@ async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'dele
   await raiseFences(client, keys.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
 }
 
-/** Raises the generations of changed schedules in their queues' slots (one fence-schedules.lua call per queue). */
+/**
+ * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
+ * queue, {@link REGISTER_CHUNK} schedules per call, the calls of a queue pipelined.
+ */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
   const byQueue = new Map<string, [string, number][]>();
-  for (const f of fences) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), [f.schedule, f.generation]]);
-  for (const [queue, list] of byQueue) await fenceSchedulesScript(client, new QueueKeys(namespace, queue), list);
+  for (const f of fences) {
+    const list = byQueue.get(f.queue);
+    if (list) list.push([f.schedule, f.generation]);
+    else byQueue.set(f.queue, [[f.schedule, f.generation]]);
+  }
+  for (const [queue, list] of byQueue) {
+    const keys = new QueueKeys(namespace, queue);
+    const calls: Promise<number>[] = [];
+    for (let i = 0; i < list.length; i += REGISTER_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + REGISTER_CHUNK)));
+    await Promise.all(calls);
+  }
 }
 
 // ------------------------------------------------------------------ declarations and liveness
@@ -148,11 +168,18 @@ export class Declarations {
   private lastBeatAt = Date.now();
   /** The run_id of the Redis server the declarations were last published to. */
   private runId?: string;
+  /** The digest of the declared names (live-names.ts); undefined while none are declared. */
+  private digest?: string;
+  /** The leader's view of the names live instances declare. */
+  private readonly live: LiveNames;
+  /** The live-set key whose liveness the leader's table carries (set by a refresh; unknown after a load). */
+  private appliedKey?: string;
   /** Health of the heartbeat loop. */
   readonly failures: FailureLog;
 
   constructor(private readonly ctx: DeclarationsContext) {
     this.failures = new FailureLog(ctx.logger, 'Scheduler heartbeat');
+    this.live = new LiveNames(ctx.client, ctx.keys);
   }
 
   /** Declared schedules, in registry form. */
@@ -171,22 +198,71 @@ export class Declarations {
   }
 
   /**
-   * Publishes the declared schedules (register-schedules.lua: a changed definition replaces the
-   * stored one and takes effect from now), fences the replaced ones, and lists their queues.
+   * Publishes the declared schedules: records their names (declare-schedules.lua; the names set of
+   * their digest is filled only if no instance made it yet), then the definitions in chunks of
+   * {@link REGISTER_CHUNK} (register-schedules.lua, pipelined: a changed definition replaces the
+   * stored one and takes effect from now), fences the replaced ones, announces the change once and
+   * lists their queues. The names come first, so the leader never sees a new schedule undeclared.
    */
   async publish(): Promise<void> {
-    const { client, keys, instanceId } = this.ctx;
+    const { client, keys } = this.ctx;
     const local = this.ctx.trustedLocalNow();
-    const definitions = [...this.declared.values()].map((s) => [s.name, JSON.stringify(s)] as const);
-    const declaredTtlMs = this.ctx.heartbeatMs * 3;
-    const r = await registerSchedulesScript(client, keys, { instanceId, declaredTtlMs, nowMs: local, definitions });
-    await raiseFences(client, this.ctx.namespace, r.fences);
+    const names = new Set(this.declared.keys());
+    this.digest = names.size > 0 ? namesDigest(names) : undefined;
+    this.live.own(this.digest, names);
+    await this.declareNames(names, local);
+    const defs = [...this.declared.values()];
+    const calls: ReturnType<typeof registerSchedulesScript>[] = [];
+    for (let i = 0; i < defs.length; i += REGISTER_CHUNK) {
+      const definitions = defs.slice(i, i + REGISTER_CHUNK).map((s) => [s.name, s.fp, JSON.stringify(s)] as const);
+      const call = registerSchedulesScript(client, keys, { nowMs: local, definitions });
+      call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
+      calls.push(call);
+      // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
+      if (i + REGISTER_CHUNK < defs.length) await new Promise((resolve) => setImmediate(resolve));
+    }
+    let changed = 0;
+    const fences: Fence[] = [];
+    for (const r of await Promise.all(calls)) {
+      changed += r.changed;
+      fences.push(...r.fences);
+    }
+    await raiseFences(client, this.ctx.namespace, fences);
+    if (changed > 0) await client.publish(keys.changesChannel, this.ctx.instanceId);
     this.lastBeatAt = Date.now();
     this.runId = (await this.serverRun()).runId;
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
       await client.sadd(new GlobalKeys(this.ctx.namespace).queues, ...queues);
     }
+  }
+
+  /**
+   * Records this instance's declaration. Unless the names set of its digest exists, fills a
+   * building set first (SADD in chunks of {@link NAMES_CHUNK}, one pipeline); once more if the set
+   * vanished meanwhile. @throws ChronosStateError when it keeps vanishing (Redis keeps losing data)
+   */
+  private async declareNames(names: ReadonlySet<string>, local: number | undefined): Promise<void> {
+    const { client, keys, instanceId } = this.ctx;
+    const ttl = this.ctx.heartbeatMs * 3;
+    const digest = this.digest;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (digest !== undefined && (attempt > 0 || (await client.exists(keys.names(digest))) === 0)) {
+        const building = keys.namesBuilding(digest, instanceId);
+        const p = client.pipeline().unlink(building);
+        const all = [...names];
+        for (let i = 0; i < all.length; i += NAMES_CHUNK) {
+          p.sadd(building, ...all.slice(i, i + NAMES_CHUNK));
+          if (i === 0) p.pexpire(building, ttl); // from the first chunk on: a crash midway leaves nothing behind for long
+        }
+        for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+      }
+      const r = await declareSchedulesScript(client, keys, instanceId, digest, ttl, local);
+      if (r.status === 'declared') return;
+    }
+    throw new ChronosStateError(
+      `The names set of this instance's schedules kept vanishing from Redis while declaring them (instance=${instanceId})`,
+    );
   }
 
   /** Beats every heartbeatMs until {@link stopHeartbeat}. */
@@ -207,7 +283,7 @@ export class Declarations {
   private async heartbeat(): Promise<void> {
     const { client, keys, instanceId, heartbeatMs } = this.ctx;
     try {
-      const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.declared.size > 0);
+      const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.digest);
       if (status === 'declaredLost') {
         this.ctx.logger.warn(`The schedule registry lost this instance's declarations (${await this.whyLost()}): publishing them again`);
         await this.publish();
@@ -247,19 +323,28 @@ export class Declarations {
     }
   }
 
-  /** Names declared by at least one live instance (seen within 3 heartbeats), plus our own. */
-  async liveNames(): Promise<Set<string>> {
-    const { client, keys } = this.ctx;
-    const since = this.ctx.now() - this.ctx.heartbeatMs * 3;
-    const ids = await client.zrangebyscore(keys.instances, since, '+inf');
-    const names = ids.length ? await client.sunion(...ids.map((id) => keys.declared(id))) : [];
-    return new Set([...names, ...this.declared.keys()]);
+  /**
+   * Names declared by at least one live instance (seen within 3 heartbeats, its declaration not
+   * expired), plus our own: ZRANGEBYSCORE + MGET, and an SSCAN of a digest's names only the first
+   * time it is seen (live-names.ts). The set is shared: do not change it.
+   */
+  async liveNames(): Promise<ReadonlySet<string>> {
+    const { names } = await this.live.read(this.ctx.now() - this.ctx.heartbeatMs * 3);
+    this.appliedKey = undefined; // the caller applies it to a table of its own
+    return names;
   }
 
-  /** Marks each entry live (runtime, or declared by a live instance) or orphaned. */
+  /**
+   * Marks each entry live (runtime, or declared by a live instance) or orphaned. Walks the entries
+   * only when the live set may have changed since the last refresh (an idle leader's heartbeat
+   * then costs two commands and no walk).
+   */
   async refreshLiveness(entries: () => Iterable<LiveEntry>): Promise<void> {
-    const live = await this.liveNames();
-    for (const e of entries()) this.setLive(e, e.stored.runtime || live.has(e.stored.name));
+    const before = this.appliedKey;
+    const { names, key } = await this.live.read(this.ctx.now() - this.ctx.heartbeatMs * 3);
+    if (key === before) return;
+    for (const e of entries()) this.setLive(e, e.stored.runtime || names.has(e.stored.name));
+    this.appliedKey = key;
   }
 
   /** Sets an entry's liveness, logging when it becomes orphaned and when it is declared again. */
