@@ -21,21 +21,32 @@ const MEMO_SIZE = 8;
  * expression ask for the same instants (their lastFired and the tick's now are the same).
  */
 export class CompiledCron {
-  private readonly memoAfter = new Float64Array(MEMO_SIZE).fill(NaN);
+  private readonly memoAfter: Float64Array;
   /** NaN stands for null (no trigger ever). */
-  private readonly memoNext = new Float64Array(MEMO_SIZE);
+  private readonly memoNext: Float64Array;
   private memoAt = 0;
 
   constructor(
-    /** The croner instance (its pattern arrays compacted). */
+    /** The croner instance (its pattern arrays compacted when shared). */
     readonly cron: Cron,
     /** Lower bound of the gap between two triggers, ms (see spec-cron.ts cronMinPeriodMs). */
     readonly minPeriodMs: number,
-  ) {}
+    /** Whether {@link nextAfter} remembers its answers (off for the fresh instances of {@link withoutSharing}). */
+    memo = true,
+  ) {
+    const size = memo ? MEMO_SIZE : 0;
+    this.memoAfter = new Float64Array(size).fill(NaN);
+    this.memoNext = new Float64Array(size);
+  }
 
   /** croner's first run strictly after `afterMs` (epoch ms, in croner's range), or null. */
   nextAfter(afterMs: number): number | null {
-    for (let i = 0; i < MEMO_SIZE; i++) {
+    const size = this.memoAfter.length;
+    if (size === 0) {
+      const next = this.cron.nextRun(new Date(afterMs));
+      return next === null ? null : next.getTime();
+    }
+    for (let i = 0; i < size; i++) {
       if (this.memoAfter[i] === afterMs) {
         const v = this.memoNext[i]!;
         return Number.isNaN(v) ? null : v;
@@ -45,7 +56,7 @@ export class CompiledCron {
     const v = next === null ? NaN : next.getTime();
     this.memoAfter[this.memoAt] = afterMs;
     this.memoNext[this.memoAt] = v;
-    this.memoAt = (this.memoAt + 1) % MEMO_SIZE;
+    this.memoAt = (this.memoAt + 1) % size;
     return next === null ? null : v;
   }
 }
@@ -110,6 +121,27 @@ export function compactPattern(cron: Cron): void {
 }
 
 const compiled = new WeakValueCache<CompiledCron>();
+let sharing = true;
+
+/** Whether specs and compiled patterns are shared (false only inside {@link withoutSharing}). */
+export function sharingEnabled(): boolean {
+  return sharing;
+}
+
+/**
+ * Runs `fn` with sharing off: every cron spec parsed meanwhile is compiled afresh, with its own
+ * croner instance as croner builds it (not compacted, not cached, no memo). For tests and
+ * measurements that compare shared specs with fresh ones. @returns what `fn` returns
+ */
+export function withoutSharing<T>(fn: () => T): T {
+  const before = sharing;
+  sharing = false;
+  try {
+    return fn();
+  } finally {
+    sharing = before;
+  }
+}
 
 /**
  * The shared compiled form of a croner pattern with its options, built by `build` (which validates
@@ -117,6 +149,10 @@ const compiled = new WeakValueCache<CompiledCron>();
  * derived facts (the zone, the day rule).
  */
 export function compiledCron(key: string, build: () => { cron: Cron; minPeriodMs: number }): CompiledCron {
+  if (!sharing) {
+    const { cron, minPeriodMs } = build();
+    return new CompiledCron(cron, minPeriodMs, false);
+  }
   let c = compiled.get(key);
   if (c === undefined) {
     const { cron, minPeriodMs } = build();

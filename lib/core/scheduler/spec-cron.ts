@@ -5,7 +5,7 @@
  */
 import { Cron, type CronOptions } from 'croner';
 import { InvalidScheduleError } from '../errors.js';
-import { compiledCron, WeakValueCache, type CompiledCron } from './cron-compiled.js';
+import { compiledCron, sharingEnabled, WeakValueCache, type CompiledCron } from './cron-compiled.js';
 import { FIELD_DEFS, FieldError, LEAP_MONTH_DAYS, MONTH_LABELS, parseField, type ParsedField } from './cron-fields.js';
 import { HOUR_MS, MINUTE_MS, TRIGGERS_BETWEEN_COUNT_LIMIT, assertInstant, latest, type ScheduleSpec } from './spec-base.js';
 import { isFixedOffsetZone, resolvedZone } from './time-zones.js';
@@ -47,6 +47,7 @@ const specs = new WeakValueCache<CronScheduleSpec>();
  * @throws InvalidScheduleError naming `schedule`, the expression and the problem (never cached).
  */
 export function cronSpec(expression: string, fiveFields: string, timeZone: string, schedule: string | undefined): CronScheduleSpec {
+  if (!sharingEnabled()) return new CronScheduleSpec(expression, timeZone, compileCron(expression, fiveFields, timeZone, schedule));
   const key = `${timeZone}\u0000${expression}`;
   let spec = specs.get(key);
   if (spec === undefined) {
