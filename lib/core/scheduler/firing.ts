@@ -136,19 +136,23 @@ export class Firing {
     if (this.leadingNow) this.serial(() => this.tick());
   }
 
-  /** Re-reads which schedules a live instance declares (after a heartbeat). */
+  /**
+   * Re-reads which schedules a live instance declares (after a heartbeat) and marks the table's
+   * entries live or orphaned, a slice of work at a time, putting each in or out of the due heap.
+   */
   refreshLiveness(): void {
     if (!this.leadingNow) return;
     this.serial(async () => {
-      await this.ctx.declarations.refreshLiveness(() => this.table.values());
+      const { declarations } = this.ctx;
+      const live = await declarations.liveNames();
+      const table = this.table;
       const slicer = new Slicer();
-      for (const e of this.table.values()) {
+      for (const e of table.values()) {
+        declarations.setLive(e, e.stored.runtime || live.has(e.stored.name));
         this.due.update(e, wakeAt(e));
         if (slicer.due) {
-          // the table may be swapped while yielding: the swap rebuilds the heap from the new one
-          const table = this.table;
           await slicer.yield();
-          if (table !== this.table) return;
+          if (table !== this.table) return; // swapped meanwhile: the new table's liveness was read by its load
         }
       }
       this.armTimer(this.nextTimerMs(Infinity));

@@ -106,7 +106,11 @@ async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'dele
 /** Raises the generations of changed schedules in their queues' slots (one fence-schedules.lua call per queue). */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
   const byQueue = new Map<string, [string, number][]>();
-  for (const f of fences) byQueue.set(f.queue, [...(byQueue.get(f.queue) ?? []), [f.schedule, f.generation]]);
+  for (const f of fences) {
+    const list = byQueue.get(f.queue);
+    if (list) list.push([f.schedule, f.generation]);
+    else byQueue.set(f.queue, [[f.schedule, f.generation]]);
+  }
   for (const [queue, list] of byQueue) await fenceSchedulesScript(client, new QueueKeys(namespace, queue), list);
 }
 
