@@ -9,7 +9,7 @@
 //     during start + load, and during the firing window, ms;
 //   - in the window: fires, the leader's Node CPU % (process.cpuUsage), Redis commands/s.
 // `--mode idle` declares schedules that do not come due in the window (yearly crons, @every 1d):
-// the leader's idle cost. Run with --expose-gc (the heap figure needs it):
+// the leader's idle cost. `--mode distinct`: every schedule a distinct cron expression (nothing shared). Run with --expose-gc (the heap figure needs it):
 //   node --expose-gc dist/bench/experiments/schedule-scale.js --n 10000 [--mode active|idle] [--seconds 12]
 // Each N in its own process (a clean heap): for n in 1000 10000 50000; do node --expose-gc ... --n $n; done
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -32,6 +32,14 @@ const EVERY = ['1s', '10s', '30s', '1m', '5m', '15m', '1h', '6h', '1d'];
 /** Schedule i of the mix: 60% crons (5 shapes × 5 zones, many distinct expressions), 40% intervals. */
 function definition(i: number): ScheduleDefinition {
   const base = { name: `s${i}`, queue: `q${i % 10}`, type: 'report', payload: { n: i, to: 'ops@example.com' } };
+  if (mode === 'distinct') {
+    // the worst case for sharing: every cron expression distinct (not due in the window)
+    return {
+      ...base,
+      spec: `${i % 60} ${Math.floor(i / 60) % 24} ${1 + (Math.floor(i / 1440) % 28)} ${1 + (i % 12)} *`,
+      timeZone: ZONES[i % 5],
+    };
+  }
   if (mode === 'idle') {
     return i % 5 < 3
       ? { ...base, spec: `${i % 60} ${i % 24} 1 1 *`, timeZone: ZONES[i % 5] }
