@@ -236,10 +236,10 @@ export class Firing {
           const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
           this.apply(e, p, items);
         }
-        if (slicer.due && items.length > 0) {
-          retryEarly = Math.min(retryEarly, await this.fire(items));
+        if (slicer.due) {
+          if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
           items = [];
-          await slicer.pace(); // the fire gave the loop turns; a slice starts after it
+          await slicer.pace(); // a turn of the loop (the fire's round trips gave some), then a new slice
         }
       }
       if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
