@@ -5,42 +5,27 @@
  * reloads the table when a registry change is announced (the changes channel), when the registry
  * version seen at a lease renewal moved (in case a notice was lost), and when fire.lua refused a
  * trigger as planned under an older generation of its schedule (fenced).
+ *
+ * Scale: a load is built in pieces beside the table in use (firing-load.ts: chunked reads, sliced
+ * parsing) and swapped in between ticks; a tick takes only the due schedules from a min-heap of
+ * wake instants (due-heap.ts) and plans and fires them a slice of work at a time, so no step
+ * holds the event loop long and every per-burst step is linear in the burst.
  */
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
-import { encodeMeta } from '../queue/codec.js';
-import { fireScript, type FireResult, type FireTrigger } from '../redis/schedule-commands.js';
+import { fireScript, type FireResult } from '../redis/schedule-commands.js';
 import type { RedisClient } from '../redis/connection.js';
-import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
+import type { SchedulerKeys } from '../redis/keys.js';
+import { FIRE_MODE } from '../redis/protocol.js';
 import type { ClockOffset } from '../clock-offset.js';
-import { fireDedupTtlMs, fireLeadMs, storedSpec, triggerKey, type StoredSchedule } from './definition.js';
+import { triggerKey } from './definition.js';
+import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
+import { fireTriggers, observedOf, type FireItem } from './fire-triggers.js';
+import { loadTable, pushTo, sameSpec, Slicer, type Entry } from './firing-load.js';
 import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
 import type { Declarations } from './registry.js';
-import type { ScheduleSpec } from './spec.js';
-
-/** One schedule as the leader tracks it. */
-interface Entry {
-  stored: StoredSchedule;
-  spec: ScheduleSpec;
-  keys: QueueKeys;
-  lastFired: number;
-  next: number | null;
-  live: boolean;
-  dedupTtlMs: number;
-  /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
-  leadMs: number;
-  /** The generation it is planned under (its stored definition's; the registry version when it has none). */
-  generation: number;
-}
-
-interface FireItem {
-  entry: Entry;
-  triggerAt: number;
-  mode: FireMode;
-}
 
 /** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
 const FIRE_CHUNK = 250;
@@ -70,6 +55,10 @@ export interface FiringContext {
 /** The leader's table of schedules and its firing loop; idle while this instance does not lead. */
 export class Firing {
   private table = new Map<string, Entry>();
+  /** The live, unpaused entries of the table with a next trigger, by wake instant. */
+  private due = new DueHeap<Entry>();
+  /** While a load is read: the schedules a tick planned meanwhile (their lastFired may have moved past what the load read). */
+  private touched?: Set<string>;
   private loadedVersion = -1;
   /** The registry version at which a fenced trigger made the table reload (once per version: never a reload loop). */
   private fencedAt = -1;
@@ -82,6 +71,8 @@ export class Firing {
   private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
   private work: Promise<void> = Promise.resolve();
+  /** Loads, one at a time; each is built beside the table in use and swapped in by the serial work. */
+  private loads: Promise<void> = Promise.resolve();
   private tickTimer?: NodeJS.Timeout;
   /** Set by {@link halt}: the scheduler is stopping and takes no new work. */
   private halted = false;
@@ -105,7 +96,7 @@ export class Firing {
     this.leadingNow = true;
     this.leaderSince = this.ctx.now();
     this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
-    this.serial(() => this.load());
+    this.reload();
   }
 
   /** The lease was lost: stop firing. */
@@ -125,14 +116,19 @@ export class Firing {
     this.reload();
   }
 
-  /** Queues a reload of the table, unless one is queued already or this instance does not lead. */
+  /** Queues a (re)load of the table, unless one is queued already or this instance does not lead. */
   private reload(): void {
-    if (!this.leadingNow || this.reloadQueued) return;
+    if (!this.leadingNow || this.reloadQueued || this.halted) return;
     this.reloadQueued = true;
-    this.serial(() => {
-      this.reloadQueued = false;
-      return this.load();
-    });
+    this.loads = this.loads
+      .then(() => {
+        this.reloadQueued = false;
+        return this.load();
+      })
+      .catch((err) => {
+        this.failures.failed(err);
+        if (this.leadingNow) this.armTimer(this.failures.backoffMs);
+      });
   }
 
   /** Fires what is due now (for fake clocks that jump). */
@@ -140,9 +136,27 @@ export class Firing {
     if (this.leadingNow) this.serial(() => this.tick());
   }
 
-  /** Re-reads which schedules a live instance declares (after a heartbeat). */
+  /**
+   * Re-reads which schedules a live instance declares (after a heartbeat) and marks the table's
+   * entries live or orphaned, a slice of work at a time, putting each in or out of the due heap.
+   */
   refreshLiveness(): void {
-    if (this.leadingNow) this.serial(() => this.ctx.declarations.refreshLiveness(() => this.table.values()));
+    if (!this.leadingNow) return;
+    this.serial(async () => {
+      const { declarations } = this.ctx;
+      const live = await declarations.liveNames();
+      const table = this.table;
+      const slicer = new Slicer();
+      for (const e of table.values()) {
+        declarations.setLive(e, e.stored.runtime || live.has(e.stored.name));
+        this.due.update(e, wakeAt(e));
+        if (slicer.due) {
+          await slicer.yield();
+          if (table !== this.table) return; // swapped meanwhile: the new table's liveness was read by its load
+        }
+      }
+      this.armTimer(this.nextTimerMs(Infinity));
+    });
   }
 
   /** Stops the timer and refuses new work; {@link idle} then waits for the work under way. */
@@ -152,87 +166,94 @@ export class Firing {
   }
 
   /** Resolves when the leader work under way is done (its failure is already recorded). */
-  idle(): Promise<void> {
-    return this.work.catch(() => {});
+  async idle(): Promise<void> {
+    await this.loads.catch(() => {});
+    await this.work.catch(() => {});
   }
 
-  /** Runs leader work one piece at a time (a load never overlaps a tick). */
-  private serial(fn: () => Promise<void>): void {
-    if (this.halted) return; // stopping: no new leader work may start on a connection about to close
+  /** Runs leader work one piece at a time (a swap never overlaps a tick); resolves when `fn` is done. */
+  private serial(fn: () => Promise<void>): Promise<void> {
+    if (this.halted) return Promise.resolve(); // stopping: no new leader work may start on a connection about to close
     this.work = this.work.then(fn).catch((err) => {
       this.failures.failed(err);
       if (this.leadingNow) this.armTimer(this.failures.backoffMs);
     });
+    return this.work;
   }
 
-  /** Loads the registry and lastFired, then fires what is due (plan.ts decides about any gap). */
+  /**
+   * Loads the registry and lastFired beside the table in use (firing-load.ts), then swaps it in
+   * between ticks and fires what is due (plan.ts decides about any gap).
+   */
   private async load(): Promise<void> {
     if (!this.leadingNow) return;
-    const { client, keys, namespace, logger, declarations } = this.ctx;
-    const [[, defs], [, version]] = (await client.multi().hgetall(keys.schedules).get(keys.version).exec()) as [
-      [unknown, Record<string, string>],
-      [unknown, string | null],
-    ];
-    this.loadedVersion = Number(version ?? 0);
-    const live = await declarations.liveNames();
-    const table = new Map<string, Entry>();
-    const byQueue = new Map<string, Entry[]>();
-    for (const [name, raw] of Object.entries(defs)) {
-      let stored: StoredSchedule;
-      let spec: ScheduleSpec;
-      try {
-        stored = JSON.parse(raw) as StoredSchedule;
-        spec = storedSpec(stored);
-      } catch (err) {
-        logger.error(`Schedule definition in Redis is invalid; it does not fire (schedule=${name} error=${(err as Error).message})`);
-        continue;
+    const old = this.table;
+    const touched = new Set<string>();
+    this.touched = touched;
+    const { table, version } = await loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s));
+    const due = new DueHeap<Entry>();
+    due.rebuild(table.values(), wakeAt);
+    await this.serial(async () => {
+      if (!this.leadingNow) return;
+      // what a tick planned from the old table while this one was read: lastFired only moves forward
+      for (const name of touched) {
+        const before = this.table.get(name);
+        const e = table.get(name);
+        if (e !== undefined && before !== undefined && before.stored.queue === e.stored.queue && before.lastFired > e.lastFired) {
+          e.lastFired = before.lastFired;
+          e.next = e.spec.nextAfter(e.lastFired);
+          due.update(e, wakeAt(e));
+        }
       }
-      const entry: Entry = {
-        stored,
-        spec,
-        keys: new QueueKeys(namespace, stored.queue),
-        lastFired: stored.registeredAt ?? this.ctx.now(),
-        next: null,
-        live: false,
-        dedupTtlMs: fireDedupTtlMs(stored, spec),
-        leadMs: fireLeadMs(stored, spec),
-        // a definition stored by an older Chronos has none: the registry version just read is at least every fence set before it
-        generation: stored.generation ?? this.loadedVersion,
-      };
-      declarations.setLive(entry, stored.runtime || live.has(name));
-      table.set(name, entry);
-      pushTo(byQueue, stored.queue, entry);
-    }
-    for (const [queue, entries] of byQueue) {
-      const last = await client.hgetall(new QueueKeys(namespace, queue).lastFired);
-      for (const e of entries) {
-        if (last[e.stored.name] !== undefined) e.lastFired = Number(last[e.stored.name]);
-        e.next = e.spec.nextAfter(e.lastFired);
-      }
-    }
-    this.table = table;
-    await this.tick();
+      if (this.touched === touched) this.touched = undefined;
+      this.table = table;
+      this.due = due;
+      this.loadedVersion = version;
+      await this.tick();
+    });
   }
 
-  /** Fires what is due. */
+  /**
+   * Fires what is due: takes the due schedules from the heap, plans and fires them a slice of work
+   * at a time, puts them back by their next wake instant, and arms the timer for the earliest.
+   */
   private async tick(): Promise<void> {
     clearTimeout(this.tickTimer);
     if (!this.leadingNow || !this.ctx.running()) return;
     if (!this.ctx.leaseValid()) return;
     const now = this.ctx.now();
-    const items: FireItem[] = [];
-    for (const e of this.table.values()) {
-      if (!isPlanned(e, now)) continue;
-      const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
-      this.apply(e, p, items);
+    const taken: Entry[] = [];
+    for (let e = this.due.popDue(now); e !== undefined; e = this.due.popDue(now)) {
+      taken.push(e);
+      this.touched?.add(e.stored.name);
     }
     let retryEarly = Infinity;
-    if (items.length > 0) retryEarly = await this.fire(items);
+    const slicer = new Slicer();
+    try {
+      let items: FireItem[] = [];
+      for (const e of taken) {
+        if (isPlanned(e, now)) {
+          const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
+          this.apply(e, p, items);
+        }
+        if (slicer.due) {
+          if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
+          items = [];
+          await slicer.pace(); // a turn of the loop (the fire's round trips gave some), then a new slice
+        }
+      }
+      if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
+    } finally {
+      for (const e of taken) if (e.heapIndex < 0) this.due.update(e, wakeAt(e));
+    }
     this.failures.ok();
-    let next = retryEarly;
-    for (const e of this.table.values()) next = Math.min(next, wakeAt(e));
-    // wake at the next trigger (never spin: at least 1 ms); re-check at least every 30 s
-    this.armTimer(next === Infinity ? 30_000 : Math.min(30_000, Math.max(1, next - this.ctx.now())));
+    this.armTimer(this.nextTimerMs(retryEarly));
+  }
+
+  /** The timer to the next wake instant, ms: never spinning (at least 1 ms), re-checking at least every 30 s. */
+  private nextTimerMs(retryEarly: number): number {
+    const next = Math.min(retryEarly, this.due.nextWake);
+    return next === Infinity ? 30_000 : Math.min(30_000, Math.max(1, next - this.ctx.now()));
   }
 
   /** Applies one schedule's plan: moves its lastFired, reports catch-up and skips, queues its triggers. */
@@ -279,37 +300,13 @@ export class Firing {
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
     let retryAt = Infinity;
     const nowArg = trustLocalClock ? clock.now() : undefined;
-    const leadMs = Math.max(...items.map((i) => i.entry.leadMs));
+    let leadMs = 0;
+    for (const i of items) leadMs = Math.max(leadMs, i.entry.leadMs);
     for (const queueItems of byQueue.values()) {
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
-        const observed = chunk.map(({ entry: { stored: s }, triggerAt }) => ({
-          schedule: s.name,
-          queue: s.queue,
-          triggerAt,
-          taskId: triggerKey(s.name, triggerAt),
-        }));
-        const traceparents = this.observer.begin(observed);
-        const triggers: FireTrigger[] = chunk.map(({ entry, triggerAt, mode }, i) => {
-          const s = entry.stored;
-          const meta = newMeta(s.maxRetry, s.timeoutMs, this.ctx.now());
-          meta[META.schedule] = s.name;
-          meta[META.triggerAt] = triggerAt;
-          if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
-          // what the worker needs to apply the catch-up policy to the task if it waits in the queue (queue/stale.ts);
-          // not under a test clock: the worker judges by Redis time, which a test clock does not follow
-          if (!trustLocalClock) {
-            meta[META.catchUpWindowMs] = s.catchUpWindowMs;
-            const next = s.catchUp === 'all' ? null : entry.spec.nextAfter(triggerAt);
-            if (next !== null) meta[META.supersededAt] = next;
-          }
-          const taskId = triggerKey(s.name, triggerAt);
-          const traceparent = traceparents[i];
-          if (traceparent) meta[META.traceparent] = traceparent;
-          const { dedupTtlMs, generation } = entry;
-          const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
-          return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
-        });
+        const observed = observedOf(chunk);
+        const triggers = fireTriggers(chunk, this.observer.begin(observed), this.ctx.now(), trustLocalClock);
         if (!this.ctx.leaseValid()) return Infinity;
         const sentAt = clock.now();
         let fired: Awaited<ReturnType<typeof fireScript>>;
@@ -329,7 +326,11 @@ export class Firing {
         });
       }
     }
-    for (const e of new Set(items.map((i) => i.entry))) e.next = e.spec.nextAfter(e.lastFired);
+    let previous: Entry | undefined;
+    for (const { entry: e } of items) {
+      if (e !== previous) e.next = e.spec.nextAfter(e.lastFired); // an entry's items are adjacent
+      previous = e;
+    }
     return retryAt;
   }
 
@@ -389,11 +390,4 @@ function fencedNote(schedule: string, trigger: string, again: boolean): string {
     ? `Trigger refused again after a reload: the queue holds a newer generation of the schedule than the registry; ` +
         `waiting for the next registry change (schedule=${schedule} trigger=${trigger})`
     : `Trigger refused: the schedule changed since it was loaded; reloading (schedule=${schedule} trigger=${trigger})`;
-}
-
-/** Appends `value` to the list of `key` (first use creates the list, in insertion order). */
-function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }

@@ -5,6 +5,7 @@
  */
 import { Cron, type CronOptions } from 'croner';
 import { InvalidScheduleError } from '../errors.js';
+import { compiledCron, sharingEnabled, WeakValueCache, type CompiledCron } from './cron-compiled.js';
 import { FIELD_DEFS, FieldError, LEAP_MONTH_DAYS, MONTH_LABELS, parseField, type ParsedField } from './cron-fields.js';
 import { HOUR_MS, MINUTE_MS, TRIGGERS_BETWEEN_COUNT_LIMIT, assertInstant, latest, type ScheduleSpec } from './spec-base.js';
 import { isFixedOffsetZone, resolvedZone } from './time-zones.js';
@@ -36,20 +37,39 @@ export const DESCRIPTORS: Readonly<Record<string, string>> = Object.freeze({
   hourly: '0 * * * *',
 });
 
-/** A cron spec evaluated by croner in its IANA zone. */
+const specs = new WeakValueCache<CronScheduleSpec>();
+
+/**
+ * The cron spec of `expression` (5 fields, or a descriptor mapped to `fiveFields`) in `timeZone`:
+ * one shared frozen spec per (expression, zone) while any holder keeps it, so 10,000 schedules of
+ * one expression hold one spec; specs of different texts that compile to the same croner pattern
+ * share its compiled form (cron-compiled.ts). Specs are pure, so sharing changes no trigger.
+ * @throws InvalidScheduleError naming `schedule`, the expression and the problem (never cached).
+ */
+export function cronSpec(expression: string, fiveFields: string, timeZone: string, schedule: string | undefined): CronScheduleSpec {
+  if (!sharingEnabled()) return new CronScheduleSpec(expression, timeZone, compileCron(expression, fiveFields, timeZone, schedule));
+  const key = `${timeZone}\u0000${expression}`;
+  let spec = specs.get(key);
+  if (spec === undefined) {
+    const compiled = compileCron(expression, fiveFields, timeZone, schedule);
+    spec = new CronScheduleSpec(expression, timeZone, compiled);
+    specs.set(key, spec);
+  }
+  return spec;
+}
+
+/** A cron spec evaluated by croner in its IANA zone (build one with {@link cronSpec}). */
 export class CronScheduleSpec implements ScheduleSpec {
   readonly kind = 'cron' as const;
   readonly minPeriodMs: number;
-  readonly #cron: Cron;
+  readonly #compiled: CompiledCron;
 
   constructor(
     readonly expression: string,
-    fiveFields: string,
     readonly timeZone: string,
-    schedule: string | undefined,
+    compiled: CompiledCron,
   ) {
-    const compiled = compileCron(expression, fiveFields, timeZone, schedule);
-    this.#cron = compiled.cron;
+    this.#compiled = compiled;
     this.minPeriodMs = compiled.minPeriodMs;
     Object.freeze(this);
   }
@@ -61,8 +81,7 @@ export class CronScheduleSpec implements ScheduleSpec {
   nextAfter(afterMs: number): number | null {
     assertInstant(afterMs, 'afterMs');
     if (afterMs >= CRON_MAX_MS) return null;
-    const next = this.#cron.nextRun(new Date(Math.max(afterMs, CRON_MIN_MS - 1)));
-    return next === null ? null : next.getTime();
+    return this.#compiled.nextAfter(Math.max(afterMs, CRON_MIN_MS - 1));
   }
 
   triggersBetween(afterMs: number, untilMs: number, cap: number): { triggers: number[]; skipped: number } {
@@ -80,7 +99,7 @@ export class CronScheduleSpec implements ScheduleSpec {
     // Too many to count: find the last `cap` triggers from the end of the window. croner's
     // backward search only picks the starting point; the triggers themselves come from the
     // forward search (nextAfter), so they are exactly the ones nextAfter yields.
-    const back = this.#cron.previousRuns(cap, new Date(untilMs + 1));
+    const back = this.#compiled.cron.previousRuns(cap, new Date(untilMs + 1));
     const earliest = back.length > 0 ? back[back.length - 1]!.getTime() : untilMs;
     const tailStart = Math.max(cursor, earliest - 1);
     const tail: number[] = [];
@@ -97,13 +116,8 @@ export class CronScheduleSpec implements ScheduleSpec {
   }
 }
 
-/** The croner instance and derived facts of a validated 5-field expression. */
-function compileCron(
-  expression: string,
-  fiveFields: string,
-  timeZone: string,
-  schedule: string | undefined,
-): { cron: Cron; minPeriodMs: number } {
+/** Validates a 5-field expression and returns the shared compiled form of its croner pattern in the zone. */
+function compileCron(expression: string, fiveFields: string, timeZone: string, schedule: string | undefined): CompiledCron {
   const fail = (problem: string, cause?: unknown): never => {
     throw new InvalidScheduleError(schedule, expression, problem, cause === undefined ? undefined : { cause });
   };
@@ -164,30 +178,33 @@ function compileCron(
     // A UTC zone is evaluated with croner's fixed-offset path (same result, several times faster).
     ...(fixedUtc ? { utcOffset: 0 } : { timezone: timeZone }),
   };
-  let cron: Cron;
-  try {
-    cron = new Cron(pattern, options);
-  } catch (err) {
-    return fail(`rejected by croner${cronerFieldHint(err)}: ${err instanceof Error ? err.message : String(err)}`, err);
-  }
-
-  // Combinations the day-of-month check cannot see ('*/20' AND '5#2'): croner searches 400
-  // years, a whole Gregorian cycle, and finds nothing.
-  let first: Date | null;
-  try {
-    first = cron.nextRun(new Date(NEVER_CHECK_FROM_MS));
-  } catch (err) {
-    return fail(`rejected by croner: ${err instanceof Error ? err.message : String(err)}`, err);
-  }
-  if (first === null) {
-    fail(
-      `no date matches day-of-month ${JSON.stringify(dom.text)}, month ${JSON.stringify(month.text)} ` +
-        `and day-of-week ${JSON.stringify(dow.text)}: the schedule would never fire`,
-    );
-  }
-
+  const fixedOffset = fixedUtc || isFixedOffsetZone(timeZone);
   const interval = minute.star || hour.star;
-  return { cron, minPeriodMs: cronMinPeriodMs(minute.values, hour.values, interval, fixedUtc || isFixedOffsetZone(timeZone)) };
+  // the croner pattern, its options and the facts derived below are a function of this key
+  const key = `${fixedUtc ? '' : timeZone}\u0000${domAndDow ? 1 : 0}\u0000${pattern}`;
+  return compiledCron(key, () => {
+    let cron: Cron;
+    try {
+      cron = new Cron(pattern, options);
+    } catch (err) {
+      return fail(`rejected by croner${cronerFieldHint(err)}: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+    // Combinations the day-of-month check cannot see ('*/20' AND '5#2'): croner searches 400
+    // years, a whole Gregorian cycle, and finds nothing.
+    let first: Date | null;
+    try {
+      first = cron.nextRun(new Date(NEVER_CHECK_FROM_MS));
+    } catch (err) {
+      return fail(`rejected by croner: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+    if (first === null) {
+      fail(
+        `no date matches day-of-month ${JSON.stringify(dom.text)}, month ${JSON.stringify(month.text)} ` +
+          `and day-of-week ${JSON.stringify(dow.text)}: the schedule would never fire`,
+      );
+    }
+    return { cron, minPeriodMs: cronMinPeriodMs(minute.values, hour.values, interval, fixedOffset) };
+  });
 }
 
 /**

@@ -27,7 +27,7 @@
  * @publicApi
  */
 import { InvalidScheduleError } from '../errors.js';
-import { CronScheduleSpec, DESCRIPTORS } from './spec-cron.js';
+import { CronScheduleSpec, cronSpec, DESCRIPTORS } from './spec-cron.js';
 import { EveryScheduleSpec, makeEverySpec } from './spec-every.js';
 import {
   DAY_MS,
@@ -103,11 +103,11 @@ export function parseSpec(expression: string, options: ParseSpecOptions = {}): S
       throw new InvalidScheduleError(schedule, expression, `${hint} (known: ${known}, @every <duration>)`);
     }
     rejectCronOffset(options.offsetMs, schedule, expression);
-    return new CronScheduleSpec(expression, mapped, timeZone, schedule);
+    return cronSpec(expression, mapped, timeZone, schedule);
   }
 
   rejectCronOffset(options.offsetMs, schedule, expression);
-  return new CronScheduleSpec(expression, text, timeZone, schedule);
+  return cronSpec(expression, text, timeZone, schedule);
 }
 
 /**

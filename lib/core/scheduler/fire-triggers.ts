@@ -1,0 +1,61 @@
+/**
+ * The triggers of one fire.lua call, built from the planned items of a chunk: each trigger's task
+ * (type, payload, encoded meta) with its dedup TTL, mode and generation. Units: epoch ms.
+ */
+import { encodeMeta } from '../queue/codec.js';
+import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
+import type { FireTrigger } from '../redis/schedule-commands.js';
+import { triggerKey } from './definition.js';
+import type { ObservedTrigger } from './fire-observer.js';
+import type { Entry } from './firing-load.js';
+
+/** One trigger a tick planned: the schedule, the instant (epoch ms) and how fire.lua takes it. */
+export interface FireItem {
+  entry: Entry;
+  triggerAt: number;
+  mode: FireMode;
+}
+
+/** The triggers of a chunk as the fire observer sees them (schedule, queue, instant, task id). */
+export function observedOf(chunk: readonly FireItem[]): ObservedTrigger[] {
+  return chunk.map(({ entry: { stored: s }, triggerAt }) => ({
+    schedule: s.name,
+    queue: s.queue,
+    triggerAt,
+    taskId: triggerKey(s.name, triggerAt),
+  }));
+}
+
+/**
+ * The fire.lua triggers of a chunk.
+ * @param traceparents each trigger's `traceparent` (undefined when tracing is off), in chunk order
+ * @param nowMs the enqueue instant written into each task's meta (Redis time, epoch ms)
+ * @param trustLocalClock under a test clock the catch-up fields are left out (the worker judges by Redis time)
+ */
+export function fireTriggers(
+  chunk: readonly FireItem[],
+  traceparents: readonly (string | undefined)[],
+  nowMs: number,
+  trustLocalClock: boolean,
+): FireTrigger[] {
+  return chunk.map(({ entry, triggerAt, mode }, i) => {
+    const s = entry.stored;
+    const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
+    meta[META.schedule] = s.name;
+    meta[META.triggerAt] = triggerAt;
+    if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+    // what the worker needs to apply the catch-up policy to the task if it waits in the queue (queue/stale.ts);
+    // not under a test clock: the worker judges by Redis time, which a test clock does not follow
+    if (!trustLocalClock) {
+      meta[META.catchUpWindowMs] = s.catchUpWindowMs;
+      const next = s.catchUp === 'all' ? null : entry.spec.nextAfter(triggerAt);
+      if (next !== null) meta[META.supersededAt] = next;
+    }
+    const taskId = triggerKey(s.name, triggerAt);
+    const traceparent = traceparents[i];
+    if (traceparent) meta[META.traceparent] = traceparent;
+    const { dedupTtlMs, generation } = entry;
+    const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
+    return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
+  });
+}
