@@ -20,6 +20,8 @@ export const SCRIPT_NAMES = [
   'kill',
   'forward',
   'recover',
+  'reclaim-consumer',
+  'presence',
   'claim',
   'renew-markers',
   'requeue',
