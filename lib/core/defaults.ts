@@ -44,8 +44,11 @@ export const DEFAULTS = Object.freeze({
   livenessCheckMs: 1_000,
   /** A server whose presence tick is this late is overdue (stopped, hung, busy or dead): its queues get the visibility-timeout sweep, ms. */
   livenessStaleMs: 5_000,
-  /** A server whose liveness channel has had no subscriber for this long (same Redis run) is dead, ms. */
-  livenessGraceMs: 1_000,
+  /**
+   * A server whose liveness channel had no subscriber in presence ticks at least this far apart (Redis
+   * time, no reconnect of the observer between them) is dead, ms: with ticks every second, two ticks in a row.
+   */
+  livenessGraceMs: 750,
   /** After the observer's own connection (re)connects (a Redis restart, a failover), nobody is judged dead for this long, ms. */
   livenessReconnectGraceMs: 5_000,
   /** An overdue server is still looked at (its queues swept) for this long past its expiry; then forgotten, ms. */
