@@ -81,7 +81,10 @@ export class Liveness {
       const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
       this.readyAt = Date.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
       const sub = (this.sub = duplicateConnection(this.client));
-      await sub.subscribe(this.keys.alive(this.id));
+      const channel = this.keys.alive(this.id);
+      // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
+      sub.on('ready', () => void sub.subscribe(channel).catch(() => {}));
+      await sub.subscribe(channel);
     }
     await this.tick();
   }
