@@ -93,9 +93,13 @@ export async function recoveryWorkload(ctx: Ctx): Promise<WorkloadResult> {
       },
     ],
     notes: [
-      "The victim takes all the tasks (its handler never returns), then a survivor worker starts and the victim is SIGKILLed 0–1 s later (a random phase of the survivor's periodic checks); time runs from the kill to the survivor finishing the last task.",
+      'The victim takes all the tasks (its handler never returns), then a survivor worker starts and the victim is SIGKILLed ' +
+        "0–1 s later (a random phase of the survivor's periodic checks); time runs from the kill to the survivor finishing the last task.",
       'Rounds and both libraries run at the same time (separate namespaces): the workload is timer-bound, not load-bound.',
-      'Chronos finds the victim dead by its liveness (its subscriber connection is gone from Redis: checked every 1 s, dead when absent in two checks in a row) and reclaims its pending entries at once; the visibility timeout stays for stopped or hung workers. BullMQ has no such signal: it waits for the job locks to expire (lockDuration) and its next stalled check (stalledInterval).',
+      'Chronos finds the victim dead by its liveness (its subscriber connection is gone from Redis: checked every 1 s, dead when ' +
+        'absent in two checks in a row) and reclaims its pending entries at once; the visibility timeout stays for stopped or hung ' +
+        'workers. BullMQ has no such signal: it waits for the job locks to expire (lockDuration) and its next stalled check ' +
+        '(stalledInterval).',
     ],
   };
 }

@@ -54,7 +54,10 @@ export class Heartbeat {
       .exec();
   }
 
-  /** Removes another server, found dead by its liveness, from `<ns>:servers` and deletes its info key (so the Inspector stops listing it). */
+  /**
+   * Removes another server, found dead by its liveness, from `<ns>:servers` and deletes its info key
+   * (so the Inspector stops listing it).
+   */
   async forget(serverId: string): Promise<void> {
     await this.client.multi().zrem(this.globalKeys.servers, serverId).del(this.globalKeys.server(serverId)).exec();
   }

@@ -23,16 +23,19 @@ export interface PresenceView {
  * ticks every `DEFAULTS.livenessCheckMs` (1 s) from its main event loop (presence.lua): its score in
  * `<ns>:live` becomes Redis now + `staleAfterMs`, and it reads the others in one call.
  * - **Dead**: another server's channel had no subscriber in ticks at least `DEFAULTS.livenessGraceMs`
- *   (750 ms) apart, Redis time: two ticks in a row, so at most about 2 s after the death. When a process dies (SIGKILL, OOM, a crash) the kernel closes its sockets
- *   and Redis drops its subscription at once; its entries are reclaimed at once (reclaim-consumer.lua).
- * - **Alive but unresponsive**: a stopped (SIGSTOP), hung or busy process keeps its sockets, so it keeps
- *   its subscription and is never dead; its score goes overdue instead, which only turns on the
- *   visibility-timeout sweep (`sweepAll`): its entries are reclaimed once idle past the visibility timeout.
+ *   (750 ms) apart, Redis time: two ticks in a row, so about 1–2 s after the death. When a process dies
+ *   (SIGKILL, OOM, a crash) the kernel closes its sockets and Redis drops its subscription at once; its
+ *   entries are reclaimed at once (reclaim-consumer.lua).
+ * - **Alive but unresponsive**: a stopped (SIGSTOP), hung or busy process keeps its sockets, so it
+ *   keeps its subscription and is never dead; its score goes overdue instead, which only turns on the
+ *   visibility-timeout sweep (`sweepAll`): its entries are reclaimed once idle past the visibility
+ *   timeout.
  * - **Redis restarted or failed over**: this server's own connection drops and reconnects; for
- *   `DEFAULTS.livenessReconnectGraceMs` (5 s) after that nobody is judged, so every live server has time to
- *   reconnect and resubscribe (ioredis resubscribes by itself). A server that starts judges once Redis
- *   has been up that long (its `uptime_in_seconds`). A live server still away after the grace (reconnect
- *   attempts more than ~5 s apart) is taken for dead: its tasks run again elsewhere (at least once).
+ *   `DEFAULTS.livenessReconnectGraceMs` (5 s) after that nobody is judged, so every live server has
+ *   time to reconnect and resubscribe (ioredis resubscribes by itself). A server that starts judges
+ *   once Redis has been up that long (its `uptime_in_seconds`). A live server still away after the
+ *   grace (reconnect attempts more than ~5 s apart) is taken for dead: its tasks run again elsewhere
+ *   (at least once).
  * - **Redis Cluster**: pub/sub subscriptions are per node, so no server is judged dead on a cluster;
  *   deaths are found by the overdue score and the visibility timeout (as before liveness).
  *
