@@ -140,3 +140,17 @@ test("a Redis restart (data kept) makes no live worker look dead: nobody's task 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a worker restarted with the same serverId takes back at start what its previous process left (no waiting for the timeout)', async () => {
+  const first = await worker('W1', { CONCURRENCY: 5 }); // default visibility timeout (30 s)
+  await client.enqueueBulk(Array.from({ length: 5 }, (_, i) => ({ type: 'slow', payload: { ms: 120_000, i } })));
+  await waitFor(async () => countBy(await records(), 'start').size === 5, 'W1 to start all 5');
+  const killedAt = Date.now();
+  first.kill('SIGKILL');
+  await first.exited;
+  await worker('W1', { CONCURRENCY: 5, SLOW_CAP_MS: 20 }); // the same id, alone: nobody else could reclaim them
+  await waitFor(async () => countBy(await records(), 'done').size === 5, 'the new W1 to finish all 5', 25_000);
+  const recs = await records();
+  for (const n of countBy(recs, 'start').values()) expect(n).toBe(2);
+  for (const r of phase(recs, 'done')) expect(r.t - killedAt).toBeLessThan(DEFAULTS.visibilityTimeoutMs);
+});
