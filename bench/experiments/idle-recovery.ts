@@ -2,7 +2,7 @@
 // by source. A private redis-server; one ChronosServer (defaults) on N idle queues; after a warm-up,
 // MONITOR for a window attributes every command (a script's inner calls to that script) and
 // INFO commandstats gives the total (inner calls included), per second.
-//   node dist/bench/experiments/idle-recovery.js [queues=1,10,100] [windowSec=30]
+//   node dist/bench/experiments/idle-recovery.js [queues=1,10,100] [windowSec=30] [servers=1]
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { ChronosServer } from '../../lib/core/index.js';
@@ -15,6 +15,7 @@ const { startRedisServer } = (await import(new URL('../../../scripts/redis-util.
 
 const sizes = (process.argv[2] ?? '1,10,100').split(',').map(Number);
 const windowSec = Number(process.argv[3] ?? 30);
+const serverCount = Number(process.argv[4] ?? 1);
 const warmupMs = 6000;
 const sha = new Map<string, string>();
 for (const name of SCRIPT_NAMES) sha.set(createHash('sha1').update(expandedSource(name)).digest('hex'), name);
@@ -31,8 +32,11 @@ try {
     const admin = new Redis(url);
     const queues = Array.from({ length: n }, (_, i) => `q${i}`);
     const ns = `idle${n}`;
-    const server = new ChronosServer({ connection: url, namespace: ns, queues, logger: { log() {}, warn() {}, error() {} } });
-    await server.start();
+    const servers = Array.from(
+      { length: serverCount },
+      () => new ChronosServer({ connection: url, namespace: ns, queues, logger: { log() {}, warn() {}, error() {} } }),
+    );
+    for (const server of servers) await server.start();
     await new Promise((r) => setTimeout(r, warmupMs));
     const mon = await new Redis(url).monitor();
     mon.on('error', () => {});
@@ -61,7 +65,7 @@ try {
     );
     for (const [k, v] of rows) console.log(`  ${k.padEnd(28)} ${((v * 1000) / ms).toFixed(2).padStart(8)}/s (with its inner calls)`);
     console.log(`  Redis CPU ${(((after.cpuSec - before.cpuSec) * 100_000) / ms).toFixed(2)} %`);
-    await server.shutdown();
+    for (const server of servers) await server.shutdown();
     admin.disconnect();
   }
 } finally {
