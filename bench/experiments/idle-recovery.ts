@@ -61,7 +61,8 @@ try {
     const ms = after.at - before.at;
     const rows = [...bySource.entries()].filter(([k]) => k !== 'info').sort((a, b) => b[1] - a[1]);
     console.log(
-      `\n${serverCount} server(s) on ${n} queue(s): ${((total * 1000) / ms).toFixed(1)} commands/s in all (INFO commandstats, inner calls included), ${windowSec} s`,
+      `\n${serverCount} server(s) on ${n} queue(s): ${((total * 1000) / ms).toFixed(1)} commands/s in all ` +
+        `(INFO commandstats, inner calls included), ${windowSec} s`,
     );
     for (const [k, v] of rows) console.log(`  ${k.padEnd(28)} ${((v * 1000) / ms).toFixed(2).padStart(8)}/s (with its inner calls)`);
     console.log(`  Redis CPU ${(((after.cpuSec - before.cpuSec) * 100_000) / ms).toFixed(2)} %`);
