@@ -1,4 +1,6 @@
-// Workload 6: a worker process is SIGKILLed with tasks in flight; a second worker recovers them.
+// Workload 6: a worker process is SIGKILLed with tasks in flight; a second worker recovers them
+// (Chronos: found dead by its liveness and reclaimed at once; BullMQ: its locks expire, then the
+// stalled checker moves the jobs back).
 // Timer-bound (seconds of waiting, almost no load), so every round and both libraries run at the
 // same time, each in its own namespace/prefix.
 import { BenchChild } from '../lib/children.js';
@@ -6,7 +8,7 @@ import type { ChildMessage } from '../lib/protocol.js';
 import { nowMs } from '../lib/time.js';
 import { fill, fmt, prefixFor, type Ctx, type RunRecord, type WorkloadResult, pick } from './common.js';
 
-const TASKS = 10;
+const TASKS = 20;
 
 export async function recoveryWorkload(ctx: Ctx): Promise<WorkloadResult> {
   const settings: { chronos: Record<string, number>; bullmq: Record<string, number> } = ctx.quick
@@ -40,6 +42,8 @@ export async function recoveryWorkload(ctx: Ctx): Promise<WorkloadResult> {
         if (done.size === TASKS) allDone();
       };
       survivor.listen(onDone);
+      // the kill lands at a random phase of the survivor's periodic checks (as a crash would), not just after its start
+      await new Promise((r) => setTimeout(r, Math.random() * 1000));
       const killedAt = nowMs();
       victim.kill('SIGKILL');
       await survivor.within(allDoneP, visibilityMs + 180_000, `all ${TASKS} tasks done`);
@@ -89,8 +93,13 @@ export async function recoveryWorkload(ctx: Ctx): Promise<WorkloadResult> {
       },
     ],
     notes: [
-      'The victim takes all the tasks (its handler never returns), then a survivor worker starts and the victim is SIGKILLed; time runs from the kill to the survivor finishing the last task.',
+      'The victim takes all the tasks (its handler never returns), then a survivor worker starts and the victim is SIGKILLed ' +
+        "0–1 s later (a random phase of the survivor's periodic checks); time runs from the kill to the survivor finishing the last task.",
       'Rounds and both libraries run at the same time (separate namespaces): the workload is timer-bound, not load-bound.',
+      'Chronos finds the victim dead by its liveness (its subscriber connection is gone from Redis: checked every 1 s, dead when ' +
+        'absent in two checks in a row) and reclaims its pending entries at once; the visibility timeout stays for stopped or hung ' +
+        'workers. BullMQ has no such signal: it waits for the job locks to expire (lockDuration) and its next stalled check ' +
+        '(stalledInterval).',
     ],
   };
 }

@@ -35,8 +35,24 @@ export const DEFAULTS = Object.freeze({
   deadMaxAgeMs: 90 * 24 * 60 * 60_000,
   /** Lifetime of a daily processed/failed counter, ms (90 days). */
   counterTtlMs: 90 * 24 * 60 * 60_000,
-  /** Interval of worker server heartbeats, ms; a server is gone after 3 missed beats. */
+  /** Interval of worker server heartbeats (its info for the Inspector), ms; a server is gone after 3 missed beats. */
   serverHeartbeatMs: 5_000,
+  /**
+   * Interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
+   * `<ns>:live` and checks the other servers' liveness channels.
+   */
+  livenessCheckMs: 1_000,
+  /** A server whose presence tick is this late is overdue (stopped, hung, busy or dead): its queues get the visibility-timeout sweep, ms. */
+  livenessStaleMs: 5_000,
+  /**
+   * A server whose liveness channel had no subscriber in presence ticks at least this far apart (Redis
+   * time, no reconnect of the observer between them) is dead, ms: with ticks every second, two ticks in a row.
+   */
+  livenessGraceMs: 750,
+  /** After the observer's own connection (re)connects (a Redis restart, a failover), nobody is judged dead for this long, ms. */
+  livenessReconnectGraceMs: 5_000,
+  /** An overdue server is still looked at (its queues swept) for this long past its expiry; then forgotten, ms. */
+  livenessKeepMs: 5 * 60_000,
   /** Leader lease TTL, ms (renewed every TTL/2). */
   leaderTtlMs: 5_000,
   /** Default IANA time zone of cron schedules. */

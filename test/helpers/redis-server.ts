@@ -54,6 +54,25 @@ export class PrivateRedis {
     this.child.kill('SIGCONT');
   }
 
+  /**
+   * `SHUTDOWN SAVE` (an RDB snapshot of everything: streams, pending entries lists, keys) into `dir`,
+   * which it must have been started with (`start(['--dir', dir])`: Redis 7 refuses `CONFIG SET dir`),
+   * then starts it again on the same port from that snapshot, with `extraArgs`. A restart that keeps
+   * the data, as a persistent Redis does; clients see their connections drop and come back.
+   */
+  async restartKeepingData(dir: string, extraArgs: string[] = []): Promise<void> {
+    this.child.kill('SIGCONT');
+    const exited = new Promise((r) => this.child.once('exit', r));
+    spawn('redis-cli', ['-p', String(this.port), 'SHUTDOWN', 'SAVE'], { stdio: 'ignore' });
+    await exited;
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
+    this.child = spawn('redis-server', args, { stdio: 'ignore' });
+    await waitFor(() => ping('127.0.0.1', this.port, 200), {
+      what: `redis-server to answer PING again on port ${this.port}`,
+      timeoutMs: 10_000,
+    });
+  }
+
   /** Starts it again on the same port, empty. */
   async restart(): Promise<void> {
     await this.kill();

@@ -15,7 +15,8 @@ export interface ServerStats {
 /**
  * A worker server's presence in Redis: `<ns>:server:<id>` (its info as JSON, expiring after three
  * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
- * `DEFAULTS.serverHeartbeatMs` and removed at shutdown.
+ * `DEFAULTS.serverHeartbeatMs` and removed at shutdown. This is what the Inspector lists; whether a
+ * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
  */
 export class Heartbeat {
   private readonly startedAt = Date.now();
@@ -51,6 +52,14 @@ export class Heartbeat {
       .set(this.globalKeys.server(this.id), info, 'PX', ttl)
       .zadd(this.globalKeys.servers, Date.now() + ttl, this.id)
       .exec();
+  }
+
+  /**
+   * Removes another server, found dead by its liveness, from `<ns>:servers` and deletes its info key
+   * (so the Inspector stops listing it).
+   */
+  async forget(serverId: string): Promise<void> {
+    await this.client.multi().zrem(this.globalKeys.servers, serverId).del(this.globalKeys.server(serverId)).exec();
   }
 
   /** Removes this server from `<ns>:servers` and deletes its info key; a Redis that is gone is ignored (the key expires). */

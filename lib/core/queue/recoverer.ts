@@ -1,13 +1,21 @@
 import type { EventBus } from '../events.js';
 import type { ChronosLogger } from '../logger.js';
 import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
-import { renewMarkersScript, type HeldEntry, type PoisonTask, type RequeuedTask } from '../redis/recovery-commands.js';
+import { DEFAULTS } from '../defaults.js';
+import {
+  reclaimConsumerScript,
+  renewMarkersScript,
+  type HeldEntry,
+  type PoisonTask,
+  type RequeuedTask,
+} from '../redis/recovery-commands.js';
 import type { RedisClient } from '../redis/types.js';
 import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
 import type { ConsumedQueue, Consumer } from './consumer.js';
 import type { Executor } from './executor.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import type { Slots } from './slots.js';
+import { SweepPlan } from './sweep-plan.js';
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */
 interface Pending {
@@ -38,26 +46,64 @@ export interface RecovererDeps {
  * straight back to the queue. Keeps no state: the slot table says what this server holds.
  */
 export class Recoverer {
-  constructor(private readonly deps: RecovererDeps) {}
+  private readonly plan: SweepPlan<ConsumedQueue>;
 
-  /** Reclaims entries idle past the visibility timeout, in every queue (recover.lua via {@link Consumer.recover}). */
-  async recover(): Promise<void> {
+  constructor(private readonly deps: RecovererDeps) {
+    this.plan = new SweepPlan(deps.queues);
+  }
+
+  /**
+   * One tick of the visibility-timeout sweep (every `recoverInterval` ms): reclaims entries idle past
+   * the visibility timeout (recover.lua via {@link Consumer.recover}) in the queues {@link SweepPlan}
+   * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
+   * queue in turn plus queues asked for — so its idle cost does not grow with the number of queues.
+   */
+  async recover(sweepAll = true): Promise<void> {
     const o = this.deps.opts;
-    for (const q of this.deps.queues) {
+    for (const q of this.plan.pick(sweepAll)) {
       const { requeued, poison, lost } = await this.deps.consumer.recover(q.keys, {
         visibilityTimeoutMs: o.visibilityTimeout,
         maxDeliveries: o.maxDeliveries,
       });
-      if (requeued.length > 0) await this.requeued(q, requeued);
-      for (const p of poison) await this.poison(q, p);
-      for (const entryId of lost) this.lost(q, entryId);
+      await this.handle(q, requeued, poison, lost, 'idle past the visibility timeout');
     }
   }
 
-  private async requeued(q: ConsumedQueue, tasks: RequeuedTask[]): Promise<void> {
+  /**
+   * Reclaims at once every entry consumer `from` holds in this server's queues (reclaim-consumer.lua,
+   * 100 at a time): a server found dead by its liveness, or this server's own previous process.
+   * @returns how many tasks went back to their queue (poison and lost ones not counted).
+   * @throws the first Redis error (the caller tries again on its next tick).
+   */
+  async reclaimFrom(from: string, why: string): Promise<number> {
+    let total = 0;
+    for (const q of this.deps.queues) {
+      for (let more = true; more;) {
+        const r = await reclaimConsumerScript(this.deps.client, q.keys, {
+          consumer: this.deps.consumer.name,
+          from,
+          count: 100,
+          maxDeliveries: this.deps.opts.maxDeliveries,
+          counterTtlMs: DEFAULTS.counterTtlMs,
+        });
+        await this.handle(q, r.requeued, r.poison, r.lost, why);
+        total += r.requeued.length;
+        more = r.more;
+      }
+    }
+    return total;
+  }
+
+  private async handle(q: ConsumedQueue, requeued: RequeuedTask[], poison: PoisonTask[], lost: string[], why: string): Promise<void> {
+    if (requeued.length > 0) await this.requeued(q, requeued, why);
+    for (const p of poison) await this.poison(q, p);
+    for (const entryId of lost) this.lost(q, entryId);
+  }
+
+  private async requeued(q: ConsumedQueue, tasks: RequeuedTask[], why: string): Promise<void> {
     const { logger, events } = this.deps;
     logger.warn(
-      `Reclaimed ${tasks.length} task(s) idle past the visibility timeout and put them back in the queue ` +
+      `Reclaimed ${tasks.length} task(s) ${why} and put them back in the queue ` +
         `(queue=${q.name} ids=${tasks.map((t) => t.taskId).join(',')})`,
     );
     if (events.active) {
@@ -95,8 +141,13 @@ export class Recoverer {
    * renews its task's markers to MARKER_TTL.activeVisibilityTimeouts × the visibility timeout (claim.lua).
    */
   async extendClaims(): Promise<void> {
-    const ttl = MARKER_TTL.activeVisibilityTimeouts * this.deps.opts.visibilityTimeout;
-    for (const [q, entries] of byQueue(this.deps.slots.entries())) await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
+    const o = this.deps.opts;
+    const ttl = MARKER_TTL.activeVisibilityTimeouts * o.visibilityTimeout;
+    for (const [q, entries] of byQueue(this.deps.slots.entries())) {
+      const { gone } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
+      // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
+      if (gone.length > 0) this.plan.later(q, Date.now() + o.visibilityTimeout + o.recoverInterval);
+    }
   }
 
   /** Deletes, in every queue's consumer group, the consumers of servers that are gone. */

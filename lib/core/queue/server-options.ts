@@ -26,9 +26,16 @@ export interface ServerOptions {
   strictPriority?: boolean;
   /** Grace for in-flight handlers at shutdown before they are aborted and requeued, ms. @defaultValue 8000 */
   shutdownTimeout?: number;
-  /** A pending entry idle this long is reclaimed from its (presumably dead) consumer, ms. @defaultValue 30000 */
+  /**
+   * A pending entry idle this long is reclaimed from its consumer, ms: a consumer that is alive but
+   * stopped or hung (a server whose process is gone is found by its liveness and reclaimed at once).
+   * @defaultValue 30000
+   */
   visibilityTimeout?: number;
-  /** How often this server looks for entries idle past the visibility timeout, ms. @defaultValue 2000 */
+  /**
+   * How often this server sweeps for entries idle past the visibility timeout, ms: every queue while
+   * another server is overdue (its main loop stopped), else one queue in turn. @defaultValue 2000
+   */
   recoverInterval?: number;
   /** Reclaims before a task is dead as poison. @defaultValue 5 */
   maxDeliveries?: number;
@@ -47,7 +54,11 @@ export interface ServerOptions {
    * instead of logging a warning. @defaultValue false
    */
   requireNoEviction?: boolean;
-  /** Id of this server: its consumer name in every group. @defaultValue `<hostname>:<pid>:<random>` */
+  /**
+   * Id of this server: its consumer name in every group. A server started with a given id takes back
+   * at start, at once, what its previous process left pending under that id (it crashed): never run
+   * two live servers with one id. @defaultValue `<hostname>:<pid>:<random>`
+   */
   serverId?: string;
   /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */
   logger?: ChronosLogger;

@@ -12,6 +12,7 @@ import { Executor } from './executor.js';
 import { Fetcher } from './fetcher.js';
 import { Forwarder } from './forwarder.js';
 import { Heartbeat } from './heartbeat.js';
+import { Liveness } from './liveness.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
 import { listenForCancels, type CancelListener } from './cancel-listener.js';
@@ -36,7 +37,8 @@ export class ShutdownAbort extends Error {
  * per queue, this server's id as the consumer), runs their handlers with at most `concurrency` at
  * once, acks successes (batched: one script per queue per event-loop turn), retries failures with
  * backoff, dead-letters tasks whose budget is spent, forwards due delayed/retry tasks, and
- * reclaims entries of crashed consumers.
+ * reclaims entries of crashed consumers: at once for a server whose process is gone (its liveness,
+ * see `Liveness`), after the visibility timeout for one that is stopped or hung.
  *
  * A schedule trigger's task may arrive before its instant (the leader enqueues up to a second
  * ahead): the server keeps it, with a slot reserved, and starts it at the instant by a Node timer
@@ -75,6 +77,9 @@ export class ChronosServer {
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
   private readonly heartbeat: Heartbeat;
+  private readonly liveness: Liveness;
+  /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
+  private readonly fixedId: boolean;
   /** Redis time − local clock, from the forwarder's round trips: when a held trigger task's instant comes. */
   private readonly clockOffset = new ClockOffset();
 
@@ -86,6 +91,7 @@ export class ChronosServer {
     this.queues = entries.map(([name, weight]) => ({ name, weight, keys: new QueueKeys(this.namespace, name) }));
     if (opts.strictPriority && !listed) this.queues.sort((a, b) => b.weight - a.weight);
     this.id = options.serverId ?? newInstanceId();
+    this.fixedId = options.serverId !== undefined;
     this.mux = options.mux ?? new Mux();
     this.events = options.events ?? new EventBus();
     const logger = (this.logger = options.logger ?? consoleLogger('Worker'));
@@ -120,6 +126,7 @@ export class ChronosServer {
       processed: this.executor.processed,
       failed: this.executor.failed,
     }));
+    this.liveness = new Liveness(client, globalKeys, this.id, opts, logger);
   }
 
   /** The Redis client of this server (shared with the app's client when the app passed one in). */
@@ -198,16 +205,33 @@ export class ChronosServer {
       await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
       await this.fetcher.refreshPaused();
       await this.heartbeat.beat();
+      await this.liveness.open();
+      // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
+      if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
     } catch (err) {
       await this.shutdown();
       throw err;
     }
     if (this.state !== 'starting') return; // shut down while starting
     this.state = 'running';
-    const { loops, recoverer, opts } = this;
+    const { loops, recoverer, opts, liveness, heartbeat } = this;
     loops.start(this.fetcher.run());
     loops.start(this.forwarder.run());
-    loops.every(opts.recoverInterval, () => recoverer.recover(), 'Recovering idle tasks');
+    let sweepAll = true;
+    loops.every(
+      DEFAULTS.livenessCheckMs,
+      async () => {
+        const view = await liveness.tick();
+        sweepAll = view.sweepAll;
+        for (const id of view.dead) {
+          await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
+          liveness.handled(id);
+          await heartbeat.forget(id);
+        }
+      },
+      'Checking the liveness of worker servers',
+    );
+    loops.every(opts.recoverInterval, () => recoverer.recover(sweepAll), 'Recovering idle tasks');
     loops.every(Math.max(100, Math.floor(opts.visibilityTimeout / 3)), () => recoverer.extendClaims(), 'Extending claims');
     loops.every(DEFAULTS.serverHeartbeatMs, () => this.heartbeat.beat(), 'Server heartbeat');
     loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
@@ -273,8 +297,9 @@ export class ChronosServer {
       await this.acker.flush();
       this.acker.stop();
       await this.recoverer.releaseOwnPending();
+      await this.liveness.close();
       await this.heartbeat.remove();
-    }
+    } else await this.liveness.close(false);
     this.state = 'stopped';
     this.executor.stop();
     await this.cancels?.close();

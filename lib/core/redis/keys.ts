@@ -6,7 +6,7 @@
  * Cluster (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
  * - per queue:   `<ns>:{<ns>:<queue>}:<suffix>`
  * - scheduler:   `<ns>:{<ns>:sched}:<suffix>`
- * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `server:<id>`: one slot of their own)
+ * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `live`, `server:<id>`: one slot of their own)
  */
 
 /** Name of the one consumer group every queue stream has. */
@@ -177,6 +177,11 @@ export class GlobalKeys {
   /** ZSET worker server id → expires-at (epoch ms). */
   readonly servers: string;
   /**
+   * ZSET worker server id → expires-at (epoch ms, Redis time): renewed by each server's presence tick
+   * (presence.lua, every `DEFAULTS.livenessCheckMs`), so an overdue score means its main loop stopped.
+   */
+  readonly live: string;
+  /**
    * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
    * the task was dead-lettered, so the server running it aborts its signal.
    */
@@ -190,7 +195,21 @@ export class GlobalKeys {
     this.queues = this.prefix + 'queues';
     this.paused = this.prefix + 'paused';
     this.servers = this.prefix + 'servers';
+    this.live = this.prefix + 'live';
     this.cancelChannel = `${namespace}:cancel`;
+  }
+
+  /**
+   * Pub/sub channel a worker server stays subscribed to while its process lives (its liveness: Redis
+   * drops the subscription when the process's connection closes). Nothing is published on it.
+   */
+  alive(serverId: string): string {
+    return this.aliveChannelPrefix + serverId;
+  }
+
+  /** The prefix of every {@link alive} channel (`<ns>:{<ns>:global}:alive:`). */
+  get aliveChannelPrefix(): string {
+    return this.prefix + 'alive:';
   }
 
   /** STRING JSON info of one worker server, with a PX TTL. */

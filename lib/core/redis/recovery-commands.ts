@@ -1,12 +1,13 @@
-import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
+import { CONSUMER_GROUP, utcDay, type GlobalKeys, type QueueKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import type { RedisClient } from './types.js';
 
 /**
  * Typed wrappers of the scripts that keep the pending entries lists honest (the rest are in
- * commands.ts): recover.lua (reclaim, poison, lost), claim.lua (claims and markers of a live
- * consumer) and renew-markers.lua (markers of tasks put back in the stream). Durations are ms,
- * instants epoch ms.
+ * commands.ts): recover.lua (reclaim past the visibility timeout, poison, lost), reclaim-consumer.lua
+ * (reclaim a dead consumer's entries at once), presence.lua (liveness of the worker servers),
+ * claim.lua (claims and markers of a live consumer) and renew-markers.lua (markers of tasks put back
+ * in the stream). Durations are ms, instants epoch ms.
  */
 
 /** One round of recover.lua. */
@@ -123,4 +124,68 @@ export async function renewMarkersScript(
 /** True when a recoverer took `entryId` from its consumer lately (it is in `<q>:reclaimed`); false when it is simply gone. */
 export async function wasReclaimed(client: RedisClient, keys: QueueKeys, entryId: string): Promise<boolean> {
   return (await client.zscore(keys.reclaimed, entryId)) !== null;
+}
+
+/** One call of reclaim-consumer.lua: what it did to the entries of `from`, and whether more may be pending. */
+export interface ReclaimOutcome {
+  requeued: RequeuedTask[];
+  poison: PoisonTask[];
+  /** Entry ids whose stream entry was gone: lost (counted in the day's lost counter). */
+  lost: string[];
+  /** True when `count` entries were pending: call again for the rest. */
+  more: boolean;
+}
+
+/**
+ * Takes up to `count` pending entries of consumer `from` at once, whatever their idle time, to
+ * `consumer` (reclaim-consumer.lua): back to the stream, poison to kill, or lost, as recover.lua does.
+ */
+export async function reclaimConsumerScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  r: { consumer: string; from: string; count: number; maxDeliveries: number; counterTtlMs: number },
+): Promise<ReclaimOutcome> {
+  const [requeued, poison, lost, more] = await runScript<[[string, string, string][], [string, string][], string[], number]>(
+    client,
+    'reclaim-consumer',
+    [keys.stream, keys.reclaimed, keys.lost(utcDay(Date.now()))],
+    [CONSUMER_GROUP, r.consumer, r.from, r.count, r.maxDeliveries, r.counterTtlMs],
+  );
+  return {
+    requeued: requeued.map(([taskId, type, meta]) => ({ taskId, type, meta })),
+    poison: poison.map(([entryId, stored]) => ({ entryId, stored })),
+    lost,
+    more: more === 1,
+  };
+}
+
+/** What one presence tick saw (presence.lua), Redis time. */
+export interface PresenceOutcome {
+  /** Redis time of the tick, epoch ms. */
+  nowMs: number;
+  /** Other servers with no subscriber on their liveness channel (only read with `judge`). */
+  silent: string[];
+  /** Other servers whose score has passed (their main loop has not ticked for their `staleAfterMs`), with by how much, ms. */
+  overdue: { id: string; overdueMs: number }[];
+}
+
+/**
+ * A worker server's presence tick (presence.lua): renews `serverId`'s score in `<ns>:live` to Redis
+ * now + `staleAfterMs` (unless `register` is false), drops members expired more than `keepMs` ago,
+ * and reports the overdue servers and, with `judge`, those whose liveness channel has no subscriber.
+ */
+export async function presenceScript(
+  client: RedisClient,
+  keys: GlobalKeys,
+  p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean; register: boolean },
+): Promise<PresenceOutcome> {
+  const [nowMs, silent, flat] = await runScript<[number, string[], (string | number)[]]>(
+    client,
+    'presence',
+    [keys.live],
+    [p.serverId, p.staleAfterMs, p.keepMs, p.judge ? '1' : '0', keys.aliveChannelPrefix, p.register ? '1' : '0'],
+  );
+  const overdue: { id: string; overdueMs: number }[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
+  return { nowMs, silent, overdue };
 }

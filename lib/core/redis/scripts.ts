@@ -21,6 +21,8 @@ export const SCRIPT_NAMES = [
   'kill',
   'forward',
   'recover',
+  'reclaim-consumer',
+  'presence',
   'claim',
   'renew-markers',
   'requeue',

@@ -24,52 +24,12 @@
 ]]
 -- @include now-ms
 -- @include counter
-local META = { crashes = 'c', lastError = 'le', failedAt = 'fa', deadReason = 'rs' } -- protocol.ts META
-local DEAD_REASON = { poison = 'poison' } -- protocol.ts DEAD_REASON
-local RECLAIMED_MEMORY = { keepMs = 86400000, keepCount = 10000 } -- protocol.ts RECLAIMED_MEMORY
+-- @include reclaim-entries
 local now = nowMs()
 local group = ARGV[1]
 local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 local requeued, poison, lost = {}, {}, {}
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
-for _, e in ipairs(res[2]) do
-  local entryId, fields = e[1], e[2]
-  if not fields then
-    lost[#lost + 1] = entryId -- Redis < 7.0: a deleted entry comes back without fields
-    redis.call('XACK', KEYS[1], group, entryId)
-  else
-    local f = {}
-    for i = 1, #fields, 2 do f[fields[i]] = fields[i + 1] end
-    local ok, meta = pcall(cjson.decode, f['meta'] or '')
-    if not ok or type(meta) ~= 'table' then meta = {} end
-    local crashes = (tonumber(meta[META.crashes]) or 0) + 1
-    meta[META.crashes] = crashes
-    local taskId = f['id'] or entryId
-    redis.call('ZADD', KEYS[2], now, entryId)
-    if crashes > tonumber(ARGV[5]) then
-      meta[META.lastError] = 'poison: delivered ' .. crashes
-        .. ' times without finishing (reclaimed after the visibility timeout each time)'
-      meta[META.failedAt] = now
-      meta[META.deadReason] = DEAD_REASON.poison
-      poison[#poison + 1] = {entryId, cjson.encode({taskId, f['type'] or '', f['payload'] or '', cjson.encode(meta)})}
-    else
-      local copy = {}
-      for i = 1, #fields, 2 do
-        copy[#copy + 1] = fields[i]
-        if fields[i] == 'meta' then copy[#copy + 1] = cjson.encode(meta) else copy[#copy + 1] = fields[i + 1] end
-      end
-      if not f['meta'] then copy[#copy + 1] = 'meta'; copy[#copy + 1] = cjson.encode(meta) end
-      redis.call('XADD', KEYS[1], '*', unpack(copy))
-      redis.call('XACK', KEYS[1], group, entryId)
-      redis.call('XDEL', KEYS[1], entryId)
-      requeued[#requeued + 1] = {taskId, f['type'] or '', cjson.encode(meta)}
-    end
-  end
-end
-if #requeued + #poison > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - RECLAIMED_MEMORY.keepMs)
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -RECLAIMED_MEMORY.keepCount - 1)
-  redis.call('PEXPIRE', KEYS[2], RECLAIMED_MEMORY.keepMs)
-end
+reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost)
 if #lost > 0 then countToday(KEYS[3], #lost, ARGV[6]) end
 return {requeued, poison, lost, res[1]}

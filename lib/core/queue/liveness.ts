@@ -1,0 +1,149 @@
+import { DEFAULTS } from '../defaults.js';
+import type { ChronosLogger } from '../logger.js';
+import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import type { GlobalKeys } from '../redis/keys.js';
+import { presenceScript } from '../redis/recovery-commands.js';
+
+/** What one presence tick found. */
+export interface PresenceView {
+  /** Servers found dead by their liveness and not handled yet: reclaim their entries now, then call {@link Liveness.handled}. */
+  readonly dead: readonly string[];
+  /**
+   * True when another server is overdue (its main loop stopped ticking: stopped, hung, busy) and its
+   * entries may be crossing the visibility timeout now: every queue wants the visibility-timeout sweep.
+   */
+  readonly sweepAll: boolean;
+}
+
+/**
+ * The liveness of the worker servers of a namespace, as one server sees it.
+ *
+ * The rule. Each server keeps a dedicated subscriber connection on its own channel
+ * (`<ns>:{<ns>:global}:alive:<id>`, nothing is published on it) for as long as its process lives, and
+ * ticks every `DEFAULTS.livenessCheckMs` (1 s) from its main event loop (presence.lua): its score in
+ * `<ns>:live` becomes Redis now + `staleAfterMs`, and it reads the others in one call.
+ * - **Dead**: another server's channel had no subscriber in ticks at least `DEFAULTS.livenessGraceMs`
+ *   (750 ms) apart, Redis time: two ticks in a row, so about 1–2 s after the death. When a process dies
+ *   (SIGKILL, OOM, a crash) the kernel closes its sockets and Redis drops its subscription at once; its
+ *   entries are reclaimed at once (reclaim-consumer.lua).
+ * - **Alive but unresponsive**: a stopped (SIGSTOP), hung or busy process keeps its sockets, so it
+ *   keeps its subscription and is never dead; its score goes overdue instead, which only turns on the
+ *   visibility-timeout sweep (`sweepAll`): its entries are reclaimed once idle past the visibility
+ *   timeout.
+ * - **Redis restarted or failed over**: this server's own connection drops and reconnects; for
+ *   `DEFAULTS.livenessReconnectGraceMs` (5 s) after that nobody is judged, so every live server has
+ *   time to reconnect and resubscribe (ioredis resubscribes by itself). A server that starts judges
+ *   once Redis has been up that long (its `uptime_in_seconds`). A live server still away after the
+ *   grace (reconnect attempts more than ~5 s apart) is taken for dead: its tasks run again elsewhere
+ *   (at least once).
+ * - **Redis Cluster**: pub/sub subscriptions are per node, so no server is judged dead on a cluster;
+ *   deaths are found by the overdue score and the visibility timeout (as before liveness).
+ *
+ * A host that vanishes without closing its sockets (power loss, a network partition) keeps its
+ * subscription until Redis's tcp-keepalive drops it: until then it is overdue, and its entries come
+ * back after the visibility timeout.
+ */
+export class Liveness {
+  private sub?: RedisClient;
+  /** When the observer's connection last became ready, epoch ms (local); bumps {@link epoch}. */
+  private readyAt = Date.now();
+  private epoch = 0;
+  /** Server id → Redis time (epoch ms) of the first tick that found its channel without a subscriber. */
+  private readonly silentSince = new Map<string, number>();
+  /** Dead servers whose entries this server has reclaimed: not reported again unless they come back. */
+  private readonly done = new Set<string>();
+  private readonly staleAfterMs: number;
+  private readonly onReady = () => {
+    this.readyAt = Date.now();
+    this.epoch++;
+    this.silentSince.clear();
+  };
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: GlobalKeys,
+    private readonly id: string,
+    private readonly opts: { readonly visibilityTimeout: number; readonly recoverInterval: number },
+    private readonly logger: ChronosLogger,
+  ) {
+    // late by this much means the main loop stopped; at most half the visibility timeout, at least 2 ticks
+    this.staleAfterMs = Math.max(2 * DEFAULTS.livenessCheckMs, Math.min(DEFAULTS.livenessStaleMs, Math.floor(opts.visibilityTimeout / 2)));
+  }
+
+  /** True when this server judges deaths (standalone Redis); false on a cluster (see the class doc). */
+  get judges(): boolean {
+    return !(this.client as { isCluster?: boolean }).isCluster;
+  }
+
+  /** Subscribes the liveness connection (standalone only) and writes the first presence score. */
+  async open(): Promise<void> {
+    this.client.on('ready', this.onReady);
+    if (this.judges) {
+      // the reconnect grace counts from Redis's own start (uptime): a server started long after it judges at once
+      const info = await this.client.info('server');
+      const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
+      this.readyAt = Date.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
+      const sub = (this.sub = duplicateConnection(this.client));
+      const channel = this.keys.alive(this.id);
+      // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
+      sub.on('ready', () => void sub.subscribe(channel).catch(() => {}));
+      await sub.subscribe(channel);
+    }
+    await this.tick();
+  }
+
+  /**
+   * One presence tick: renews this server's score, and reports the servers found dead (not yet
+   * handled) and whether an overdue server wants the visibility-timeout sweep of every queue.
+   */
+  async tick(): Promise<PresenceView> {
+    const epoch = this.epoch;
+    const r = await presenceScript(this.client, this.keys, {
+      serverId: this.id,
+      staleAfterMs: this.staleAfterMs,
+      keepMs: DEFAULTS.livenessKeepMs,
+      judge: this.judges,
+      register: true,
+    });
+    const o = this.opts;
+    // an overdue server's entries may pass the visibility timeout from (its last tick + VT): sweep until two sweeps after that
+    const window = o.visibilityTimeout - this.staleAfterMs + 2 * o.recoverInterval + DEFAULTS.livenessCheckMs;
+    const sweepAll = r.overdue.some((s) => !this.done.has(s.id) && s.overdueMs <= window);
+    const silent = new Set(r.silent);
+    for (const id of this.done) if (!silent.has(id)) this.done.delete(id); // back (it was not dead) or forgotten
+    for (const id of this.silentSince.keys()) if (!silent.has(id)) this.silentSince.delete(id);
+    if (epoch !== this.epoch || Date.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs) {
+      this.silentSince.clear(); // Redis may have restarted: live servers may still be reconnecting
+      return { dead: [], sweepAll };
+    }
+    const dead: string[] = [];
+    for (const id of silent) {
+      if (this.done.has(id)) continue;
+      const since = this.silentSince.get(id);
+      if (since === undefined) this.silentSince.set(id, r.nowMs);
+      else if (r.nowMs - since >= DEFAULTS.livenessGraceMs) dead.push(id);
+    }
+    if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
+    return { dead, sweepAll };
+  }
+
+  /** Marks a dead server's entries as reclaimed by this server (in all its queues): it is not reported again. */
+  handled(serverId: string): void {
+    this.done.add(serverId);
+    this.silentSince.delete(serverId);
+  }
+
+  /**
+   * Removes this server's presence (with `remove`, at a shutdown after running) and closes the
+   * liveness connection; a Redis that is gone is ignored.
+   */
+  async close(remove = true): Promise<void> {
+    this.client.off('ready', this.onReady);
+    try {
+      if (remove) await this.client.zrem(this.keys.live, this.id);
+    } catch {
+      /* Redis gone: the score expires and is dropped by the others' ticks */
+    }
+    if (this.sub) await closeClient(this.sub);
+  }
+}

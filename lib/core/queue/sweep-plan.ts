@@ -1,0 +1,48 @@
+/**
+ * Which queues the visibility-timeout sweep of a worker server looks at on each tick (every
+ * `recoverInterval` ms). Liveness finds dead servers (their entries are reclaimed at once), so the
+ * sweep is a safety net for consumers that are alive but unresponsive (stopped, hung: their score in
+ * `<ns>:live` is overdue), consumers nobody knows (a server of an older version, or forgotten), and
+ * pending entries whose stream entry is gone (lost). Its picks:
+ * - the first tick: every queue (orphans from before this server started);
+ * - while `sweepAll` (an overdue server's entries may be crossing the visibility timeout): every queue,
+ *   so such entries come back about one `recoverInterval` after the timeout, as they always did;
+ * - otherwise: one queue in turn (each queue is swept every `queues × recoverInterval` ms), plus the
+ *   queues asked for with {@link later} once their time has come.
+ * So an idle server costs about one recover.lua per `recoverInterval`, whatever its number of queues.
+ */
+export class SweepPlan<Q> {
+  private next = 0;
+  private first = true;
+  /** Queue → when it wants a sweep (epoch ms, local clock). */
+  private readonly due = new Map<Q, number>();
+
+  /** @param queues every queue of the server, in a fixed order. */
+  constructor(private readonly queues: readonly Q[]) {}
+
+  /** The queues to sweep on this tick; `now` is epoch ms. */
+  pick(sweepAll: boolean, now = Date.now()): Q[] {
+    if (this.first || sweepAll) {
+      this.first = false;
+      this.due.clear();
+      return [...this.queues];
+    }
+    const out = new Set<Q>();
+    if (this.queues.length > 0) {
+      out.add(this.queues[this.next]);
+      this.next = (this.next + 1) % this.queues.length;
+    }
+    for (const [q, at] of this.due) {
+      if (at > now) continue;
+      out.add(q);
+      this.due.delete(q);
+    }
+    return [...out];
+  }
+
+  /** Asks for a sweep of `queue` at `at` (epoch ms) or soon after; the earliest request wins. */
+  later(queue: Q, at: number): void {
+    const was = this.due.get(queue);
+    if (was === undefined || at < was) this.due.set(queue, at);
+  }
+}

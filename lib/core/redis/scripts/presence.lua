@@ -1,0 +1,48 @@
+--[[ presence
+  A worker server's presence tick (every DEFAULTS.livenessCheckMs from its main event loop): renew its
+  own score in <ns>:live (now + staleAfterMs) and read the others. A server is overdue when its score
+  has passed (its main loop has not ticked for staleAfterMs: stopped, hung, busy or dead); members
+  overdue longer than keepMs are dropped. With judge = "1" (standalone Redis) it also reports which
+  other servers have no subscriber on their liveness channel (PUBSUB NUMSUB, one call for all): a
+  process that is gone has its connections closed by the kernel, so Redis drops its subscription at
+  once, while a stopped or busy process keeps it. Redis time throughout.
+  KEYS[1]  <ns>:{<ns>:global}:live       ZSET    server id -> expires-at (epoch ms)
+  ARGV[1]  serverId                      string  the ticking server
+  ARGV[2]  staleAfterMs                  integer ms
+  ARGV[3]  keepMs                        integer ms
+  ARGV[4]  judge                         "1" to read the liveness channels, else "0"
+  ARGV[5]  channelPrefix                 string  <ns>:{<ns>:global}:alive: (+ server id = its channel)
+  ARGV[6]  register                      "1" to write this server's own score, else "0" (shutting down)
+  Returns  {redisNowMs, {ids of other servers without a subscriber}, {id, ms overdue, id, ms overdue, …} of the
+           other servers overdue}
+]]
+-- @include now-ms
+local now = nowMs()
+local keep = tonumber(ARGV[3])
+if ARGV[6] == '1' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end
+local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local others, overdue, gone = {}, {}, {}
+for i = 1, #rows, 2 do
+  local id, expiresAt = rows[i], tonumber(rows[i + 1])
+  if expiresAt < now - keep then gone[#gone + 1] = id
+  elseif id ~= ARGV[1] then
+    others[#others + 1] = id
+    if expiresAt < now then
+      overdue[#overdue + 1] = id
+      overdue[#overdue + 1] = now - expiresAt
+    end
+  end
+end
+if #gone > 0 then redis.call('ZREM', KEYS[1], unpack(gone)) end
+local silent = {}
+if ARGV[4] == '1' then
+  for i = 1, #others, 500 do
+    local channels = {}
+    for j = i, math.min(i + 499, #others) do channels[#channels + 1] = ARGV[5] .. others[j] end
+    local counts = redis.call('PUBSUB', 'NUMSUB', unpack(channels))
+    for j = 2, #counts, 2 do
+      if tonumber(counts[j]) == 0 then silent[#silent + 1] = others[i + j / 2 - 1] end
+    end
+  end
+end
+return {now, silent, overdue}

@@ -1,0 +1,91 @@
+// The liveness scripts against a real Redis (lib/core/redis/recovery-commands.ts): reclaim-consumer.lua
+// takes one consumer's entries at once (requeued with the crash counted, poison, lost) and nobody
+// else's; presence.lua reports overdue servers and those without a subscriber on their channel.
+import type { Redis } from 'ioredis';
+import { openConnection, duplicateConnection } from '../../lib/core/redis/connection.js';
+import { CONSUMER_GROUP, GlobalKeys, QueueKeys, utcDay } from '../../lib/core/redis/keys.js';
+import { META, entryFields, newMeta } from '../../lib/core/redis/protocol.js';
+import { presenceScript, reclaimConsumerScript } from '../../lib/core/redis/recovery-commands.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+
+let ns: string;
+let client: Redis;
+beforeEach(() => {
+  ns = newNamespace('livescript');
+  client = openConnection(redisUrl()).client as Redis;
+});
+afterEach(async () => {
+  client.disconnect();
+  await deleteNamespace(ns);
+});
+
+/** Adds a task to the stream and has `consumer` read it (pending for it). */
+async function pendingFor(keys: QueueKeys, consumer: string, id: string, crashes = 0): Promise<string> {
+  const meta = { ...newMeta(3, 0, Date.now()), [META.crashes]: crashes };
+  await client.xadd(keys.stream, '*', ...entryFields(id, 'job', '{}', JSON.stringify(meta)));
+  const reply = (await client.call('XREADGROUP', 'GROUP', CONSUMER_GROUP, consumer, 'COUNT', 1, 'STREAMS', keys.stream, '>')) as [
+    string,
+    [string, string[]][],
+  ][];
+  return reply[0][1][0][0];
+}
+
+const reclaim = (keys: QueueKeys, from: string, count = 100) =>
+  reclaimConsumerScript(client, keys, { consumer: 'me', from, count, maxDeliveries: 2, counterTtlMs: 60_000 });
+
+test("reclaim-consumer takes one consumer's entries at once: requeued with the crash counted, poison, lost; others' left", async () => {
+  const keys = new QueueKeys(ns, 'q');
+  await client.call('XGROUP', 'CREATE', keys.stream, CONSUMER_GROUP, '0', 'MKSTREAM');
+  await pendingFor(keys, 'dead', 'a');
+  await pendingFor(keys, 'dead', 'p', 2); // a third crash: poison
+  const gone = await pendingFor(keys, 'dead', 'g');
+  const theirs = await pendingFor(keys, 'alive', 'b');
+  await client.xdel(keys.stream, gone);
+  const r = await reclaim(keys, 'dead');
+  expect(r.requeued.map((t) => t.taskId)).toEqual(['a']);
+  expect(JSON.parse(r.requeued[0].meta)[META.crashes]).toBe(1);
+  expect(r.poison).toHaveLength(1);
+  expect(JSON.parse(r.poison[0].stored)[0]).toBe('p');
+  expect(r.lost).toEqual([gone]);
+  expect(r.more).toBe(false);
+  expect(await client.get(keys.lost(utcDay(Date.now())))).toBe('1');
+  // the poison task is the recoverer's now (to kill); the live consumer's entry is untouched
+  const pel = (await client.call('XPENDING', keys.stream, CONSUMER_GROUP, '-', '+', 10)) as [string, string][];
+  expect(pel.map(([, c]) => c).sort()).toEqual(['alive', 'me']);
+  expect(pel.find(([, c]) => c === 'alive')![0]).toBe(theirs);
+  expect(await client.zcard(keys.reclaimed)).toBe(2); // a and p: a late ack of theirs is told "reclaimed"
+  expect((await reclaim(keys, 'dead')).requeued).toEqual([]);
+});
+
+test('reclaim-consumer says when more entries may be pending (count reached)', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  await client.call('XGROUP', 'CREATE', keys.stream, CONSUMER_GROUP, '0', 'MKSTREAM');
+  for (const id of ['a', 'b', 'c']) await pendingFor(keys, 'dead', id);
+  expect((await reclaim(keys, 'dead', 2)).more).toBe(true);
+  const last = await reclaim(keys, 'dead', 2);
+  expect(last.requeued.map((t) => t.taskId)).toEqual(['c']);
+  expect(last.more).toBe(false);
+});
+
+test('presence: overdue servers and servers without a subscriber on their liveness channel; itself never', async () => {
+  const g = new GlobalKeys(ns);
+  const sub = duplicateConnection(client);
+  try {
+    await sub.subscribe(g.alive('up'));
+    const tick = (serverId: string, staleAfterMs = 5000) =>
+      presenceScript(client, g, { serverId, staleAfterMs, keepMs: 60_000, judge: true, register: true });
+    await tick('up');
+    await tick('down');
+    await client.zadd(g.live, Date.now() - 10_000, 'stopped'); // its last tick was long ago
+    await client.zadd(g.live, Date.now() - 120_000, 'forgotten'); // past keepMs: dropped
+    const r = await tick('me');
+    expect(r.silent.sort()).toEqual(['down', 'stopped']);
+    expect(r.overdue.map((o) => o.id)).toEqual(['stopped']);
+    expect(r.overdue[0].overdueMs).toBeGreaterThanOrEqual(9000);
+    expect(await client.zscore(g.live, 'forgotten')).toBeNull();
+    const noJudge = await presenceScript(client, g, { serverId: 'me', staleAfterMs: 5000, keepMs: 60_000, judge: false, register: true });
+    expect(noJudge.silent).toEqual([]);
+  } finally {
+    sub.disconnect();
+  }
+});
