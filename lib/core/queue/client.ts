@@ -8,6 +8,8 @@ import { closeConnection, openConnection, type ConnectionHandle, type RedisConne
 import { SlotPipeline } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
+import { pipeLowerDue } from '../redis/due-commands.js';
+import { wrapScriptError } from '../redis/scripts.js';
 import { META, entryFields, newMeta } from '../redis/protocol.js';
 import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
 
@@ -197,8 +199,10 @@ export class ChronosClient {
       if (isPlain(p)) {
         await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, encodeMeta(p.meta)));
         result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
-      } else {
+      } else if (dueAt(p) === undefined) {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
+      } else {
+        result = await this.enqueueDelayed(p);
       }
     } catch (err) {
       span?.end(err);
@@ -238,6 +242,8 @@ export class ChronosClient {
         pipeline.add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)));
       }
     }
+    const due = this.globalKeys.due;
+    for (const [queue, at] of earliestDue(prepared)) pipeline.add(due, (c) => pipeLowerDue(c, due, queue, at));
     let replies: [Error | null, unknown][];
     try {
       replies = await pipeline.exec();
@@ -275,6 +281,20 @@ export class ChronosClient {
       this.queueKeys.set(queue, k);
     }
     return k;
+  }
+
+  /**
+   * A delayed enqueue: enqueue.lua and the due-time index's `ZADD LT` in one round trip (one pipeline;
+   * one per slot on a cluster). An index write that fails is left to the forwarders' sweep.
+   */
+  private async enqueueDelayed(p: Prepared): Promise<EnqueueResult> {
+    const due = this.globalKeys.due;
+    const pipeline = new SlotPipeline(this.conn.client)
+      .add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)))
+      .add(due, (c) => pipeLowerDue(c, due, p.keys.queue, dueAt(p)!));
+    const [[err, reply]] = await pipeline.exec();
+    if (err) throw wrapScriptError('enqueue', err);
+    return toResult(p, enqueueOutcome(reply));
   }
 
   private async registerQueue(queue: string): Promise<void> {
@@ -367,6 +387,27 @@ function isIdText(v: unknown, max: number): boolean {
 /** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */
 function isPlain(p: Prepared): boolean {
   return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
+}
+
+/**
+ * When a delayed task is due, for the due-time index (epoch ms): `processAt`, or now + `delay` by
+ * this process's clock (enqueue.lua counts the delay from Redis time; a clock ahead of Redis's makes
+ * the forwarder look that much late, one behind costs it an empty forward.lua). Undefined when not delayed.
+ */
+function dueAt(p: Prepared): number | undefined {
+  if (p.processAt > 0) return p.processAt;
+  return p.delayMs > 0 ? Date.now() + p.delayMs : undefined;
+}
+
+/** The earliest due time of the delayed tasks of each queue in a bulk enqueue. */
+function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of prepared) {
+    const at = dueAt(p);
+    const was = out.get(p.keys.queue);
+    if (at !== undefined && (was === undefined || at < was)) out.set(p.keys.queue, at);
+  }
+  return out;
 }
 
 function scriptArgs(p: Prepared): EnqueueArgs {

@@ -19,6 +19,8 @@ export const SCRIPT_NAMES = [
   'retry',
   'kill',
   'forward',
+  'claim-due',
+  'settle-due',
   'recover',
   'claim',
   'renew-markers',
