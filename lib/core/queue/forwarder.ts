@@ -24,7 +24,7 @@ export const SWEEP_PERIOD_MS = 5 * 60_000;
  * claims the served queues whose time has come, forward.lua on those only, and one settle-due.lua
  * that puts them back at their next due time. So an idle round costs the same whatever the number of
  * queues. The loop then sleeps until the next due time (by Node timer) or `forwardIntervalMs`.
- * A rolling sweep runs forward.lua on every queue once per {@link SWEEP_PERIOD_MS} (and on all of
+ * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
  * them at start). Each claim round trip is also a sample of Redis time for the server's
  * {@link ClockOffset} (the estimate it holds trigger tasks by, filtered by round trip).
  */
@@ -48,6 +48,8 @@ export class Forwarder {
     private readonly isRunning: () => boolean,
     private readonly logger: ChronosLogger,
     private readonly clockOffset: ClockOffset,
+    /** How long the rolling sweep takes to visit every queue once, ms. */
+    private readonly sweepPeriodMs = SWEEP_PERIOD_MS,
   ) {
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
     this.byName = new Map(queues.map((q) => [q.name, q]));
@@ -125,7 +127,7 @@ export class Forwarder {
   /** The queues the rolling sweep is due to visit now (in order, wrapping). */
   private sweepSlice(): ConsumedQueue[] {
     const n = this.queues.length;
-    const target = Math.floor(((Date.now() - this.sweepFrom) * n) / SWEEP_PERIOD_MS);
+    const target = Math.floor(((Date.now() - this.sweepFrom) * n) / this.sweepPeriodMs);
     const out: ConsumedQueue[] = [];
     while (this.swept < target && out.length < n) out.push(this.queues[this.swept++ % n]);
     this.swept = Math.max(this.swept, target);
