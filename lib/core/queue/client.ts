@@ -8,7 +8,7 @@ import { closeConnection, openConnection, type ConnectionHandle, type RedisConne
 import { SlotPipeline } from '../redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueArgs, type EnqueueOutcome } from '../redis/commands.js';
-import { pipeLowerDue } from '../redis/due-commands.js';
+import { dueTime, pipeLowerDue } from '../redis/due-commands.js';
 import { wrapScriptError } from '../redis/scripts.js';
 import { META, entryFields, newMeta } from '../redis/protocol.js';
 import { encodeMeta, encodePayload, type TaskMeta } from './codec.js';
@@ -283,10 +283,7 @@ export class ChronosClient {
     return k;
   }
 
-  /**
-   * A delayed enqueue: enqueue.lua and the due-time index's `ZADD LT` in one round trip (one pipeline;
-   * one per slot on a cluster). An index write that fails is left to the forwarders' sweep.
-   */
+  /** A delayed enqueue: enqueue.lua and the due-time index's `ZADD LT` in one round trip (a failed index write is left to the sweep). */
   private async enqueueDelayed(p: Prepared): Promise<EnqueueResult> {
     const due = this.globalKeys.due;
     const pipeline = new SlotPipeline(this.conn.client)
@@ -389,14 +386,9 @@ function isPlain(p: Prepared): boolean {
   return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
 }
 
-/**
- * When a delayed task is due, for the due-time index (epoch ms): `processAt`, or now + `delay` by
- * this process's clock (enqueue.lua counts the delay from Redis time; a clock ahead of Redis's makes
- * the forwarder look that much late, one behind costs it an empty forward.lua). Undefined when not delayed.
- */
+/** When a delayed task is due, for the due-time index (epoch ms; due-commands.ts dueTime); undefined when not delayed. */
 function dueAt(p: Prepared): number | undefined {
-  if (p.processAt > 0) return p.processAt;
-  return p.delayMs > 0 ? Date.now() + p.delayMs : undefined;
+  return dueTime(p.processAt, p.delayMs);
 }
 
 /** The earliest due time of the delayed tasks of each queue in a bulk enqueue. */
@@ -404,8 +396,7 @@ function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const p of prepared) {
     const at = dueAt(p);
-    const was = out.get(p.keys.queue);
-    if (at !== undefined && (was === undefined || at < was)) out.set(p.keys.queue, at);
+    if (at !== undefined && !(out.get(p.keys.queue)! <= at)) out.set(p.keys.queue, at);
   }
   return out;
 }

@@ -59,9 +59,10 @@ export class Fetcher {
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.logger, 'Fetching tasks');
-    this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority);
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
-    if (isCluster(deps.client) && slots.size > 1) {
+    const perQueueReaders = isCluster(deps.client) && slots.size > 1;
+    this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
+    if (perQueueReaders) {
       const { client, consumer, loops, logger, isRunning } = deps;
       const ensureGroups = () => consumer.ensureGroups(deps.queues);
       const deliver = (f: Fetched[], sentAt: number) => {
@@ -228,8 +229,18 @@ export class Fetcher {
     return got;
   }
 
-  /** Weighted: every planned read at once (one per distinct COUNT, per slot on a cluster). */
-  private async readAll(client: RedisClient, reads: PlannedRead[]): Promise<Fetched[]> {
+  /**
+   * Weighted: every planned read at once (one per distinct COUNT, per slot on a cluster). On a cluster
+   * the empty queues are not probed by a read per slot: each gets a blocking reader kept in flight,
+   * which delivers when entries come.
+   */
+  private async readAll(client: RedisClient, planned: PlannedRead[]): Promise<Fetched[]> {
+    const readers = this.readers;
+    let reads = planned;
+    if (readers) {
+      for (const r of planned) if (r.probe) readers.keep(r.queues, 1, this.deps.opts.blockTimeout);
+      reads = planned.filter((r) => !r.probe);
+    }
     const parts = await Promise.all(reads.flatMap((r) => this.bySlot(r.queues).map((qs) => this.readSome(client, qs, r.count))));
     return parts.length === 1 ? parts[0] : parts.flat();
   }

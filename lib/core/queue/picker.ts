@@ -32,10 +32,15 @@ export class QueuePicker<Q extends ConsumedQueue> {
   private readonly index = new Map<Q, number>();
   private readonly empty = new Set<Q>();
 
-  /** @param queues Every queue of the server (in priority order when `strict`). */
+  /**
+   * @param queues Every queue of the server (in priority order when `strict`).
+   * @param mergeProbes Weighted: probe the empty queues in the share read of `COUNT 1` when there is
+   * one (one read fewer); false on a cluster, where the probes are a read of their own.
+   */
   constructor(
     queues: readonly Q[],
     private readonly strict: boolean,
+    private readonly mergeProbes = true,
   ) {
     this.credit = new Float64Array(queues.length);
     queues.forEach((q, i) => this.index.set(q, i));
@@ -58,7 +63,7 @@ export class QueuePicker<Q extends ConsumedQueue> {
     const reads = this.shares(active, free);
     const probes = open.filter((q) => this.empty.has(q));
     if (probes.length > 0) {
-      const ones = reads.find((r) => r.count === 1);
+      const ones = this.mergeProbes ? reads.find((r) => r.count === 1) : undefined;
       if (ones) ones.queues.push(...probes);
       else reads.push({ queues: probes, count: 1, probe: true });
     }

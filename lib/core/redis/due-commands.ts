@@ -60,3 +60,14 @@ export function lowerDue(client: RedisClient, dueKey: string, queue: string, due
 export function pipeLowerDue(pipeline: ChainableCommander, dueKey: string, queue: string, dueAt: number): void {
   pipeline.zadd(dueKey, 'LT', Math.floor(dueAt), queue);
 }
+
+/**
+ * The due time an enqueue writes into the index for a delayed task (epoch ms): `processAtMs`, else now
+ * + `delayMs` by this process's clock (enqueue.lua counts the delay from Redis time: a clock ahead of
+ * Redis's makes the forwarder that much late, one behind costs it an empty forward.lua). Undefined
+ * when the task is not delayed (both 0).
+ */
+export function dueTime(processAtMs: number, delayMs: number): number | undefined {
+  if (processAtMs > 0) return processAtMs;
+  return delayMs > 0 ? Date.now() + delayMs : undefined;
+}
