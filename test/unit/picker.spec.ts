@@ -1,25 +1,42 @@
 // The fetch planner of a multi-queue worker (lib/core/queue/picker.ts): shares by smooth weighted
 // round-robin over the queues that have entries, probes of the empty ones, strict priority.
 import { QueueKeys } from '../../lib/core/redis/keys.js';
-import { QueuePicker, blockCount } from '../../lib/core/queue/picker.js';
+import { QueuePicker, blockCount, turnSize } from '../../lib/core/queue/picker.js';
 
 const queue = (name: string, weight = 1) => ({ name, weight, keys: new QueueKeys('t', name) });
 
-test('equal weights: a fetch of 50 from 100 backlogged queues reads 50 of them once, the next fetch the other 50', () => {
+test('equal weights: fetches of 10 from 100 backlogged queues read 10 of them once each, all 100 in 10 fetches', () => {
   const qs = Array.from({ length: 100 }, (_, i) => queue(`q${i}`));
   const picker = new QueuePicker(qs, false);
   const seen = new Set<string>();
-  for (let fetch = 0; fetch < 2; fetch++) {
-    const reads = picker.plan(qs, 50);
+  for (let fetch = 0; fetch < 10; fetch++) {
+    const reads = picker.plan(qs, 10);
     expect(reads).toHaveLength(1);
     expect(reads[0].count).toBe(1);
-    expect(reads[0].queues).toHaveLength(50);
+    expect(reads[0].queues).toHaveLength(10);
     for (const q of reads[0].queues) {
       seen.add(q.name);
       picker.observe(q, 1, 1); // still backlogged
     }
   }
   expect(seen.size).toBe(100);
+});
+
+test('a fetch of 50 gives turns of 5 entries (turnSize): 10 queues per fetch, all 100 in 10 fetches', () => {
+  const qs = Array.from({ length: 100 }, (_, i) => queue(`q${i}`));
+  const picker = new QueuePicker(qs, false);
+  const seen = new Set<string>();
+  for (let fetch = 0; fetch < 10; fetch++) {
+    const [read] = picker.plan(qs, 50);
+    expect(read.count).toBe(5);
+    expect(read.queues).toHaveLength(10);
+    for (const q of read.queues) {
+      seen.add(q.name);
+      picker.observe(q, 5, 5);
+    }
+  }
+  expect(seen.size).toBe(100);
+  expect([1, 9, 10, 25, 50, 500].map(turnSize)).toEqual([1, 1, 1, 2, 5, 5]);
 });
 
 test('weights 1:2:3: the picks follow the weights exactly over whole rounds; an empty queue is probed with COUNT 1', () => {

@@ -14,9 +14,10 @@ export interface PlannedRead<Q extends ConsumedQueue = ConsumedQueue> {
  *
  * Each queue is either *active* (its last read returned all it asked for: it may have more) or
  * *empty* (its last read returned less). A fetch of `free` entries is split across the active queues:
- * - weighted: by smooth weighted round-robin (nginx's SWRR) over the active queues, one pick per entry,
- *   its credits kept across fetches, so over many fetches each backlogged queue gets its weight's share,
- *   and with equal weights every backlogged queue is served once per `queues` entries; the empty
+ * - weighted: by smooth weighted round-robin (nginx's SWRR) over the active queues, one pick per turn of
+ *   {@link turnSize} entries, its credits kept across fetches, so over many fetches each backlogged queue
+ *   gets its weight's share (within a turn), and with equal weights every backlogged queue is served
+ *   once per `queues × turn` entries; the empty
  *   queues are probed in the same fetch with `COUNT 1`, so a queue that gets entries again is found
  *   while the others are busy.
  * - strict priority: everything from the first active queue in priority order; the empty queues of
@@ -85,18 +86,19 @@ export class QueuePicker<Q extends ConsumedQueue> {
     let total = 0;
     for (const q of active) total += q.weight;
     const credit = this.credit;
-    for (let n = 0; n < free; n++) {
+    const turn = turnSize(free);
+    for (let n = 0; n < free; n += turn) {
       let best = 0;
       let bestCredit = -Infinity;
       for (let i = 0; i < idx.length; i++) {
-        const c = (credit[idx[i]] += active[i].weight);
+        const c = (credit[idx[i]] += active[i].weight * turn);
         if (c > bestCredit) {
           bestCredit = c;
           best = i;
         }
       }
-      credit[idx[best]] -= total;
-      counts[best]++;
+      credit[idx[best]] -= total * turn;
+      counts[best] += Math.min(turn, free - n);
     }
     const byCount = new Map<number, Q[]>();
     counts.forEach((c, i) => {
@@ -108,6 +110,19 @@ export class QueuePicker<Q extends ConsumedQueue> {
     return [...byCount].map(([count, queues]) => ({ queues, count, probe: false }));
   }
 }
+
+/**
+ * Entries one SWRR pick gives its queue in a fetch of `free`: a tenth of the fetch, 1 to
+ * {@link MAX_TURN}. Turns of a few entries keep the acks cheap (one ack script per queue and
+ * event-loop turn: a fetch spread one entry per queue costs one per task) while the shares stay
+ * within a few entries of the weights' and every backlogged queue is served within `queues × turn`.
+ */
+export function turnSize(free: number): number {
+  return Math.min(MAX_TURN, Math.max(1, Math.floor(free / 10)));
+}
+
+/** Most entries one SWRR pick gives its queue. */
+export const MAX_TURN = 5;
 
 /**
  * COUNT of the blocking read on every open queue once all are empty: `free` with one queue, else
