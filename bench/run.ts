@@ -21,6 +21,7 @@ import { handoverWorkload } from './workloads/handover.js';
 import { clusterWorkload } from './workloads/cluster.js';
 import { memoryWorkload } from './workloads/memory.js';
 import { manySchedulesWorkload } from './workloads/many-schedules.js';
+import { manyQueuesWorkload } from './workloads/many-queues.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -104,6 +105,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w8', run: (ctx) => clusterWorkload(ctx) },
   { id: 'w9', run: (ctx) => memoryWorkload(ctx) },
   { id: 'w10', run: (ctx) => manySchedulesWorkload(ctx) },
+  { id: 'w11', run: (ctx) => manyQueuesWorkload(ctx) },
 ];
 
 interface Target {
@@ -190,6 +192,28 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     'handoverSec',
     ttl + 1,
     's',
+    'max',
+  );
+  atMost(
+    'queues-idle',
+    'one worker on 100 idle queues (issue 15): ≤ 60 Redis commands/s, recovery included',
+    'w11',
+    'idleCmdsQ100',
+    60,
+    'cmd/s',
+    'median',
+  );
+  atMost('queues-idle-cpu', 'one worker on 100 idle queues (issue 15): Redis CPU ≤ 1%', 'w11', 'idleCpuQ100', 1, '%', 'median');
+  atMost('queues-p99', '100 queues (issue 15): enqueue → start p99 ≤ 5 ms', 'w11', 'p99', 5, 'ms', 'median');
+  atMost('queues-share', '100 backlogged queues, weights 1:2:3 (issue 15): shares within 5%', 'w11', 'weightedShareErrPct', 5, '%', 'max');
+  atMost('queues-share-eq', '100 backlogged queues, equal weights (issue 15): shares within 5%', 'w11', 'equalShareErrPct', 5, '%', 'max');
+  atMost(
+    'queues-first',
+    '100 backlogged queues (issue 15): first turn within queues × batch (5,000) tasks',
+    'w11',
+    'equalFirstTurnMax',
+    5000,
+    'task',
     'max',
   );
   for (const id of ['w7-term', 'w7-kill']) {

@@ -55,22 +55,6 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
 const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
 
 /**
- * Queues to try, in order: a weighted random permutation (asynq's weighted priority: a queue of
- * weight 6 comes first about 6 times as often as one of weight 1).
- */
-export function weightedOrder<Q extends ConsumedQueue>(queues: readonly Q[]): Q[] {
-  const pool = queues.slice();
-  const order: Q[] = [];
-  while (pool.length > 0) {
-    let r = Math.random() * pool.reduce((s, q) => s + q.weight, 0);
-    let i = 0;
-    while (i < pool.length - 1 && (r -= pool[i].weight) >= 0) i++;
-    order.push(pool.splice(i, 1)[0]);
-  }
-  return order;
-}
-
-/**
  * The Redis Streams operations of one consumer (a server) in the `chronos` consumer group of its
  * queues: reads, claims, give-backs, recovery. No state: the server decides when.
  */

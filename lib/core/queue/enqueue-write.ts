@@ -2,7 +2,8 @@
 // is sent (enqueue-bulk.lua calls for runs of ready tasks, enqueue.lua for the others).
 import { SlotPipeline, isCluster } from '../redis/cluster.js';
 import { pipeEnqueue, pipeEnqueueBulk, sendEnqueue, sendEnqueueBulk, type BulkEntry, type EnqueueArgs } from '../redis/commands.js';
-import type { QueueKeys } from '../redis/keys.js';
+import { dueTime, lowerDue, pipeLowerDue } from '../redis/due-commands.js';
+import type { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { META, newMeta } from '../redis/protocol.js';
 import type { RedisClient } from '../redis/types.js';
 import { encodeMeta, encodeNewMeta } from './codec.js';
@@ -51,6 +52,21 @@ export function isPlain(p: Prepared): boolean {
   return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
 }
 
+/** When a delayed task is due, for the due-time index (epoch ms; due-commands.ts dueTime); undefined when not delayed. */
+export function dueAt(p: Prepared): number | undefined {
+  return dueTime(p.processAt, p.delayMs);
+}
+
+/** The earliest due time of the delayed tasks of each queue in a bulk enqueue. */
+function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of prepared) {
+    const at = dueAt(p);
+    if (at !== undefined && !(out.get(p.keys.queue)! <= at)) out.set(p.keys.queue, at);
+  }
+  return out;
+}
+
 /** The enqueue.lua arguments of a task that is not plain. */
 export function scriptArgs(p: Prepared): EnqueueArgs {
   const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
@@ -58,19 +74,24 @@ export function scriptArgs(p: Prepared): EnqueueArgs {
 }
 
 /**
- * Sends the validated tasks of an enqueueBulk in input order: the SADDs of new queues (`known` is
- * the key of the set of queues), then each run of consecutive ready tasks of one queue as
- * enqueue-bulk.lua calls of up to BULK_CHUNK tasks, each other task as its enqueue.lua call. On one node each call is written as soon as it is built, so Redis runs the
- * first while the next is built (one connection: the order holds); on a cluster, one pipeline
- * per slot. `replyOf[i]` is the index of task i's `[error, reply]`.
+ * Sends the validated tasks of an enqueueBulk in input order: the SADDs of new queues (to the
+ * set of queues), then each run of consecutive ready tasks of one queue as enqueue-bulk.lua calls
+ * of up to BULK_CHUNK tasks, each other task as its enqueue.lua call, and last, for each queue
+ * with delayed tasks, their earliest due time into the due-time index (`ZADD LT`, after the tasks
+ * are stored; a failed index write is left to the forwarders' rolling sweep, the tasks being stored).
+ * On one node each call is written as soon as it is built, so Redis runs the first while the next
+ * is built (one connection: the order holds); on a cluster, one pipeline per slot. `replyOf[i]` is
+ * the index of task i's `[error, reply]`.
  */
 export async function writeTasks(
   client: RedisClient,
-  known: string,
+  globalKeys: GlobalKeys,
   prepared: readonly Prepared[],
   newQueues: Set<string> | undefined,
 ): Promise<{ replies: Reply[]; replyOf: number[] }> {
   const replyOf: number[] = new Array(prepared.length);
+  const known = globalKeys.queues;
+  const due = globalKeys.due;
   if (isCluster(client)) {
     const pipeline = new SlotPipeline(client);
     if (newQueues) for (const q of newQueues) pipeline.add(known, (c) => c.sadd(known, q));
@@ -85,6 +106,7 @@ export async function writeTasks(
         pipeline.add(keys.stream, (c) => pipeEnqueueBulk(c, keys, entries));
       },
     );
+    for (const [queue, at] of earliestDue(prepared)) pipeline.add(due, (c) => pipeLowerDue(c, due, queue, at));
     return { replies: await pipeline.exec(), replyOf };
   }
   const sent: Promise<Reply>[] = [];
@@ -99,6 +121,7 @@ export async function writeTasks(
       settle(sendEnqueueBulk(client, keys, entries));
     },
   );
+  for (const [queue, at] of earliestDue(prepared)) settle(lowerDue(client, due, queue, at));
   return { replies: await Promise.all(sent), replyOf };
 }
 

@@ -141,8 +141,8 @@ export class Executor {
     private readonly events: EventBus,
     private readonly acker: AckBatcher,
     private readonly opts: ExecutorOptions,
-    /** Told when a retry is due `delayMs` from now, so the forwarder is awake by then. */
-    private readonly retryScheduled: (delayMs: number) => void,
+    /** Told when a retry of `queue` is due `delayMs` from now (at `retryAt`, Redis time, epoch ms): the forwarder indexes it and is awake by then. */
+    private readonly retryScheduled: (delayMs: number, queue: QueueRef, retryAt: number) => void,
   ) {}
 
   /**
@@ -318,7 +318,7 @@ export class Executor {
         this.logger.warn(`Failure not recorded: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
         return;
       }
-      this.retryScheduled(delay);
+      this.retryScheduled(delay, queue, retryAt);
       const retried = meta[META.retried];
       this.logger.warn(
         `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${meta[META.maxRetry]} delayMs=${delay} ` +

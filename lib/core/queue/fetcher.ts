@@ -2,9 +2,10 @@ import { FailureLog, type ChronosLogger } from '../logger.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
-import { weightedOrder, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
+import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage } from './executor.js';
 import type { Loops } from './loops.js';
+import { QueuePicker, blockCount, type PlannedRead } from './picker.js';
 import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from './recoverer.js';
 import type { ResolvedServerOptions } from './server-options.js';
@@ -28,12 +29,12 @@ export interface FetcherDeps {
 
 /**
  * The fetch loop of a worker server: blocking `XREADGROUP` on its own connection, as many entries
- * as there are free slots, from the queues in order (strict priority, or a weighted random
- * permutation) with paused queues left out. Owns the blocking connection (ended at once by
+ * as there are free slots, from the queues a {@link QueuePicker} plans (strict priority, or shares
+ * by smooth weighted round-robin) with paused queues left out. Owns the blocking connection (ended at once by
  * `CLIENT UNBLOCK`) and this server's view of the paused queues (`<ns>:paused`).
  *
- * On Redis Cluster, queues in different slots cannot share one `XREADGROUP`: the weighted poll is
- * sent on the server's client (routed per queue) and the blocking phase goes to {@link QueueReaders},
+ * On Redis Cluster, queues in different slots cannot share one `XREADGROUP`: the non-blocking reads are
+ * sent on the server's client (routed per slot) and the blocking phase goes to {@link QueueReaders},
  * one blocking connection per queue. Every blocking read has a client-side deadline
  * ({@link readDeadlineMs}); a read that outlives it has its connection rebuilt.
  */
@@ -51,16 +52,23 @@ export class Fetcher {
   private blockingId?: number;
   private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
+  /** Which queues a fetch reads, and how much of each. */
+  private readonly picker: QueuePicker<ConsumedQueue>;
   /** Per-queue blocking readers, when the queues span several cluster slots. */
   private readonly readers?: QueueReaders;
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.logger, 'Fetching tasks');
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
-    if (isCluster(deps.client) && slots.size > 1) {
+    const perQueueReaders = isCluster(deps.client) && slots.size > 1;
+    this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
+    if (perQueueReaders) {
       const { client, consumer, loops, logger, isRunning } = deps;
       const ensureGroups = () => consumer.ensureGroups(deps.queues);
-      const deliver = (f: Fetched[], sentAt: number) => this.deliver(f, sentAt);
+      const deliver = (f: Fetched[], sentAt: number) => {
+        for (const q of new Set(f.map((x) => x.queue))) this.picker.observe(q, 1, 1); // it has entries (maybe more)
+        return this.deliver(f, sentAt);
+      };
       this.readers = new QueueReaders({ client, consumer, loops, logger, isRunning, failures: this.failures, deliver, ensureGroups });
     }
   }
@@ -190,33 +198,90 @@ export class Fetcher {
     return fetched.filter((f) => owned.has(f.entryId));
   }
 
-  /** Queues to try, in order: strict priority, or a weighted random permutation (asynq). Paused ones are left out. */
+  /** The queues to read from: the server's, in its order (priority order with strict priority), paused ones left out. */
   private fetchOrder(): ConsumedQueue[] {
-    const open = this.deps.queues.filter((q) => !this.pausedSet.has(q.name));
-    return this.deps.opts.strictPriority || open.length <= 1 ? open : weightedOrder(open);
+    return this.deps.queues.filter((q) => !this.pausedSet.has(q.name));
   }
 
   /**
-   * One fetch: with one queue, a blocking read. With several: a non-blocking read per queue in
-   * `order` until one has entries; if none has, a blocking read on all of them (which may return
-   * more than `count`; the extra entries wait in the slot table's buffer, their claims kept fresh).
+   * One fetch of `count` entries. With one queue, a blocking read. With several, the reads the
+   * {@link QueuePicker} plans (the shares of the queues that have entries, by weight or priority, and
+   * probes of the empty ones); when it finds every queue empty, a blocking read on all of them with
+   * {@link blockCount} per stream (a blocking read may return more than `count`; the extra entries wait
+   * in the slot table's buffer, their claims kept fresh).
    */
-  private async read(order: ConsumedQueue[], count: number): Promise<Fetched[]> {
+  private async read(open: ConsumedQueue[], count: number): Promise<Fetched[]> {
     const client = this.readers ? this.deps.client : this.blocking!;
-    if (order.length > 1) {
-      for (const q of order) {
-        const got = await this.deps.consumer.read(client, [q], count);
+    if (open.length > 1) {
+      const reads = this.picker.plan(open, count);
+      if (reads.length > 0) return this.deps.opts.strictPriority ? this.readInTurn(client, reads) : this.readAll(client, reads);
+    }
+    const block = this.deps.opts.blockTimeout;
+    const perStream = blockCount(open.length, count);
+    if (this.readers) {
+      await this.readers.readAny(open, perStream, block); // the readers deliver what they get themselves
+      return [];
+    }
+    const blocking = this.blocking!;
+    const read = this.deps.consumer.read(blocking, open, perStream, block);
+    const got = await withDeadline(read, readDeadlineMs(block), () => this.rebuild(blocking));
+    if (open.length > 1) this.observe(open, perStream, got);
+    return got;
+  }
+
+  /**
+   * Weighted: every planned read at once (one per distinct COUNT, per slot on a cluster). On a cluster
+   * the empty queues are not probed by a read per slot: each gets a blocking reader kept in flight,
+   * which delivers when entries come.
+   */
+  private async readAll(client: RedisClient, planned: PlannedRead[]): Promise<Fetched[]> {
+    const readers = this.readers;
+    let reads = planned;
+    if (readers) {
+      for (const r of planned) if (r.probe) readers.keep(r.queues, 1, this.deps.opts.blockTimeout);
+      reads = planned.filter((r) => !r.probe);
+    }
+    const parts = await Promise.all(reads.flatMap((r) => this.bySlot(r.queues).map((qs) => this.readSome(client, qs, r.count))));
+    return parts.length === 1 ? parts[0] : parts.flat();
+  }
+
+  /** Strict priority: the planned reads in order, until one returns entries. */
+  private async readInTurn(client: RedisClient, reads: PlannedRead[]): Promise<Fetched[]> {
+    for (const r of reads) {
+      for (const qs of this.bySlot(r.queues)) {
+        const got = await this.readSome(client, qs, r.count);
         if (got.length > 0) return got;
         if (!this.deps.isRunning()) return [];
       }
     }
-    const block = this.deps.opts.blockTimeout;
-    if (this.readers) {
-      await this.readers.readAny(order, count, block); // the readers deliver what they get themselves
-      return [];
+    return [];
+  }
+
+  /** A non-blocking read of `queues` (one slot), `COUNT count`; tells the picker what each queue returned. */
+  private async readSome(client: RedisClient, queues: ConsumedQueue[], count: number): Promise<Fetched[]> {
+    const got = await this.deps.consumer.read(client, queues, count);
+    this.observe(queues, count, got);
+    return got;
+  }
+
+  private observe(queues: readonly ConsumedQueue[], asked: number, got: readonly Fetched[]): void {
+    if (queues.length === 1) return this.picker.observe(queues[0], asked, got.length);
+    const n = new Map<ConsumedQueue, number>();
+    for (const f of got) n.set(f.queue, (n.get(f.queue) ?? 0) + 1);
+    for (const q of queues) this.picker.observe(q, asked, n.get(q) ?? 0);
+  }
+
+  /** `queues` as one group, or (on a cluster, where XREADGROUP cannot span slots) one group per slot. */
+  private bySlot(queues: ConsumedQueue[]): ConsumedQueue[][] {
+    if (!this.readers) return [queues];
+    const groups = new Map<number, ConsumedQueue[]>();
+    for (const q of queues) {
+      const slot = keySlot(q.keys.stream);
+      const g = groups.get(slot);
+      if (g) g.push(q);
+      else groups.set(slot, [q]);
     }
-    const blocking = this.blocking!;
-    return withDeadline(this.deps.consumer.read(blocking, order, count, block), readDeadlineMs(block), () => this.rebuild(blocking));
+    return [...groups.values()];
   }
 
   /** Replaces a hung blocking connection with a fresh one. */

@@ -1,47 +1,75 @@
 import type { ClockOffset } from '../clock-offset.js';
 import { FailureLog, type ChronosLogger } from '../logger.js';
 import type { RedisClient } from '../redis/connection.js';
-import { forwardScript } from '../redis/commands.js';
+import { forwardScript, type ForwardOutcome } from '../redis/commands.js';
+import { claimDue, lowerDue, settleDue } from '../redis/due-commands.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from './loops.js';
 
+/** Most tasks forward.lua moves per set per call. */
+const FORWARD_LIMIT = 1000;
+/** Most queues one claim-due.lua call claims. */
+const CLAIM_LIMIT = 100;
+/**
+ * Every queue is swept (forward.lua whatever the index says) once per this period, a few queues per
+ * round, and all of them at start: finds delayed tasks the index does not know (written by a version
+ * without it, an index write that failed, a claim whose forwarder died), ms.
+ */
+export const SWEEP_PERIOD_MS = 5 * 60_000;
+
 /**
  * The forward loop of a worker server: moves due delayed and retry tasks of its queues into their
- * streams (forward.lua, at most 1000 per queue per round), then sleeps until the next due one (by
- * Node timer) or `forwardIntervalMs`. Each round trip is also a sample of Redis time for the
- * server's {@link ClockOffset} (the estimate it holds trigger tasks by, filtered by round trip).
+ * streams (forward.lua, at most 1000 per queue per call), driven by the namespace's due-time index
+ * (`<ns>:{<ns>:global}:due`, queue → earliest due time): each round is one claim-due.lua call that
+ * claims the served queues whose time has come, forward.lua on those only, and one settle-due.lua
+ * that puts them back at their next due time. So an idle round costs the same whatever the number of
+ * queues. The loop then sleeps until the next due time (by Node timer) or `forwardIntervalMs`.
+ * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
+ * them at start). Each claim round trip is also a sample of Redis time for the server's
+ * {@link ClockOffset} (the estimate it holds trigger tasks by, filtered by round trip).
  */
 export class Forwarder {
   /** Failures of the forward loop (reported by the server's `health()`). */
   readonly failures: FailureLog;
   /** When the loop wakes next (epoch ms, local clock), and how to wake it sooner. */
   private wakeUp?: { at: number; wake: () => void };
+  private readonly byName: Map<string, ConsumedQueue>;
+  private readonly names: string[];
+  /** Start of the rolling sweep (epoch ms) and how many queues it has swept since. */
+  private sweepFrom = 0;
+  private swept = 0;
 
   constructor(
     private readonly client: RedisClient,
     private readonly queues: readonly ConsumedQueue[],
+    private readonly dueKey: string,
     private readonly forwardIntervalMs: number,
     private readonly loops: Loops,
     private readonly isRunning: () => boolean,
-    logger: ChronosLogger,
+    private readonly logger: ChronosLogger,
     private readonly clockOffset: ClockOffset,
+    /** How long the rolling sweep takes to visit every queue once, ms. */
+    private readonly sweepPeriodMs = SWEEP_PERIOD_MS,
   ) {
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
+    this.byName = new Map(queues.map((q) => [q.name, q]));
+    this.names = queues.map((q) => q.name);
   }
 
   /** The loop; ends when the server stops running. */
   async run(): Promise<void> {
     const failures = this.failures;
+    let startSwept = false;
     while (this.isRunning()) {
       let wait = this.forwardIntervalMs;
       try {
-        for (const q of this.queues) {
-          const sent = Date.now();
-          const { moved, nextDueAt, redisNow } = await forwardScript(this.client, q.keys, 1000);
-          this.clockOffset.sample(sent, redisNow, Date.now());
-          if (moved >= 1000) wait = 0;
-          else if (nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, nextDueAt - redisNow));
+        if (!startSwept) {
+          wait = Math.min(wait, await this.sweep(this.queues));
+          startSwept = true;
+          this.sweepFrom = Date.now();
         }
+        wait = Math.min(wait, await this.round());
+        wait = Math.min(wait, await this.sweep(this.sweepSlice()));
         failures.ok();
       } catch (err) {
         failures.failed(err);
@@ -56,11 +84,74 @@ export class Forwarder {
     }
   }
 
-  /** A task was scheduled `delayMs` from now: make sure the loop is awake by then. */
-  forwardBy(delayMs: number): void {
+  /**
+   * A task of `queue` was scheduled `delayMs` from now (at `dueAt`, Redis time, epoch ms): lowers the
+   * queue's score in the due-time index, and makes sure the loop is awake by then.
+   */
+  forwardBy(delayMs: number, queue?: { readonly name: string }, dueAt?: number): void {
+    if (queue && dueAt !== undefined) {
+      lowerDue(this.client, this.dueKey, queue.name, dueAt).catch((err: unknown) => {
+        this.logger.warn(`Could not index a retry's due time; the sweep finds it (queue=${queue.name} error=${String(err)})`);
+      });
+    }
     const w = this.wakeUp;
     if (!w || w.at <= Date.now() + delayMs) return;
     w.at = Date.now() + delayMs;
     setTimeout(w.wake, delayMs).unref();
   }
+
+  /** One index round: claim the due queues, forward them, settle them. @returns how long to sleep, ms. */
+  private async round(): Promise<number> {
+    const sent = Date.now();
+    const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
+    this.clockOffset.sample(sent, claim.redisNow, Date.now());
+    let wait = claim.claimed.length >= CLAIM_LIMIT ? 0 : this.forwardIntervalMs;
+    if (claim.nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, claim.nextDueAt - claim.redisNow));
+    if (claim.claimed.length === 0) return wait;
+    const queues = claim.claimed.map((name) => this.byName.get(name)!);
+    const outcomes = await Promise.allSettled(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
+    const next = new Map<string, number | undefined>();
+    let failed: unknown;
+    outcomes.forEach((o, i) => {
+      // a queue whose forward failed is due again at once (the next round retries it)
+      if (o.status === 'rejected') failed ??= o.reason;
+      const at = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
+      next.set(queues[i].name, at);
+      if (at !== undefined) wait = Math.min(wait, Math.max(0, at - claim.redisNow));
+    });
+    await settleDue(this.client, this.dueKey, claim.mark, next);
+    if (failed !== undefined) throw failed;
+    return wait;
+  }
+
+  /** The queues the rolling sweep is due to visit now (in order, wrapping). */
+  private sweepSlice(): ConsumedQueue[] {
+    const n = this.queues.length;
+    const target = Math.floor(((Date.now() - this.sweepFrom) * n) / this.sweepPeriodMs);
+    const out: ConsumedQueue[] = [];
+    while (this.swept < target && out.length < n) out.push(this.queues[this.swept++ % n]);
+    this.swept = Math.max(this.swept, target);
+    return out;
+  }
+
+  /** forward.lua on `queues` whatever the index says, then lowers their index scores to their next due times. @returns how long to sleep, ms. */
+  private async sweep(queues: readonly ConsumedQueue[]): Promise<number> {
+    if (queues.length === 0) return Infinity;
+    const outcomes = await Promise.all(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
+    let wait = Infinity;
+    const lows: (string | number)[] = [];
+    outcomes.forEach((o, i) => {
+      const at = nextAt(o);
+      if (at === undefined) return;
+      lows.push(at, queues[i].name);
+      wait = Math.min(wait, Math.max(0, at - o.redisNow));
+    });
+    if (lows.length > 0) await this.client.zadd(this.dueKey, 'LT', ...lows);
+    return wait;
+  }
+}
+
+/** When a queue is due next after a forward: now when the call hit its limit (more are due), else its next due time. */
+function nextAt(o: ForwardOutcome): number | undefined {
+  return o.moved >= FORWARD_LIMIT ? o.redisNow : o.nextDueAt;
 }

@@ -76,10 +76,19 @@ export class QueueReaders {
    * waits until one of them delivered entries, or all of them ended empty (timeout, error, unblock).
    */
   async readAny(queues: readonly ConsumedQueue[], count: number, blockMs: number): Promise<void> {
-    for (const q of queues) if (!this.inflight.has(q.name)) this.start(q, count, blockMs);
+    this.keep(queues, count, blockMs);
     const waits = queues.map((q) => this.inflight.get(q.name)!);
     await Promise.race([Promise.all(waits), new Promise<void>((resolve) => (this.delivered = resolve))]);
     this.delivered = undefined;
+  }
+
+  /**
+   * Starts a blocking read (`COUNT count BLOCK blockMs`) on each queue that has none in flight, without
+   * waiting: whichever gets entries delivers them (how a busy worker learns that an empty queue has
+   * entries again, with no poll per queue).
+   */
+  keep(queues: readonly ConsumedQueue[], count: number, blockMs: number): void {
+    for (const q of queues) if (!this.inflight.has(q.name)) this.start(q, count, blockMs);
   }
 
   /** Ends every read in flight at once: their connections are closed (and reopened by the next read). */

@@ -18,8 +18,9 @@ export interface ServerOptions {
   /** Handlers running at once on this server. @defaultValue 10 */
   concurrency?: number;
   /**
-   * Queues to serve: a list (equal weights) or `{ name: weight }` (asynq-style: a queue of
-   * weight 6 is tried first about 6 times as often as one of weight 1). @defaultValue ['default']
+   * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the
+   * fetches by smooth weighted round-robin: a queue of weight 6 gets 6 tasks for every 1 of a queue of
+   * weight 1). @defaultValue ['default']
    */
   queues?: readonly string[] | Readonly<Record<string, number>>;
   /** Serve queues in strict priority (the order of `queues`, or highest weight first). @defaultValue false */

@@ -100,11 +100,12 @@ export class ChronosServer {
     const client = this.conn.client;
     const isRunning = () => this.state === 'running';
     this.loops = new Loops(logger, isRunning);
-    this.forwarder = new Forwarder(client, this.queues, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
+    const due = this.globalKeys.due;
+    this.forwarder = new Forwarder(client, this.queues, due, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
     this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
     this.consumer = new Consumer(client, this.id);
     this.consumer.beforeRead = (via) => this.acker.writeOn(via); // acks and the next read share a socket write
-    this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay) => this.forwarder.forwardBy(delay));
+    this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay, q, at) => this.forwarder.forwardBy(delay, q, at));
     this.slots = new Slots({
       concurrency: opts.concurrency,
       visibilityTimeoutMs: opts.visibilityTimeout,

@@ -6,7 +6,7 @@
  * Cluster (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
  * - per queue:   `<ns>:{<ns>:<queue>}:<suffix>`
  * - scheduler:   `<ns>:{<ns>:sched}:<suffix>`
- * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `live`, `server:<id>`: one slot of their own)
+ * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `live`, `due`, `server:<id>`: one slot of their own)
  */
 
 /** Name of the one consumer group every queue stream has. */
@@ -182,6 +182,12 @@ export class GlobalKeys {
    */
   readonly live: string;
   /**
+   * ZSET queue name → earliest due time (epoch ms) of its delayed and retry tasks, or a claim mark
+   * while a forwarder moves them (protocol.ts DUE_INDEX): the forwarders' one read per round instead
+   * of a poll per queue. A hint kept at or before the real time: enqueuers lower it (`ZADD LT`).
+   */
+  readonly due: string;
+  /**
    * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
    * the task was dead-lettered, so the server running it aborts its signal.
    */
@@ -196,6 +202,7 @@ export class GlobalKeys {
     this.paused = this.prefix + 'paused';
     this.servers = this.prefix + 'servers';
     this.live = this.prefix + 'live';
+    this.due = this.prefix + 'due';
     this.cancelChannel = `${namespace}:cancel`;
   }
 

@@ -238,6 +238,16 @@ export const NOT_PENDING = 0;
 /** forward.lua's `nextDueMs` when both the scheduled and the retry sets are empty. */
 export const NONE_DUE = -1;
 
+/**
+ * The due-time index `<ns>:{<ns>:global}:due` (queue → earliest due time of its delayed and retry
+ * tasks, epoch ms): a queue being forwarded has the score `claimBase + Redis time` (a claim mark,
+ * above every due time until the year 33658), so an enqueuer's `ZADD LT` of a real due time always
+ * replaces it (claim-due.lua, settle-due.lua).
+ */
+export const DUE_INDEX = {
+  claimBase: 1_000_000_000_000_000,
+} as const;
+
 /** The XAUTOCLAIM cursor that starts a scan of the pending entries list, and that recover.lua returns when it is done. */
 export const SCAN_START = '0-0';
 

@@ -20,6 +20,8 @@ export const SCRIPT_NAMES = [
   'retry',
   'kill',
   'forward',
+  'claim-due',
+  'settle-due',
   'recover',
   'reclaim-consumer',
   'presence',

@@ -45,8 +45,8 @@ export interface ChronosModuleOptions {
   /** Handlers running at once on this instance (≥ 1). @defaultValue 10 */
   concurrency?: number;
   /**
-   * Queues this worker serves: a list (equal weights) or `{ name: weight }` (a queue of weight 6
-   * is tried first about 6 times as often as one of weight 1).
+   * Queues this worker serves: a list (equal weights) or `{ name: weight }` (a backlogged queue of
+   * weight 6 gets about 6 tasks for every 1 of a queue of weight 1: smooth weighted round-robin).
    * @defaultValue the default `queue` plus every queue a discovered `@Cron`/`@Interval`/`@TaskHandler` names, weight 1 each
    */
   queues?: readonly string[] | Readonly<Record<string, number>>;

@@ -1,0 +1,73 @@
+import type { ChainableCommander } from 'ioredis';
+import { DUE_INDEX, NONE_DUE } from './protocol.js';
+import { runScript } from './scripts.js';
+import type { RedisClient } from './types.js';
+
+/**
+ * Typed wrappers of the due-time index `<ns>:{<ns>:global}:due` (keys.ts GlobalKeys.due): one ZSET,
+ * queue name → earliest due time (epoch ms) of its delayed and retry tasks, read by the forwarders
+ * once per round instead of polling every queue. Writers only ever lower a score (`ZADD LT`), so the
+ * index stays at or before the real due time; claim-due.lua / settle-due.lua let a forwarder raise
+ * or remove a score without losing a due time an enqueuer wrote meanwhile.
+ */
+
+/** What claim-due.lua answered. */
+export interface DueClaim {
+  /** Redis server time of the call, epoch ms. */
+  redisNow: number;
+  /** This round's claim mark (pass it to {@link settleDue}). */
+  mark: number;
+  /** When the next of the served queues not claimed now is due (epoch ms); undefined when none is waiting. */
+  nextDueAt: number | undefined;
+  /** The served queues that are due now, claimed (at most `limit`). */
+  claimed: string[];
+}
+
+/** Claims the served queues whose tasks are due (claim-due.lua), at most `limit`. */
+export async function claimDue(client: RedisClient, dueKey: string, limit: number, queues: readonly string[]): Promise<DueClaim> {
+  const reply = await runScript<[number, number, number, ...string[]]>(
+    client,
+    'claim-due',
+    [dueKey],
+    [limit, DUE_INDEX.claimBase, ...queues],
+  );
+  const [redisNow, mark, next] = reply;
+  return { redisNow, mark, nextDueAt: next === NONE_DUE ? undefined : Number(next), claimed: reply.slice(3) as string[] };
+}
+
+/**
+ * Puts the claimed queues back at their next due time, or out of the index when nothing waits and no
+ * enqueuer wrote meanwhile (settle-due.lua). `next` maps queue → next due time (epoch ms), undefined = none.
+ */
+export async function settleDue(
+  client: RedisClient,
+  dueKey: string,
+  mark: number,
+  next: ReadonlyMap<string, number | undefined>,
+): Promise<void> {
+  if (next.size === 0) return;
+  const args: (string | number)[] = [mark];
+  for (const [q, at] of next) args.push(q, at ?? NONE_DUE);
+  await runScript<number>(client, 'settle-due', [dueKey], args);
+}
+
+/** `ZADD <due> LT <dueAt> <queue>`: a task of `queue` is due at `dueAt` (epoch ms); lowers or adds the score, never raises it. */
+export function lowerDue(client: RedisClient, dueKey: string, queue: string, dueAt: number): Promise<unknown> {
+  return client.zadd(dueKey, 'LT', Math.floor(dueAt), queue);
+}
+
+/** {@link lowerDue} queued on a pipeline. */
+export function pipeLowerDue(pipeline: ChainableCommander, dueKey: string, queue: string, dueAt: number): void {
+  pipeline.zadd(dueKey, 'LT', Math.floor(dueAt), queue);
+}
+
+/**
+ * The due time an enqueue writes into the index for a delayed task (epoch ms): `processAtMs`, else now
+ * + `delayMs` by this process's clock (enqueue.lua counts the delay from Redis time: a clock ahead of
+ * Redis's makes the forwarder that much late, one behind costs it an empty forward.lua). Undefined
+ * when the task is not delayed (both 0).
+ */
+export function dueTime(processAtMs: number, delayMs: number): number | undefined {
+  if (processAtMs > 0) return processAtMs;
+  return delayMs > 0 ? Date.now() + delayMs : undefined;
+}
