@@ -1,7 +1,7 @@
 // Liveness-driven recovery (issue 15, target 1) with real worker processes: a SIGKILLed worker's tasks
 // come back at once (long before the visibility timeout), while a busy or stopped worker keeps its
 // tasks until the visibility timeout, and a Redis restart makes nobody look dead.
-import { jest } from '@jest/globals';
+import { beforeEach, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,37 +9,25 @@ import { Redis } from 'ioredis';
 import { ChronosClient } from '../../lib/core/queue/client.js';
 import { DEFAULTS } from '../../lib/core/defaults.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
-import { killAllChildren, startChild } from '../helpers/children.js';
+import { killAllChildren } from '../helpers/children.js';
+import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { countBy, readRecords, type Rec } from '../helpers/records.js';
-import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(90_000);
 
+const rig = useWorkerRig('live');
 let ns: string;
 let recordKey: string;
 let client: ChronosClient;
 let redis: Redis;
 let keys: QueueKeys;
-
 beforeEach(() => {
-  ns = newNamespace('live');
-  recordKey = `${ns}-records:calls`;
-  client = new ChronosClient({ connection: redisUrl(), namespace: ns });
-  redis = new Redis(redisUrl());
-  keys = new QueueKeys(ns, 'default');
-});
-afterEach(async () => {
-  await killAllChildren();
-  await client.close();
-  await redis.del(recordKey);
-  redis.disconnect();
-  await deleteNamespace(ns);
+  ({ ns, recordKey, client, redis, keys } = rig);
 });
 
-const worker = (name: string, env: Record<string, number | string> = {}) =>
-  startChild('worker', name, { REDIS_URL: redisUrl(), NS: ns, RECORD_KEY: recordKey, ...env });
+const worker = (name: string, env: Record<string, number | string> = {}) => startWorker(rig, name, env);
 const records = () => readRecords(redis, recordKey);
 const phase = (recs: Rec[], p: string) => recs.filter((r) => r.phase === p);
 

@@ -1,39 +1,26 @@
 // Multi-process queue scenarios (dist-cases B05, B06, B18 and the SIGKILL test of the queue issue):
 // real worker processes, SIGKILLed and SIGTERMed, on a real Redis.
-import { jest } from '@jest/globals';
+import { beforeEach, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { ChronosClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
-import { killAllChildren, startChild, stopChild } from '../helpers/children.js';
+import { stopChild } from '../helpers/children.js';
+import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { countBy, readRecords } from '../helpers/records.js';
-import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(60_000);
 
-let ns: string;
+const rig = useWorkerRig('proc');
 let recordKey: string;
 let client: ChronosClient;
 let redis: Redis;
 let keys: QueueKeys;
-
 beforeEach(() => {
-  ns = newNamespace('proc');
-  recordKey = `${ns}-records:calls`;
-  client = new ChronosClient({ connection: redisUrl(), namespace: ns });
-  redis = new Redis(redisUrl());
-  keys = new QueueKeys(ns, 'default');
-});
-afterEach(async () => {
-  await killAllChildren();
-  await client.close();
-  await redis.del(recordKey);
-  redis.disconnect();
-  await deleteNamespace(ns);
+  ({ recordKey, client, redis, keys } = rig);
 });
 
-const worker = (name: string, env: Record<string, number | string> = {}) =>
-  startChild('worker', name, { REDIS_URL: redisUrl(), NS: ns, RECORD_KEY: recordKey, ...env });
+const worker = (name: string, env: Record<string, number | string> = {}) => startWorker(rig, name, env);
 
 async function pendingCount(): Promise<number> {
   return ((await redis.call('XPENDING', keys.stream, 'chronos')) as [number])[0];

@@ -6,13 +6,10 @@ import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observ
 import { OptionProblems, orThrow, type Checked } from '../options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import { SlotPipeline } from '../redis/cluster.js';
-import { enqueueOutcome, enqueueScript, pipeEnqueue, type EnqueueOutcome } from '../redis/commands.js';
-import { pipeLowerDue } from '../redis/due-commands.js';
-import { wrapScriptError } from '../redis/scripts.js';
+import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
-import { dueAt, isPlain, metaText, scriptArgs, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
+import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -192,7 +189,7 @@ export class ChronosClient {
       } else if (dueAt(p) === undefined) {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
       } else {
-        result = await this.enqueueDelayed(p);
+        result = toResult(p, await writeDelayed(client, this.globalKeys.due, p));
       }
     } catch (err) {
       span?.end(err);
@@ -272,17 +269,6 @@ export class ChronosClient {
       this.queueKeys.set(queue, k);
     }
     return k;
-  }
-
-  /** A delayed enqueue: enqueue.lua and the due-time index's `ZADD LT` in one round trip (a failed index write is left to the sweep). */
-  private async enqueueDelayed(p: Prepared): Promise<EnqueueResult> {
-    const due = this.globalKeys.due;
-    const pipeline = new SlotPipeline(this.conn.client)
-      .add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)))
-      .add(due, (c) => pipeLowerDue(c, due, p.keys.queue, dueAt(p)!));
-    const [[err, reply]] = await pipeline.exec();
-    if (err) throw wrapScriptError('enqueue', err);
-    return toResult(p, enqueueOutcome(reply));
   }
 
   private async registerQueue(queue: string): Promise<void> {

@@ -1,7 +1,17 @@
 // The write side of an enqueue: a validated task (Prepared), its meta text, and how a bulk of them
 // is sent (enqueue-bulk.lua calls for runs of ready tasks, enqueue.lua for the others).
 import { SlotPipeline, isCluster } from '../redis/cluster.js';
-import { pipeEnqueue, pipeEnqueueBulk, sendEnqueue, sendEnqueueBulk, type BulkEntry, type EnqueueArgs } from '../redis/commands.js';
+import {
+  enqueueOutcome,
+  pipeEnqueue,
+  pipeEnqueueBulk,
+  sendEnqueue,
+  sendEnqueueBulk,
+  type BulkEntry,
+  type EnqueueArgs,
+  type EnqueueOutcome,
+} from '../redis/commands.js';
+import { wrapScriptError } from '../redis/scripts.js';
 import { dueTime, lowerDue, pipeLowerDue } from '../redis/due-commands.js';
 import type { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { META, newMeta } from '../redis/protocol.js';
@@ -71,6 +81,20 @@ function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
 export function scriptArgs(p: Prepared): EnqueueArgs {
   const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
   return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
+}
+
+/**
+ * A delayed enqueue: enqueue.lua and the due-time index's `ZADD LT` (key `due`) in one round trip,
+ * the index after the task (a failed index write is left to the forwarders' rolling sweep).
+ * @throws the script's error, wrapped (scripts.ts wrapScriptError).
+ */
+export async function writeDelayed(client: RedisClient, due: string, p: Prepared): Promise<EnqueueOutcome> {
+  const pipeline = new SlotPipeline(client)
+    .add(p.keys.stream, (c) => pipeEnqueue(c, p.keys, scriptArgs(p)))
+    .add(due, (c) => pipeLowerDue(c, due, p.keys.queue, dueAt(p)!));
+  const [[err, reply]] = await pipeline.exec();
+  if (err) throw wrapScriptError('enqueue', err);
+  return enqueueOutcome(reply);
 }
 
 /**
