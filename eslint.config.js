@@ -25,7 +25,7 @@ export default tseslint.config(
     // the engine and the Nest face log through their logger, never the console; the engine never imports Nest
     files: ['lib/**/*.ts'],
     // the console logger itself, the CLI and the CLI's standalone console server write to the terminal
-    ignores: ['lib/core/logger.ts', 'lib/cli/**', 'lib/console/server.ts'],
+    ignores: ['lib/core/runtime/logger.ts', 'lib/cli/**', 'lib/console/server.ts'],
     rules: { 'no-console': 'error' },
   },
   {

@@ -4,7 +4,7 @@
 // Starts its own private Redis (or uses --redis-url's, then only its own namespace is touched).
 //   node dist/bench/experiments/inspector-big-queue.js [--tasks 100000] [--scheduled 100000] [--redis-url redis://…]
 import { Redis } from 'ioredis';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { exercise, seedBigQueue, startPinger } from '../../test/fixtures/big-queue.js';
 import { BenchRedis } from '../lib/redis.js';
 

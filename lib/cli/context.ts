@@ -1,8 +1,8 @@
 import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
-import { DEFAULTS } from '../core/defaults.js';
-import { Inspector } from '../core/inspector/inspector.js';
+import { DEFAULTS } from '../core/runtime/defaults.js';
+import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
 
 /** A mistake in how the command was called: exit code 2. */

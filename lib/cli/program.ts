@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { ChronosError } from '../core/errors.js';
+import { ChronosError } from '../core/runtime/errors.js';
 import { consoleCommands } from './commands/console.js';
 import { overviewCommands } from './commands/overview.js';
 import { scheduleCommands } from './commands/schedules.js';

@@ -1,6 +1,6 @@
-import { ChronosError } from '../core/errors.js';
-import type { Inspector } from '../core/inspector/inspector.js';
-import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/inspector/types.js';
+import { ChronosError } from '../core/runtime/errors.js';
+import type { Inspector } from '../core/admin/inspector.js';
+import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
 
 /** An API answer: HTTP status and JSON body. */

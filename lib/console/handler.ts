@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Inspector } from '../core/inspector/inspector.js';
-import type { TaskInfo } from '../core/inspector/types.js';
+import type { Inspector } from '../core/admin/inspector.js';
+import type { TaskInfo } from '../core/admin/types.js';
 import { ApiError, errorReply, ROUTES, type ApiReply } from './api.js';
 import { crossSite, securityHeaders } from './security.js';
 
@@ -34,7 +34,7 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
-const HERE = fileURLToPath(new URL('./static/', import.meta.url));
+const HERE = fileURLToPath(new URL('./static', import.meta.url));
 
 /** The page's files, and the vendored ESM builds (copied into `static/vendor/` by the build). */
 const FILES: Record<string, { file: string; type: string }> = {

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Inspector } from '../core/inspector/inspector.js';
-import type { TaskInfo } from '../core/inspector/types.js';
+import type { Inspector } from '../core/admin/inspector.js';
+import type { TaskInfo } from '../core/admin/types.js';
 import { createConsoleHandler } from './handler.js';
 import { basicCredentials, securityHeaders } from './security.js';
 

@@ -2,16 +2,16 @@
  * Chronos core: the framework-free engine (no NestJS import below this line).
  * @publicApi
  */
-export * from './errors.js';
-export * from './defaults.js';
-export * from './events.js';
-export * from './logger.js';
-export * from './clock.js';
+export * from './runtime/errors.js';
+export * from './runtime/defaults.js';
+export * from './runtime/events.js';
+export * from './runtime/logger.js';
+export * from './runtime/clock.js';
 export { type RedisConnection, type RedisClient } from './redis/connection.js';
 export { QueueKeys, SchedulerKeys, GlobalKeys, CONSUMER_GROUP } from './redis/keys.js';
 export { ChronosClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
-export { ChronosServer, ShutdownAbort, type ServerOptions } from './queue/server.js';
-export { Mux, type HandlerOptions, type Registration } from './queue/mux.js';
+export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
+export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 export {
@@ -30,7 +30,7 @@ export {
   type ScheduleSpec,
   type ParseSpecOptions,
 } from './scheduler/spec.js';
-export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './queue/cancel-listener.js';
+export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './worker/cancel-listener.js';
 export {
   recordFires,
   readFires,
@@ -64,5 +64,5 @@ export {
   type LeaderInfo,
   type ServerInfo,
   type InstanceInfo,
-} from './inspector/inspector.js';
+} from './admin/inspector.js';
 export * from './observability/index.js';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { EventBus } from '../core/events.js';
+import { EventBus } from '../core/runtime/events.js';
 import { ChronosMetrics } from '../core/observability/metrics.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS } from './chronos.constants.js';
 import { ChronosConsoleMount } from './console/console.mount.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { ChronosLogger } from '../core/logger.js';
+import type { ChronosLogger } from '../core/runtime/logger.js';
 
 /** Adapts a Nest `Logger` to the engine's {@link ChronosLogger} (errors keep their stack). @internal */
 export function toChronosLogger(logger: Logger): ChronosLogger {

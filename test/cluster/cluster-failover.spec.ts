@@ -4,8 +4,8 @@
 // (+ the promotion's own slack), no trigger is enqueued twice; what is missing is reported.
 import { jest } from '@jest/globals';
 import { ChronosClient } from '../../lib/core/queue/client.js';
-import { ChronosServer } from '../../lib/core/queue/server.js';
-import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { RedisCluster, queuesOnEachMaster } from '../helpers/redis-cluster.js';

@@ -4,8 +4,8 @@
 // lost tasks are counted and must lie in the failover gap / the replication window before the kill.
 import { jest } from '@jest/globals';
 import { ChronosClient } from '../../lib/core/queue/client.js';
-import { ChronosServer } from '../../lib/core/queue/server.js';
-import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { alignedTriggers } from '../helpers/fleet.js';
 import { RedisSentinel } from '../helpers/redis-cluster.js';

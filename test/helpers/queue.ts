@@ -1,6 +1,6 @@
 import { ChronosClient } from '../../lib/core/queue/client.js';
-import { ChronosServer, type ServerOptions } from '../../lib/core/queue/server.js';
-import { EventBus } from '../../lib/core/events.js';
+import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.js';
+import { EventBus } from '../../lib/core/runtime/events.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
 import { recordingLogger } from './wait.js';
 

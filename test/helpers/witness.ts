@@ -1,4 +1,4 @@
-import { EventBus } from '../../lib/core/events.js';
+import { EventBus } from '../../lib/core/runtime/events.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
 import { recordingLogger, within } from './wait.js';

@@ -7,9 +7,9 @@ import {
   NonRetryableError,
   TaskCancelledError,
   TaskNotFoundError,
-} from '../../lib/core/errors.js';
-import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+} from '../../lib/core/runtime/errors.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { triggerKey } from '../../lib/core/scheduler/definition.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';

@@ -2,7 +2,7 @@
 // every 10 ms: no read may hold Redis long (no O(N) command on a big key in one call). The bound
 // asserted here is generous (250 ms, a loaded shared machine); the exact 50 ms target is measured
 // by bench/experiments/inspector-big-queue.ts.
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { exercise, seedBigQueue, startPinger } from '../fixtures/big-queue.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 

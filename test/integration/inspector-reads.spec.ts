@@ -1,8 +1,8 @@
 // The Inspector's reads against a real Redis: queues (counts, latency, 7 days, lost, memory), task
 // pages by state with cursors and decoded payloads, one task by id across queues, dead groups,
 // schedules (note, origin, liveness, orphaned), fire history, leader, servers, Redis.
-import { InvalidOptionsError, InvalidTaskStateError, NonRetryableError, ScheduleNotFoundError } from '../../lib/core/errors.js';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { InvalidOptionsError, InvalidTaskStateError, NonRetryableError, ScheduleNotFoundError } from '../../lib/core/runtime/errors.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { utcDay } from '../../lib/core/queue/codec.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { recordFires } from '../../lib/core/scheduler/history.js';

@@ -4,8 +4,8 @@ import {
   NonRetryableError,
   RedisUnreachableError,
   TaskTimeoutError,
-} from '../../lib/core/errors.js';
-import { ChronosServer } from '../../lib/core/queue/server.js';
+} from '../../lib/core/runtime/errors.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';

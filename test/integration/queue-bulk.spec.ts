@@ -1,7 +1,7 @@
 // enqueueBulk writes what one enqueue at a time writes: the same entry fields and meta, in input
 // order across runs of ready tasks (sent as enqueue-bulk.lua calls of up to 100), tasks with options
 // (enqueue.lua) and several queues; a task's own options still apply; bad input still names the task.
-import { InvalidPayloadError } from '../../lib/core/errors.js';
+import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { withMetaDefaults, type TaskMeta } from '../../lib/core/queue/codec.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS } from '../../lib/core/redis/protocol.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { ChronosClient } from '../../lib/core/queue/client.js';
-import { DEFAULTS } from '../../lib/core/defaults.js';
+import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { killAllChildren } from '../helpers/children.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';

@@ -2,9 +2,9 @@
 // of many, a delayed task the index does not know (an older writer) is found by the sweep, the index
 // scripts keep a due time an enqueuer wrote during a forward, and backlogged queues share the fetches.
 import type { Redis } from 'ioredis';
-import { ClockOffset } from '../../lib/core/clock-offset.js';
-import { Forwarder } from '../../lib/core/queue/forwarder.js';
-import { Loops } from '../../lib/core/queue/loops.js';
+import { ClockOffset } from '../../lib/core/runtime/clock-offset.js';
+import { Forwarder } from '../../lib/core/fetch/forwarder.js';
+import { Loops } from '../../lib/core/worker/loops.js';
 import { claimDue, settleDue } from '../../lib/core/redis/due-commands.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { DUE_INDEX } from '../../lib/core/redis/protocol.js';

@@ -3,7 +3,7 @@
 // may evict is reported at start (or refused); a start that fails closes what it opened.
 import { Redis } from 'ioredis';
 import { ChronosClient } from '../../lib/core/queue/client.js';
-import { ChronosServer, type ServerOptions } from '../../lib/core/queue/server.js';
+import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.js';
 import { QueueKeys, utcDay } from '../../lib/core/redis/keys.js';
 import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';

@@ -1,7 +1,7 @@
 // The queue-integrity issue, fault 5: payloads JSON would silently change are refused with the path;
 // a Date becomes its ISO string (documented); `maxPayloadBytes` (default 1 MiB, 0 = none) bounds the
 // encoded payload and its error names the size and the limit.
-import { InvalidPayloadError } from '../../lib/core/errors.js';
+import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { ChronosClient, type ClientOptions } from '../../lib/core/queue/client.js';
 import { encodePayload } from '../../lib/core/queue/codec.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';

@@ -1,6 +1,6 @@
 // The scheduler in one process: runtime API, overlap policy, orphaned schedules, registration rules.
 import { Redis } from 'ioredis';
-import { ChronosServer } from '../../lib/core/queue/server.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
 import {
   ChronosStateError,
   ChronosError,
@@ -8,9 +8,9 @@ import {
   InvalidOptionsError,
   InvalidScheduleError,
   ScheduleNotFoundError,
-} from '../../lib/core/errors.js';
-import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+} from '../../lib/core/runtime/errors.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';

@@ -5,7 +5,7 @@
 // lists every schedule with its fields. On a private Redis, whose SLOWLOG records every command.
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { expandedSource } from '../../lib/core/redis/scripts.js';
 import { REGISTER_CHUNK } from '../../lib/core/scheduler/registry.js';

@@ -4,7 +4,7 @@
 // fired twice, none lost). Before the chunked load, 20,000 schedules blocked the loop for up to
 // 10.6 s (the lease is 5 s): the leader lost leadership at every load and fired nothing.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { EventBus, type ChronosEvent } from '../../lib/core/events.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { addSchedule } from '../../lib/core/scheduler/registry.js';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';

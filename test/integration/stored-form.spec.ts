@@ -2,7 +2,7 @@
 // at their default, a scheduled task without its id). Tasks the previous version wrote — already in
 // Redis during a rolling deploy — must still decode and run: they are written here raw, as that
 // version's code wrote them (XADD; HSET + ZADD of the JSON array [id, type, payload, meta]).
-import { Inspector } from '../../lib/core/inspector/inspector.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import type { Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';

@@ -1,4 +1,4 @@
-import { ClockOffset } from '../../lib/core/clock-offset.js';
+import { ClockOffset } from '../../lib/core/runtime/clock-offset.js';
 
 /** Unit tests of the estimate of Redis time: round trips in, (Redis time − local clock) out. Fixed instants. */
 

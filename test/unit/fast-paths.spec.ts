@@ -1,9 +1,9 @@
 // The fast paths of the enqueue and the fetch give what the careful paths give: the meta text of a
 // new task, the payload checks (problems named with their path, cycles and deep values included),
 // and the strings of a stream entry read as bytes.
-import { InvalidPayloadError } from '../../lib/core/errors.js';
+import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { encodeMeta, encodeNewMeta, encodePayload } from '../../lib/core/queue/codec.js';
-import { entryStrings } from '../../lib/core/queue/consumer.js';
+import { entryStrings } from '../../lib/core/fetch/consumer.js';
 import { newMeta } from '../../lib/core/redis/protocol.js';
 
 test('encodeNewMeta is the text encodeMeta gives for newMeta', () => {

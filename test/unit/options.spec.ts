@@ -1,11 +1,11 @@
-// The one option checker (lib/core/options.ts): its messages, and that the name rule and the
+// The one option checker (lib/core/runtime/options.ts): its messages, and that the name rule and the
 // time-zone rule are the same in every place that takes a name or a zone (server, scheduler and
 // client options, schedule definitions, spec parsing, the Inspector, the Nest module options).
-import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/errors.js';
-import { Inspector } from '../../lib/core/inspector/inspector.js';
-import { assertName, describeProblem, nameProblem, NAME_RULE, OptionProblems, type OptionProblem } from '../../lib/core/options.js';
+import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { assertName, describeProblem, nameProblem, NAME_RULE, OptionProblems, type OptionProblem } from '../../lib/core/runtime/options.js';
 import { ChronosClient, checkClientOptions } from '../../lib/core/queue/client.js';
-import { checkServerOptions } from '../../lib/core/queue/server-options.js';
+import { checkServerOptions } from '../../lib/core/worker/server-options.js';
 import { toStored } from '../../lib/core/scheduler/definition.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
 import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';

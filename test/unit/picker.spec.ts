@@ -1,7 +1,7 @@
-// The fetch planner of a multi-queue worker (lib/core/queue/picker.ts): shares by smooth weighted
+// The fetch planner of a multi-queue worker (lib/core/fetch/picker.ts): shares by smooth weighted
 // round-robin over the queues that have entries, probes of the empty ones, strict priority.
 import { QueueKeys } from '../../lib/core/redis/keys.js';
-import { QueuePicker, blockCount, turnSize } from '../../lib/core/queue/picker.js';
+import { QueuePicker, blockCount, turnSize } from '../../lib/core/fetch/picker.js';
 
 const queue = (name: string, weight = 1) => ({ name, weight, keys: new QueueKeys('t', name) });
 

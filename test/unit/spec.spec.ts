@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { InvalidScheduleError } from '../../lib/core/errors.js';
+import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import {
   TRIGGERS_BETWEEN_COUNT_LIMIT,
   everySpec,
@@ -33,7 +33,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 
-const ROOT = new URL('../../', import.meta.url);
+const ROOT = new URL('../..', import.meta.url);
 
 interface HostJob {
   expr: string;

@@ -1,7 +1,7 @@
 import { META, newMeta, type TaskMeta } from '../../lib/core/redis/protocol.js';
-import { staleReason } from '../../lib/core/queue/stale.js';
+import { staleReason } from '../../lib/core/recovery/stale.js';
 
-/** Unit tests of the stale rule of trigger tasks (queue/stale.ts): fixed instants, no Redis. */
+/** Unit tests of the stale rule of trigger tasks (recovery/stale.ts): fixed instants, no Redis. */
 
 const T = 1_700_000_000_000;
 function meta(over: Partial<TaskMeta> = {}): TaskMeta {

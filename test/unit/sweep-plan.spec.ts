@@ -1,6 +1,6 @@
-// The visibility-timeout sweep's picks (lib/core/queue/sweep-plan.ts): every queue on the first tick and
+// The visibility-timeout sweep's picks (lib/core/recovery/sweep-plan.ts): every queue on the first tick and
 // while another server is overdue, else one queue in turn plus the queues asked for once due.
-import { SweepPlan } from '../../lib/core/queue/sweep-plan.js';
+import { SweepPlan } from '../../lib/core/recovery/sweep-plan.js';
 
 test('the first tick sweeps every queue, then one queue per tick in turn', () => {
   const plan = new SweepPlan(['a', 'b', 'c']);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { QueueNotFoundError } from '../../core/errors.js';
-import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/inspector/inspector.js';
+import { QueueNotFoundError } from '../../core/runtime/errors.js';
+import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
 import { positiveInt, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { FireInfo, ScheduleInfo } from '../../core/inspector/inspector.js';
+import type { FireInfo, ScheduleInfo } from '../../core/admin/inspector.js';
 import { parseInstant, positiveInt, type Cli } from '../context.js';
 import { fields, table, when } from '../format.js';
 

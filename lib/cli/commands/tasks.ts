@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { TaskNotFoundError } from '../../core/errors.js';
-import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/inspector/inspector.js';
+import { TaskNotFoundError } from '../../core/runtime/errors.js';
+import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/admin/inspector.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
 import { duration, fields, firstLine, short, table, when } from '../format.js';
 

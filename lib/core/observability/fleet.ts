@@ -1,5 +1,5 @@
 import type * as Prom from 'prom-client';
-import type { Inspector, QueueInfo, ScheduleInfo } from '../inspector/inspector.js';
+import type { Inspector, QueueInfo, ScheduleInfo } from '../admin/inspector.js';
 
 /** One read of the fleet's state. Instants are epoch ms, durations ms. */
 interface FleetSnapshot {

@@ -1,6 +1,6 @@
 import type * as Prom from 'prom-client';
-import type { ChronosEvent, EventBus, ScheduleSkipReason } from '../events.js';
-import type { Inspector } from '../inspector/inspector.js';
+import type { ChronosEvent, EventBus, ScheduleSkipReason } from '../runtime/events.js';
+import type { Inspector } from '../admin/inspector.js';
 import { FleetGauges } from './fleet.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
 

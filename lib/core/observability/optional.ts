@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { ChronosError } from '../errors.js';
+import { ChronosError } from '../runtime/errors.js';
 
 /**
  * An optional peer dependency a feature needs is not installed (`prom-client` for metrics).

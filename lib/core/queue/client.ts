@@ -1,9 +1,9 @@
 import { newTaskId } from './task-id.js';
-import { DEFAULTS } from '../defaults.js';
-import { InvalidOptionsError } from '../errors.js';
-import { EventBus } from '../events.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
+import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
-import { OptionProblems, orThrow, type Checked } from '../options.js';
+import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';

@@ -1,5 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
-import { RedisScriptError } from '../errors.js';
+import { RedisScriptError } from '../runtime/errors.js';
 import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
 import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from './protocol.js';
 import { pipeScript, runScript, type ScriptName } from './scripts.js';

@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { ChronosError, RedisEvictionPolicyError, RedisUnreachableError, RedisVersionError } from '../errors.js';
-import type { ChronosLogger } from '../logger.js';
+import { ChronosError, RedisEvictionPolicyError, RedisUnreachableError, RedisVersionError } from '../runtime/errors.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
-import { ChronosError, RedisScriptError } from '../errors.js';
+import { ChronosError, RedisScriptError } from '../runtime/errors.js';
 import type { RedisClient } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { DEFAULTS } from '../defaults.js';
-import { InvalidScheduleError } from '../errors.js';
-import { describeProblem, OptionProblems } from '../options.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
+import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 
@@ -131,7 +131,7 @@ export function storedSpec(s: StoredSchedule): ScheduleSpec {
 }
 
 /**
- * The name of a schedule, checked (`NAME_RULE` in lib/core/options.ts).
+ * The name of a schedule, checked (`NAME_RULE` in lib/core/runtime/options.ts).
  * @throws InvalidScheduleError naming the value otherwise.
  */
 export function validateScheduleName(name: unknown): string {

@@ -9,7 +9,7 @@
  * its notice (or the lease renewal that sees the version) reloads again.
  * Units: epoch milliseconds.
  */
-import type { ChronosLogger } from '../logger.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';

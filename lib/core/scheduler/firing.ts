@@ -11,14 +11,14 @@
  * wake instants (due-heap.ts) and plans and fires them a slice of work at a time, so no step
  * holds the event loop long and every per-burst step is linear in the burst.
  */
-import type { Clock } from '../clock.js';
-import type { EventBus } from '../events.js';
-import { FailureLog, type ChronosLogger } from '../logger.js';
+import type { Clock } from '../runtime/clock.js';
+import type { EventBus } from '../runtime/events.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { fireScript, type FireResult } from '../redis/schedule-commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
-import type { ClockOffset } from '../clock-offset.js';
+import type { ClockOffset } from '../runtime/clock-offset.js';
 import { triggerKey } from './definition.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';

@@ -12,8 +12,8 @@
  * planned under the old state, even by a leader that missed the notice.
  */
 import { randomUUID } from 'node:crypto';
-import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../errors.js';
-import { FailureLog, type ChronosLogger } from '../logger.js';
+import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../runtime/errors.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { encodeMeta } from '../queue/codec.js';
 import type { RedisClient } from '../redis/connection.js';
 import {

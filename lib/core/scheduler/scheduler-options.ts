@@ -1,9 +1,9 @@
-import { systemClock, type Clock } from '../clock.js';
-import { DEFAULTS } from '../defaults.js';
-import { EventBus } from '../events.js';
-import { newInstanceId } from '../instance-id.js';
-import { consoleLogger, type ChronosLogger } from '../logger.js';
-import { OptionProblems, orThrow, type Checked } from '../options.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { EventBus } from '../runtime/events.js';
+import { newInstanceId } from '../runtime/instance-id.js';
+import { consoleLogger, type ChronosLogger } from '../runtime/logger.js';
+import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
 
 /**

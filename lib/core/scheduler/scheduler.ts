@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
-import { ChronosStateError } from '../errors.js';
-import type { EventBus } from '../events.js';
-import type { ChronosLogger, FailureLog } from '../logger.js';
+import type { Clock } from '../runtime/clock.js';
+import { ChronosStateError } from '../runtime/errors.js';
+import type { EventBus } from '../runtime/events.js';
+import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import {
   checkServer,
   closeClient,
@@ -12,10 +12,10 @@ import {
   type RedisClient,
 } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
-import { ClockOffset } from '../clock-offset.js';
+import { ClockOffset } from '../runtime/clock-offset.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
-import { LeaderLease } from './lease.js';
+import { LeaderLease } from '../leadership/lease.js';
 import { addSchedule, Declarations, pauseSchedule, removeSchedule, resumeSchedule, triggerNow } from './registry.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 
@@ -32,7 +32,7 @@ export type { SchedulerOptions } from './scheduler-options.js';
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (lib/core/clock-offset.ts, shared with the worker's).
+ * and the estimate of Redis time (lib/core/runtime/clock-offset.ts, shared with the worker's).
  * @publicApi
  */
 export class Scheduler {

@@ -4,7 +4,7 @@
  * Units: epoch milliseconds; cron triggers are whole minutes.
  */
 import { Cron, type CronOptions } from 'croner';
-import { InvalidScheduleError } from '../errors.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
 import { compiledCron, sharingEnabled, WeakValueCache, type CompiledCron } from './cron-compiled.js';
 import { FIELD_DEFS, FieldError, LEAP_MONTH_DAYS, MONTH_LABELS, parseField, type ParsedField } from './cron-fields.js';
 import { HOUR_MS, MINUTE_MS, TRIGGERS_BETWEEN_COUNT_LIMIT, assertInstant, latest, type ScheduleSpec } from './spec-base.js';

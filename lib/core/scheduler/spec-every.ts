@@ -2,7 +2,7 @@
  * Every-specs (rule 8 of the cron cases README): `@every <duration>` and `{ every }`, epoch-aligned.
  * Units: epoch milliseconds; periods and offsets are whole seconds.
  */
-import { InvalidScheduleError } from '../errors.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
 import { SECOND_MS, assertInstant, type ScheduleSpec } from './spec-base.js';
 
 /**

@@ -26,7 +26,7 @@
  * triggers are whole minutes).
  * @publicApi
  */
-import { InvalidScheduleError } from '../errors.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
 import { CronScheduleSpec, cronSpec, DESCRIPTORS } from './spec-cron.js';
 import { EveryScheduleSpec, makeEverySpec } from './spec-every.js';
 import {

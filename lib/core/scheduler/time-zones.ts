@@ -2,7 +2,7 @@
  * Time-zone helpers: the one check of an IANA zone name (with Intl, as croner uses Intl) and whether
  * a zone has a fixed offset.
  */
-import { InvalidScheduleError } from '../errors.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
 
 /** What a time zone must be: the expectation in every message about one. */
 export const TIME_ZONE_RULE = 'an IANA time zone such as "Europe/Budapest" or "UTC"';

@@ -1,6 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import type { TaskInfo } from '../../core/inspector/types.js';
+import type { TaskInfo } from '../../core/admin/types.js';
 
 /** The `console` option of `ChronosModule`: the web console mounted in the app (express only). @publicApi */
 export interface ChronosConsoleOptions {

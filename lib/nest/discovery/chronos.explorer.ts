@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/errors.js';
-import { nameProblem } from '../../core/options.js';
+import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/runtime/errors.js';
+import { nameProblem } from '../../core/runtime/options.js';
 import type { Task } from '../../core/queue/task.js';
 import { validateScheduleName, type ScheduleDefinition } from '../../core/scheduler/definition.js';
 import { everySpec, parseSpec } from '../../core/scheduler/spec.js';

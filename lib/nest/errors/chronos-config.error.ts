@@ -1,4 +1,4 @@
-import { ChronosError } from '../../core/errors.js';
+import { ChronosError } from '../../core/runtime/errors.js';
 
 /**
  * The options of `ChronosModule.forRoot` / `forRootAsync` are invalid. Thrown at boot (when the

@@ -1,4 +1,4 @@
-import { ChronosError } from '../../core/errors.js';
+import { ChronosError } from '../../core/runtime/errors.js';
 
 /** One problem found in a decorated method. */
 export interface DiscoveryIssue {

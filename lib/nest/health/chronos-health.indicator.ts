@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { LeaderInfo } from '../../core/inspector/inspector.js';
+import type { LeaderInfo } from '../../core/admin/inspector.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from '../services/chronos.client.js';

@@ -1,7 +1,7 @@
-import { newInstanceId } from '../../core/instance-id.js';
-import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/options.js';
+import { newInstanceId } from '../../core/runtime/instance-id.js';
+import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/runtime/options.js';
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
-import { checkServerOptions, type ServerOptions } from '../../core/queue/server-options.js';
+import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
 import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';

@@ -1,5 +1,5 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { InvalidOptionsError } from '../../core/errors.js';
+import { InvalidOptionsError } from '../../core/runtime/errors.js';
 import { ChronosClient as CoreChronosClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
 import { plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 

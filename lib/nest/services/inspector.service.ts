@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { EventBus, type ChronosEvent } from '../../core/events.js';
+import { EventBus, type ChronosEvent } from '../../core/runtime/events.js';
 import {
   Inspector,
   type ActOptions,
@@ -18,7 +18,7 @@ import {
   type TaskInfo,
   type TaskPage,
   type TaskState,
-} from '../../core/inspector/inspector.js';
+} from '../../core/admin/inspector.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from './chronos.client.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy, type Provider } from '@nestjs/common';
-import type { EventBus } from '../../core/events.js';
-import { Inspector } from '../../core/inspector/inspector.js';
+import type { EventBus } from '../../core/runtime/events.js';
+import { Inspector } from '../../core/admin/inspector.js';
 import { ChronosMetrics } from '../../core/observability/metrics.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';

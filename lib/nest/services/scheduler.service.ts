@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { EventBus } from '../../core/events.js';
+import { EventBus } from '../../core/runtime/events.js';
 import { Scheduler } from '../../core/scheduler/scheduler.js';
 import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/definition.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';

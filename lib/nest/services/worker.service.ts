@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { EventBus } from '../../core/events.js';
-import { Mux } from '../../core/queue/mux.js';
-import { ChronosServer } from '../../core/queue/server.js';
+import { EventBus } from '../../core/runtime/events.js';
+import { Mux } from '../../core/worker/mux.js';
+import { ChronosServer } from '../../core/worker/server.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES } from '../chronos.messages.js';
 import { toChronosLogger } from '../nest-logger.js';

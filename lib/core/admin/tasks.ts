@@ -1,4 +1,4 @@
-import { InvalidOptionsError, TaskNotFoundError } from '../errors.js';
+import { InvalidOptionsError, TaskNotFoundError } from '../runtime/errors.js';
 import { decodeStored, type TaskMeta } from '../queue/codec.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';

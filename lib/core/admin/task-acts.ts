@@ -1,8 +1,8 @@
 import { killScript } from '../redis/commands.js';
 import { DEAD_REASON, META } from '../redis/protocol.js';
-import { DEFAULTS } from '../defaults.js';
-import { TaskCancelledError, TaskNotFoundError } from '../errors.js';
-import type { OperatorAction } from '../events.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { TaskCancelledError, TaskNotFoundError } from '../runtime/errors.js';
+import type { OperatorAction } from '../runtime/events.js';
 import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { markerKeys } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
@@ -194,7 +194,7 @@ export async function runAllTasks(
 /**
  * Cancels an active task: dead-letters it at once (`kill.lua`: XACK + XDEL + dead set, reason
  * `cancelled`, last error `TaskCancelledError: …`, its markers released), then `PUBLISH`es a notice
- * on `<ns>:cancel`; the server running it (see queue/cancel-listener.ts) aborts its `signal` with a
+ * on `<ns>:cancel`; the server running it (see worker/cancel-listener.ts) aborts its `signal` with a
  * {@link TaskCancelledError}. The handler's later outcome is ignored (its entry is gone), so the
  * task is never retried. Cost: finding it (the pending entries list), the script, one PUBLISH.
  * @throws TaskNotFoundError when the task is not active (in any queue, without `queue`).

@@ -1,4 +1,4 @@
-import { DEFAULTS } from '../defaults.js';
+import { DEFAULTS } from '../runtime/defaults.js';
 import { isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';

@@ -1,10 +1,10 @@
-import type { ClockOffset } from '../clock-offset.js';
-import { FailureLog, type ChronosLogger } from '../logger.js';
+import type { ClockOffset } from '../runtime/clock-offset.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { forwardScript, type ForwardOutcome } from '../redis/commands.js';
 import { claimDue, lowerDue, settleDue } from '../redis/due-commands.js';
 import type { ConsumedQueue } from './consumer.js';
-import type { Loops } from './loops.js';
+import type { Loops } from '../worker/loops.js';
 
 /** Most tasks forward.lua moves per set per call. */
 const FORWARD_LIMIT = 1000;

@@ -1,5 +1,5 @@
-import { DuplicateHandlerError, InvalidOptionsError } from '../errors.js';
-import type { BackoffFn, TaskHandlerFn } from './task.js';
+import { DuplicateHandlerError, InvalidOptionsError } from '../runtime/errors.js';
+import type { BackoffFn, TaskHandlerFn } from '../queue/task.js';
 
 /** Options of one handler registration. @publicApi */
 export interface HandlerOptions {

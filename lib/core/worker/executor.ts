@@ -1,7 +1,7 @@
-import { DEFAULTS } from '../defaults.js';
-import { HandlerNotFoundError, TaskTimeoutError } from '../errors.js';
-import type { ChronosEvent, EventBus } from '../events.js';
-import type { ChronosLogger } from '../logger.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { HandlerNotFoundError, TaskTimeoutError } from '../runtime/errors.js';
+import type { ChronosEvent, EventBus } from '../runtime/events.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
 import { killScript, retryScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
@@ -9,9 +9,9 @@ import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
 import { wasReclaimed } from '../redis/recovery-commands.js';
 import type { RedisClient } from '../redis/types.js';
 import type { AckBatcher } from './ack-batcher.js';
-import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
+import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { Registration } from './mux.js';
-import { defaultBackoff, type BackoffFn, type Task } from './task.js';
+import { defaultBackoff, type BackoffFn, type Task } from '../queue/task.js';
 
 /** What the executor needs to know of a queue. */
 export interface QueueRef {

@@ -1,8 +1,8 @@
-import type { ChronosLogger, FailureLog } from '../logger.js';
+import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
-import { errorMessage } from './executor.js';
-import type { Loops } from './loops.js';
+import { errorMessage } from '../worker/executor.js';
+import type { Loops } from '../worker/loops.js';
 
 /** How much longer than its BLOCK a blocking read may take before its connection is deemed hung, ms. */
 export function readDeadlineMs(blockMs: number): number {

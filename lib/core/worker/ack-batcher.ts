@@ -1,4 +1,4 @@
-import type { ChronosLogger } from '../logger.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { ackScript } from '../redis/commands.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ChronosLogger } from '../logger.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/schedule-commands.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';

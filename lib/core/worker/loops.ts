@@ -1,4 +1,4 @@
-import { FailureLog, type ChronosLogger } from '../logger.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 
 /**
  * The background activity of a worker server: its long-running loops (fetch, forward), its

@@ -1,10 +1,10 @@
-import type { ChronosLogger } from '../logger.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
-import { decodeEntry, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
+import { decodeEntry, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
-import { errorMessage, TaskRun, type Executor } from './executor.js';
-import type { Mux } from './mux.js';
-import type { StaleTriggers } from './stale.js';
+import { errorMessage, TaskRun, type Executor } from '../worker/executor.js';
+import type { Mux } from '../worker/mux.js';
+import type { StaleTriggers } from '../recovery/stale.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -47,7 +47,7 @@ export interface SlotsDeps {
  * for its instant; decoded tasks beyond the free slots wait in a buffer. A schedule trigger's task
  * fetched early (the leader enqueues up to a second ahead) is held by a Node timer on the
  * server's estimate of Redis time, so its handler starts on time; one that waited too long
- * (queue/stale.ts) is skipped at its start instead of run.
+ * (recovery/stale.ts) is skipped at its start instead of run.
  */
 export class Slots {
   private active = 0;

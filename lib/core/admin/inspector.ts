@@ -1,6 +1,6 @@
-import { DEFAULTS } from '../defaults.js';
+import { DEFAULTS } from '../runtime/defaults.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
-import { assertName } from '../options.js';
+import { assertName } from '../runtime/options.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';

@@ -1,14 +1,14 @@
-import { FailureLog, type ChronosLogger } from '../logger.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
-import { errorMessage } from './executor.js';
-import type { Loops } from './loops.js';
+import { errorMessage } from '../worker/executor.js';
+import type { Loops } from '../worker/loops.js';
 import { QueuePicker, blockCount, type PlannedRead } from './picker.js';
 import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
-import type { Recoverer } from './recoverer.js';
-import type { ResolvedServerOptions } from './server-options.js';
+import type { Recoverer } from '../recovery/recoverer.js';
+import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
 
 /** What the fetcher needs from the server. */

@@ -1,10 +1,10 @@
-import { DEFAULTS } from '../defaults.js';
-import type { EventBus } from '../events.js';
-import type { ChronosLogger } from '../logger.js';
-import { OptionProblems, orThrow, type Checked } from '../options.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import type { EventBus } from '../runtime/events.js';
+import type { ChronosLogger } from '../runtime/logger.js';
+import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { Mux } from './mux.js';
-import { defaultBackoff, type BackoffFn } from './task.js';
+import { defaultBackoff, type BackoffFn } from '../queue/task.js';
 
 /**
  * Options of a worker server. Durations are milliseconds.

@@ -11,12 +11,12 @@
  * the retry policy governs them. What the worker needs is in the task's meta (protocol.ts META
  * `catchUpWindowMs`, `supersededAt`, written by the leader).
  */
-import type { EventBus } from '../events.js';
-import type { ChronosLogger } from '../logger.js';
+import type { EventBus } from '../runtime/events.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { META, type TaskMeta } from '../redis/protocol.js';
-import type { AckBatcher } from './ack-batcher.js';
-import { markerKeys, type StreamTask } from './codec.js';
-import type { QueueRef } from './executor.js';
+import type { AckBatcher } from '../worker/ack-batcher.js';
+import { markerKeys, type StreamTask } from '../queue/codec.js';
+import type { QueueRef } from '../worker/executor.js';
 
 /** Why a trigger task is stale: it would start beyond its schedule's window, or a newer trigger supersedes it. */
 export type StaleReason = 'window' | 'superseded';

@@ -1,4 +1,4 @@
-import type { EventBus } from '../events.js';
+import type { EventBus } from '../runtime/events.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { FireOutcome, FireRecord } from '../scheduler/history.js';
 

@@ -1,7 +1,7 @@
-import type { EventBus } from '../events.js';
-import type { ChronosLogger } from '../logger.js';
+import type { EventBus } from '../runtime/events.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
-import { DEFAULTS } from '../defaults.js';
+import { DEFAULTS } from '../runtime/defaults.js';
 import {
   reclaimConsumerScript,
   renewMarkersScript,
@@ -10,11 +10,11 @@ import {
   type RequeuedTask,
 } from '../redis/recovery-commands.js';
 import type { RedisClient } from '../redis/types.js';
-import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from './codec.js';
-import type { ConsumedQueue, Consumer } from './consumer.js';
-import type { Executor } from './executor.js';
-import type { ResolvedServerOptions } from './server-options.js';
-import type { Slots } from './slots.js';
+import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
+import type { ConsumedQueue, Consumer } from '../fetch/consumer.js';
+import type { Executor } from '../worker/executor.js';
+import type { ResolvedServerOptions } from '../worker/server-options.js';
+import type { Slots } from '../fetch/slots.js';
 import { SweepPlan } from './sweep-plan.js';
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */

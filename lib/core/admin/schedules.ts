@@ -1,4 +1,4 @@
-import { ScheduleNotFoundError } from '../errors.js';
+import { ScheduleNotFoundError } from '../runtime/errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
 import { declarationDigests, SCAN_COUNT } from '../scheduler/live-names.js';

@@ -1,5 +1,5 @@
-import { DEFAULTS } from '../defaults.js';
-import type { ChronosLogger } from '../logger.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { presenceScript } from '../redis/recovery-commands.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ChronosStateError, InvalidOptionsError } from '../errors.js';
+import { ChronosStateError, InvalidOptionsError } from '../runtime/errors.js';
 import { encodeMeta, type TaskMeta } from '../queue/codec.js';
 import { runScript } from '../redis/scripts.js';
 import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition } from '../scheduler/definition.js';

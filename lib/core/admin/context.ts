@@ -1,8 +1,8 @@
 import { META } from '../redis/protocol.js';
-import { InvalidTaskStateError } from '../errors.js';
-import type { EventBus, OperatorAction } from '../events.js';
+import { InvalidTaskStateError } from '../runtime/errors.js';
+import type { EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
-import { assertName } from '../options.js';
+import { assertName } from '../runtime/options.js';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';

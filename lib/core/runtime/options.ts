@@ -5,8 +5,8 @@
  * `<key>: expected <what>, got <value>`; an unknown key reads `unknown option "<key>"`.
  */
 import { InvalidOptionsError } from './errors.js';
-import { isValidName } from './redis/keys.js';
-import { isTimeZone, TIME_ZONE_RULE } from './scheduler/time-zones.js';
+import { isValidName } from '../redis/keys.js';
+import { isTimeZone, TIME_ZONE_RULE } from '../scheduler/time-zones.js';
 
 /** What a namespace, queue or schedule name must be (the rule of `isValidName`). */
 export const NAME_RULE = '1-200 characters of [A-Za-z0-9_.:-]';

@@ -1,5 +1,5 @@
-import { TaskCancelledError } from '../errors.js';
-import type { ChronosLogger } from '../logger.js';
+import { TaskCancelledError } from '../runtime/errors.js';
+import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys } from '../redis/keys.js';
 

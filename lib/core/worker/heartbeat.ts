@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { DEFAULTS } from '../defaults.js';
+import { DEFAULTS } from '../runtime/defaults.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
-import type { ConsumedQueue } from './consumer.js';
+import type { ConsumedQueue } from '../fetch/consumer.js';
 
 /** The counters a heartbeat reports. */
 export interface ServerStats {
