@@ -12,7 +12,7 @@ import {
   type RedisClient,
 } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
-import { ClockOffset } from '../runtime/clock-offset.js';
+import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
 import { LeaderLease } from '../leadership/lease.js';
@@ -32,7 +32,7 @@ export type { SchedulerOptions } from './scheduler-options.js';
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (lib/core/runtime/clock-offset.ts, shared with the worker's).
+ * and the estimate of Redis time (lib/core/runtime/time.ts: the process's one time source, shared with the worker).
  * @publicApi
  */
 export class Scheduler {
@@ -53,7 +53,7 @@ export class Scheduler {
   private readonly requireNoEviction: boolean;
   /** Declares again at once when the connection is back (a Redis restart may have emptied the registry). */
   private readonly onReady = () => this.declarations.reconnected();
-  private readonly clockOffset = new ClockOffset();
+  private readonly time = engineTime;
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly lease: LeaderLease;
@@ -88,9 +88,8 @@ export class Scheduler {
       ...shared,
       logger: this.logger,
       events: this.events,
-      clock: this.clock,
       trustLocalClock: this.trustLocalClock,
-      clockOffset: this.clockOffset,
+      time: this.time,
       now: () => this.now(),
       leaseValid: () => this.lease.check(),
       running: () => this.state === 'running',
@@ -107,9 +106,9 @@ export class Scheduler {
         acquired: (term) => this.firing.acquired(term),
         lost: (term, reason) => this.firing.lost(term, reason),
         version: (v) => this.firing.versionSeen(v),
-        clockSample: (sentAt, redisNow, receivedAt) => this.clockOffset.sample(sentAt, redisNow, receivedAt),
+        clockSample: (sentAt, redisNow, receivedAt) => this.time.sample(sentAt, redisNow, receivedAt),
       },
-      () => this.clock.now(),
+      () => this.time.localNow(),
     );
   }
 
@@ -266,8 +265,8 @@ export class Scheduler {
     this.firing.wake();
   }
 
-  /** Redis time now (estimated from the last samples), or the test clock. */
+  /** Redis time now (the process's time source), or the test clock. */
   private now(): number {
-    return this.clock.now() + (this.trustLocalClock ? 0 : this.clockOffset.offsetMs);
+    return this.trustLocalClock ? this.clock.now() : this.time.now();
   }
 }
