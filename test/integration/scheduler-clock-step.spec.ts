@@ -4,7 +4,9 @@
 // so the step changes nothing: no trigger task starts before its instant by Redis time, none is held
 // past it, firing does not stall, nothing is reported skipped or caught up, each trigger runs once.
 // The stepped process patches its Date.now (the fixture's {cmd: 'step'}); it is the only worker, and
-// leads in one test, follows in the other.
+// leads in one test, follows in the other. Its forward loop runs every 10 s (a valid setting for few
+// delayed tasks): an engine that relearns a wall-clock offset only at its next round trip (the fault's
+// mechanism) meets every step with a stale offset, not only when a step happens to land between rounds.
 import { jest } from '@jest/globals';
 import type { Child } from '../helpers/children.js';
 import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
@@ -20,6 +22,9 @@ const HOUR_MS = 3_600_000;
  * and stalled firing by up to 5.9 s.
  */
 const LATE_BOUND_MS = 1000;
+
+/** The stepped process's env: Date.now patched (stepped over IPC), forward loop every 10 s. */
+const STEPPED = { CLOCK_STEP: 1, FORWARD_MS: 10_000 };
 
 let fleet: Fleet | undefined;
 afterEach(async () => {
@@ -69,7 +74,7 @@ async function expectUnmoved(f: Fleet, from: number, to: number): Promise<void> 
 
 test('fault 1 (leader): the leader+worker whose wall clock steps −1 h, then +1 h twice, fires and starts every trigger once, on time', async () => {
   fleet = new Fleet([{ name: 'tick', spec: '@every 1s' }], { LEADER_TTL_MS: 2000, HEARTBEAT_MS: 500 });
-  const s = await fleet.start('S', { CLOCK_STEP: 1 });
+  const s = await fleet.start('S', STEPPED);
   const leader = await fleet.waitLeader();
   expect(leader.child).toBe(s);
   await fleet.start('N', { WORKER: 0 }); // a follower on the true clock
@@ -85,7 +90,7 @@ test('fault 1 (follower): a worker+scheduler follower whose wall clock steps −
   const n = await fleet.start('N', { WORKER: 0 }); // the leader, on the true clock; S is the only worker
   const leader = await fleet.waitLeader();
   expect(leader.child).toBe(n);
-  const s = await fleet.start('S', { CLOCK_STEP: 1 });
+  const s = await fleet.start('S', STEPPED);
   const from = nextAligned(Date.now(), 1000) + 1000;
   const to = await stepThrough(fleet, s, from);
   await expectUnmoved(fleet, from, to);

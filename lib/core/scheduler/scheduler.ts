@@ -1,4 +1,4 @@
-import type { Clock } from '../runtime/clock.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
@@ -18,6 +18,7 @@ import { Firing } from './firing.js';
 import { LeaderLease } from '../leadership/lease.js';
 import { addSchedule, Declarations, pauseSchedule, removeSchedule, resumeSchedule, triggerNow } from './registry.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
+import { testHooksOf } from './test-hooks.js';
 
 export type { SchedulerOptions } from './scheduler-options.js';
 
@@ -45,6 +46,7 @@ export class Scheduler {
   private readonly keys: SchedulerKeys;
   private readonly conn: ConnectionHandle;
   private readonly logger: ChronosLogger;
+  /** A test's fake clock (test-hooks.ts): it decides what is due instead of Redis time. */
   private readonly clock: Clock;
   private readonly trustLocalClock: boolean;
   private readonly leaderTtlMs: number;
@@ -63,6 +65,7 @@ export class Scheduler {
   /** @throws InvalidOptionsError listing every bad option (see {@link SchedulerOptions}). */
   constructor(options: SchedulerOptions = {}) {
     const o = resolveSchedulerOptions(options);
+    const hooks = testHooksOf(options);
     this.namespace = o.namespace;
     this.leaderTtlMs = o.leaderTtlMs;
     this.timeZone = o.timeZone;
@@ -71,8 +74,8 @@ export class Scheduler {
     this.eligible = o.eligible;
     this.events = o.events;
     this.logger = o.logger;
-    this.clock = o.clock;
-    this.trustLocalClock = o.trustLocalClock;
+    this.clock = hooks.clock ?? systemClock;
+    this.trustLocalClock = hooks.clock !== undefined;
     this.keys = new SchedulerKeys(this.namespace);
     this.conn = openConnection(o.connection);
     const shared = { client: this.conn.client, keys: this.keys, namespace: this.namespace, instanceId: this.instanceId };
@@ -94,7 +97,7 @@ export class Scheduler {
       leaseValid: () => this.lease.check(),
       running: () => this.state === 'running',
       declarations: this.declarations,
-      tickHook: o.tickHook,
+      tickHook: hooks.tickHook,
     });
     this.lease = new LeaderLease(
       this.conn.client,
