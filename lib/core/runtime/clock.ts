@@ -1,6 +1,6 @@
 import { engineTime } from './time.js';
 
-/** A source of "now" in epoch ms; tests and the skew scenarios inject their own. @publicApi */
+/** A source of "now" in epoch ms (a test's fake clock: see scheduler/test-hooks.ts). @publicApi */
 export interface Clock {
   /** The current instant, epoch ms. */
   now(): number;
