@@ -10,6 +10,7 @@ import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
+import { engineTime } from '../runtime/time.js';
 
 /** What the fetcher needs from the server. */
 export interface FetcherDeps {
@@ -135,9 +136,9 @@ export class Fetcher {
         continue;
       }
       try {
-        const sentAt = Date.now();
+        const sentAt = engineTime.now();
         const fetched = await this.read(order, slots.freeSlots);
-        this.lastFetchAt = Date.now();
+        this.lastFetchAt = engineTime.now();
         failures.ok();
         await this.deliver(fetched, sentAt);
       } catch (caught) {
@@ -164,7 +165,8 @@ export class Fetcher {
     let fetched = got;
     // a reply far later than a blocking read can take means this process was paused while the
     // entries waited in its socket: the recoverer may have given them to someone else already
-    if (Date.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3) fetched = await this.stillOwned(fetched);
+    if (engineTime.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3)
+      fetched = await this.stillOwned(fetched);
     const running = this.deps.isRunning(); // a per-queue reader may deliver during a shutdown
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
     if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked

@@ -17,7 +17,7 @@ export interface Waiting {
 export interface Held extends Waiting {
   /** The timer of its instant, shared by every task held for that instant (one timer per trigger instant). */
   readonly timer: NodeJS.Timeout;
-  /** When the timer should fire (local clock, epoch ms). */
+  /** When the timer should fire (Redis time, epoch ms). */
   readonly dueAt: number;
 }
 
@@ -33,8 +33,8 @@ export interface SlotsDeps {
   readonly logger: ChronosLogger;
   /** True while the server runs: nothing is admitted otherwise. */
   readonly isRunning: () => boolean;
-  /** Redis time − local clock, ms: when a trigger's instant comes by this server's estimate. */
-  readonly clockOffsetMs: () => number;
+  /** Redis time now (the process's time source, epoch ms): when a trigger's instant comes by this server's estimate. */
+  readonly redisNow: () => number;
   /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
   readonly stale: StaleTriggers;
   /** A slot came free: the fetcher may read again. */
@@ -97,7 +97,7 @@ export class Slots {
       const meta: TaskMeta = {
         ...task.meta,
         [META.lastError]: error.message,
-        [META.failedAt]: Date.now(),
+        [META.failedAt]: this.deps.redisNow(),
         [META.deadReason]: reason,
         [META.raw]: decoded.fields,
       };
@@ -152,23 +152,29 @@ export class Slots {
   private admit(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const m = task.meta;
     const tr = m[META.triggerAt];
-    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - this.deps.redisNow() : 0;
     if (early > 0) {
       // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
       const delay = Math.ceil(early) + 1;
       const at = tr!;
       let group = this.groups.get(at);
       if (!group) {
-        const ids: string[] = [];
-        const timer = setTimeout(() => {
+        const g: { timer: NodeJS.Timeout; ids: string[] } = { timer: setTimeout(() => due(), delay), ids: [] };
+        // the instant is re-checked when the timer fires: one that fires early by the estimate (it moved) waits again
+        const due = () => {
+          const left = at - this.deps.redisNow();
+          if (left > 0) {
+            g.timer = setTimeout(due, Math.ceil(left) + 1);
+            return;
+          }
           this.groups.delete(at);
-          for (const id of ids) void this.release(id);
-        }, delay);
-        group = { timer, ids };
+          for (const id of g.ids) void this.release(id);
+        };
+        group = g;
         this.groups.set(at, group);
       }
       group.ids.push(task.entryId);
-      this.held.set(task.entryId, { queue, task, payload, timer: group.timer, dueAt: Date.now() + delay });
+      this.held.set(task.entryId, { queue, task, payload, timer: group.timer, dueAt: this.deps.redisNow() + delay });
       return;
     }
     this.start(queue, task, payload);
@@ -177,7 +183,7 @@ export class Slots {
   /** Runs a task in a free slot, unless it is a stale trigger task (then skipped). @returns whether it runs. */
   private start(queue: ConsumedQueue, task: StreamTask, payload: unknown): boolean {
     // only a trigger's task can be stale: the others skip the clock reading
-    if (task.meta[META.triggerAt] !== undefined && this.deps.stale.skipIfStale(queue, task, Date.now() + this.deps.clockOffsetMs())) {
+    if (task.meta[META.triggerAt] !== undefined && this.deps.stale.skipIfStale(queue, task, this.deps.redisNow())) {
       return false;
     }
     this.run(queue, task, payload);
@@ -193,7 +199,7 @@ export class Slots {
   private async release(entryId: string): Promise<void> {
     const h = this.held.get(entryId);
     if (!h || !this.deps.isRunning()) return;
-    if (Date.now() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
+    if (this.deps.redisNow() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
       let owned = false;
       let gone = false;
       try {

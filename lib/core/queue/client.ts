@@ -10,6 +10,7 @@ import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/com
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
 import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
+import { engineTime } from '../runtime/time.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -308,7 +309,7 @@ export class ChronosClient {
         payload: encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes),
         maxRetry,
         timeoutMs,
-        enqueuedAt: Date.now(),
+        enqueuedAt: engineTime.now(),
         processAt: 0,
         delayMs: 0,
         dedupTtlMs: DEFAULTS.dedupTtlMs,
@@ -342,7 +343,7 @@ export class ChronosClient {
     if (options.processAt !== undefined) {
       const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
       if (typeof at !== 'number' || !Number.isFinite(at)) p.expected('processAt', 'epoch ms or a valid Date', options.processAt);
-      else if (at > Date.now()) processAt = Math.ceil(at);
+      else if (at > engineTime.now()) processAt = Math.ceil(at);
     }
     const id = options.taskId ?? newTaskId();
     if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
@@ -365,7 +366,7 @@ export class ChronosClient {
       payload: encoded,
       maxRetry,
       timeoutMs: timeout,
-      enqueuedAt: Date.now(),
+      enqueuedAt: engineTime.now(),
       processAt,
       delayMs,
       dedupKey: options.dedupKey,

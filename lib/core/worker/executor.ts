@@ -12,6 +12,7 @@ import type { AckBatcher } from './ack-batcher.js';
 import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from '../queue/task.js';
+import { engineTime } from '../runtime/time.js';
 
 /** What the executor needs to know of a queue. */
 export interface QueueRef {
@@ -38,7 +39,7 @@ export class TaskRun implements Task {
   /** Set when a shutdown gave the task back: its outcome is ignored. */
   abandoned = false;
   /** When the task started (epoch ms). */
-  readonly startedAt = Date.now();
+  readonly startedAt = engineTime.now();
   #ctrl?: AbortController;
   #reason?: unknown;
 
@@ -215,7 +216,7 @@ export class Executor {
       const release = m[META.uniqueId] || m[META.overlapSkip] ? markerKeys(queue.keys, task) : NO_MARKERS;
       this.acker.add(queue.keys, task.entryId, task.id, release);
       if (this.events.active) {
-        const durationMs = Date.now() - run.startedAt;
+        const durationMs = engineTime.now() - run.startedAt;
         const retried = run.retried;
         this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
       }
@@ -244,7 +245,7 @@ export class Executor {
 
   /** Expires the long timeouts that are due. */
   private sweep(): void {
-    const now = Date.now();
+    const now = engineTime.now();
     for (const a of this.long) if (a.dueAt <= now) this.expire(a);
   }
 
@@ -258,7 +259,7 @@ export class Executor {
   async noHandler(run: TaskRun, registered: string[]): Promise<void> {
     const { entry: task, ref: queue } = run;
     const error = new HandlerNotFoundError(task.type, task.entryId);
-    const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: Date.now() };
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: engineTime.now() };
     const retried = run.retried;
     if (retried >= Math.min(run.maxRetry, NO_HANDLER_BOUNCES)) {
       this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
@@ -274,11 +275,11 @@ export class Executor {
     const retried = run.retried;
     this.failed++;
     if (this.events.active) {
-      const durationMs = Date.now() - run.startedAt;
+      const durationMs = engineTime.now() - run.startedAt;
       const error = errorMessage(err);
       this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error, durationMs });
     }
-    const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: engineTime.now() };
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)
         ? DEAD_REASON.nonRetryable
