@@ -6,6 +6,9 @@
 export class EntryTable<V> {
   private readonly queues = new Map<string, Map<string, V>>();
   private count = 0;
+  /** The last queue looked up and its map: most servers consume one queue, or a few in turn. */
+  private lastQueue = '';
+  private lastMap?: Map<string, V>;
 
   /** Values held, over every queue. */
   get size(): number {
@@ -14,15 +17,17 @@ export class EntryTable<V> {
 
   /** The value of `entryId` in `queue`, if any. */
   get(queue: string, entryId: string): V | undefined {
-    return this.queues.get(queue)?.get(entryId);
+    return this.of(queue)?.get(entryId);
   }
 
   /** Sets the value of `entryId` in `queue` (replacing one of the same queue and entry). */
   set(queue: string, entryId: string, value: V): void {
-    let m = this.queues.get(queue);
+    let m = this.of(queue);
     if (!m) {
       m = new Map();
       this.queues.set(queue, m);
+      this.lastQueue = queue;
+      this.lastMap = m;
     }
     const before = m.size;
     m.set(entryId, value);
@@ -31,7 +36,7 @@ export class EntryTable<V> {
 
   /** Removes the value of `entryId` in `queue`. @returns whether there was one. */
   delete(queue: string, entryId: string): boolean {
-    if (!this.queues.get(queue)?.delete(entryId)) return false;
+    if (!this.of(queue)?.delete(entryId)) return false;
     this.count--;
     return true;
   }
@@ -39,6 +44,16 @@ export class EntryTable<V> {
   /** Every value, queue by queue. */
   *values(): IterableIterator<V> {
     for (const m of this.queues.values()) yield* m.values();
+  }
+
+  private of(queue: string): Map<string, V> | undefined {
+    if (queue === this.lastQueue) return this.lastMap;
+    const m = this.queues.get(queue);
+    if (m) {
+      this.lastQueue = queue;
+      this.lastMap = m;
+    }
+    return m;
   }
 
   /** Removes every value. */
