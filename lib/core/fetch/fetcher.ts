@@ -190,14 +190,16 @@ export class Fetcher {
 
   /** The entries this consumer still owns (`XCLAIM … JUSTID` per queue); the others were reclaimed. */
   private async stillOwned(fetched: Fetched[]): Promise<Fetched[]> {
-    const owned = new Set<string>();
+    // by queue: an entry id is unique only within its stream
+    const owned = new Map<ConsumedQueue, Set<string>>();
     for (const q of new Set(fetched.map((f) => f.queue))) {
       const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
-      for (const id of await this.deps.consumer.claim(q.keys.stream, ids)) owned.add(id);
+      owned.set(q, new Set(await this.deps.consumer.claim(q.keys.stream, ids)));
     }
-    const lost = fetched.length - owned.size;
+    const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
+    const lost = fetched.length - kept.length;
     if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
-    return fetched.filter((f) => owned.has(f.entryId));
+    return kept;
   }
 
   /** The queues to read from: the server's, in its order (priority order with strict priority), paused ones left out. */

@@ -5,6 +5,7 @@ import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, TaskRun, type Executor } from '../worker/executor.js';
 import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
+import { EntryTable } from './entry-table.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -15,9 +16,7 @@ export interface Waiting {
 
 /** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
 export interface Held extends Waiting {
-  /** The timer of its instant, shared by every task held for that instant (one timer per trigger instant). */
-  readonly timer: NodeJS.Timeout;
-  /** When the timer should fire (Redis time, epoch ms). */
+  /** When its instant's timer should fire (Redis time, epoch ms); one timer per instant, kept by the group. */
   readonly dueAt: number;
 }
 
@@ -51,15 +50,17 @@ export interface SlotsDeps {
  */
 export class Slots {
   private active = 0;
-  private readonly inflight = new Map<string, TaskRun>();
+  /** Runs in flight by (queue, entry id): an entry id is unique only within its stream. */
+  private readonly inflight = new EntryTable<TaskRun>();
   private readonly buffer: Waiting[] = [];
-  private readonly held = new Map<string, Held>();
+  /** Held tasks by (queue, entry id). */
+  private readonly held = new EntryTable<Held>();
   /**
    * Held tasks by trigger instant (epoch ms): one timer per instant starts them all, so a burst of
    * 1,000 triggers of one second is one timer, not 1,000 (fire lag p99 at c=1,000: 14.5 -> 9.1 ms).
-   * A cancelled or taken task leaves its id behind; its release then finds it not held and does nothing.
+   * A cancelled or taken task stays in its group; its release then finds it no longer held and does nothing.
    */
-  private readonly groups = new Map<number, { timer: NodeJS.Timeout; ids: string[] }>();
+  private readonly groups = new Map<number, { timer: NodeJS.Timeout; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly deps: SlotsDeps) {}
@@ -109,18 +110,16 @@ export class Slots {
   }
 
   /**
-   * A cancel notice for `entryId` (the Inspector has dead-lettered its task already): the running
-   * task, whose signal the caller aborts; a trigger task held for its instant is dropped here, its
-   * slot freed, so it never starts.
+   * A cancel notice for entry `entryId` of queue `queue` (the Inspector has dead-lettered its task
+   * already): the running task, whose signal the caller aborts; a trigger task held for its
+   * instant is dropped here, its slot freed, so it never starts.
    */
-  cancelled(entryId: string): TaskRun | undefined {
-    const h = this.held.get(entryId);
-    if (h) {
-      this.held.delete(entryId);
+  cancelled(queue: string, entryId: string): TaskRun | undefined {
+    if (this.held.delete(queue, entryId)) {
       this.finishReserved();
       return undefined;
     }
-    return this.inflight.get(entryId);
+    return this.inflight.get(queue, entryId);
   }
 
   /**
@@ -159,7 +158,8 @@ export class Slots {
       const at = tr!;
       let group = this.groups.get(at);
       if (!group) {
-        const g: { timer: NodeJS.Timeout; ids: string[] } = { timer: setTimeout(() => due(), delay), ids: [] };
+        const tasks: Held[] = [];
+        const g: { timer: NodeJS.Timeout; tasks: Held[] } = { timer: setTimeout(() => due(), delay), tasks };
         // the instant is re-checked when the timer fires: one that fires early by the estimate (it moved) waits again
         const due = () => {
           const left = at - this.deps.redisNow();
@@ -168,13 +168,14 @@ export class Slots {
             return;
           }
           this.groups.delete(at);
-          for (const id of g.ids) void this.release(id);
+          for (const h of tasks) void this.release(h);
         };
         group = g;
         this.groups.set(at, group);
       }
-      group.ids.push(task.entryId);
-      this.held.set(task.entryId, { queue, task, payload, timer: group.timer, dueAt: this.deps.redisNow() + delay });
+      const h: Held = { queue, task, payload, dueAt: this.deps.redisNow() + delay };
+      group.tasks.push(h);
+      this.held.set(queue.name, task.entryId, h);
       return;
     }
     this.start(queue, task, payload);
@@ -196,9 +197,10 @@ export class Slots {
    * extended), the entry may have been reclaimed and run elsewhere: it starts only if this
    * consumer still owns it (`XCLAIM … JUSTID` returns it).
    */
-  private async release(entryId: string): Promise<void> {
-    const h = this.held.get(entryId);
-    if (!h || !this.deps.isRunning()) return;
+  private async release(h: Held): Promise<void> {
+    const q = h.queue.name;
+    const entryId = h.task.entryId;
+    if (this.held.get(q, entryId) !== h || !this.deps.isRunning()) return;
     if (this.deps.redisNow() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
       let owned = false;
       let gone = false;
@@ -213,9 +215,9 @@ export class Slots {
           `Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`,
         );
       }
-      if (this.held.get(entryId) !== h || !this.deps.isRunning()) return;
+      if (this.held.get(q, entryId) !== h || !this.deps.isRunning()) return;
       if (!owned) {
-        this.held.delete(entryId);
+        this.held.delete(q, entryId);
         const why = gone
           ? 'its stream entry was deleted meanwhile (the recoverer reports it lost)'
           : 'it was reclaimed by another consumer while this process was paused';
@@ -224,7 +226,7 @@ export class Slots {
         return;
       }
     }
-    this.held.delete(entryId);
+    this.held.delete(q, entryId);
     if (!this.start(h.queue, h.task, h.payload)) this.finishReserved();
   }
 
@@ -240,7 +242,7 @@ export class Slots {
   private run(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const run = new TaskRun(queue, task, payload);
     this.active++;
-    this.inflight.set(task.entryId, run);
+    this.inflight.set(queue.name, task.entryId, run);
     const reg = this.deps.mux.get(task.type);
     if (!reg) {
       void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
@@ -250,7 +252,7 @@ export class Slots {
   }
 
   private finish(run: TaskRun): void {
-    this.inflight.delete(run.entry.entryId);
+    this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
     this.finishReserved();

@@ -4,7 +4,7 @@ import { InvalidOptionsError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
-import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
+import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
 import { entryFields } from '../redis/protocol.js';
@@ -176,6 +176,8 @@ export class ChronosClient {
    * JSON would change it (a Map, a Set, a typed array, a class instance without `toJSON()`), or its
    * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
+   * @throws RedisUnavailableError naming the queue and the client's error when Redis did not serve the
+   * queue within the client's retry bound (on Redis Cluster, a failover longer than `CLUSTER_FAILOVER_BOUND_MS`).
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
     const p = this.prepare(type, payload, options);
@@ -193,8 +195,9 @@ export class ChronosClient {
         result = toResult(p, await writeDelayed(client, this.globalKeys.due, p));
       }
     } catch (err) {
-      span?.end(err);
-      throw err;
+      const e = unavailableFor(p.keys.queue, err);
+      span?.end(e);
+      throw e;
     }
     if (span) endSpan(span, result);
     this.emitEnqueued(type, result);
@@ -207,6 +210,7 @@ export class ChronosClient {
    * `enqueue-bulk.lua` call (each appends its tasks as one enqueue each would); tasks with a delay,
    * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
+   * @throws RedisUnavailableError as {@link enqueue} does (naming the queues of the call when the whole call failed).
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
     const n = tasks.length;
@@ -235,8 +239,9 @@ export class ChronosClient {
     try {
       ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys, prepared, newQueues));
     } catch (err) {
-      if (spans) for (const s of spans) s?.end(err);
-      throw err;
+      const e = unavailableFor([...new Set(prepared.map((p) => p.keys.queue))].join(','), err);
+      if (spans) for (const s of spans) s?.end(e);
+      throw e;
     }
     if (newQueues) for (const q of newQueues) this.knownQueues.add(q);
     const results: EnqueueResult[] = new Array(n);
@@ -244,8 +249,9 @@ export class ChronosClient {
       const p = prepared[i];
       const [err, reply] = replies[replyOf[i]] ?? [new Error('no reply')];
       if (err) {
-        if (spans) for (const s of spans.slice(i)) s?.end(err);
-        throw err;
+        const e = unavailableFor(p.keys.queue, err);
+        if (spans) for (const s of spans.slice(i)) s?.end(e);
+        throw e;
       }
       const r: EnqueueResult = Array.isArray(reply)
         ? toResult(p, enqueueOutcome(reply))

@@ -241,7 +241,7 @@ export class ChronosServer {
     this.cancels = await listenForCancels(
       this.conn.client,
       this.namespace,
-      (entryId) => this.slots.cancelled(entryId),
+      (entryId, queue) => this.slots.cancelled(queue, entryId),
       this.logger,
       (run, actor) => {
         if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
