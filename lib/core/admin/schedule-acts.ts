@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChronosStateError, InvalidOptionsError } from '../runtime/errors.js';
 import { encodeMeta, type TaskMeta } from '../queue/codec.js';
-import { runScript } from '../redis/scripts.js';
+import { backfillScript } from '../redis/commands/admin.js';
 import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
 import * as registry from '../scheduler/registry.js';
@@ -123,11 +123,11 @@ export async function backfillSchedule(
   const ttl = fireDedupTtlMs(s, spec);
   const ids: string[] = [];
   for (let c = 0; c < triggers.length; c += BACKFILL_CHUNK) {
-    const chunk = triggers.slice(c, c + BACKFILL_CHUNK);
-    const keys = [k.stream, ...chunk.map((t) => k.dedup(triggerKey(name, t)))];
-    const args: (string | number)[] = [s.type, s.payload, ttl];
-    for (const t of chunk) args.push(triggerKey(name, t), encodeMeta({ r: 0, m: s.maxRetry, t: s.timeoutMs, e: now, s: name, tr: t }));
-    ids.push(...(await runScript<string[]>(ctx.client, 'backfill', keys, args)));
+    const chunk = triggers.slice(c, c + BACKFILL_CHUNK).map((t) => ({
+      taskId: triggerKey(name, t),
+      meta: encodeMeta({ r: 0, m: s.maxRetry, t: s.timeoutMs, e: now, s: name, tr: t }),
+    }));
+    ids.push(...(await backfillScript(ctx.client, k, { type: s.type, payload: s.payload, dedupTtlMs: ttl, triggers: chunk })));
   }
   if (ids.length > 0) {
     await ctx.client.sadd(ctx.global.queues, s.queue);

@@ -23,7 +23,7 @@ import {
   registerSchedulesScript,
   scheduleAdminScript,
   type Fence,
-} from '../redis/schedule-commands.js';
+} from '../redis/commands/schedule.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
