@@ -1,6 +1,7 @@
 import { InvalidOptionsError, TaskNotFoundError } from '../runtime/errors.js';
 import { decodeStored, type TaskMeta } from '../queue/codec.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
+import { ENTRY_FIELDS } from '../redis/protocol.js';
 import { pageTasksScript } from '../redis/commands/admin.js';
 import { checkState, entryInfo, matches, setOf, storedInfo, type InspectorContext } from './context.js';
 import { queueNames } from './queues.js';
@@ -31,7 +32,7 @@ function metaOf(raw: string | null | undefined, id: string): TaskMeta {
 }
 
 function streamMeta(fields: string[] | null): TaskMeta {
-  const i = fields ? fields.indexOf('meta') : -1;
+  const i = fields ? fields.indexOf(ENTRY_FIELDS[3]) : -1;
   if (i < 0 || i % 2 !== 0) return EMPTY_META;
   try {
     return { ...EMPTY_META, ...(JSON.parse(fields![i + 1]) as TaskMeta) };
