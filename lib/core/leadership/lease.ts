@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/schedule-commands.js';
+import { acquireLeaseScript, releaseLeaseScript, renewLeaseScript } from '../redis/commands/schedule.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
 

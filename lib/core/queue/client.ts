@@ -6,7 +6,7 @@ import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observ
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
+import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
 import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';

@@ -198,7 +198,7 @@ export type ChronosEvent =
       reason: string;
     }
   | {
-      /** An operator acted on a queue, task or schedule through the Inspector. */
+      /** An operator acted on a queue, task or schedule through the Inspector (or a `Scheduler`'s runtime API: actor `app:<instanceId>`). */
       type: 'operator.acted';
       /** What was done. */
       action: OperatorAction;

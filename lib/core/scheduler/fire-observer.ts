@@ -1,7 +1,7 @@
 import { startFireSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import type { FireResult } from '../redis/schedule-commands.js';
+import type { FireResult } from '../redis/commands/schedule.js';
 import { outcomeOfFire, recordFires } from './history.js';
 import { engineTime } from '../runtime/time.js';
 

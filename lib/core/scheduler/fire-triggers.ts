@@ -4,7 +4,7 @@
  */
 import { encodeMeta } from '../queue/codec.js';
 import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
-import type { FireTrigger } from '../redis/schedule-commands.js';
+import type { FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey } from './definition.js';
 import type { ObservedTrigger } from './fire-observer.js';
 import type { Entry } from './firing-load.js';

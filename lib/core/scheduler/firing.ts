@@ -13,7 +13,7 @@
  */
 import type { EventBus } from '../runtime/events.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import { fireScript, type FireResult } from '../redis/schedule-commands.js';
+import { fireScript, type FireResult } from '../redis/commands/schedule.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';

@@ -1,8 +1,8 @@
 import type { ChainableCommander } from 'ioredis';
-import { DUE_INDEX, NONE_DUE } from './protocol.js';
-import { runScript } from './scripts.js';
-import type { RedisClient } from './types.js';
-import { engineTime } from '../runtime/time.js';
+import { DUE_INDEX, NONE_DUE } from '../protocol.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+import { engineTime } from '../../runtime/time.js';
 
 /**
  * Typed wrappers of the due-time index `<ns>:{<ns>:global}:due` (keys.ts GlobalKeys.due): one ZSET,
@@ -72,3 +72,9 @@ export function dueTime(processAtMs: number, delayMs: number): number | undefine
   if (processAtMs > 0) return processAtMs;
   return delayMs > 0 ? engineTime.now() + delayMs : undefined;
 }
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const DUE_SCRIPTS = {
+  'claim-due': claimDue,
+  'settle-due': settleDue,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;
