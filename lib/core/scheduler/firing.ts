@@ -20,6 +20,7 @@ import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import type { ClockOffset } from '../runtime/clock-offset.js';
 import { triggerKey } from './definition.js';
+import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
 import { fireTriggers, observedOf, type FireItem } from './fire-triggers.js';
@@ -70,6 +71,8 @@ export class Firing {
   /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
   private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
+  /** The leader's calls in flight, abandoned when the lease is lost (a silent socket never holds the loop past the step-down). */
+  private readonly bound = new LeaseBound();
   private work: Promise<void> = Promise.resolve();
   /** Loads, one at a time; each is built beside the table in use and swapped in by the serial work. */
   private loads: Promise<void> = Promise.resolve();
@@ -103,6 +106,7 @@ export class Firing {
   lost(term: number, reason: string): void {
     this.leadingNow = false;
     clearTimeout(this.tickTimer);
+    this.bound.end();
     this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
   }
 
@@ -125,10 +129,7 @@ export class Firing {
         this.reloadQueued = false;
         return this.load();
       })
-      .catch((err) => {
-        this.failures.failed(err);
-        if (this.leadingNow) this.armTimer(this.failures.backoffMs);
-      });
+      .catch((err) => this.workFailed(err));
   }
 
   /** Fires what is due now (for fake clocks that jump). */
@@ -144,7 +145,7 @@ export class Firing {
     if (!this.leadingNow) return;
     this.serial(async () => {
       const { declarations } = this.ctx;
-      const live = await declarations.liveNames();
+      const live = await this.leaderCall(declarations.liveNames(), 'the live schedules read');
       const table = this.table;
       const slicer = new Slicer();
       for (const e of table.values()) {
@@ -174,11 +175,25 @@ export class Firing {
   /** Runs leader work one piece at a time (a swap never overlaps a tick); resolves when `fn` is done. */
   private serial(fn: () => Promise<void>): Promise<void> {
     if (this.halted) return Promise.resolve(); // stopping: no new leader work may start on a connection about to close
-    this.work = this.work.then(fn).catch((err) => {
-      this.failures.failed(err);
-      if (this.leadingNow) this.armTimer(this.failures.backoffMs);
-    });
+    this.work = this.work.then(fn).catch((err) => this.workFailed(err));
     return this.work;
+  }
+
+  /** Leader work failed: recorded and retried with backoff — unless the lease ran out under it (the step-down said so). */
+  private workFailed(err: unknown): void {
+    if (err instanceof CallDeadlineError && !this.leadingNow) return;
+    this.failures.failed(err);
+    if (this.leadingNow) this.armTimer(this.failures.backoffMs);
+  }
+
+  /**
+   * A leader's call, abandoned when the lease is lost: the loop never waits on a silent socket
+   * past the step-down. (A call that did reach Redis may still run there later: a fire is then
+   * deduplicated by its trigger's dedup key.)
+   */
+  private leaderCall<T>(call: Promise<T>, what: string): Promise<T> {
+    if (!this.leadingNow) return Promise.reject(new CallDeadlineError(what, 'before the lease ran out'));
+    return this.bound.call(call, what);
   }
 
   /**
@@ -190,7 +205,10 @@ export class Firing {
     const old = this.table;
     const touched = new Set<string>();
     this.touched = touched;
-    const { table, version } = await loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s));
+    const { table, version } = await this.leaderCall(
+      loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s)),
+      'the schedule table load',
+    );
     const due = new DueHeap<Entry>();
     due.rebuild(table.values(), wakeAt);
     await this.serial(async () => {
@@ -311,7 +329,7 @@ export class Firing {
         const sentAt = clock.now();
         let fired: Awaited<ReturnType<typeof fireScript>>;
         try {
-          fired = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+          fired = await this.leaderCall(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
         } catch (err) {
           this.observer.fail(err);
           throw err;
