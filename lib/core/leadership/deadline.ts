@@ -56,11 +56,18 @@ export async function within<T>(call: Promise<T>, ms: number, what: string, late
  */
 export class LeaseBound {
   private readonly aborts = new Set<() => void>();
+  private open = false;
 
-  /** Settles like `call`, or rejects when {@link end} comes first. */
+  /** The lease was acquired: calls may be made. */
+  begin(): void {
+    this.open = true;
+  }
+
+  /** Settles like `call`, or rejects when {@link end} comes first (at once when the lease is not held). */
   call<T>(call: Promise<T>, what: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const abort = () => reject(new CallDeadlineError(what, 'before the lease ran out'));
+      if (!this.open) return abort();
       this.aborts.add(abort);
       call.then(resolve, reject).finally(() => this.aborts.delete(abort));
     });
@@ -68,6 +75,7 @@ export class LeaseBound {
 
   /** The lease is lost: every call in flight is abandoned. */
   end(): void {
+    this.open = false;
     const all = [...this.aborts];
     this.aborts.clear();
     for (const abort of all) abort();

@@ -71,7 +71,7 @@ export class Firing {
   /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
   private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
-  /** The leader's calls in flight, abandoned when the lease is lost (a silent socket never holds the loop past the step-down). */
+  /** The leader's calls in flight, abandoned when the lease is lost: a silent socket never holds the loop past the step-down (a fire that reaches Redis later is deduplicated by its dedup key). */
   private readonly bound = new LeaseBound();
   private work: Promise<void> = Promise.resolve();
   /** Loads, one at a time; each is built beside the table in use and swapped in by the serial work. */
@@ -97,6 +97,7 @@ export class Firing {
   /** The lease was acquired: load the registry and fire, applying the catch-up policy. */
   acquired(term: number): void {
     this.leadingNow = true;
+    this.bound.begin();
     this.leaderSince = this.ctx.now();
     this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
     this.reload();
@@ -145,7 +146,7 @@ export class Firing {
     if (!this.leadingNow) return;
     this.serial(async () => {
       const { declarations } = this.ctx;
-      const live = await this.leaderCall(declarations.liveNames(), 'the live schedules read');
+      const live = await this.bound.call(declarations.liveNames(), 'the live schedules read');
       const table = this.table;
       const slicer = new Slicer();
       for (const e of table.values()) {
@@ -187,16 +188,6 @@ export class Firing {
   }
 
   /**
-   * A leader's call, abandoned when the lease is lost: the loop never waits on a silent socket
-   * past the step-down. (A call that did reach Redis may still run there later: a fire is then
-   * deduplicated by its trigger's dedup key.)
-   */
-  private leaderCall<T>(call: Promise<T>, what: string): Promise<T> {
-    if (!this.leadingNow) return Promise.reject(new CallDeadlineError(what, 'before the lease ran out'));
-    return this.bound.call(call, what);
-  }
-
-  /**
    * Loads the registry and lastFired beside the table in use (firing-load.ts), then swaps it in
    * between ticks and fires what is due (plan.ts decides about any gap).
    */
@@ -205,9 +196,9 @@ export class Firing {
     const old = this.table;
     const touched = new Set<string>();
     this.touched = touched;
-    const { table, version } = await this.leaderCall(
+    const { table, version } = await this.bound.call(
       loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s)),
-      'the schedule table load',
+      'the table load',
     );
     const due = new DueHeap<Entry>();
     due.rebuild(table.values(), wakeAt);
@@ -329,7 +320,7 @@ export class Firing {
         const sentAt = clock.now();
         let fired: Awaited<ReturnType<typeof fireScript>>;
         try {
-          fired = await this.leaderCall(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
+          fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
         } catch (err) {
           this.observer.fail(err);
           throw err;
