@@ -72,12 +72,13 @@ test('a leader whose acquire reply came late renews at once: one acquisition, no
   const TTL7 = 3000;
   fleet = new Fleet([{ name: 'tick', spec: '@every 1s' }], { LEADER_TTL_MS: TTL7 }, undefined, 'late-acquire');
   proxy = await TcpProxy.start(target(fleet.url));
-  // another holder's lease runs out at a known instant; A campaigns for it through the proxy
+  // another holder's lease runs out at a known instant, once A campaigns for it through the proxy
   const key = new SchedulerKeys(fleet.ns).lease;
+  await fleet.redis.set(key, 'ghost|1', 'PX', 60_000);
+  const a = await fleet.start('A', { REDIS_URL: proxy.url, RECORD_URL: fleet.url, WORKER: 0 });
   const ghostMs = 1500;
   const setAt = Date.now();
-  await fleet.redis.set(key, 'ghost|1', 'PX', ghostMs);
-  const a = await fleet.start('A', { REDIS_URL: proxy.url, RECORD_URL: fleet.url, WORKER: 0 });
+  await fleet.redis.set(key, 'ghost|1', 'PX', ghostMs); // A's next attempt comes right after it runs out
   // silent from just before it runs out until 0.7 × TTL after: A's acquire is answered that late
   const expiresAt = setAt + ghostMs;
   await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - 200 - Date.now())));
