@@ -7,6 +7,7 @@ import { jest } from '@jest/globals';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { within } from '../helpers/wait.js';
 
 jest.setTimeout(90_000);
 
@@ -45,7 +46,11 @@ test('a leader whose socket goes silent steps down by its own deadline, before t
   proxy.blackhole();
   const blackholedAt = proxy.blackholedAt!;
   // the loss is reported while the socket is still silent: no reply can have driven it
-  const lost = await a.message((m) => m.event === 'leader' && m.acquired === false);
+  const lost = await within(
+    a.message((m) => m.event === 'leader' && m.acquired === false),
+    2 * TTL + SLACK,
+    'the silent leader to report the loss before the heal',
+  );
   expect(String(lost.reason)).toMatch(/lease expired by the local clock/);
   expect(lost.t as number).toBeGreaterThanOrEqual(blackholedAt);
   expect((lost.t as number) - blackholedAt).toBeLessThanOrEqual(TTL + SLACK);
