@@ -73,7 +73,10 @@ test('a leader whose socket goes silent steps down by its own deadline, before t
   await fleet.stopAll();
 });
 
-test('a leader whose acquire reply came late renews at once: one acquisition, no loss', async () => {
+// 0.7 × TTL late: less than half the lease is left when the reply comes (renew at once); 1.2 × TTL
+// late: the lease is spent by the local clock when it comes (the acquire's deadline has passed: the
+// next attempt finds the lease its own)
+test.each([[0.7], [1.2]])('a leader whose acquire reply came %f × TTL late keeps the lease: one acquisition, no loss', async (late) => {
   const TTL7 = 3000;
   fleet = new Fleet([{ name: 'tick', spec: '@every 1s' }], { LEADER_TTL_MS: TTL7 }, undefined, 'late-acquire');
   proxy = await TcpProxy.start(target(fleet.url));
@@ -84,12 +87,12 @@ test('a leader whose acquire reply came late renews at once: one acquisition, no
   const ghostMs = 1500;
   const setAt = Date.now();
   await fleet.redis.set(key, 'ghost|1', 'PX', ghostMs); // A's next attempt comes right after it runs out
-  // silent from just before it runs out until 0.7 × TTL after: A's acquire is answered that late
+  // silent from just before it runs out until `late` × TTL after: A's acquire is answered that late
   const expiresAt = setAt + ghostMs;
   await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - 200 - Date.now())));
   expect(a.messages.filter((m) => m.event === 'leader')).toEqual([]);
   proxy.blackhole();
-  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + 0.7 * TTL7 - Date.now())));
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + late * TTL7 - Date.now())));
   proxy.heal();
   const acquired = await fleet.waitLeader(0, TTL7 + SLACK);
   expect(acquired.child).toBe(a);
