@@ -111,9 +111,13 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
       missingTriggers: missing.map(({ s, t }) => `${s}@${t - killAt}ms`),
       triggersFiredTwice: [...firedCount].filter(([, n]) => n > 1).map(([k]) => k),
       triggersRunTwice: [...triggersRun].filter(([, n]) => n > 1).map(([k]) => k),
+      // issue 20 fault 7: a leader elected during the failover must not lose the lease a moment later
+      leadershipsAfterKill: seen.filter((e) => e.type === 'leader.acquired' && e.at >= killAt).length,
+      lossesAfterKill: seen.filter((e) => e.type === 'leader.lost' && e.at >= killAt).map((e) => (e as { reason?: string }).reason),
     };
     console.log(`sentinel failover: ${JSON.stringify(report)}`);
     expect(report.triggersFiredTwice).toEqual([]);
+    expect(report.leadershipsAfterKill).toBeLessThanOrEqual(1); // one leadership change per failover (or none: the lease survived)
     // a lost task was acknowledged by the old primary shortly before it died (not yet replicated)
     for (const ago of report.lostAcceptedBeforeKillMs) expect(ago).toBeGreaterThanOrEqual(-50);
     // a missing trigger lies in the failover gap: from the kill to a leader on the new primary

@@ -87,6 +87,8 @@ export class Declarations {
   private readonly declared = new Map<string, StoredSchedule>();
   private readonly orphanLogged = new Set<string>();
   private heartbeatTimer?: NodeJS.Timeout;
+  /** A beat is in flight: the next waits for it (beats piled up on a silent socket would each report the loss when it heals). */
+  private beating = false;
   /** When a heartbeat last reached Redis (local clock, epoch ms). */
   private lastBeatAt = engineTime.now();
   /** The run_id of the Redis server the declarations were last published to. */
@@ -205,6 +207,8 @@ export class Declarations {
 
   private async heartbeat(): Promise<void> {
     const { client, keys, instanceId, heartbeatMs } = this.ctx;
+    if (this.beating) return;
+    this.beating = true;
     try {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.digest);
       if (status === 'declaredLost') {
@@ -216,6 +220,8 @@ export class Declarations {
       this.failures.ok();
     } catch (err) {
       this.failures.failed(err);
+    } finally {
+      this.beating = false;
     }
   }
 
