@@ -11,6 +11,7 @@ import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
 import { engineTime } from '../runtime/time.js';
+import { Limiter } from './limiter.js';
 
 /** What the fetcher needs from the server. */
 export interface FetcherDeps {
@@ -26,6 +27,8 @@ export interface FetcherDeps {
   readonly logger: ChronosLogger;
   /** True while the server runs: the loop ends otherwise. */
   readonly isRunning: () => boolean;
+  /** Writes the batched acks and waits for them (before a freed slot of a limited queue is announced). */
+  readonly flushAcks: () => Promise<void>;
 }
 
 /**
@@ -57,9 +60,13 @@ export class Fetcher {
   private readonly picker: QueuePicker<ConsumedQueue>;
   /** Per-queue blocking readers, when the queues span several cluster slots. */
   private readonly readers?: QueueReaders;
+  /** The fetch of queues with fleet-wide limits (fetch/limiter.ts); unused while none of ours has one. */
+  private readonly limiter: Limiter;
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.logger, 'Fetching tasks');
+    const { client, globalKeys, queues, consumer, loops, logger, flushAcks } = deps;
+    this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, flushAcks, unblock: () => this.unblock() });
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
@@ -84,11 +91,23 @@ export class Fetcher {
     this.blocking = duplicateConnection(this.deps.client);
     this.blocking.on('ready', () => void this.refreshBlockingId());
     await this.refreshBlockingId();
+    await this.limiter.open();
+  }
+
+  /** A task of `queue` ended here: a freed slot of its fleet-wide limit is announced (fetch/limiter.ts). */
+  released(queue: string): void {
+    this.limiter.released(queue);
+  }
+
+  /** Slots of the limits of `queues` were freed by a reclaim (a dead worker's tasks): announced to waiting workers. */
+  freed(queues: readonly string[]): void {
+    this.limiter.freed(queues);
   }
 
   /** Closes the blocking connection, if open. */
   async close(): Promise<void> {
     await this.readers?.close();
+    await this.limiter.close();
     if (this.blocking) await closeClient(this.blocking);
   }
 
@@ -118,6 +137,7 @@ export class Fetcher {
     if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
+    await this.limiter.refresh();
   }
 
   /** The loop; ends when the server stops running. */
@@ -215,6 +235,7 @@ export class Fetcher {
    * in the slot table's buffer, their claims kept fresh).
    */
   private async read(open: ConsumedQueue[], count: number): Promise<Fetched[]> {
+    if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking!, this.deps.opts.blockTimeout);
     const client = this.readers ? this.deps.client : this.blocking!;
     if (open.length > 1) {
       const reads = this.picker.plan(open, count);

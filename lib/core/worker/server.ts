@@ -117,11 +117,13 @@ export class ChronosServer {
       redisNow: () => this.time.now(),
       stale: new StaleTriggers(this.acker, this.events, logger),
       slotFreed: () => this.fetcher.wake(),
+      released: (queue) => this.fetcher.released(queue),
     });
     const { queues, consumer, slots, executor, events } = this;
     this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events });
     const { globalKeys, recoverer, loops } = this;
-    this.fetcher = new Fetcher({ client, globalKeys, queues, opts, consumer, slots, recoverer, loops, logger, isRunning });
+    const flushAcks = () => this.acker.flush();
+    this.fetcher = new Fetcher({ client, globalKeys, queues, opts, consumer, slots, recoverer, loops, logger, isRunning, flushAcks });
     this.heartbeat = new Heartbeat(client, globalKeys, this.id, queues, opts, () => ({
       active: this.slots.activeCount,
       processed: this.executor.processed,
@@ -225,7 +227,7 @@ export class ChronosServer {
         const view = await liveness.tick();
         sweepAll = view.sweepAll;
         for (const id of view.dead) {
-          await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
+          if ((await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`)) > 0) this.fetcher.freed(this.queueNames);
           liveness.handled(id);
           await heartbeat.forget(id);
         }
