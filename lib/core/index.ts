@@ -9,7 +9,7 @@ export * from './runtime/logger.js';
 export * from './runtime/clock.js';
 export { CLUSTER_FAILOVER_BOUND_MS, CLUSTER_RETRY_OPTIONS, type RedisConnection, type RedisClient } from './redis/connection.js';
 export { QueueKeys, SchedulerKeys, GlobalKeys, CONSUMER_GROUP } from './redis/keys.js';
-export { type QueueLimits, type QueueLimitsUpdate } from './queue/limits.js';
+export { type QueueLimits, type QueueLimitsUpdate, type RateLimit } from './queue/limits.js';
 export { ChronosClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';

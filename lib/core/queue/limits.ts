@@ -16,7 +16,15 @@ export interface QueueLimits {
    */
   concurrency?: number;
   /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers ≥ 1). */
-  rate?: { max: number; duration: number };
+  rate?: RateLimit;
+}
+
+/** A rate limit: at most `max` tasks handed out in any window of `duration` ms (by Redis time). */
+export interface RateLimit {
+  /** Hand-outs per window, at most (an integer ≥ 1). */
+  max: number;
+  /** The window, ms (an integer ≥ 1). */
+  duration: number;
 }
 
 /** `null` for a limit clears it; an absent one is left as it is. */
