@@ -99,6 +99,28 @@ test('a SIGKILLed worker holding both slots frees them by liveness, long before 
   for (const r of recs.filter((x) => x.phase === 'done')) expect(r.t - killedAt).toBeLessThan(DEFAULTS.visibilityTimeoutMs);
 });
 
+test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing else starts before the reclaim', async () => {
+  const vis = 5000;
+  await client.setQueueLimits('default', { concurrency: 2 });
+  const w1 = await worker('W1', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
+  const held = await slow(2, 120_000);
+  await waitFor(async () => countBy(await records(), 'start').size === 2, 'W1 to start 2 tasks (both slots)');
+  await worker('W2', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
+  const more = await slow(4, 20);
+  w1.kill('SIGSTOP');
+  await waitFor(async () => countBy(await records(), 'done').size === 6, 'W2 to run all 6 after the reclaim', 30_000);
+  const recs = await records();
+  const reclaimedAt = Math.min(...(await redis.zrange(keys.reclaimed, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number));
+  const w2 = recs.filter((r) => r.instance === 'W2');
+  expect(Math.min(...w2.filter((r) => r.phase === 'start').map((r) => r.t))).toBeGreaterThanOrEqual(reclaimedAt); // W1's slots held till then
+  onceEach(
+    recs,
+    [...held, ...more].map((t) => t.id),
+    new Set(held.map((t) => t.id)),
+  );
+  expect(peak(w2)).toBeLessThanOrEqual(2);
+});
+
 test('rate 3 per 1000 ms across 3 workers: no window of 1000 ms (Redis time) with more than 3 hand-outs', async () => {
   await client.setQueueLimits('default', { rate: { max: 3, duration: 1000 } });
   for (const w of ['W1', 'W2', 'W3']) await worker(w, { CONCURRENCY: 10 });

@@ -41,6 +41,8 @@ export class Limiter {
   private wakeWait?: () => void;
   /** Queues whose freed slots are to be announced at the end of this event-loop turn. */
   private readonly toAnnounce = new Set<string>();
+  /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
+  private readonly waitedOn = new Set<string>();
 
   constructor(private readonly deps: LimiterDeps) {}
 
@@ -81,19 +83,24 @@ export class Limiter {
   }
 
   /**
-   * A task of `queue` ended here (its outcome written or batched): when the queue has a concurrency
-   * limit, its freed slot is announced to every worker once the release is in Redis (one notice per
-   * queue per event-loop turn).
+   * A task of `queue` ended here (its outcome written or batched). When a fetch of the queue was held
+   * back by its concurrency limit lately (here or, as the last fetch here learned, on another
+   * worker), the freed slot is announced once the release is in Redis (one notice per queue per
+   * event-loop turn; this server's own wait is woken without one). While the limit does not bind,
+   * nothing is sent.
    */
   released(queue: string): void {
-    if (!this.limited.has(queue)) return;
+    if (!this.heldBack.has(queue) && !this.waitedOn.has(queue)) return;
     if (this.toAnnounce.size === 0) setImmediate(() => void this.announce());
     this.toAnnounce.add(queue);
   }
 
-  /** Announces that slots of `queues` were freed outside a task's end (reclaimed from a dead worker). */
+  /** Announces that slots of `queues` were freed outside a task's end (reclaimed from a dead worker), when they have limits. */
   freed(queues: readonly string[]): void {
-    for (const q of queues) this.released(q);
+    const limited = queues.filter((q) => this.limited.has(q));
+    if (limited.length === 0) return;
+    if (this.toAnnounce.size === 0) setImmediate(() => void this.announce());
+    for (const q of limited) this.toAnnounce.add(q);
   }
 
   private async announce(): Promise<void> {
@@ -101,6 +108,7 @@ export class Limiter {
     this.toAnnounce.clear();
     try {
       await this.deps.flushAcks();
+      if (queues.some((q) => this.heldBack.has(q))) this.wake();
       for (const q of queues) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
     } catch (err) {
       this.deps.logger.warn(
@@ -128,7 +136,9 @@ export class Limiter {
     this.heldBack.clear();
     for (const q of open) {
       if (got.length >= count) break;
-      const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length);
+      const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length, 2 * blockMs);
+      if (r.waited) this.waitedOn.add(q.name);
+      else this.waitedOn.delete(q.name);
       for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
       if (r.state === 'concurrency') this.heldBack.add(q.name);
       else if (r.state === 'rate') rateWaitMs = Math.min(rateWaitMs, r.waitMs);

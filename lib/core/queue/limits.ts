@@ -78,7 +78,10 @@ export async function setQueueLimits(
   if (del.length > 0) await client.hdel(keys.limits, ...del);
   const now = await getQueueLimits(client, namespace, queue);
   if (now.concurrency !== undefined || now.rate !== undefined) await client.sadd(g.limited, queue);
-  else await client.srem(g.limited, queue);
+  else {
+    await client.srem(g.limited, queue);
+    await client.del(keys.limits); // its bookkeeping (waitingUntil) too
+  }
   await client.publish(g.limitsChannel, queue);
   return now;
 }

@@ -19,17 +19,28 @@ export interface LimitedFetch {
   waitMs: number;
   /** With state `open` and no entry: the group's last-delivered id (a blocking `XREAD` from there wakes when one comes); else ''. */
   lastId: string;
+  /** A fetch was held back by the concurrency limit lately (someone may wait for a slot: announce freed ones). */
+  waited: boolean;
 }
 
-/** fetch-limited.lua: up to `count` entries for `consumer`, no more than the queue's limits allow. */
-export async function fetchLimitedScript(client: RedisClient, keys: QueueKeys, consumer: string, count: number): Promise<LimitedFetch> {
-  const r = await runScript<[[string, string[] | null][], number, number, string]>(
+/**
+ * fetch-limited.lua: up to `count` entries for `consumer`, no more than the queue's limits allow; a
+ * fetch held back by concurrency marks the queue as waited on for `waitMarkMs`.
+ */
+export async function fetchLimitedScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  consumer: string,
+  count: number,
+  waitMarkMs: number,
+): Promise<LimitedFetch> {
+  const r = await runScript<[[string, string[] | null][], number, number, string, number]>(
     client,
     'fetch-limited',
     [keys.stream, keys.limits, keys.rateLog],
-    [CONSUMER_GROUP, consumer, count],
+    [CONSUMER_GROUP, consumer, count, waitMarkMs],
   );
-  return { entries: r[0], state: STATES[r[1]], waitMs: r[2], lastId: r[3] };
+  return { entries: r[0], state: STATES[r[1]], waitMs: r[2], lastId: r[3], waited: r[4] === 1 };
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */
