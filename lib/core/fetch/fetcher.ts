@@ -133,11 +133,15 @@ export class Fetcher {
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
-    this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
+    const { paused, limited } = this.deps.globalKeys;
+    // one round trip (one slot): the paused queues and the queues with limits
+    const [p, l] = (await this.deps.client.pipeline().smembers(paused).smembers(limited).exec()) ?? [];
+    if (p?.[0] || l?.[0]) throw p?.[0] ?? l?.[0];
+    this.pausedSet = new Set(p[1] as string[]);
     if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
-    await this.limiter.refresh();
+    await this.limiter.refresh(l[1] as string[]);
   }
 
   /** The loop; ends when the server stops running. */

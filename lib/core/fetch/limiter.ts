@@ -41,6 +41,12 @@ export class Limiter {
   private wakeWait?: () => void;
   /** Queues whose freed slots are to be announced at the end of this event-loop turn. */
   private readonly toAnnounce = new Set<string>();
+  /**
+   * The last wait's blocking reads, when it ended by its timeout with nothing waiting, no queue held
+   * back and nothing woken since: the next fetch of the same queues blocks again without running
+   * the script (an idle limited queue costs one blocking read per `blockTimeout`, as an idle queue does).
+   */
+  private idle?: { open: readonly ConsumedQueue[]; blockOn: { q: ConsumedQueue; lastId: string }[] };
   /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
   private readonly waitedOn = new Set<string>();
 
@@ -75,10 +81,10 @@ export class Limiter {
     if (this.sub) await closeClient(this.sub);
   }
 
-  /** Reads the namespace's `limited` set (every second, with the paused queues). */
-  async refresh(): Promise<void> {
+  /** Takes the namespace's `limited` set (read every second with the paused queues; read here when not given). */
+  async refresh(members?: string[]): Promise<void> {
     const before = this.limited;
-    this.limited = new Set(await this.deps.client.smembers(this.deps.globalKeys.limited));
+    this.limited = new Set(members ?? (await this.deps.client.smembers(this.deps.globalKeys.limited)));
     if (this.deps.queues.some((q) => this.limited.has(q.name) && !before.has(q.name))) await this.deps.unblock(); // a newly limited queue: stop the plain read
   }
 
@@ -118,6 +124,7 @@ export class Limiter {
   }
 
   private wake(): void {
+    this.idle = undefined;
     const w = this.wakeWait;
     this.wakeWait = undefined;
     w?.();
@@ -128,6 +135,12 @@ export class Limiter {
    * order until `count` is reached; when nothing came, waits as the class says and returns [].
    */
   async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient, blockMs: number): Promise<Fetched[]> {
+    const idle = this.idle;
+    this.idle = undefined;
+    if (idle && idle.open.length === open.length && idle.open.every((q, i) => q === open[i])) {
+      if ((await this.wait(idle.blockOn, Infinity, blocking, blockMs)) === 'timeout') this.idle = idle;
+      return [];
+    }
     const { client, consumer } = this.deps;
     consumer.beforeRead?.(client); // batched acks go first, on the same connection: their slots are free for this fetch
     const got: Fetched[] = [];
@@ -145,7 +158,9 @@ export class Limiter {
       else if (r.entries.length === 0) blockOn.push({ q, lastId: r.lastId });
     }
     if (got.length > 0) return got;
-    await this.wait(blockOn, rateWaitMs, blocking, blockMs);
+    const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
+    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && blockOn.length === open.length)
+      this.idle = { open, blockOn };
     return [];
   }
 
@@ -154,8 +169,9 @@ export class Limiter {
     rateWaitMs: number,
     blocking: RedisClient,
     blockMs: number,
-  ): Promise<void> {
-    const woken = new Promise<void>((resolve) => (this.wakeWait = resolve));
+  ): Promise<'timeout' | 'other'> {
+    let woke = false;
+    const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
     const timer = rateWaitMs < Infinity ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
     try {
       const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.q.keys.stream))).size === 1);
@@ -172,10 +188,11 @@ export class Limiter {
         for (const b of blockOn) args.push(b.lastId);
         const read = blocking.call('XREAD', ...args);
         await Promise.race([read, woken.then(() => this.deps.unblock())]);
-        await read.catch(() => undefined);
-      } else {
-        await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
+        const reply = await read.catch(() => undefined);
+        return reply === null && !woke ? 'timeout' : 'other';
       }
+      await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
+      return 'other';
     } finally {
       clearTimeout(timer);
       this.wakeWait = undefined;
