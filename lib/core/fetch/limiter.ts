@@ -36,6 +36,7 @@ export interface LimiterDeps {
 export class Limiter {
   private limited = new Set<string>();
   private sub?: RedisClient;
+  private closed = false;
   /** Queues held back by their concurrency limit at the last fetch: a notice for one of them wakes the wait. */
   private readonly heldBack = new Set<string>();
   private wakeWait?: () => void;
@@ -77,6 +78,7 @@ export class Limiter {
 
   /** Closes the subscriber connection and ends a wait. */
   async close(): Promise<void> {
+    this.closed = true;
     this.wake();
     if (this.sub) await closeClient(this.sub);
   }
@@ -112,6 +114,7 @@ export class Limiter {
   private async announce(): Promise<void> {
     const queues = [...this.toAnnounce];
     this.toAnnounce.clear();
+    if (this.closed) return; // stopped: the server's shutdown writes its acks; waiting workers re-check within their blockTimeout
     try {
       await this.deps.flushAcks();
       if (queues.some((q) => this.heldBack.has(q))) this.wake();
