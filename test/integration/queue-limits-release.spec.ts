@@ -60,3 +60,21 @@ test('concurrency 1 over two workers: a retry, a dead-lettering, a cancel and ac
   const keys = new QueueKeys(rig.namespace, 'l');
   await waitFor(async () => ((await rig.client.redis.call('XPENDING', keys.stream, CONSUMER_GROUP)) as [number])[0] === 0, 'no slot taken');
 });
+
+test('an idle limited queue wakes on a new task (a blocking XREAD, not a poll), and survives its stream being lost', async () => {
+  await rig.client.setQueueLimits('l', { concurrency: 2 });
+  const ran: number[] = [];
+  const s = rig.server({ queues: ['l'], concurrency: 5, blockTimeout: FAR });
+  s.handle<{ i: number }>('quick', (t) => void ran.push(t.payload.i));
+  await s.start();
+  await rig.client.enqueue('quick', { i: 1 }, { queue: 'l' });
+  await waitFor(() => ran.length === 1, 'the first task');
+  // idle now, blocked for FAR ms: only the new entry can end the wait in time
+  await rig.client.enqueue('quick', { i: 2 }, { queue: 'l' });
+  await waitFor(() => ran.length === 2, 'the task enqueued to the idle queue');
+  // Redis lost the stream and its consumer group: the fetch recreates the group and goes on
+  await rig.client.redis.del(new QueueKeys(rig.namespace, 'l').stream);
+  await rig.client.enqueue('quick', { i: 3 }, { queue: 'l' });
+  await waitFor(() => ran.length === 3, 'a task after the stream was lost');
+  expect(ran).toEqual([1, 2, 3]);
+});
