@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
+import { QueueNotFoundError } from '../core/runtime/errors.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
 
 /** A mistake in how the command was called: exit code 2. */
@@ -83,6 +84,20 @@ export class Cli {
       await this.inspectorValue.check(ANSWER_TIMEOUT_MS);
     }
     return this.inspectorValue;
+  }
+
+  /**
+   * The Inspector, once `queue` is known in the namespace (enqueued to, served or scheduled).
+   * @throws QueueNotFoundError naming the queue, the namespace and the known queues (plus `hint`).
+   */
+  async knownQueue(queue: string, hint = ''): Promise<Inspector> {
+    const inspector = await this.inspector();
+    const names = await inspector.queueNames();
+    if (names.includes(queue)) return inspector;
+    const err = new QueueNotFoundError(queue);
+    const known = names.length ? `known: ${names.join(', ')}` : 'it has no queue yet';
+    err.message = `Queue "${queue}" not found in namespace "${inspector.namespace}" (${known})${hint}`;
+    throw err;
   }
 
   async close(): Promise<void> {

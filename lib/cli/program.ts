@@ -22,7 +22,10 @@ function version(): string {
 const USAGE_CODES = new Set(['INVALID_OPTIONS', 'INVALID_TASK_STATE']);
 
 function oneLine(message: string): string {
-  return message.replace(/\n\s*-\s*/g, '; ').replace(/\s*\n\s*/g, ' ');
+  return message
+    .replace(/:\s*\n\s*-\s*/g, ': ') // "Invalid … options (1 problem):\n  - namespace: …" → one line, no ":;"
+    .replace(/\n\s*-\s*/g, '; ')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 /**

@@ -204,10 +204,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
         const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
         if (type !== 'application/json') return send(res, 415, { error: 'acts need Content-Type: application/json' });
       }
-      const params = route.pattern
-        .exec(path)!
-        .slice(1)
-        .map(decodeParam);
+      const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
       const ctx = { inspector, redact, actor: actorOf(req), readOnly, query, body };
       reply = { status: 200, body: await route.run(ctx, params) };

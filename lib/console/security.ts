@@ -47,7 +47,11 @@ export function crossSite(req: IncomingMessage): string | undefined {
 
 /** A host name as compared: lower-case, without brackets (`[::1]` → `::1`) nor a trailing dot. */
 export function normalHostName(name: string): string {
-  return name.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /**

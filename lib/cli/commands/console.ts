@@ -14,7 +14,13 @@ interface ConsoleOptions {
 
 /** Collects `--allowed-host a --allowed-host b,c` (and the env variable's `a,b`) into one list. */
 function hostList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')];
+  return [
+    ...(previous ?? []),
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  ];
 }
 
 /**

@@ -91,7 +91,7 @@ function filterText(o: ActOpts): string {
 }
 
 async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
-  const q = await (await cli.inspector()).queue(o.queue!);
+  const q = await (await cli.knownQueue(o.queue!)).queue(o.queue!);
   const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'];
   const scope = o.type !== undefined || o.error !== undefined ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
   if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}?`, o.yes))) {
@@ -120,7 +120,9 @@ export function taskCommands(program: Command, run: Run): void {
     .action(
       run(async (cli, o: ActOpts & { limit: string; cursor?: string }) => {
         const limit = positiveInt(o.limit, '--limit', 1000);
-        const page = await (await cli.inspector()).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
+        const page = await (
+          await cli.knownQueue(o.queue!)
+        ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
         cli.print(page, () => taskTable(o.state!, page.tasks) + (page.cursor ? `\nmore: --cursor '${page.cursor}'` : ''));
       }),
     );
