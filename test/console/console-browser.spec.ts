@@ -114,11 +114,14 @@ run('the console in Chromium', () => {
     await row.locator('[data-testid=paused]').waitFor();
     await row.locator('[data-testid=pause-note]').getByText('disk maintenance').waitFor();
     expect((await inspector.schedule('console.nightly')).paused).toBe(true);
+    // issue 24: a paused schedule shows no next runs
+    expect(await row.locator('[data-testid=next-runs]').textContent()).toMatch(/^\s*none: paused\s*$/);
     const before = jobs.nightlyRuns.length;
     await row.locator('[data-testid=trigger]').click();
     await waitFor(() => jobs.nightlyRuns.length > before, 'the triggered nightly task to run');
     await row.locator('[data-testid=resume]').click();
     await waitFor(async () => !(await inspector.schedule('console.nightly')).paused, 'the schedule to be resumed');
+    await row.locator('[data-testid=next-runs] div').first().waitFor(); // its next runs are back
   });
 
   test('search finds a task by id; hostile payloads and errors render as text, with no dialog', async () => {

@@ -128,6 +128,11 @@ test('issue 24: a queue name that is not known is refused (pause, resume, task l
   expect((await chronos('task', 'retry', '--all', '--queue', 'nosuchqueue', '--yes')).code).toBe(1);
   expect((await json<{ name: string }[]>('queue', 'ls')).map((q) => q.name)).toEqual(['default', 'emails', 'reports']);
   expect(await json('queue', 'pause', 'later', '--force')).toEqual({ queue: 'later', paused: true });
+  // a paused schedule shows no next run (it does not fire)
+  expect((await chronos('schedule', 'ls')).out).toMatch(/│ tenant-42\.digest +│.*│ paused +│[^│]*│ - \(paused\) +│/);
+  expect((await chronos('schedule', 'show', 'tenant-42.digest')).out).toContain(
+    'No next trigger: the schedule is paused (chronos schedule resume tenant-42.digest).',
+  );
   expect(await json('queue', 'resume', 'later', '--force')).toEqual({ queue: 'later', paused: false });
 });
 

@@ -8,6 +8,13 @@ function Liveness({ s }) {
   return html`<span class="badge ok">live</span>`;
 }
 
+/** Why a schedule shows no next run (it does not fire): 'unreadable', 'orphaned', 'paused'; undefined when it fires. */
+function notFiring(s) {
+  if (s.error) return 'unreadable';
+  if (s.orphaned) return 'orphaned';
+  return s.paused ? 'paused' : undefined;
+}
+
 function Acts({ s, readOnly, setNotice, after }) {
   if (readOnly) return null;
   const post = (verb, body = {}) => api(`schedules/${enc(s.name)}/${verb}`, body);
@@ -70,7 +77,9 @@ export function SchedulesPage({ data, readOnly }) {
               <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a></td>
               <td><span data-testid="spec-words">${s.description}</span><br /><code class="muted">${s.expression}</code></td>
               <td>${s.queue} · ${s.type}</td>
-              <td>${s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}</td>
+              <td data-testid="next-runs">
+                ${notFiring(s) ? html`<span class="muted">none: ${notFiring(s)}</span>` : s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}
+              </td>
               <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
               <td>
                 <${Liveness} s=${s} />
@@ -109,7 +118,7 @@ export function SchedulePage({ readOnly, name, tick }) {
     ['origin', s.origin],
     ['last fired', when(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],
-    ['next due', when(s.nextDueAt)],
+    ['next due', notFiring(s) ? `none: ${notFiring(s)}` : when(s.nextDueAt)],
     [
       'declared by',
       s.declaredBy.map((i) => `${i.instance} (${i.alive ? 'alive' : 'gone'}, seen ${when(i.lastSeenAt)})`).join('; ') || 'none',
@@ -129,8 +138,8 @@ export function SchedulePage({ readOnly, name, tick }) {
       )}
     </dl>
     <h3>Next runs</h3>
-    <ul>
-      ${s.next.map((n) => html`<li>${when(n)}</li>`)}
+    <ul data-testid="next-runs">
+      ${notFiring(s) ? html`<li class="muted">none: the schedule is ${notFiring(s)}</li>` : s.next.map((n) => html`<li>${when(n)}</li>`)}
     </ul>
     <h3>Fire history</h3>
     <table data-testid="history">
