@@ -20,7 +20,15 @@ function taskTable(state: TaskState, tasks: TaskInfo[]): string {
   const head = ['id', 'type', 'payload'];
   const extra: Record<TaskState, [string[], (t: TaskInfo) => string[]]> = {
     pending: [['enqueued', 'retried'], (t) => [when(t.enqueuedAt), `${t.retried}/${t.maxRetry}`]],
-    active: [['server', 'idle', 'deliveries'], (t) => [t.consumer ?? '-', duration(t.idleMs ?? 0), String(t.deliveries ?? 1)]],
+    active: [
+      ['server', 'running for', 'idle', 'deliveries'],
+      (t) => [
+        t.consumer ?? '-',
+        t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : '-',
+        duration(t.idleMs ?? 0),
+        String(t.deliveries ?? 1),
+      ],
+    ],
     scheduled: [['due', 'enqueued'], (t) => [when(t.at), when(t.enqueuedAt)]],
     retry: [['due', 'retried', 'last error'], (t) => [when(t.at), `${t.retried}/${t.maxRetry}`, firstLine(t.lastError, 50)]],
     dead: [['failed', 'reason', 'error'], (t) => [when(t.at), t.reason ?? '-', firstLine(t.lastError, 50)]],
@@ -48,6 +56,7 @@ function taskText(t: TaskInfo): string {
     ['crashes', t.crashes],
     ['entry', t.entryId],
     ['server', t.consumer],
+    ['running for', t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : undefined],
     ['idle', t.idleMs !== undefined ? duration(t.idleMs) : undefined],
     ['deliveries', t.deliveries],
   ]);
