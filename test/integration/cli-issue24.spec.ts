@@ -1,11 +1,12 @@
 // The `chronos` CLI (issue 24): unknown queues refused, paused schedules without next runs, error
 // wording. A child process (dist/lib/cli/main.js) against its own seeded namespace, as cli.spec.ts.
-import { execFile } from 'node:child_process';
-import { createServer as createHttpServer } from 'node:http';
+import { execFile, spawn } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/lib/cli/main.js', import.meta.url));
 let ns: string;
@@ -84,5 +85,41 @@ test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP
     expect(r.err).not.toMatch(/Please report this/);
   } finally {
     web.close();
+  }
+});
+
+test('issue 24: chronos console answers only its Host names: the bound address, localhost and --allowed-host (421 otherwise)', async () => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    REDIS_URL: redisUrl(),
+    CHRONOS_NAMESPACE: ns,
+    CHRONOS_CONSOLE_ALLOWED_HOSTS: 'b.internal',
+  };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, [MAIN, 'console', '--port', '0', '--allowed-host', 'a.internal'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const url = await waitFor(() => /on (http:\/\/\S+)/.exec(out)?.[1], 'the console to listen');
+    const port = new URL(url).port;
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          `${url}api/overview`,
+          { headers: { host }, setHost: false },
+          (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', reject).end();
+      });
+    const answers: [string, number][] = [];
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `a.internal:${port}`, `b.internal:${port}`, `rebind.example:${port}`])
+      answers.push([host, await status(host)]);
+    // b.internal comes from CHRONOS_CONSOLE_ALLOWED_HOSTS, which --allowed-host overrides (as every option its env)
+    expect(answers.map(([, s]) => s)).toEqual([200, 200, 200, 421, 421]);
+  } finally {
+    child.kill('SIGTERM');
   }
 });
