@@ -4,7 +4,7 @@
 // (+ the promotion's own slack), no trigger is enqueued twice and none is missing (catch-up), every
 // task accepted after the kill runs, and a lost task was acknowledged before the kill (replication).
 import { jest } from '@jest/globals';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
@@ -57,7 +57,7 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
   });
   server.handle('load', (t) => void done.add(t.id));
   server.handle('tick', (t) => void done.add(t.id));
-  const client = new ChronosClient({ connection, namespace: ns });
+  const client = new QueueClient({ connection, namespace: ns });
   const accepted = new Map<string, { sentAt: number; at: number }>(); // task id → when its enqueue was sent / acknowledged
   let refused = 0;
   const load = setInterval(() => {

@@ -3,7 +3,7 @@
 // without a restart, a leader is elected again, no trigger is enqueued twice; missing triggers and
 // lost tasks are counted and must lie in the failover gap / the replication window before the kill.
 import { jest } from '@jest/globals';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
@@ -59,7 +59,7 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
       (t) => void triggersRun.set(`${t.schedule}@${t.triggerAt}`, (triggersRun.get(`${t.schedule}@${t.triggerAt}`) ?? 0) + 1),
     );
   }
-  const client = new ChronosClient({ connection, namespace: ns });
+  const client = new QueueClient({ connection, namespace: ns });
   try {
     await server.start();
     for (const s of schedulers) await s.start();
