@@ -73,7 +73,7 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
     await server.start();
     for (const s of schedulers) await s.start();
     await waitFor(() => leaderSince(0), 'a first leader');
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 2000)); // load and fires run a while, so the kill lands mid-traffic
     for (const what of [kill]) {
       const key = what === 'scheduler' ? sched.lease : new QueueKeys(ns, busy).stream;
       const node = cluster.masterOf(key);
@@ -89,7 +89,7 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       const before = accepted.size;
       await waitFor(() => accepted.size > before + 50, { what: `enqueues after the ${what} failover`, timeoutMs: 20_000 });
       figures.push({ killed: what, killAt, promotedAfterMs: okAt - killAt, leaderAfterMs: leaderAt - killAt });
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, 2000)); // load goes on after the failover: tasks the promoted master accepts
     }
     clearInterval(load);
     const killAt = figures[0].killAt as number;

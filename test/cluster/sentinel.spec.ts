@@ -78,7 +78,7 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
       );
     }, 10);
     const from = Date.now();
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 3000)); // load and fires run a while, so the kill lands mid-traffic
     const oldPort = sentinel.primaryPort();
     const killAt = Date.now();
     await sentinel.primary.kill();
@@ -99,7 +99,7 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
     });
     const before = accepted.size;
     await waitFor(() => accepted.size > before + 100, { what: 'enqueues to succeed again on the new primary', timeoutMs: 20_000 });
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 3000)); // load and fires go on on the new primary: triggers after the failover count
     clearInterval(load);
     const to = Date.now() - 2000;
     // a task whose enqueue was sent after the kill returned was acknowledged by the new primary: it runs
