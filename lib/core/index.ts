@@ -7,33 +7,12 @@
  */
 import { QueueClient } from './queue/client.js';
 
-export {
-  ChronosError,
-  InvalidPayloadError,
-  InvalidOptionsError,
-  InvalidScheduleError,
-  NonRetryableError,
-  TaskTimeoutError,
-  TaskDecodeError,
-  HandlerNotFoundError,
-  DuplicateHandlerError,
-  DuplicateScheduleError,
-  TaskNotFoundError,
-  QueueNotFoundError,
-  InvalidTaskStateError,
-  TaskCancelledError,
-  ScheduleNotFoundError,
-  RedisScriptError,
-  RedisVersionError,
-  RedisUnreachableError,
-  RedisEvictionPolicyError,
-  ChronosStateError,
-  type ChronosErrorCode,
-} from './runtime/errors.js';
+// every error a user may catch (all of errors.ts is public)
+export * from './runtime/errors.js';
 export { EventBus, type ChronosEvent, type ChronosEventListener, type OperatorAction, type ScheduleSkipReason } from './runtime/events.js';
 export type { ChronosLogger } from './runtime/logger.js';
 export type { Clock } from './runtime/clock.js';
-export { type RedisConnection, type RedisClient } from './redis/connection.js';
+export { CLUSTER_FAILOVER_BOUND_MS, CLUSTER_RETRY_OPTIONS, type RedisConnection, type RedisClient } from './redis/connection.js';
 export { QueueClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';

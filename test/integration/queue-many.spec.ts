@@ -2,7 +2,7 @@
 // of many, a delayed task the index does not know (an older writer) is found by the sweep, the index
 // scripts keep a due time an enqueuer wrote during a forward, and backlogged queues share the fetches.
 import type { Redis } from 'ioredis';
-import { ClockOffset } from '../../lib/core/runtime/clock-offset.js';
+import { RedisTime } from '../../lib/core/runtime/time.js';
 import { Forwarder } from '../../lib/core/fetch/forwarder.js';
 import { Loops } from '../../lib/core/worker/loops.js';
 import { claimDue, settleDue } from '../../lib/core/redis/due-commands.js';
@@ -45,7 +45,7 @@ test('a delayed task written without the index (an older writer) is found by the
   const client = redis();
   let running = true;
   const loops = new Loops(recordingLogger(), () => running);
-  const forwarder = new Forwarder(client, queues, dueKey(), 1000, loops, () => running, recordingLogger(), new ClockOffset(), 400);
+  const forwarder = new Forwarder(client, queues, dueKey(), 1000, loops, () => running, recordingLogger(), new RedisTime(), 400);
   const done = forwarder.run();
   const reader = client.duplicate();
   try {

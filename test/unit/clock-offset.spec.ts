@@ -1,15 +1,15 @@
-import { ClockOffset } from '../../lib/core/runtime/clock-offset.js';
+import { monotonicNow, RedisTime } from '../../lib/core/runtime/time.js';
 
-/** Unit tests of the estimate of Redis time: round trips in, (Redis time − local clock) out. Fixed instants. */
+/** Unit tests of the time source's estimate of Redis time: round trips in, (Redis time − local base) out. Fixed instants. */
 
 const T = 1_700_000_000_000;
 /** Redis runs `offset` ms ahead of the local clock; a round trip sent at `sent`, answered after `up` ms, back after `down` more. */
-function trip(c: ClockOffset, offset: number, sent: number, up: number, down: number): void {
+function trip(c: RedisTime, offset: number, sent: number, up: number, down: number): void {
   c.sample(sent, sent + up + offset, sent + up + down);
 }
 
 test('starts at 0; a round trip sets the lower bound of the offset (the estimate of Redis time is never ahead)', () => {
-  const c = new ClockOffset();
+  const c = new RedisTime();
   expect(c.offsetMs).toBe(0);
   expect(c.bestRttMs).toBe(Infinity);
   trip(c, 250, T, 2, 2);
@@ -17,8 +17,33 @@ test('starts at 0; a round trip sets the lower bound of the offset (the estimate
   expect(c.bestRttMs).toBe(4);
 });
 
+test('now() is the local base carried forward by the estimate, rounded down (never ahead)', () => {
+  let local = T;
+  const c = new RedisTime(() => local);
+  expect(c.now()).toBe(T); // before the first round trip: the local base itself
+  trip(c, 250, T, 2, 2);
+  local = T + 1000.7;
+  expect(c.now()).toBe(T + 1000 + 248);
+  expect(c.localNow()).toBe(T + 1000.7);
+});
+
+test('the default local base is the monotonic clock: a step of the wall clock (Date.now) does not move it', () => {
+  const c = new RedisTime();
+  const realNow = Date.now;
+  const before = c.now();
+  try {
+    Date.now = () => realNow() - 3_600_000; // the wall clock stepped an hour back
+    expect(c.now()).toBeGreaterThanOrEqual(before);
+    expect(monotonicNow()).toBeGreaterThanOrEqual(before);
+    Date.now = () => realNow() + 3_600_000; // and an hour forward
+    expect(c.now() - before).toBeLessThan(3_600_000);
+  } finally {
+    Date.now = realNow;
+  }
+});
+
 test('the shortest recent round trip wins; a reply queued during an outage (huge round trip) does not move the estimate', () => {
-  const c = new ClockOffset();
+  const c = new RedisTime();
   trip(c, 100, T, 1, 1);
   trip(c, 100, T + 1000, 5, 5);
   expect(c.offsetMs).toBe(99);
@@ -34,7 +59,7 @@ test('the shortest recent round trip wins; a reply queued during an outage (huge
 });
 
 test('samples age out: after 30 s a newer one wins whatever its round trip (clocks drift)', () => {
-  const c = new ClockOffset();
+  const c = new RedisTime();
   trip(c, 100, T, 1, 1);
   trip(c, 130, T + 20_000, 10, 10);
   expect(c.offsetMs).toBe(99);
@@ -43,10 +68,10 @@ test('samples age out: after 30 s a newer one wins whatever its round trip (cloc
   expect(c.bestRttMs).toBe(20);
 });
 
-test('a round trip that proves the estimate ahead (the local clock stepped forward) restarts the window', () => {
-  const c = new ClockOffset();
+test('a round trip that proves the estimate ahead (Redis time stepped back, or stale samples) restarts the window', () => {
+  const c = new RedisTime();
   trip(c, 100, T, 1, 1);
-  // the local clock jumps 3 s forward: Redis is now 2900 ms behind it; even a slow round trip proves it
+  // Redis's clock jumps 3 s back: it is now 2900 ms behind the local base; even a slow round trip proves it
   trip(c, -2900, T + 4000, 50, 50);
   expect(c.offsetMs).toBe(-2950);
   trip(c, -2900, T + 5000, 1, 1);

@@ -22,6 +22,7 @@ const ERRORS = [
   'QueueNotFoundError',
   'RedisEvictionPolicyError',
   'RedisScriptError',
+  'RedisUnavailableError',
   'RedisUnreachableError',
   'RedisVersionError',
   'ScheduleNotFoundError',
@@ -44,6 +45,9 @@ const CORE = [
   'ShutdownAbort',
   'ChronosMetrics',
   'configureTracing',
+  // a cluster client's retry options and the failover they wait through (an app's own ioredis Cluster)
+  'CLUSTER_RETRY_OPTIONS',
+  'CLUSTER_FAILOVER_BOUND_MS',
   // handlers and retries
   'defaultBackoff',
   'exponentialBackoff',

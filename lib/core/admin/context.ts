@@ -3,6 +3,7 @@ import { InvalidTaskStateError } from '../runtime/errors.js';
 import type { EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
+import { engineTime } from '../runtime/time.js';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
@@ -43,10 +44,13 @@ export class InspectorContext {
     return k;
   }
 
-  /** Redis server time, epoch ms (one `TIME`). */
+  /** Redis server time, epoch ms (one `TIME`, also a round trip for the process's time source). */
   async redisNow(): Promise<number> {
+    const sent = engineTime.localNow();
     const [s, us] = await this.client.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    engineTime.sample(sent, now, engineTime.localNow());
+    return now;
   }
 
   /** Emits an `operator.acted` event naming the actor. */

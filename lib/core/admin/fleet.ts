@@ -1,6 +1,7 @@
 import { checkServer } from '../redis/connection.js';
 import type { InspectorContext } from './context.js';
 import type { LeaderInfo, RedisInfo, ServerInfo } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /** The current leader, or null when nobody holds the lease: one MULTI of GET + PTTL (lease) and HGETALL (leader). */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
@@ -18,7 +19,7 @@ export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> 
 
 /** Live worker servers (heartbeat within 3 beats): ZRANGEBYSCORE + MGET of their info keys. */
 export async function servers(ctx: InspectorContext): Promise<ServerInfo[]> {
-  const ids = await ctx.client.zrangebyscore(ctx.global.servers, Date.now(), '+inf');
+  const ids = await ctx.client.zrangebyscore(ctx.global.servers, engineTime.now(), '+inf');
   if (ids.length === 0) return [];
   // one GET each (not MGET): the info keys are global and may live on different cluster slots
   const p = ctx.client.pipeline();

@@ -3,6 +3,7 @@ import { utcDay } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
 import type { DayCounts, QueueInfo } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /** Days of counters a {@link QueueInfo} carries. */
 const DAYS = 7;
@@ -30,7 +31,7 @@ export async function queues(ctx: InspectorContext): Promise<QueueInfo[]> {
  */
 export async function queueInfo(ctx: InspectorContext, name: string, paused?: boolean): Promise<QueueInfo> {
   const k = ctx.keys(name);
-  const now = Date.now();
+  const now = engineTime.now();
   const days = Array.from({ length: DAYS }, (_, i) => utcDay(now - (DAYS - 1 - i) * DAY_MS));
   const p = ctx.client.pipeline();
   p.xlen(k.stream);

@@ -9,6 +9,7 @@ import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { schedule, storedSchedule } from './schedules.js';
 import type { BackfillResult } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /** Most triggers one backfill enqueues (a larger range is refused: split it). */
 export const MAX_BACKFILL = 10_000;
@@ -24,7 +25,7 @@ async function admin(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', n
   if (op === 'pause') await registry.pauseSchedule(ctx.client, ctx.sched, name);
   else if (op === 'resume') await registry.resumeSchedule(ctx.client, ctx.sched, name);
   else await registry.removeSchedule(ctx.client, ctx.sched, name);
-  if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: Date.now() }));
+  if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: engineTime.now() }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
 }
 

@@ -6,6 +6,7 @@ import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
 const HISTORY_STREAM_SCAN = 10_000;
@@ -150,7 +151,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
   const specs = new Map<string, SharedSpec>();
-  const now = Date.now();
+  const now = engineTime.now();
   return parsed.map(([name, s]) => {
     if (typeof s === 'string') {
       const bad: ScheduleInfo = {

@@ -10,6 +10,7 @@ import { runScript } from '../redis/scripts.js';
 import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
 import { findTask, pageRows, requireTask, type Row } from './tasks.js';
 import type { ActResult, TaskFilter, TaskState } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /** Runs one act script on a batch of rows; returns the ids it changed (and those it left, with why). */
 type BatchAct = (rows: Row[]) => Promise<{ done: string[]; skipped?: { id: string; reason: string }[] }>;
@@ -209,7 +210,7 @@ export async function cancelTask(ctx: InspectorContext, id: string, queue?: stri
   const meta: TaskMeta = {
     ...row.meta,
     [META.lastError]: `${err.name}: ${err.message}`,
-    [META.failedAt]: Date.now(),
+    [META.failedAt]: engineTime.now(),
     [META.deadReason]: DEAD_REASON.cancelled,
   };
   const payload = row.info.payloadError ? String(row.info.payload) : JSON.stringify(row.info.payload);

@@ -10,6 +10,7 @@ import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
+import { engineTime } from '../runtime/time.js';
 
 /** What the fetcher needs from the server. */
 export interface FetcherDeps {
@@ -135,9 +136,9 @@ export class Fetcher {
         continue;
       }
       try {
-        const sentAt = Date.now();
+        const sentAt = engineTime.now();
         const fetched = await this.read(order, slots.freeSlots);
-        this.lastFetchAt = Date.now();
+        this.lastFetchAt = engineTime.now();
         failures.ok();
         await this.deliver(fetched, sentAt);
       } catch (caught) {
@@ -164,7 +165,8 @@ export class Fetcher {
     let fetched = got;
     // a reply far later than a blocking read can take means this process was paused while the
     // entries waited in its socket: the recoverer may have given them to someone else already
-    if (Date.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3) fetched = await this.stillOwned(fetched);
+    if (engineTime.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3)
+      fetched = await this.stillOwned(fetched);
     const running = this.deps.isRunning(); // a per-queue reader may deliver during a shutdown
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
     if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
@@ -188,14 +190,16 @@ export class Fetcher {
 
   /** The entries this consumer still owns (`XCLAIM … JUSTID` per queue); the others were reclaimed. */
   private async stillOwned(fetched: Fetched[]): Promise<Fetched[]> {
-    const owned = new Set<string>();
+    // by queue: an entry id is unique only within its stream
+    const owned = new Map<ConsumedQueue, Set<string>>();
     for (const q of new Set(fetched.map((f) => f.queue))) {
       const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
-      for (const id of await this.deps.consumer.claim(q.keys.stream, ids)) owned.add(id);
+      owned.set(q, new Set(await this.deps.consumer.claim(q.keys.stream, ids)));
     }
-    const lost = fetched.length - owned.size;
+    const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
+    const lost = fetched.length - kept.length;
     if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
-    return fetched.filter((f) => owned.has(f.entryId));
+    return kept;
   }
 
   /** The queues to read from: the server's, in its order (priority order with strict priority), paused ones left out. */

@@ -1,4 +1,4 @@
-import type { ClockOffset } from '../runtime/clock-offset.js';
+import type { RedisTime } from '../runtime/time.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { forwardScript, type ForwardOutcome } from '../redis/commands.js';
@@ -26,12 +26,12 @@ export const SWEEP_PERIOD_MS = 5 * 60_000;
  * queues. The loop then sleeps until the next due time (by Node timer) or `forwardIntervalMs`.
  * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
  * them at start). Each claim round trip is also a sample of Redis time for the server's
- * {@link ClockOffset} (the estimate it holds trigger tasks by, filtered by round trip).
+ * {@link RedisTime} (the estimate it holds trigger tasks by, filtered by round trip).
  */
 export class Forwarder {
   /** Failures of the forward loop (reported by the server's `health()`). */
   readonly failures: FailureLog;
-  /** When the loop wakes next (epoch ms, local clock), and how to wake it sooner. */
+  /** When the loop wakes next (epoch ms, Redis time), and how to wake it sooner. */
   private wakeUp?: { at: number; wake: () => void };
   private readonly byName: Map<string, ConsumedQueue>;
   private readonly names: string[];
@@ -47,7 +47,7 @@ export class Forwarder {
     private readonly loops: Loops,
     private readonly isRunning: () => boolean,
     private readonly logger: ChronosLogger,
-    private readonly clockOffset: ClockOffset,
+    private readonly time: RedisTime,
     /** How long the rolling sweep takes to visit every queue once, ms. */
     private readonly sweepPeriodMs = SWEEP_PERIOD_MS,
   ) {
@@ -66,7 +66,7 @@ export class Forwarder {
         if (!startSwept) {
           wait = Math.min(wait, await this.sweep(this.queues));
           startSwept = true;
-          this.sweepFrom = Date.now();
+          this.sweepFrom = this.time.now();
         }
         wait = Math.min(wait, await this.round());
         wait = Math.min(wait, await this.sweep(this.sweepSlice()));
@@ -77,7 +77,7 @@ export class Forwarder {
       }
       if (wait > 0) {
         const { done, wake } = this.loops.sleeper(wait);
-        this.wakeUp = { at: Date.now() + wait, wake };
+        this.wakeUp = { at: this.time.now() + wait, wake };
         await done;
         this.wakeUp = undefined;
       }
@@ -95,16 +95,16 @@ export class Forwarder {
       });
     }
     const w = this.wakeUp;
-    if (!w || w.at <= Date.now() + delayMs) return;
-    w.at = Date.now() + delayMs;
+    if (!w || w.at <= this.time.now() + delayMs) return;
+    w.at = this.time.now() + delayMs;
     setTimeout(w.wake, delayMs).unref();
   }
 
   /** One index round: claim the due queues, forward them, settle them. @returns how long to sleep, ms. */
   private async round(): Promise<number> {
-    const sent = Date.now();
+    const sent = this.time.localNow();
     const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
-    this.clockOffset.sample(sent, claim.redisNow, Date.now());
+    this.time.sample(sent, claim.redisNow, this.time.localNow());
     let wait = claim.claimed.length >= CLAIM_LIMIT ? 0 : this.forwardIntervalMs;
     if (claim.nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, claim.nextDueAt - claim.redisNow));
     if (claim.claimed.length === 0) return wait;
@@ -127,7 +127,7 @@ export class Forwarder {
   /** The queues the rolling sweep is due to visit now (in order, wrapping). */
   private sweepSlice(): ConsumedQueue[] {
     const n = this.queues.length;
-    const target = Math.floor(((Date.now() - this.sweepFrom) * n) / this.sweepPeriodMs);
+    const target = Math.floor(((this.time.now() - this.sweepFrom) * n) / this.sweepPeriodMs);
     const out: ConsumedQueue[] = [];
     while (this.swept < target && out.length < n) out.push(this.queues[this.swept++ % n]);
     this.swept = Math.max(this.swept, target);

@@ -3,6 +3,7 @@ import { closeClient, duplicateConnection, type RedisClient } from '../redis/con
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';
+import { engineTime } from '../runtime/time.js';
 
 /** How much longer than its BLOCK a blocking read may take before its connection is deemed hung, ms. */
 export function readDeadlineMs(blockMs: number): number {
@@ -111,7 +112,7 @@ export class QueueReaders {
   private async readOne(q: ConsumedQueue, count: number, blockMs: number): Promise<void> {
     const { consumer, failures } = this.deps;
     const conn = this.conn(q.name);
-    const sentAt = Date.now();
+    const sentAt = engineTime.now();
     try {
       const read = consumer.read(conn, [q], count, blockMs);
       const fetched = await withDeadline(read, readDeadlineMs(blockMs), () => this.drop(q.name, conn));

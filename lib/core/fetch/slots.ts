@@ -5,6 +5,7 @@ import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, TaskRun, type Executor } from '../worker/executor.js';
 import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
+import { EntryTable } from './entry-table.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -15,9 +16,7 @@ export interface Waiting {
 
 /** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
 export interface Held extends Waiting {
-  /** The timer of its instant, shared by every task held for that instant (one timer per trigger instant). */
-  readonly timer: NodeJS.Timeout;
-  /** When the timer should fire (local clock, epoch ms). */
+  /** When its instant's timer should fire (Redis time, epoch ms); one timer per instant, kept by the group. */
   readonly dueAt: number;
 }
 
@@ -33,8 +32,8 @@ export interface SlotsDeps {
   readonly logger: ChronosLogger;
   /** True while the server runs: nothing is admitted otherwise. */
   readonly isRunning: () => boolean;
-  /** Redis time − local clock, ms: when a trigger's instant comes by this server's estimate. */
-  readonly clockOffsetMs: () => number;
+  /** Redis time now (the process's time source, epoch ms): when a trigger's instant comes by this server's estimate. */
+  readonly redisNow: () => number;
   /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
   readonly stale: StaleTriggers;
   /** A slot came free: the fetcher may read again. */
@@ -51,15 +50,17 @@ export interface SlotsDeps {
  */
 export class Slots {
   private active = 0;
-  private readonly inflight = new Map<string, TaskRun>();
+  /** Runs in flight by (queue, entry id): an entry id is unique only within its stream. */
+  private readonly inflight = new EntryTable<TaskRun>();
   private readonly buffer: Waiting[] = [];
-  private readonly held = new Map<string, Held>();
+  /** Held tasks by (queue, entry id). */
+  private readonly held = new EntryTable<Held>();
   /**
    * Held tasks by trigger instant (epoch ms): one timer per instant starts them all, so a burst of
    * 1,000 triggers of one second is one timer, not 1,000 (fire lag p99 at c=1,000: 14.5 -> 9.1 ms).
-   * A cancelled or taken task leaves its id behind; its release then finds it not held and does nothing.
+   * A cancelled or taken task stays in its group; its release then finds it no longer held and does nothing.
    */
-  private readonly groups = new Map<number, { timer: NodeJS.Timeout; ids: string[] }>();
+  private readonly groups = new Map<number, { timer: NodeJS.Timeout; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly deps: SlotsDeps) {}
@@ -97,7 +98,7 @@ export class Slots {
       const meta: TaskMeta = {
         ...task.meta,
         [META.lastError]: error.message,
-        [META.failedAt]: Date.now(),
+        [META.failedAt]: this.deps.redisNow(),
         [META.deadReason]: reason,
         [META.raw]: decoded.fields,
       };
@@ -109,18 +110,16 @@ export class Slots {
   }
 
   /**
-   * A cancel notice for `entryId` (the Inspector has dead-lettered its task already): the running
-   * task, whose signal the caller aborts; a trigger task held for its instant is dropped here, its
-   * slot freed, so it never starts.
+   * A cancel notice for entry `entryId` of queue `queue` (the Inspector has dead-lettered its task
+   * already): the running task, whose signal the caller aborts; a trigger task held for its
+   * instant is dropped here, its slot freed, so it never starts.
    */
-  cancelled(entryId: string): TaskRun | undefined {
-    const h = this.held.get(entryId);
-    if (h) {
-      this.held.delete(entryId);
+  cancelled(queue: string, entryId: string): TaskRun | undefined {
+    if (this.held.delete(queue, entryId)) {
       this.finishReserved();
       return undefined;
     }
-    return this.inflight.get(entryId);
+    return this.inflight.get(queue, entryId);
   }
 
   /**
@@ -152,23 +151,31 @@ export class Slots {
   private admit(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const m = task.meta;
     const tr = m[META.triggerAt];
-    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (Date.now() + this.deps.clockOffsetMs()) : 0;
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - this.deps.redisNow() : 0;
     if (early > 0) {
       // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
       const delay = Math.ceil(early) + 1;
       const at = tr!;
       let group = this.groups.get(at);
       if (!group) {
-        const ids: string[] = [];
-        const timer = setTimeout(() => {
+        const tasks: Held[] = [];
+        const g: { timer: NodeJS.Timeout; tasks: Held[] } = { timer: setTimeout(() => due(), delay), tasks };
+        // the instant is re-checked when the timer fires: one that fires early by the estimate (it moved) waits again
+        const due = () => {
+          const left = at - this.deps.redisNow();
+          if (left > 0) {
+            g.timer = setTimeout(due, Math.ceil(left) + 1);
+            return;
+          }
           this.groups.delete(at);
-          for (const id of ids) void this.release(id);
-        }, delay);
-        group = { timer, ids };
+          for (const h of tasks) void this.release(h);
+        };
+        group = g;
         this.groups.set(at, group);
       }
-      group.ids.push(task.entryId);
-      this.held.set(task.entryId, { queue, task, payload, timer: group.timer, dueAt: Date.now() + delay });
+      const h: Held = { queue, task, payload, dueAt: this.deps.redisNow() + delay };
+      group.tasks.push(h);
+      this.held.set(queue.name, task.entryId, h);
       return;
     }
     this.start(queue, task, payload);
@@ -177,7 +184,7 @@ export class Slots {
   /** Runs a task in a free slot, unless it is a stale trigger task (then skipped). @returns whether it runs. */
   private start(queue: ConsumedQueue, task: StreamTask, payload: unknown): boolean {
     // only a trigger's task can be stale: the others skip the clock reading
-    if (task.meta[META.triggerAt] !== undefined && this.deps.stale.skipIfStale(queue, task, Date.now() + this.deps.clockOffsetMs())) {
+    if (task.meta[META.triggerAt] !== undefined && this.deps.stale.skipIfStale(queue, task, this.deps.redisNow())) {
       return false;
     }
     this.run(queue, task, payload);
@@ -190,10 +197,11 @@ export class Slots {
    * extended), the entry may have been reclaimed and run elsewhere: it starts only if this
    * consumer still owns it (`XCLAIM … JUSTID` returns it).
    */
-  private async release(entryId: string): Promise<void> {
-    const h = this.held.get(entryId);
-    if (!h || !this.deps.isRunning()) return;
-    if (Date.now() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
+  private async release(h: Held): Promise<void> {
+    const q = h.queue.name;
+    const entryId = h.task.entryId;
+    if (this.held.get(q, entryId) !== h || !this.deps.isRunning()) return;
+    if (this.deps.redisNow() - h.dueAt > this.deps.visibilityTimeoutMs / 3) {
       let owned = false;
       let gone = false;
       try {
@@ -207,9 +215,9 @@ export class Slots {
           `Could not confirm a held task is still ours; leaving it to the recoverer (id=${h.task.id} error=${errorMessage(err)})`,
         );
       }
-      if (this.held.get(entryId) !== h || !this.deps.isRunning()) return;
+      if (this.held.get(q, entryId) !== h || !this.deps.isRunning()) return;
       if (!owned) {
-        this.held.delete(entryId);
+        this.held.delete(q, entryId);
         const why = gone
           ? 'its stream entry was deleted meanwhile (the recoverer reports it lost)'
           : 'it was reclaimed by another consumer while this process was paused';
@@ -218,7 +226,7 @@ export class Slots {
         return;
       }
     }
-    this.held.delete(entryId);
+    this.held.delete(q, entryId);
     if (!this.start(h.queue, h.task, h.payload)) this.finishReserved();
   }
 
@@ -234,7 +242,7 @@ export class Slots {
   private run(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const run = new TaskRun(queue, task, payload);
     this.active++;
-    this.inflight.set(task.entryId, run);
+    this.inflight.set(queue.name, task.entryId, run);
     const reg = this.deps.mux.get(task.type);
     if (!reg) {
       void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
@@ -244,7 +252,7 @@ export class Slots {
   }
 
   private finish(run: TaskRun): void {
-    this.inflight.delete(run.entry.entryId);
+    this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
     this.finishReserved();

@@ -10,7 +10,7 @@ export interface LeaseListener {
   lost(term: number, reason: string): void;
   /** The registry version seen at each renewal (the leader reloads when it moves). */
   version(version: number): void;
-  /** A round trip for the clock-offset estimate: sent and received at local epoch ms, answered with Redis time (epoch ms). */
+  /** A round trip for the time source: sent and received on its local (monotonic) base, epoch ms, answered with Redis time (epoch ms). */
   clockSample(sentAtMs: number, redisNowMs: number, receivedAtMs: number): void;
 }
 

@@ -1,5 +1,6 @@
 import type * as Prom from 'prom-client';
 import type { Inspector, QueueInfo, ScheduleInfo } from '../admin/inspector.js';
+import { engineTime } from '../runtime/time.js';
 
 /** One read of the fleet's state. Instants are epoch ms, durations ms. */
 interface FleetSnapshot {
@@ -78,7 +79,7 @@ export class FleetGauges {
 
   /** The current snapshot: reused within `cacheMs` of the last read's start (or a read under way), else read now. */
   read(force: boolean): Promise<FleetSnapshot | undefined> {
-    const now = Date.now();
+    const now = engineTime.now();
     if (!force && this.current && now - this.readAt < this.cacheMs) return this.current;
     this.readAt = now;
     this.current = this.fetch();

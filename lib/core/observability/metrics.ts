@@ -3,6 +3,7 @@ import type { ChronosEvent, EventBus, ScheduleSkipReason } from '../runtime/even
 import type { Inspector } from '../admin/inspector.js';
 import { FleetGauges } from './fleet.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
+import { engineTime } from '../runtime/time.js';
 
 /**
  * Outcomes of `chronos_tasks_processed_total`. `lost` and `cancelled` are declared (exported at 0)
@@ -217,7 +218,7 @@ export class ChronosMetrics {
   private onEvent(e: ChronosEvent): void {
     switch (e.type) {
       case 'task.started': {
-        const now = Date.now();
+        const now = engineTime.now();
         if (e.readyAt !== undefined) this.waitOf(e.queue).observe(Math.max(0, now - Math.max(e.readyAt, e.triggerAt ?? 0)) / 1000);
         if (e.schedule !== undefined && e.triggerAt !== undefined && e.retried === 0 && !e.reclaimed) {
           this.lag.labels(e.schedule).observe(Math.max(0, now - e.triggerAt) / 1000);

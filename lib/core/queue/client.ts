@@ -4,12 +4,13 @@ import { InvalidOptionsError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
-import { closeConnection, openConnection, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
+import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
 import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
+import { engineTime } from '../runtime/time.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -176,6 +177,8 @@ export class QueueClient {
    * JSON would change it (a Map, a Set, a typed array, a class instance without `toJSON()`), or its
    * JSON is over `maxPayloadBytes`. A `Date` is sent as its ISO string.
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
+   * @throws RedisUnavailableError naming the queue and the client's error when Redis did not serve the
+   * queue within the client's retry bound (on Redis Cluster, a failover longer than `CLUSTER_FAILOVER_BOUND_MS`).
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
     const p = this.prepare(type, payload, options);
@@ -193,8 +196,9 @@ export class QueueClient {
         result = toResult(p, await writeDelayed(client, this.globalKeys.due, p));
       }
     } catch (err) {
-      span?.end(err);
-      throw err;
+      const e = unavailableFor(p.keys.queue, err);
+      span?.end(e);
+      throw e;
     }
     if (span) endSpan(span, result);
     this.emitEnqueued(type, result);
@@ -207,6 +211,7 @@ export class QueueClient {
    * `enqueue-bulk.lua` call (each appends its tasks as one enqueue each would); tasks with a delay,
    * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
+   * @throws RedisUnavailableError as {@link enqueue} does (naming the queues of the call when the whole call failed).
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
     const n = tasks.length;
@@ -235,8 +240,9 @@ export class QueueClient {
     try {
       ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys, prepared, newQueues));
     } catch (err) {
-      if (spans) for (const s of spans) s?.end(err);
-      throw err;
+      const e = unavailableFor([...new Set(prepared.map((p) => p.keys.queue))].join(','), err);
+      if (spans) for (const s of spans) s?.end(e);
+      throw e;
     }
     if (newQueues) for (const q of newQueues) this.knownQueues.add(q);
     const results: EnqueueResult[] = new Array(n);
@@ -244,8 +250,9 @@ export class QueueClient {
       const p = prepared[i];
       const [err, reply] = replies[replyOf[i]] ?? [new Error('no reply')];
       if (err) {
-        if (spans) for (const s of spans.slice(i)) s?.end(err);
-        throw err;
+        const e = unavailableFor(p.keys.queue, err);
+        if (spans) for (const s of spans.slice(i)) s?.end(e);
+        throw e;
       }
       const r: EnqueueResult = Array.isArray(reply)
         ? toResult(p, enqueueOutcome(reply))
@@ -309,7 +316,7 @@ export class QueueClient {
         payload: encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes),
         maxRetry,
         timeoutMs,
-        enqueuedAt: Date.now(),
+        enqueuedAt: engineTime.now(),
         processAt: 0,
         delayMs: 0,
         dedupTtlMs: DEFAULTS.dedupTtlMs,
@@ -343,7 +350,7 @@ export class QueueClient {
     if (options.processAt !== undefined) {
       const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
       if (typeof at !== 'number' || !Number.isFinite(at)) p.expected('processAt', 'epoch ms or a valid Date', options.processAt);
-      else if (at > Date.now()) processAt = Math.ceil(at);
+      else if (at > engineTime.now()) processAt = Math.ceil(at);
     }
     const id = options.taskId ?? newTaskId();
     if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
@@ -366,7 +373,7 @@ export class QueueClient {
       payload: encoded,
       maxRetry,
       timeoutMs: timeout,
-      enqueuedAt: Date.now(),
+      enqueuedAt: engineTime.now(),
       processAt,
       delayMs,
       dedupKey: options.dedupKey,

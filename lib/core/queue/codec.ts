@@ -198,7 +198,7 @@ export function withMetaDefaults(meta: TaskMeta): TaskMeta {
 /**
  * The JSON text of `newMeta(maxRetry, timeoutMs, enqueuedAt)` (a new task's meta, nothing else),
  * the same text {@link encodeMeta} gives, without building the object. Integers only (the
- * checked options and `Date.now()`).
+ * checked options and the time source's `now()`).
  */
 export function encodeNewMeta(maxRetry: number, timeoutMs: number, enqueuedAt: number): string {
   // retried is 0 and left out, as is timeoutMs 0 (see encodeMeta)

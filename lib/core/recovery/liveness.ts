@@ -3,6 +3,7 @@ import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { presenceScript } from '../redis/recovery-commands.js';
+import { engineTime } from '../runtime/time.js';
 
 /** What one presence tick found. */
 export interface PresenceView {
@@ -46,7 +47,7 @@ export interface PresenceView {
 export class Liveness {
   private sub?: RedisClient;
   /** When the observer's connection last became ready, epoch ms (local); bumps {@link epoch}. */
-  private readyAt = Date.now();
+  private readyAt = engineTime.now();
   private epoch = 0;
   /** Server id → Redis time (epoch ms) of the first tick that found its channel without a subscriber. */
   private readonly silentSince = new Map<string, number>();
@@ -54,7 +55,7 @@ export class Liveness {
   private readonly done = new Set<string>();
   private readonly staleAfterMs: number;
   private readonly onReady = () => {
-    this.readyAt = Date.now();
+    this.readyAt = engineTime.now();
     this.epoch++;
     this.silentSince.clear();
   };
@@ -82,7 +83,7 @@ export class Liveness {
       // the reconnect grace counts from Redis's own start (uptime): a server started long after it judges at once
       const info = await this.client.info('server');
       const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
-      this.readyAt = Date.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
+      this.readyAt = engineTime.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
       const sub = (this.sub = duplicateConnection(this.client));
       const channel = this.keys.alive(this.id);
       // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
@@ -112,7 +113,7 @@ export class Liveness {
     const silent = new Set(r.silent);
     for (const id of this.done) if (!silent.has(id)) this.done.delete(id); // back (it was not dead) or forgotten
     for (const id of this.silentSince.keys()) if (!silent.has(id)) this.silentSince.delete(id);
-    if (epoch !== this.epoch || Date.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs) {
+    if (epoch !== this.epoch || engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs) {
       this.silentSince.clear(); // Redis may have restarted: live servers may still be reconnecting
       return { dead: [], sweepAll };
     }

@@ -16,6 +16,7 @@ import type { Executor } from '../worker/executor.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
 import { SweepPlan } from './sweep-plan.js';
+import { engineTime } from '../runtime/time.js';
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */
 interface Pending {
@@ -146,7 +147,7 @@ export class Recoverer {
     for (const [q, entries] of byQueue(this.deps.slots.entries())) {
       const { gone } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
       // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
-      if (gone.length > 0) this.plan.later(q, Date.now() + o.visibilityTimeout + o.recoverInterval);
+      if (gone.length > 0) this.plan.later(q, engineTime.now() + o.visibilityTimeout + o.recoverInterval);
     }
   }
 

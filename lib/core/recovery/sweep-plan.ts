@@ -1,3 +1,4 @@
+import { engineTime } from '../runtime/time.js';
 /**
  * Which queues the visibility-timeout sweep of a worker server looks at on each tick (every
  * `recoverInterval` ms). Liveness finds dead servers (their entries are reclaimed at once), so the
@@ -21,7 +22,7 @@ export class SweepPlan<Q> {
   constructor(private readonly queues: readonly Q[]) {}
 
   /** The queues to sweep on this tick; `now` is epoch ms. */
-  pick(sweepAll: boolean, now = Date.now()): Q[] {
+  pick(sweepAll: boolean, now = engineTime.now()): Q[] {
     if (this.first || sweepAll) {
       this.first = false;
       this.due.clear();

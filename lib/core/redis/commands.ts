@@ -4,6 +4,7 @@ import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
 import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from './protocol.js';
 import { pipeScript, runScript, type ScriptName } from './scripts.js';
 import type { RedisClient } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /**
  * One typed wrapper per Lua script: it lays out KEYS and ARGV as the script's header declares them
@@ -155,7 +156,7 @@ export interface AckOutcome {
 
 /** Acks and deletes the entries, releases their keys, counts them (ack.lua). */
 export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<AckOutcome> {
-  const k = [keys.stream, keys.processed(utcDay(Date.now())), keys.reclaimed];
+  const k = [keys.stream, keys.processed(utcDay(engineTime.now())), keys.reclaimed];
   const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, batch.plain.length, ...batch.plain];
   for (const [entryId, taskId, release] of batch.flagged) {
     k.push(...release);
@@ -186,7 +187,7 @@ export async function retryScript(client: RedisClient, keys: QueueKeys, t: Retry
   const retryAt = await runScript<number>(
     client,
     'retry',
-    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(Date.now())), ...t.markers],
+    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(engineTime.now())), ...t.markers],
     [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.delayMs, t.counterTtlMs],
   );
   return retryAt === NOT_PENDING ? undefined : retryAt;
@@ -214,7 +215,7 @@ export async function killScript(client: RedisClient, keys: QueueKeys, t: KillAr
   const failedAt = await runScript<number>(
     client,
     'kill',
-    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(Date.now())), ...t.release],
+    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(engineTime.now())), ...t.release],
     [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.maxDead, t.maxDeadAgeMs, t.counterTtlMs],
   );
   return failedAt === NOT_PENDING ? undefined : failedAt;

@@ -1,5 +1,11 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { ChronosError, RedisEvictionPolicyError, RedisUnreachableError, RedisVersionError } from '../runtime/errors.js';
+import {
+  ChronosError,
+  RedisEvictionPolicyError,
+  RedisUnavailableError,
+  RedisUnreachableError,
+  RedisVersionError,
+} from '../runtime/errors.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
@@ -23,6 +29,48 @@ export type RedisConnection =
       /** ioredis `ClusterOptions` (e.g. `redisOptions` with the password). */
       options?: ClusterOptions;
     };
+
+/**
+ * The retry options Chronos gives a Redis Cluster client it creates (`{ cluster, options }`; the
+ * given `options` override them; an existing `Cluster` instance keeps its own). A command whose slot
+ * has no reachable master (a closed connection: the master died and its replica is not promoted
+ * yet) or that gets `CLUSTERDOWN`/`TRYAGAIN` is retried every 200 ms, refreshing the slot table each
+ * time, up to 50 tries (`maxRedirections`; a MOVED or ASK counts one too): a command waits through
+ * a failover of up to {@link CLUSTER_FAILOVER_BOUND_MS} (10 s, about what ioredis's Sentinel defaults
+ * give: 20 reconnects backing off to 1 s) and then rejects ("Too many Cluster redirections"; an
+ * enqueue then rejects with `RedisUnavailableError`). ioredis's own defaults (100 ms × 16) gave up
+ * after about 1.6 s, inside the 3–4 s a promotion takes with `cluster-node-timeout` 2000.
+ * While no node at all is reachable, commands wait in the offline queue (`enableOfflineQueue`) and
+ * the client reconnects with `clusterRetryStrategy` (100 ms growing to 2 s, forever).
+ */
+export const CLUSTER_RETRY_OPTIONS: Readonly<ClusterOptions> = Object.freeze({
+  retryDelayOnFailover: 200,
+  retryDelayOnClusterDown: 200,
+  retryDelayOnTryAgain: 200,
+  maxRedirections: 50,
+  enableOfflineQueue: true,
+  clusterRetryStrategy: (times: number) => Math.min(100 + times * 2, 2000),
+});
+
+/** How long a command on a Redis Cluster waits through a failover before it rejects, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
+export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
+
+/**
+ * The client's errors that mean Redis did not serve a command within its retry bound (no reply of
+ * Redis itself): ioredis Cluster's `Too many Cluster redirections` (and a bare `CLUSTERDOWN` or
+ * closed connection when retries are off), ioredis's `MaxRetriesPerRequestError`.
+ */
+const UNAVAILABLE =
+  /^(Too many Cluster redirections|CLUSTERDOWN|Connection is closed|Reached the max retries per request limit|Cluster isn't ready)/;
+
+/**
+ * `err` as a {@link RedisUnavailableError} for an enqueue to `queue` when it says Redis did not
+ * serve the command in time (see UNAVAILABLE), with `err` as its cause; any other error as it is.
+ */
+export function unavailableFor(queue: string, err: unknown): unknown {
+  if (!(err instanceof Error) || err instanceof ChronosError || !UNAVAILABLE.test(err.message)) return err;
+  return new RedisUnavailableError(queue, err.message, { cause: err });
+}
 
 /** An open client plus whether Chronos owns (and so closes) it. */
 export interface ConnectionHandle {
@@ -49,7 +97,7 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
   else if (isRedisClient(input)) {
     client = input;
     owned = false;
-  } else if ('cluster' in input) client = new Cluster(input.cluster, input.options);
+  } else if ('cluster' in input) client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...input.options });
   else client = new Redis(input as RedisOptions);
   rejectKeyPrefix(client);
   defineScripts(client);

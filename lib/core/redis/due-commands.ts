@@ -2,6 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import { DUE_INDEX, NONE_DUE } from './protocol.js';
 import { runScript } from './scripts.js';
 import type { RedisClient } from './types.js';
+import { engineTime } from '../runtime/time.js';
 
 /**
  * Typed wrappers of the due-time index `<ns>:{<ns>:global}:due` (keys.ts GlobalKeys.due): one ZSET,
@@ -69,5 +70,5 @@ export function pipeLowerDue(pipeline: ChainableCommander, dueKey: string, queue
  */
 export function dueTime(processAtMs: number, delayMs: number): number | undefined {
   if (processAtMs > 0) return processAtMs;
-  return delayMs > 0 ? Date.now() + delayMs : undefined;
+  return delayMs > 0 ? engineTime.now() + delayMs : undefined;
 }

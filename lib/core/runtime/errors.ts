@@ -24,6 +24,7 @@ export type ChronosErrorCode =
   | 'REDIS_SCRIPT'
   | 'REDIS_VERSION'
   | 'REDIS_UNREACHABLE'
+  | 'REDIS_UNAVAILABLE'
   | 'REDIS_CONFIG'
   | 'STATE';
 
@@ -257,6 +258,31 @@ export class RedisUnreachableError extends ChronosError {
     super(
       'REDIS_UNREACHABLE',
       `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
+      options,
+    );
+  }
+}
+
+/**
+ * An enqueue could not be written because Redis did not serve its queue within the client's retry
+ * bound: on Redis Cluster, the master of the queue's slot was unreachable (dead, its replica not
+ * promoted yet) or the cluster was down (`CLUSTERDOWN`) for longer than the failover bound
+ * (`CLUSTER_FAILOVER_BOUND_MS`, 10 s with the options Chronos sets); on one Redis or Sentinel, the
+ * client's `maxRetriesPerRequest` reconnects ran out. The task was not enqueued — unless the
+ * connection closed after Redis ran the write, as with any request whose reply is lost; enqueue it
+ * again (with a `taskId` or `dedupKey` to make that safe). Names the queue and the cause.
+ */
+export class RedisUnavailableError extends ChronosError {
+  constructor(
+    /** The queue the task was for. */
+    readonly queue: string,
+    /** Message of the client's error (e.g. `Too many Cluster redirections. Last error: CLUSTERDOWN The cluster is down`). */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      'REDIS_UNAVAILABLE',
+      `Could not enqueue to queue "${queue}": Redis did not serve it within the client's retry bound (${reason})`,
       options,
     );
   }

@@ -1,3 +1,4 @@
+import { engineTime } from './time.js';
 /**
  * The logging interface the engine writes to. NestJS apps get the Nest `Logger` (via `lib/nest`);
  * plain Node users get the console logger (`consoleLogger`) or pass their own. Messages are a short sentence then
@@ -50,7 +51,7 @@ export class FailureLog {
     this.lastError = (error as Error)?.message ?? String(error);
     if (!this.failing) {
       this.failing = true;
-      this.since = Date.now();
+      this.since = engineTime.now();
       this.logger.error(`${this.what} failed; retrying with backoff (error=${(error as Error)?.message ?? String(error)})`, error);
     }
   }

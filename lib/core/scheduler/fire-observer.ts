@@ -3,6 +3,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { FireResult } from '../redis/schedule-commands.js';
 import { outcomeOfFire, recordFires } from './history.js';
+import { engineTime } from '../runtime/time.js';
 
 /** A schedule's history is trimmed to HISTORY_LIMIT once per this many records written by the leader. */
 const TRIM_EVERY = 10;
@@ -61,7 +62,7 @@ export class FireObserver {
    * then hourly), so the history costs a fire about one command instead of three.
    */
   private upkeep(schedule: string, added: number): { trim: boolean; expire: boolean } {
-    const now = Date.now();
+    const now = engineTime.now();
     const u = this.upkept.get(schedule) ?? { sinceTrim: TRIM_EVERY, expiredAt: -Infinity };
     u.sinceTrim += added;
     const trim = u.sinceTrim >= TRIM_EVERY;

@@ -11,14 +11,13 @@
  * wake instants (due-heap.ts) and plans and fires them a slice of work at a time, so no step
  * holds the event loop long and every per-burst step is linear in the burst.
  */
-import type { Clock } from '../runtime/clock.js';
 import type { EventBus } from '../runtime/events.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { fireScript, type FireResult } from '../redis/schedule-commands.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
-import type { ClockOffset } from '../runtime/clock-offset.js';
+import type { RedisTime } from '../runtime/time.js';
 import { triggerKey } from './definition.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
@@ -38,11 +37,11 @@ export interface FiringContext {
   instanceId: string;
   logger: ChronosLogger;
   events: EventBus;
-  clock: Clock;
-  /** Test hook: what is due is decided by `clock`, not Redis time (the clock offset is not sampled then). */
+  /** Test hook: what is due is decided by a test clock ({@link now}), not Redis time (the time source is not sampled then). */
   trustLocalClock: boolean;
-  clockOffset: ClockOffset;
-  /** Redis time now (estimated), epoch ms. */
+  /** The process's time source: fire round trips are sampled into it. */
+  time: RedisTime;
+  /** Redis time now (the time source), or the test clock under `trustLocalClock`, epoch ms. */
   now(): number;
   /** Whether this instance still holds the lease (checked before each tick and each fire-script call). */
   leaseValid(): boolean;
@@ -295,11 +294,11 @@ export class Firing {
 
   /** Runs fire.lua per queue (chunked). @returns the earliest trigger Redis found not yet due, or Infinity. */
   private async fire(items: FireItem[]): Promise<number> {
-    const { client, clock, trustLocalClock } = this.ctx;
+    const { client, time, trustLocalClock } = this.ctx;
     const byQueue = new Map<string, FireItem[]>();
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
     let retryAt = Infinity;
-    const nowArg = trustLocalClock ? clock.now() : undefined;
+    const nowArg = trustLocalClock ? this.ctx.now() : undefined;
     let leadMs = 0;
     for (const i of items) leadMs = Math.max(leadMs, i.entry.leadMs);
     for (const queueItems of byQueue.values()) {
@@ -308,7 +307,7 @@ export class Firing {
         const observed = observedOf(chunk);
         const triggers = fireTriggers(chunk, this.observer.begin(observed), this.ctx.now(), trustLocalClock);
         if (!this.ctx.leaseValid()) return Infinity;
-        const sentAt = clock.now();
+        const sentAt = time.localNow();
         let fired: Awaited<ReturnType<typeof fireScript>>;
         try {
           fired = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
@@ -319,7 +318,7 @@ export class Firing {
         const { results, now: redisNow } = fired;
         this.observer.end(chunk[0].entry.keys, observed, results, redisNow);
         // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
-        if (!trustLocalClock) this.ctx.clockOffset.sample(sentAt, redisNow, clock.now());
+        if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
         chunk.forEach((item, i) => {
           const early = this.settle(item, results[i]);
           if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due

@@ -28,6 +28,7 @@ import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest } from './live-names.js';
+import { engineTime } from '../runtime/time.js';
 
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
 export const REGISTER_CHUNK = 100;
@@ -165,7 +166,7 @@ export class Declarations {
   private readonly orphanLogged = new Set<string>();
   private heartbeatTimer?: NodeJS.Timeout;
   /** When a heartbeat last reached Redis (local clock, epoch ms). */
-  private lastBeatAt = Date.now();
+  private lastBeatAt = engineTime.now();
   /** The run_id of the Redis server the declarations were last published to. */
   private runId?: string;
   /** The digest of the declared names (live-names.ts); undefined while none are declared. */
@@ -229,7 +230,7 @@ export class Declarations {
     }
     await raiseFences(client, this.ctx.namespace, fences);
     if (changed > 0) await client.publish(keys.changesChannel, this.ctx.instanceId);
-    this.lastBeatAt = Date.now();
+    this.lastBeatAt = engineTime.now();
     this.runId = (await this.serverRun()).runId;
     if (this.declared.size > 0) {
       const queues = new Set([...this.declared.values()].map((s) => s.queue));
@@ -288,7 +289,7 @@ export class Declarations {
         this.ctx.logger.warn(`The schedule registry lost this instance's declarations (${await this.whyLost()}): publishing them again`);
         await this.publish();
       }
-      this.lastBeatAt = Date.now();
+      this.lastBeatAt = engineTime.now();
       this.ctx.beat();
       this.failures.ok();
     } catch (err) {
@@ -301,7 +302,7 @@ export class Declarations {
    * published), its TTL ran out while our heartbeats could not reach Redis, or it was deleted.
    */
   private async whyLost(): Promise<string> {
-    const silentMs = Date.now() - this.lastBeatAt;
+    const silentMs = engineTime.now() - this.lastBeatAt;
     const ttlMs = this.ctx.heartbeatMs * 3;
     const now = await this.serverRun();
     if (now.runId !== undefined && this.runId !== undefined && now.runId !== this.runId) {

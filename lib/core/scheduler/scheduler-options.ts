@@ -1,4 +1,3 @@
-import { systemClock, type Clock } from '../runtime/clock.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
@@ -34,19 +33,6 @@ export interface SchedulerOptions {
   logger?: ChronosLogger;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
   events?: EventBus;
-  /** Local clock (timers only: what is due is decided by Redis server time). @defaultValue Date.now */
-  clock?: Clock;
-  /**
-   * Test hook: decide what is due by `clock` instead of Redis `TIME` (for fake-clock DST tests).
-   * Trigger tasks then carry no stale-task fields (workers judge those by Redis time).
-   * Never set it in production: a skewed clock would fire early. @defaultValue false
-   */
-  trustLocalClock?: boolean;
-  /**
-   * Test hook, called before each tick of the firing loop (it may block the event loop); returning
-   * `'double'` runs that tick twice in a row (dist-cases B20).
-   */
-  tickHook?: () => 'double' | void;
 }
 
 /** {@link SchedulerOptions} validated, with every default applied. Durations are ms. */
@@ -61,9 +47,6 @@ export interface ResolvedSchedulerOptions {
   requireNoEviction: boolean;
   logger: ChronosLogger;
   events: EventBus;
-  clock: Clock;
-  trustLocalClock: boolean;
-  tickHook?: () => 'double' | void;
 }
 
 const OPTION_KEYS = new Set([
@@ -76,16 +59,13 @@ const OPTION_KEYS = new Set([
   'heartbeatInterval',
   'logger',
   'events',
-  'clock',
-  'trustLocalClock',
-  'tickHook',
   'requireNoEviction',
 ]);
 
 /**
  * Validates scheduler options and applies the defaults.
  * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone,
- *   eligible, trustLocalClock), each naming the offending value.
+ *   eligible), each naming the offending value.
  */
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   return orThrow(checkSchedulerOptions(options), 'scheduler options');
@@ -100,7 +80,6 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   p.int('heartbeatInterval', options.heartbeatInterval, 100, 'ms');
   p.bool('eligible', options.eligible);
   p.timeZone('timeZone', options.timeZone);
-  p.bool('trustLocalClock', options.trustLocalClock);
   p.bool('requireNoEviction', options.requireNoEviction);
   const value: ResolvedSchedulerOptions = {
     connection: options.connection,
@@ -113,9 +92,6 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
     requireNoEviction: options.requireNoEviction ?? false,
     logger: options.logger ?? consoleLogger('Scheduler'),
     events: options.events ?? new EventBus(),
-    clock: options.clock ?? systemClock,
-    trustLocalClock: options.trustLocalClock ?? false,
-    tickHook: options.tickHook,
   };
   return { value, problems: p.list };
 }

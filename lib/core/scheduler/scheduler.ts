@@ -1,4 +1,4 @@
-import type { Clock } from '../runtime/clock.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
@@ -12,12 +12,13 @@ import {
   type RedisClient,
 } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
-import { ClockOffset } from '../runtime/clock-offset.js';
+import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
 import { LeaderLease } from '../leadership/lease.js';
 import { addSchedule, Declarations, pauseSchedule, removeSchedule, resumeSchedule, triggerNow } from './registry.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
+import { testHooksOf } from './test-hooks.js';
 
 export type { SchedulerOptions } from './scheduler-options.js';
 
@@ -32,7 +33,7 @@ export type { SchedulerOptions } from './scheduler-options.js';
  *
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (lib/core/runtime/clock-offset.ts, shared with the worker's).
+ * and the estimate of Redis time (lib/core/runtime/time.ts: the process's one time source, shared with the worker).
  * @publicApi
  */
 export class Scheduler {
@@ -45,6 +46,7 @@ export class Scheduler {
   private readonly keys: SchedulerKeys;
   private readonly conn: ConnectionHandle;
   private readonly logger: ChronosLogger;
+  /** A test's fake clock (test-hooks.ts): it decides what is due instead of Redis time. */
   private readonly clock: Clock;
   private readonly trustLocalClock: boolean;
   private readonly leaderTtlMs: number;
@@ -53,7 +55,7 @@ export class Scheduler {
   private readonly requireNoEviction: boolean;
   /** Declares again at once when the connection is back (a Redis restart may have emptied the registry). */
   private readonly onReady = () => this.declarations.reconnected();
-  private readonly clockOffset = new ClockOffset();
+  private readonly time = engineTime;
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly lease: LeaderLease;
@@ -63,6 +65,7 @@ export class Scheduler {
   /** @throws InvalidOptionsError listing every bad option (see {@link SchedulerOptions}). */
   constructor(options: SchedulerOptions = {}) {
     const o = resolveSchedulerOptions(options);
+    const hooks = testHooksOf(options);
     this.namespace = o.namespace;
     this.leaderTtlMs = o.leaderTtlMs;
     this.timeZone = o.timeZone;
@@ -71,8 +74,8 @@ export class Scheduler {
     this.eligible = o.eligible;
     this.events = o.events;
     this.logger = o.logger;
-    this.clock = o.clock;
-    this.trustLocalClock = o.trustLocalClock;
+    this.clock = hooks.clock ?? systemClock;
+    this.trustLocalClock = hooks.clock !== undefined;
     this.keys = new SchedulerKeys(this.namespace);
     this.conn = openConnection(o.connection);
     const shared = { client: this.conn.client, keys: this.keys, namespace: this.namespace, instanceId: this.instanceId };
@@ -88,14 +91,13 @@ export class Scheduler {
       ...shared,
       logger: this.logger,
       events: this.events,
-      clock: this.clock,
       trustLocalClock: this.trustLocalClock,
-      clockOffset: this.clockOffset,
+      time: this.time,
       now: () => this.now(),
       leaseValid: () => this.lease.check(),
       running: () => this.state === 'running',
       declarations: this.declarations,
-      tickHook: o.tickHook,
+      tickHook: hooks.tickHook,
     });
     this.lease = new LeaderLease(
       this.conn.client,
@@ -107,9 +109,9 @@ export class Scheduler {
         acquired: (term) => this.firing.acquired(term),
         lost: (term, reason) => this.firing.lost(term, reason),
         version: (v) => this.firing.versionSeen(v),
-        clockSample: (sentAt, redisNow, receivedAt) => this.clockOffset.sample(sentAt, redisNow, receivedAt),
+        clockSample: (sentAt, redisNow, receivedAt) => this.time.sample(sentAt, redisNow, receivedAt),
       },
-      () => this.clock.now(),
+      () => this.time.localNow(),
     );
   }
 
@@ -266,8 +268,8 @@ export class Scheduler {
     this.firing.wake();
   }
 
-  /** Redis time now (estimated from the last samples), or the test clock. */
+  /** Redis time now (the process's time source), or the test clock. */
   private now(): number {
-    return this.clock.now() + (this.trustLocalClock ? 0 : this.clockOffset.offsetMs);
+    return this.trustLocalClock ? this.clock.now() : this.time.now();
   }
 }

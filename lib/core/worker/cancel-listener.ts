@@ -58,7 +58,8 @@ export async function listenForCancels<R extends Cancellable>(
     }
     const run = typeof n?.entryId === 'string' ? find(n.entryId, n.queue) : undefined;
     if (!run || run.id !== n.taskId) return;
-    logger?.warn(
+    // an operator's act, not a fault: info level
+    logger?.log(
       `Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`,
     );
     run.abort(new TaskCancelledError(n.taskId, String(n.actor)));

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { HandlerNotFoundError, TaskTimeoutError } from '../runtime/errors.js';
+import { HandlerNotFoundError, TaskCancelledError, TaskTimeoutError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
@@ -12,6 +12,7 @@ import type { AckBatcher } from './ack-batcher.js';
 import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from '../queue/task.js';
+import { engineTime } from '../runtime/time.js';
 
 /** What the executor needs to know of a queue. */
 export interface QueueRef {
@@ -23,7 +24,7 @@ export interface QueueRef {
  * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
  * only when the handler reads it (or when it must abort): most handlers never look at it, and one
  * object per task keeps the per-task cost low.
- * @internal `abandoned`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ * @internal `abandoned`, `cancelled`, `abort()`, `entry` and `ref` are the server's, not the handler's.
  */
 export class TaskRun implements Task {
   readonly id: string;
@@ -38,7 +39,7 @@ export class TaskRun implements Task {
   /** Set when a shutdown gave the task back: its outcome is ignored. */
   abandoned = false;
   /** When the task started (epoch ms). */
-  readonly startedAt = Date.now();
+  readonly startedAt = engineTime.now();
   #ctrl?: AbortController;
   #reason?: unknown;
 
@@ -67,6 +68,11 @@ export class TaskRun implements Task {
       if (this.#reason !== undefined) this.#ctrl.abort(this.#reason);
     }
     return this.#ctrl.signal;
+  }
+
+  /** True when an operator cancelled the task (its signal aborted with a TaskCancelledError): its entry is dead already. */
+  get cancelled(): boolean {
+    return this.#reason instanceof TaskCancelledError;
   }
 
   abort(reason: unknown): void {
@@ -209,13 +215,21 @@ export class Executor {
       span.end(ok || run.abandoned ? undefined : err);
     }
     if (run.abandoned) return a.done();
+    if (run.cancelled) {
+      // expected: the Inspector dead-lettered it before aborting its signal; there is nothing to record
+      const outcome = ok ? 'succeeded' : `failed: ${errorMessage(err)}`;
+      this.logger.debug?.(
+        `Cancelled task ended; its outcome is not recorded, it is dead already (${taskRef(run.entry, run.ref)} outcome=${outcome})`,
+      );
+      return a.done();
+    }
     if (ok) {
       const { entry: task, ref: queue } = run;
       const m = task.meta;
       const release = m[META.uniqueId] || m[META.overlapSkip] ? markerKeys(queue.keys, task) : NO_MARKERS;
       this.acker.add(queue.keys, task.entryId, task.id, release);
       if (this.events.active) {
-        const durationMs = Date.now() - run.startedAt;
+        const durationMs = engineTime.now() - run.startedAt;
         const retried = run.retried;
         this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
       }
@@ -244,7 +258,7 @@ export class Executor {
 
   /** Expires the long timeouts that are due. */
   private sweep(): void {
-    const now = Date.now();
+    const now = engineTime.now();
     for (const a of this.long) if (a.dueAt <= now) this.expire(a);
   }
 
@@ -258,7 +272,7 @@ export class Executor {
   async noHandler(run: TaskRun, registered: string[]): Promise<void> {
     const { entry: task, ref: queue } = run;
     const error = new HandlerNotFoundError(task.type, task.entryId);
-    const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: Date.now() };
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: engineTime.now() };
     const retried = run.retried;
     if (retried >= Math.min(run.maxRetry, NO_HANDLER_BOUNCES)) {
       this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
@@ -274,11 +288,11 @@ export class Executor {
     const retried = run.retried;
     this.failed++;
     if (this.events.active) {
-      const durationMs = Date.now() - run.startedAt;
+      const durationMs = engineTime.now() - run.startedAt;
       const error = errorMessage(err);
       this.events.emit({ type: 'task.failed', queue: queue.name, taskId: task.id, taskType: task.type, retried, error, durationMs });
     }
-    const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: Date.now() };
+    const meta: TaskMeta = { ...task.meta, [META.lastError]: errorText(err), [META.failedAt]: engineTime.now() };
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)
         ? DEAD_REASON.nonRetryable
@@ -289,7 +303,7 @@ export class Executor {
         `Task dead (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${run.maxRetry} reason=${reason} ` +
           `error=${errorMessage(err)})`,
       );
-      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, errorMessage(err));
+      await this.kill(queue, { ...task, meta: { ...meta, [META.deadReason]: reason } }, reason, errorMessage(err), false, run);
       return;
     }
     let delay: number;
@@ -315,7 +329,7 @@ export class Executor {
         counterTtlMs: DEFAULTS.counterTtlMs,
       });
       if (retryAt === undefined) {
-        this.logger.warn(`Failure not recorded: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
+        await this.notPending('Failure not recorded', queue, task, run);
         return;
       }
       this.retryScheduled(delay, queue, retryAt);
@@ -334,10 +348,11 @@ export class Executor {
 
   /**
    * The dead path, for every reason (kill.lua: ack, dead-letter, release the markers, trim).
+   * `run`: the run whose outcome this is, if any (a run cancelled meanwhile is expected to be gone).
    * @returns true when the task was moved; false when its entry was no longer pending (a warning
    * says why, unless `quiet`) or Redis failed (logged: the entry stays pending and is reclaimed).
    */
-  async kill(queue: QueueRef, task: StreamTask, reason: DeadReason, error: string, quiet = false): Promise<boolean> {
+  async kill(queue: QueueRef, task: StreamTask, reason: DeadReason, error: string, quiet = false, run?: TaskRun): Promise<boolean> {
     try {
       const failedAt = await killScript(this.client, queue.keys, {
         entryId: task.entryId,
@@ -349,9 +364,7 @@ export class Executor {
         counterTtlMs: DEFAULTS.counterTtlMs,
       });
       if (failedAt === undefined) {
-        if (!quiet) {
-          this.logger.warn(`Not moved to dead: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
-        }
+        if (!quiet) await this.notPending('Not moved to dead', queue, task, run);
         return false;
       }
       if (this.events.active) {
@@ -363,6 +376,19 @@ export class Executor {
       this.logger.error(`Could not move a task to dead; it stays pending and will be reclaimed (${taskRef(task, queue)})`, e);
       return false;
     }
+  }
+
+  /**
+   * An outcome found its entry no longer pending. Expected when an operator cancelled the run while
+   * its outcome was being written (the Inspector dead-lettered it): logged as such, at debug level.
+   * Otherwise a warning says why (reclaimed, or gone).
+   */
+  private async notPending(what: string, queue: QueueRef, task: StreamTask, run: TaskRun | undefined): Promise<void> {
+    if (run?.cancelled) {
+      this.logger.debug?.(`${what}: the task was cancelled by an operator, it is dead already (${taskRef(task, queue)})`);
+      return;
+    }
+    this.logger.warn(`${what}: the task ${await this.whyNotPending(queue, task.entryId)} (${taskRef(task, queue)})`);
   }
 
   /** Why an entry this server ran is no longer pending for the group: reclaimed by a recoverer, or gone. */

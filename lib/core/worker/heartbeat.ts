@@ -3,6 +3,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import type { ConsumedQueue } from '../fetch/consumer.js';
+import { engineTime } from '../runtime/time.js';
 
 /** The counters a heartbeat reports. */
 export interface ServerStats {
@@ -19,7 +20,7 @@ export interface ServerStats {
  * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
  */
 export class Heartbeat {
-  private readonly startedAt = Date.now();
+  private readonly startedAt = engineTime.now();
 
   constructor(
     private readonly client: RedisClient,
@@ -45,12 +46,12 @@ export class Heartbeat {
       processed,
       failed,
       startedAt: this.startedAt,
-      heartbeatAt: Date.now(),
+      heartbeatAt: engineTime.now(),
     });
     await this.client
       .multi()
       .set(this.globalKeys.server(this.id), info, 'PX', ttl)
-      .zadd(this.globalKeys.servers, Date.now() + ttl, this.id)
+      .zadd(this.globalKeys.servers, engineTime.now() + ttl, this.id)
       .exec();
   }
 

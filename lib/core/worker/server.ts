@@ -1,9 +1,9 @@
-import { ClockOffset } from '../runtime/clock-offset.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
 import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/logger.js';
+import { engineTime } from '../runtime/time.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -80,8 +80,8 @@ export class ChronosServer {
   private readonly liveness: Liveness;
   /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
   private readonly fixedId: boolean;
-  /** Redis time − local clock, from the forwarder's round trips: when a held trigger task's instant comes. */
-  private readonly clockOffset = new ClockOffset();
+  /** Redis time (the process's time source, fed by the forwarder's round trips): when a held trigger task's instant comes. */
+  private readonly time = engineTime;
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -101,7 +101,7 @@ export class ChronosServer {
     const isRunning = () => this.state === 'running';
     this.loops = new Loops(logger, isRunning);
     const due = this.globalKeys.due;
-    this.forwarder = new Forwarder(client, this.queues, due, opts.forwardInterval, this.loops, isRunning, logger, this.clockOffset);
+    this.forwarder = new Forwarder(client, this.queues, due, opts.forwardInterval, this.loops, isRunning, logger, this.time);
     this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
     this.consumer = new Consumer(client, this.id);
     this.consumer.beforeRead = (via) => this.acker.writeOn(via); // acks and the next read share a socket write
@@ -114,7 +114,7 @@ export class ChronosServer {
       mux: this.mux,
       logger,
       isRunning,
-      clockOffsetMs: () => this.clockOffset.offsetMs,
+      redisNow: () => this.time.now(),
       stale: new StaleTriggers(this.acker, this.events, logger),
       slotFreed: () => this.fetcher.wake(),
     });
@@ -241,7 +241,7 @@ export class ChronosServer {
     this.cancels = await listenForCancels(
       this.conn.client,
       this.namespace,
-      (entryId) => this.slots.cancelled(entryId),
+      (entryId, queue) => this.slots.cancelled(queue, entryId),
       this.logger,
       (run, actor) => {
         if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
