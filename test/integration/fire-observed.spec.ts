@@ -4,7 +4,7 @@
 // duplicate: a trigger some other leader had already fired). Real Scheduler, worker and Redis.
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ChronosServer, EventBus, Inspector, QueueKeys, Scheduler, triggerKey, type ChronosEvent } from '../../lib/core/index.js';
+import { ChronosServer, EventBus, Inspector, QueueKeys, Scheduler, triggerKey, type ChronosEvent } from '../../lib/core/internal.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 

@@ -19,7 +19,7 @@ export interface ServerStats {
 export const RUNNING_SINCE_MAX = 500;
 
 /**
- * A worker server's presence in Redis: `<ns>:server:<id>` (its info as JSON, expiring after three
+ * A worker server's heartbeat in Redis (for listings): `<ns>:server:<id>` (its info as JSON, expiring after three
  * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
  * `DEFAULTS.serverHeartbeatMs` and removed at shutdown. This is what the Inspector lists; whether a
  * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
