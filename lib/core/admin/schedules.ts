@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError } from '../runtime/errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
-import { declarationDigests, SCAN_COUNT } from '../scheduler/live-names.js';
+import { declarationDigests, liveUntil, SCAN_COUNT } from '../scheduler/live-names.js';
 import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
@@ -122,10 +122,24 @@ function nextDue(shared: SharedSpec, base: number): number | null {
   return next;
 }
 
+/** The stored orphaned-since instants of `names` (HMGET in chunks, one pipeline), by name. */
+async function orphanedSinceOf(ctx: InspectorContext, names: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (names.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (let i = 0; i < names.length; i += VIEW_CHUNK) p.hmget(ctx.sched.orphaned, ...names.slice(i, i + VIEW_CHUNK));
+  const replies = (await p.exec())!;
+  replies.forEach(([, values], c) => {
+    ((values as (string | null)[] | null) ?? []).forEach((v, j) => v != null && out.set(names[c * VIEW_CHUNK + j], Number(v)));
+  });
+  return out;
+}
+
 /**
  * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
  * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
- * (pure, one spec per expression and zone). Every read is chunked and pipelined.
+ * (pure, one spec per expression and zone), the stored orphaned-since instants (HMGET). Every
+ * read is chunked and pipelined.
  */
 async function build(ctx: InspectorContext, defs: [string, string][], notes: Record<string, string>, n: number): Promise<ScheduleInfo[]> {
   const insts = await instances(ctx);
@@ -149,6 +163,10 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     else byQueue.set(s.queue, [name]);
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
+  const stored = await orphanedSinceOf(
+    ctx,
+    defs.map(([name]) => name),
+  );
   const specs = new Map<string, SharedSpec>();
   const now = Date.now();
   return parsed.map(([name, s]) => {
@@ -178,6 +196,16 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       next: [],
       declaredBy: by,
     };
+    // the leader's stored instant; before it stores one, the same rule on the declarers still visible
+    const since =
+      stored.get(name) ??
+      (by.length > 0
+        ? liveUntil(
+            by.map((d) => d.lastSeenAt),
+            ctx.livenessMs,
+          )
+        : undefined);
+    if (info.orphaned && since !== undefined) info.orphanedSince = since;
     const note = info.paused ? parseNote(notes[name]) : undefined;
     if (note) info.pause = note;
     // a spec is pure: one per (expression, zone, offset) serves every schedule that shares it
