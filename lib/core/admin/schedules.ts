@@ -138,8 +138,8 @@ async function orphanedSinceOf(ctx: InspectorContext, names: string[]): Promise<
 /**
  * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
  * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
- * (pure, one spec per expression and zone), the stored orphaned-since instants (HMGET). Every
- * read is chunked and pipelined.
+ * (pure, one spec per expression and zone), the stored orphaned-since instants of the orphaned
+ * ones (HMGET, none when none is orphaned). Every read is chunked and pipelined.
  */
 async function build(ctx: InspectorContext, defs: [string, string][], notes: Record<string, string>, n: number): Promise<ScheduleInfo[]> {
   const insts = await instances(ctx);
@@ -163,9 +163,11 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     else byQueue.set(s.queue, [name]);
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
+  // the stored orphaned-since instants, read only for the schedules no live instance declares (none: no call)
+  const orphanNames = parsed.filter(([name, s]) => typeof s !== 'string' && !s.runtime && !declaredBy.get(name)?.some((d) => d.alive));
   const stored = await orphanedSinceOf(
     ctx,
-    defs.map(([name]) => name),
+    orphanNames.map(([name]) => name),
   );
   const specs = new Map<string, SharedSpec>();
   const now = Date.now();
@@ -240,10 +242,11 @@ async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string,
 
 /**
  * Every registered schedule, by name: spec, zone, next `n` triggers, last fired, paused (with its
- * note), origin, declaring instances with liveness, orphaned. Cost: HSCAN of the registry and of
- * the pause notes (1,000 fields per call), the instances' pipeline, MGET of their declarations,
- * one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and HMGET (per target
- * queue, 1,000 names per call). No single command walks a whole set or hash.
+ * note), origin, declaring instances with liveness, orphaned (with since when). Cost: HSCAN of the
+ * registry and of the pause notes (1,000 fields per call), the instances' pipeline, MGET of their
+ * declarations, one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and
+ * HMGET (per target queue, 1,000 names per call), and, when some are orphaned, HMGET of their
+ * orphaned-since instants (1,000 names per call). No single command walks a whole set or hash.
  */
 export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleInfo[]> {
   const [registry, notes] = await Promise.all([scanHash(ctx, ctx.sched.schedules), scanHash(ctx, ctx.sched.pauseNotes)]);
