@@ -6,7 +6,9 @@
  *   read only makes that bound earlier), and passes the bound to fire.lua, which refuses a trigger
  *   dated after it: no trigger after the orphaned-since instant is ever enqueued;
  * - stores that instant once per orphaning, in the scheduler's `orphaned` hash (HSETNX: the first
- *   writer's instant stands), so the Inspector shows the leader's instant, and a later leader knows it;
+ *   writer's instant stands), so the Inspector shows the leader's instant, and a later leader knows it
+ *   (a leader that never saw the last declarer live, its declaration gone before this leader's first
+ *   read, stores the schedule's lastFired: the last trigger enqueued, an earlier instant);
  * - when a live instance declares the schedule again, skips the orphaned span like a paused one
  *   (plan.ts: counted, logged once, `schedule.skipped` with reason `orphaned`), never catching it up,
  *   then forgets the stored instant.
