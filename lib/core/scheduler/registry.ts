@@ -23,8 +23,7 @@ import {
   type Fence,
 } from '../redis/commands/schedule.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { entryFields, META, newMeta } from '../redis/protocol.js';
-import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
+import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
 import { engineTime } from '../runtime/time.js';
 
