@@ -133,7 +133,11 @@ export class Liveness {
     const silent = new Set(r.silent);
     for (const id of this.done) if (!silent.has(id)) this.done.delete(id); // back (it was not dead) or forgotten
     for (const id of this.silentSince.keys()) if (!silent.has(id)) this.silentSince.delete(id);
-    if (epoch !== this.epoch || engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs || !this.ownSeen(r.nowMs, r.ownSubscribers)) {
+    if (
+      epoch !== this.epoch ||
+      engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs ||
+      !this.ownSeen(r.nowMs, r.ownSubscribers)
+    ) {
       this.silentSince.clear(); // Redis may have restarted: live servers may still be reconnecting
       return { dead: [], sweepAll };
     }
