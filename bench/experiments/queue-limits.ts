@@ -6,7 +6,7 @@
 //   node dist/bench/experiments/queue-limits.js [--redis-url redis://127.0.0.1:6379] [--only chronos|bullmq] [--modes conc,rate,nobind,none]
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ChronosClient, ChronosServer } from '../../lib/core/index.js';
+import { QueueClient, ChronosServer } from '../../lib/core/index.js';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -52,7 +52,7 @@ function meter(n: number) {
 
 async function chronos(mode: Mode): Promise<Result> {
   const ns = `xlim-${Math.random().toString(36).slice(2, 8)}`;
-  const client = new ChronosClient({ connection: url, namespace: ns });
+  const client = new QueueClient({ connection: url, namespace: ns });
   if (mode === 'conc') await client.setQueueLimits('default', { concurrency: 5 });
   if (mode === 'rate') await client.setQueueLimits('default', { rate: { max: 100, duration: 1000 } });
   if (mode === 'nobind') await client.setQueueLimits('default', { concurrency: 1_000_000 });

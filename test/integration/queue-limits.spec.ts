@@ -6,7 +6,7 @@
 // tasks in any window of `duration` ms by Redis time.
 import { beforeEach, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { InvalidOptionsError } from '../../lib/core/runtime/errors.js';
 import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
@@ -19,7 +19,7 @@ jest.setTimeout(90_000);
 const rig = useWorkerRig('limits');
 let ns: string;
 let recordKey: string;
-let client: ChronosClient;
+let client: QueueClient;
 let redis: Redis;
 let keys: QueueKeys;
 beforeEach(() => {

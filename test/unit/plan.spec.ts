@@ -167,7 +167,12 @@ describe('plan(): a gap found outside acquisition (a stalled event loop, a slow 
   it('a trigger up to 1 s late is on time, one more than 1 s late is missed (LATE_TOLERANCE_MS)', () => {
     expect(LATE_TOLERANCE_MS).toBe(1000);
     expect(at(plan(input(T0 + MIN + 1000, { catchUp: 'none' })))).toEqual(minutes(1));
-    expect(plan(input(T0 + MIN + 1001, { catchUp: 'none' }))).toMatchObject({ triggers: [], skipped: 1, advanceTo: T0 + MIN });
+    expect(plan(input(T0 + MIN + 1001, { catchUp: 'none' }))).toMatchObject({
+      triggers: [],
+      skipped: 1,
+      advanceTo: T0 + MIN,
+      advancedBy: 'catch-up',
+    });
   });
 
   it('still applies the cap', () => {
@@ -184,6 +189,7 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
     for (const catchUp of ['all', 'latest', 'none'] as const) {
       const p = plan(input(resumedAt + 20, { catchUp, resumedAt }));
       expect(p).toMatchObject({ triggers: [], paused: { count: 5, newest: T0 + 5 * MIN }, skipped: 0, advanceTo: T0 + 5 * MIN });
+      expect(p.advancedBy).toBe('pause'); // issue 24: recorded as skipped-paused, not skipped-catch-up
       expect(p.lastFired).toBe(resumedAt);
     }
     // at the next instant after the resume: it fires; the pause is not reported again once lastFired moved past it
@@ -211,6 +217,30 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
     const p = plan(input(T0 + 21_200, { changedAt }, { spec: everySpec('1s'), leadMs: 500 }));
     expect(at(p)).toEqual([T0 + 21_000]);
     expect(p).toMatchObject({ skipped: 0, paused: undefined, catchingUp: undefined, lastFired: changedAt });
+  });
+});
+
+describe('plan(): an orphaned span is skipped like a pause; nothing after liveUntil is planned', () => {
+  it('skips the triggers after the orphaned-since instant up to when it is declared again, whatever the policy, and reports them', () => {
+    // fired at T0, orphaned since T0+40 s, declared again at T0+5min+10s: minutes 1..5 came due while orphaned
+    const orphaned = { since: T0 + 40 * SEC, until: T0 + 5 * MIN + 10 * SEC };
+    for (const catchUp of ['all', 'latest', 'none'] as const) {
+      const p = plan(input(orphaned.until + 20, { catchUp }, { orphaned }));
+      expect(p).toMatchObject({ triggers: [], orphaned: { count: 5, newest: T0 + 5 * MIN }, skipped: 0, advanceTo: T0 + 5 * MIN });
+      expect(p.lastFired).toBe(orphaned.until);
+    }
+    const next = plan(input(T0 + 6 * MIN + 5, {}, { lastFired: orphaned.until, orphaned }));
+    expect(next).toMatchObject({ triggers: [{ triggerAt: T0 + 6 * MIN, mode: 'a' }], orphaned: undefined, skipped: 0 });
+  });
+
+  it('plans no trigger dated after liveUntil, due or within the lead', () => {
+    const p = plan(input(T0 + 3 * MIN + 100, {}, { liveUntil: T0 + 2 * MIN, leadMs: SEC }));
+    expect(at(p)).toEqual(minutes(1, 2));
+    const lead = plan(input(T0 + MIN - 500, {}, { lastFired: T0, liveUntil: T0 + MIN - 1, leadMs: SEC }));
+    expect(at(lead)).toEqual([]);
+    expect(isPlanned({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN - 1 }, T0 + MIN)).toBe(false);
+    expect(wakeAt({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN - 1 })).toBe(Infinity);
+    expect(wakeAt({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN })).toBe(T0 + MIN);
   });
 });
 

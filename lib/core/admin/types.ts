@@ -93,7 +93,13 @@ export interface TaskInfo {
   entryId?: string;
   /** Active tasks: the consumer (worker server id) holding it, how long since it was delivered or claimed (ms), deliveries. */
   consumer?: string;
-  /** Active tasks: ms since the entry was last delivered or claimed (XPENDING idle time). */
+  /**
+   * Active tasks: when its handler started (epoch ms, the worker's clock), as its server's last
+   * heartbeat says (every 5 s: absent for a task started since, or held by a server that is gone).
+   * "Running for" is now − startedAt; `idleMs` is not: it restarts at every claim renewal.
+   */
+  startedAt?: number;
+  /** Active tasks: ms since the entry was last delivered or claimed (XPENDING idle time, reset by each claim renewal). */
   idleMs?: number;
   /** Active tasks: times the entry was delivered to a consumer (XPENDING delivery count). */
   deliveries?: number;
@@ -204,6 +210,12 @@ export interface ScheduleInfo {
   pause?: PauseNote;
   /** No live instance declares it (and it is not a runtime schedule): it does not fire. */
   orphaned: boolean;
+  /**
+   * While orphaned: the instant it became so (epoch ms, Redis time): its last declaring instance's
+   * last heartbeat plus the liveness window, as the leader stored it (no trigger after it is
+   * enqueued; those until it is declared again are skipped, not caught up). Absent when not known yet.
+   */
+  orphanedSince?: number;
   /** When the schedule was first registered (epoch ms, Redis time): triggers before it never fire. */
   registeredAt?: number;
   /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
