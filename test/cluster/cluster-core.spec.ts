@@ -129,6 +129,7 @@ test('a fleet-wide concurrency limit on a cluster: 2 workers on 2 queues of 2 ma
     const s = server({ queues: [limited, free], concurrency: 5, blockTimeout: 500 });
     s.handle<{ queue: string }>('lim', async (t) => {
       if (t.queue === limited) peak = Math.max(peak, ++running);
+      // eslint-disable-next-line local/no-fixed-sleep -- the handler's duration itself is the point (runs must overlap for the limit to bind)
       await new Promise((r) => setTimeout(r, 30));
       if (t.queue === limited) running--;
       done.set(t.queue, (done.get(t.queue) ?? 0) + 1);
