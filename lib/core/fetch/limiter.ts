@@ -62,6 +62,7 @@ export class Limiter {
 
   /** Subscribes to the limit notices and reads which queues are limited. */
   async open(): Promise<void> {
+    if (this.sub) return; // once: the fetcher's open() runs again when it rebuilds a hung blocking connection
     const channel = this.deps.globalKeys.limitsChannel;
     this.sub = duplicateConnection(this.deps.client);
     this.sub.on('message', (ch: string, queue: string) => {
