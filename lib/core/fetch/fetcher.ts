@@ -1,4 +1,5 @@
-import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
+import { FailureLog } from '../runtime/logger.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
@@ -10,6 +11,7 @@ import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
+import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
 
 /** What the fetcher needs from the server. */
@@ -23,7 +25,10 @@ export interface FetcherDeps {
   readonly slots: Slots;
   readonly recoverer: Recoverer;
   readonly loops: Loops;
-  readonly logger: ChronosLogger;
+  /** Logger, and the signals it announces `fetched` on. */
+  readonly runtime: Runtime;
+  /** Rung when a slot is freed or a queue resumed: the loop waits on it while every slot is taken. */
+  readonly wake: Wake;
   /** True while the server runs: the loop ends otherwise. */
   readonly isRunning: () => boolean;
 }
@@ -51,7 +56,6 @@ export class Fetcher {
     return this.readers !== undefined || this.blocking?.status === 'ready';
   }
   private blockingId?: number;
-  private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
   /** Which queues a fetch reads, and how much of each. */
   private readonly picker: QueuePicker<ConsumedQueue>;
@@ -59,12 +63,13 @@ export class Fetcher {
   private readonly readers?: QueueReaders;
 
   constructor(private readonly deps: FetcherDeps) {
-    this.failures = new FailureLog(deps.logger, 'Fetching tasks');
+    this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
     if (perQueueReaders) {
-      const { client, consumer, loops, logger, isRunning } = deps;
+      const { client, consumer, loops, isRunning } = deps;
+      const logger = deps.runtime.logger;
       const ensureGroups = () => consumer.ensureGroups(deps.queues);
       const deliver = (f: Fetched[], sentAt: number) => {
         for (const q of new Set(f.map((x) => x.queue))) this.picker.observe(q, 1, 1); // it has entries (maybe more)
@@ -92,11 +97,6 @@ export class Fetcher {
     if (this.blocking) await closeClient(this.blocking);
   }
 
-  /** Wakes the loop when it waits for a free slot. */
-  wake(): void {
-    this.wakeFetcher?.();
-  }
-
   /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
   async pause(queue: string): Promise<void> {
     await this.deps.client.sadd(this.deps.globalKeys.paused, queue);
@@ -108,14 +108,14 @@ export class Fetcher {
   async resume(queue: string): Promise<void> {
     await this.deps.client.srem(this.deps.globalKeys.paused, queue);
     this.pausedSet.delete(queue);
-    this.wakeFetcher?.();
+    this.deps.wake.wake();
   }
 
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
     this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
-    if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
+    if ([...before].some((q) => !this.pausedSet.has(q))) this.deps.wake.wake();
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
   }
@@ -126,8 +126,7 @@ export class Fetcher {
     const failures = this.failures;
     while (this.deps.isRunning()) {
       if (slots.freeSlots <= 0) {
-        await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
-        this.wakeFetcher = undefined;
+        await this.deps.wake.wait();
         continue;
       }
       const order = this.fetchOrder();
@@ -145,7 +144,7 @@ export class Fetcher {
         let err = caught;
         if (!this.deps.isRunning()) break;
         if (/NOGROUP/.test(errorMessage(err))) {
-          this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
+          this.deps.runtime.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {
             await this.deps.consumer.ensureGroups(this.deps.queues);
             continue;
@@ -171,6 +170,8 @@ export class Fetcher {
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
     if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
     for (const f of fetched) if (running && !this.pausedSet.has(f.queue.name)) this.deps.slots.accept(f);
+    const { signals } = this.deps.runtime;
+    if (signals.active) signals.emit('fetched', { count: fetched.length - givenBack.length });
   }
 
   /**
@@ -198,7 +199,8 @@ export class Fetcher {
     }
     const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
     const lost = fetched.length - kept.length;
-    if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+    if (lost > 0)
+      this.deps.runtime.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
     return kept;
   }
 
@@ -291,7 +293,7 @@ export class Fetcher {
   /** Replaces a hung blocking connection with a fresh one. */
   private rebuild(hung: RedisClient): void {
     if (this.blocking !== hung) return;
-    this.deps.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
+    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     hung.disconnect();
     void this.open().catch(() => undefined);
   }
