@@ -15,10 +15,8 @@ export interface SignalMap {
   reclaimed: { from: string; count: number };
   /** A firing tick is about to run (synchronous: a listener runs before the tick starts). */
   'tick.start': Record<string, never>;
-  /** A firing tick ended (it fired what was due, or failed: `ok`). */
-  'tick.done': { ok: boolean };
-  /** fire.lua enqueued `count` trigger tasks. */
-  fired: { count: number };
+  /** A firing tick ended: it fired what was due (a failed tick announces nothing). */
+  'tick.done': Record<string, never>;
 }
 
 /** The name of a signal. */
