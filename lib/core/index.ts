@@ -66,3 +66,5 @@ export {
   type InstanceInfo,
 } from './admin/inspector.js';
 export * from './observability/index.js';
+/** The health of one background service of a worker server or scheduler (their `health().services`). */
+export type { ServiceHealth } from './runtime/service.js';

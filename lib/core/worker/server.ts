@@ -50,9 +50,10 @@ export class ShutdownAbort extends Error {
  * The work is split between rooms that each own their state: `Fetcher` (the fetch loop, the
  * blocking connection, the paused queues), `Slots` (the slot table), `Forwarder` (due
  * delayed/retry tasks, sampling the clock offset), `Recoverer` (the pending entries lists),
- * `Heartbeat`, `Liveness`. Each is given the server's {@link Runtime} parts it needs; the
- * constructor wires them top-down (no callback set later). Their background loops are services of
- * one shape (services.ts), which this class starts in order and stops in reverse.
+ * `Heartbeat`, `Liveness`. Each is given the parts of the server's runtime (time, logger, events,
+ * test signals) it needs; the constructor wires them top-down (no callback set later). Their
+ * background loops are services of one shape (services.ts), which this class starts in order and
+ * stops in reverse.
  * @publicApi
  */
 export class ChronosServer {
