@@ -14,8 +14,11 @@ export class TaskCounters {
   failed = 0;
 }
 
+/** Most running tasks a heartbeat names with their start (the info key stays small at any concurrency). */
+export const RUNNING_SINCE_MAX = 500;
+
 /**
- * A worker server's presence in Redis: `<ns>:server:<id>` (its info as JSON, expiring after three
+ * A worker server's heartbeat in Redis (for listings): `<ns>:server:<id>` (its info as JSON, expiring after three
  * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
  * `DEFAULTS.serverHeartbeatMs` and removed at shutdown. This is what the Inspector lists; whether a
  * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
@@ -29,7 +32,10 @@ export class Heartbeat {
   private readonly queues: readonly ConsumedQueue[];
   private readonly config: { readonly strictPriority: boolean; readonly concurrency: number };
   private readonly counters: TaskCounters;
-  private readonly slots: { readonly activeCount: number };
+  private readonly slots: {
+    readonly activeCount: number;
+    readonly running: readonly { readonly id: string; readonly startedAt: number }[];
+  };
 
   constructor(o: {
     client: RedisClient;
@@ -40,8 +46,8 @@ export class Heartbeat {
     config: { readonly strictPriority: boolean; readonly concurrency: number };
     /** The server's task counters (read at each beat). */
     counters: TaskCounters;
-    /** The slot table: how many handlers run now. */
-    slots: { readonly activeCount: number };
+    /** The slot table: how many handlers run now, and which (the Inspector's `startedAt` of each, the first {@link RUNNING_SINCE_MAX}). */
+    slots: { readonly activeCount: number; readonly running: readonly { readonly id: string; readonly startedAt: number }[] };
   }) {
     ({ client: this.client, globalKeys: this.globalKeys, id: this.id, queues: this.queues } = o);
     ({ config: this.config, counters: this.counters, slots: this.slots } = o);
@@ -51,7 +57,8 @@ export class Heartbeat {
   async beat(): Promise<void> {
     const ttl = DEFAULTS.serverHeartbeatMs * 3;
     const { processed, failed } = this.counters;
-    const active = this.slots.activeCount;
+    const { activeCount: active, running } = this.slots;
+    const runningSince = Object.fromEntries(running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt]));
     const info = JSON.stringify({
       id: this.id,
       host: hostname(),
@@ -64,6 +71,7 @@ export class Heartbeat {
       failed,
       startedAt: this.startedAt,
       heartbeatAt: engineTime.now(),
+      runningSince,
     });
     await this.client
       .multi()
