@@ -44,7 +44,9 @@ test('manual: enqueues are recorded with the engine checks; expectEnqueued says 
   expect(testing.enqueued('report.build')[0]).toMatchObject({ queue: 'reports', options: { maxRetry: 3 }, runAt: testing.now + 60_000 });
   expect(testing.expectEnqueued(SendEmail, { to: 'ada@example.com' })).toBe(email);
   expect(() => testing.expectEnqueued(SendEmail, { to: 'bob@example.com' })).toThrow(ChronosTestingError);
-  expect(() => testing.expectEnqueued(SendEmail, { to: 'bob@example.com' })).toThrow(/payload\.to: expected 'bob@example\.com', got 'ada@example\.com'/);
+  expect(() => testing.expectEnqueued(SendEmail, { to: 'bob@example.com' })).toThrow(
+    /payload\.to: expected 'bob@example\.com', got 'ada@example\.com'/,
+  );
   expect(() => testing.expectEnqueued('invoice.send')).toThrow(/no task of that type is[\s\S]*email\.send id=/);
   // the engine's own checks, before anything is recorded
   await expect(client.enqueue('x', { n: 1n })).rejects.toThrow(InvalidPayloadError);
@@ -100,8 +102,14 @@ test('perform: the real handler with the Task shape; outcomes follow the retry r
     ['succeeded', 2],
   ]);
   expect(testing.now).toBe(Date.parse('2026-01-01T00:00:03Z')); // 1 s, then 2 s of virtual backoff
-  expect(await testing.perform(SendEmail, { to: 'bounce@example.com', subject: 'x' })).toMatchObject({ outcome: 'dead', reason: 'non-retryable' });
-  expect(await testing.perform(SendEmail, { to: 'full@example.com', subject: 'x' }, { retried: 3, maxRetry: 3 })).toMatchObject({ outcome: 'dead', reason: 'retries' });
+  expect(await testing.perform(SendEmail, { to: 'bounce@example.com', subject: 'x' })).toMatchObject({
+    outcome: 'dead',
+    reason: 'non-retryable',
+  });
+  expect(await testing.perform(SendEmail, { to: 'full@example.com', subject: 'x' }, { retried: 3, maxRetry: 3 })).toMatchObject({
+    outcome: 'dead',
+    reason: 'retries',
+  });
   await expect(testing.perform('nobody.handles')).rejects.toThrow(/no handler for task type "nobody.handles"/);
   await module.close();
 });

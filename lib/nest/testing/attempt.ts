@@ -76,7 +76,8 @@ export async function runAttempt(task: EnqueuedTask, mux: Mux, moduleBackoff: Ba
   const reg = mux.get(task.type);
   if (!reg) {
     const error = new HandlerNotFoundError(task.type);
-    if (task.retried >= Math.min(task.options.maxRetry, NO_HANDLER_BOUNCES)) return { outcome: 'dead', task, error, reason: DEAD_REASON.noHandler };
+    if (task.retried >= Math.min(task.options.maxRetry, NO_HANDLER_BOUNCES))
+      return { outcome: 'dead', task, error, reason: DEAD_REASON.noHandler };
     const delayMs = 1000 * 2 ** task.retried;
     return { outcome: 'retry', task, error, delayMs, retryAt: now + delayMs };
   }
@@ -106,7 +107,11 @@ export async function runAttempt(task: EnqueuedTask, mux: Mux, moduleBackoff: Ba
   }
   if (ok) return { outcome: 'succeeded', task };
   if (isNonRetryable(error) || task.retried >= task.options.maxRetry) {
-    const reason = isNonRetryable(error) ? DEAD_REASON.nonRetryable : error instanceof TaskTimeoutError ? DEAD_REASON.timeout : DEAD_REASON.retries;
+    const reason = isNonRetryable(error)
+      ? DEAD_REASON.nonRetryable
+      : error instanceof TaskTimeoutError
+        ? DEAD_REASON.timeout
+        : DEAD_REASON.retries;
     return { outcome: 'dead', task, error, reason };
   }
   let delay: number;

@@ -59,7 +59,8 @@ export class ChronosTestingModule {
     const mode = options.mode ?? 'manual';
     if (!['manual', 'inline', 'redis'].includes(mode))
       throw new ChronosTestingError(`ChronosTestingModule: mode: expected 'manual', 'inline' or 'redis', got ${JSON.stringify(mode)}`);
-    if ('connection' in options) throw new ChronosTestingError("ChronosTestingModule: `connection` is the kit's (mode 'redis' starts its own redis-server)");
+    if ('connection' in options)
+      throw new ChronosTestingError("ChronosTestingModule: `connection` is the kit's (mode 'redis' starts its own redis-server)");
     const moduleOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !KIT_KEYS.has(k))) as ChronosModuleOptions;
     if (mode === 'redis') return ChronosTestingModule.redis(moduleOptions);
     const start = options.now === undefined ? Date.now() : instant(options.now, 'now');
@@ -70,7 +71,11 @@ export class ChronosTestingModule {
       providers: [
         { provide: CHRONOS_MODULE_OPTIONS, useValue: moduleOptions },
         { provide: CHRONOS_OPTIONS, useFactory: resolveOptions, inject: [CHRONOS_MODULE_OPTIONS] },
-        { provide: ChronosClient, useFactory: (o: ResolvedChronosOptions) => new TestingChronosClient(o.core.client), inject: [CHRONOS_OPTIONS] },
+        {
+          provide: ChronosClient,
+          useFactory: (o: ResolvedChronosOptions) => new TestingChronosClient(o.core.client),
+          inject: [CHRONOS_OPTIONS],
+        },
         { provide: SchedulerService, useFactory: (o: ResolvedChronosOptions) => new TestingSchedulerService(o), inject: [CHRONOS_OPTIONS] },
         { provide: WorkerService, useFactory: (o: ResolvedChronosOptions) => new TestingWorkerService(o), inject: [CHRONOS_OPTIONS] },
         {

@@ -124,7 +124,9 @@ export class ChronosTesting {
   expectNotEnqueued(type: TaskTypeRef, payload?: object): void {
     const found = this.enqueued(type, payload);
     if (found.length > 0)
-      throw new ChronosTestingError(`Expected no task of type "${this.typeOf(type)}" to be enqueued, but ${found.length} is: ${found.map((t) => t.id).join(', ')}`);
+      throw new ChronosTestingError(
+        `Expected no task of type "${this.typeOf(type)}" to be enqueued, but ${found.length} is: ${found.map((t) => t.id).join(', ')}`,
+      );
   }
 
   /**
@@ -136,20 +138,29 @@ export class ChronosTesting {
    * @throws ChronosTestingError when the task is no longer in its queue, or the type has no handler.
    */
   perform<T = unknown>(task: EnqueuedTask<T>): Promise<TaskOutcome<T>>;
-  perform<T extends object>(type: PayloadClass<T> | string, payload?: T | Record<string, unknown>, options?: PerformOptions): Promise<TaskOutcome<T>>;
+  perform<T extends object>(
+    type: PayloadClass<T> | string,
+    payload?: T | Record<string, unknown>,
+    options?: PerformOptions,
+  ): Promise<TaskOutcome<T>>;
   async perform(a: EnqueuedTask | TaskTypeRef, payload?: unknown, options: PerformOptions = {}): Promise<TaskOutcome> {
     if (typeof a === 'object' && a !== null) {
       if (!this.store.take(a))
-        throw new ChronosTestingError(`perform: task ${a.id} (${a.type}) is not in its queue: it already ran, or it comes from another test`);
+        throw new ChronosTestingError(
+          `perform: task ${a.id} (${a.type}) is not in its queue: it already ran, or it comes from another test`,
+        );
       return this.run(a);
     }
     const type = this.typeOf(a);
     if (!this.worker.mux.get(type))
-      throw new ChronosTestingError(`perform: no handler for task type "${type}" (handlers: ${this.worker.handledTypes.join(', ') || 'none'})`);
+      throw new ChronosTestingError(
+        `perform: no handler for task type "${type}" (handlers: ${this.worker.handledTypes.join(', ') || 'none'})`,
+      );
     const { retried, schedule, triggerAt, ...enqueue } = options;
     const [t] = this.client.build([{ type: a, payload, options: enqueue }]);
     const task: EnqueuedTask = { ...t, retried: retried ?? 0, runAt: this.now };
-    if (schedule !== undefined) Object.assign(task, { schedule, triggerAt: triggerAt === undefined ? this.now : instant(triggerAt, 'triggerAt') });
+    if (schedule !== undefined)
+      Object.assign(task, { schedule, triggerAt: triggerAt === undefined ? this.now : instant(triggerAt, 'triggerAt') });
     return this.run(task, false);
   }
 
@@ -168,7 +179,10 @@ export class ChronosTesting {
       const next = this.store.tasks(queue)[0];
       if (!next) return result;
       if (result.outcomes.length >= max) {
-        const top = [...counts].sort((x, y) => y[1] - x[1]).slice(0, 3).map(([t, n]) => `${t} ×${n}`);
+        const top = [...counts]
+          .sort((x, y) => y[1] - x[1])
+          .slice(0, 3)
+          .map(([t, n]) => `${t} ×${n}`);
         throw new ChronosTestingError(
           `drain: the queue${queue ? ` "${queue}"` : 's'} did not empty after ${max} attempts (${this.store.tasks(queue).length} task(s) left; ran most: ${top.join(', ')}). ` +
             'A handler that enqueues a new task each time it runs (or a cycle of handlers) never ends: give it a taskId or dedupKey, or raise maxAttempts.',
@@ -199,12 +213,16 @@ export class ChronosTesting {
   async fireDue(from: Instant, to: Instant): Promise<EnqueuedTask[]> {
     const f = instant(from, 'from');
     const t = instant(to, 'to');
-    if (t < f) throw new ChronosTestingError(`fireDue: expected from <= to, got ${new Date(f).toISOString()} > ${new Date(t).toISOString()}`);
+    if (t < f)
+      throw new ChronosTestingError(`fireDue: expected from <= to, got ${new Date(f).toISOString()} > ${new Date(t).toISOString()}`);
     const due: { s: KitSchedule; at: number }[] = [];
     for (const s of this.scheduler.schedules.values()) {
       if (s.stored.paused) continue;
       const { triggers, skipped } = triggersBetween(s.spec, f - 1, t, TRIGGERS_BETWEEN_COUNT_LIMIT);
-      if (skipped > 0) throw new ChronosTestingError(`fireDue: schedule "${s.stored.name}" has more than ${TRIGGERS_BETWEEN_COUNT_LIMIT} triggers in the range: split it`);
+      if (skipped > 0)
+        throw new ChronosTestingError(
+          `fireDue: schedule "${s.stored.name}" has more than ${TRIGGERS_BETWEEN_COUNT_LIMIT} triggers in the range: split it`,
+        );
       for (const at of triggers) due.push({ s, at });
     }
     due.sort((x, y) => x.at - y.at || x.s.stored.name.localeCompare(y.s.stored.name));
@@ -267,7 +285,9 @@ export class ChronosTesting {
     if (this.mode === 'inline') {
       for (const task of added) {
         if (this.depth >= INLINE_MAX_DEPTH)
-          throw new ChronosTestingError(`inline: enqueues nested ${INLINE_MAX_DEPTH} deep (last: ${task.type}): a handler that enqueues its own type each time never ends`);
+          throw new ChronosTestingError(
+            `inline: enqueues nested ${INLINE_MAX_DEPTH} deep (last: ${task.type}): a handler that enqueues its own type each time never ends`,
+          );
         this.store.take(task);
         this.depth++;
         let o: TaskOutcome;
@@ -308,7 +328,9 @@ export class ChronosTesting {
     const payload = JSON.parse(st.payload) as unknown;
     const options = { maxRetry: st.maxRetry, timeout: st.timeoutMs };
     const now = this.now;
-    await this.accept([{ id, type: st.type, payload, queue: st.queue, options, enqueuedAt: now, runAt: now, schedule: st.name, triggerAt: now }]);
+    await this.accept([
+      { id, type: st.type, payload, queue: st.queue, options, enqueuedAt: now, runAt: now, schedule: st.name, triggerAt: now },
+    ]);
     return id;
   }
 
@@ -327,6 +349,7 @@ export class ChronosTesting {
 /** An instant as epoch ms. */
 export function instant(v: Instant, name: string): number {
   const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new ChronosTestingError(`${name}: expected epoch ms, a Date or an ISO 8601 text, got ${String(v)}`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms))
+    throw new ChronosTestingError(`${name}: expected epoch ms, a Date or an ISO 8601 text, got ${String(v)}`);
   return ms;
 }

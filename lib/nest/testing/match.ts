@@ -17,7 +17,8 @@ export function mismatches(actual: unknown, expected: unknown, path = 'payload')
   if (expected !== null && typeof expected === 'object') {
     if (Array.isArray(expected)) {
       if (!Array.isArray(actual)) return [`${path}: expected an array, got ${show(actual)}`];
-      if (actual.length !== expected.length) return [`${path}: expected ${expected.length} element(s), got ${actual.length}: ${show(actual)}`];
+      if (actual.length !== expected.length)
+        return [`${path}: expected ${expected.length} element(s), got ${actual.length}: ${show(actual)}`];
       return expected.flatMap((e, i) => mismatches(actual[i], e, `${path}[${i}]`));
     }
     if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return [`${path}: expected an object, got ${show(actual)}`];
@@ -41,7 +42,9 @@ export function describeTask(t: EnqueuedTask): string {
 /** The message of a failed `expectEnqueued`: what was expected, and why each candidate did not match. */
 export function notEnqueuedMessage(type: string, expected: unknown, all: EnqueuedTask[]): string {
   const ofType = all.filter((t) => t.type === type);
-  const lines = [`Expected a task of type "${type}"${expected === undefined ? '' : ` with payload matching ${show(expected)}`} to be enqueued, but`];
+  const lines = [
+    `Expected a task of type "${type}"${expected === undefined ? '' : ` with payload matching ${show(expected)}`} to be enqueued, but`,
+  ];
   if (ofType.length === 0) {
     lines[0] += ` no task of that type is.`;
     if (all.length === 0) lines.push('  Nothing is enqueued.');

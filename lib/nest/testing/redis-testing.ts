@@ -44,7 +44,9 @@ export class RedisTestingControl implements OnApplicationShutdown {
       idleInARow = busy.length === 0 && this.worker.activeCount === 0 ? idleInARow + 1 : 0;
       if (idleInARow >= 2) return;
       if (performance.now() > deadline)
-        throw new ChronosTestingError(`waitForIdle: not idle after ${timeout} ms (${last || `${this.worker.activeCount} handler(s) running`})`);
+        throw new ChronosTestingError(
+          `waitForIdle: not idle after ${timeout} ms (${last || `${this.worker.activeCount} handler(s) running`})`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }
