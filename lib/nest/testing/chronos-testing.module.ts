@@ -34,11 +34,13 @@ export interface ChronosTestingOptions extends Omit<ChronosModuleOptions, 'conne
   mode?: ChronosTestingMode;
   /** Start of the virtual clock (manual and inline modes). @defaultValue the real time at module creation */
   now?: Instant;
+  /** Redis mode: the redis-server executable (a name on the PATH, or a path). @defaultValue 'redis-server' */
+  redisServer?: string;
   /** Inline mode: an enqueue whose attempt fails rejects with the handler's error (otherwise the failure is only an outcome). @defaultValue false */
   rethrow?: boolean;
 }
 
-const KIT_KEYS = new Set(['mode', 'now', 'rethrow']);
+const KIT_KEYS = new Set(['mode', 'now', 'rethrow', 'redisServer']);
 
 /**
  * Chronos for unit and integration tests of a NestJS app: import it instead of
@@ -62,7 +64,7 @@ export class ChronosTestingModule {
     if ('connection' in options)
       throw new ChronosTestingError("ChronosTestingModule: `connection` is the kit's (mode 'redis' starts its own redis-server)");
     const moduleOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !KIT_KEYS.has(k))) as ChronosModuleOptions;
-    if (mode === 'redis') return ChronosTestingModule.redis(moduleOptions);
+    if (mode === 'redis') return ChronosTestingModule.redis(moduleOptions, options.redisServer);
     const start = options.now === undefined ? Date.now() : instant(options.now, 'now');
     return {
       module: ChronosTestingModule,
@@ -92,11 +94,11 @@ export class ChronosTestingModule {
   }
 
   /** The real ChronosModule on a private redis-server, plus `ChronosTesting` with `waitForIdle`. */
-  private static redis(moduleOptions: ChronosModuleOptions): DynamicModule {
+  private static redis(moduleOptions: ChronosModuleOptions, command: string | undefined): DynamicModule {
     const holder: RedisHolder = {};
     const chronos = ChronosModule.forRootAsync({
       useFactory: async () => {
-        holder.server = await PrivateRedisServer.start();
+        holder.server = await PrivateRedisServer.start(command);
         return { ...moduleOptions, connection: holder.server.url };
       },
     });

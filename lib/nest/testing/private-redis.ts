@@ -48,18 +48,24 @@ export class PrivateRedisServer {
   }
 
   /**
-   * Starts one and waits until it answers PING (up to 10 s).
-   * @throws ChronosTestingError when `redis-server` is not on the PATH or does not answer.
+   * Starts one and waits until it answers PING (up to 10 s). It is killed when the process exits,
+   * should the module never be closed.
+   * @param command the redis-server executable: a name looked up on the PATH, or a path.
+   * @throws ChronosTestingError when `command` cannot be run or the server does not answer.
    */
-  static async start(): Promise<PrivateRedisServer> {
-    if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  static async start(command = 'redis-server'): Promise<PrivateRedisServer> {
+    if (spawnSync(command, ['--version'], { stdio: 'ignore' }).status !== 0) {
       throw new ChronosTestingError(
-        "ChronosTestingModule mode 'redis' starts a private redis-server, but `redis-server` is not on the PATH: install Redis >= 6.2 (e.g. `apt-get install redis-server`, `brew install redis`), or use mode 'manual' or 'inline', which need no Redis.",
+        `ChronosTestingModule mode 'redis' starts a private redis-server, but \`${command}\` ${command.includes('/') ? 'cannot be run' : 'is not on the PATH'}: ` +
+          "install Redis >= 6.2 (e.g. `apt-get install redis-server`, `brew install redis`) or pass its path as `redisServer`, or use mode 'manual' or 'inline', which need no Redis.",
       );
     }
     const port = await freePort();
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    const child = spawn(command, args, { stdio: 'ignore' });
+    const kill = () => child.kill('SIGKILL');
+    process.once('exit', kill);
+    child.once('exit', () => process.off('exit', kill));
     const deadline = performance.now() + 10_000;
     while (performance.now() < deadline && child.exitCode === null) {
       if (await ping(port)) return new PrivateRedisServer(port, child);

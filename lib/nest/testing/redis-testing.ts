@@ -36,7 +36,7 @@ export class RedisTestingControl implements OnApplicationShutdown {
     const timeout = options.timeout ?? 30_000;
     const deadline = performance.now() + timeout;
     let idleInARow = 0;
-    let last = '';
+    let last: string;
     while (idleInARow < 2) {
       const queues = await this.inspector.queues();
       const busy = queues.filter((q) => q.pending + q.active + q.scheduled + q.retry > 0);

@@ -30,7 +30,6 @@ export class TestingChronosClient extends ChronosClient {
     this.sink = sink;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the overloads of the Nest client
   override enqueue(...args: any[]): Promise<EnqueueResult> {
     return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue')]).then((r) => r[0]);
   }
