@@ -7,7 +7,7 @@
  * no handler bounces (1 s, 2 s, 4 s) and is dead after min(maxRetry, 3) bounces.
  */
 import { HandlerNotFoundError, TaskTimeoutError } from '../../core/runtime/errors.js';
-import { DEAD_REASON, type DeadReason } from '../../core/redis/protocol.js';
+import { DEAD_REASON } from '../../core/redis/protocol.js';
 import { defaultBackoff, type BackoffFn, type Task } from '../../core/queue/task.js';
 import type { Mux } from '../../core/worker/mux.js';
 import type { EnqueuedTask } from './testing-store.js';
@@ -47,7 +47,7 @@ export type TaskOutcome<T = unknown> =
       /** What the handler threw (a `HandlerNotFoundError` when its type has no handler). */
       error: unknown;
       /** Why it is dead: `retries`, `non-retryable`, `timeout` or `no-handler` (the engine's DEAD_REASON). */
-      reason: DeadReason;
+      reason: 'retries' | 'non-retryable' | 'timeout' | 'no-handler';
     };
 
 function isNonRetryable(err: unknown): boolean {
