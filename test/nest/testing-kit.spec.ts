@@ -4,6 +4,7 @@
 // except where a test compares a boot error with ChronosModule's.
 import { Injectable, type ModuleMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
 import {
   ChronosClient,
   ChronosModule,
@@ -231,7 +232,9 @@ test('a handler or schedule that fails to boot under ChronosModule fails the sam
     await m.close().catch(() => undefined);
     return err;
   };
-  const real = await boot([ChronosModule.forRoot({ connection: redisUrl() })]);
+  const redis = new Redis(redisUrl(), { lazyConnect: true }); // discovery fails before anything connects
+  const real = await boot([ChronosModule.forRoot({ connection: redis })]);
+  redis.disconnect();
   const kitErr = await boot([ChronosTestingModule.forRoot()]);
   expect(real?.name).toBe('ChronosDiscoveryError');
   expect(kitErr?.constructor).toBe(real?.constructor);
