@@ -83,6 +83,7 @@ test('the same scenario gives the same task ids and outcomes in the kit and on t
     ...(await inspector.backfillSchedule('six-hourly', FROM, TO)).ids,
   ];
   await real.get(ChronosTesting).waitForIdle();
+  expect(() => real.get(ChronosTesting).drain()).toThrow(/drain\(\) is for modes 'manual' and 'inline'/);
   const realOutcomes: Outcomes = {};
   const OUTCOME: Partial<Record<ChronosEvent['type'], string>> = {
     'task.retried': 'retry',

@@ -22,6 +22,27 @@ export class RedisTestingControl implements OnApplicationShutdown {
     private readonly client: ChronosClient,
   ) {}
 
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  enqueued(): never {
+    return manualOnly('enqueued');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  expectEnqueued(): never {
+    return manualOnly('expectEnqueued');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  perform(): never {
+    return manualOnly('perform');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  drain(): never {
+    return manualOnly('drain');
+  }
+  /** Manual and inline modes only (use the Inspector's `backfillSchedule`). @throws ChronosTestingError */
+  fireDue(): never {
+    return manualOnly('fireDue');
+  }
+
   /** `redis://127.0.0.1:<port>` of the private redis-server. */
   get redisUrl(): string {
     return this.holder.server!.url;
@@ -56,4 +77,10 @@ export class RedisTestingControl implements OnApplicationShutdown {
     await this.client.close();
     await this.holder.server?.stop();
   }
+}
+
+function manualOnly(method: string): never {
+  throw new ChronosTestingError(
+    `ChronosTesting.${method}() is for modes 'manual' and 'inline': in mode 'redis' the real workers run the tasks (await waitForIdle(); look at them with InspectorService)`,
+  );
 }
