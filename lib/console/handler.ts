@@ -34,7 +34,7 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
-const HERE = fileURLToPath(new URL('./static/', import.meta.url));
+const HERE = fileURLToPath(new URL('./static', import.meta.url));
 
 /** The page's files, and the vendored ESM builds (copied into `static/vendor/` by the build). */
 const FILES: Record<string, { file: string; type: string }> = {

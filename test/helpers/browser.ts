@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** Where the browser tests save their screenshots (git-ignored). */
-export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts', import.meta.url));
 
 /** True when the browser tests can run; else says why once on stderr (they are skipped). */
 export function haveChromium(): boolean {

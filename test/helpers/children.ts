@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { deferred } from './wait.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A fixture process (compiled to dist/ by `npm test`'s build step), with its IPC messages and exit. */
 export class Child {

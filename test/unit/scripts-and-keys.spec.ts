@@ -9,7 +9,7 @@ import { decodeEntry, encodeMeta, encodePayload, encodeStored, decodeStored } fr
 import { taskWith } from '../../lib/core/queue/task.js';
 import { lintConstantTables, lintScript, lintSnippet } from '../helpers/script-lint.js';
 
-const dir = fileURLToPath(new URL('../../lib/core/redis/scripts/', import.meta.url));
+const dir = fileURLToPath(new URL('../../lib/core/redis/scripts', import.meta.url));
 const snippets = readdirSync(join(dir, 'includes'))
   .filter((f) => f.endsWith('.lua'))
   .map((f) => f.slice(0, -4));
