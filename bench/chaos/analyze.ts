@@ -95,8 +95,9 @@ function group(records: ChaosRecord[]): Map<string, Runs> {
 /**
  * Why a task (or trigger) ran to the end more than once, first match wins:
  * - `sigstop`: one of its runs was on a process SIGSTOPped longer than the visibility timeout
- *   between `from` (enqueue, or 2 s before the instant) and that run's end — the entry was
- *   reclaimed by another worker while the stopped one still held it;
+ *   between `from` (enqueue, or 2 s before the instant) and 1 s after that run's end (a run that
+ *   finished just before the stop, its ack not yet written) — the entry was reclaimed by another
+ *   worker while the stopped one still held it;
  * - `sigkill`: a process that had finished it was SIGKILLed within 1 s after (before its ack);
  * - `clockstep` / `partition`: one of its runs was on a process during a step of its wall clock or a
  *   partition of its connection, or within the visibility timeout after it ended;
@@ -109,7 +110,7 @@ function dupCause(runs: Runs, from: number, log: RunLog): DupCause {
     const end = Math.max(...[...runs.starts, ...runs.dones].filter((r) => r.i === name).map((r) => r.t));
     const hit = log.faults.some((f) => {
       const cont = f.contAt ?? Infinity;
-      return f.kind === 'sigstop' && f.name === name && cont - f.at > FLEET.visibilityTimeoutMs && f.at <= end && cont >= from;
+      return f.kind === 'sigstop' && f.name === name && cont - f.at > FLEET.visibilityTimeoutMs && f.at <= end + 1000 && cont >= from;
     });
     if (hit) return 'sigstop';
   }
