@@ -154,7 +154,9 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
   expect([cancel.code, cancel.out]).toEqual([0, said]);
   const cancelled = await json('task', 'show', seeded.ids.active);
   expect(cancelled).toMatchObject({ state: 'dead', reason: 'cancelled', lastError: expect.stringMatching(/cancelled by cli:/) });
-  expect((await chronos('task', 'cancel', seeded.ids.active)).code).toBe(1);
+  const again = await chronos('task', 'cancel', seeded.ids.active);
+  expect(again.code).toBe(1);
+  expect(again.err).toMatch(/is dead, not active: only a running task can be cancelled; it is dead already \(reason cancelled\)/);
   const pending = await json<{ count: number }>('task', 'delete', '--all', '--queue', 'default', '--state', 'pending', '--yes');
   expect(pending.count).toBeGreaterThanOrEqual(1);
 });

@@ -89,10 +89,10 @@ test.each([[0.7], [1.2]])('a leader whose acquire reply came %f × TTL late keep
   await fleet.redis.set(key, 'ghost|1', 'PX', ghostMs); // A's next attempt comes right after it runs out
   // silent from just before it runs out until `late` × TTL after: A's acquire is answered that late
   const expiresAt = setAt + ghostMs;
-  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - 200 - Date.now())));
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - 200 - Date.now()))); // the time is the point: silence starts just before the ghost lease runs out
   expect(a.messages.filter((m) => m.event === 'leader')).toEqual([]);
   proxy.blackhole();
-  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + late * TTL7 - Date.now())));
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + late * TTL7 - Date.now()))); // the time is the point: the reply is held this late
   proxy.heal();
   const acquired = await fleet.waitLeader(0, TTL7 + SLACK);
   expect(acquired.child).toBe(a);

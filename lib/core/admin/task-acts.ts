@@ -2,7 +2,7 @@ import { deletePendingScript, deleteTasksScript, retryDeadScript, runTasksScript
 import { killScript } from '../redis/commands/queue.js';
 import { DEAD_REASON, META } from '../redis/protocol.js';
 import { DEFAULTS } from '../runtime/defaults.js';
-import { TaskCancelledError, TaskNotFoundError } from '../runtime/errors.js';
+import { ChronosStateError, TaskCancelledError, TaskNotFoundError } from '../runtime/errors.js';
 import type { OperatorAction } from '../runtime/events.js';
 import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { markerKeys } from '../queue/codec.js';
@@ -190,7 +190,13 @@ export async function runAllTasks(
  */
 export async function cancelTask(ctx: InspectorContext, id: string, queue?: string, actor?: string): Promise<ActResult> {
   const row = await findTask(ctx, id, queue);
-  if (!row || row.info.state !== 'active') throw new TaskNotFoundError(queue ?? '*', id, 'active');
+  if (!row) throw new TaskNotFoundError(queue ?? '*', id);
+  if (row.info.state !== 'active') {
+    const instead = row.info.state === 'dead' ? `it is dead already (reason ${row.info.reason ?? 'unknown'})` : `delete it instead`;
+    throw new ChronosStateError(
+      `Task ${id} of queue "${row.info.queue}" is ${row.info.state}, not active: only a running task can be cancelled; ${instead}`,
+    );
+  }
   const q = row.info.queue;
   const k = ctx.keys(q);
   const who = actor ?? ctx.actor;

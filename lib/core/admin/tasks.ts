@@ -139,7 +139,30 @@ async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, he
     Object.assign(info, { consumer, idleMs: Number(idle), deliveries: Number(deliveries) });
     rows.push({ info, meta: streamMeta(e[1]) });
   });
+  const since = await runningSince(ctx, [...new Set(rows.map((r) => r.info.consumer!))]);
+  for (const { info } of rows) {
+    const at = since.get(info.consumer!)?.[info.id];
+    if (typeof at === 'number') info.startedAt = at;
+  }
   return rows;
+}
+
+/** Each consumer's running tasks with their start, from its heartbeat info (one pipelined GET per server). */
+async function runningSince(ctx: InspectorContext, consumers: string[]): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  if (consumers.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (const c of consumers) p.get(ctx.global.server(c));
+  const replies = (await p.exec())!;
+  consumers.forEach((c, i) => {
+    try {
+      const since = (JSON.parse(String(replies[i][1])) as { runningSince?: Record<string, unknown> } | null)?.runningSince;
+      if (since && typeof since === 'object') out.set(c, since);
+    } catch {
+      /* no info key (the server is gone) or not JSON: no start known */
+    }
+  });
+  return out;
 }
 
 /**

@@ -14,15 +14,18 @@ export interface FireItem {
   entry: Entry;
   triggerAt: number;
   mode: FireMode;
+  /** An advance-only item: whether the pause or the catch-up rules skipped the trigger (its history outcome). */
+  advancedBy?: 'pause' | 'catch-up';
 }
 
 /** The triggers of a chunk as the fire observer sees them (schedule, queue, instant, task id). */
 export function observedOf(chunk: readonly FireItem[]): ObservedTrigger[] {
-  return chunk.map(({ entry: { stored: s }, triggerAt }) => ({
+  return chunk.map(({ entry: { stored: s }, triggerAt, advancedBy }) => ({
     schedule: s.name,
     queue: s.queue,
     triggerAt,
     taskId: triggerKey(s.name, triggerAt),
+    advancedBy,
   }));
 }
 

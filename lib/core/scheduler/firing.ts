@@ -287,7 +287,7 @@ export class Firing {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
     }
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
-    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly, advancedBy: p.advancedBy });
     if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
   }
 

@@ -11,7 +11,7 @@ import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
 import { Fetcher } from '../fetch/fetcher.js';
 import { Forwarder } from '../fetch/forwarder.js';
-import { Heartbeat } from './heartbeat.js';
+import { Heartbeat, RUNNING_SINCE_MAX } from './heartbeat.js';
 import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
@@ -126,6 +126,7 @@ export class ChronosServer {
       active: this.slots.activeCount,
       processed: this.executor.processed,
       failed: this.executor.failed,
+      runningSince: Object.fromEntries(this.slots.running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt])),
     }));
     this.liveness = new Liveness(client, globalKeys, this.id, opts, logger);
   }
