@@ -100,7 +100,7 @@ function group(records: ChaosRecord[]): Map<string, Runs> {
  *   worker while the stopped one still held it;
  * - `sigkill`: a process that had finished it was SIGKILLed within 1 s after (before its ack);
  * - `clockstep` / `partition`: one of its runs was on a process during a step of its wall clock or a
- *   partition of its connection, or within the visibility timeout after it ended;
+ *   partition of its connection, or within 1 s after it ended;
  * - `redis`: one of its records (or its enqueue) falls within 1 s before to 5 s after a Redis restart;
  * - `other`.
  */
@@ -118,8 +118,7 @@ function dupCause(runs: Runs, from: number, log: RunLog): DupCause {
     if (log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= d.t + 1000)) return 'sigkill';
   }
   for (const kind of ['clockstep', 'partition'] as const) {
-    const during = (r: { i: string; t: number }) =>
-      log.faults.some((f) => f.kind === kind && f.name === r.i && inTimed(f, r.t, FLEET.visibilityTimeoutMs));
+    const during = (r: { i: string; t: number }) => log.faults.some((f) => f.kind === kind && f.name === r.i && inTimed(f, r.t, 1000));
     if ([...runs.starts, ...runs.dones].some(during)) return kind;
   }
   const times = [from, ...runs.starts.map((r) => r.t), ...runs.dones.map((r) => r.t)];
