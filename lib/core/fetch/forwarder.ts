@@ -23,7 +23,11 @@ export const SWEEP_PERIOD_MS = 5 * 60_000;
  * (`<ns>:{<ns>:global}:due`, queue → earliest due time): each round is one claim-due.lua call that
  * claims the served queues whose time has come, forward.lua on those only, and one settle-due.lua
  * that puts them back at their next due time. So an idle round costs the same whatever the number of
- * queues. The loop then sleeps until the next due time (by Node timer) or `forwardIntervalMs`.
+ * queues. The loop then sleeps until the next due time (one Node timer to that instant, by Redis
+ * time) or at most `forwardIntervalMs` (a fallback poll). An enqueue or retry that lowers a queue's
+ * score publishes the new due time (lower-due.lua, channel keys.ts GlobalKeys.dueWake); the server's
+ * subscriber hands it to {@link Forwarder.dueAt}, which re-arms the timer to it: a delayed task
+ * enqueued by another process starts at its due time, not at the next poll.
  * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
  * them at start). Each claim round trip is also a sample of Redis time for the server's
  * {@link RedisTime} (the estimate it holds trigger tasks by, filtered by round trip).
@@ -35,6 +39,11 @@ export class Forwarder {
   private wakeUp?: { at: number; wake: () => void };
   private readonly byName: Map<string, ConsumedQueue>;
   private readonly names: string[];
+  /**
+   * The earliest due time (epoch ms, Redis time) heard of ({@link dueAt}, {@link forwardBy}) since the
+   * current round sent its claim: the loop sleeps no later than this. Infinity when none.
+   */
+  private heardAt = Infinity;
   /** Start of the rolling sweep (epoch ms) and how many queues it has swept since. */
   private sweepFrom = 0;
   private swept = 0;
@@ -75,6 +84,8 @@ export class Forwarder {
         failures.failed(err);
         wait = failures.backoffMs;
       }
+      // a due time published while the round ran (after its claim read the index) is not in `wait`
+      if (this.heardAt !== Infinity) wait = Math.min(wait, Math.max(0, this.heardAt - this.time.now()));
       if (wait > 0) {
         const { done, wake } = this.loops.sleeper(wait);
         this.wakeUp = { at: this.time.now() + wait, wake };
@@ -94,15 +105,38 @@ export class Forwarder {
         this.logger.warn(`Could not index a retry's due time; the sweep finds it (queue=${queue.name} error=${String(err)})`);
       });
     }
+    this.wakeBy(this.time.now() + delayMs);
+  }
+
+  /**
+   * A task of `queue` is due at `dueAt` (epoch ms, Redis time): another process lowered the queue's
+   * score in the due-time index (a wake published by lower-due.lua). For a queue this server serves,
+   * makes sure the loop is awake by then (re-arms its one timer when `dueAt` is earlier); others are ignored.
+   */
+  dueAt(queue: string, dueAt: number): void {
+    if (this.byName.has(queue)) this.wakeBy(dueAt);
+  }
+
+  /** Runs a round now (e.g. the wake subscription reconnected: wakes published meanwhile were lost). */
+  wake(): void {
+    this.wakeBy(-Infinity);
+  }
+
+  /** Makes sure the loop runs a round at `at` (epoch ms, Redis time) or sooner. */
+  private wakeBy(at: number): void {
+    this.heardAt = Math.min(this.heardAt, at);
     const w = this.wakeUp;
-    if (!w || w.at <= this.time.now() + delayMs) return;
-    w.at = this.time.now() + delayMs;
-    setTimeout(w.wake, delayMs).unref();
+    if (!w || w.at <= at) return;
+    w.at = at;
+    const delay = Math.max(0, at - this.time.now());
+    if (delay === 0) w.wake();
+    else setTimeout(w.wake, delay).unref();
   }
 
   /** One index round: claim the due queues, forward them, settle them. @returns how long to sleep, ms. */
   private async round(): Promise<number> {
     const sent = this.time.localNow();
+    this.heardAt = Infinity; // the claim reads every due time written before it
     const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
     this.time.sample(sent, claim.redisNow, this.time.localNow());
     let wait = claim.claimed.length >= CLAIM_LIMIT ? 0 : this.forwardIntervalMs;

@@ -188,6 +188,12 @@ export class GlobalKeys {
    */
   readonly due: string;
   /**
+   * Pub/sub channel of due-time wakes (`<ns>:{<ns>:global}:due:wake`): lower-due.lua publishes
+   * `<due time, epoch ms>:<queue>` there when an enqueue or a retry lowered a queue's score in
+   * {@link due}, and the worker servers of that queue re-arm their forward timer to it.
+   */
+  readonly dueWake: string;
+  /**
    * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
    * the task was dead-lettered, so the server running it aborts its signal.
    */
@@ -203,6 +209,7 @@ export class GlobalKeys {
     this.servers = this.prefix + 'servers';
     this.live = this.prefix + 'live';
     this.due = this.prefix + 'due';
+    this.dueWake = dueWakeChannel(this.due);
     this.cancelChannel = `${namespace}:cancel`;
   }
 
@@ -223,4 +230,9 @@ export class GlobalKeys {
   server(serverId: string): string {
     return this.prefix + 'server:' + serverId;
   }
+}
+
+/** The wake channel of a due-time index key ({@link GlobalKeys.dueWake}): the key + `:wake`. */
+export function dueWakeChannel(dueKey: string): string {
+  return dueKey + ':wake';
 }

@@ -6,6 +6,7 @@ import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/l
 import { engineTime } from '../runtime/time.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
+import { parseDueWake } from '../redis/due-commands.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
@@ -207,6 +208,7 @@ export class ChronosServer {
       await this.fetcher.refreshPaused();
       await this.heartbeat.beat();
       await this.liveness.open();
+      await this.listen();
       // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
       if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
     } catch (err) {
@@ -238,6 +240,23 @@ export class ChronosServer {
     loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
     loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
+    this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
+  }
+
+  /**
+   * Subscribes (one connection) to operators' cancel notices and to the due-time wakes of the
+   * forwarder (before its first round: a due time lowered after that round's claim is heard).
+   */
+  private async listen(): Promise<void> {
+    const forwarder = this.forwarder;
+    const wakes = {
+      channel: this.globalKeys.dueWake,
+      onMessage: (text: string) => {
+        const w = parseDueWake(text);
+        if (w) forwarder.dueAt(w.queue, w.dueAt);
+      },
+      onResubscribed: () => forwarder.wake(),
+    };
     this.cancels = await listenForCancels(
       this.conn.client,
       this.namespace,
@@ -246,8 +265,8 @@ export class ChronosServer {
       (run, actor) => {
         if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
       },
+      [wakes],
     );
-    this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
   /**
