@@ -194,6 +194,12 @@ export class GlobalKeys {
    */
   readonly dueWake: string;
   /**
+   * Pub/sub channel of pause changes (`<ns>:{<ns>:global}:paused:wake`): a pause or resume publishes
+   * the queue name there after writing {@link paused}, and every worker server reads the paused set
+   * again at once (the message is a hint; the set is the truth).
+   */
+  readonly pausedWake: string;
+  /**
    * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
    * the task was dead-lettered, so the server running it aborts its signal.
    */
@@ -210,6 +216,7 @@ export class GlobalKeys {
     this.live = this.prefix + 'live';
     this.due = this.prefix + 'due';
     this.dueWake = dueWakeChannel(this.due);
+    this.pausedWake = this.prefix + 'paused:wake';
     this.cancelChannel = `${namespace}:cancel`;
   }
 

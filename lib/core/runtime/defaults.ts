@@ -37,6 +37,11 @@ export const DEFAULTS = Object.freeze({
    * queues is paused (the paused set is read every second), a slot frees up, or the server stops.
    */
   blockTimeoutMs: 5_000,
+  /**
+   * How often a worker server reads the paused set again whatever it heard, ms: a fallback (a pause
+   * or resume publishes on the paused-wake channel and is taken at once).
+   */
+  pausedPollMs: 10_000,
   /** Dead-letter cap by count (asynq's maxArchiveSize). */
   deadMaxCount: 10_000,
   /** Dead-letter cap by age, ms (asynq's archivedExpirationInDays: 90 days). */
