@@ -70,25 +70,28 @@ export class Forwarder {
     const failures = this.failures;
     let startSwept = false;
     while (this.isRunning()) {
-      let wait = this.forwardIntervalMs;
+      // the instant (Redis time, epoch ms) to run the next round at: the earliest due time found, at
+      // the latest one poll interval after the round's claim (so the round's own duration is not slept again)
+      let at: number;
       try {
         if (!startSwept) {
-          wait = Math.min(wait, await this.sweep(this.queues));
+          at = await this.sweep(this.queues);
           startSwept = true;
           this.sweepFrom = this.time.now();
-        }
-        wait = Math.min(wait, await this.round());
-        wait = Math.min(wait, await this.sweep(this.sweepSlice()));
+        } else at = Infinity;
+        at = Math.min(at, await this.round());
+        at = Math.min(at, await this.sweep(this.sweepSlice()));
         failures.ok();
       } catch (err) {
         failures.failed(err);
-        wait = failures.backoffMs;
+        at = this.time.now() + failures.backoffMs;
       }
-      // a due time published while the round ran (after its claim read the index) is not in `wait`
-      if (this.heardAt !== Infinity) wait = Math.min(wait, Math.max(0, this.heardAt - this.time.now()));
+      // a due time published while the round ran (after its claim read the index) is not in `at`
+      at = Math.min(at, this.heardAt);
+      const wait = at - this.time.now();
       if (wait > 0) {
         const { done, wake } = this.loops.sleeper(wait);
-        this.wakeUp = { at: this.time.now() + wait, wake };
+        this.wakeUp = { at, wake };
         await done;
         this.wakeUp = undefined;
       }
@@ -133,15 +136,15 @@ export class Forwarder {
     else setTimeout(w.wake, delay).unref();
   }
 
-  /** One index round: claim the due queues, forward them, settle them. @returns how long to sleep, ms. */
+  /** One index round: claim the due queues, forward them, settle them. @returns when to run the next round (Redis time, epoch ms). */
   private async round(): Promise<number> {
     const sent = this.time.localNow();
     this.heardAt = Infinity; // the claim reads every due time written before it
     const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
     this.time.sample(sent, claim.redisNow, this.time.localNow());
-    let wait = claim.claimed.length >= CLAIM_LIMIT ? 0 : this.forwardIntervalMs;
-    if (claim.nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, claim.nextDueAt - claim.redisNow));
-    if (claim.claimed.length === 0) return wait;
+    let at = claim.claimed.length >= CLAIM_LIMIT ? claim.redisNow : claim.redisNow + this.forwardIntervalMs;
+    if (claim.nextDueAt !== undefined) at = Math.min(at, claim.nextDueAt);
+    if (claim.claimed.length === 0) return at;
     const queues = claim.claimed.map((name) => this.byName.get(name)!);
     const outcomes = await Promise.allSettled(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
     const next = new Map<string, number | undefined>();
@@ -149,13 +152,13 @@ export class Forwarder {
     outcomes.forEach((o, i) => {
       // a queue whose forward failed is due again at once (the next round retries it)
       if (o.status === 'rejected') failed ??= o.reason;
-      const at = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
-      next.set(queues[i].name, at);
-      if (at !== undefined) wait = Math.min(wait, Math.max(0, at - claim.redisNow));
+      const due = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
+      next.set(queues[i].name, due);
+      if (due !== undefined) at = Math.min(at, due);
     });
     await settleDue(this.client, this.dueKey, claim.mark, next);
     if (failed !== undefined) throw failed;
-    return wait;
+    return at;
   }
 
   /** The queues the rolling sweep is due to visit now (in order, wrapping). */
@@ -168,20 +171,20 @@ export class Forwarder {
     return out;
   }
 
-  /** forward.lua on `queues` whatever the index says, then lowers their index scores to their next due times. @returns how long to sleep, ms. */
+  /** forward.lua on `queues` whatever the index says, then lowers their index scores to their next due times. @returns the earliest of those (Redis time, epoch ms), Infinity when none. */
   private async sweep(queues: readonly ConsumedQueue[]): Promise<number> {
     if (queues.length === 0) return Infinity;
     const outcomes = await Promise.all(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
-    let wait = Infinity;
+    let earliest = Infinity;
     const lows: (string | number)[] = [];
     outcomes.forEach((o, i) => {
       const at = nextAt(o);
       if (at === undefined) return;
       lows.push(at, queues[i].name);
-      wait = Math.min(wait, Math.max(0, at - o.redisNow));
+      earliest = Math.min(earliest, at);
     });
     if (lows.length > 0) await this.client.zadd(this.dueKey, 'LT', ...lows);
-    return wait;
+    return earliest;
   }
 }
 
