@@ -4,6 +4,54 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/**
+ * `local/no-fixed-sleep`: a test spec that sleeps a fixed time (`await new Promise((r) =>
+ * setTimeout(r, ms))`, `await sleep(ms)` / `delay(ms)`, `setTimeout` from `timers/promises`)
+ * instead of awaiting the event it means is slow and flaky. Where the time itself is the point (an
+ * outage that must last past a TTL, a time-based cache, a window in which nothing may happen), the
+ * line says why in a comment on the same line (or an `eslint-disable-next-line local/no-fixed-sleep
+ * -- <why>` above it).
+ */
+const noFixedSleep = {
+  meta: {
+    type: 'problem',
+    schema: [],
+    messages: {
+      sleep:
+        'A fixed sleep in a test: await the event (waitFor, a deferred, an emitted event) instead, or say on this line why the time itself is the point.',
+    },
+  },
+  create(context) {
+    const source = context.sourceCode;
+    const commentedLines = new Set(
+      source
+        .getAllComments()
+        .filter((c) => !/^\s*eslint/.test(c.value) && c.value.trim().length > 0)
+        .map((c) => c.loc.start.line),
+    );
+    const timerImports = new Set();
+    const insidePromiseExecutor = (node) =>
+      source.getAncestors(node).some((a) => a.type === 'NewExpression' && a.callee.type === 'Identifier' && a.callee.name === 'Promise');
+    const check = (node) => {
+      if (!commentedLines.has(node.loc.start.line) && !commentedLines.has(node.loc.end.line)) context.report({ node, messageId: 'sleep' });
+    };
+    return {
+      ImportDeclaration(node) {
+        if (/^(node:)?timers\/promises$/.test(String(node.source.value))) {
+          for (const s of node.specifiers)
+            if (s.type === 'ImportSpecifier' && s.imported.name === 'setTimeout') timerImports.add(s.local.name);
+        }
+      },
+      CallExpression(node) {
+        const callee = node.callee;
+        if (callee.type !== 'Identifier') return; // jest.setTimeout(…) configures jest, it does not sleep
+        if (callee.name === 'setTimeout' && insidePromiseExecutor(node)) check(node);
+        else if (callee.name === 'sleep' || callee.name === 'delay' || timerImports.has(callee.name)) check(node);
+      },
+    };
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'docs/api/**', 'node_modules/**', 'test/compat/nest11/**', 'coverage/**'] },
   js.configs.recommended,
@@ -35,6 +83,11 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', 'scripts/**', 'bench/**', 'test/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['test/**/*.spec.ts'],
+    plugins: { local: { rules: { 'no-fixed-sleep': noFixedSleep } } },
+    rules: { 'local/no-fixed-sleep': 'error' },
   },
   {
     // the web console's page runs in the browser

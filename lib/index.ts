@@ -4,9 +4,16 @@
  * @publicApi
  */
 export * from './core/index.js';
-// The Nest `ChronosClient` (the engine's client plus payload classes) takes the name here;
-// the engine's own class stays available from `@chronos/nest/core`.
+// One `ChronosClient` here: the Nest injectable (the engine's `QueueClient` plus payload classes).
+// The engine's former name for `QueueClient` stays, deprecated, in `@chronos/nest/core` only.
 export * from './nest/index.js';
 export { ChronosClient } from './nest/index.js';
 // The web console's handler and standalone server (framework-free, over the core Inspector).
-export * from './console/index.js';
+export {
+  createConsoleHandler,
+  startConsoleServer,
+  type ConsoleHandler,
+  type ConsoleHandlerOptions,
+  type ConsoleServer,
+  type ConsoleServerOptions,
+} from './console/index.js';

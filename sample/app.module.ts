@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { ChronosModule } from '@chronos/nest';
 import { config } from './config.js';
+import { DemoService } from './demo/demo.service.js';
 import { EmailService } from './email/email.service.js';
 import { EmailsController } from './http/emails.controller.js';
 import { HealthController } from './http/health.controller.js';
@@ -34,6 +35,13 @@ import { ReportsService } from './reports/reports.service.js';
     PrometheusModule.register(), // GET /metrics: Chronos's metrics plus Node's default process metrics
   ],
   controllers: [EmailsController, StatusController, HealthController],
-  providers: [ReportsService, EmailService, InventorySchedule, WarehouseListener, StorefrontListener],
+  providers: [
+    ReportsService,
+    EmailService,
+    InventorySchedule,
+    WarehouseListener,
+    StorefrontListener,
+    ...(config.demo ? [DemoService] : []), // CHRONOS_SAMPLE_DEMO=1: flaky and slow demo tasks for the console
+  ],
 })
 export class AppModule {}

@@ -15,4 +15,6 @@ export const config = {
   worker: env.CHRONOS_WORKER !== '0',
   /** Short cadences and a short lease, for demos and tests (CHRONOS_SAMPLE_FAST=1). */
   fast: env.CHRONOS_SAMPLE_FAST === '1',
+  /** Demo traffic for the console (CHRONOS_SAMPLE_DEMO=1): flaky and slow tasks, so every screen has something. */
+  demo: env.CHRONOS_SAMPLE_DEMO === '1',
 };

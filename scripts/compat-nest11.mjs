@@ -4,7 +4,7 @@
 // the tarball with @nestjs/common and @nestjs/core 11 into test/compat/nest11 (its own
 // node_modules, so Chronos resolves Nest 11, not the repo's 12), type-checks
 // test/compat/nest11/types-check.ts under Nest's default CommonJS tsconfig (moduleResolution node:
-// '@chronos/nest' and '@chronos/nest/core' must both resolve with their types), and runs
+// '@chronos/nest', '@chronos/nest/core' and '@chronos/nest/internal' must resolve with their types), and runs
 // test/compat/nest11/app.cjs against a Redis (REDIS_URL, else 127.0.0.1:6379, else a private
 // redis-server). Then runs the installed `chronos` CLI there with `npx chronos …` (the package's
 // bin, no Nest boot). Needs the npm registry.
@@ -34,7 +34,7 @@ if (tsc.status !== 0) {
   console.error('[compat] COMPAT FAILED: types-check.ts does not type-check under moduleResolution node (see above)');
   process.exit(tsc.status ?? 1);
 }
-console.log('[compat] types OK: @chronos/nest and @chronos/nest/core resolve under moduleResolution node');
+console.log('[compat] types OK: @chronos/nest, @chronos/nest/core and @chronos/nest/internal resolve under moduleResolution node');
 const redis = await ensureRedis();
 const run = spawnSync(process.execPath, ['app.cjs'], { cwd: dir, stdio: 'inherit', env: { ...process.env, REDIS_URL: redis.url } });
 const cli = run.status === 0 ? checkCli(redis.url) : 1;

@@ -4,7 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { SchedulerKeys } from '../../lib/core/index.js';
+import { SchedulerKeys } from '../../lib/core/internal.js';
 import { nowMs, sleep } from '../lib/time.js';
 import { FLEET, type ProducerConfig, type ReplicaConfig } from './common.js';
 

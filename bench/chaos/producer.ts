@@ -3,14 +3,14 @@
 // slowing the rate) from `go` to `end`. Each acknowledged enqueue is recorded as `enq` with the
 // task id, each rejected one as `enqfail`. Config (BENCH_CONFIG): ProducerConfig.
 // IPC: → ready; ← go; ← end → ended { acked, failed } once every enqueue has settled.
-import { ChronosClient } from '../../lib/core/index.js';
+import { QueueClient } from '../../lib/core/index.js';
 import { childConfig, next, onExit, send } from '../lib/ipc.js';
 import { nowMs, sleep } from '../lib/time.js';
 import { FLEET, recorder, type ProducerConfig } from './common.js';
 
 const cfg = childConfig<ProducerConfig>();
 const rec = recorder(cfg.recordsUrl);
-const client = new ChronosClient({ connection: cfg.url, namespace: cfg.namespace });
+const client = new QueueClient({ connection: cfg.url, namespace: cfg.namespace });
 const i = 'producer';
 let running = true;
 let sent = 0;

@@ -17,8 +17,8 @@ const cfg = childConfig<Config>();
 let run: () => Promise<void>;
 
 if (cfg.lib === 'chronos') {
-  const { ChronosClient } = await import('../../lib/core/index.js');
-  const client = new ChronosClient({ connection: cfg.url, namespace: cfg.prefix });
+  const { QueueClient } = await import('../../lib/core/index.js');
+  const client = new QueueClient({ connection: cfg.url, namespace: cfg.prefix });
   await client.redis.ping();
   onExit(() => client.close());
   run = async () => {

@@ -38,7 +38,7 @@ let allDone: () => Promise<void>;
 const harness: Record<string, number> = {};
 
 if (cfg.lib === 'chronos') {
-  const { ChronosServer, QueueKeys } = await import('../../lib/core/index.js');
+  const { ChronosServer, QueueKeys } = await import('../../lib/core/internal.js');
   const { Cluster, Redis } = await import('ioredis');
   const connection = cfg.connection ?? cfg.url;
   const queues = cfg.queues ?? ['default'];

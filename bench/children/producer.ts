@@ -18,8 +18,8 @@ const cfg = childConfig<Config>();
 let enqueue: (n: number) => Promise<unknown>;
 
 if (cfg.lib === 'chronos') {
-  const { ChronosClient } = await import('../../lib/core/index.js');
-  const client = new ChronosClient({ connection: cfg.url, namespace: cfg.prefix });
+  const { QueueClient } = await import('../../lib/core/index.js');
+  const client = new QueueClient({ connection: cfg.url, namespace: cfg.prefix });
   await client.redis.ping();
   onExit(() => client.close());
   enqueue = (n) => client.enqueue(TASK_TYPE, payload(n));

@@ -34,7 +34,7 @@ async function child(mode: Mode, url: string, n: number): Promise<Result> {
   const { trace } = await import('@opentelemetry/api');
   const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
   const { Registry } = await import('prom-client');
-  const core = await import('../../lib/core/index.js');
+  const core = await import('../../lib/core/internal.js');
   const metricsOn = mode === 'metrics' || mode === 'both';
   const tracingOn = mode === 'tracing' || mode === 'both';
   if (mode === 'off' || mode === 'metrics') core.configureTracing({ enabled: false });
@@ -46,7 +46,7 @@ async function child(mode: Mode, url: string, n: number): Promise<Result> {
   const registry = new Registry();
   const metrics = metricsOn ? new core.ChronosMetrics({ events, registry }) : undefined;
   const namespace = `obs-cost-${mode}-${process.pid}`;
-  const client = new core.ChronosClient({ connection: url, namespace, events });
+  const client = new core.QueueClient({ connection: url, namespace, events });
   const run = async (count: number): Promise<{ enqueueUs: number; processUs: number }> => {
     let c0 = process.cpuUsage();
     let next = 0;

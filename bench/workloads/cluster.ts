@@ -40,8 +40,8 @@ function perNode(before: NodeSnapshots, after: NodeSnapshots): { commands: numbe
 }
 
 async function fillQueues(servers: BenchServers, prefix: string, queues: string[], n: number): Promise<void> {
-  const { ChronosClient } = await import('../../lib/core/index.js');
-  const client = new ChronosClient({ connection: servers.connection, namespace: prefix });
+  const { QueueClient } = await import('../../lib/core/index.js');
+  const client = new QueueClient({ connection: servers.connection, namespace: prefix });
   try {
     for (let i = 0; i < n; i += 999) {
       const batch = [];

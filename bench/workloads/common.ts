@@ -99,8 +99,8 @@ export async function measureChild(
 export async function fill(ctx: Ctx, lib: string, prefix: string, n: number, first = 0): Promise<void> {
   const url = ctx.redis.url;
   if (lib === 'chronos') {
-    const { ChronosClient } = await import('../../lib/core/index.js');
-    const client = new ChronosClient({ connection: url, namespace: prefix });
+    const { QueueClient } = await import('../../lib/core/index.js');
+    const client = new QueueClient({ connection: url, namespace: prefix });
     try {
       for (let i = first; i < first + n; i += 1000) {
         const batch = [];

@@ -7,7 +7,7 @@
 // c) backlog: 100 backlogged queues, equal weights and weights 1:2:3 (cycled) → each queue's share of
 //    the first 10,000 tasks against its weight (max relative error), and the index of the task at which
 //    each queue was first served (max), commands per task.
-import { ChronosClient } from '../../lib/core/index.js';
+import { QueueClient } from '../../lib/core/index.js';
 import { BenchChild } from '../lib/children.js';
 import { TASK_TYPE, payload } from '../lib/common.js';
 import { latencySummary } from '../lib/stats.js';
@@ -181,7 +181,7 @@ async function latency(ctx: Ctx, round: number, rate: number, seconds: number): 
     { lib: 'chronos', url: ctx.redis.url, prefix, queues, n: total, concurrency: CONCURRENCY, mode: 'latency' },
     { cpuProfDir: ctx.cpuProfDir },
   );
-  const client = new ChronosClient({ connection: ctx.redis.url, namespace: prefix, tracing: false });
+  const client = new QueueClient({ connection: ctx.redis.url, namespace: prefix, tracing: false });
   try {
     for (const queue of queues) await client.enqueue(TASK_TYPE, payload(-1), { queue, delay: 3_600_000 }); // known queues, a delayed task each
     const delayed = (n: number) => n % 10 === 9;
@@ -218,7 +218,7 @@ async function backlog(ctx: Ctx, round: number, kind: 'equal' | 'weighted', size
   const prefix = prefixFor(ctx, `w11-${kind}-r${round}`);
   const queues = names(size);
   const weights = queues.map((_, i) => (kind === 'equal' ? 1 : 1 + (i % 3)));
-  const client = new ChronosClient({ connection: ctx.redis.url, namespace: prefix, tracing: false });
+  const client = new QueueClient({ connection: ctx.redis.url, namespace: prefix, tracing: false });
   try {
     for (let k = 0; k < BACKLOG_PER_QUEUE; k += 10) {
       const batch = [];

@@ -61,11 +61,11 @@ interface Measured {
 }
 
 async function chronosRun(url: string, form: Form, n: number, deadCap: number): Promise<Measured> {
-  const { ChronosClient, ChronosServer, QueueKeys } = await import('../../lib/core/index.js');
+  const { QueueClient, ChronosServer, QueueKeys } = await import('../../lib/core/internal.js');
   const k = new QueueKeys(NS, 'default');
   const admin = new Redis(url);
   try {
-    const client = new ChronosClient({ connection: url, namespace: NS });
+    const client = new QueueClient({ connection: url, namespace: NS });
     const options = form === 'delayed' ? { delay: DELAY_MS } : form === 'dead' ? { maxRetry: 0 } : undefined;
     for (let i = 0; i < n; i += BATCH) {
       const batch = [];

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
+import { QueueNotFoundError } from '../core/runtime/errors.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
 
 /** A mistake in how the command was called: exit code 2. */
@@ -19,6 +21,8 @@ export interface GlobalOptions {
   namespace?: string;
   json?: boolean;
   actor?: string;
+  /** A PEM file of the CA(s) that signed a `rediss://` server's certificate (`--tls-ca`, `CHRONOS_TLS_CA`). */
+  tlsCa?: string;
 }
 
 /**
@@ -32,8 +36,11 @@ const ANSWER_TIMEOUT_MS = 3000;
 /**
  * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL, set to fail
  * fast: a short connect timeout, one try per command, and (unless `reconnect`) no reconnection.
+ * `tlsCa`: a PEM file of the CA(s) trusted for a `rediss://` server (beside Node's own and
+ * `NODE_EXTRA_CA_CERTS`). @throws UsageError for a bad URL, or a `tlsCa` that is unreadable or
+ * given with a `redis://` URL.
  */
-export function redisOptions(url: string, reconnect: boolean): RedisOptions {
+export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): RedisOptions {
   let u: URL;
   try {
     u = new URL(url);
@@ -43,6 +50,15 @@ export function redisOptions(url: string, reconnect: boolean): RedisOptions {
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);
   }
+  let ca: Buffer | undefined;
+  if (tlsCa !== undefined && tlsCa !== '') {
+    if (u.protocol !== 'rediss:') throw new UsageError(`--tls-ca: the Redis URL must be rediss:// (TLS), got ${u.protocol}//`);
+    try {
+      ca = readFileSync(tlsCa);
+    } catch (err) {
+      throw new UsageError(`--tls-ca: cannot read ${JSON.stringify(tlsCa)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
   const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
   if (!Number.isInteger(db) || db < 0) throw new UsageError(`--redis-url: invalid database ${JSON.stringify(u.pathname.slice(1))}`);
   return {
@@ -51,7 +67,7 @@ export function redisOptions(url: string, reconnect: boolean): RedisOptions {
     db,
     username: u.username ? decodeURIComponent(u.username) : undefined,
     password: u.password ? decodeURIComponent(u.password) : undefined,
-    tls: u.protocol === 'rediss:' ? {} : undefined,
+    tls: u.protocol === 'rediss:' ? (ca ? { ca } : {}) : undefined,
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     retryStrategy: reconnect ? (times: number) => Math.min(times * 200, 2000) : () => null,
@@ -79,10 +95,28 @@ export class Cli {
     if (!this.inspectorValue) {
       const url = this.opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
       const namespace = this.opts.namespace ?? process.env.CHRONOS_NAMESPACE ?? DEFAULTS.namespace;
-      this.inspectorValue = new Inspector({ connection: redisOptions(url, reconnect), namespace, actor: this.actor });
+      this.inspectorValue = new Inspector({
+        connection: redisOptions(url, reconnect, this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA),
+        namespace,
+        actor: this.actor,
+      });
       await this.inspectorValue.check(ANSWER_TIMEOUT_MS);
     }
     return this.inspectorValue;
+  }
+
+  /**
+   * The Inspector, once `queue` is known in the namespace (enqueued to, served or scheduled).
+   * @throws QueueNotFoundError naming the queue, the namespace and the known queues (plus `hint`).
+   */
+  async knownQueue(queue: string, hint = ''): Promise<Inspector> {
+    const inspector = await this.inspector();
+    const names = await inspector.queueNames();
+    if (names.includes(queue)) return inspector;
+    const err = new QueueNotFoundError(queue);
+    const known = names.length ? `known: ${names.join(', ')}` : 'it has no queue yet';
+    err.message = `Queue "${queue}" not found in namespace "${inspector.namespace}" (${known})${hint}`;
+    throw err;
   }
 
   async close(): Promise<void> {

@@ -22,7 +22,10 @@ function version(): string {
 const USAGE_CODES = new Set(['INVALID_OPTIONS', 'INVALID_TASK_STATE']);
 
 function oneLine(message: string): string {
-  return message.replace(/\n\s*-\s*/g, '; ').replace(/\s*\n\s*/g, ' ');
+  return message
+    .replace(/:\s*\n\s*-\s*/g, ': ') // "Invalid … options (1 problem):\n  - namespace: …" → one line, no ":;"
+    .replace(/\n\s*-\s*/g, '; ')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 /**
@@ -44,6 +47,7 @@ export async function main(
         .default('redis://127.0.0.1:6379'),
     )
     .addOption(new Option('--namespace <ns>', 'Chronos namespace (key prefix)').env('CHRONOS_NAMESPACE').default('chronos'))
+    .addOption(new Option('--tls-ca <file>', "PEM file of the CA that signed a rediss:// server's certificate").env('CHRONOS_TLS_CA'))
     .option('--json', 'print JSON (for scripts) instead of tables')
     .option('--actor <name>', 'who acts, as named in the operator.acted events (default cli:<user>@<host>)')
     .showSuggestionAfterError(true)

@@ -88,21 +88,43 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
+/** A path parameter, %-decoded. @throws ApiError 400 naming it when an escape is malformed (`%E0%A4%A`). */
+function decodeParam(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ApiError(400, `path: malformed %-escape in ${JSON.stringify(text)}`);
+  }
+}
+
+/**
+ * The request's body as text. @throws ApiError 413 past {@link MAX_BODY} bytes: the rest is then
+ * read and dropped (not destroyed), so that the client gets the 413 rather than a reset connection.
+ */
+function readText(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= MAX_BODY) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      reject(new ApiError(413, `body: more than ${MAX_BODY} bytes`));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    req.once('close', () => reject(new ApiError(400, 'body: the request was closed before its end')));
+  });
+}
+
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const parsed = (req as { body?: unknown }).body; // a framework (express.json in Nest) may have read it already
   let value: unknown = parsed;
   if (parsed === undefined || Buffer.isBuffer(parsed) || typeof parsed === 'string') {
     let text = typeof parsed === 'string' ? parsed : Buffer.isBuffer(parsed) ? parsed.toString('utf8') : '';
-    if (parsed === undefined && !req.readableEnded) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_BODY) throw new ApiError(413, `body: more than ${MAX_BODY} bytes`);
-        chunks.push(chunk);
-      }
-      text = Buffer.concat(chunks).toString('utf8');
-    }
+    if (parsed === undefined && !req.readableEnded) text = await readText(req);
     try {
       value = text.trim() === '' ? {} : JSON.parse(text);
     } catch {
@@ -182,10 +204,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
         const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
         if (type !== 'application/json') return send(res, 415, { error: 'acts need Content-Type: application/json' });
       }
-      const params = route.pattern
-        .exec(path)!
-        .slice(1)
-        .map((p) => decodeURIComponent(p));
+      const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
       const ctx = { inspector, redact, actor: actorOf(req), readOnly, query, body };
       reply = { status: 200, body: await route.run(ctx, params) };

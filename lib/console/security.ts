@@ -45,6 +45,26 @@ export function crossSite(req: IncomingMessage): string | undefined {
     : `Origin ${origin} is not ${host ?? 'this host'}`;
 }
 
+/** A host name as compared: lower-case, without brackets (`[::1]` → `::1`) nor a trailing dot. */
+export function normalHostName(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
+}
+
+/**
+ * The host name a request was sent to, from its `Host` header without the port, normalised by
+ * {@link normalHostName}; undefined without a `Host` header.
+ */
+export function requestHostName(req: IncomingMessage): string | undefined {
+  const host = header(req, 'host');
+  if (host === undefined || host === '') return undefined;
+  const m = /^\[([^\]]*)\](?::\d*)?$/.exec(host) ?? /^([^:]*)(?::\d*)?$/.exec(host);
+  return normalHostName(m ? m[1] : host);
+}
+
 /** `user:password` of a `Basic` Authorization header, or undefined. */
 export function basicCredentials(req: IncomingMessage): { user: string; password: string } | undefined {
   const auth = header(req, 'authorization');

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
 import { createConsoleHandler } from './handler.js';
-import { basicCredentials, securityHeaders } from './security.js';
+import { basicCredentials, normalHostName, requestHostName, securityHeaders } from './security.js';
 
 /** Options of {@link startConsoleServer}. @publicApi */
 export interface ConsoleServerOptions {
@@ -20,6 +20,13 @@ export interface ConsoleServerOptions {
   basicAuth?: string;
   /** Applied to every payload before it leaves the server (keep secrets out of the page). @defaultValue none */
   redact?: (payload: unknown, task: TaskInfo) => unknown;
+  /**
+   * Host names (as in the `Host` header, without the port) the console answers to besides the bound
+   * address and `localhost`, e.g. `['ops.example.com']`. A request for any other name gets 421, so
+   * that a hostile page whose domain is re-pointed at this address (DNS rebinding) cannot use it.
+   * Checked always without `basicAuth`; with `basicAuth`, only when given. @defaultValue []
+   */
+  allowedHosts?: string[];
   /** Where the warning about a console without authentication goes. @defaultValue console.warn */
   warn?: (line: string) => void;
 }
@@ -49,10 +56,17 @@ function same(a: string, b: string): boolean {
  * Serves the console on its own `node:http` server (`chronos console`). With `basicAuth` every
  * request (page, assets, API) needs the credentials (401 with a `WWW-Authenticate` challenge
  * otherwise); without it the server binds to a loopback address only, and says so on `warn`.
- * @throws Error when `host` is not loopback and no `basicAuth` is given, or `basicAuth` has no `:`.
+ * Without `basicAuth` (or with `allowedHosts`) a request whose `Host` is not the bound address,
+ * `localhost` or one of `allowedHosts` is refused with 421 (DNS rebinding).
+ * @throws Error when `host` is not loopback and no `basicAuth` is given, `basicAuth` has no `:`,
+ * or an `allowedHosts` entry is not a host name.
  */
 export async function startConsoleServer(o: ConsoleServerOptions): Promise<ConsoleServer> {
   const host = o.host ?? '127.0.0.1';
+  for (const name of o.allowedHosts ?? []) {
+    if (typeof name !== 'string' || !/^(\[[0-9a-f:.]+\]|[0-9a-f.]*:[0-9a-f.]*:[0-9a-f:.]*|[a-z0-9_.-]+)$/i.test(name))
+      throw new Error(`allowed host: expected a host name without port such as "ops.example.com", got ${JSON.stringify(name)}`);
+  }
   let auth: { user: string; password: string } | undefined;
   if (o.basicAuth !== undefined) {
     const i = o.basicAuth.indexOf(':');
@@ -71,7 +85,16 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
     redact: o.redact,
     actor: (req) => `console:${basicCredentials(req)?.user ?? 'anonymous'}`,
   });
+  const names = new Set([host, 'localhost', ...(o.allowedHosts ?? [])].map(normalHostName));
+  const checkHost = auth === undefined || o.allowedHosts !== undefined;
   const server = createServer((req, res) => {
+    const asked = requestHostName(req);
+    if (checkHost && (asked === undefined || !names.has(asked))) {
+      securityHeaders(res);
+      res.writeHead(421, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+      const hint = asked === undefined ? 'no Host header' : `Host ${JSON.stringify(asked)} is not a name this console serves`;
+      return void res.end(JSON.stringify({ error: `${hint} (serve it with --allowed-host <name>)` }));
+    }
     if (auth) {
       const c = basicCredentials(req);
       const userOk = c !== undefined && same(c.user, auth.user);
@@ -89,6 +112,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
     server.listen(o.port, host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
+  names.add(normalHostName(addr.address));
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     server,

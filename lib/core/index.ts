@@ -1,15 +1,19 @@
 /**
- * Chronos core: the framework-free engine (no NestJS import below this line).
+ * Chronos core: the framework-free engine (no NestJS import below this line). What users call;
+ * every name here is a conscious choice (test/unit/public-api.spec.ts lists them). The parts the
+ * CLI, the console, the bench and the tests need beyond this are the `./internal` entry
+ * (`lib/core/internal.ts`), which carries no compatibility promise.
  * @publicApi
  */
+import { QueueClient } from './queue/client.js';
+
+// every error a user may catch (all of errors.ts is public)
 export * from './runtime/errors.js';
-export * from './runtime/defaults.js';
-export * from './runtime/events.js';
-export * from './runtime/logger.js';
-export * from './runtime/clock.js';
+export { EventBus, type ChronosEvent, type ChronosEventListener, type OperatorAction, type ScheduleSkipReason } from './runtime/events.js';
+export type { ChronosLogger } from './runtime/logger.js';
+export type { Clock } from './runtime/clock.js';
 export { CLUSTER_FAILOVER_BOUND_MS, CLUSTER_RETRY_OPTIONS, type RedisConnection, type RedisClient } from './redis/connection.js';
-export { QueueKeys, SchedulerKeys, GlobalKeys, CONSUMER_GROUP } from './redis/keys.js';
-export { ChronosClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
+export { QueueClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
@@ -21,26 +25,8 @@ export {
   type OverlapPolicy,
   triggerKey,
 } from './scheduler/definition.js';
-export {
-  parseSpec,
-  everySpec,
-  parseDurationMs,
-  nextTriggers,
-  triggersBetween,
-  type ScheduleSpec,
-  type ParseSpecOptions,
-} from './scheduler/spec.js';
-export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './worker/cancel-listener.js';
-export {
-  recordFires,
-  readFires,
-  outcomeOfFire,
-  HISTORY_LIMIT,
-  HISTORY_TTL_MS,
-  type FireRecord,
-  type FireOutcome,
-} from './scheduler/history.js';
-export { TRIGGERS_BETWEEN_COUNT_LIMIT } from './scheduler/spec-base.js';
+export { parseSpec, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
+export type { FireRecord, FireOutcome } from './scheduler/history.js';
 export {
   Inspector,
   TASK_STATES,
@@ -65,4 +51,15 @@ export {
   type ServerInfo,
   type InstanceInfo,
 } from './admin/inspector.js';
-export * from './observability/index.js';
+export { ChronosMetrics, type ChronosMetricsOptions, type MetricsRegistry } from './observability/metrics.js';
+export { configureTracing, type TracingConfig } from './observability/tracing.js';
+export { MissingPeerDependencyError } from './observability/optional.js';
+
+/**
+ * The engine's client under its former name.
+ * @deprecated Renamed {@link QueueClient}. In a NestJS app, inject `ChronosClient` from
+ * `@chronos/nest` (the client plus payload classes), which keeps its name.
+ */
+export const ChronosClient = QueueClient;
+/** @deprecated Renamed {@link QueueClient}. */
+export type ChronosClient = QueueClient;

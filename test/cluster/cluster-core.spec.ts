@@ -5,7 +5,7 @@
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { scanAll } from '../../lib/core/redis/cluster.js';
@@ -42,8 +42,8 @@ afterEach(async () => {
 
 const conn = () => ({ cluster: cluster.seeds });
 
-function client(): ChronosClient {
-  const c = new ChronosClient({ connection: conn(), namespace: ns });
+function client(): QueueClient {
+  const c = new QueueClient({ connection: conn(), namespace: ns });
   closers.push(() => c.close());
   return c;
 }

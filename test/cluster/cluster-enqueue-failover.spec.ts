@@ -3,7 +3,7 @@
 // enqueue to the slot of a SIGKILLed master waits for the promotion instead of failing; when the
 // slot stays down past the bound, the enqueue rejects with a RedisUnavailableError naming the queue.
 import { jest } from '@jest/globals';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { RedisUnavailableError } from '../../lib/core/runtime/errors.js';
 import { RedisCluster, queuesOnEachMaster } from '../helpers/redis-cluster.js';
@@ -23,7 +23,7 @@ test('SIGKILL the master of a queue under 200 enqueues/s: none rejected, every a
   const ns = newNamespace('cef');
   const [queue] = queuesOnEachMaster(cluster, ns, 'busy');
   const stream = new QueueKeys(ns, queue).stream;
-  const client = new ChronosClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
   const accepted = new Set<string>();
   const rejected: unknown[] = [];
   const inFlight = new Set<Promise<void>>();
@@ -63,7 +63,7 @@ test('a slot that stays down past the bound: the enqueue rejects with RedisUnava
   cluster = await RedisCluster.start({ masters: 3, replicas: 0, nodeTimeoutMs: 1000 });
   const ns = newNamespace('cef');
   const [queue] = queuesOnEachMaster(cluster, ns, 'lost');
-  const client = new ChronosClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
   try {
     await client.enqueue('before', null, { queue }); // the client knows the slot map and the queue
     await cluster.masterOf(new QueueKeys(ns, queue).stream).kill(); // no replica: its slots stay down

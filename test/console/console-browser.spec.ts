@@ -30,7 +30,7 @@ run('the console in Chromium', () => {
     jobs = app.get(ConsoleJobs);
     inspector = app.get(InspectorService);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, timezoneId: 'UTC' });
     // what went wrong in the page, said in the test output
     page.on('pageerror', (e) => void process.stderr.write(`page error: ${e.message}\n`));
     page.on(
@@ -81,11 +81,28 @@ run('the console in Chromium', () => {
     expect(jobs.ticks).toBeGreaterThan(0);
     const nightly = page.locator('tr[data-schedule="console.nightly"]');
     expect(await nightly.locator('[data-testid=spec-words]').textContent()).toBe('At 03:00, every day, Europe/Budapest');
+    // issue 24: the next runs name the schedule's zone beside the browser's local time (this browser: UTC)
+    expect(await nightly.locator('[data-testid=zone-time]').first().textContent()).toMatch(/· \w+ \d+ 03:00 Europe\/Budapest$/);
     await page.screenshot({ path: ARTIFACTS + 'console-schedules.png', fullPage: true });
     await page.goto(base + '#/');
     await page.locator('tr[data-queue="default"]').waitFor();
     await page.screenshot({ path: ARTIFACTS + 'console-overview.png', fullPage: true });
     expect(foreign).toEqual([]);
+    // issue 24: at 420 px wide no page is wider than the screen (tables scroll inside themselves)
+    const narrow = await browser.newPage({ viewport: { width: 420, height: 800 }, timezoneId: 'UTC' });
+    try {
+      for (const [hash, ready] of [
+        ['#/', 'tr[data-queue="default"]'],
+        ['#/schedules', 'tr[data-schedule="console.nightly"]'],
+      ]) {
+        await narrow.goto(base + hash);
+        await narrow.locator(ready).waitFor();
+        expect([hash, await narrow.evaluate('document.documentElement.scrollWidth')]).toEqual([hash, 420]);
+      }
+      await narrow.screenshot({ path: ARTIFACTS + 'console-narrow.png', fullPage: true });
+    } finally {
+      await narrow.close();
+    }
   });
 
   test('a dead task is retried from the page and runs', async () => {
@@ -114,11 +131,14 @@ run('the console in Chromium', () => {
     await row.locator('[data-testid=paused]').waitFor();
     await row.locator('[data-testid=pause-note]').getByText('disk maintenance').waitFor();
     expect((await inspector.schedule('console.nightly')).paused).toBe(true);
+    // issue 24: a paused schedule shows no next runs
+    expect(await row.locator('[data-testid=next-runs]').textContent()).toMatch(/^\s*none: paused\s*$/);
     const before = jobs.nightlyRuns.length;
     await row.locator('[data-testid=trigger]').click();
     await waitFor(() => jobs.nightlyRuns.length > before, 'the triggered nightly task to run');
     await row.locator('[data-testid=resume]').click();
     await waitFor(async () => !(await inspector.schedule('console.nightly')).paused, 'the schedule to be resumed');
+    await row.locator('[data-testid=next-runs] div').first().waitFor(); // its next runs are back
   });
 
   test('search finds a task by id; hostile payloads and errors render as text, with no dialog', async () => {

@@ -145,6 +145,37 @@ describe('console security', () => {
       expect((await inspector.schedules()).map((s) => s.name)).toContain('console.nightly');
     });
 
+    /** The security matrix: every API route × {no auth, wrong auth, cross-site, read-only, rebound Host}. */
+    const basic = (cred: string) => ({ authorization: 'Basic ' + Buffer.from(cred).toString('base64') });
+    const MATRIX: [string, () => string, Record<string, string>, (method: string) => number | 'answered'][] = [
+      ['standalone, no auth', () => srv.url, {}, () => 401],
+      ['standalone, wrong auth', () => srv.url, basic('ops:nope'), () => 401],
+      ['standalone, cross-site', () => srv.url, { ...basic('ops:s3cret'), 'sec-fetch-site': 'cross-site' }, () => 403],
+      ['standalone, other Origin', () => srv.url, { ...basic('ops:s3cret'), origin: 'http://evil.example' }, () => 403],
+      ['read-only', () => ro.url, {}, (m) => (m === 'POST' ? 405 : 'answered')],
+      ['read-only, cross-site', () => ro.url, { 'sec-fetch-site': 'cross-site' }, () => 403],
+      ['mounted, no auth', () => base, {}, () => 403],
+      ['mounted, wrong auth', () => base, { 'x-operator': 'no' }, () => 403],
+      ['mounted, not authorized', () => base, { ...ok, 'x-tenant': 'other' }, () => 403],
+      ['mounted, cross-site', () => base, { ...ok, 'sec-fetch-site': 'cross-site' }, () => 403],
+      ['mounted, other Origin', () => base, { ...ok, origin: 'http://evil.example' }, () => 403],
+    ];
+    test.each(MATRIX)('matrix: %s, on every API route', async (_name, url, headers, expected) => {
+      const got: string[] = [];
+      const want: string[] = [];
+      for (const r of ROUTES) {
+        const res = await call(url(), r, headers);
+        await res.arrayBuffer();
+        const status = expected(r[0]) === 'answered' && [200, 404].includes(res.status) ? 'answered' : res.status; // 404: some-id
+        got.push(`${r[0]} ${r[1]} ${status} ${res.headers.get('x-content-type-options')}`);
+        want.push(`${r[0]} ${r[1]} ${expected(r[0])} nosniff`);
+      }
+      expect(got).toEqual(want);
+      expect((await inspector.schedule('console.nightly')).paused).toBe(false);
+      expect((await inspector.schedules()).map((s) => s.name)).toContain('console.nightly');
+      expect((await inspector.queues()).some((q) => q.paused)).toBe(false);
+    });
+
     test('without authentication it binds to loopback only', async () => {
       await expect(startConsoleServer({ inspector: inspector.inspector, port: 0, host: '0.0.0.0' })).rejects.toThrow(
         /without authentication/,

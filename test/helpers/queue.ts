@@ -1,4 +1,4 @@
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.js';
 import { EventBus } from '../../lib/core/runtime/events.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
@@ -8,12 +8,12 @@ import { recordingLogger } from './wait.js';
 export class QueueRig {
   readonly namespace = newNamespace('q');
   readonly events = new EventBus();
-  readonly client: ChronosClient;
+  readonly client: QueueClient;
   readonly servers: ChronosServer[] = [];
   readonly logger = recordingLogger();
 
   constructor() {
-    this.client = new ChronosClient({ connection: redisUrl(), namespace: this.namespace, events: this.events });
+    this.client = new QueueClient({ connection: redisUrl(), namespace: this.namespace, events: this.events });
   }
 
   server(options: ServerOptions = {}): ChronosServer {

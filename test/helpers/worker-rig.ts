@@ -3,7 +3,7 @@
 // `worker()` to start a worker process (test/fixtures/worker.ts); all of it cleaned up after the test.
 import { afterEach, beforeEach } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { killAllChildren, startChild, type Child } from './children.js';
 import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
@@ -12,7 +12,7 @@ import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
 export interface WorkerRig {
   ns: string;
   recordKey: string;
-  client: ChronosClient;
+  client: QueueClient;
   redis: Redis;
   keys: QueueKeys;
 }
@@ -26,7 +26,7 @@ export function useWorkerRig(prefix: string): WorkerRig {
   beforeEach(() => {
     rig.ns = newNamespace(prefix);
     rig.recordKey = `${rig.ns}-records:calls`;
-    rig.client = new ChronosClient({ connection: redisUrl(), namespace: rig.ns });
+    rig.client = new QueueClient({ connection: redisUrl(), namespace: rig.ns });
     rig.redis = new Redis(redisUrl());
     rig.keys = new QueueKeys(rig.ns, 'default');
   });

@@ -4,7 +4,7 @@
 // duplicate: a trigger some other leader had already fired). Real Scheduler, worker and Redis.
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ChronosServer, EventBus, Inspector, QueueKeys, Scheduler, triggerKey, type ChronosEvent } from '../../lib/core/index.js';
+import { ChronosServer, EventBus, Inspector, QueueKeys, Scheduler, triggerKey, type ChronosEvent } from '../../lib/core/internal.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 
@@ -58,6 +58,40 @@ test('a fire is a span the task joins; the history records it; a trigger fired b
   } finally {
     await scheduler.stop();
     await server.shutdown();
+    await inspector.close();
+    await deleteNamespace(ns);
+  }
+});
+
+test('issue 24: triggers skipped while a schedule was paused are recorded as skipped-paused (docs/operating.md), not skipped-catch-up', async () => {
+  const ns = newNamespace('fire-obs-pause');
+  const events = new EventBus();
+  const seen: ChronosEvent[] = [];
+  events.subscribe((e) => void seen.push(e));
+  const logger = recordingLogger();
+  const scheduler = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, events });
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  scheduler.register({ name: 'paused-obs', spec: '@every 1s', type: 'tick', catchUp: 'all' });
+  try {
+    await scheduler.start();
+    await waitFor(async () => (await inspector.scheduleHistory('paused-obs', 5)).some((r) => r.outcome === 'enqueued'), 'a first fire');
+    await inspector.pauseSchedule('paused-obs', { note: 'test' });
+    const pausedAt = (await inspector.schedule('paused-obs')).pause!.at;
+    // two triggers come due while it is paused (the wait is for time itself: nothing fires meanwhile)
+    await waitFor(() => Date.now() > pausedAt + 2500, { what: 'two triggers to pass', timeoutMs: 15_000 });
+    await inspector.resumeSchedule('paused-obs');
+    const skip = await waitFor(
+      () => seen.find((e) => e.type === 'schedule.skipped' && e.reason === 'pause'),
+      'the pause skip to be reported',
+    );
+    const history = await waitFor(async () => {
+      const h = await inspector.scheduleHistory('paused-obs', 50);
+      return h.find((r) => r.triggerAt === (skip as { triggerAt: number }).triggerAt && r.outcome !== 'enqueued');
+    }, 'the skipped trigger in the history');
+    expect(history.outcome).toBe('skipped-paused');
+    expect((await inspector.scheduleHistory('paused-obs', 50)).map((r) => r.outcome)).not.toContain('skipped-catch-up');
+  } finally {
+    await scheduler.stop();
     await inspector.close();
     await deleteNamespace(ns);
   }

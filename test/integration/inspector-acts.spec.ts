@@ -167,7 +167,10 @@ test('cancel: the active task is dead at once (reason cancelled, never retried);
   expect(reasons[0]).toMatchObject({ taskId: id, actor: 'ops:eve' });
   await waitFor(() => s.activeCount === 0, 'the handler to end');
   expect(await inspector.queue('c')).toMatchObject({ pending: 0, active: 0, retry: 0, dead: 1 });
-  await expect(inspector.cancelTask(id)).rejects.toThrow(`Task ${id} not found in any queue (state active)`);
+  // issue 24: not "not found in any queue (state active)" for a task that is there, dead
+  await expect(inspector.cancelTask(id)).rejects.toThrow(
+    `Task ${id} of queue "c" is dead, not active: only a running task can be cancelled; it is dead already (reason cancelled)`,
+  );
   expect(acted.map((e) => [e.action, e.actor, e.queue, e.taskId])).toEqual([['task.cancel', 'ops:eve', 'c', id]]);
 });
 

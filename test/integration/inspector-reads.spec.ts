@@ -129,6 +129,32 @@ test('active, retry and dead tasks: who holds them, the last error with its stac
   expect((await inspector.taskPage('w', 'dead', { type: 'flaky' })).tasks).toEqual([]);
 });
 
+test('issue 24: an active task says when its handler started (running for), which the claim renewals do not reset as they do idleMs', async () => {
+  const release = deferred();
+  const started = deferred<number>();
+  const s = rig.server({ queues: ['run'], visibilityTimeout: 1500 }); // claims renewed every 500 ms
+  s.handle('long', () => (started.resolve(Date.now()), release.promise));
+  await s.start();
+  stoppers.push(async () => release.resolve());
+  const before = Date.now();
+  const { id } = await rig.client.enqueue('long', null, { queue: 'run' });
+  const handlerAt = await started.promise;
+  // the server's heartbeat names it with its start; a claim renewal since has reset its idle time
+  const t = await waitFor(
+    async () => {
+      const [a] = (await inspector.taskPage('run', 'active')).tasks;
+      return a?.startedAt !== undefined && Date.now() - a.startedAt > a.idleMs! ? a : undefined;
+    },
+    { what: 'the active task with its start, renewed since', timeoutMs: 15_000 },
+  );
+  expect(t).toMatchObject({ id, consumer: s.id });
+  // the same clock (this process): the run began after the enqueue, and before the handler was called
+  expect(t.startedAt).toBeGreaterThanOrEqual(before);
+  expect(t.startedAt).toBeLessThanOrEqual(handlerAt);
+  expect((await inspector.findTask(id))?.startedAt).toBe(t.startedAt);
+  expect(Object.keys((await inspector.servers()).find((x) => x.id === s.id)!)).not.toContain('runningSince');
+});
+
 test('one task by id across all queues, in each state; a trigger task has its schedule and instant; garbage is shown, not thrown', async () => {
   const a = await rig.client.enqueue('x', { where: 'a' }, { queue: 'a' });
   const b = await rig.client.enqueue('x', { where: 'b' }, { queue: 'b', delay: 60_000 });

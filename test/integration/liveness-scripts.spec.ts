@@ -1,11 +1,11 @@
-// The liveness scripts against a real Redis (lib/core/redis/recovery-commands.ts): reclaim-consumer.lua
+// The liveness scripts against a real Redis (lib/core/redis/commands/recovery.ts): reclaim-consumer.lua
 // takes one consumer's entries at once (requeued with the crash counted, poison, lost) and nobody
 // else's; presence.lua reports overdue servers and those without a subscriber on their channel.
 import type { Redis } from 'ioredis';
 import { openConnection, duplicateConnection } from '../../lib/core/redis/connection.js';
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys, utcDay } from '../../lib/core/redis/keys.js';
 import { META, entryFields, newMeta } from '../../lib/core/redis/protocol.js';
-import { presenceScript, reclaimConsumerScript } from '../../lib/core/redis/recovery-commands.js';
+import { presenceScript, reclaimConsumerScript } from '../../lib/core/redis/commands/recovery.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
 let ns: string;

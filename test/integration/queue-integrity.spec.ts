@@ -2,7 +2,7 @@
 // (logged once, counted, task.lost); uid and overlap markers are released by the dead path and bounded
 // by TTLs; an ack that finds its entry no longer pending names the task and the real reason.
 import type { Redis } from 'ioredis';
-import { fireScript } from '../../lib/core/redis/schedule-commands.js';
+import { fireScript } from '../../lib/core/redis/commands/schedule.js';
 import { QueueKeys, utcDay } from '../../lib/core/redis/keys.js';
 import { QueueRig } from '../helpers/queue.js';
 import { deferred, waitFor } from '../helpers/wait.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { killAllChildren } from '../helpers/children.js';
@@ -20,7 +20,7 @@ jest.setTimeout(90_000);
 const rig = useWorkerRig('live');
 let ns: string;
 let recordKey: string;
-let client: ChronosClient;
+let client: QueueClient;
 let redis: Redis;
 let keys: QueueKeys;
 beforeEach(() => {
@@ -97,7 +97,7 @@ test('a SIGSTOPped worker keeps its task until the visibility timeout; then a su
 test("a Redis restart (data kept) makes no live worker look dead: nobody's task is reclaimed or run twice", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chronos-live-'));
   const priv = await PrivateRedis.start(['--dir', dir]);
-  const pclient = new ChronosClient({ connection: priv.url, namespace: ns });
+  const pclient = new QueueClient({ connection: priv.url, namespace: ns });
   const pkeys = new QueueKeys(ns, 'default');
   const pr = new Redis(priv.url);
   try {

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { RedisTime } from '../../lib/core/runtime/time.js';
 import { Forwarder } from '../../lib/core/fetch/forwarder.js';
 import { Loops } from '../../lib/core/worker/loops.js';
-import { claimDue, settleDue } from '../../lib/core/redis/due-commands.js';
+import { claimDue, settleDue } from '../../lib/core/redis/commands/due.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { DUE_INDEX } from '../../lib/core/redis/protocol.js';
 import { QueueRig } from '../helpers/queue.js';

@@ -2,14 +2,14 @@
 // a Date becomes its ISO string (documented); `maxPayloadBytes` (default 1 MiB, 0 = none) bounds the
 // encoded payload and its error names the size and the limit.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
-import { ChronosClient, type ClientOptions } from '../../lib/core/queue/client.js';
+import { QueueClient, type ClientOptions } from '../../lib/core/queue/client.js';
 import { encodePayload } from '../../lib/core/queue/codec.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
 const ns = newNamespace('payload');
-const clients: ChronosClient[] = [];
+const clients: QueueClient[] = [];
 const client = (options: Record<string, unknown> = {}) => {
-  const c = new ChronosClient({ connection: redisUrl(), namespace: ns, ...options } as ClientOptions);
+  const c = new QueueClient({ connection: redisUrl(), namespace: ns, ...options } as ClientOptions);
   clients.push(c);
   return c;
 };

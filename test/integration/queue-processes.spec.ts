@@ -2,7 +2,7 @@
 // real worker processes, SIGKILLed and SIGTERMed, on a real Redis.
 import { beforeEach, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { ChronosClient } from '../../lib/core/queue/client.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { stopChild } from '../helpers/children.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
@@ -13,7 +13,7 @@ jest.setTimeout(60_000);
 
 const rig = useWorkerRig('proc');
 let recordKey: string;
-let client: ChronosClient;
+let client: QueueClient;
 let redis: Redis;
 let keys: QueueKeys;
 beforeEach(() => {

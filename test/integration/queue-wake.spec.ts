@@ -5,7 +5,7 @@
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { GlobalKeys } from '../../lib/core/redis/keys.js';
-import { lowerDue } from '../../lib/core/redis/due-commands.js';
+import { lowerDue } from '../../lib/core/redis/commands/due.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { readRecords } from '../helpers/records.js';
 import { redisUrl } from '../helpers/redis.js';

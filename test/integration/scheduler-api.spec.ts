@@ -123,6 +123,43 @@ test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; t
   expect(seen.some((e) => e.type === 'leader.acquired')).toBe(true);
 });
 
+test('the runtime API writes as the Inspector does: pause note, history, events, the guard on live code schedules', async () => {
+  const events = new EventBus();
+  const acted: Extract<ChronosEvent, { type: 'operator.acted' }>[] = [];
+  events.subscribe((e) => e.type === 'operator.acted' && acted.push(e));
+  const s = scheduler({ events, eligible: false }); // no Inspector in this app: the scheduler acts alone
+  s.register({ name: 'code.job', spec: '@every 60s' });
+  await s.start();
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns, livenessWindow: 1000 }); // only reads
+  started.push({ stop: () => inspector.close() });
+  const me = `app:${s.instanceId}`;
+  await s.addSchedule({ name: 'rt', spec: '@every 1h', type: 'rt' });
+
+  await s.pauseSchedule('rt');
+  expect((await inspector.schedule('rt')).pause).toMatchObject({ note: '', actor: me });
+  await inspector.pauseSchedule('rt', { note: 'vendor outage', actor: 'ops:ada' });
+  await s.resumeSchedule('rt'); // drops the operator's note with the pause
+  expect(await inspector.redis.hget(new SchedulerKeys(ns).pauseNotes, 'rt')).toBeNull();
+
+  const id = await s.triggerNow('rt');
+  expect((await inspector.scheduleHistory('rt')).map((f) => [f.outcome, f.taskId, f.by])).toEqual([['manual', id, me]]);
+  expect(await inspector.findTask(id)).toMatchObject({ schedule: 'rt', state: 'pending' });
+
+  // a schedule a live instance declares in code would come back: refused, as by the Inspector
+  await expect(s.removeSchedule('code.job')).rejects.toBeInstanceOf(ChronosStateError);
+  await s.pauseSchedule('rt');
+  await s.removeSchedule('rt');
+  expect(await inspector.redis.hget(new SchedulerKeys(ns).pauseNotes, 'rt')).toBeNull();
+  expect((await inspector.schedules()).map((x) => x.name)).toEqual(['code.job']);
+  expect(acted.map((e) => [e.action, e.schedule, e.actor])).toEqual([
+    ['schedule.pause', 'rt', me],
+    ['schedule.resume', 'rt', me],
+    ['schedule.trigger', 'rt', me],
+    ['schedule.pause', 'rt', me],
+    ['schedule.remove', 'rt', me],
+  ]);
+});
+
 test('overlap skip: no trigger is enqueued while the previous task of the schedule is pending or running', async () => {
   const events = new EventBus();
   const skipped = deferred();

@@ -5,7 +5,9 @@
 // and never flips back across leaderships, and the fencing term never goes backwards.
 import { jest } from '@jest/globals';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
-import { pauseSchedule, resumeSchedule } from '../../lib/core/scheduler/registry.js';
+import { InspectorContext } from '../../lib/core/admin/context.js';
+import * as acts from '../../lib/core/admin/schedule-acts.js';
+import type { RedisClient } from '../../lib/core/redis/types.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import type { Rec } from '../helpers/records.js';
 import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
@@ -26,6 +28,11 @@ afterEach(async () => {
 
 const of = (recs: Rec[], phase: string, schedule: string) => recs.filter((r) => r.phase === phase && r.schedule === schedule);
 const at = (recs: Rec[]) => recs.map((r) => r.triggerAt as number);
+
+/** The operator's pause and resume (lib/core/admin/schedule-acts.ts), made from this process on `client`. */
+const admin = (client: RedisClient, keys: SchedulerKeys) => new InspectorContext(client, keys.namespace, 3000, 'test');
+const pauseSchedule = (client: RedisClient, keys: SchedulerKeys, name: string) => acts.pauseSchedule(admin(client, keys), name);
+const resumeSchedule = (client: RedisClient, keys: SchedulerKeys, name: string) => acts.resumeSchedule(admin(client, keys), name);
 
 /** The witness schedule added to every fleet that must let trigger instants pass: never paused or changed. */
 const TOCK = { name: 'tock', spec: '@every 1s' };

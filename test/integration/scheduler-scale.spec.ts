@@ -5,8 +5,8 @@
 // 10.6 s (the lease is 5 s): the leader lost leadership at every load and fired nothing.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
-import { addSchedule } from '../../lib/core/scheduler/registry.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { InspectorContext } from '../../lib/core/admin/context.js';
+import { addSchedule } from '../../lib/core/admin/schedule-acts.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { Redis } from 'ioredis';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -89,7 +89,7 @@ test('a reload while 2,000 schedules fire keeps every cadence: no trigger twice,
   // a runtime schedule: a registry change, announced; the leader reloads its whole table while the others fire
   const admin = new Redis(redisUrl());
   try {
-    await addSchedule(admin, new SchedulerKeys(ns), ns, { name: 'added', spec: '@every 1s' }, 'UTC');
+    await addSchedule(new InspectorContext(admin, ns, 3000, 'test'), { name: 'added', spec: '@every 1s' }, 'UTC');
   } finally {
     admin.disconnect();
   }

@@ -1,6 +1,6 @@
-// The typed script wrappers (lib/core/redis/commands.ts) against a real Redis: each named result.
+// The typed script wrappers (lib/core/redis/commands/) against a real Redis: each named result.
 import type { Redis } from 'ioredis';
-import { forwardScript } from '../../lib/core/redis/commands.js';
+import { forwardScript } from '../../lib/core/redis/commands/queue.js';
 import {
   declareSchedulesScript,
   fenceSchedulesScript,
@@ -9,7 +9,7 @@ import {
   registerSchedulesScript,
   scheduleAdminScript,
   type FireTrigger,
-} from '../../lib/core/redis/schedule-commands.js';
+} from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_MODE, META, entryFields, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';

@@ -5,7 +5,7 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Redis } from 'ioredis';
-import { ChronosClient, configureTracing, Inspector, QueueKeys, startFireSpan } from '../../lib/core/index.js';
+import { QueueClient, configureTracing, Inspector, QueueKeys, startFireSpan } from '../../lib/core/internal.js';
 import { decodeStored } from '../../lib/core/queue/codec.js';
 import { killAllChildren, startChild, stopChild, type Child } from '../helpers/children.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -38,7 +38,7 @@ async function workerSpans(worker: Child): Promise<SpanRecord[]> {
 test('producer and consumer spans share a trace across two processes; retries, a fire, off per enqueue and per process', async () => {
   const namespace = newNamespace('trace');
   const worker = await startChild('traced-worker', 'tw-1', { REDIS_URL: redisUrl(), NS: namespace });
-  const client = new ChronosClient({ connection: redisUrl(), namespace });
+  const client = new QueueClient({ connection: redisUrl(), namespace });
   const redis = new Redis(redisUrl());
   const inspector = new Inspector({ connection: redis, namespace });
   try {

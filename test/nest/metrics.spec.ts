@@ -6,7 +6,7 @@
 import { Controller, Get, Inject, Injectable, Res } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { register, Registry } from 'prom-client';
-import { ChronosClient as CoreClient, Scheduler } from '../../lib/core/index.js';
+import { QueueClient, Scheduler } from '../../lib/core/index.js';
 import { ChronosClient, ChronosMetrics, InspectorService, Interval, TaskHandler, type Task } from '../../lib/index.js';
 import { resolveOptions } from '../../lib/nest/options/resolve-options.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
@@ -111,7 +111,7 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
   const redis = await PrivateRedis.start();
   const admin = new Redis(redis.url);
   const namespace = newNamespace('scrape'); // unique even here: the helper deletes it on the shared Redis too
-  const seed = new CoreClient({ connection: redis.url, namespace });
+  const seed = new QueueClient({ connection: redis.url, namespace });
   const scheduler = new Scheduler({ connection: redis.url, namespace });
   try {
     await seed.enqueueBulk(Array.from({ length: 10 }, () => ({ type: 'x', options: { queue: 'a' } })));

@@ -3,7 +3,8 @@
 import { matching, parsePrometheus, sumOf } from '../helpers/prometheus.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { freePort, SampleMain } from '../helpers/sample.js';
-import { within } from '../helpers/wait.js';
+import { Inspector } from '../../lib/core/index.js';
+import { waitFor, within } from '../helpers/wait.js';
 
 test('the sample boots, leads, answers /status, /health and /metrics, and stops cleanly on SIGTERM', async () => {
   const namespace = newNamespace('smoke');
@@ -55,6 +56,33 @@ test('the sample boots, leads, answers /status, /health and /metrics, and stops 
     expect(sample.output).not.toMatch(/ERROR|unhandled/i);
   } finally {
     sample.kill('SIGKILL');
+    await deleteNamespace(namespace);
+  }
+});
+
+test('CHRONOS_SAMPLE_DEMO=1: the demo feed gives the console active, scheduled, retry or dead tasks to show', async () => {
+  const namespace = newNamespace('smoke-demo');
+  const port = await freePort();
+  const env = { REDIS_URL: redisUrl(), PORT: String(port), CHRONOS_NAMESPACE: namespace, CHRONOS_INSTANCE: 'demo-1' };
+  const sample = new SampleMain({ ...env, CHRONOS_SAMPLE_DEMO: '1', CHRONOS_SAMPLE_FAST: '1' });
+  const inspector = new Inspector({ connection: redisUrl(), namespace });
+  try {
+    await within(sample.line(/Listening on http:\/\/127\.0\.0\.1:\d+/), 20_000, 'the sample to listen');
+    const demo = await waitFor(
+      async () => {
+        const q = await inspector.queue('default');
+        return q.active > 0 && q.scheduled > 0 && q.retry + q.dead > 0 ? q : undefined;
+      },
+      { what: 'the default queue to hold active, scheduled and failed demo tasks', timeoutMs: 40_000 },
+    );
+    expect(demo).toMatchObject({ active: expect.any(Number), scheduled: expect.any(Number) });
+    const schedules = (await inspector.schedules()).map((s) => s.name);
+    expect(schedules).toContain('demo.feed');
+    sample.kill('SIGTERM');
+    await within(sample.exited, 15_000, 'the sample to exit');
+  } finally {
+    sample.kill('SIGKILL');
+    await inspector.close();
     await deleteNamespace(namespace);
   }
 });

@@ -1,5 +1,5 @@
 // Pure parts of the observability module: optional peers absent, traceparent parsing.
-import { MissingPeerDependencyError, parseTraceparent } from '../../lib/core/index.js';
+import { MissingPeerDependencyError, parseTraceparent } from '../../lib/core/internal.js';
 import { loadOptional } from '../../lib/core/observability/optional.js';
 
 test('an optional peer that is not installed loads as undefined; the error for it names the package and the feature', () => {

@@ -4,7 +4,7 @@
 import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { assertName, describeProblem, nameProblem, NAME_RULE, OptionProblems, type OptionProblem } from '../../lib/core/runtime/options.js';
-import { ChronosClient, checkClientOptions } from '../../lib/core/queue/client.js';
+import { QueueClient, checkClientOptions } from '../../lib/core/queue/client.js';
 import { checkServerOptions } from '../../lib/core/worker/server-options.js';
 import { toStored } from '../../lib/core/scheduler/definition.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
@@ -83,7 +83,7 @@ describe('one name check', () => {
     const keys = ['namespace', 'queues', 'namespace', 'namespace', 'defaults.queue'];
     expect(nameIssues(name)).toEqual(keys.map((k) => [nameMessage(k, name)]));
     expect(nameProblem('queue', name)).toBe(nameMessage('queue', name));
-    expect(() => new ChronosClient({ namespace: name as string })).toThrow(nameMessage('namespace', name));
+    expect(() => new QueueClient({ namespace: name as string })).toThrow(nameMessage('namespace', name));
     // the Inspector (not reworked here) still takes a null namespace as absent
     if (name !== null) expect(() => new Inspector({ namespace: name as string })).toThrow(nameMessage('namespace', name));
     const sched = (() => {

@@ -167,7 +167,12 @@ describe('plan(): a gap found outside acquisition (a stalled event loop, a slow 
   it('a trigger up to 1 s late is on time, one more than 1 s late is missed (LATE_TOLERANCE_MS)', () => {
     expect(LATE_TOLERANCE_MS).toBe(1000);
     expect(at(plan(input(T0 + MIN + 1000, { catchUp: 'none' })))).toEqual(minutes(1));
-    expect(plan(input(T0 + MIN + 1001, { catchUp: 'none' }))).toMatchObject({ triggers: [], skipped: 1, advanceTo: T0 + MIN });
+    expect(plan(input(T0 + MIN + 1001, { catchUp: 'none' }))).toMatchObject({
+      triggers: [],
+      skipped: 1,
+      advanceTo: T0 + MIN,
+      advancedBy: 'catch-up',
+    });
   });
 
   it('still applies the cap', () => {
@@ -184,6 +189,7 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
     for (const catchUp of ['all', 'latest', 'none'] as const) {
       const p = plan(input(resumedAt + 20, { catchUp, resumedAt }));
       expect(p).toMatchObject({ triggers: [], paused: { count: 5, newest: T0 + 5 * MIN }, skipped: 0, advanceTo: T0 + 5 * MIN });
+      expect(p.advancedBy).toBe('pause'); // issue 24: recorded as skipped-paused, not skipped-catch-up
       expect(p.lastFired).toBe(resumedAt);
     }
     // at the next instant after the resume: it fires; the pause is not reported again once lastFired moved past it

@@ -9,11 +9,24 @@ interface ConsoleOptions {
   host: string;
   readOnly?: boolean;
   basicAuth?: string;
+  allowedHost?: string[];
+}
+
+/** Collects `--allowed-host a --allowed-host b,c` (and the env variable's `a,b`) into one list. */
+function hostList(value: string, previous: string[] | undefined): string[] {
+  return [
+    ...(previous ?? []),
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  ];
 }
 
 /**
  * `chronos console`: serves the web console on its own HTTP server until SIGINT/SIGTERM. Without
- * `--basic-auth` it binds to a loopback address only (and warns); `--read-only` refuses every act.
+ * `--basic-auth` it binds to a loopback address only (and warns) and answers only requests for the
+ * bound address, `localhost` and `--allowed-host` names (DNS rebinding); `--read-only` refuses every act.
  */
 export function consoleCommands(program: Command, run: Run): void {
   program
@@ -23,6 +36,14 @@ export function consoleCommands(program: Command, run: Run): void {
     .option('--host <addr>', 'address to bind (a non-loopback one needs --basic-auth)', '127.0.0.1')
     .option('--read-only', 'show everything, refuse every act (405)')
     .addOption(new Option('--basic-auth <user:pass>', 'require HTTP Basic credentials on every request').env('CHRONOS_CONSOLE_AUTH'))
+    .addOption(
+      new Option(
+        '--allowed-host <name>',
+        'a host name the console answers to besides the bound address and localhost (repeatable; others get 421)',
+      )
+        .env('CHRONOS_CONSOLE_ALLOWED_HOSTS')
+        .argParser(hostList),
+    )
     .action(
       run(async (cli: Cli, opts: ConsoleOptions) => {
         const port = opts.port === '0' ? 0 : positiveInt(opts.port, '--port', 65535);
@@ -35,6 +56,7 @@ export function consoleCommands(program: Command, run: Run): void {
             host: opts.host,
             readOnly: opts.readOnly === true,
             basicAuth: opts.basicAuth,
+            allowedHosts: opts.allowedHost,
             warn: (line) => void process.stderr.write(line + '\n'),
           });
         } catch (err) {

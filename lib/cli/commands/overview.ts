@@ -159,9 +159,11 @@ export function overviewCommands(program: Command, run: Run): void {
     queue
       .command(`${verb} <name>`)
       .description(verb === 'pause' ? 'stop every worker fetching from the queue (enqueues still work)' : 'resume a paused queue')
+      .option('--force', `${verb} a queue not known yet (before its first task)`)
       .action(
-        run(async (cli, name: string) => {
-          const inspector = await cli.inspector();
+        run(async (cli, name: string, o: { force?: boolean }) => {
+          const hint = `; pass --force to ${verb} it before its first task`;
+          const inspector = o.force ? await cli.inspector() : await cli.knownQueue(name, hint);
           if (verb === 'pause') await inspector.pauseQueue(name, { actor: cli.actor });
           else await inspector.resumeQueue(name, { actor: cli.actor });
           cli.print({ queue: name, paused: verb === 'pause' }, () => `${past} queue ${name}.`);

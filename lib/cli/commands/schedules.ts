@@ -11,12 +11,20 @@ function stateOf(s: ScheduleInfo): string {
   return s.paused ? 'paused' : 'active';
 }
 
+/** Why a schedule has no next run to show (it does not fire: invalid, orphaned, paused), or undefined when it fires. */
+export function notFiring(s: ScheduleInfo): string | undefined {
+  if (s.error) return 'invalid';
+  if (s.orphaned) return 'orphaned';
+  return s.paused ? 'paused' : undefined;
+}
+
 export function scheduleTable(list: ScheduleInfo[]): string {
   if (list.length === 0) return 'No schedules.';
   return table(
     ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'state', 'last fired', 'next'],
     list.map((s) => {
-      const next = s.next.length ? when(s.next[0]) : '-';
+      const idle = notFiring(s);
+      const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
       return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, stateOf(s), when(s.lastFiredAt), next];
     }),
   );
@@ -38,12 +46,15 @@ function scheduleText(s: ScheduleInfo): string {
     ['last fired', when(s.lastFiredAt)],
     ['error', s.error],
   ]);
-  const next = s.next.length
-    ? table(
-        ['next triggers'],
-        s.next.map((t) => [when(t)]),
-      )
-    : 'No next trigger.';
+  const idle = notFiring(s);
+  const next = idle
+    ? `No next trigger: the schedule is ${idle}${idle === 'paused' ? ` (chronos schedule resume ${s.name})` : ''}.`
+    : s.next.length
+      ? table(
+          ['next triggers'],
+          s.next.map((t) => [when(t)]),
+        )
+      : 'No next trigger.';
   const by = s.declaredBy.length
     ? table(
         ['declared by', 'last seen', 'alive'],

@@ -20,7 +20,15 @@ function taskTable(state: TaskState, tasks: TaskInfo[]): string {
   const head = ['id', 'type', 'payload'];
   const extra: Record<TaskState, [string[], (t: TaskInfo) => string[]]> = {
     pending: [['enqueued', 'retried'], (t) => [when(t.enqueuedAt), `${t.retried}/${t.maxRetry}`]],
-    active: [['server', 'idle', 'deliveries'], (t) => [t.consumer ?? '-', duration(t.idleMs ?? 0), String(t.deliveries ?? 1)]],
+    active: [
+      ['server', 'running for', 'idle', 'deliveries'],
+      (t) => [
+        t.consumer ?? '-',
+        t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : '-',
+        duration(t.idleMs ?? 0),
+        String(t.deliveries ?? 1),
+      ],
+    ],
     scheduled: [['due', 'enqueued'], (t) => [when(t.at), when(t.enqueuedAt)]],
     retry: [['due', 'retried', 'last error'], (t) => [when(t.at), `${t.retried}/${t.maxRetry}`, firstLine(t.lastError, 50)]],
     dead: [['failed', 'reason', 'error'], (t) => [when(t.at), t.reason ?? '-', firstLine(t.lastError, 50)]],
@@ -48,6 +56,7 @@ function taskText(t: TaskInfo): string {
     ['crashes', t.crashes],
     ['entry', t.entryId],
     ['server', t.consumer],
+    ['running for', t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : undefined],
     ['idle', t.idleMs !== undefined ? duration(t.idleMs) : undefined],
     ['deliveries', t.deliveries],
   ]);
@@ -91,7 +100,7 @@ function filterText(o: ActOpts): string {
 }
 
 async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
-  const q = await (await cli.inspector()).queue(o.queue!);
+  const q = await (await cli.knownQueue(o.queue!)).queue(o.queue!);
   const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'];
   const scope = o.type !== undefined || o.error !== undefined ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
   if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}?`, o.yes))) {
@@ -120,7 +129,9 @@ export function taskCommands(program: Command, run: Run): void {
     .action(
       run(async (cli, o: ActOpts & { limit: string; cursor?: string }) => {
         const limit = positiveInt(o.limit, '--limit', 1000);
-        const page = await (await cli.inspector()).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
+        const page = await (
+          await cli.knownQueue(o.queue!)
+        ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
         cli.print(page, () => taskTable(o.state!, page.tasks) + (page.cursor ? `\nmore: --cursor '${page.cursor}'` : ''));
       }),
     );

@@ -8,6 +8,33 @@ function Liveness({ s }) {
   return html`<span class="badge ok">live</span>`;
 }
 
+const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** An instant in the schedule's own zone (`03:00 Europe/Budapest`), when it is not the browser's; '' otherwise. */
+function inZone(ms, zone) {
+  if (!ms || !zone || zone === LOCAL_ZONE) return '';
+  try {
+    const f = new Intl.DateTimeFormat(undefined, { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    const day = new Intl.DateTimeFormat(undefined, { timeZone: zone, month: 'short', day: 'numeric' });
+    return `${day.format(ms)} ${f.format(ms)} ${zone}`;
+  } catch {
+    return '';
+  }
+}
+
+/** A next run: local time, and the schedule's zone beside it when it differs. */
+function NextRun({ ms, zone }) {
+  const there = inZone(ms, zone);
+  return html`<div>${when(ms)}${there && html` <span class="muted" data-testid="zone-time">· ${there}</span>`}</div>`;
+}
+
+/** Why a schedule shows no next run (it does not fire): 'unreadable', 'orphaned', 'paused'; undefined when it fires. */
+function notFiring(s) {
+  if (s.error) return 'unreadable';
+  if (s.orphaned) return 'orphaned';
+  return s.paused ? 'paused' : undefined;
+}
+
 function Acts({ s, readOnly, setNotice, after }) {
   if (readOnly) return null;
   const post = (verb, body = {}) => api(`schedules/${enc(s.name)}/${verb}`, body);
@@ -70,7 +97,9 @@ export function SchedulesPage({ data, readOnly }) {
               <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a></td>
               <td><span data-testid="spec-words">${s.description}</span><br /><code class="muted">${s.expression}</code></td>
               <td>${s.queue} · ${s.type}</td>
-              <td>${s.next.slice(0, 2).map((n) => html`<div>${when(n)}</div>`)}</td>
+              <td data-testid="next-runs">
+                ${notFiring(s) ? html`<span class="muted">none: ${notFiring(s)}</span>` : s.next.slice(0, 2).map((n) => html`<${NextRun} ms=${n} zone=${s.timeZone} />`)}
+              </td>
               <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
               <td>
                 <${Liveness} s=${s} />
@@ -109,7 +138,7 @@ export function SchedulePage({ readOnly, name, tick }) {
     ['origin', s.origin],
     ['last fired', when(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],
-    ['next due', when(s.nextDueAt)],
+    ['next due', notFiring(s) ? `none: ${notFiring(s)}` : when(s.nextDueAt)],
     [
       'declared by',
       s.declaredBy.map((i) => `${i.instance} (${i.alive ? 'alive' : 'gone'}, seen ${when(i.lastSeenAt)})`).join('; ') || 'none',
@@ -129,8 +158,8 @@ export function SchedulePage({ readOnly, name, tick }) {
       )}
     </dl>
     <h3>Next runs</h3>
-    <ul>
-      ${s.next.map((n) => html`<li>${when(n)}</li>`)}
+    <ul data-testid="next-runs">
+      ${notFiring(s) ? html`<li class="muted">none: the schedule is ${notFiring(s)}</li>` : s.next.map((n) => html`<li><${NextRun} ms=${n} zone=${s.timeZone} /></li>`)}
     </ul>
     <h3>Fire history</h3>
     <table data-testid="history">

@@ -24,6 +24,11 @@ export function SearchBox({ onFind }) {
   </form>`;
 }
 
+/** How long an active task's handler has run (from its server's heartbeat); 'just started' until the server names it. */
+function runningFor(t) {
+  return t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : 'just started';
+}
+
 function preview(payload) {
   const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
   return text === undefined ? '' : text.length > 120 ? text.slice(0, 120) + '…' : text;
@@ -177,7 +182,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
               <td><a href=${`#/tasks/${enc(t.id)}?queue=${enc(queue)}`}>${t.id}</a></td>
               <td>${t.type}</td>
               <td><code class="payload">${preview(t.payload)}</code></td>
-              <td>${state === 'active' ? duration(t.idleMs) : when(t.at ?? t.enqueuedAt)}</td>
+              <td data-testid="when">${state === 'active' ? runningFor(t) : when(t.at ?? t.enqueuedAt)}</td>
               <td>${t.retried}/${t.maxRetry}</td>
               ${state === 'dead' || state === 'retry' ? html`<td class="error-text">${(t.lastError ?? '').split('\n')[0]}${t.reason ? ` (${t.reason})` : ''}</td>` : null}
               ${acts.length > 0 && html`<td>${acts.map((a) => html`<button data-testid=${'act-' + a} onClick=${() => one(a, t.id)}>${a}</button> `)}</td>`}
@@ -225,7 +230,8 @@ export function TaskPage({ query, readOnly, id }) {
     task.at && ['due / failed at', when(task.at)],
     task.reason && ['dead because', task.reason],
     task.crashes && ['reclaimed after crashes', task.crashes],
-    task.consumer && ['held by', `${task.consumer} for ${duration(task.idleMs)}`],
+    task.consumer && ['held by', `${task.consumer} (claim renewed ${duration(task.idleMs)} ago)`],
+    task.state === 'active' && ['running for', runningFor(task)],
     task.schedule && [
       'trigger of',
       html`<a data-testid="schedule-link" href=${'#/schedules/' + enc(task.schedule)}>${task.schedule}</a> at ${when(task.triggerAt)}`,

@@ -4,6 +4,7 @@ import type { EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
 import { engineTime } from '../runtime/time.js';
+import type { TaskSet } from '../redis/commands/admin.js';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
@@ -70,7 +71,7 @@ export function checkState(state: unknown, allowed: readonly TaskState[] = TASK_
 }
 
 /** The set (ZSET) and hash of a state kept outside the stream. */
-export function setOf(k: QueueKeys, state: 'scheduled' | 'retry' | 'dead'): { zset: string; hash: string } {
+export function setOf(k: QueueKeys, state: 'scheduled' | 'retry' | 'dead'): TaskSet {
   if (state === 'dead') return { zset: k.dead, hash: k.deadTasks };
   return { zset: state === 'retry' ? k.retry : k.scheduled, hash: k.tasks };
 }

@@ -25,7 +25,11 @@ export async function servers(ctx: InspectorContext): Promise<ServerInfo[]> {
   const p = ctx.client.pipeline();
   for (const id of ids) p.get(ctx.global.server(id));
   const raws = (await p.exec())!.map(([err, v]) => (err ? null : (v as string | null)));
-  return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as ServerInfo] : []));
+  return raws.flatMap((raw) => {
+    if (!raw) return [];
+    const { runningSince: _, ...info } = JSON.parse(raw) as ServerInfo & { runningSince?: unknown }; // read by activeRows
+    return [info];
+  });
 }
 
 function field(info: string, name: string): string | undefined {

@@ -192,7 +192,8 @@ export class Inspector {
   /**
    * Cancels an active task: it is dead-lettered at once (reason `cancelled`, never retried) and the
    * server running it is told by a pub/sub notice to abort its `signal` with a `TaskCancelledError`.
-   * @throws TaskNotFoundError when the task is not active (in `queue`, or in any queue).
+   * @throws TaskNotFoundError when the task is not found (in `queue`, or in any queue);
+   * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
    */
   cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
     return ta.cancelTask(this.ctx, id, opts.queue, opts.actor);

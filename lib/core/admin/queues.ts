@@ -1,7 +1,7 @@
 import { afterLastDelivered, readyAt } from './latency.js';
 import { utcDay } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
-import { writePause } from '../redis/pause-commands.js';
+import { writePause } from '../redis/commands/pause.js';
 import type { InspectorContext } from './context.js';
 import type { DayCounts, QueueInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';

@@ -1,15 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { ChronosStateError, InvalidOptionsError } from '../runtime/errors.js';
-import { encodeMeta, type TaskMeta } from '../queue/codec.js';
-import { runScript } from '../redis/scripts.js';
-import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition } from '../scheduler/definition.js';
+import { ChronosStateError, InvalidOptionsError, ScheduleNotFoundError } from '../runtime/errors.js';
+import { encodeMeta } from '../queue/codec.js';
+import { backfillScript } from '../redis/commands/admin.js';
+import { scheduleAdminScript } from '../redis/commands/schedule.js';
+import { entryFields, META, newMeta } from '../redis/protocol.js';
+import { fireDedupTtlMs, storedSpec, toStored, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
-import * as registry from '../scheduler/registry.js';
+import { raiseFences } from '../scheduler/registry.js';
 import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { schedule, storedSchedule } from './schedules.js';
 import type { BackfillResult } from './types.js';
-import { engineTime } from '../runtime/time.js';
+
+/**
+ * The operator's acts on schedules: the only code that changes the schedule registry on request
+ * (the Inspector's, and the `Scheduler`'s runtime API, which delegates here with a context of its
+ * own). Every registry change is two single-slot steps, in this order: schedule-admin.lua in the
+ * scheduler's slot (it takes a new generation and announces the change: the leader reloads at
+ * once), then the fence in the slot of the queue the schedule targeted (scheduler/registry.ts
+ * raiseFences): once the call resolves, fire.lua refuses any trigger planned under the old state,
+ * even by a leader that missed the notice.
+ */
 
 /** Most triggers one backfill enqueues (a larger range is refused: split it). */
 export const MAX_BACKFILL = 10_000;
@@ -17,48 +28,61 @@ export const MAX_BACKFILL = 10_000;
 const BACKFILL_CHUNK = 250;
 
 /**
- * Changes the registry through the scheduler's own admin functions (lib/core/scheduler/registry.ts:
- * schedule-admin.lua, the change notice and the fence in the queue's slot), so an operator's change
- * is fenced exactly like one made through `Scheduler`; then keeps or drops the operator's pause note.
+ * Pauses, resumes or deletes a schedule (schedule-admin.lua, then the fence), then keeps the
+ * operator's pause note (a pause) or drops it. @throws ScheduleNotFoundError naming it
  */
-async function admin(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
-  if (op === 'pause') await registry.pauseSchedule(ctx.client, ctx.sched, name);
-  else if (op === 'resume') await registry.resumeSchedule(ctx.client, ctx.sched, name);
-  else await registry.removeSchedule(ctx.client, ctx.sched, name);
-  if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: engineTime.now() }));
+async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
+  const r = await scheduleAdminScript(ctx.client, ctx.sched, op, name);
+  if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
+  await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
+  if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
 }
 
 /**
- * Adds (or replaces) a runtime schedule: validated, then the scheduler's `addSchedule` (schedule-admin.lua
- * "put", the change notice, the fence, one SADD of its queue). It lives in Redis, so the leader fires it
- * whichever instance added it; never orphaned.
- * @throws InvalidScheduleError for a bad spec, zone or option.
+ * Adds (or replaces) a runtime schedule: validated, then schedule-admin.lua "put" (the change
+ * notice), the fence of a replaced one in the queue it targeted, and one SADD of its queue (listed
+ * by the Inspector from then on). It lives in Redis, so the leader fires it whichever instance
+ * added it; never orphaned.
+ * @param defaultTimeZone zone of a cron spec that names none
+ * @throws InvalidScheduleError naming the schedule and the bad spec, zone or option.
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string): Promise<void> {
-  await registry.addSchedule(ctx.client, ctx.sched, ctx.namespace, def, defaultTimeZone);
+  const { stored } = toStored(def, defaultTimeZone, true);
+  const r = await scheduleAdminScript(ctx.client, ctx.sched, 'put', stored.name, JSON.stringify(stored));
+  if (r.previousQueue !== undefined) {
+    await raiseFences(ctx.client, ctx.namespace, [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }]);
+  }
+  await ctx.client.sadd(ctx.global.queues, stored.queue);
 }
 
 /**
- * Pauses a schedule fleet-wide (its triggers are skipped while paused), keeping the operator's note
- * (shown while it stays paused). One `schedule-admin.lua`; safe to repeat (the note is replaced).
+ * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
+ * the resume), keeping the operator's note (shown while it stays paused). Once this resolves no
+ * later trigger is enqueued (one already enqueued ahead of its instant, ≤ 1 s, may still run).
+ * One `schedule-admin.lua`, the fence, one HSET; safe to repeat (the note is replaced).
  * @throws ScheduleNotFoundError
  */
 export async function pauseSchedule(ctx: InspectorContext, name: string, note?: string, actor?: string): Promise<void> {
-  await admin(ctx, 'pause', name, note ?? '', actor ?? ctx.actor);
+  await change(ctx, 'pause', name, note ?? '', actor ?? ctx.actor);
   ctx.emit('schedule.pause', actor, { schedule: name, count: 1 });
 }
 
-/** Resumes a paused schedule (its note is dropped). One `schedule-admin.lua`; safe to repeat. @throws ScheduleNotFoundError */
+/**
+ * Resumes a paused schedule (its note is dropped): its first trigger is its first instant after
+ * the resume. One `schedule-admin.lua`, the fence, one HDEL; safe to repeat. @throws ScheduleNotFoundError
+ */
 export async function resumeSchedule(ctx: InspectorContext, name: string, actor?: string): Promise<void> {
-  await admin(ctx, 'resume', name);
+  await change(ctx, 'resume', name);
   ctx.emit('schedule.resume', actor, { schedule: name, count: 1 });
 }
 
 /**
- * Removes a schedule from the registry. A code-declared schedule that a live instance still
- * declares is refused unless `force` (it would come back when that instance restarts or re-publishes):
- * remove runtime or orphaned ones. Cost: the schedule read ({@link schedule}) and one script.
+ * Removes a schedule from the registry: once this resolves no trigger of it is enqueued any more
+ * (one already enqueued ahead of its instant, ≤ 1 s, may still run). A code-declared schedule that
+ * a live instance still declares is refused unless `force` (it would come back when that instance
+ * restarts or re-publishes): remove runtime or orphaned ones. Cost: the schedule read
+ * ({@link schedule}), one script, the fence, one HDEL.
  * @throws ScheduleNotFoundError; ChronosStateError when live instances declare it and `force` is not set.
  */
 export async function removeSchedule(ctx: InspectorContext, name: string, force = false, actor?: string): Promise<void> {
@@ -70,8 +94,16 @@ export async function removeSchedule(ctx: InspectorContext, name: string, force 
         'Remove it from the code, or force the removal (CLI: --force).',
     );
   }
-  await admin(ctx, 'delete', name);
+  await change(ctx, 'delete', name);
   ctx.emit('schedule.remove', actor, { schedule: name, count: 1 });
+}
+
+/** The JSON meta of a task of schedule `s` enqueued at `enqueuedAt` for its trigger `triggerAt` (epoch ms). */
+function triggerMeta(s: StoredSchedule, enqueuedAt: number, triggerAt: number): string {
+  const meta = newMeta(s.maxRetry, s.timeoutMs, enqueuedAt);
+  meta[META.schedule] = s.name;
+  meta[META.triggerAt] = triggerAt;
+  return encodeMeta(meta);
 }
 
 /**
@@ -85,8 +117,7 @@ export async function triggerSchedule(ctx: InspectorContext, name: string, actor
   const k = ctx.keys(s.queue);
   const now = await ctx.redisNow();
   const id = `${name}:manual:${randomUUID()}`;
-  const meta: TaskMeta = { r: 0, m: s.maxRetry, t: s.timeoutMs, e: now, s: name, tr: now };
-  await ctx.client.xadd(k.stream, '*', 'id', id, 'type', s.type, 'payload', s.payload, 'meta', encodeMeta(meta));
+  await ctx.client.xadd(k.stream, '*', ...entryFields(id, s.type, s.payload, triggerMeta(s, now, now)));
   await ctx.client.sadd(ctx.global.queues, s.queue);
   await recordFires(ctx.client, k, [{ schedule: name, triggerAt: now, at: now, outcome: 'manual', taskId: id, by: actor ?? ctx.actor }]);
   ctx.emit('schedule.trigger', actor, { schedule: name, queue: s.queue, taskId: id, count: 1 });
@@ -124,11 +155,8 @@ export async function backfillSchedule(
   const ttl = fireDedupTtlMs(s, spec);
   const ids: string[] = [];
   for (let c = 0; c < triggers.length; c += BACKFILL_CHUNK) {
-    const chunk = triggers.slice(c, c + BACKFILL_CHUNK);
-    const keys = [k.stream, ...chunk.map((t) => k.dedup(triggerKey(name, t)))];
-    const args: (string | number)[] = [s.type, s.payload, ttl];
-    for (const t of chunk) args.push(triggerKey(name, t), encodeMeta({ r: 0, m: s.maxRetry, t: s.timeoutMs, e: now, s: name, tr: t }));
-    ids.push(...(await runScript<string[]>(ctx.client, 'backfill', keys, args)));
+    const chunk = triggers.slice(c, c + BACKFILL_CHUNK).map((t) => ({ taskId: triggerKey(name, t), meta: triggerMeta(s, now, t) }));
+    ids.push(...(await backfillScript(ctx.client, k, { type: s.type, payload: s.payload, dedupTtlMs: ttl, triggers: chunk })));
   }
   if (ids.length > 0) {
     await ctx.client.sadd(ctx.global.queues, s.queue);

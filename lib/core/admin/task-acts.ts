@@ -1,12 +1,11 @@
-import { killScript } from '../redis/commands.js';
+import { deletePendingScript, deleteTasksScript, retryDeadScript, runTasksScript } from '../redis/commands/admin.js';
+import { killScript } from '../redis/commands/queue.js';
 import { DEAD_REASON, META } from '../redis/protocol.js';
 import { DEFAULTS } from '../runtime/defaults.js';
-import { TaskCancelledError, TaskNotFoundError } from '../runtime/errors.js';
+import { ChronosStateError, TaskCancelledError, TaskNotFoundError } from '../runtime/errors.js';
 import type { OperatorAction } from '../runtime/events.js';
 import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { markerKeys } from '../queue/codec.js';
-import { CONSUMER_GROUP } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
 import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
 import { findTask, pageRows, requireTask, type Row } from './tasks.js';
 import type { ActResult, TaskFilter, TaskState } from './types.js';
@@ -66,15 +65,9 @@ function emitted(
 function retryDeadBatch(ctx: InspectorContext, queue: string): BatchAct {
   const k = ctx.keys(queue);
   return async (rows) => {
-    const keys = [k.stream, k.dead, k.deadTasks];
-    const args: (string | number)[] = [];
-    for (const { info, meta } of rows) {
-      const extra = markerKeys(k, { id: info.id, meta });
-      keys.push(...extra);
-      args.push(info.id, extra.length);
-    }
-    const [done, conflicts] = await runScript<[string[], string[]]>(ctx.client, 'retry-dead', keys, args);
-    return { done, skipped: conflicts.map((id) => ({ id, reason: 'its explicit task id is live again (another task took it)' })) };
+    const tasks = rows.map(({ info, meta }) => ({ taskId: info.id, markers: markerKeys(k, { id: info.id, meta }) }));
+    const { moved, conflicts } = await retryDeadScript(ctx.client, k, tasks);
+    return { done: moved, skipped: conflicts.map((id) => ({ id, reason: 'its explicit task id is live again (another task took it)' })) };
   };
 }
 
@@ -100,27 +93,22 @@ function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): Ba
   const k = ctx.keys(queue);
   if (state === 'pending') {
     return async (rows) => {
-      const keys = [k.stream];
-      const args: (string | number)[] = [CONSUMER_GROUP];
-      for (const { info, meta } of rows) {
-        const extra = markerKeys(k, { id: info.id, meta });
-        keys.push(...extra);
-        args.push(info.entryId!, info.id, extra.length);
-      }
-      return { done: await runScript<string[]>(ctx.client, 'delete-pending', keys, args) };
+      const tasks = rows.map(({ info, meta }) => ({
+        entryId: info.entryId!,
+        taskId: info.id,
+        markers: markerKeys(k, { id: info.id, meta }),
+      }));
+      return { done: await deletePendingScript(ctx.client, k, tasks) };
     };
   }
-  const { zset, hash } = setOf(k, state as 'scheduled' | 'retry' | 'dead');
+  const set = setOf(k, state as 'scheduled' | 'retry' | 'dead');
   return async (rows) => {
-    const keys = [zset, hash];
-    const args: (string | number)[] = [];
-    for (const { info, meta } of rows) {
-      // a dead task released its keys when it died: another live task may hold them now
-      const extra = state === 'dead' ? [] : markerKeys(k, { id: info.id, meta });
-      keys.push(...extra);
-      args.push(info.id, extra.length);
-    }
-    return { done: await runScript<string[]>(ctx.client, 'delete-tasks', keys, args) };
+    // a dead task released its keys when it died: another live task may hold them now
+    const tasks = rows.map(({ info, meta }) => ({
+      taskId: info.id,
+      markers: state === 'dead' ? [] : markerKeys(k, { id: info.id, meta }),
+    }));
+    return { done: await deleteTasksScript(ctx.client, set, tasks) };
   };
 }
 
@@ -157,12 +145,12 @@ export async function deleteAllTasks(
 
 function runBatch(ctx: InspectorContext, queue: string, state: 'scheduled' | 'retry'): BatchAct {
   const k = ctx.keys(queue);
-  const { zset, hash } = setOf(k, state);
+  const set = setOf(k, state);
   return async (rows) => ({
-    done: await runScript<string[]>(
+    done: await runTasksScript(
       ctx.client,
-      'run-tasks',
-      [k.stream, zset, hash],
+      k,
+      set,
       rows.map((r) => r.info.id),
     ),
   });
@@ -202,7 +190,13 @@ export async function runAllTasks(
  */
 export async function cancelTask(ctx: InspectorContext, id: string, queue?: string, actor?: string): Promise<ActResult> {
   const row = await findTask(ctx, id, queue);
-  if (!row || row.info.state !== 'active') throw new TaskNotFoundError(queue ?? '*', id, 'active');
+  if (!row) throw new TaskNotFoundError(queue ?? '*', id);
+  if (row.info.state !== 'active') {
+    const instead = row.info.state === 'dead' ? `it is dead already (reason ${row.info.reason ?? 'unknown'})` : `delete it instead`;
+    throw new ChronosStateError(
+      `Task ${id} of queue "${row.info.queue}" is ${row.info.state}, not active: only a running task can be cancelled; ${instead}`,
+    );
+  }
   const q = row.info.queue;
   const k = ctx.keys(q);
   const who = actor ?? ctx.actor;

@@ -1,7 +1,8 @@
 import { InvalidOptionsError, TaskNotFoundError } from '../runtime/errors.js';
 import { decodeStored, type TaskMeta } from '../queue/codec.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { ENTRY_FIELDS } from '../redis/protocol.js';
+import { pageTasksScript } from '../redis/commands/admin.js';
 import { checkState, entryInfo, matches, setOf, storedInfo, type InspectorContext } from './context.js';
 import { queueNames } from './queues.js';
 import type { DeadGroup, DeadGroups, TaskFilter, TaskInfo, TaskPage, TaskState } from './types.js';
@@ -31,7 +32,7 @@ function metaOf(raw: string | null | undefined, id: string): TaskMeta {
 }
 
 function streamMeta(fields: string[] | null): TaskMeta {
-  const i = fields ? fields.indexOf('meta') : -1;
+  const i = fields ? fields.indexOf(ENTRY_FIELDS[3]) : -1;
   if (i < 0 || i % 2 !== 0) return EMPTY_META;
   try {
     return { ...EMPTY_META, ...(JSON.parse(fields![i + 1]) as TaskMeta) };
@@ -86,23 +87,20 @@ export async function pageRows(
   const badCursor = () =>
     new InvalidOptionsError([`cursor: ${JSON.stringify(cursor)} is not a cursor of a ${state} listing`], 'task listing');
   if (state === 'scheduled' || state === 'retry' || state === 'dead') {
-    let afterId = '';
-    let afterScore = '0';
+    let after: { id: string; score: string } | undefined;
     if (cursor) {
       const sep = cursor.indexOf(':');
       if (sep < 1 || !Number.isFinite(Number(cursor.slice(0, sep)))) throw badCursor();
-      afterScore = cursor.slice(0, sep);
-      afterId = cursor.slice(sep + 1);
+      after = { score: cursor.slice(0, sep), id: cursor.slice(sep + 1) };
     }
-    const { zset, hash } = setOf(k, state);
-    const flat = await runScript<string[]>(ctx.client, 'page-tasks', [zset, hash], [afterId, afterScore, limit]);
+    const page = await pageTasksScript(ctx.client, setOf(k, state), after, limit);
     const rows: Row[] = [];
-    for (let i = 0; i < flat.length; i += 3) {
-      const [id, score, raw] = [flat[i], flat[i + 1], flat[i + 2]];
+    for (const { id, score, stored: raw } of page) {
       const info = storedInfo(queue, state, id, raw, Number(score)) ?? garbage(queue, state, id, raw, Number(score));
       rows.push({ info, meta: metaOf(raw, id) });
     }
-    const last = flat.length >= 3 ? `${flat[flat.length - 2]}:${flat[flat.length - 3]}` : undefined;
+    const lastTask = page.at(-1);
+    const last = lastTask ? `${lastTask.score}:${lastTask.id}` : undefined;
     return { rows, cursor: rows.length === limit ? last : undefined };
   }
   if (cursor !== undefined && !ENTRY_ID.test(cursor)) throw badCursor();
@@ -141,7 +139,30 @@ async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, he
     Object.assign(info, { consumer, idleMs: Number(idle), deliveries: Number(deliveries) });
     rows.push({ info, meta: streamMeta(e[1]) });
   });
+  const since = await runningSince(ctx, [...new Set(rows.map((r) => r.info.consumer!))]);
+  for (const { info } of rows) {
+    const at = since.get(info.consumer!)?.[info.id];
+    if (typeof at === 'number') info.startedAt = at;
+  }
   return rows;
+}
+
+/** Each consumer's running tasks with their start, from its heartbeat info (one pipelined GET per server). */
+async function runningSince(ctx: InspectorContext, consumers: string[]): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  if (consumers.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (const c of consumers) p.get(ctx.global.server(c));
+  const replies = (await p.exec())!;
+  consumers.forEach((c, i) => {
+    try {
+      const since = (JSON.parse(String(replies[i][1])) as { runningSince?: Record<string, unknown> } | null)?.runningSince;
+      if (since && typeof since === 'object') out.set(c, since);
+    } catch {
+      /* no info key (the server is gone) or not JSON: no start known */
+    }
+  });
+  return out;
 }
 
 /**

@@ -93,7 +93,13 @@ export interface TaskInfo {
   entryId?: string;
   /** Active tasks: the consumer (worker server id) holding it, how long since it was delivered or claimed (ms), deliveries. */
   consumer?: string;
-  /** Active tasks: ms since the entry was last delivered or claimed (XPENDING idle time). */
+  /**
+   * Active tasks: when its handler started (epoch ms, the worker's clock), as its server's last
+   * heartbeat says (every 5 s: absent for a task started since, or held by a server that is gone).
+   * "Running for" is now − startedAt; `idleMs` is not: it restarts at every claim renewal.
+   */
+  startedAt?: number;
+  /** Active tasks: ms since the entry was last delivered or claimed (XPENDING idle time, reset by each claim renewal). */
   idleMs?: number;
   /** Active tasks: times the entry was delivered to a consumer (XPENDING delivery count). */
   deliveries?: number;

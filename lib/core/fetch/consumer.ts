@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { isCluster } from '../redis/cluster.js';
-import { requeueScript } from '../redis/commands.js';
+import { requeueScript } from '../redis/commands/queue.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
 import { ENTRY_FIELDS, SCAN_START } from '../redis/protocol.js';
 import {
@@ -10,7 +10,7 @@ import {
   type HeldEntry,
   type PoisonTask,
   type RequeuedTask,
-} from '../redis/recovery-commands.js';
+} from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 
 /** A queue as a consumer sees it. */

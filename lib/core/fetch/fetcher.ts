@@ -2,7 +2,7 @@ import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
-import { writePause } from '../redis/pause-commands.js';
+import { writePause } from '../redis/commands/pause.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';

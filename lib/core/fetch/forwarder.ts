@@ -1,8 +1,8 @@
 import type { RedisTime } from '../runtime/time.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import type { RedisClient } from '../redis/connection.js';
-import { forwardScript, type ForwardOutcome } from '../redis/commands.js';
-import { claimDue, lowerDue, settleDue } from '../redis/due-commands.js';
+import { forwardScript, type ForwardOutcome } from '../redis/commands/queue.js';
+import { claimDue, lowerDue, settleDue } from '../redis/commands/due.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 

@@ -16,7 +16,7 @@ import { loadOptional } from './optional.js';
  *   enqueued a task shows the task's runs, and a tool that follows links finds them too. With
  *   `configureTracing({ consumerParent: 'link' })` an attempt starts a new trace instead, linked
  *   only (for tasks that run hours after the request whose trace you keep short).
- * - A schedule's fire is a PRODUCER span `fire <schedule>` ({@link startFireSpan}); the fired
+ * - A schedule's fire is a PRODUCER span `fire <schedule>` (`startFireSpan`); the fired
  *   task's attempts are its children, so a nightly job's trace starts at its trigger.
  * @publicApi
  */

@@ -6,7 +6,7 @@ import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observ
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands.js';
+import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
 import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
@@ -59,7 +59,7 @@ export interface EnqueueResult {
   state: 'pending' | 'scheduled';
 }
 
-/** One task of {@link ChronosClient.enqueueBulk}. */
+/** One task of {@link QueueClient.enqueueBulk}. */
 export interface BulkTask {
   /** The task's type, which selects its handler. */
   type: string;
@@ -69,7 +69,7 @@ export interface BulkTask {
   options?: EnqueueOptions;
 }
 
-/** Options of a {@link ChronosClient}. @publicApi */
+/** Options of a {@link QueueClient}. @publicApi */
 export interface ClientOptions {
   /** Redis to use. @defaultValue redis://127.0.0.1:6379 */
   connection?: RedisConnection;
@@ -137,10 +137,11 @@ export function checkClientOptions(options: ClientOptions): Checked<ResolvedClie
 /**
  * Enqueues tasks. Any number of clients, in any process, may enqueue to the same queues.
  * A plain enqueue is one `XADD` (one round trip); with `delay`, `processAt`, `dedupKey` or
- * `taskId` it is one Lua script (`enqueue.lua`), atomic.
+ * `taskId` it is one Lua script (`enqueue.lua`), atomic. In a NestJS app, inject `ChronosClient`
+ * from `@chronos/nest` instead (this client plus payload classes).
  * @publicApi
  */
-export class ChronosClient {
+export class QueueClient {
   /** Key prefix of the app in Redis (`namespace` option, default `chronos`). */
   readonly namespace: string;
   private readonly conn: ConnectionHandle;

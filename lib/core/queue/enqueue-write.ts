@@ -10,9 +10,9 @@ import {
   type BulkEntry,
   type EnqueueArgs,
   type EnqueueOutcome,
-} from '../redis/commands.js';
+} from '../redis/commands/queue.js';
 import { wrapScriptError } from '../redis/scripts.js';
-import { dueTime, lowerDue, pipeLowerDue } from '../redis/due-commands.js';
+import { dueTime, lowerDue, pipeLowerDue } from '../redis/commands/due.js';
 import type { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { META, newMeta } from '../redis/protocol.js';
 import type { RedisClient } from '../redis/types.js';
@@ -62,7 +62,7 @@ export function isPlain(p: Prepared): boolean {
   return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
 }
 
-/** When a delayed task is due, for the due-time index (epoch ms; due-commands.ts dueTime); undefined when not delayed. */
+/** When a delayed task is due, for the due-time index (epoch ms; commands/due.ts dueTime); undefined when not delayed. */
 export function dueAt(p: Prepared): number | undefined {
   return dueTime(p.processAt, p.delayMs);
 }

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
-import { presenceScript } from '../redis/recovery-commands.js';
+import { presenceScript } from '../redis/commands/recovery.js';
 import { engineTime } from '../runtime/time.js';
 
 /** What one presence tick found. */

@@ -8,7 +8,7 @@ import {
   type HeldEntry,
   type PoisonTask,
   type RequeuedTask,
-} from '../redis/recovery-commands.js';
+} from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { ConsumedQueue, Consumer } from '../fetch/consumer.js';

@@ -131,6 +131,12 @@ export function defineScripts(client: RedisClient): void {
   defined.add(client);
 }
 
+/**
+ * A script's typed wrapper (lib/core/redis/commands/): the one function that lays out the script's
+ * KEYS and ARGV as its header declares them and maps its bare reply to a typed result.
+ */
+export type ScriptWrapper = (...args: never[]) => unknown;
+
 type ScriptCaller = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
 
 /**

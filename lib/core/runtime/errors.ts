@@ -255,9 +255,13 @@ export class RedisUnreachableError extends ChronosError {
     readonly timeoutMs: number,
     options?: ErrorOptions,
   ) {
+    // ioredis's parser meeting another protocol: "Protocol error, got "H" as reply type byte. Please report this."
+    const foreign = /^Protocol error, got "(.*?)" as reply type byte/.exec(lastError);
     super(
       'REDIS_UNREACHABLE',
-      `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
+      foreign
+        ? `${where} is not Redis: it answered with ${JSON.stringify(foreign[1])}, not the Redis protocol (${foreign[1] === 'H' ? 'an HTTP server? ' : ''}check the address: REDIS_URL / --redis-url).`
+        : `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
       options,
     );
   }

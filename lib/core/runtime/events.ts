@@ -26,7 +26,7 @@ export type ChronosEvent =
       taskId: string;
       /** The task's type, which selects its handler. */
       taskType: string;
-      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `runAt`. */
+      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `processAt`. */
       state: 'pending' | 'scheduled';
       /** True when a task with the same dedup key already existed and nothing was written. */
       deduplicated: boolean;
@@ -198,7 +198,7 @@ export type ChronosEvent =
       reason: string;
     }
   | {
-      /** An operator acted on a queue, task or schedule through the Inspector. */
+      /** An operator acted on a queue, task or schedule through the Inspector (or a `Scheduler`'s runtime API: actor `app:<instanceId>`). */
       type: 'operator.acted';
       /** What was done. */
       action: OperatorAction;

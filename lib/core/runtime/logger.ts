@@ -1,7 +1,7 @@
 import { engineTime } from './time.js';
 /**
  * The logging interface the engine writes to. NestJS apps get the Nest `Logger` (via `lib/nest`);
- * plain Node users get {@link consoleLogger} or pass their own. Messages are a short sentence then
+ * plain Node users get the console logger (`consoleLogger`) or pass their own. Messages are a short sentence then
  * key=value pairs; payloads are never logged.
  * @publicApi
  */

@@ -1,7 +1,7 @@
 import { startFireSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
-import type { FireResult } from '../redis/schedule-commands.js';
+import type { FireResult } from '../redis/commands/schedule.js';
 import { outcomeOfFire, recordFires } from './history.js';
 import { engineTime } from '../runtime/time.js';
 
@@ -17,6 +17,8 @@ export interface ObservedTrigger {
   readonly triggerAt: number;
   /** `<schedule>:<trigger-unix>`. */
   readonly taskId: string;
+  /** An advance-only trigger: what skipped it (see {@link outcomeOfFire}). */
+  readonly advancedBy?: 'pause' | 'catch-up';
 }
 
 /**
@@ -49,7 +51,7 @@ export class FireObserver {
     });
     this.spans = [];
     const records = triggers.map((t, i) => {
-      const outcome = outcomeOfFire(results[i]);
+      const outcome = outcomeOfFire(results[i], t.advancedBy);
       const taskId = outcome === 'enqueued' || outcome === 'duplicate' ? t.taskId : undefined;
       return { schedule: t.schedule, triggerAt: t.triggerAt, at: redisNowMs, outcome, taskId, by: this.instanceId };
     });

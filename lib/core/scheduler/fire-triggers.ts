@@ -4,7 +4,7 @@
  */
 import { encodeMeta } from '../queue/codec.js';
 import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
-import type { FireTrigger } from '../redis/schedule-commands.js';
+import type { FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey } from './definition.js';
 import type { ObservedTrigger } from './fire-observer.js';
 import type { Entry } from './firing-load.js';
@@ -14,15 +14,18 @@ export interface FireItem {
   entry: Entry;
   triggerAt: number;
   mode: FireMode;
+  /** An advance-only item: whether the pause or the catch-up rules skipped the trigger (its history outcome). */
+  advancedBy?: 'pause' | 'catch-up';
 }
 
 /** The triggers of a chunk as the fire observer sees them (schedule, queue, instant, task id). */
 export function observedOf(chunk: readonly FireItem[]): ObservedTrigger[] {
-  return chunk.map(({ entry: { stored: s }, triggerAt }) => ({
+  return chunk.map(({ entry: { stored: s }, triggerAt, advancedBy }) => ({
     schedule: s.name,
     queue: s.queue,
     triggerAt,
     taskId: triggerKey(s.name, triggerAt),
+    advancedBy,
   }));
 }
 

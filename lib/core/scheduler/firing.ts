@@ -13,12 +13,13 @@
  */
 import type { EventBus } from '../runtime/events.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import { fireScript, type FireResult } from '../redis/schedule-commands.js';
+import { fireScript, type FireResult } from '../redis/commands/schedule.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import type { RedisTime } from '../runtime/time.js';
 import { triggerKey } from './definition.js';
+import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
 import { fireTriggers, observedOf, type FireItem } from './fire-triggers.js';
@@ -69,6 +70,8 @@ export class Firing {
   /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
   private readonly pauseReported = new Map<string, number>();
   private leadingNow = false;
+  /** The leader's calls in flight, abandoned when the lease is lost: a silent socket never holds the loop past the step-down (a fire that reaches Redis later is deduplicated by its dedup key). */
+  private readonly bound = new LeaseBound();
   private work: Promise<void> = Promise.resolve();
   /** Loads, one at a time; each is built beside the table in use and swapped in by the serial work. */
   private loads: Promise<void> = Promise.resolve();
@@ -93,6 +96,7 @@ export class Firing {
   /** The lease was acquired: load the registry and fire, applying the catch-up policy. */
   acquired(term: number): void {
     this.leadingNow = true;
+    this.bound.begin();
     this.leaderSince = this.ctx.now();
     this.ctx.events.emit({ type: 'leader.acquired', instanceId: this.ctx.instanceId, term });
     this.reload();
@@ -102,6 +106,7 @@ export class Firing {
   lost(term: number, reason: string): void {
     this.leadingNow = false;
     clearTimeout(this.tickTimer);
+    this.bound.end();
     this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
   }
 
@@ -124,10 +129,7 @@ export class Firing {
         this.reloadQueued = false;
         return this.load();
       })
-      .catch((err) => {
-        this.failures.failed(err);
-        if (this.leadingNow) this.armTimer(this.failures.backoffMs);
-      });
+      .catch((err) => this.workFailed(err));
   }
 
   /** Fires what is due now (for fake clocks that jump). */
@@ -143,7 +145,7 @@ export class Firing {
     if (!this.leadingNow) return;
     this.serial(async () => {
       const { declarations } = this.ctx;
-      const live = await declarations.liveNames();
+      const live = await this.bound.call(declarations.liveNames(), 'the live schedules read');
       const table = this.table;
       const slicer = new Slicer();
       for (const e of table.values()) {
@@ -173,11 +175,15 @@ export class Firing {
   /** Runs leader work one piece at a time (a swap never overlaps a tick); resolves when `fn` is done. */
   private serial(fn: () => Promise<void>): Promise<void> {
     if (this.halted) return Promise.resolve(); // stopping: no new leader work may start on a connection about to close
-    this.work = this.work.then(fn).catch((err) => {
-      this.failures.failed(err);
-      if (this.leadingNow) this.armTimer(this.failures.backoffMs);
-    });
+    this.work = this.work.then(fn).catch((err) => this.workFailed(err));
     return this.work;
+  }
+
+  /** Leader work failed: recorded and retried with backoff — unless the lease ran out under it (the step-down said so). */
+  private workFailed(err: unknown): void {
+    if (err instanceof CallDeadlineError && !this.leadingNow) return;
+    this.failures.failed(err);
+    if (this.leadingNow) this.armTimer(this.failures.backoffMs);
   }
 
   /**
@@ -189,7 +195,10 @@ export class Firing {
     const old = this.table;
     const touched = new Set<string>();
     this.touched = touched;
-    const { table, version } = await loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s));
+    const { table, version } = await this.bound.call(
+      loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s)),
+      'the table load',
+    );
     const due = new DueHeap<Entry>();
     due.rebuild(table.values(), wakeAt);
     await this.serial(async () => {
@@ -278,7 +287,7 @@ export class Firing {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
     }
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
-    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly, advancedBy: p.advancedBy });
     if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
   }
 
@@ -310,7 +319,7 @@ export class Firing {
         const sentAt = time.localNow();
         let fired: Awaited<ReturnType<typeof fireScript>>;
         try {
-          fired = await fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers);
+          fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
         } catch (err) {
           this.observer.fail(err);
           throw err;

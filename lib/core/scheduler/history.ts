@@ -40,10 +40,10 @@ export const HISTORY_TTL_MS = 30 * 24 * 60 * 60_000;
 
 /**
  * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, duplicate, skipped
- * (overlap) and advanced (lastFired moved past triggers the catch-up policy or a pause skipped:
- * recorded as `skipped-catch-up`); early, stale and fenced change nothing and leave no record.
+ * (overlap) and advanced (lastFired moved past skipped triggers: `skipped-paused` when `advancedBy`
+ * is the pause, else `skipped-catch-up`); early, stale and fenced change nothing and leave no record.
  */
-export function outcomeOfFire(result: string): FireOutcome | undefined {
+export function outcomeOfFire(result: string, advancedBy?: 'pause' | 'catch-up'): FireOutcome | undefined {
   switch (result) {
     case 'enqueued':
       return 'enqueued';
@@ -52,7 +52,7 @@ export function outcomeOfFire(result: string): FireOutcome | undefined {
     case 'skipped':
       return 'skipped-overlap';
     case 'advanced':
-      return 'skipped-catch-up';
+      return advancedBy === 'pause' ? 'skipped-paused' : 'skipped-catch-up';
     default:
       return undefined;
   }

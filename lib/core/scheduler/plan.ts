@@ -60,6 +60,8 @@ export interface Plan {
   triggers: PlannedTrigger[];
   /** When something was skipped and nothing is enqueued: the newest skipped trigger, to advance lastFired to (fire.lua mode `'x'`). */
   advanceTo?: number;
+  /** With advanceTo: what skipped that trigger, the pause or the catch-up rules (its history outcome: `skipped-paused` / `skipped-catch-up`). */
+  advancedBy?: 'pause' | 'catch-up';
   /** Triggers skipped by the catch-up rules (window, cap, policy); 0 when none. */
   skipped: number;
   /** The instant a catch-up skip is reported at (the `schedule.skipped` event): the first trigger, else advanceTo, else now. */
@@ -136,10 +138,12 @@ export function plan(input: PlanInput): Plan {
   const fire = [...missed, ...onTime, ...upcoming];
   const mode = s.overlap === 'skip' ? FIRE_MODE.skipOverlap : FIRE_MODE.allowOverlap;
   const advanceTo = fire.length === 0 ? newestSkipped : undefined;
+  const advancedBy = advanceTo === undefined ? undefined : paused && advanceTo === paused.newest ? 'pause' : 'catch-up';
   return {
     lastFired: from,
     triggers: fire.map((triggerAt) => ({ triggerAt, mode })),
     advanceTo,
+    advancedBy,
     skipped,
     skippedAt: fire[0] ?? advanceTo ?? now,
     paused,

@@ -3,7 +3,8 @@
  * digest with declare-schedules.lua, then its definitions published in chunks with
  * register-schedules.lua; kept alive by its heartbeat, one key per instance), which schedules a
  * live instance declares (an undeclared one is orphaned and does not fire; live-names.ts), and the
- * admin API on the registry, callable without a running Scheduler.
+ * fences of changed schedules. The operator's changes (add, pause, resume, remove, trigger) are
+ * written by lib/core/admin/schedule-acts.ts only, for the Inspector and the Scheduler alike.
  *
  * Every change (pause, resume, remove, a new definition) is two single-slot steps, in this order:
  * the registry change in the scheduler's slot, which takes a new generation and announces it on the
@@ -11,22 +12,18 @@
  * the schedule targeted, beside its lastFired. Once the call resolves, fire.lua refuses any trigger
  * planned under the old state, even by a leader that missed the notice.
  */
-import { randomUUID } from 'node:crypto';
-import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../runtime/errors.js';
+import { ChronosStateError, DuplicateScheduleError } from '../runtime/errors.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import { encodeMeta } from '../queue/codec.js';
 import type { RedisClient } from '../redis/connection.js';
 import {
   declareSchedulesScript,
   fenceSchedulesScript,
   heartbeatScript,
   registerSchedulesScript,
-  scheduleAdminScript,
   type Fence,
-} from '../redis/schedule-commands.js';
+} from '../redis/commands/schedule.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
-import { entryFields, META, newMeta } from '../redis/protocol.js';
-import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
+import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest } from './live-names.js';
 import { engineTime } from '../runtime/time.js';
 
@@ -35,82 +32,7 @@ export const REGISTER_CHUNK = 100;
 /** Names per SADD while filling a names set. */
 const NAMES_CHUNK = 1000;
 
-// ------------------------------------------------------------------ admin API
-
-/**
- * Adds (or replaces) a runtime schedule: it lives in Redis, so the leader fires it whichever
- * instance added it; it is never orphaned. Its queue is listed in the namespace's queues.
- * @param defaultTimeZone zone of a cron spec that names none
- * @throws InvalidScheduleError naming the schedule and the bad value
- */
-export async function addSchedule(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  namespace: string,
-  def: ScheduleDefinition,
-  defaultTimeZone: string,
-): Promise<void> {
-  const { stored } = toStored(def, defaultTimeZone, true);
-  const r = await scheduleAdminScript(client, keys, 'put', stored.name, JSON.stringify(stored));
-  if (r.previousQueue !== undefined) {
-    await raiseFences(client, namespace, [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }]);
-  }
-  await client.sadd(new GlobalKeys(namespace).queues, stored.queue); // the Inspector lists its queue from now on
-}
-
-/**
- * Removes a schedule from the registry. Once this resolves no trigger of it is enqueued any more
- * (one already enqueued ahead of its instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
- */
-export async function removeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
-  await scheduleAdmin(client, keys, 'delete', name);
-}
-
-/**
- * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
- * the resume). Once this resolves no later trigger is enqueued (one already enqueued ahead of its
- * instant, ≤ 1 s, may still run). @throws ScheduleNotFoundError naming it
- */
-export async function pauseSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
-  await scheduleAdmin(client, keys, 'pause', name);
-}
-
-/** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError naming it */
-export async function resumeSchedule(client: RedisClient, keys: SchedulerKeys, name: string): Promise<void> {
-  await scheduleAdmin(client, keys, 'resume', name);
-}
-
-/**
- * Enqueues one task of the schedule now, without shifting its cadence (lastFired is untouched).
- * Its id is `<schedule>:manual:<uuid>`.
- * @param nowMs the task's enqueue and trigger instant (Redis time), epoch ms
- * @returns the task id. @throws ScheduleNotFoundError naming the schedule
- */
-export async function triggerNow(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  namespace: string,
-  name: string,
-  nowMs: number,
-): Promise<string> {
-  const raw = await client.hget(keys.schedules, name);
-  if (!raw) throw new ScheduleNotFoundError(name);
-  const s = JSON.parse(raw) as StoredSchedule;
-  const queueKeys = new QueueKeys(namespace, s.queue);
-  const id = `${name}:manual:${randomUUID()}`;
-  const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
-  meta[META.schedule] = name;
-  meta[META.triggerAt] = nowMs;
-  await client.xadd(queueKeys.stream, '*', ...entryFields(id, s.type, s.payload, encodeMeta(meta)));
-  await client.sadd(new GlobalKeys(namespace).queues, s.queue);
-  return id;
-}
-
-async function scheduleAdmin(client: RedisClient, keys: SchedulerKeys, op: 'delete' | 'pause' | 'resume', name: string): Promise<void> {
-  const r = await scheduleAdminScript(client, keys, op, name);
-  if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
-  await raiseFences(client, keys.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
-}
+// ------------------------------------------------------------------ fences
 
 /**
  * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
@@ -165,6 +87,8 @@ export class Declarations {
   private readonly declared = new Map<string, StoredSchedule>();
   private readonly orphanLogged = new Set<string>();
   private heartbeatTimer?: NodeJS.Timeout;
+  /** A beat is in flight: the next waits for it (beats piled up on a silent socket would each report the loss when it heals). */
+  private beating = false;
   /** When a heartbeat last reached Redis (local clock, epoch ms). */
   private lastBeatAt = engineTime.now();
   /** The run_id of the Redis server the declarations were last published to. */
@@ -283,6 +207,8 @@ export class Declarations {
 
   private async heartbeat(): Promise<void> {
     const { client, keys, instanceId, heartbeatMs } = this.ctx;
+    if (this.beating) return;
+    this.beating = true;
     try {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.digest);
       if (status === 'declaredLost') {
@@ -294,6 +220,8 @@ export class Declarations {
       this.failures.ok();
     } catch (err) {
       this.failures.failed(err);
+    } finally {
+      this.beating = false;
     }
   }
 

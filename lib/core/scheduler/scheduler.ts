@@ -16,7 +16,9 @@ import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
 import { LeaderLease } from '../leadership/lease.js';
-import { addSchedule, Declarations, pauseSchedule, removeSchedule, resumeSchedule, triggerNow } from './registry.js';
+import { Declarations } from './registry.js';
+import { InspectorContext } from '../admin/context.js';
+import * as acts from '../admin/schedule-acts.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
 
@@ -59,6 +61,8 @@ export class Scheduler {
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly lease: LeaderLease;
+  /** The operator's acts of the runtime API (lib/core/admin/schedule-acts.ts), on this scheduler's connection and bus. */
+  private readonly admin: InspectorContext;
   private subscriber?: RedisClient;
   private state: 'new' | 'running' | 'stopped' = 'new';
 
@@ -79,6 +83,8 @@ export class Scheduler {
     this.keys = new SchedulerKeys(this.namespace);
     this.conn = openConnection(o.connection);
     const shared = { client: this.conn.client, keys: this.keys, namespace: this.namespace, instanceId: this.instanceId };
+    // an instance is live while seen within 3 heartbeats (the removal guard reads it); acts are by `app:<instanceId>`
+    this.admin = new InspectorContext(this.conn.client, this.namespace, o.heartbeatMs * 3, `app:${this.instanceId}`, this.events);
     this.declarations = new Declarations({
       ...shared,
       heartbeatMs: o.heartbeatMs,
@@ -224,43 +230,60 @@ export class Scheduler {
     await closeConnection(this.conn);
   }
 
-  // ------------------------------------------------------------------ runtime API (registry.ts)
+  // ------------------------------------------------------------------ runtime API (admin/schedule-acts.ts)
+
+  /*
+   * The runtime API writes through the Inspector's acts (lib/core/admin/schedule-acts.ts), as the
+   * Inspector, the CLI and the console do: the same guard, pause notes, fire history and
+   * `operator.acted` events (on this scheduler's bus, actor `app:<instanceId>`). No Inspector needs
+   * to exist.
+   */
 
   /**
    * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it whichever
    * instance added it; it is never orphaned. @throws InvalidScheduleError
    */
   async addSchedule(def: ScheduleDefinition): Promise<void> {
-    await addSchedule(this.conn.client, this.keys, this.namespace, def, this.timeZone);
+    await acts.addSchedule(this.admin, def, this.timeZone);
   }
 
   /**
    * Removes a schedule from the registry: once this resolves no later trigger is enqueued (one
-   * already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   * already enqueued ahead, ≤ 1 s, may still run). A schedule declared in code by a live instance
+   * is refused (it would come back when that instance restarts): remove it from the code, or use
+   * `Inspector.removeSchedule(name, { force: true })`. Emits `operator.acted` (`schedule.remove`).
+   * @throws ScheduleNotFoundError; ChronosStateError when a live instance declares it in code.
    */
   async removeSchedule(name: string): Promise<void> {
-    await removeSchedule(this.conn.client, this.keys, name);
+    await acts.removeSchedule(this.admin, name);
   }
 
   /**
    * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
-   * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). @throws ScheduleNotFoundError
+   * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). The Inspector
+   * shows it paused by `app:<instanceId>`; emits `operator.acted` (`schedule.pause`).
+   * @throws ScheduleNotFoundError
    */
   async pauseSchedule(name: string): Promise<void> {
-    await pauseSchedule(this.conn.client, this.keys, name);
-  }
-
-  /** Resumes a paused schedule: its first trigger is its first instant after the resume. @throws ScheduleNotFoundError */
-  async resumeSchedule(name: string): Promise<void> {
-    await resumeSchedule(this.conn.client, this.keys, name);
+    await acts.pauseSchedule(this.admin, name);
   }
 
   /**
-   * Enqueues one task of the schedule now, without shifting its cadence (lastFired is untouched).
+   * Resumes a paused schedule: its first trigger is its first instant after the resume (the pause
+   * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError
+   */
+  async resumeSchedule(name: string): Promise<void> {
+    await acts.resumeSchedule(this.admin, name);
+  }
+
+  /**
+   * Enqueues one task of the schedule now, as `<name>:manual:<uuid>` at Redis time, without
+   * shifting its cadence (lastFired is untouched); records a `manual` fire in its history and
+   * emits `operator.acted` (`schedule.trigger`).
    * @returns the task id. @throws ScheduleNotFoundError
    */
   async triggerNow(name: string): Promise<string> {
-    return triggerNow(this.conn.client, this.keys, this.namespace, name, this.now());
+    return acts.triggerSchedule(this.admin, name);
   }
 
   /** Wakes the firing loop at once (for fake clocks that jump). */

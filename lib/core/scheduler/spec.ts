@@ -43,7 +43,7 @@ import { validateTimeZone } from './time-zones.js';
 
 export { TRIGGERS_BETWEEN_COUNT_LIMIT, type ScheduleSpec };
 
-/** Options of {@link parseSpec} and {@link everySpec}. */
+/** Options of {@link parseSpec} (and of the internal `everySpec`). */
 export interface ParseSpecOptions {
   /** IANA time zone of a cron spec; default 'UTC'. Validated for every-specs too, but ignored. */
   timeZone?: string;
@@ -180,7 +180,7 @@ export function nextTriggers(spec: ScheduleSpec, afterMs: number, n: number): nu
  * `skipped`, the number of older triggers in the window that were left out.
  *
  * Every-specs use arithmetic, so any window is O(cap) and `skipped` is exact. Cron specs iterate;
- * past {@link TRIGGERS_BETWEEN_COUNT_LIMIT} triggers the count stops, the latest triggers are
+ * past `TRIGGERS_BETWEEN_COUNT_LIMIT` (10,000) triggers the count stops, the latest triggers are
  * found from the end of the window, and `skipped` is a lower bound.
  */
 export function triggersBetween(

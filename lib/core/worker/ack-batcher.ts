@@ -1,5 +1,5 @@
 import type { ChronosLogger } from '../runtime/logger.js';
-import { ackScript } from '../redis/commands.js';
+import { ackScript } from '../redis/commands/queue.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
 

@@ -3,10 +3,10 @@ import { HandlerNotFoundError, TaskCancelledError, TaskTimeoutError } from '../r
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
-import { killScript, retryScript } from '../redis/commands.js';
+import { killScript, retryScript } from '../redis/commands/queue.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
-import { wasReclaimed } from '../redis/recovery-commands.js';
+import { wasReclaimed } from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import type { AckBatcher } from './ack-batcher.js';
 import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';

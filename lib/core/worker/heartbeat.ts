@@ -11,10 +11,15 @@ export interface ServerStats {
   readonly active: number;
   readonly processed: number;
   readonly failed: number;
+  /** When each running handler started, by task id (epoch ms; at most {@link RUNNING_SINCE_MAX}): the Inspector's `startedAt`. */
+  readonly runningSince?: Readonly<Record<string, number>>;
 }
 
+/** Most running tasks a heartbeat names with their start (the info key stays small at any concurrency). */
+export const RUNNING_SINCE_MAX = 500;
+
 /**
- * A worker server's presence in Redis: `<ns>:server:<id>` (its info as JSON, expiring after three
+ * A worker server's heartbeat in Redis (for listings): `<ns>:server:<id>` (its info as JSON, expiring after three
  * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
  * `DEFAULTS.serverHeartbeatMs` and removed at shutdown. This is what the Inspector lists; whether a
  * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
@@ -34,7 +39,7 @@ export class Heartbeat {
   /** Writes the info key and the `<ns>:servers` score (one MULTI). */
   async beat(): Promise<void> {
     const ttl = DEFAULTS.serverHeartbeatMs * 3;
-    const { active, processed, failed } = this.stats();
+    const { active, processed, failed, runningSince } = this.stats();
     const info = JSON.stringify({
       id: this.id,
       host: hostname(),
@@ -47,6 +52,7 @@ export class Heartbeat {
       failed,
       startedAt: this.startedAt,
       heartbeatAt: engineTime.now(),
+      runningSince,
     });
     await this.client
       .multi()

@@ -6,13 +6,13 @@ import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/l
 import { engineTime } from '../runtime/time.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
-import { parseDueWake } from '../redis/due-commands.js';
+import { parseDueWake } from '../redis/commands/due.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
 import { Fetcher } from '../fetch/fetcher.js';
 import { Forwarder } from '../fetch/forwarder.js';
-import { Heartbeat } from './heartbeat.js';
+import { Heartbeat, RUNNING_SINCE_MAX } from './heartbeat.js';
 import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
@@ -127,6 +127,7 @@ export class ChronosServer {
       active: this.slots.activeCount,
       processed: this.executor.processed,
       failed: this.executor.failed,
+      runningSince: Object.fromEntries(this.slots.running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt])),
     }));
     this.liveness = new Liveness(client, globalKeys, this.id, opts, logger);
   }

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { lastValueFrom, isObservable } from 'rxjs';
 import { createConsoleHandler } from '../../console/handler.js';
 import { securityHeaders } from '../../console/security.js';
+import { consolePrefix, headersFirst, skipBodyParsers, type ExpressLike } from './express-stack.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from '../services/inspector.service.js';
@@ -20,7 +21,9 @@ export function mountPath(prefix: string, path: string): string {
 /**
  * Mounts the web console on the app's express instance when the `console` option is set (at
  * module init, before Nest's not-found handler): behind the app's global guards, the `guard`
- * option and `authorize(req)`. Does nothing without an HTTP adapter (e.g. a bare testing module)
+ * option and `authorize(req)`. The app's body parsers pass over the console's path (the console
+ * reads an act's body itself, after the guards, up to 64 KB), and every response under the path
+ * carries the console's security headers. Does nothing without an HTTP adapter (e.g. a bare testing module)
  * and, with a warning, on a non-express one.
  */
 @Injectable()
@@ -81,12 +84,13 @@ export class ChronosConsoleMount implements OnModuleInit {
       }
       handler(req, res, next);
     };
-    (adapter.getInstance() as { use(path: string, fn: unknown): void }).use(
-      path,
-      (req: IncomingMessage, res: ServerResponse, next: Next) => {
-        mounted(req, res, next).catch(next);
-      },
-    );
+    const app = adapter.getInstance() as ExpressLike;
+    app.use(path, (req: IncomingMessage, res: ServerResponse, next: Next) => {
+      mounted(req, res, next).catch(next);
+    });
+    // authentication first: no body is read under the console's path before its guards have run
+    skipBodyParsers(app, consolePrefix(path));
+    headersFirst(app, consolePrefix(path));
     this.mountedAt = path;
     const guarded = all.length > 0 || c.authorize !== undefined;
     const mode = c.readOnly ? ', read-only' : '';

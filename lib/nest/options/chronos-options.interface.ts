@@ -58,8 +58,11 @@ export interface ChronosModuleOptions {
    */
   shutdownTimeout?: number;
   /**
-   * A delivered task whose worker stops extending its claim (crashed) for this long is reclaimed
-   * by another worker, ms (≥ 100). Running handlers keep their claim alive. @defaultValue 30000
+   * A delivered task whose worker stops extending its claim for this long is reclaimed by another
+   * worker, ms (≥ 100). Running handlers keep their claim alive. A worker whose process died is
+   * found by liveness on one Redis or Sentinel and its tasks are reclaimed at once (about 2 s), not
+   * after this; the visibility timeout covers a stopped or hung worker, and every crash on a Redis
+   * Cluster (README, Recovery). @defaultValue 30000
    */
   visibilityTimeout?: number;
   /** How often each worker looks for tasks to reclaim, ms (≥ 10). @defaultValue 2000 */

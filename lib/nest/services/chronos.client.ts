@@ -1,6 +1,6 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionsError } from '../../core/runtime/errors.js';
-import { ChronosClient as CoreChronosClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
+import { QueueClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
 import { plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
 /** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
@@ -10,14 +10,14 @@ export interface NestBulkTask extends Omit<BulkTask, 'type'> {
 }
 
 /**
- * Enqueues tasks from any provider: inject `ChronosClient`. The engine's client (same methods,
+ * Enqueues tasks from any provider: inject `ChronosClient`. The engine's `QueueClient` (same methods,
  * same results) plus payload classes: `enqueue(new SendEmail(…))` or `enqueue(SendEmail, payload)`
  * derive the task type (and, from a static `queue`, the default queue) from the class, so the
  * enqueue and the `@TaskHandler(SendEmail)` handler are typed end to end.
  * Closed at application shutdown (after the worker drained, so handlers can still enqueue).
  * @publicApi
  */
-export class ChronosClient extends CoreChronosClient implements OnApplicationShutdown {
+export class ChronosClient extends QueueClient implements OnApplicationShutdown {
   /**
    * Enqueues a task whose type is a payload class, with a payload of that class's shape.
    * @throws InvalidPayloadError / InvalidOptionsError as the engine's `enqueue`.

@@ -1,5 +1,5 @@
-import type { GlobalKeys } from './keys.js';
-import type { RedisClient } from './types.js';
+import type { GlobalKeys } from '../keys.js';
+import type { RedisClient } from '../types.js';
 
 /**
  * Pauses (`SADD <ns>:paused`) or resumes (`SREM`) a queue for every server, then publishes the queue

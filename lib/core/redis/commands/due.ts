@@ -1,9 +1,9 @@
 import type { ChainableCommander } from 'ioredis';
-import { DUE_INDEX, NONE_DUE } from './protocol.js';
-import { dueWakeChannel } from './keys.js';
-import { pipeScript, runScript } from './scripts.js';
-import type { RedisClient } from './types.js';
-import { engineTime } from '../runtime/time.js';
+import { DUE_INDEX, NONE_DUE } from '../protocol.js';
+import { dueWakeChannel } from '../keys.js';
+import { pipeScript, runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+import { engineTime } from '../../runtime/time.js';
 
 /**
  * Typed wrappers of the due-time index `<ns>:{<ns>:global}:due` (keys.ts GlobalKeys.due): one ZSET,
@@ -86,3 +86,10 @@ export function dueTime(processAtMs: number, delayMs: number): number | undefine
   if (processAtMs > 0) return processAtMs;
   return delayMs > 0 ? engineTime.now() + delayMs : undefined;
 }
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const DUE_SCRIPTS = {
+  'claim-due': claimDue,
+  'settle-due': settleDue,
+  'lower-due': lowerDue,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

@@ -1,11 +1,10 @@
 /**
- * The typed wrappers of the scheduler's and the lease's Lua scripts (the queue scripts' are in
- * commands.ts, whose conventions these follow): KEYS and ARGV laid out as each header declares
- * them, bare replies mapped to the named results of protocol.ts. Durations are ms, instants epoch
- * ms; definitions, payloads and meta are JSON text.
+ * The typed wrappers of the scheduler's and the lease's Lua scripts (conventions as in index.ts):
+ * fire, fence-schedules, the lease's acquire/renew/release, the registry's register, declare and
+ * heartbeat, and schedule-admin. Definitions are JSON text.
  */
-import { codeNames, type EncodedTask } from './commands.js';
-import type { QueueKeys, SchedulerKeys } from './keys.js';
+import { codeNames, type EncodedTask } from './queue.js';
+import type { QueueKeys, SchedulerKeys } from '../keys.js';
 import {
   ACQUIRE_RESULT,
   ADMIN_RESULT,
@@ -17,9 +16,9 @@ import {
   RENEW_RESULT,
   type AdminOp,
   type FireMode,
-} from './protocol.js';
-import { runScript } from './scripts.js';
-import type { RedisClient } from './types.js';
+} from '../protocol.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
 
 export type FireResult = keyof typeof FIRE_RESULT;
 const fireResult = codeNames('fire', FIRE_RESULT);
@@ -255,3 +254,16 @@ export async function scheduleAdminScript(
   );
   return { status: adminStatus(code), redisNow, generation, previousQueue: queue === '' ? undefined : queue };
 }
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const SCHEDULE_SCRIPTS = {
+  fire: fireScript,
+  'fence-schedules': fenceSchedulesScript,
+  'acquire-lease': acquireLeaseScript,
+  'renew-lease': renewLeaseScript,
+  'release-lease': releaseLeaseScript,
+  'register-schedules': registerSchedulesScript,
+  'declare-schedules': declareSchedulesScript,
+  heartbeat: heartbeatScript,
+  'schedule-admin': scheduleAdminScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

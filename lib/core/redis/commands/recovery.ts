@@ -1,14 +1,14 @@
-import { CONSUMER_GROUP, utcDay, type GlobalKeys, type QueueKeys } from './keys.js';
-import { runScript } from './scripts.js';
-import type { RedisClient } from './types.js';
-import { engineTime } from '../runtime/time.js';
+import { CONSUMER_GROUP, utcDay, type GlobalKeys, type QueueKeys } from '../keys.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+import { engineTime } from '../../runtime/time.js';
 
 /**
- * Typed wrappers of the scripts that keep the pending entries lists honest (the rest are in
- * commands.ts): recover.lua (reclaim past the visibility timeout, poison, lost), reclaim-consumer.lua
- * (reclaim a dead consumer's entries at once), presence.lua (liveness of the worker servers),
+ * Typed wrappers of the scripts that keep the pending entries lists honest: recover.lua (reclaim
+ * past the visibility timeout, poison, lost), reclaim-consumer.lua (reclaim a dead consumer's
+ * entries at once), presence.lua (liveness of the worker servers),
  * claim.lua (claims and markers of a live consumer) and renew-markers.lua (markers of tasks put back
- * in the stream). Durations are ms, instants epoch ms.
+ * in the stream). Conventions as in index.ts.
  */
 
 /** One round of recover.lua. */
@@ -190,3 +190,12 @@ export async function presenceScript(
   for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
   return { nowMs, silent, overdue };
 }
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const RECOVERY_SCRIPTS = {
+  recover: recoverScript,
+  'reclaim-consumer': reclaimConsumerScript,
+  presence: presenceScript,
+  claim: claimScript,
+  'renew-markers': renewMarkersScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

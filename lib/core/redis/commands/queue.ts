@@ -1,17 +1,15 @@
 import type { ChainableCommander } from 'ioredis';
-import { RedisScriptError } from '../runtime/errors.js';
-import { CONSUMER_GROUP, utcDay, type QueueKeys } from './keys.js';
-import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from './protocol.js';
-import { pipeScript, runScript, type ScriptName } from './scripts.js';
-import type { RedisClient } from './types.js';
-import { engineTime } from '../runtime/time.js';
+import { RedisScriptError } from '../../runtime/errors.js';
+import { CONSUMER_GROUP, utcDay, type QueueKeys } from '../keys.js';
+import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from '../protocol.js';
+import { pipeScript, runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+import { engineTime } from '../../runtime/time.js';
 
 /**
- * One typed wrapper per Lua script: it lays out KEYS and ARGV as the script's header declares them
- * and maps the bare reply to named results (the code tables are in protocol.ts). A code a script
- * never returns is a {@link RedisScriptError} naming the script; Redis error replies are too
- * (see runScript). Durations are ms, instants epoch ms; payloads and meta are JSON text.
- * The queue scripts' wrappers are here, the scheduler's and the lease's in schedule-commands.ts.
+ * Typed wrappers of the queue's scripts: enqueue (one task, or many ready ones), ack, retry, kill,
+ * forward and requeue; conventions as in index.ts. The enqueue scripts' wrappers have a pipelined
+ * variant sharing their KEYS/ARGV layout.
  */
 
 type Codes = Readonly<Record<string, number>>;
@@ -72,8 +70,7 @@ function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | numb
 
 /** Enqueues one task with a dedup key, an explicit id, or a time (enqueue.lua). */
 export async function enqueueScript(client: RedisClient, keys: QueueKeys, task: EnqueueArgs): Promise<EnqueueOutcome> {
-  const [k, a] = enqueueCall(keys, task);
-  return enqueueOutcome(await runScript<unknown>(client, 'enqueue', k, a));
+  return enqueueOutcome(await sendEnqueue(client, keys, task));
 }
 
 /** Queues an enqueue.lua call on a pipeline; map its reply with {@link enqueueOutcome}. */
@@ -245,3 +242,14 @@ export async function forwardScript(client: RedisClient, keys: QueueKeys, limit:
 export function requeueScript(client: RedisClient, stream: string, entryIds: readonly string[]): Promise<number> {
   return runScript<number>(client, 'requeue', [stream], [CONSUMER_GROUP, ...entryIds]);
 }
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const QUEUE_SCRIPTS = {
+  enqueue: enqueueScript,
+  'enqueue-bulk': sendEnqueueBulk,
+  ack: ackScript,
+  retry: retryScript,
+  kill: killScript,
+  forward: forwardScript,
+  requeue: requeueScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

@@ -1,0 +1,41 @@
+/**
+ * One typed wrapper per Lua script, grouped by the engine's areas:
+ *
+ * - queue.ts: enqueue, enqueue-bulk, ack, retry, kill, forward, requeue (the queue and the worker);
+ * - due.ts: claim-due, settle-due, lower-due (the due-time index read by the forwarders, and its wakes);
+ * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
+ * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
+ * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
+ *   retry-dead, backfill).
+ *
+ * A wrapper lays out KEYS and ARGV as the script's header declares them and maps the bare reply to
+ * named results (the code tables are in protocol.ts). A code a script never returns is a
+ * RedisScriptError naming the script; Redis error replies are too (scripts.ts runScript).
+ * Durations are ms, instants epoch ms; payloads and meta are JSON text. Nothing outside this folder
+ * calls runScript or pipeScript: test/unit/script-wrappers.spec.ts checks that, and that every
+ * script has exactly one wrapper in {@link SCRIPT_WRAPPERS}.
+ */
+import type { ScriptName, ScriptWrapper } from '../scripts.js';
+import { ADMIN_SCRIPTS } from './admin.js';
+import { DUE_SCRIPTS } from './due.js';
+import { QUEUE_SCRIPTS } from './queue.js';
+import { RECOVERY_SCRIPTS } from './recovery.js';
+import { SCHEDULE_SCRIPTS } from './schedule.js';
+
+/** Each area's wrappers, by script; the file of area `a` is `./<a>.ts`. */
+export const SCRIPT_AREAS = {
+  queue: QUEUE_SCRIPTS,
+  due: DUE_SCRIPTS,
+  recovery: RECOVERY_SCRIPTS,
+  schedule: SCHEDULE_SCRIPTS,
+  admin: ADMIN_SCRIPTS,
+} as const;
+
+/** The typed wrapper of every script (a script missing here does not compile). */
+export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
+  ...QUEUE_SCRIPTS,
+  ...DUE_SCRIPTS,
+  ...RECOVERY_SCRIPTS,
+  ...SCHEDULE_SCRIPTS,
+  ...ADMIN_SCRIPTS,
+};

@@ -1,0 +1,147 @@
+// The console's doors (issue 24): DNS rebinding on the standalone console, the body read before the
+// guard in Nest, responses under the mount without the security headers, a malformed %-escape.
+import { Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { startConsoleServer, type ConsoleServer } from '../../lib/console/server.js';
+import { InspectorService } from '../../lib/index.js';
+import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
+import { ConsoleJobs } from './console-app.js';
+
+interface Raw {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** One HTTP request with exactly these headers (fetch cannot set `Host`). */
+function raw(url: string, method: string, headers: Record<string, string>, body?: string | Buffer): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, setHost: headers.host === undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    // the server may answer (401, 413) and close before the whole body is written
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+    req.end(body);
+  });
+}
+
+@Injectable()
+class TokenGuard implements CanActivate {
+  canActivate(ctx: ExecutionContext): boolean {
+    if (ctx.switchToHttp().getRequest<IncomingMessage>().headers['x-operator'] !== 'yes') throw new UnauthorizedException();
+    return true;
+  }
+}
+
+const json = { 'content-type': 'application/json' };
+const big = JSON.stringify({ note: 'x'.repeat(200 * 1024) });
+
+describe('console doors', () => {
+  let app: ChronosTestApp;
+  let base: string;
+  let inspector: InspectorService;
+
+  beforeAll(async () => {
+    app = await createChronosTestApp({
+      http: true,
+      providers: [ConsoleJobs],
+      options: { console: { path: '/chronos', guard: TokenGuard } },
+    });
+    base = `${app.url}/chronos/`;
+    inspector = app.get(InspectorService);
+  });
+
+  afterAll(() => app?.close());
+
+  describe('mounted in Nest: authentication comes before the body', () => {
+    const pause = 'api/schedules/console.nightly/pause';
+
+    test('an unauthenticated POST gets 401 whatever its body (malformed, 200 KB)', async () => {
+      expect((await raw(base + pause, 'POST', json, '{not json')).status).toBe(401);
+      expect((await raw(base + pause, 'POST', json, big)).status).toBe(401);
+      expect((await raw(base + pause, 'POST', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')).status).toBe(401);
+      expect((await inspector.schedule('console.nightly')).paused).toBe(false);
+    });
+
+    test("authenticated, the console's own body handling answers: 400 for bad JSON, 413 over 64 KB", async () => {
+      const bad = await raw(base + pause, 'POST', { ...json, 'x-operator': 'yes' }, '{not json');
+      expect([bad.status, JSON.parse(bad.body)]).toEqual([400, { error: 'body: not valid JSON' }]);
+      const large = await raw(base + pause, 'POST', { ...json, 'x-operator': 'yes' }, big);
+      expect(large.status).toBe(413);
+      expect(JSON.parse(large.body).error).toMatch(/more than 65536 bytes/);
+      expect((await inspector.schedule('console.nightly')).paused).toBe(false);
+      // the mount path matches without regard to case, as express routes it
+      const upper = await raw(`${app.url}/CHRONOS/${pause}`, 'POST', { ...json, 'x-operator': 'yes' }, big);
+      expect(upper.status).toBe(413);
+      // and a good act still works
+      const done = await raw(base + pause, 'POST', { ...json, 'x-operator': 'yes' }, JSON.stringify({ note: 'doors' }));
+      expect(done.status).toBe(200);
+      expect((await inspector.schedule('console.nightly')).pause?.note).toBe('doors');
+      await inspector.resumeSchedule('console.nightly');
+    });
+  });
+
+  test('every response under the mount carries the security headers, Nest’s 404 and error replies too', async () => {
+    const answers = [
+      await raw(`${base}no-such-file.js`, 'GET', { 'x-operator': 'yes' }),
+      await raw(`${base}no-such-file.js`, 'GET', {}),
+      await raw(`${base}api/schedules/console.nightly/pause`, 'POST', { ...json, 'x-operator': 'yes' }, '{not json'),
+      await raw(`${base}api/schedules/console.nightly/pause`, 'POST', { ...json, 'x-operator': 'yes' }, big),
+      await raw(`${base}api/overview`, 'GET', { 'x-operator': 'yes' }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([404, 401, 400, 413, 200]);
+    for (const a of answers) {
+      expect(a.headers['content-security-policy']).toMatch(/^default-src 'self'; script-src 'self';/);
+      expect(a.headers['x-content-type-options']).toBe('nosniff');
+      expect(a.headers['x-frame-options']).toBe('DENY');
+    }
+  });
+
+  test('a malformed %-escape in a path parameter is a 400 naming it, not a 500', async () => {
+    const r = await raw(`${base}api/tasks/%E0%A4%A`, 'GET', { 'x-operator': 'yes' });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).error).toBe('path: malformed %-escape in "%E0%A4%A"');
+    const s = await raw(`${base}api/schedules/%FF/pause`, 'POST', { ...json, 'x-operator': 'yes' }, '{}');
+    expect(s.status).toBe(400);
+  });
+
+  describe('standalone without credentials: DNS rebinding', () => {
+    let srv: ConsoleServer;
+    let named: ConsoleServer;
+    beforeAll(async () => {
+      srv = await startConsoleServer({ inspector: inspector.inspector, port: 0, warn: () => {} });
+      named = await startConsoleServer({ inspector: inspector.inspector, port: 0, warn: () => {}, allowedHosts: ['ops.internal'] });
+    });
+    afterAll(async () => {
+      await srv?.close();
+      await named?.close();
+    });
+
+    test('a request whose Host is not a name it serves is refused with 421, reads and acts, and nothing changes', async () => {
+      const port = new URL(srv.url).port;
+      const evil = { host: `rebind.example:${port}`, origin: `http://rebind.example:${port}` };
+      const read = await raw(`${srv.url}api/overview`, 'GET', evil);
+      expect(read.status).toBe(421);
+      expect(JSON.parse(read.body).error).toMatch(/rebind\.example/);
+      expect(read.headers['content-security-policy']).toBeDefined();
+      expect((await raw(srv.url, 'GET', evil)).status).toBe(421);
+      const act = await raw(`${srv.url}api/queues/default/pause`, 'POST', { ...evil, ...json }, '{}');
+      expect(act.status).toBe(421);
+      expect((await inspector.queues()).find((q) => q.name === 'default')?.paused ?? false).toBe(false);
+      expect((await raw(`${srv.url}api/overview`, 'GET', { host: `ops.internal:${port}` })).status).toBe(421);
+    });
+
+    test('the bound address, localhost and the names given are served', async () => {
+      const port = new URL(srv.url).port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST.:${port}`, '127.0.0.1'])
+        expect([host, (await raw(`${srv.url}api/overview`, 'GET', { host })).status]).toEqual([host, 200]);
+      const p2 = new URL(named.url).port;
+      expect((await raw(`${named.url}api/overview`, 'GET', { host: `ops.internal:${p2}` })).status).toBe(200);
+      expect((await raw(`${named.url}api/overview`, 'GET', { host: `localhost:${p2}` })).status).toBe(200);
+      expect((await raw(`${named.url}api/overview`, 'GET', { host: `other.internal:${p2}` })).status).toBe(421);
+    });
+  });
+});

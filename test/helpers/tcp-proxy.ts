@@ -1,0 +1,93 @@
+import net from 'node:net';
+
+/**
+ * A loopback TCP proxy in front of one Redis, for silent partitions: {@link blackhole} stops
+ * forwarding in both directions without closing a socket (a firewall dropping packets, a network
+ * blip: the client sees no error, only silence), {@link heal} forwards again. Bytes sent during a
+ * blackhole are held, not lost, and delivered at the heal, as TCP's retransmission would.
+ */
+export class TcpProxy {
+  private readonly links = new Set<Link>();
+  private silent = false;
+  /** When the last {@link blackhole} began, epoch ms (the test's clock), or undefined. */
+  blackholedAt?: number;
+
+  private constructor(
+    private readonly server: net.Server,
+    readonly port: number,
+  ) {}
+
+  /** Listens on a free loopback port and forwards every connection to `target` (`host:port`). */
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const proxy = new TcpProxy(server, (server.address() as net.AddressInfo).port);
+    server.on('connection', (client: net.Socket) => proxy.accept(client, target));
+    return proxy;
+  }
+
+  /** A `redis://` URL that goes through the proxy. */
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Stops forwarding both ways on every connection, present and future; no socket is closed. */
+  blackhole(): void {
+    this.silent = true;
+    this.blackholedAt = Date.now();
+  }
+
+  /** Forwards again: what was held is delivered, in order. */
+  heal(): void {
+    this.silent = false;
+    for (const link of this.links) link.flush();
+  }
+
+  /** Closes the listener and every connection. */
+  async close(): Promise<void> {
+    for (const link of this.links) link.destroy();
+    this.links.clear();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: net.Socket, target: { host: string; port: number }): void {
+    const link = new Link(client, net.connect(target.port, target.host), () => this.silent);
+    this.links.add(link);
+    link.closed.then(
+      () => this.links.delete(link),
+      () => undefined,
+    );
+  }
+}
+
+/** One proxied connection: bytes each way are forwarded, or held while the proxy is silent. */
+class Link {
+  private readonly held: [net.Socket, Buffer][] = [];
+  readonly closed: Promise<void>;
+
+  constructor(
+    private readonly client: net.Socket,
+    private readonly upstream: net.Socket,
+    private readonly silent: () => boolean,
+  ) {
+    client.on('data', (b: Buffer) => this.forward(upstream, b));
+    upstream.on('data', (b: Buffer) => this.forward(client, b));
+    this.closed = new Promise((resolve) => {
+      for (const s of [client, upstream]) s.on('error', () => this.destroy()).on('close', () => (this.destroy(), resolve()));
+    });
+  }
+
+  flush(): void {
+    for (const [to, b] of this.held.splice(0)) if (!to.destroyed) to.write(b);
+  }
+
+  destroy(): void {
+    this.client.destroy();
+    this.upstream.destroy();
+  }
+
+  private forward(to: net.Socket, b: Buffer): void {
+    if (this.silent() || this.held.length > 0) this.held.push([to, b]);
+    else to.write(b);
+  }
+}

@@ -1,0 +1,125 @@
+// The `chronos` CLI (issue 24): unknown queues refused, paused schedules without next runs, error
+// wording. A child process (dist/lib/cli/main.js) against its own seeded namespace, as cli.spec.ts.
+import { execFile, spawn } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/lib/cli/main.js', import.meta.url));
+let ns: string;
+let seeded: Seeded;
+
+interface Ran {
+  code: number;
+  out: string;
+  err: string;
+  ms: number;
+}
+
+function chronos(...args: string[]): Promise<Ran> {
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl(), CHRONOS_NAMESPACE: ns };
+  delete env.NODE_OPTIONS;
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, out: stdout, err: stderr, ms: Date.now() - t0 });
+    });
+  });
+}
+
+async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> {
+  const r = await chronos('--json', ...args);
+  if (r.code !== 0) throw new Error(`chronos ${args.join(' ')} exited ${r.code}: ${r.err}`);
+  return JSON.parse(r.out) as T;
+}
+
+beforeAll(async () => {
+  ns = newNamespace('cli');
+  seeded = await seedDemo(redisUrl(), ns);
+});
+afterAll(async () => {
+  await seeded.stop();
+  await deleteNamespace(ns);
+});
+
+test('issue 24: a queue name that is not known is refused (pause, resume, task ls, --all acts); --force pauses ahead', async () => {
+  const known = 'known: default, emails, reports';
+  const typo = await chronos('queue', 'pause', 'defualt');
+  expect([typo.code, typo.out]).toEqual([1, '']);
+  expect(typo.err).toBe(
+    `error: Queue "defualt" not found in namespace "${ns}" (${known}); pass --force to pause it before its first task\n`,
+  );
+  expect((await chronos('queue', 'resume', 'defualt')).code).toBe(1);
+  const ls = await chronos('task', 'ls', '--queue', 'nosuchqueue', '--state', 'dead');
+  expect([ls.code, ls.out, ls.err]).toEqual([1, '', `error: Queue "nosuchqueue" not found in namespace "${ns}" (${known})\n`]);
+  expect((await chronos('task', 'retry', '--all', '--queue', 'nosuchqueue', '--yes')).code).toBe(1);
+  expect((await json<{ name: string }[]>('queue', 'ls')).map((q) => q.name)).toEqual(['default', 'emails', 'reports']);
+  expect(await json('queue', 'pause', 'later', '--force')).toEqual({ queue: 'later', paused: true });
+  // a paused schedule shows no next run (it does not fire)
+  expect((await chronos('schedule', 'ls')).out).toMatch(/│ tenant-42\.digest +│.*│ paused +│[^│]*│ - \(paused\) +│/);
+  expect((await chronos('schedule', 'show', 'tenant-42.digest')).out).toContain(
+    'No next trigger: the schedule is paused (chronos schedule resume tenant-42.digest).',
+  );
+  expect(await json('queue', 'resume', 'later', '--force')).toEqual({ queue: 'later', paused: false });
+});
+
+test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP port', async () => {
+  const bad = await chronos('--namespace', 'a b', 'queue', 'ls');
+  expect([bad.code, bad.err]).toEqual([
+    2,
+    'error: Invalid inspector options (1 problem): namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got "a b"\n',
+  ]);
+  const web = createHttpServer((_req, res) => res.end('hello')).listen(0, '127.0.0.1');
+  await new Promise((resolve) => web.once('listening', resolve));
+  try {
+    const port = (web.address() as AddressInfo).port;
+    const r = await chronos('--redis-url', `redis://127.0.0.1:${port}`, 'queue', 'ls');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      new RegExp(`^error: 127\\.0\\.0\\.1:${port}/0 is not Redis: it answered with "H", not the Redis protocol \\(an HTTP server\\?`),
+    );
+    expect(r.err).not.toMatch(/Please report this/);
+  } finally {
+    web.close();
+  }
+});
+
+test('issue 24: chronos console answers only its Host names: the bound address, localhost and --allowed-host (421 otherwise)', async () => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    REDIS_URL: redisUrl(),
+    CHRONOS_NAMESPACE: ns,
+    CHRONOS_CONSOLE_ALLOWED_HOSTS: 'b.internal',
+  };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, [MAIN, 'console', '--port', '0', '--allowed-host', 'a.internal'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const url = await waitFor(() => /on (http:\/\/\S+)/.exec(out)?.[1], 'the console to listen');
+    const port = new URL(url).port;
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          `${url}api/overview`,
+          { headers: { host }, setHost: false },
+          (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', reject).end();
+      });
+    const answers: [string, number][] = [];
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `a.internal:${port}`, `b.internal:${port}`, `rebind.example:${port}`])
+      answers.push([host, await status(host)]);
+    // b.internal comes from CHRONOS_CONSOLE_ALLOWED_HOSTS, which --allowed-host overrides (as every option its env)
+    expect(answers.map(([, s]) => s)).toEqual([200, 200, 200, 421, 421]);
+  } finally {
+    child.kill('SIGTERM');
+  }
+});
