@@ -12,7 +12,7 @@ import { scanAll } from '../../lib/core/redis/cluster.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import type { Task } from '../../lib/core/queue/task.js';
 import { InspectorService, TaskHandler, ChronosClient as NestClient, type ChronosEvent } from '../../lib/index.js';
-import { killAllChildren, startChild } from '../helpers/children.js';
+import { killAllChildren, startChild, type Child } from '../helpers/children.js';
 import { Fleet, expectOnceEach, nextAligned } from '../helpers/fleet.js';
 import { createChronosTestApp } from '../helpers/nest-app.js';
 import { countBy, readRecords } from '../helpers/records.js';
@@ -165,6 +165,78 @@ test('a worker SIGKILLed while holding tasks: another worker finishes every one'
   await waitFor(async () => countBy(await readRecords(redis, recordKey), 'done').size === 10, 'W2 to finish all 10', 20_000);
   const done = countBy(await readRecords(redis, recordKey), 'done');
   expect([...done.keys()].sort()).toEqual(enqueued.map((e) => e.id).sort());
+});
+
+// issue 20 fault 4: liveness by shard channels (SSUBSCRIBE + PUBSUB SHARDNUMSUB in presence.lua) on a cluster
+describe('liveness on a cluster: a dead worker is told from a stopped one', () => {
+  const VISIBILITY_MS = 30_000;
+  let recordKey: string;
+  let redis: Redis;
+  let env: Record<string, string | number>;
+  const records = async () => readRecords(redis, recordKey);
+  beforeEach(() => {
+    recordKey = `${ns}-records:calls`;
+    redis = new Redis(redisUrl());
+    const r = redis;
+    const key = recordKey;
+    closers.push(async () => {
+      await r.del(key);
+      r.disconnect();
+    });
+    env = {
+      REDIS_URL: redisUrl(),
+      REDIS_CLUSTER: cluster.seedList,
+      NS: ns,
+      RECORD_KEY: recordKey,
+      CONCURRENCY: 10,
+      VISIBILITY_MS,
+      RECOVER_MS: 200,
+    };
+  });
+
+  /** W1 holds 10 tasks of a minute each, and W2 (its 'slow' handler capped to 20 ms) runs beside it with nothing to do. */
+  async function w1HoldsTen(): Promise<{ w1: Child; ids: string[] }> {
+    const w1 = await startChild('worker', 'W1', env);
+    const enqueued = await client().enqueueBulk(Array.from({ length: 10 }, (_, i) => ({ type: 'slow', payload: { ms: 60_000, i } })));
+    await waitFor(async () => countBy(await records(), 'start').size === 10, 'W1 to start all 10');
+    await startChild('worker', 'W2', { ...env, SLOW_CAP_MS: 20 });
+    return { w1, ids: enqueued.map((e) => e.id).sort() };
+  }
+
+  test('a worker SIGKILLed while holding tasks: they run elsewhere well inside the visibility timeout', async () => {
+    const { w1, ids } = await w1HoldsTen();
+    const killedAt = performance.now();
+    w1.kill('SIGKILL');
+    await w1.exited;
+    // before the fix nothing reclaimed them before the visibility timeout (30 s): the wait is bounded by half of it
+    await waitFor(async () => countBy(await records(), 'done').size === 10, 'W2 to finish all 10', VISIBILITY_MS / 2);
+    console.log(`cluster liveness: W1's 10 tasks done elsewhere ${Math.round(performance.now() - killedAt)} ms after its SIGKILL`);
+    const done = await records();
+    expect([...countBy(done, 'done').keys()].sort()).toEqual(ids);
+    expect(done.filter((r) => r.phase === 'done').every((r) => r.instance === 'W2')).toBe(true);
+  });
+
+  test('a worker SIGSTOPped while holding tasks keeps them: it is overdue, not dead', async () => {
+    const { w1 } = await w1HoldsTen();
+    const live = new GlobalKeys(ns).live;
+    w1.kill('SIGSTOP');
+    closers.push(async () => w1.kill('SIGKILL'));
+    const cl = cluster.connect();
+    closers.push(async () => cl.disconnect());
+    // W1's score passed (it stopped ticking), and W2 ticked twice more since: a dead W1 would have been reclaimed by now
+    await waitFor(
+      async () => {
+        const [score, [s]] = await Promise.all([cl.zscore(live, 'W1'), cl.time()]);
+        return score !== null && Number(s) * 1000 - Number(score) > 3 * 1000;
+      },
+      'W1 to be overdue by three liveness ticks',
+      VISIBILITY_MS / 2,
+    );
+    const recs = await records();
+    expect(recs.filter((r) => r.instance === 'W2')).toEqual([]);
+    const pending = (await cl.xpending(new QueueKeys(ns, 'default').stream, 'chronos', '-', '+', 100, 'W1')) as unknown[];
+    expect(pending).toHaveLength(10);
+  });
 });
 
 test('3 scheduler processes: the leader is SIGKILLed, another takes over, each trigger runs once', async () => {

@@ -4,14 +4,17 @@
 // (+ the promotion's own slack), no trigger is enqueued twice and none is missing (catch-up), every
 // task accepted after the kill runs, and a lost task was acknowledged before the kill (replication).
 import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { RedisCluster, queuesOnEachMaster } from '../helpers/redis-cluster.js';
-import { newNamespace } from '../helpers/redis.js';
+import { killAllChildren, startChild } from '../helpers/children.js';
+import { countBy, readRecords } from '../helpers/records.js';
+import { newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(180_000);
@@ -142,5 +145,63 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
     await server.shutdown();
     for (const s of schedulers) await s.stop();
     await client.close();
+  }
+});
+
+// issue 20 fault 4: the shard channels of the worker liveness live on the master of {<ns>:global}; when it fails over,
+// the subscriptions are made again on the promoted replica, nobody is taken for dead meanwhile, and a death after it is found
+test('SIGKILL the master of the liveness slot: no live worker is taken for dead; a worker killed afterwards is found dead', async () => {
+  const ns = newNamespace('cll');
+  const g = new GlobalKeys(ns);
+  const recordKey = `${ns}-records:calls`;
+  const redis = new Redis(redisUrl());
+  const VISIBILITY_MS = 30_000;
+  const env = {
+    REDIS_URL: redisUrl(),
+    REDIS_CLUSTER: cluster.seedList,
+    NS: ns,
+    RECORD_KEY: recordKey,
+    CONCURRENCY: 10,
+    VISIBILITY_MS,
+    RECOVER_MS: 200,
+  };
+  const records = async () => readRecords(redis, recordKey);
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  try {
+    const w1 = await startChild('worker', 'W1', env);
+    const enqueued = await client.enqueueBulk(Array.from({ length: 10 }, (_, i) => ({ type: 'slow', payload: { ms: 120_000, i } })));
+    await waitFor(async () => countBy(await records(), 'start').size === 10, 'W1 to start all 10');
+    const w2 = await startChild('worker', 'W2', { ...env, SLOW_CAP_MS: 20 });
+    const old = cluster.masterOf(g.live);
+    await old.kill();
+    const promoted = await cluster.waitPromoted(g.live, old, 3);
+    // both servers subscribe again on the promoted master (ioredis's sharded subscribers follow the slot)
+    const node = new Redis(promoted.port, '127.0.0.1');
+    const shardSubscribers = async () => (await node.call('PUBSUB', 'SHARDNUMSUB', g.alive('W1'), g.alive('W2'))) as (string | number)[];
+    await waitFor(
+      async () => (await shardSubscribers()).filter((_, i) => i % 2 === 1).every((n) => Number(n) > 0),
+      'W1 and W2 on the promoted master',
+      20_000,
+    );
+    // a window in which a false death would show: the reconnect grace and three liveness ticks, by Redis time
+    const [s0] = await node.time();
+    await waitFor(async () => Number((await node.time())[0]) >= Number(s0) + 8, 'the reconnect grace and three ticks to pass', 20_000);
+    node.disconnect();
+    expect((await records()).filter((r) => r.instance === 'W2')).toEqual([]);
+    expect(w2.output).not.toMatch(/gone/);
+    // now W1 dies: W2 runs its tasks well inside the visibility timeout
+    const killedAt = performance.now();
+    w1.kill('SIGKILL');
+    await w1.exited;
+    await waitFor(async () => countBy(await records(), 'done').size === 10, 'W2 to finish all 10', VISIBILITY_MS / 2);
+    console.log(
+      `cluster liveness after a failover: W1's tasks done elsewhere ${Math.round(performance.now() - killedAt)} ms after its SIGKILL`,
+    );
+    expect([...countBy(await records(), 'done').keys()].sort()).toEqual(enqueued.map((e) => e.id).sort());
+  } finally {
+    await killAllChildren();
+    await client.close();
+    await redis.del(recordKey);
+    redis.disconnect();
   }
 });

@@ -89,3 +89,23 @@ test('presence: overdue servers and servers without a subscriber on their livene
     sub.disconnect();
   }
 });
+
+test('presence, sharded: shard-channel subscribers count (SSUBSCRIBE), plain ones do not; its own subscribers are reported', async () => {
+  const g = new GlobalKeys(ns);
+  const shard = duplicateConnection(client);
+  const plain = duplicateConnection(client);
+  try {
+    await shard.ssubscribe(g.alive('up'), g.alive('me'));
+    await plain.subscribe(g.alive('plain'));
+    const tick = (serverId: string) =>
+      presenceScript(client, g, { serverId, staleAfterMs: 5000, keepMs: 60_000, judge: 'sharded', register: true });
+    for (const id of ['up', 'plain', 'down']) await tick(id);
+    const r = await tick('me');
+    expect(r.silent.sort()).toEqual(['down', 'plain']);
+    expect(r.ownSubscribers).toBe(1);
+    expect((await tick('down')).ownSubscribers).toBe(0);
+  } finally {
+    shard.disconnect();
+    plain.disconnect();
+  }
+});

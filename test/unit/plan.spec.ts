@@ -220,6 +220,30 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
   });
 });
 
+describe('plan(): an orphaned span is skipped like a pause; nothing after liveUntil is planned', () => {
+  it('skips the triggers after the orphaned-since instant up to when it is declared again, whatever the policy, and reports them', () => {
+    // fired at T0, orphaned since T0+40 s, declared again at T0+5min+10s: minutes 1..5 came due while orphaned
+    const orphaned = { since: T0 + 40 * SEC, until: T0 + 5 * MIN + 10 * SEC };
+    for (const catchUp of ['all', 'latest', 'none'] as const) {
+      const p = plan(input(orphaned.until + 20, { catchUp }, { orphaned }));
+      expect(p).toMatchObject({ triggers: [], orphaned: { count: 5, newest: T0 + 5 * MIN }, skipped: 0, advanceTo: T0 + 5 * MIN });
+      expect(p.lastFired).toBe(orphaned.until);
+    }
+    const next = plan(input(T0 + 6 * MIN + 5, {}, { lastFired: orphaned.until, orphaned }));
+    expect(next).toMatchObject({ triggers: [{ triggerAt: T0 + 6 * MIN, mode: 'a' }], orphaned: undefined, skipped: 0 });
+  });
+
+  it('plans no trigger dated after liveUntil, due or within the lead', () => {
+    const p = plan(input(T0 + 3 * MIN + 100, {}, { liveUntil: T0 + 2 * MIN, leadMs: SEC }));
+    expect(at(p)).toEqual(minutes(1, 2));
+    const lead = plan(input(T0 + MIN - 500, {}, { lastFired: T0, liveUntil: T0 + MIN - 1, leadMs: SEC }));
+    expect(at(lead)).toEqual([]);
+    expect(isPlanned({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN - 1 }, T0 + MIN)).toBe(false);
+    expect(wakeAt({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN - 1 })).toBe(Infinity);
+    expect(wakeAt({ stored: {}, live: true, next: T0 + MIN, leadMs: 0, liveUntil: T0 + MIN })).toBe(T0 + MIN);
+  });
+});
+
 describe('isPlanned() and wakeAt(): which schedules a tick plans (pause is decided here, before plan())', () => {
   const now = T0 + MIN;
   const state = (over: Partial<Omit<PlanState, 'stored'>> = {}, paused?: boolean): PlanState => ({

@@ -203,10 +203,11 @@ export class Inspector {
 
   /**
    * Every schedule: spec, zone, next `n` triggers, last fired, paused with its note, origin, the
-   * instances declaring it with liveness, orphaned; sorted by name, all of them. Cost, in calls
-   * of at most 1,000 names or fields each: HSCAN of the registry and the pause notes, ZRANGE + TIME,
-   * MGET of the instances' declarations, then one pipeline of SMISMEMBER per distinct declaration
-   * and HMGET of lastFired per target queue. No call walks a whole set or hash (10,000 schedules:
+   * instances declaring it with liveness, orphaned (with `orphanedSince`); sorted by name, all of
+   * them. Cost, in calls of at most 1,000 names or fields each: HSCAN of the registry and the pause
+   * notes, ZRANGE + TIME, MGET of the instances' declarations, then one pipeline of SMISMEMBER per
+   * distinct declaration and HMGET of lastFired per target queue, and HMGET of the orphaned ones'
+   * orphaned-since instants (none when none is orphaned). No call walks a whole set or hash (10,000 schedules:
    * about 30 calls, none over a millisecond of Redis).
    */
   schedules(n = 5): Promise<ScheduleInfo[]> {

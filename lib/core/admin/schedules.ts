@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError } from '../runtime/errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
-import { declarationDigests, SCAN_COUNT } from '../scheduler/live-names.js';
+import { declarationDigests, liveUntil, SCAN_COUNT } from '../scheduler/live-names.js';
 import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
@@ -123,10 +123,24 @@ function nextDue(shared: SharedSpec, base: number): number | null {
   return next;
 }
 
+/** The stored orphaned-since instants of `names` (HMGET in chunks, one pipeline), by name. */
+async function orphanedSinceOf(ctx: InspectorContext, names: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (names.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (let i = 0; i < names.length; i += VIEW_CHUNK) p.hmget(ctx.sched.orphaned, ...names.slice(i, i + VIEW_CHUNK));
+  const replies = (await p.exec())!;
+  replies.forEach(([, values], c) => {
+    ((values as (string | null)[] | null) ?? []).forEach((v, j) => v != null && out.set(names[c * VIEW_CHUNK + j], Number(v)));
+  });
+  return out;
+}
+
 /**
  * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
  * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
- * (pure, one spec per expression and zone). Every read is chunked and pipelined.
+ * (pure, one spec per expression and zone), the stored orphaned-since instants of the orphaned
+ * ones (HMGET, none when none is orphaned). Every read is chunked and pipelined.
  */
 async function build(ctx: InspectorContext, defs: [string, string][], notes: Record<string, string>, n: number): Promise<ScheduleInfo[]> {
   const insts = await instances(ctx);
@@ -150,6 +164,12 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     else byQueue.set(s.queue, [name]);
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
+  // the stored orphaned-since instants, read only for the schedules no live instance declares (none: no call)
+  const orphanNames = parsed.filter(([name, s]) => typeof s !== 'string' && !s.runtime && !declaredBy.get(name)?.some((d) => d.alive));
+  const stored = await orphanedSinceOf(
+    ctx,
+    orphanNames.map(([name]) => name),
+  );
   const specs = new Map<string, SharedSpec>();
   const now = engineTime.now();
   return parsed.map(([name, s]) => {
@@ -179,6 +199,16 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       next: [],
       declaredBy: by,
     };
+    // the leader's stored instant; before it stores one, the same rule on the declarers still visible
+    const since =
+      stored.get(name) ??
+      (by.length > 0
+        ? liveUntil(
+            by.map((d) => d.lastSeenAt),
+            ctx.livenessMs,
+          )
+        : undefined);
+    if (info.orphaned && since !== undefined) info.orphanedSince = since;
     const note = info.paused ? parseNote(notes[name]) : undefined;
     if (note) info.pause = note;
     // a spec is pure: one per (expression, zone, offset) serves every schedule that shares it
@@ -213,10 +243,11 @@ async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string,
 
 /**
  * Every registered schedule, by name: spec, zone, next `n` triggers, last fired, paused (with its
- * note), origin, declaring instances with liveness, orphaned. Cost: HSCAN of the registry and of
- * the pause notes (1,000 fields per call), the instances' pipeline, MGET of their declarations,
- * one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and HMGET (per target
- * queue, 1,000 names per call). No single command walks a whole set or hash.
+ * note), origin, declaring instances with liveness, orphaned (with since when). Cost: HSCAN of the
+ * registry and of the pause notes (1,000 fields per call), the instances' pipeline, MGET of their
+ * declarations, one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and
+ * HMGET (per target queue, 1,000 names per call), and, when some are orphaned, HMGET of their
+ * orphaned-since instants (1,000 names per call). No single command walks a whole set or hash.
  */
 export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleInfo[]> {
   const [registry, notes] = await Promise.all([scanHash(ctx, ctx.sched.schedules), scanHash(ctx, ctx.sched.pauseNotes)]);

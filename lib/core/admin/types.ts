@@ -210,6 +210,12 @@ export interface ScheduleInfo {
   pause?: PauseNote;
   /** No live instance declares it (and it is not a runtime schedule): it does not fire. */
   orphaned: boolean;
+  /**
+   * While orphaned: the instant it became so (epoch ms, Redis time): its last declaring instance's
+   * last heartbeat plus the liveness window, as the leader stored it (no trigger after it is
+   * enqueued; those until it is declared again are skipped, not caught up). Absent when not known yet.
+   */
+  orphanedSince?: number;
   /** When the schedule was first registered (epoch ms, Redis time): triggers before it never fire. */
   registeredAt?: number;
   /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */

@@ -15,12 +15,21 @@ export const TASK_OUTCOMES = ['succeeded', 'failed', 'retried', 'dead', 'lost', 
  * Outcomes of `chronos_triggers_total`, fed by the leader's `schedule.fired` (`enqueued`, or
  * `caught_up` when enqueued more than 1 s late) and `schedule.skipped` events (see `SKIP_OUTCOME`). @publicApi
  */
-export const TRIGGER_OUTCOMES = ['enqueued', 'duplicate', 'skipped_overlap', 'skipped_pause', 'caught_up', 'skipped_catch_up'] as const;
+export const TRIGGER_OUTCOMES = [
+  'enqueued',
+  'duplicate',
+  'skipped_overlap',
+  'skipped_pause',
+  'skipped_orphaned',
+  'caught_up',
+  'skipped_catch_up',
+] as const;
 
 /** The `chronos_triggers_total` outcome of each `schedule.skipped` reason (a stale trigger task is the catch-up policy at work). */
 const SKIP_OUTCOME: Record<ScheduleSkipReason, (typeof TRIGGER_OUTCOMES)[number]> = {
   overlap: 'skipped_overlap',
   pause: 'skipped_pause',
+  orphaned: 'skipped_orphaned',
   'catch-up': 'skipped_catch_up',
   stale: 'skipped_catch_up',
   duplicate: 'duplicate',

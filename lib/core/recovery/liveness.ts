@@ -37,8 +37,15 @@ export interface PresenceView {
  *   once Redis has been up that long (its `uptime_in_seconds`). A live server still away after the
  *   grace (reconnect attempts more than ~5 s apart) is taken for dead: its tasks run again elsewhere
  *   (at least once).
- * - **Redis Cluster**: pub/sub subscriptions are per node, so no server is judged dead on a cluster;
- *   deaths are found by the overdue score and the visibility timeout (as before liveness).
+ * - **Redis Cluster** (Redis ≥ 7.0): the channel is a shard channel (`SSUBSCRIBE`, one subscriber
+ *   connection per master), which lives on the master that owns its slot; it carries the hash tag
+ *   `{<ns>:global}` of `<ns>:live`, so presence.lua runs on that master and counts its subscribers
+ *   with `PUBSUB SHARDNUMSUB`. The rule is the same as above. A master that fails over (or a slot
+ *   that moves) loses the shard subscriptions; ioredis makes them again on the new owner. So each
+ *   tick also counts the observer's own channel: while its own subscription is missing there, nobody
+ *   is judged, and once it is back nobody is judged for `DEFAULTS.livenessReconnectGraceMs`, so the
+ *   other servers have time to subscribe again. On a cluster of Redis < 7.0 nobody is judged: deaths
+ *   are found by the overdue score and the visibility timeout.
  *
  * A host that vanishes without closing its sockets (power loss, a network partition) keeps its
  * subscription until Redis's tcp-keepalive drops it: until then it is overdue, and its entries come
@@ -46,6 +53,10 @@ export interface PresenceView {
  */
 export class Liveness {
   private sub?: RedisClient;
+  /** How deaths are judged: liveness channels (one Redis, Sentinel), shard channels (Cluster, Redis ≥ 7.0), or not at all. */
+  private mode: 'channels' | 'sharded' | 'off' = 'off';
+  /** Sharded: since when (Redis time, epoch ms) this server's own subscription has been seen; -Infinity from the start on, undefined while missing. */
+  private ownSince?: number;
   /** When the observer's connection last became ready, epoch ms (local); bumps {@link epoch}. */
   private readyAt = engineTime.now();
   private epoch = 0;
@@ -71,21 +82,30 @@ export class Liveness {
     this.staleAfterMs = Math.max(2 * DEFAULTS.livenessCheckMs, Math.min(DEFAULTS.livenessStaleMs, Math.floor(opts.visibilityTimeout / 2)));
   }
 
-  /** True when this server judges deaths (standalone Redis); false on a cluster (see the class doc). */
+  /** True when this server judges deaths (one Redis, Sentinel, and a cluster of Redis ≥ 7.0; see the class doc); known after {@link open}. */
   get judges(): boolean {
-    return !(this.client as { isCluster?: boolean }).isCluster;
+    return this.mode !== 'off';
   }
 
-  /** Subscribes the liveness connection (standalone only) and writes the first presence score. */
+  /** Subscribes the liveness connection (a shard channel on a cluster of Redis ≥ 7.0) and writes the first presence score. */
   async open(): Promise<void> {
     this.client.on('ready', this.onReady);
-    if (this.judges) {
+    const info = await this.client.info('server');
+    const channel = this.keys.alive(this.id);
+    if ((this.client as { isCluster?: boolean }).isCluster) {
+      if (Number(/redis_version:(\d+)/.exec(info)?.[1] ?? 0) >= 7) {
+        this.mode = 'sharded';
+        this.readyAt = engineTime.now() - DEFAULTS.livenessReconnectGraceMs; // the own-channel rule guards a failover instead
+        this.ownSince = -Infinity;
+        const sub = (this.sub = duplicateConnection(this.client, { shardedSubscribers: true }));
+        await sub.ssubscribe(channel); // on the master of the channel's slot; ioredis subscribes again after a failover
+      }
+    } else {
+      this.mode = 'channels';
       // the reconnect grace counts from Redis's own start (uptime): a server started long after it judges at once
-      const info = await this.client.info('server');
       const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
       this.readyAt = engineTime.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
       const sub = (this.sub = duplicateConnection(this.client));
-      const channel = this.keys.alive(this.id);
       // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
       sub.on('ready', () => void sub.subscribe(channel).catch(() => {}));
       await sub.subscribe(channel);
@@ -104,7 +124,7 @@ export class Liveness {
       serverId: this.id,
       staleAfterMs: this.staleAfterMs,
       keepMs: DEFAULTS.livenessKeepMs,
-      judge: this.judges,
+      judge: this.mode === 'sharded' ? 'sharded' : this.mode === 'channels',
       register: true,
     });
     engineTime.sample(sent, r.nowMs, engineTime.localNow()); // a sample of Redis time every tick (the forwarder's rounds are rare when idle)
@@ -115,7 +135,11 @@ export class Liveness {
     const silent = new Set(r.silent);
     for (const id of this.done) if (!silent.has(id)) this.done.delete(id); // back (it was not dead) or forgotten
     for (const id of this.silentSince.keys()) if (!silent.has(id)) this.silentSince.delete(id);
-    if (epoch !== this.epoch || engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs) {
+    if (
+      epoch !== this.epoch ||
+      engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs ||
+      !this.ownSeen(r.nowMs, r.ownSubscribers)
+    ) {
       this.silentSince.clear(); // Redis may have restarted: live servers may still be reconnecting
       return { dead: [], sweepAll };
     }
@@ -128,6 +152,21 @@ export class Liveness {
     }
     if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
     return { dead, sweepAll };
+  }
+
+  /**
+   * Sharded mode: whether this server's own shard subscription has been seen on the node that ran
+   * the tick for the reconnect grace (a failover or a slot move drops it; see the class doc).
+   * Always true in the other modes.
+   */
+  private ownSeen(nowMs: number, ownSubscribers: number): boolean {
+    if (this.mode !== 'sharded') return true;
+    if (ownSubscribers === 0) {
+      this.ownSince = undefined;
+      return false;
+    }
+    this.ownSince ??= nowMs;
+    return nowMs - this.ownSince >= DEFAULTS.livenessReconnectGraceMs;
   }
 
   /** Marks a dead server's entries as reclaimed by this server (in all its queues): it is not reported again. */

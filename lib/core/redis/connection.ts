@@ -118,12 +118,14 @@ function watchErrors(client: RedisClient): void {
 
 /**
  * A dedicated connection for blocking reads or pub/sub, owned by Chronos. Commands wait for a
- * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want.
+ * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want. With
+ * `shardedSubscribers` a cluster client gets one subscriber connection per master, for SSUBSCRIBE
+ * (ioredis resubscribes after a failover or a slot move); ignored for one Redis.
  */
-export function duplicateConnection(client: RedisClient): RedisClient {
+export function duplicateConnection(client: RedisClient, { shardedSubscribers = false } = {}): RedisClient {
   const dup =
     client instanceof Cluster || (client as { isCluster?: boolean }).isCluster
-      ? client.duplicate()
+      ? (client as Cluster).duplicate([], shardedSubscribers ? { shardedSubscribers } : {})
       : (client as Redis).duplicate({ maxRetriesPerRequest: null });
   defineScripts(dup);
   watchErrors(dup);

@@ -130,6 +130,11 @@ export class SchedulerKeys {
   readonly pauseNotes: string;
   /** Pub/sub channel on which every registry change is announced (the leader reloads at once). */
   readonly changesChannel: string;
+  /**
+   * HASH schedule name → the instant it became orphaned (epoch ms, Redis time: its last declarer's
+   * last heartbeat + the liveness window), stored once by the leader while the schedule is orphaned.
+   */
+  readonly orphaned: string;
   private readonly prefix: string;
 
   /** @param namespace Key prefix of the app (e.g. `chronos`). */
@@ -144,6 +149,7 @@ export class SchedulerKeys {
     this.resignChannel = this.prefix + 'resign';
     this.pauseNotes = this.prefix + 'pause-notes';
     this.changesChannel = this.prefix + 'changes';
+    this.orphaned = this.prefix + 'orphaned';
   }
 
   /**

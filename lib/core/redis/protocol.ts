@@ -152,6 +152,11 @@ export const FIRE_RESULT = {
    * paused, removed or changed since the leader loaded it); nothing changed. The leader reloads.
    */
   fenced: 6,
+  /**
+   * Refused: dated after the schedule's liveUntil (orphaned since then: no live instance declared
+   * it; live-names.ts liveUntil); nothing changed. The leader reads liveness again.
+   */
+  orphaned: 7,
 } as const;
 
 /** enqueue.lua's code. */

@@ -57,8 +57,8 @@ export function fireTriggers(
     const taskId = triggerKey(s.name, triggerAt);
     const traceparent = traceparents[i];
     if (traceparent) meta[META.traceparent] = traceparent;
-    const { dedupTtlMs, generation } = entry;
+    const { dedupTtlMs, generation, liveUntil } = entry;
     const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
-    return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation };
+    return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation, liveUntil };
   });
 }

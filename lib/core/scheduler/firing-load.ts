@@ -14,6 +14,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';
 import type { HeapItem } from './due-heap.js';
+import { forgetOrphaned, orphanedSinceOf, readOrphaned, storeOrphaned } from './orphans.js';
 import type { Declarations } from './registry.js';
 import type { ScheduleSpec } from './spec.js';
 
@@ -38,6 +39,12 @@ export interface Entry extends HeapItem {
   leadMs: number;
   /** The generation it is planned under (its stored definition's; the registry version when it has none). */
   generation: number;
+  /** Until when a live instance declares it by the last liveness read (epoch ms, Redis time; Infinity for a runtime one): no trigger after it is planned. */
+  liveUntil: number;
+  /** While orphaned: since when (epoch ms, Redis time; orphans.ts). */
+  orphanedSince?: number;
+  /** Declared again after being orphaned: the span whose triggers are skipped, (since, until] (epoch ms), until applied. */
+  orphanSpan?: { since: number; until: number };
 }
 
 /** Paces a long loop: {@link pace} yields a turn of the event loop once a slice of work has run. */
@@ -78,12 +85,15 @@ export interface LoadContext {
  * Reads the registry, liveness and lastFired into a new table (name → entry), each entry's next
  * trigger computed. `reuse` gives the spec of a schedule whose spec text, zone and offset are the
  * same as in the table being replaced (no parsing). Errors of Redis reject; a definition that does
- * not parse is logged and left out.
+ * not parse is logged and left out. Orphaned schedules get their stored orphaned-since instant
+ * (stored now when none is: orphans.ts); one declared again while stored as orphaned gets the span
+ * to skip (the one it had in `old`, else from the stored instant to now).
  * @returns the table and the registry version read before it.
  */
 export async function loadTable(
   ctx: LoadContext,
   reuse: (s: StoredSchedule) => ScheduleSpec | undefined,
+  old: ReadonlyMap<string, Entry> = new Map(),
 ): Promise<{
   table: Map<string, Entry>;
   version: number;
@@ -91,7 +101,8 @@ export async function loadTable(
   const { client, keys, namespace, logger, declarations } = ctx;
   const slicer = new Slicer();
   const version = Number((await client.get(keys.version)) ?? 0);
-  const live = await declarations.liveNames();
+  const read = await declarations.readLive();
+  const live = read.names;
   const table = new Map<string, Entry>();
   const queueKeys = new Map<string, QueueKeys>();
   let cursor = '0';
@@ -122,10 +133,11 @@ export async function loadTable(
         leadMs: fireLeadMs(stored, spec),
         // a definition stored by an older Chronos has none: the registry version just read is at least every fence set before it
         generation: stored.generation ?? version,
+        liveUntil: stored.runtime ? Infinity : declarations.liveUntilOf(name, read),
         wake: Infinity,
         heapIndex: -1,
       };
-      declarations.setLive(entry, stored.runtime || live.has(name));
+      entry.live = stored.runtime || live.has(name); // logged once the orphaned-since instants are known
       table.set(name, entry);
       await slicer.pace();
     }
@@ -146,7 +158,38 @@ export async function loadTable(
       }
     }
   }
+  await adoptOrphaned(ctx, table, old, (name, fallback) => orphanedSinceOf(name, read, fallback));
   return { table, version };
+}
+
+/** Gives the loaded entries their orphaned-since instants and spans (see {@link loadTable}), and logs their liveness. */
+async function adoptOrphaned(
+  ctx: LoadContext,
+  table: Map<string, Entry>,
+  old: ReadonlyMap<string, Entry>,
+  sinceOf: (name: string, fallback: number) => number,
+): Promise<void> {
+  const stored = await readOrphaned(ctx.client, ctx.keys);
+  const now = ctx.now();
+  const toStore: Entry[] = [];
+  for (const e of table.values()) {
+    const name = e.stored.name;
+    const before = old.get(name);
+    const at = stored.get(name);
+    if (!e.live) {
+      // unknown (it died while nobody led, or before this version): its lastFired, the last trigger enqueued
+      e.orphanedSince = at ?? before?.orphanedSince ?? sinceOf(name, before?.liveUntil ?? e.lastFired);
+      if (at === undefined) toStore.push(e);
+    } else if (before?.orphanSpan !== undefined) {
+      e.orphanSpan = before.orphanSpan;
+    } else if (at !== undefined) {
+      e.orphanSpan = { since: at, until: Math.max(now, at) };
+    }
+  }
+  await storeOrphaned(ctx.client, ctx.keys, toStore);
+  for (const e of table.values()) ctx.declarations.setLive(e, e.live);
+  const gone = [...stored.keys()].filter((name) => !table.has(name));
+  if (gone.length > 0) await forgetOrphaned(ctx.client, ctx.keys, gone);
 }
 
 /** The spec of the table entry being replaced when its text, zone and offset are those of `s` (no parsing needed). */

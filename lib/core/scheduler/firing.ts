@@ -24,7 +24,9 @@ import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
 import { fireTriggers, observedOf, type FireItem } from './fire-triggers.js';
 import { loadTable, pushTo, sameSpec, Slicer, type Entry } from './firing-load.js';
+import { forgetOrphaned, markLiveness, storeOrphaned } from './orphans.js';
 import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
+import { fencedNote, PlanReports } from './plan-report.js';
 import type { Declarations } from './registry.js';
 
 /** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
@@ -67,8 +69,10 @@ export class Firing {
   private reloadQueued = false;
   /** When this leadership began (Redis time, epoch ms): triggers due before it came due while nobody led. */
   private leaderSince = 0;
-  /** Schedule → the resume whose skipped triggers were reported (once per pause, even if a fire is retried or reloaded). */
-  private readonly pauseReported = new Map<string, number>();
+  /** Reports of the plans: each paused or orphaned span once. */
+  private readonly reports: PlanReports;
+  /** Re-reads liveness when the earliest liveUntil passes (a declarer died, or its heartbeats lag). */
+  private livenessTimer?: NodeJS.Timeout;
   private leadingNow = false;
   /** The leader's calls in flight, abandoned when the lease is lost: a silent socket never holds the loop past the step-down (a fire that reaches Redis later is deduplicated by its dedup key). */
   private readonly bound = new LeaseBound();
@@ -86,6 +90,7 @@ export class Firing {
   constructor(private readonly ctx: FiringContext) {
     this.failures = new FailureLog(ctx.logger, 'Firing schedules');
     this.observer = new FireObserver(ctx.client, ctx.instanceId);
+    this.reports = new PlanReports(ctx.logger, ctx.events);
   }
 
   /** True from acquisition until the lease is lost (the lease's own clock may say otherwise sooner). */
@@ -107,6 +112,7 @@ export class Firing {
     this.leadingNow = false;
     clearTimeout(this.tickTimer);
     this.bound.end();
+    clearTimeout(this.livenessTimer);
     this.ctx.events.emit({ type: 'leader.lost', instanceId: this.ctx.instanceId, term, reason });
   }
 
@@ -138,23 +144,35 @@ export class Firing {
   }
 
   /**
-   * Re-reads which schedules a live instance declares (after a heartbeat) and marks the table's
-   * entries live or orphaned, a slice of work at a time, putting each in or out of the due heap.
+   * Re-reads which schedules a live instance declares (after a heartbeat, and when the earliest
+   * liveUntil passes) and marks the table's entries live or orphaned with their liveUntil, a slice
+   * of work at a time, putting each in or out of the due heap; stores the orphaned-since instant of
+   * the newly orphaned ones (orphans.ts).
    */
   refreshLiveness(): void {
     if (!this.leadingNow) return;
     this.serial(async () => {
-      const { declarations } = this.ctx;
-      const live = await this.bound.call(declarations.liveNames(), 'the live schedules read');
+      const { declarations, client, keys } = this.ctx;
+      const read = await this.bound.call(declarations.readLive(), 'the live schedules read');
+      const now = this.ctx.now();
       const table = this.table;
       const slicer = new Slicer();
+      const orphaned: Entry[] = [];
       for (const e of table.values()) {
-        declarations.setLive(e, e.stored.runtime || live.has(e.stored.name));
+        if (markLiveness(e, read, now, (name) => declarations.liveUntilOf(name, read)) === 'orphaned') orphaned.push(e);
+        declarations.setLive(e, e.stored.runtime || read.names.has(e.stored.name));
         this.due.update(e, wakeAt(e));
         if (slicer.due) {
           await slicer.yield();
           if (table !== this.table) return; // swapped meanwhile: the new table's liveness was read by its load
         }
+      }
+      await this.bound.call(storeOrphaned(client, keys, orphaned), 'the orphaned-since write');
+      let soonest = Infinity;
+      for (const until of read.until.values()) soonest = Math.min(soonest, until);
+      clearTimeout(this.livenessTimer);
+      if (soonest !== Infinity && this.leadingNow && !this.halted) {
+        this.livenessTimer = setTimeout(() => this.refreshLiveness(), Math.max(1, soonest + 1 - this.ctx.now()));
       }
       this.armTimer(this.nextTimerMs(Infinity));
     });
@@ -164,6 +182,7 @@ export class Firing {
   halt(): void {
     this.halted = true;
     clearTimeout(this.tickTimer);
+    clearTimeout(this.livenessTimer);
   }
 
   /** Resolves when the leader work under way is done (its failure is already recorded). */
@@ -196,7 +215,7 @@ export class Firing {
     const touched = new Set<string>();
     this.touched = touched;
     const { table, version } = await this.bound.call(
-      loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s)),
+      loadTable(this.ctx, (s) => sameSpec(old.get(s.name), s), old),
       'the table load',
     );
     const due = new DueHeap<Entry>();
@@ -241,8 +260,8 @@ export class Firing {
       let items: FireItem[] = [];
       for (const e of taken) {
         if (isPlanned(e, now)) {
-          const p = plan({ stored: e.stored, spec: e.spec, lastFired: e.lastFired, now, leadMs: e.leadMs, leaderSince: this.leaderSince });
-          this.apply(e, p, items);
+          const { stored, spec, lastFired, leadMs, liveUntil, orphanSpan: orphaned } = e;
+          this.apply(e, plan({ stored, spec, lastFired, now, leadMs, leaderSince: this.leaderSince, liveUntil, orphaned }), items);
         }
         if (slicer.due) {
           if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
@@ -251,6 +270,15 @@ export class Firing {
         }
       }
       if (items.length > 0) retryEarly = Math.min(retryEarly, await this.fire(items));
+      // the orphaned spans are skipped in Redis (lastFired moved past them): their stored instants go
+      const spans = taken.filter((e) => e.orphanSpan !== undefined && e.lastFired >= e.orphanSpan.until);
+      if (spans.length > 0)
+        await forgetOrphaned(
+          this.ctx.client,
+          this.ctx.keys,
+          spans.map((e) => e.stored.name),
+        );
+      for (const e of spans) e.orphanSpan = undefined;
     } finally {
       for (const e of taken) if (e.heapIndex < 0) this.due.update(e, wakeAt(e));
     }
@@ -264,28 +292,10 @@ export class Firing {
     return next === Infinity ? 30_000 : Math.min(30_000, Math.max(1, next - this.ctx.now()));
   }
 
-  /** Applies one schedule's plan: moves its lastFired, reports catch-up and skips, queues its triggers. */
+  /** Applies one schedule's plan: moves its lastFired, reports catch-up and skips (plan-report.ts), queues its triggers. */
   private apply(e: Entry, p: Plan, items: FireItem[]): void {
-    const s = e.stored;
     e.lastFired = p.lastFired;
-    if (p.paused && this.pauseReported.get(s.name) !== s.resumedAt) {
-      this.pauseReported.set(s.name, s.resumedAt!);
-      this.ctx.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
-      const { newest: triggerAt, count } = p.paused;
-      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
-    }
-    if (p.catchingUp && p.catchingUp.kept > 0) {
-      const { kept, count, oldestLateMs } = p.catchingUp;
-      const what = `schedule=${s.name} catchUp=${s.catchUp} oldestLateMs=${oldestLateMs}`;
-      this.ctx.logger.log(`Catching up ${kept} of ${count} missed trigger(s) (${what})`);
-    }
-    if (p.skipped > 0) {
-      this.ctx.logger.warn(
-        `Skipped ${p.skipped} missed trigger(s) ` +
-          `(schedule=${s.name} catchUp=${s.catchUp} catchUpWindowMs=${s.catchUpWindowMs} catchUpCap=${s.catchUpCap})`,
-      );
-      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
-    }
+    this.reports.report(e, p);
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
     if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly, advancedBy: p.advancedBy });
     if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
@@ -362,6 +372,10 @@ export class Firing {
       this.fenced(s.name, triggerAt);
       return undefined;
     }
+    if (result === 'orphaned') {
+      this.refreshLiveness(); // dated after its liveUntil: never planned so; read liveness again
+      return undefined;
+    }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued') {
       const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
@@ -385,17 +399,4 @@ export class Firing {
     }
     return undefined;
   }
-}
-
-/**
- * fire.lua refused a trigger as planned under an older generation of its schedule: the schedule
- * was paused, removed or changed and the notice has not come (or was lost). Reloads once per
- * registry version loaded; refused again under the same version, it says so once and waits for
- * the next change.
- */
-function fencedNote(schedule: string, trigger: string, again: boolean): string {
-  return again
-    ? `Trigger refused again after a reload: the queue holds a newer generation of the schedule than the registry; ` +
-        `waiting for the next registry change (schedule=${schedule} trigger=${trigger})`
-    : `Trigger refused: the schedule changed since it was loaded; reloading (schedule=${schedule} trigger=${trigger})`;
 }

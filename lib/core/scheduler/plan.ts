@@ -9,7 +9,9 @@
  * 1. A trigger of the current spec dated before the spec took effect (`changedAt`: its
  *    registration, or the storing of a new spec, zone, offset or queue) never existed: nothing.
  * 2. A trigger that came due while the schedule was paused (up to `resumedAt`) is skipped, whatever
- *    the catch-up policy; the skip is reported once, with reason 'pause'.
+ *    the catch-up policy; the skip is reported once, with reason 'pause'. So is one that came due
+ *    while it was orphaned (the span from its orphaned-since instant to when it was seen declared
+ *    again, orphans.ts), with reason 'orphaned'.
  * 3. A trigger older than `catchUpWindowMs` is skipped; of the rest, the newest `catchUpCap` are kept.
  * 4. A kept trigger is *missed* when it came due before this leadership began (`leaderSince`) or
  *    is more than {@link LATE_TOLERANCE_MS} late at this tick; a later one is on time (a tick a
@@ -18,6 +20,8 @@
  *    and `none` none.
  * 5. Triggers within the lead, (now, now + leadMs], are enqueued early; workers start them at
  *    their instant.
+ * 6. No trigger after `liveUntil` (until when a live instance declares the schedule, by the
+ *    leader's last liveness read) is planned at all: it waits for the next read.
  * When something is skipped and nothing is enqueued, lastFired is advanced past the skipped
  * triggers in Redis (fire.lua mode `advanceOnly`), so no leader counts them again.
  */
@@ -47,6 +51,10 @@ export interface PlanInput {
   leadMs: number;
   /** When this leadership began (Redis time, epoch ms): a trigger due before it came due while nobody led. */
   leaderSince: number;
+  /** Until when a live instance declares the schedule (epoch ms; Infinity or undefined for a runtime one): no later trigger is planned. */
+  liveUntil?: number;
+  /** Declared again after being orphaned: the span (since, until] whose triggers are skipped (epoch ms). */
+  orphaned?: { since: number; until: number };
 }
 
 /** What the firing loop does for one schedule at one tick. */
@@ -68,6 +76,8 @@ export interface Plan {
   skippedAt: number;
   /** Triggers that came due while the schedule was paused (all skipped): how many, and the newest. */
   paused?: { count: number; newest: number };
+  /** Triggers that came due while the schedule was orphaned (all skipped): how many, and the newest. */
+  orphaned?: { count: number; newest: number };
   /** Set when missed triggers more than 1 s late are found: how many, how many of them the policy keeps, and the oldest's lateness, ms. */
   catchingUp?: { count: number; kept: number; oldestLateMs: number };
 }
@@ -80,21 +90,27 @@ export interface PlanState {
   /** Its next trigger after lastFired, epoch ms; null if none ever. */
   next: number | null;
   leadMs: number;
+  /** Until when a live instance declares it, epoch ms (Infinity or undefined for a runtime one). */
+  liveUntil?: number;
 }
 
-/** Whether a schedule is planned at a tick at `now`: live, not paused, and its next trigger within the lead. */
+/** Whether a schedule is planned at a tick at `now`: live, not paused, and its next trigger within the lead and its liveUntil. */
 export function isPlanned(s: PlanState, now: number): boolean {
-  return s.live && !s.stored.paused && s.next !== null && s.next <= now + s.leadMs;
+  return s.live && !s.stored.paused && s.next !== null && s.next <= now + s.leadMs && s.next <= (s.liveUntil ?? Infinity);
 }
 
-/** When the firing loop must wake for a schedule (its next trigger minus the lead); Infinity if it is not live, paused or done. */
+/**
+ * When the firing loop must wake for a schedule (its next trigger minus the lead); Infinity if it
+ * is not live, paused or done, or its next trigger is after its liveUntil (the next liveness read decides).
+ */
 export function wakeAt(s: PlanState): number {
-  return s.live && !s.stored.paused && s.next !== null ? s.next - s.leadMs : Infinity;
+  return s.live && !s.stored.paused && s.next !== null && s.next <= (s.liveUntil ?? Infinity) ? s.next - s.leadMs : Infinity;
 }
 
 /** Plans one schedule at one tick by the rules of this module (see its header). */
 export function plan(input: PlanInput): Plan {
   const { stored: s, spec, now, leadMs } = input;
+  const liveUntil = input.liveUntil ?? Infinity;
   let from = Math.max(input.lastFired, s.changedAt ?? -Infinity);
   let newestSkipped: number | undefined;
   // 2. a pause skips what came due while it lasted
@@ -107,6 +123,16 @@ export function plan(input: PlanInput): Plan {
     }
     from = s.resumedAt;
   }
+  let orphaned: Plan['orphaned'];
+  const span = input.orphaned;
+  if (span !== undefined && span.until > from) {
+    const during = triggersBetween(spec, from, Math.min(span.until, now), 1);
+    if (during.triggers.length > 0) {
+      orphaned = { count: during.skipped + 1, newest: during.triggers[0] };
+      newestSkipped = orphaned.newest;
+    }
+    from = span.until;
+  }
   // 3. the window, then the cap
   let skipped = 0;
   const windowStart = now - s.catchUpWindowMs;
@@ -116,7 +142,8 @@ export function plan(input: PlanInput): Plan {
     if (old.triggers.length > 0) newestSkipped = old.triggers[0];
     from = windowStart;
   }
-  const due = triggersBetween(spec, from, now, s.catchUpCap);
+  // 6. nothing after liveUntil
+  const due = triggersBetween(spec, from, Math.max(from, Math.min(now, liveUntil)), s.catchUpCap);
   skipped += due.skipped;
   // 4. missed or on time; the policy decides about the missed
   const missedBefore = Math.max(input.leaderSince, now - LATE_TOLERANCE_MS);
@@ -134,7 +161,8 @@ export function plan(input: PlanInput): Plan {
     catchingUp = { count, kept: missed.length, oldestLateMs: Math.round(now - due.triggers[0]) };
   }
   // 5. the lead
-  const upcoming = triggersBetween(spec, Math.max(now, from), now + leadMs, 10).triggers;
+  const leadFrom = Math.max(now, from);
+  const upcoming = triggersBetween(spec, leadFrom, Math.max(leadFrom, Math.min(now + leadMs, liveUntil)), 10).triggers;
   const fire = [...missed, ...onTime, ...upcoming];
   const mode = s.overlap === 'skip' ? FIRE_MODE.skipOverlap : FIRE_MODE.allowOverlap;
   const advanceTo = fire.length === 0 ? newestSkipped : undefined;
@@ -147,6 +175,7 @@ export function plan(input: PlanInput): Plan {
     skipped,
     skippedAt: fire[0] ?? advanceTo ?? now,
     paused,
+    orphaned,
     catchingUp,
   };
 }

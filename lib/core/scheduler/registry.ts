@@ -24,7 +24,7 @@ import {
 } from '../redis/commands/schedule.js';
 import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import type { StoredSchedule } from './definition.js';
-import { LiveNames, namesDigest } from './live-names.js';
+import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
 import { engineTime } from '../runtime/time.js';
 
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
@@ -59,6 +59,8 @@ export async function raiseFences(client: RedisClient, namespace: string, fences
 export interface LiveEntry {
   stored: Pick<StoredSchedule, 'name' | 'runtime'>;
   live: boolean;
+  /** While orphaned: since when (epoch ms, Redis time; orphans.ts). */
+  orphanedSince?: number;
 }
 
 /** What a {@link Declarations} works with. */
@@ -97,8 +99,6 @@ export class Declarations {
   private digest?: string;
   /** The leader's view of the names live instances declare. */
   private readonly live: LiveNames;
-  /** The live-set key whose liveness the leader's table carries (set by a refresh; unknown after a load). */
-  private appliedKey?: string;
   /** Health of the heartbeat loop. */
   readonly failures: FailureLog;
 
@@ -253,34 +253,26 @@ export class Declarations {
   }
 
   /**
-   * Names declared by at least one live instance (seen within 3 heartbeats, its declaration not
-   * expired), plus our own: ZRANGEBYSCORE + MGET, and an SSCAN of a digest's names only the first
-   * time it is seen (live-names.ts). The set is shared: do not change it.
+   * Which names a live instance declares (seen within 3 heartbeats, its declaration not expired),
+   * plus our own, until when, and which digests stopped being live since the last read:
+   * ZRANGEBYSCORE + MGET (+ ZMSCORE when a digest vanished), and an SSCAN of a digest's names only
+   * the first time it is seen (live-names.ts). The names set is shared: do not change it.
    */
-  async liveNames(): Promise<ReadonlySet<string>> {
-    const { names } = await this.live.read(this.ctx.now() - this.ctx.heartbeatMs * 3);
-    this.appliedKey = undefined; // the caller applies it to a table of its own
-    return names;
+  readLive(): Promise<LiveRead> {
+    return this.live.read(this.ctx.now(), this.ctx.heartbeatMs * 3);
   }
 
-  /**
-   * Marks each entry live (runtime, or declared by a live instance) or orphaned. Walks the entries
-   * only when the live set may have changed since the last refresh (an idle leader's heartbeat
-   * then costs two commands and no walk).
-   */
-  async refreshLiveness(entries: () => Iterable<LiveEntry>): Promise<void> {
-    const before = this.appliedKey;
-    const { names, key } = await this.live.read(this.ctx.now() - this.ctx.heartbeatMs * 3);
-    if (key === before) return;
-    for (const e of entries()) this.setLive(e, e.stored.runtime || names.has(e.stored.name));
-    this.appliedKey = key;
+  /** Until when a live instance declares `name` by `read` (epoch ms, Redis time; -Infinity when none does). */
+  liveUntilOf(name: string, read: LiveRead): number {
+    return this.live.liveUntilOf(name, read);
   }
 
   /** Sets an entry's liveness, logging when it becomes orphaned and when it is declared again. */
   setLive(e: LiveEntry, live: boolean): void {
     if (!live && !this.orphanLogged.has(e.stored.name)) {
       this.orphanLogged.add(e.stored.name);
-      this.ctx.logger.warn(`Schedule is orphaned: no live instance declares it; it does not fire (schedule=${e.stored.name})`);
+      const since = e.orphanedSince === undefined ? '' : `orphanedSince=${e.orphanedSince} `;
+      this.ctx.logger.warn(`Schedule is orphaned: no live instance declares it; it does not fire (${since}schedule=${e.stored.name})`);
     } else if (live && this.orphanLogged.delete(e.stored.name)) {
       this.ctx.logger.log(`Schedule is declared again; it fires (schedule=${e.stored.name})`);
     }

@@ -168,27 +168,32 @@ export interface PresenceOutcome {
   silent: string[];
   /** Other servers whose score has passed (their main loop has not ticked for their `staleAfterMs`), with by how much, ms. */
   overdue: { id: string; overdueMs: number }[];
+  /** Subscribers of the ticking server's own liveness channel on the Redis that ran the script (0 without `judge`). */
+  ownSubscribers: number;
 }
 
 /**
  * A worker server's presence tick (presence.lua): renews `serverId`'s score in `<ns>:live` to Redis
  * now + `staleAfterMs` (unless `register` is false), drops members expired more than `keepMs` ago,
- * and reports the overdue servers and, with `judge`, those whose liveness channel has no subscriber.
+ * and reports the overdue servers and, with `judge`, those whose liveness channel has no subscriber:
+ * `true` counts channel subscribers (SUBSCRIBE: one Redis, Sentinel), `'sharded'` shard-channel
+ * subscribers (SSUBSCRIBE: Redis Cluster, Redis ≥ 7.0), `false` neither.
  */
 export async function presenceScript(
   client: RedisClient,
   keys: GlobalKeys,
-  p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean; register: boolean },
+  p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean | 'sharded'; register: boolean },
 ): Promise<PresenceOutcome> {
-  const [nowMs, silent, flat] = await runScript<[number, string[], (string | number)[]]>(
+  const judge = p.judge === 'sharded' ? '2' : p.judge ? '1' : '0';
+  const [nowMs, silent, flat, own] = await runScript<[number, string[], (string | number)[], number]>(
     client,
     'presence',
     [keys.live],
-    [p.serverId, p.staleAfterMs, p.keepMs, p.judge ? '1' : '0', keys.aliveChannelPrefix, p.register ? '1' : '0'],
+    [p.serverId, p.staleAfterMs, p.keepMs, judge, keys.aliveChannelPrefix, p.register ? '1' : '0'],
   );
   const overdue: { id: string; overdueMs: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
-  return { nowMs, silent, overdue };
+  return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0) };
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */

@@ -35,6 +35,8 @@ export interface FireTrigger extends EncodedTask {
   mode: FireMode;
   /** The schedule's generation the trigger was planned under (its stored definition's; 0 if it has none). */
   generation: number;
+  /** Until when a live instance declares the schedule, epoch ms (undefined or Infinity: always, a runtime schedule); a later trigger is refused. */
+  liveUntil?: number;
 }
 
 /** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
@@ -45,7 +47,7 @@ export interface FireOutcome {
 
 /**
  * Enqueues the triggers of one queue, each at most once ever, refusing those planned under an
- * older generation of their schedule (fire.lua).
+ * older generation of their schedule and those dated after their liveUntil (fire.lua).
  * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
  * @param leadMs how long before its instant a trigger may be enqueued, ms.
  */
@@ -61,7 +63,9 @@ export async function fireScript(
   for (const t of triggers) {
     k.push(keys.dedup(t.taskId));
     if (t.mode === FIRE_MODE.skipOverlap) k.push(keys.overlap(t.schedule));
-    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation);
+    const until = t.liveUntil ?? Infinity;
+    const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
+    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation, liveUntil);
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);
   const results: FireResult[] = new Array(triggers.length);

@@ -15,28 +15,33 @@
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
-  ARGV[3..] per trigger, 9 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+  ARGV[3..] per trigger, 10 values: schedule name, triggerAtMs (epoch ms), task id, task type,
             payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
             (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
             schedule's previous task is live (overlap skip) | "x" only advance lastFired (a trigger
-            skipped by the catch-up policy), and the schedule's generation it was planned under
+            skipped by the catch-up policy), the schedule's generation it was planned under, and
+            its liveUntil (epoch ms, Redis time; "" = none): until when a live instance declares
+            the schedule, by the leader's last liveness read (a stale read only makes it earlier).
+            A trigger dated after it is refused in the enqueue modes: no trigger after the
+            instant the schedule became orphaned is ever enqueued.
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
             (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
-            6 fenced (planned under an older generation); then "now" (epoch ms) as the last element
+            6 fenced (planned under an older generation) | 7 orphaned (dated after liveUntil); then "now" (epoch ms) as the last element
 ]]
 -- @include now-ms
 -- @include task-entry
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
-local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6 } -- protocol.ts FIRE_RESULT
+local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local out = {}
 local k = 4
-for a = 3, #ARGV, 9 do
+for a = 3, #ARGV, 10 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local ttl, mode, generation = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8])
+  local liveUntil = tonumber(ARGV[a + 9]) or math.huge
   local dedupKey = KEYS[k]
   local overlapKey
   k = k + 1
@@ -46,6 +51,8 @@ for a = 3, #ARGV, 9 do
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
   if generation < fence then
     code = FIRE_RESULT.fenced
+  elseif mode ~= FIRE_MODE.advanceOnly and triggerAt > liveUntil then
+    code = FIRE_RESULT.orphaned
   elseif triggerAt > now + lead then
     code = FIRE_RESULT.early
   elseif last >= triggerAt then
@@ -67,7 +74,7 @@ for a = 3, #ARGV, 9 do
     end
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end
-  if generation > fence and code ~= FIRE_RESULT.fenced then redis.call('HSET', KEYS[3], schedule, generation) end
+  if generation > fence and code ~= FIRE_RESULT.fenced and code ~= FIRE_RESULT.orphaned then redis.call('HSET', KEYS[3], schedule, generation) end
   out[#out + 1] = code
 end
 out[#out + 1] = now

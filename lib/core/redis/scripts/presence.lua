@@ -2,19 +2,24 @@
   A worker server's presence tick (every DEFAULTS.livenessCheckMs from its main event loop): renew its
   own score in <ns>:live (now + staleAfterMs) and read the others. A server is overdue when its score
   has passed (its main loop has not ticked for staleAfterMs: stopped, hung, busy or dead); members
-  overdue longer than keepMs are dropped. With judge = "1" (standalone Redis) it also reports which
-  other servers have no subscriber on their liveness channel (PUBSUB NUMSUB, one call for all): a
-  process that is gone has its connections closed by the kernel, so Redis drops its subscription at
-  once, while a stopped or busy process keeps it. Redis time throughout.
+  overdue longer than keepMs are dropped. With judge = "1" (standalone Redis, Sentinel) it also
+  reports which other servers have no subscriber on their liveness channel (PUBSUB NUMSUB, one call
+  per 500): a process that is gone has its connections closed by the kernel, so Redis drops its
+  subscription at once, while a stopped or busy process keeps it. With judge = "2" (Redis Cluster,
+  Redis >= 7.0) the channels are shard channels (SSUBSCRIBE) and are counted with PUBSUB
+  SHARDNUMSUB: a shard channel lives on the node that owns its slot, and every liveness channel
+  carries the hash tag of KEYS[1], so this script runs on that very node and sees every subscriber.
+  Redis time throughout.
   KEYS[1]  <ns>:{<ns>:global}:live       ZSET    server id -> expires-at (epoch ms)
   ARGV[1]  serverId                      string  the ticking server
   ARGV[2]  staleAfterMs                  integer ms
   ARGV[3]  keepMs                        integer ms
-  ARGV[4]  judge                         "1" to read the liveness channels, else "0"
+  ARGV[4]  judge                         "1" to read the liveness channels (NUMSUB), "2" the liveness
+                                         shard channels (SHARDNUMSUB), else "0"
   ARGV[5]  channelPrefix                 string  <ns>:{<ns>:global}:alive: (+ server id = its channel)
   ARGV[6]  register                      "1" to write this server's own score, else "0" (shutting down)
   Returns  {redisNowMs, {ids of other servers without a subscriber}, {id, ms overdue, id, ms overdue, …} of the
-           other servers overdue}
+           other servers overdue, subscribers of the ticking server's own channel (0 without judge)}
 ]]
 -- @include now-ms
 local now = nowMs()
@@ -34,15 +39,17 @@ for i = 1, #rows, 2 do
   end
 end
 if #gone > 0 then redis.call('ZREM', KEYS[1], unpack(gone)) end
-local silent = {}
-if ARGV[4] == '1' then
+local silent, own = {}, 0
+if ARGV[4] == '1' or ARGV[4] == '2' then
+  local numsub = ARGV[4] == '2' and 'SHARDNUMSUB' or 'NUMSUB'
+  own = tonumber(redis.call('PUBSUB', numsub, ARGV[5] .. ARGV[1])[2])
   for i = 1, #others, 500 do
     local channels = {}
     for j = i, math.min(i + 499, #others) do channels[#channels + 1] = ARGV[5] .. others[j] end
-    local counts = redis.call('PUBSUB', 'NUMSUB', unpack(channels))
+    local counts = redis.call('PUBSUB', numsub, unpack(channels))
     for j = 2, #counts, 2 do
       if tonumber(counts[j]) == 0 then silent[#silent + 1] = others[i + j / 2 - 1] end
     end
   end
 end
-return {now, silent, overdue}
+return {now, silent, overdue, own}
