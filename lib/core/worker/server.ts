@@ -18,7 +18,7 @@ import { Recoverer } from '../recovery/recoverer.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import { startServices, stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
 import type { Signals } from '../runtime/signals.js';
-import { CancelService, workerServices } from './services.js';
+import { NoticeService, workerServices } from './services.js';
 import { Wake } from '../fetch/wake.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
@@ -85,8 +85,8 @@ export class ChronosServer {
   private readonly fetchWake = new Wake();
   /** The background loops, in start order (stopped in reverse). */
   private readonly services: Service[];
-  /** Cancel notices of operators (Inspector `cancelTask`): subscribed after the loops start, closed after the shutdown drain. */
-  private readonly cancels: CancelService;
+  /** Cancel notices of operators (Inspector `cancelTask`), due-time and pause wakes: subscribed at start, closed after the shutdown drain. */
+  private readonly notices: NoticeService;
   private readonly fetcher: Fetcher;
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
@@ -159,7 +159,7 @@ export class ChronosServer {
     const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));
     const liveness = (this.liveness = new Liveness(client, globalKeys, this.id, opts, logger));
     this.services = workerServices({ runtime, opts, fetcher, fetchWake, forwarder, recoverer, liveness, heartbeat, isRunning });
-    this.cancels = new CancelService({ client, namespace: this.namespace, slots, runtime });
+    this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
   }
 
   /**
@@ -204,7 +204,7 @@ export class ChronosServer {
       /** Connected and ready. */
       ready: boolean;
     };
-    /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, cancels). */
+    /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, notices). */
     services: ServiceHealth[];
   } {
     const { fetcher } = this;
@@ -216,7 +216,7 @@ export class ChronosServer {
       forward: this.forwarder.failures.status,
       lastFetchAt: fetcher.lastFetchAt,
       blocking,
-      services: [...this.services, this.cancels].map((s) => s.health()),
+      services: [...this.services, this.notices].map((s) => s.health()),
     };
   }
 
@@ -251,6 +251,7 @@ export class ChronosServer {
       await this.fetcher.refreshPaused();
       await this.heartbeat.beat();
       await this.liveness.open();
+      await this.notices.start();
       // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
       if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
     } catch (err) {
@@ -260,21 +261,21 @@ export class ChronosServer {
     if (this.state !== 'starting') return; // shut down while starting
     this.state = 'running';
     await startServices(this.services);
-    await this.cancels.start();
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
     const { opts } = this;
     this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
   /**
-   * Pauses a queue for every server of the namespace (they stop fetching from it within about a
-   * second). Tasks can still be enqueued. Writes `<ns>:paused`.
+   * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
+   * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
+   * Tasks can still be enqueued. Writes `<ns>:paused`.
    */
   pause(queue: string): Promise<void> {
     return this.fetcher.pause(queue);
   }
 
-  /** Queues this server currently knows as paused (refreshed from Redis every second). */
+  /** Queues this server currently knows as paused (read again at each pause or resume, and every 10 s). */
   get pausedQueues(): ReadonlySet<string> {
     return this.fetcher.paused;
   }
@@ -312,7 +313,7 @@ export class ChronosServer {
     } else await this.liveness.close(false);
     this.state = 'stopped';
     this.executor.stop();
-    await this.cancels.stop();
+    await this.notices.stop();
     await this.fetcher.close();
     await closeConnection(this.conn);
     const { processed, failed } = this.counters;

@@ -3,6 +3,8 @@ import type { FailureLog } from '../runtime/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { PeriodicService, type Service, type ServiceHealth } from '../runtime/service.js';
 import type { RedisClient } from '../redis/connection.js';
+import { parseDueWake } from '../redis/commands/due.js';
+import type { GlobalKeys } from '../redis/keys.js';
 import type { Fetcher } from '../fetch/fetcher.js';
 import type { Forwarder } from '../fetch/forwarder.js';
 import type { Liveness } from '../recovery/liveness.js';
@@ -68,16 +70,40 @@ export class LoopService implements Service {
   }
 }
 
-/** The cancel listener (operators' cancel notices, `<ns>:cancel`) as a service: subscribed while started. */
-export class CancelService implements Service {
-  readonly name = 'cancels';
+/**
+ * The worker's notice subscriber (one connection): operators' cancel notices (`<ns>:cancel`), the
+ * forwarder's due-time wakes (subscribed before its first round: a due time lowered after that
+ * round's claim is heard) and pause changes (the paused set is read again at once).
+ */
+export class NoticeService implements Service {
+  readonly name = 'notices';
   private listener?: CancelListener;
 
-  constructor(private readonly o: { client: RedisClient; namespace: string; slots: Slots; runtime: Runtime }) {}
+  constructor(
+    private readonly o: {
+      client: RedisClient;
+      namespace: string;
+      globalKeys: GlobalKeys;
+      slots: Slots;
+      forwarder: Forwarder;
+      fetcher: Fetcher;
+      runtime: Runtime;
+    },
+  ) {}
 
   async start(): Promise<void> {
-    const { slots, runtime } = this.o;
+    const { slots, runtime, forwarder, fetcher, globalKeys } = this.o;
     const { events } = runtime;
+    const wakes = {
+      channel: globalKeys.dueWake,
+      onMessage: (text: string) => {
+        const w = parseDueWake(text);
+        if (w) forwarder.dueAt(w.queue, w.dueAt);
+      },
+      onResubscribed: () => forwarder.wake(),
+    };
+    const refreshPaused = () => void fetcher.refreshPaused().catch(() => {}); // the fallback read retries
+    const pauses = { channel: globalKeys.pausedWake, onMessage: refreshPaused, onResubscribed: refreshPaused };
     this.listener = await listenForCancels(
       this.o.client,
       this.o.namespace,
@@ -86,6 +112,7 @@ export class CancelService implements Service {
       (run, actor) => {
         if (events.active) events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
       },
+      [wakes, pauses],
     );
   }
 
@@ -138,7 +165,7 @@ export function workerServices(p: WorkerParts): Service[] {
     }),
     every('recover', opts.recoverInterval, 'Recovering idle tasks', () => recoverer.recover(sweepAll)),
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
-    every('paused', 1000, 'Reading paused queues', () => fetcher.refreshPaused()),
+    every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),
     every('gone-consumers', 5 * 60_000, 'Deleting consumers of gone servers', () => recoverer.deleteGoneConsumers()),
     new LoopService({ name: 'forward', loop: forwarder }),
     new LoopService({
