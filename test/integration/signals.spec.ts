@@ -25,7 +25,7 @@ test('a worker announces a forwarded delayed task, then its fetch; its health li
   await within(ran.promise, 10_000, 'the task to run');
   const services = server.health().services;
   expect(services.map((s) => s.name)).toEqual(
-    expect.arrayContaining(['fetch', 'forward', 'heartbeat', 'liveness', 'recover', 'claims', 'paused', 'cancels']),
+    expect.arrayContaining(['fetch', 'forward', 'heartbeat', 'liveness', 'recover', 'claims', 'paused', 'notices']),
   );
   expect(services.every((s) => s.state === 'running')).toBe(true);
   await server.shutdown();

@@ -105,18 +105,22 @@ export class Fetcher {
     await this.unblock();
   }
 
-  /** Resumes a paused queue on every server (removes it from `<ns>:paused`). */
+  /** Resumes a paused queue on every server (removes it from `<ns>:paused`), and ends a blocking read on the other queues at once (the next read includes it). */
   async resume(queue: string): Promise<void> {
     await writePause(this.deps.client, this.deps.globalKeys, queue, false);
     this.pausedSet.delete(queue);
     this.deps.wake.wake();
+    await this.unblock();
   }
 
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
     this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
-    if ([...before].some((q) => !this.pausedSet.has(q))) this.deps.wake.wake();
+    if ([...before].some((q) => !this.pausedSet.has(q))) {
+      this.deps.wake.wake();
+      await this.unblock(); // a read blocked on the other queues would not see the resumed one until its timeout
+    }
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
   }
