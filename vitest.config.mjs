@@ -1,23 +1,14 @@
 // Vitest runs one spec of its own (test/vitest/): proof that @chronos/nest/testing works in Vitest as in
 // Jest. Nest's constructor injection and @TaskHandler payload classes read `design:*` decorator
-// metadata, which Vitest's default transform (esbuild/oxc) does not emit; SWC does (unplugin-swc, as the
-// NestJS docs recommend for Vitest). Jest gets the same metadata from ts-jest (jest.config.js).
+// metadata. Vitest 4 transforms TypeScript with Vite 8's oxc, which emits it when tsconfig.json has
+// `experimentalDecorators` and `emitDecoratorMetadata` (ours does); Vitest 3 and older (esbuild) do not,
+// and need unplugin-swc (docs/testing.md). Jest gets the same metadata from ts-jest (jest.config.js).
 import { fileURLToPath } from 'node:url';
-import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
 export default defineConfig({
-  plugins: [
-    swc.vite({
-      jsc: {
-        parser: { syntax: 'typescript', decorators: true },
-        transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
-        target: 'es2022',
-      },
-    }),
-  ],
   resolve: {
     // the spec imports the package by name, as a user's would: the sources (one copy of each class)
     alias: [
