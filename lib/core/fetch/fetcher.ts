@@ -2,6 +2,7 @@ import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
+import { writePause } from '../redis/commands/pause.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';
@@ -99,14 +100,14 @@ export class Fetcher {
 
   /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
   async pause(queue: string): Promise<void> {
-    await this.deps.client.sadd(this.deps.globalKeys.paused, queue);
+    await writePause(this.deps.client, this.deps.globalKeys, queue, true);
     this.pausedSet.add(queue);
     await this.unblock();
   }
 
   /** Resumes a paused queue on every server (removes it from `<ns>:paused`). */
   async resume(queue: string): Promise<void> {
-    await this.deps.client.srem(this.deps.globalKeys.paused, queue);
+    await writePause(this.deps.client, this.deps.globalKeys, queue, false);
     this.pausedSet.delete(queue);
     this.wakeFetcher?.();
   }

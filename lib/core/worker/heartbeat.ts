@@ -54,11 +54,14 @@ export class Heartbeat {
       heartbeatAt: engineTime.now(),
       runningSince,
     });
-    await this.client
-      .multi()
+    // one round trip, no MULTI/EXEC (2 commands, not 4): a reader between the two sees the previous beat's values
+    const replies = await this.client
+      .pipeline()
       .set(this.globalKeys.server(this.id), info, 'PX', ttl)
       .zadd(this.globalKeys.servers, engineTime.now() + ttl, this.id)
       .exec();
+    const error = replies?.find(([err]) => err)?.[0];
+    if (error) throw error;
   }
 
   /**

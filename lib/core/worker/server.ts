@@ -6,6 +6,7 @@ import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/l
 import { engineTime } from '../runtime/time.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
+import { parseDueWake } from '../redis/commands/due.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
@@ -208,6 +209,7 @@ export class ChronosServer {
       await this.fetcher.refreshPaused();
       await this.heartbeat.beat();
       await this.liveness.open();
+      await this.listen();
       // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
       if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
     } catch (err) {
@@ -236,9 +238,29 @@ export class ChronosServer {
     loops.every(opts.recoverInterval, () => recoverer.recover(sweepAll), 'Recovering idle tasks');
     loops.every(Math.max(100, Math.floor(opts.visibilityTimeout / 3)), () => recoverer.extendClaims(), 'Extending claims');
     loops.every(DEFAULTS.serverHeartbeatMs, () => this.heartbeat.beat(), 'Server heartbeat');
-    loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
+    loops.every(DEFAULTS.pausedPollMs, () => this.fetcher.refreshPaused(), 'Reading paused queues');
     loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
+    this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
+  }
+
+  /**
+   * Subscribes (one connection) to operators' cancel notices, to the due-time wakes of the forwarder
+   * (before its first round: a due time lowered after that round's claim is heard), and to pause
+   * changes (the paused set is read again at once).
+   */
+  private async listen(): Promise<void> {
+    const forwarder = this.forwarder;
+    const wakes = {
+      channel: this.globalKeys.dueWake,
+      onMessage: (text: string) => {
+        const w = parseDueWake(text);
+        if (w) forwarder.dueAt(w.queue, w.dueAt);
+      },
+      onResubscribed: () => forwarder.wake(),
+    };
+    const refreshPaused = () => void this.fetcher.refreshPaused().catch(() => {}); // the fallback read retries
+    const pauses = { channel: this.globalKeys.pausedWake, onMessage: refreshPaused, onResubscribed: refreshPaused };
     this.cancels = await listenForCancels(
       this.conn.client,
       this.namespace,
@@ -247,19 +269,20 @@ export class ChronosServer {
       (run, actor) => {
         if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
       },
+      [wakes, pauses],
     );
-    this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
   /**
-   * Pauses a queue for every server of the namespace (they stop fetching from it within about a
-   * second). Tasks can still be enqueued. Writes `<ns>:paused`.
+   * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
+   * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
+   * Tasks can still be enqueued. Writes `<ns>:paused`.
    */
   pause(queue: string): Promise<void> {
     return this.fetcher.pause(queue);
   }
 
-  /** Queues this server currently knows as paused (refreshed from Redis every second). */
+  /** Queues this server currently knows as paused (read again at each pause or resume, and every 10 s). */
   get pausedQueues(): ReadonlySet<string> {
     return this.fetcher.paused;
   }
