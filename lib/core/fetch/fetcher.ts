@@ -1,4 +1,5 @@
-import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
+import { FailureLog } from '../runtime/logger.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
@@ -11,6 +12,7 @@ import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
+import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
 
 /** What the fetcher needs from the server. */
@@ -24,7 +26,10 @@ export interface FetcherDeps {
   readonly slots: Slots;
   readonly recoverer: Recoverer;
   readonly loops: Loops;
-  readonly logger: ChronosLogger;
+  /** Logger, and the signals it announces `fetched` on. */
+  readonly runtime: Runtime;
+  /** Rung when a slot is freed or a queue resumed: the loop waits on it while every slot is taken. */
+  readonly wake: Wake;
   /** True while the server runs: the loop ends otherwise. */
   readonly isRunning: () => boolean;
 }
@@ -52,7 +57,6 @@ export class Fetcher {
     return this.readers !== undefined || this.blocking?.status === 'ready';
   }
   private blockingId?: number;
-  private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
   /** Which queues a fetch reads, and how much of each. */
   private readonly picker: QueuePicker<ConsumedQueue>;
@@ -60,12 +64,13 @@ export class Fetcher {
   private readonly readers?: QueueReaders;
 
   constructor(private readonly deps: FetcherDeps) {
-    this.failures = new FailureLog(deps.logger, 'Fetching tasks');
+    this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
     if (perQueueReaders) {
-      const { client, consumer, loops, logger, isRunning } = deps;
+      const { client, consumer, loops, isRunning } = deps;
+      const logger = deps.runtime.logger;
       const ensureGroups = () => consumer.ensureGroups(deps.queues);
       const deliver = (f: Fetched[], sentAt: number) => {
         for (const q of new Set(f.map((x) => x.queue))) this.picker.observe(q, 1, 1); // it has entries (maybe more)
@@ -93,11 +98,6 @@ export class Fetcher {
     if (this.blocking) await closeClient(this.blocking);
   }
 
-  /** Wakes the loop when it waits for a free slot. */
-  wake(): void {
-    this.wakeFetcher?.();
-  }
-
   /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
   async pause(queue: string): Promise<void> {
     await writePause(this.deps.client, this.deps.globalKeys, queue, true);
@@ -105,18 +105,22 @@ export class Fetcher {
     await this.unblock();
   }
 
-  /** Resumes a paused queue on every server (removes it from `<ns>:paused`). */
+  /** Resumes a paused queue on every server (removes it from `<ns>:paused`), and ends a blocking read on the other queues at once (the next read includes it). */
   async resume(queue: string): Promise<void> {
     await writePause(this.deps.client, this.deps.globalKeys, queue, false);
     this.pausedSet.delete(queue);
-    this.wakeFetcher?.();
+    this.deps.wake.wake();
+    await this.unblock();
   }
 
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
     this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
-    if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
+    if ([...before].some((q) => !this.pausedSet.has(q))) {
+      this.deps.wake.wake();
+      await this.unblock(); // a read blocked on the other queues would not see the resumed one until its timeout
+    }
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
   }
@@ -127,8 +131,7 @@ export class Fetcher {
     const failures = this.failures;
     while (this.deps.isRunning()) {
       if (slots.freeSlots <= 0) {
-        await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
-        this.wakeFetcher = undefined;
+        await this.deps.wake.wait();
         continue;
       }
       const order = this.fetchOrder();
@@ -146,7 +149,7 @@ export class Fetcher {
         let err = caught;
         if (!this.deps.isRunning()) break;
         if (/NOGROUP/.test(errorMessage(err))) {
-          this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
+          this.deps.runtime.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {
             await this.deps.consumer.ensureGroups(this.deps.queues);
             continue;
@@ -172,6 +175,8 @@ export class Fetcher {
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
     if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
     for (const f of fetched) if (running && !this.pausedSet.has(f.queue.name)) this.deps.slots.accept(f);
+    const { signals } = this.deps.runtime;
+    if (signals.active) signals.emit('fetched', { count: fetched.length - givenBack.length });
   }
 
   /**
@@ -199,7 +204,8 @@ export class Fetcher {
     }
     const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
     const lost = fetched.length - kept.length;
-    if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+    if (lost > 0)
+      this.deps.runtime.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
     return kept;
   }
 
@@ -292,7 +298,7 @@ export class Fetcher {
   /** Replaces a hung blocking connection with a fresh one. */
   private rebuild(hung: RedisClient): void {
     if (this.blocking !== hung) return;
-    this.deps.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
+    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     hung.disconnect();
     void this.open().catch(() => undefined);
   }

@@ -5,6 +5,8 @@ import { forwardScript, type ForwardOutcome } from '../redis/commands/queue.js';
 import { claimDue, lowerDue, settleDue } from '../redis/commands/due.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Signals } from '../runtime/signals.js';
 
 /** Most tasks forward.lua moves per set per call. */
 const FORWARD_LIMIT = 1000;
@@ -16,6 +18,25 @@ const CLAIM_LIMIT = 100;
  * without it, an index write that failed, a claim whose forwarder died), ms.
  */
 export const SWEEP_PERIOD_MS = 5 * 60_000;
+
+/** What a {@link Forwarder} is built with. */
+export interface ForwarderOptions {
+  readonly client: RedisClient;
+  /** The queues it forwards. */
+  readonly queues: readonly ConsumedQueue[];
+  /** The namespace's due-time index (`<ns>:{<ns>:global}:due`). */
+  readonly dueKey: string;
+  /** Longest sleep between rounds, ms. */
+  readonly forwardIntervalMs: number;
+  /** The sleeps of the server's loops (woken at once by a shutdown). */
+  readonly loops: Loops;
+  /** True while the server runs: the loop ends otherwise. */
+  readonly isRunning: () => boolean;
+  /** Its claim round trips are sampled into `runtime.time`; it announces `forwarded` on `runtime.signals`. */
+  readonly runtime: Runtime;
+  /** How long the rolling sweep takes to visit every queue once, ms (default {@link SWEEP_PERIOD_MS}). */
+  readonly sweepPeriodMs?: number;
+}
 
 /**
  * The forward loop of a worker server: moves due delayed and retry tasks of its queues into their
@@ -48,18 +69,28 @@ export class Forwarder {
   private sweepFrom = 0;
   private swept = 0;
 
-  constructor(
-    private readonly client: RedisClient,
-    private readonly queues: readonly ConsumedQueue[],
-    private readonly dueKey: string,
-    private readonly forwardIntervalMs: number,
-    private readonly loops: Loops,
-    private readonly isRunning: () => boolean,
-    private readonly logger: ChronosLogger,
-    private readonly time: RedisTime,
-    /** How long the rolling sweep takes to visit every queue once, ms. */
-    private readonly sweepPeriodMs = SWEEP_PERIOD_MS,
-  ) {
+  private readonly client: RedisClient;
+  private readonly queues: readonly ConsumedQueue[];
+  private readonly dueKey: string;
+  private readonly forwardIntervalMs: number;
+  private readonly loops: Loops;
+  private readonly isRunning: () => boolean;
+  private readonly logger: ChronosLogger;
+  private readonly time: RedisTime;
+  private readonly signals: Signals;
+  private readonly sweepPeriodMs: number;
+
+  constructor(o: ForwarderOptions) {
+    this.client = o.client;
+    const queues = (this.queues = o.queues);
+    this.dueKey = o.dueKey;
+    this.forwardIntervalMs = o.forwardIntervalMs;
+    this.loops = o.loops;
+    this.isRunning = o.isRunning;
+    const logger = (this.logger = o.runtime.logger);
+    this.time = o.runtime.time;
+    this.signals = o.runtime.signals;
+    this.sweepPeriodMs = o.sweepPeriodMs ?? SWEEP_PERIOD_MS;
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
     this.byName = new Map(queues.map((q) => [q.name, q]));
     this.names = queues.map((q) => q.name);
@@ -157,6 +188,7 @@ export class Forwarder {
       if (due !== undefined) at = Math.min(at, due);
     });
     await settleDue(this.client, this.dueKey, claim.mark, next);
+    if (this.signals.active) this.announce(outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
     if (failed !== undefined) throw failed;
     return at;
   }
@@ -184,7 +216,15 @@ export class Forwarder {
       earliest = Math.min(earliest, at);
     });
     if (lows.length > 0) await this.client.zadd(this.dueKey, 'LT', ...lows);
+    if (this.signals.active) this.announce(outcomes);
     return earliest;
+  }
+
+  /** Announces `forwarded` when `outcomes` moved tasks (only while a test listens). */
+  private announce(outcomes: readonly ForwardOutcome[]): void {
+    let moved = 0;
+    for (const o of outcomes) moved += o.moved;
+    if (moved > 0) this.signals.emit('forwarded', { moved });
   }
 }
 
