@@ -2,11 +2,16 @@
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // the sample's tests import the package by name, as a user's would: the sources, one copy of each class
+    '^@chronos/nest$': '<rootDir>/lib/index.ts',
+    '^@chronos/nest/testing$': '<rootDir>/lib/nest/testing/index.ts',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
-  testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/sample/test/**/*.spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'], // npm run test:cluster
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   testTimeout: 60000,

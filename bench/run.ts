@@ -22,6 +22,7 @@ import { clusterWorkload } from './workloads/cluster.js';
 import { memoryWorkload } from './workloads/memory.js';
 import { manySchedulesWorkload } from './workloads/many-schedules.js';
 import { manyQueuesWorkload } from './workloads/many-queues.js';
+import { delayedLatenessWorkload } from './workloads/delayed-lateness.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -106,6 +107,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w9', run: (ctx) => memoryWorkload(ctx) },
   { id: 'w10', run: (ctx) => manySchedulesWorkload(ctx) },
   { id: 'w11', run: (ctx) => manyQueuesWorkload(ctx) },
+  { id: 'w11-delayed', run: (ctx) => delayedLatenessWorkload(ctx) },
 ];
 
 interface Target {
@@ -201,6 +203,26 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     'idleCmdsQ100',
     60,
     'cmd/s',
+    'median',
+  );
+  atMost('idle-q1', 'one idle worker on 1 queue (issue 22): ≤ 3 Redis commands/s', 'w11', 'idleCmdsQ1', 3, 'cmd/s', 'median');
+  atMost('idle-q100', 'one idle worker on 100 queues (issue 22): ≤ 40 Redis commands/s', 'w11', 'idleCmdsQ100', 40, 'cmd/s', 'median');
+  atMost(
+    'delayed-q1',
+    'a delayed task from another process, 1 queue (issue 22): start − due p99 ≤ 10 ms',
+    'w11-delayed',
+    'lateP99Q1',
+    10,
+    'ms',
+    'median',
+  );
+  atMost(
+    'delayed-q100',
+    'a delayed task from another process, 100 queues (issue 22): start − due p99 ≤ 10 ms',
+    'w11-delayed',
+    'lateP99Q100',
+    10,
+    'ms',
     'median',
   );
   atMost('queues-idle-cpu', 'one worker on 100 idle queues (issue 15): Redis CPU ≤ 1%', 'w11', 'idleCpuQ100', 1, '%', 'median');

@@ -30,8 +30,8 @@ export interface RunLog {
   aofLossMs: number;
 }
 
-export type DupCause = 'sigstop' | 'sigkill' | 'redis' | 'other';
-export type EarlyNear = 'redis' | 'start' | 'sigcont' | 'other';
+export type DupCause = 'sigstop' | 'sigkill' | 'clockstep' | 'partition' | 'redis' | 'other';
+export type EarlyNear = 'redis' | 'start' | 'sigcont' | 'clockstep' | 'partition' | 'other';
 
 export interface Outcome {
   triggers: { expected: number; once: number; missing: number; duplicated: number; exempt: number; missingIds: string[] };
@@ -39,7 +39,10 @@ export interface Outcome {
   /** Trigger tasks enqueued more than once (two fires of one instant), and runs after a crash. */
   firedTwice: number;
   rerunTriggers: number;
-  /** `near`: early starts within 10 s after a Redis restart, after the process's own start, after its SIGCONT, or none of these. */
+  /**
+   * `near`: early starts within 10 s after a Redis restart, after the process's own start, after its
+   * SIGCONT, during or within 10 s after a step of its wall clock or a partition of its connection, or none of these.
+   */
   early: {
     starts: number;
     triggers: number;
@@ -92,9 +95,12 @@ function group(records: ChaosRecord[]): Map<string, Runs> {
 /**
  * Why a task (or trigger) ran to the end more than once, first match wins:
  * - `sigstop`: one of its runs was on a process SIGSTOPped longer than the visibility timeout
- *   between `from` (enqueue, or 2 s before the instant) and that run's end — the entry was
- *   reclaimed by another worker while the stopped one still held it;
+ *   between `from` (enqueue, or 2 s before the instant) and 1 s after that run's end (a run that
+ *   finished just before the stop, its ack not yet written) — the entry was reclaimed by another
+ *   worker while the stopped one still held it;
  * - `sigkill`: a process that had finished it was SIGKILLed within 1 s after (before its ack);
+ * - `clockstep` / `partition`: one of its runs was on a process during a step of its wall clock or a
+ *   partition of its connection, or within 1 s after it ended;
  * - `redis`: one of its records (or its enqueue) falls within 1 s before to 5 s after a Redis restart;
  * - `other`.
  */
@@ -104,16 +110,25 @@ function dupCause(runs: Runs, from: number, log: RunLog): DupCause {
     const end = Math.max(...[...runs.starts, ...runs.dones].filter((r) => r.i === name).map((r) => r.t));
     const hit = log.faults.some((f) => {
       const cont = f.contAt ?? Infinity;
-      return f.kind === 'sigstop' && f.name === name && cont - f.at > FLEET.visibilityTimeoutMs && f.at <= end && cont >= from;
+      return f.kind === 'sigstop' && f.name === name && cont - f.at > FLEET.visibilityTimeoutMs && f.at <= end + 1000 && cont >= from;
     });
     if (hit) return 'sigstop';
   }
   for (const d of runs.dones) {
     if (log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= d.t + 1000)) return 'sigkill';
   }
+  for (const kind of ['clockstep', 'partition'] as const) {
+    const during = (r: { i: string; t: number }) => log.faults.some((f) => f.kind === kind && f.name === r.i && inTimed(f, r.t, 1000));
+    if ([...runs.starts, ...runs.dones].some(during)) return kind;
+  }
   const times = [from, ...runs.starts.map((r) => r.t), ...runs.dones.map((r) => r.t)];
   if (log.restarts.some((x) => times.some((t) => t >= x.at - 1000 && t <= x.upAt + 5000))) return 'redis';
   return 'other';
+}
+
+/** True when `t` falls in a clock step or partition `f`, or within `afterMs` after it ended. */
+function inTimed(f: Fault, t: number, afterMs: number): boolean {
+  return t >= f.at && t <= (f.endAt ?? Infinity) + afterMs;
 }
 
 /**
@@ -150,7 +165,7 @@ export function analyze(log: RunLog): Outcome {
   const fired = new Map<string, number>();
   for (const r of log.records) if (r.k === 'fired') fired.set(r.id, (fired.get(r.id) ?? 0) + 1);
   const triggers: Outcome['triggers'] = { expected: expected.length, once: 0, missing: 0, duplicated: 0, exempt: 0, missingIds: [] };
-  const dupTriggerCauses: Record<DupCause, number> = { sigstop: 0, sigkill: 0, redis: 0, other: 0 };
+  const dupTriggerCauses: Record<DupCause, number> = { sigstop: 0, sigkill: 0, clockstep: 0, partition: 0, redis: 0, other: 0 };
   const lagMs: number[] = [];
   let firedTwice = 0;
   let rerunTriggers = 0;
@@ -173,7 +188,7 @@ export function analyze(log: RunLog): Outcome {
   }
 
   // early starts: every trigger handler start of the run (in the window or not), by Redis time
-  const near: Record<EarlyNear, number> = { redis: 0, start: 0, sigcont: 0, other: 0 };
+  const near: Record<EarlyNear, number> = { redis: 0, start: 0, sigcont: 0, clockstep: 0, partition: 0, other: 0 };
   const early = { starts: 0, triggers: 0, minMs: Infinity, maxMs: 0, near, unmeasured: 0, samples: [] as string[] };
   const earlyIds = new Set<string>();
   const upAt = new Map<string, number>();
@@ -193,6 +208,7 @@ export function analyze(log: RunLog): Outcome {
     const restart = log.restarts.find((x) => r.t >= x.at && r.t <= x.upAt + 10_000);
     const up = upAt.get(r.i) ?? -Infinity;
     const cont = log.faults.find((f) => f.name === r.i && f.contAt !== undefined && r.t >= f.contAt && r.t <= f.contAt + 10_000);
+    const timed = log.faults.find((f) => (f.kind === 'clockstep' || f.kind === 'partition') && f.name === r.i && inTimed(f, r.t, 10_000));
     let where: string;
     if (restart) {
       near.redis++;
@@ -203,9 +219,13 @@ export function analyze(log: RunLog): Outcome {
     } else if (cont) {
       near.sigcont++;
       where = `${Math.round(r.t - cont.contAt!)} ms after its SIGCONT`;
+    } else if (timed) {
+      near[timed.kind as 'clockstep' | 'partition']++;
+      const what = timed.kind === 'clockstep' ? `its clock step of ${timed.stepMs} ms` : 'its partition';
+      where = `${Math.round(r.t - timed.at)} ms after ${what} began (${Math.round((timed.endAt ?? r.t) - timed.at)} ms long)`;
     } else {
       near.other++;
-      where = 'no Redis restart, process start or SIGCONT in the 10 s before';
+      where = 'no Redis restart, process start, SIGCONT, clock step or partition in the 10 s before';
     }
     if (early.samples.length < 8) early.samples.push(`${r.id} on ${r.i}: ${by.toFixed(1)} ms early (${where})`);
   }
@@ -219,7 +239,7 @@ export function analyze(log: RunLog): Outcome {
     if (r.k === 'enqfail') enqueueFailed++;
   }
   const tasks = { enqueued: enq.size, enqueueFailed, done: 0, lost: 0, exempt: 0, duplicated: 0, rerun: 0, unrecorded: 0 };
-  const dupTaskCauses: Record<DupCause, number> = { sigstop: 0, sigkill: 0, redis: 0, other: 0 };
+  const dupTaskCauses: Record<DupCause, number> = { sigstop: 0, sigkill: 0, clockstep: 0, partition: 0, redis: 0, other: 0 };
   const lostIds: string[] = [];
   for (const [id, t] of enq) {
     const runs = byId.get(id) ?? { starts: [], dones: [] };

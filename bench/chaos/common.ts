@@ -31,8 +31,10 @@ export const RECORDS_KEY = 'chaos:records';
 
 /** Config of a replica child (BENCH_CONFIG). */
 export interface ReplicaConfig {
-  /** The chaos Redis (restarted during the run). */
+  /** The chaos Redis (restarted during the run), as the engine reaches it: through the replica's slot's proxy. */
   url: string;
+  /** The chaos Redis itself, for the replica's own Redis-time measurement (`RedisClock`): never partitioned. */
+  clockUrl: string;
   /** The records Redis (never restarted). */
   recordsUrl: string;
   namespace: string;

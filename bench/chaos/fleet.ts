@@ -1,14 +1,17 @@
 // The chaos rig's processes: forks the compiled fixtures of bench/chaos, counts their output lines
 // per second (log floods), tracks who leads (from the replicas' IPC), and injects the faults —
-// SIGKILL + restart, SIGTERM + restart, SIGSTOP … SIGCONT — only ever on processes it forked.
+// SIGKILL + restart, SIGTERM + restart, SIGSTOP … SIGCONT, a step of a replica's wall clock and back
+// (IPC), a silent partition of a replica's Redis connection and its heal (each replica reaches the
+// chaos Redis through its own loopback TCP proxy) — only ever on processes it forked.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { SchedulerKeys } from '../../lib/core/internal.js';
+import { TcpProxy } from '../../test/helpers/tcp-proxy.js';
 import { nowMs, sleep } from '../lib/time.js';
 import { FLEET, type ProducerConfig, type ReplicaConfig } from './common.js';
 
-export type FaultKind = 'sigkill' | 'sigstop' | 'sigterm';
+export type FaultKind = 'sigkill' | 'sigstop' | 'sigterm' | 'clockstep' | 'partition';
 
 /** A fault as injected: `at` and `contAt` are local epoch ms. */
 export interface Fault {
@@ -19,6 +22,11 @@ export interface Fault {
   wasLeader: boolean;
   /** SIGSTOP: when SIGCONT was sent. */
   contAt?: number;
+  /** Clock step: how far the wall clock was stepped, ms (+ ahead, − behind), and as the replica reported it (rounded). */
+  stepMs?: number;
+  stepSeenMs?: number;
+  /** Clock step: when it was stepped back; partition: when it was healed. */
+  endAt?: number;
   /** SIGTERM: exit code, and whether it had to be SIGKILLed after 15 s. */
   exitCode?: number | null;
   hung?: boolean;
@@ -48,6 +56,8 @@ export class ChaosProcess {
   readonly output: OutputStats;
   /** Set before the rig signals or stops it: its exit is then not a crash. */
   expectExit = false;
+  /** Its `Date.now()` − its monotonic clock as it last reported after a clock step, ms (the step as seen). */
+  wallMinusTrueMs?: number;
   private tail: string[] = [];
   private ready = false;
 
@@ -67,6 +77,7 @@ export class ChaosProcess {
     this.proc.on('message', (m) => {
       const msg = m as { type: string };
       if (msg.type === 'ready') this.ready = true;
+      if (msg.type === 'stepped') this.wallMinusTrueMs = (msg as { wallMinusTrueMs?: number }).wallMinusTrueMs;
       onMessage(this, msg);
     });
     for (const stream of [this.proc.stdout!, this.proc.stderr!]) {
@@ -120,6 +131,8 @@ interface Slot {
   index: number;
   incarnation: number;
   proc: ChaosProcess;
+  /** The slot's proxy to the chaos Redis (kept across incarnations): a partition blackholes it. */
+  proxy: TcpProxy;
   /** 'up', or busy with a fault (stopped, stopping, restarting): not a target meanwhile. */
   state: 'up' | 'busy';
 }
@@ -137,7 +150,7 @@ export class Fleet {
   private readonly admin: Redis;
   private readonly leaseKey: string;
 
-  constructor(private readonly base: Omit<ReplicaConfig, 'name'>) {
+  constructor(private readonly base: Omit<ReplicaConfig, 'name' | 'clockUrl'>) {
     this.admin = new Redis(base.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 300 });
     this.admin.on('error', () => {});
     this.leaseKey = new SchedulerKeys(base.namespace).lease;
@@ -153,10 +166,12 @@ export class Fleet {
     }
   }
 
-  /** Starts the five replicas and waits until all are ready. */
+  /** Starts the five replicas, each behind its own proxy to the chaos Redis, and waits until all are ready. */
   async start(): Promise<void> {
+    const { hostname, port } = new URL(this.base.url);
     for (let index = 1; index <= FLEET.replicas; index++) {
-      const slot: Slot = { index, incarnation: 0, proc: undefined as unknown as ChaosProcess, state: 'busy' };
+      const proxy = await TcpProxy.start({ host: hostname, port: Number(port) });
+      const slot: Slot = { index, incarnation: 0, proc: undefined as unknown as ChaosProcess, proxy, state: 'busy' };
       this.slots.push(slot);
       this.launch(slot);
     }
@@ -167,7 +182,9 @@ export class Fleet {
   private launch(slot: Slot): void {
     slot.incarnation++;
     const name = `r${slot.index}.${slot.incarnation}`;
-    const p = new ChaosProcess(name, 'replica', { ...this.base, name }, (proc, m) => {
+    // the engine goes through the slot's proxy; the replica's Redis-time measurement (the judge of early) does not
+    const config: ReplicaConfig = { ...this.base, url: slot.proxy.url, clockUrl: this.base.url, name };
+    const p = new ChaosProcess(name, 'replica', config, (proc, m) => {
       if (m.type !== 'leader') return;
       if (m.acquired) this.leader = proc.name;
       else if (this.leader === proc.name) this.leader = undefined;
@@ -209,12 +226,26 @@ export class Fleet {
   }
 
   /** Injects one fault on `slot` and resolves when it is over (the replica restarted or continued). */
-  async inject(slot: Slot, kind: FaultKind, stopMs: number): Promise<void> {
+  async inject(slot: Slot, kind: FaultKind, stopMs: number, stepMs: number): Promise<void> {
     const p = slot.proc;
     slot.state = 'busy';
     const wasLeader = (await this.holder()) === p.name;
     const fault: Fault = { kind, at: nowMs(), name: p.name, wasLeader };
     this.faults.push(fault);
+    if (kind === 'clockstep' || kind === 'partition') {
+      const step = (ms: number) => p.alive && p.proc.connected && p.proc.send({ type: 'step', ms });
+      if (kind === 'clockstep') {
+        fault.stepMs = stepMs;
+        step(stepMs);
+      } else slot.proxy.blackhole();
+      await sleep(stopMs);
+      if (kind === 'clockstep') fault.stepSeenMs = p.wallMinusTrueMs === undefined ? undefined : Math.round(p.wallMinusTrueMs);
+      if (kind === 'clockstep') step(0);
+      else slot.proxy.heal();
+      fault.endAt = nowMs();
+      if (slot.proc === p && p.alive) slot.state = 'up';
+      return;
+    }
     if (kind === 'sigstop') {
       p.signal('SIGSTOP');
       await sleep(stopMs);
@@ -248,6 +279,7 @@ export class Fleet {
     await Promise.all(live.map((p) => p.exited));
     clearTimeout(timer);
     this.admin.disconnect();
+    await Promise.all(this.slots.map((s) => s.proxy.close()));
   }
 
   /** On errors and at exit: never leave a process behind (stopped ones are continued first). */

@@ -24,8 +24,10 @@ export interface PlannedFault {
   preferLeader: boolean;
   /** 0-based slot. */
   slot: number;
-  /** SIGSTOP only: how long until SIGCONT, ms. */
+  /** SIGSTOP: how long until SIGCONT; clock step: how long until the step back; partition: how long until the heal, ms. */
   stopMs: number;
+  /** Clock step only: how far the replica's wall clock is stepped, ms (+1 h or −1 h). */
+  stepMs: number;
 }
 
 /** One planned Redis restart; `at` is ms after the start of the chaos window. */
@@ -41,12 +43,19 @@ export interface Plan {
   redis: PlannedRedisRestart[];
 }
 
-const KINDS: FaultKind[] = ['sigkill', 'sigstop', 'sigterm'];
+const KINDS: FaultKind[] = ['sigkill', 'sigstop', 'sigterm', 'clockstep', 'partition'];
+
+/** How long a timed fault lasts, [min, max] ms: a partition stays over `leaderTtl` (2 s) and under the visibility timeout (5 s). */
+const HOLD_MS: Partial<Record<FaultKind, [number, number]>> = { sigstop: [3000, 8000], clockstep: [3000, 8000], partition: [2500, 4500] };
+
+/** One hour, ms: the size of a wall-clock step. */
+export const CLOCK_STEP_MS = 3_600_000;
 
 /**
- * Faults every 3–8 s (uniform), each SIGKILL + restart, SIGSTOP for 3–8 s, or SIGTERM + restart
- * (equally likely), half of them aimed at the leader; none runs past the window's end (a SIGSTOP
- * is continued, a restart has 2 s). Two Redis restarts, at 25–40 % and 60–75 % of the window,
+ * Faults every 3–8 s (uniform), each SIGKILL + restart, SIGSTOP for 3–8 s, SIGTERM + restart, a
+ * step of the replica's wall clock by ±1 h for 3–8 s (then stepped back), or a silent partition of
+ * the replica's Redis connection for 2.5–4.5 s (then healed), equally likely; half of them aimed at
+ * the leader; none runs past the window's end (a timed fault is over, a restart has 2 s). Two Redis restarts, at 25–40 % and 60–75 % of the window,
  * each down for `downMs` (a [min, max] range, ms: from the stop to the start again), stopped the
  * ways `stops` names in turn.
  */
@@ -56,8 +65,13 @@ export function makePlan(seed: number, windowMs: number, replicas: number, stops
   const faults: PlannedFault[] = [];
   for (let at = between(3000, 8000); ; at += between(3000, 8000)) {
     const kind = KINDS[Math.floor(rand() * KINDS.length)];
-    const f: PlannedFault = { at, kind, preferLeader: rand() < 0.5, slot: Math.floor(rand() * replicas), stopMs: between(3000, 8000) };
-    if (at + (kind === 'sigstop' ? f.stopMs : 2000) > windowMs) break;
+    const preferLeader = rand() < 0.5;
+    const slot = Math.floor(rand() * replicas);
+    const [lo, hi] = HOLD_MS[kind] ?? [0, 0];
+    const stopMs = between(lo, hi);
+    const stepMs = rand() < 0.5 ? -CLOCK_STEP_MS : CLOCK_STEP_MS;
+    const f: PlannedFault = { at, kind, preferLeader, slot, stopMs, stepMs };
+    if (at + (HOLD_MS[kind] ? stopMs : 2000) > windowMs) break;
     faults.push(f);
   }
   const redis = [

@@ -5,14 +5,28 @@
 // RedisClock). Leadership changes and fired triggers are recorded too, and sent over IPC as
 // { type: 'leader', acquired, term }. SIGTERM: a graceful stop (scheduler resigns, server drains),
 // exit 0. Logs go to stdout/stderr as the engine writes them (the parent counts the lines).
+// The engine reaches Redis at cfg.url (the slot's proxy, which the rig may blackhole: a silent
+// partition); the RedisClock at cfg.clockUrl (the chaos Redis itself). `Date.now` is patched, as the
+// scheduler-node test fixture does: the IPC message { type: 'step', ms } sets the wall clock to ms
+// ahead of the true clock (negative = behind, 0 = back). Records carry the monotonic `nowMs()`,
+// which no step moves.
 import { ChronosServer, EventBus, Scheduler, type Task } from '../../lib/core/index.js';
-import { childConfig, onExit, send } from '../lib/ipc.js';
+import { childConfig, on, onExit, send } from '../lib/ipc.js';
+import type { ParentMessage } from '../lib/protocol.js';
 import { nowMs, sleep } from '../lib/time.js';
 import { FLEET, RedisClock, SCHEDULES, recorder, type ReplicaConfig } from './common.js';
 
 const cfg = childConfig<ReplicaConfig>();
+const trueNow = Date.now.bind(Date);
+let wallStepMs = 0;
+Date.now = () => trueNow() + wallStepMs;
+// the rig's clock step is a chaos message, not one of bench/lib/protocol.ts's: handled by its name
+on('step' as ParentMessage['type'], (m) => {
+  wallStepMs = (m as unknown as { ms: number }).ms;
+  send({ type: 'stepped', wallMinusTrueMs: Date.now() - nowMs() });
+});
 const rec = recorder(cfg.recordsUrl);
-const clock = new RedisClock(cfg.url);
+const clock = new RedisClock(cfg.clockUrl);
 const events = new EventBus();
 const i = cfg.name;
 

@@ -10,7 +10,10 @@ const n1 = (v: number) => (Number.isFinite(v) ? v.toLocaleString('en-US', { maxi
 const range = (lo: number, hi: number) => (n1(lo) === n1(hi) ? n1(lo) : `${n1(lo)}–${n1(hi)}`);
 
 function causes(c: Record<string, number>): string {
-  return `SIGSTOP > visibility timeout ${c.sigstop}, SIGKILL before ack ${c.sigkill}, Redis restart ${c.redis}, other ${c.other}`;
+  return (
+    `SIGSTOP > visibility timeout ${c.sigstop}, SIGKILL before ack ${c.sigkill}, clock step ${c.clockstep}, partition ${c.partition}, ` +
+    `Redis restart ${c.redis}, other ${c.other}`
+  );
 }
 
 function spread(values: number[]): string {
@@ -36,10 +39,17 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
   };
   const terms = log.faults.filter((f) => f.kind === 'sigterm');
   const unclean = terms.filter((f) => f.hung || f.exitCode !== 0).length;
+  const steps = log.faults.filter((f) => f.kind === 'clockstep');
   const faultRows = [
     row('sigkill', 'SIGKILL + restart'),
     row('sigstop', 'SIGSTOP 3–8 s, SIGCONT', `${longStops} longer than the visibility timeout`),
     row('sigterm', 'SIGTERM + restart', unclean ? `${unclean} did not exit 0 within 15 s` : 'all exited 0'),
+    row(
+      'clockstep',
+      'wall clock ±1 h for 3–8 s',
+      `${steps.filter((f) => (f.stepMs ?? 0) > 0).length} ahead, ${steps.filter((f) => (f.stepMs ?? 0) < 0).length} behind`,
+    ),
+    row('partition', 'silent partition 2.5–4.5 s', 'its Redis connection blackholed by its proxy, then healed'),
     [
       'Redis restart (AOF)',
       String(log.restarts.length),
@@ -64,7 +74,8 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
       n0(e.starts),
       e.starts
         ? `starts of ${e.triggers} trigger(s), ${range(e.minMs, e.maxMs)} ms early; within 10 s after a Redis restart ${e.near.redis}, ` +
-          `the process's start ${e.near.start}, its SIGCONT ${e.near.sigcont}; other ${e.near.other}`
+          `the process's start ${e.near.start}, its SIGCONT ${e.near.sigcont}, its clock step ${e.near.clockstep}, ` +
+          `its partition ${e.near.partition}; other ${e.near.other}`
         : `by Redis time, tolerance ${EARLY_TOLERANCE_MS} ms` + (e.unmeasured ? `; ${e.unmeasured} starts without a clock estimate` : ''),
     ],
     ['  start lag ms', spread(o.lagMs), 'first start by Redis time − instant: min / median / max'],
@@ -80,7 +91,7 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
       `process-seconds; busiest ${o.maxLinesPerSecond.name} with ${o.maxLinesPerSecond.n} lines in one second`,
     ],
   ];
-  for (const kind of ['sigkill', 'sigterm', 'sigstop']) {
+  for (const kind of ['sigkill', 'sigterm', 'sigstop', 'partition']) {
     const hs = o.handovers.filter((h) => h.kind === kind);
     const got = hs.filter((h) => h.ms !== null).map((h) => h.ms!);
     const none = hs.length - got.length;

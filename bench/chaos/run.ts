@@ -3,7 +3,8 @@
 //
 // The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
 // producer on a private Redis with AOF on, a seeded fault every 3–8 s (SIGKILL + restart, SIGSTOP
-// 3–8 s, SIGTERM + restart) and two Redis restarts; every process records to a second private
+// 3–8 s, SIGTERM + restart, a ±1 h step of a replica's wall clock for 3–8 s, a silent partition of a
+// replica's Redis connection for 2.5–4.5 s) and two Redis restarts; every process records to a second private
 // Redis. Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
 // early, or a task is lost (2 when the rig itself failed). See bench/README.md, "Chaos run".
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -154,7 +155,7 @@ try {
       (async () => {
         await sleepUntil(windowStart + f.at);
         const slot = await fleet.target(f.preferLeader, f.slot);
-        if (slot) await fleet.inject(slot, f.kind, f.stopMs);
+        if (slot) await fleet.inject(slot, f.kind, f.stopMs, f.stepMs);
       })(),
     );
   }

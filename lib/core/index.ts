@@ -64,3 +64,5 @@ export { MissingPeerDependencyError } from './observability/optional.js';
 export const ChronosClient = QueueClient;
 /** @deprecated Renamed {@link QueueClient}. */
 export type ChronosClient = QueueClient;
+/** The health of one background service of a worker server or scheduler (their `health().services`). */
+export type { ServiceHealth } from './runtime/service.js';

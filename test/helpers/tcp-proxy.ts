@@ -4,7 +4,8 @@ import net from 'node:net';
  * A loopback TCP proxy in front of one Redis, for silent partitions: {@link blackhole} stops
  * forwarding in both directions without closing a socket (a firewall dropping packets, a network
  * blip: the client sees no error, only silence), {@link heal} forwards again. Bytes sent during a
- * blackhole are held, not lost, and delivered at the heal, as TCP's retransmission would.
+ * blackhole are held, not lost, and delivered at the heal, as TCP's retransmission would. Used by
+ * the tests and by the chaos run (bench/chaos/fleet.ts: one proxy per replica slot).
  */
 export class TcpProxy {
   private readonly links = new Set<Link>();

@@ -10,6 +10,7 @@ import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { QueueRig } from '../helpers/queue.js';
 import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor } from '../helpers/wait.js';
+import { engineTime } from '../../lib/core/runtime/time.js';
 
 let rig: QueueRig;
 let inspector: Inspector;
@@ -133,22 +134,22 @@ test('issue 24: an active task says when its handler started (running for), whic
   const release = deferred();
   const started = deferred<number>();
   const s = rig.server({ queues: ['run'], visibilityTimeout: 1500 }); // claims renewed every 500 ms
-  s.handle('long', () => (started.resolve(Date.now()), release.promise));
+  s.handle('long', () => (started.resolve(engineTime.now()), release.promise));
   await s.start();
   stoppers.push(async () => release.resolve());
-  const before = Date.now();
+  const before = engineTime.now();
   const { id } = await rig.client.enqueue('long', null, { queue: 'run' });
   const handlerAt = await started.promise;
   // the server's heartbeat names it with its start; a claim renewal since has reset its idle time
   const t = await waitFor(
     async () => {
       const [a] = (await inspector.taskPage('run', 'active')).tasks;
-      return a?.startedAt !== undefined && Date.now() - a.startedAt > a.idleMs! ? a : undefined;
+      return a?.startedAt !== undefined && engineTime.now() - a.startedAt > a.idleMs! ? a : undefined;
     },
     { what: 'the active task with its start, renewed since', timeoutMs: 15_000 },
   );
   expect(t).toMatchObject({ id, consumer: s.id });
-  // the same clock (this process): the run began after the enqueue, and before the handler was called
+  // the same clock (this process's engine time, which the executor reads): the run began after the enqueue, and before the handler was called
   expect(t.startedAt).toBeGreaterThanOrEqual(before);
   expect(t.startedAt).toBeLessThanOrEqual(handlerAt);
   expect((await inspector.findTask(id))?.startedAt).toBe(t.startedAt);

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { RedisTime } from '../../lib/core/runtime/time.js';
 import { Forwarder } from '../../lib/core/fetch/forwarder.js';
 import { Loops } from '../../lib/core/worker/loops.js';
+import { createRuntime } from '../../lib/core/runtime/runtime.js';
 import { claimDue, settleDue } from '../../lib/core/redis/commands/due.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { DUE_INDEX } from '../../lib/core/redis/protocol.js';
@@ -44,8 +45,18 @@ test('a delayed task written without the index (an older writer) is found by the
   const queues = names(20).map((name) => ({ name, weight: 1, keys: new QueueKeys(rig.namespace, name) }));
   const client = redis();
   let running = true;
-  const loops = new Loops(recordingLogger(), () => running);
-  const forwarder = new Forwarder(client, queues, dueKey(), 1000, loops, () => running, recordingLogger(), new RedisTime(), 400);
+  const loops = new Loops();
+  const runtime = createRuntime({ logger: recordingLogger(), time: new RedisTime() });
+  const forwarder = new Forwarder({
+    client,
+    queues,
+    dueKey: dueKey(),
+    forwardIntervalMs: 1000,
+    loops,
+    isRunning: () => running,
+    runtime,
+    sweepPeriodMs: 400,
+  });
   const done = forwarder.run();
   const reader = client.duplicate();
   try {

@@ -32,7 +32,7 @@ test('a held trigger task whose timer fires early by the time source (its estima
     isRunning: () => true,
     redisNow,
     stale: { skipIfStale: () => false } as unknown as StaleTriggers,
-    slotFreed: () => {},
+    slotFreed: { wake: () => {} },
   });
   const at = redisNow() + 30;
   const meta = { ...newMeta(0, 0, at - 1000), [META.schedule]: 's', [META.triggerAt]: at };

@@ -95,7 +95,7 @@ export class Inspector {
     return q.queueInfo(this.ctx, name);
   }
 
-  /** Pauses a queue for every server (they stop fetching within about a second; enqueues still work). One SADD. */
+  /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
   async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
     await q.pauseQueue(this.ctx, queue, opts.actor);
   }

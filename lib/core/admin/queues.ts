@@ -1,6 +1,7 @@
 import { afterLastDelivered, readyAt } from './latency.js';
 import { utcDay } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
+import { writePause } from '../redis/commands/pause.js';
 import type { InspectorContext } from './context.js';
 import type { DayCounts, QueueInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
@@ -82,18 +83,18 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   };
 }
 
-/** Pauses a queue for every server (they stop fetching from it within about a second). One `SADD`; safe to repeat. */
+/** Pauses a queue for every server (they stop fetching from it at once: a publish, fetcher.ts writePause). One `SADD` and one `PUBLISH`; safe to repeat. */
 export async function pauseQueue(ctx: InspectorContext, queue: string, actor?: string): Promise<boolean> {
   ctx.keys(queue);
-  const added = await ctx.client.sadd(ctx.global.paused, queue);
+  const added = await writePause(ctx.client, ctx.global, queue, true);
   ctx.emit('queue.pause', actor, { queue, count: added });
   return added === 1;
 }
 
-/** Resumes a paused queue. One `SREM`; safe to repeat. */
+/** Resumes a paused queue. One `SREM` and one `PUBLISH`; safe to repeat. */
 export async function resumeQueue(ctx: InspectorContext, queue: string, actor?: string): Promise<boolean> {
   ctx.keys(queue);
-  const removed = await ctx.client.srem(ctx.global.paused, queue);
+  const removed = await writePause(ctx.client, ctx.global, queue, false);
   ctx.emit('queue.resume', actor, { queue, count: removed });
   return removed === 1;
 }

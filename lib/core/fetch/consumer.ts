@@ -59,16 +59,20 @@ const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
  * queues: reads, claims, give-backs, recovery. No state: the server decides when.
  */
 export class Consumer {
+  private readonly client: RedisClient;
+  /** This consumer's name in the group (the server's id). */
+  readonly name: string;
   /**
-   * Called with the connection of each read just before the read is sent (the server writes its
-   * batched acks there): what it sends and the read leave in one socket write.
+   * Written on the connection of each read just before the read is sent (the server's batched
+   * acks): what it sends and the read leave in one socket write.
    */
-  beforeRead?: (via: RedisClient) => void;
+  private readonly acks?: { writeOn(via: RedisClient): void };
 
-  constructor(
-    private readonly client: RedisClient,
-    readonly name: string,
-  ) {}
+  constructor(o: { client: RedisClient; name: string; acks?: { writeOn(via: RedisClient): void } }) {
+    this.client = o.client;
+    this.name = o.name;
+    this.acks = o.acks;
+  }
 
   /** `XREADGROUP … COUNT count [BLOCK blockMs] STREAMS <queues> >` on `via` (the blocking connection). */
   async read<Q extends ConsumedQueue>(via: RedisClient, queues: readonly Q[], count: number, blockMs?: number): Promise<Fetched<Q>[]> {
@@ -78,18 +82,19 @@ export class Consumer {
     for (const q of queues) args.push(q.keys.stream);
     for (let i = 0; i < queues.length; i++) args.push('>');
     let read: Promise<unknown>;
-    const socket = this.beforeRead && !isCluster(via) && via.status === 'ready' ? via.stream : undefined;
+    const acks = this.acks;
+    const socket = acks && !isCluster(via) && via.status === 'ready' ? via.stream : undefined;
     if (socket) {
-      // one write (writev) for what beforeRead sends and the read: a syscall less per fetch
+      // one write (writev) for the acks and the read: a syscall less per fetch
       socket.cork();
       try {
-        this.beforeRead!(via);
+        acks!.writeOn(via);
         read = via.callBuffer('XREADGROUP', ...args);
       } finally {
         socket.uncork();
       }
     } else {
-      this.beforeRead?.(via);
+      acks?.writeOn(via);
       read = via.callBuffer('XREADGROUP', ...args);
     }
     const reply = (await read) as [Buffer, [Buffer, Buffer[] | null][]][] | null;

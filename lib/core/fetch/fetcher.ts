@@ -1,7 +1,9 @@
-import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
+import { FailureLog } from '../runtime/logger.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
+import { writePause } from '../redis/commands/pause.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';
@@ -10,6 +12,7 @@ import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
+import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
 import { Limiter } from './limiter.js';
 
@@ -24,7 +27,10 @@ export interface FetcherDeps {
   readonly slots: Slots;
   readonly recoverer: Recoverer;
   readonly loops: Loops;
-  readonly logger: ChronosLogger;
+  /** Logger, and the signals it announces `fetched` on. */
+  readonly runtime: Runtime;
+  /** Rung when a slot is freed or a queue resumed: the loop waits on it while every slot is taken. */
+  readonly wake: Wake;
   /** True while the server runs: the loop ends otherwise. */
   readonly isRunning: () => boolean;
   /** Writes the batched acks and waits for them (before a freed slot of a limited queue is announced). */
@@ -54,7 +60,6 @@ export class Fetcher {
     return this.readers !== undefined || this.blocking?.status === 'ready';
   }
   private blockingId?: number;
-  private wakeFetcher?: () => void;
   private pausedSet = new Set<string>();
   /** Which queues a fetch reads, and how much of each. */
   private readonly picker: QueuePicker<ConsumedQueue>;
@@ -64,14 +69,16 @@ export class Fetcher {
   private readonly limiter: Limiter;
 
   constructor(private readonly deps: FetcherDeps) {
-    this.failures = new FailureLog(deps.logger, 'Fetching tasks');
-    const { client, globalKeys, queues, consumer, loops, logger, flushAcks } = deps;
+    this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
+    const { client, globalKeys, queues, consumer, loops, flushAcks } = deps;
+    const logger = deps.runtime.logger;
     this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, flushAcks, unblock: () => this.unblock() });
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
     if (perQueueReaders) {
-      const { client, consumer, loops, logger, isRunning } = deps;
+      const { client, consumer, loops, isRunning } = deps;
+      const logger = deps.runtime.logger;
       const ensureGroups = () => consumer.ensureGroups(deps.queues);
       const deliver = (f: Fetched[], sentAt: number) => {
         for (const q of new Set(f.map((x) => x.queue))) this.picker.observe(q, 1, 1); // it has entries (maybe more)
@@ -99,6 +106,11 @@ export class Fetcher {
     this.limiter.released(queue);
   }
 
+  /** Names of the queues this fetcher reads. */
+  queueNames(): string[] {
+    return this.deps.queues.map((q) => q.name);
+  }
+
   /** Slots of the limits of `queues` were freed by a reclaim (a dead worker's tasks): announced to waiting workers. */
   freed(queues: readonly string[]): void {
     this.limiter.freed(queues);
@@ -111,23 +123,19 @@ export class Fetcher {
     if (this.blocking) await closeClient(this.blocking);
   }
 
-  /** Wakes the loop when it waits for a free slot. */
-  wake(): void {
-    this.wakeFetcher?.();
-  }
-
   /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
   async pause(queue: string): Promise<void> {
-    await this.deps.client.sadd(this.deps.globalKeys.paused, queue);
+    await writePause(this.deps.client, this.deps.globalKeys, queue, true);
     this.pausedSet.add(queue);
     await this.unblock();
   }
 
-  /** Resumes a paused queue on every server (removes it from `<ns>:paused`). */
+  /** Resumes a paused queue on every server (removes it from `<ns>:paused`), and ends a blocking read on the other queues at once (the next read includes it). */
   async resume(queue: string): Promise<void> {
-    await this.deps.client.srem(this.deps.globalKeys.paused, queue);
+    await writePause(this.deps.client, this.deps.globalKeys, queue, false);
     this.pausedSet.delete(queue);
-    this.wakeFetcher?.();
+    this.deps.wake.wake();
+    await this.unblock();
   }
 
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
@@ -138,7 +146,10 @@ export class Fetcher {
     const [p, l] = (await this.deps.client.pipeline().smembers(paused).smembers(limited).exec()) ?? [];
     if (p?.[0] || l?.[0]) throw p?.[0] ?? l?.[0];
     this.pausedSet = new Set(p[1] as string[]);
-    if ([...before].some((q) => !this.pausedSet.has(q))) this.wakeFetcher?.();
+    if ([...before].some((q) => !this.pausedSet.has(q))) {
+      this.deps.wake.wake();
+      await this.unblock(); // a read blocked on the other queues would not see the resumed one until its timeout
+    }
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
     await this.limiter.refresh(l[1] as string[]);
@@ -150,8 +161,7 @@ export class Fetcher {
     const failures = this.failures;
     while (this.deps.isRunning()) {
       if (slots.freeSlots <= 0) {
-        await new Promise<void>((resolve) => (this.wakeFetcher = resolve));
-        this.wakeFetcher = undefined;
+        await this.deps.wake.wait();
         continue;
       }
       const order = this.fetchOrder();
@@ -169,7 +179,7 @@ export class Fetcher {
         let err = caught;
         if (!this.deps.isRunning()) break;
         if (/NOGROUP/.test(errorMessage(err))) {
-          this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
+          this.deps.runtime.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {
             await this.deps.consumer.ensureGroups(this.deps.queues);
             continue;
@@ -195,6 +205,8 @@ export class Fetcher {
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
     if (givenBack.length > 0) await this.deps.recoverer.giveBack(givenBack); // paused while the read was blocked
     for (const f of fetched) if (running && !this.pausedSet.has(f.queue.name)) this.deps.slots.accept(f);
+    const { signals } = this.deps.runtime;
+    if (signals.active) signals.emit('fetched', { count: fetched.length - givenBack.length });
   }
 
   /**
@@ -222,7 +234,8 @@ export class Fetcher {
     }
     const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
     const lost = fetched.length - kept.length;
-    if (lost > 0) this.deps.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+    if (lost > 0)
+      this.deps.runtime.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
     return kept;
   }
 
@@ -316,7 +329,7 @@ export class Fetcher {
   /** Replaces a hung blocking connection with a fresh one. */
   private rebuild(hung: RedisClient): void {
     if (this.blocking !== hung) return;
-    this.deps.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
+    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     hung.disconnect();
     void this.open().catch(() => undefined);
   }

@@ -5,6 +5,8 @@ import { forwardScript, type ForwardOutcome } from '../redis/commands/queue.js';
 import { claimDue, lowerDue, settleDue } from '../redis/commands/due.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Signals } from '../runtime/signals.js';
 
 /** Most tasks forward.lua moves per set per call. */
 const FORWARD_LIMIT = 1000;
@@ -17,13 +19,36 @@ const CLAIM_LIMIT = 100;
  */
 export const SWEEP_PERIOD_MS = 5 * 60_000;
 
+/** What a {@link Forwarder} is built with. */
+export interface ForwarderOptions {
+  readonly client: RedisClient;
+  /** The queues it forwards. */
+  readonly queues: readonly ConsumedQueue[];
+  /** The namespace's due-time index (`<ns>:{<ns>:global}:due`). */
+  readonly dueKey: string;
+  /** Longest sleep between rounds, ms. */
+  readonly forwardIntervalMs: number;
+  /** The sleeps of the server's loops (woken at once by a shutdown). */
+  readonly loops: Loops;
+  /** True while the server runs: the loop ends otherwise. */
+  readonly isRunning: () => boolean;
+  /** Its claim round trips are sampled into `runtime.time`; it announces `forwarded` on `runtime.signals`. */
+  readonly runtime: Runtime;
+  /** How long the rolling sweep takes to visit every queue once, ms (default {@link SWEEP_PERIOD_MS}). */
+  readonly sweepPeriodMs?: number;
+}
+
 /**
  * The forward loop of a worker server: moves due delayed and retry tasks of its queues into their
  * streams (forward.lua, at most 1000 per queue per call), driven by the namespace's due-time index
  * (`<ns>:{<ns>:global}:due`, queue → earliest due time): each round is one claim-due.lua call that
  * claims the served queues whose time has come, forward.lua on those only, and one settle-due.lua
  * that puts them back at their next due time. So an idle round costs the same whatever the number of
- * queues. The loop then sleeps until the next due time (by Node timer) or `forwardIntervalMs`.
+ * queues. The loop then sleeps until the next due time (one Node timer to that instant, by Redis
+ * time) or at most `forwardIntervalMs` (a fallback poll). An enqueue or retry that lowers a queue's
+ * score publishes the new due time (lower-due.lua, channel keys.ts GlobalKeys.dueWake); the server's
+ * subscriber hands it to {@link Forwarder.dueAt}, which re-arms the timer to it: a delayed task
+ * enqueued by another process starts at its due time, not at the next poll.
  * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
  * them at start). Each claim round trip is also a sample of Redis time for the server's
  * {@link RedisTime} (the estimate it holds trigger tasks by, filtered by round trip).
@@ -35,22 +60,37 @@ export class Forwarder {
   private wakeUp?: { at: number; wake: () => void };
   private readonly byName: Map<string, ConsumedQueue>;
   private readonly names: string[];
+  /**
+   * The earliest due time (epoch ms, Redis time) heard of ({@link dueAt}, {@link forwardBy}) since the
+   * current round sent its claim: the loop sleeps no later than this. Infinity when none.
+   */
+  private heardAt = Infinity;
   /** Start of the rolling sweep (epoch ms) and how many queues it has swept since. */
   private sweepFrom = 0;
   private swept = 0;
 
-  constructor(
-    private readonly client: RedisClient,
-    private readonly queues: readonly ConsumedQueue[],
-    private readonly dueKey: string,
-    private readonly forwardIntervalMs: number,
-    private readonly loops: Loops,
-    private readonly isRunning: () => boolean,
-    private readonly logger: ChronosLogger,
-    private readonly time: RedisTime,
-    /** How long the rolling sweep takes to visit every queue once, ms. */
-    private readonly sweepPeriodMs = SWEEP_PERIOD_MS,
-  ) {
+  private readonly client: RedisClient;
+  private readonly queues: readonly ConsumedQueue[];
+  private readonly dueKey: string;
+  private readonly forwardIntervalMs: number;
+  private readonly loops: Loops;
+  private readonly isRunning: () => boolean;
+  private readonly logger: ChronosLogger;
+  private readonly time: RedisTime;
+  private readonly signals: Signals;
+  private readonly sweepPeriodMs: number;
+
+  constructor(o: ForwarderOptions) {
+    this.client = o.client;
+    const queues = (this.queues = o.queues);
+    this.dueKey = o.dueKey;
+    this.forwardIntervalMs = o.forwardIntervalMs;
+    this.loops = o.loops;
+    this.isRunning = o.isRunning;
+    const logger = (this.logger = o.runtime.logger);
+    this.time = o.runtime.time;
+    this.signals = o.runtime.signals;
+    this.sweepPeriodMs = o.sweepPeriodMs ?? SWEEP_PERIOD_MS;
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
     this.byName = new Map(queues.map((q) => [q.name, q]));
     this.names = queues.map((q) => q.name);
@@ -61,23 +101,28 @@ export class Forwarder {
     const failures = this.failures;
     let startSwept = false;
     while (this.isRunning()) {
-      let wait = this.forwardIntervalMs;
+      // the instant (Redis time, epoch ms) to run the next round at: the earliest due time found, at
+      // the latest one poll interval after the round's claim (so the round's own duration is not slept again)
+      let at: number;
       try {
         if (!startSwept) {
-          wait = Math.min(wait, await this.sweep(this.queues));
+          at = await this.sweep(this.queues);
           startSwept = true;
           this.sweepFrom = this.time.now();
-        }
-        wait = Math.min(wait, await this.round());
-        wait = Math.min(wait, await this.sweep(this.sweepSlice()));
+        } else at = Infinity;
+        at = Math.min(at, await this.round());
+        at = Math.min(at, await this.sweep(this.sweepSlice()));
         failures.ok();
       } catch (err) {
         failures.failed(err);
-        wait = failures.backoffMs;
+        at = this.time.now() + failures.backoffMs;
       }
+      // a due time published while the round ran (after its claim read the index) is not in `at`
+      at = Math.min(at, this.heardAt);
+      const wait = at - this.time.now();
       if (wait > 0) {
         const { done, wake } = this.loops.sleeper(wait);
-        this.wakeUp = { at: this.time.now() + wait, wake };
+        this.wakeUp = { at, wake };
         await done;
         this.wakeUp = undefined;
       }
@@ -94,20 +139,43 @@ export class Forwarder {
         this.logger.warn(`Could not index a retry's due time; the sweep finds it (queue=${queue.name} error=${String(err)})`);
       });
     }
-    const w = this.wakeUp;
-    if (!w || w.at <= this.time.now() + delayMs) return;
-    w.at = this.time.now() + delayMs;
-    setTimeout(w.wake, delayMs).unref();
+    this.wakeBy(this.time.now() + delayMs);
   }
 
-  /** One index round: claim the due queues, forward them, settle them. @returns how long to sleep, ms. */
+  /**
+   * A task of `queue` is due at `dueAt` (epoch ms, Redis time): another process lowered the queue's
+   * score in the due-time index (a wake published by lower-due.lua). For a queue this server serves,
+   * makes sure the loop is awake by then (re-arms its one timer when `dueAt` is earlier); others are ignored.
+   */
+  dueAt(queue: string, dueAt: number): void {
+    if (this.byName.has(queue)) this.wakeBy(dueAt);
+  }
+
+  /** Runs a round now (e.g. the wake subscription reconnected: wakes published meanwhile were lost). */
+  wake(): void {
+    this.wakeBy(-Infinity);
+  }
+
+  /** Makes sure the loop runs a round at `at` (epoch ms, Redis time) or sooner. */
+  private wakeBy(at: number): void {
+    this.heardAt = Math.min(this.heardAt, at);
+    const w = this.wakeUp;
+    if (!w || w.at <= at) return;
+    w.at = at;
+    const delay = Math.max(0, at - this.time.now());
+    if (delay === 0) w.wake();
+    else setTimeout(w.wake, delay).unref();
+  }
+
+  /** One index round: claim the due queues, forward them, settle them. @returns when to run the next round (Redis time, epoch ms). */
   private async round(): Promise<number> {
     const sent = this.time.localNow();
+    this.heardAt = Infinity; // the claim reads every due time written before it
     const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
     this.time.sample(sent, claim.redisNow, this.time.localNow());
-    let wait = claim.claimed.length >= CLAIM_LIMIT ? 0 : this.forwardIntervalMs;
-    if (claim.nextDueAt !== undefined) wait = Math.min(wait, Math.max(0, claim.nextDueAt - claim.redisNow));
-    if (claim.claimed.length === 0) return wait;
+    let at = claim.claimed.length >= CLAIM_LIMIT ? claim.redisNow : claim.redisNow + this.forwardIntervalMs;
+    if (claim.nextDueAt !== undefined) at = Math.min(at, claim.nextDueAt);
+    if (claim.claimed.length === 0) return at;
     const queues = claim.claimed.map((name) => this.byName.get(name)!);
     const outcomes = await Promise.allSettled(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
     const next = new Map<string, number | undefined>();
@@ -115,13 +183,14 @@ export class Forwarder {
     outcomes.forEach((o, i) => {
       // a queue whose forward failed is due again at once (the next round retries it)
       if (o.status === 'rejected') failed ??= o.reason;
-      const at = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
-      next.set(queues[i].name, at);
-      if (at !== undefined) wait = Math.min(wait, Math.max(0, at - claim.redisNow));
+      const due = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
+      next.set(queues[i].name, due);
+      if (due !== undefined) at = Math.min(at, due);
     });
     await settleDue(this.client, this.dueKey, claim.mark, next);
+    if (this.signals.active) this.announce(outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
     if (failed !== undefined) throw failed;
-    return wait;
+    return at;
   }
 
   /** The queues the rolling sweep is due to visit now (in order, wrapping). */
@@ -134,20 +203,28 @@ export class Forwarder {
     return out;
   }
 
-  /** forward.lua on `queues` whatever the index says, then lowers their index scores to their next due times. @returns how long to sleep, ms. */
+  /** forward.lua on `queues` whatever the index says, then lowers their index scores to their next due times. @returns the earliest of those (Redis time, epoch ms), Infinity when none. */
   private async sweep(queues: readonly ConsumedQueue[]): Promise<number> {
     if (queues.length === 0) return Infinity;
     const outcomes = await Promise.all(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
-    let wait = Infinity;
+    let earliest = Infinity;
     const lows: (string | number)[] = [];
     outcomes.forEach((o, i) => {
       const at = nextAt(o);
       if (at === undefined) return;
       lows.push(at, queues[i].name);
-      wait = Math.min(wait, Math.max(0, at - o.redisNow));
+      earliest = Math.min(earliest, at);
     });
     if (lows.length > 0) await this.client.zadd(this.dueKey, 'LT', ...lows);
-    return wait;
+    if (this.signals.active) this.announce(outcomes);
+    return earliest;
+  }
+
+  /** Announces `forwarded` when `outcomes` moved tasks (only while a test listens). */
+  private announce(outcomes: readonly ForwardOutcome[]): void {
+    let moved = 0;
+    for (const o of outcomes) moved += o.moved;
+    if (moved > 0) this.signals.emit('forwarded', { moved });
   }
 }
 

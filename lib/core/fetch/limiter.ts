@@ -146,7 +146,7 @@ export class Limiter {
       return [];
     }
     const { client, consumer } = this.deps;
-    consumer.beforeRead?.(client); // batched acks go first, on the same connection: their slots are free for this fetch
+    await this.deps.flushAcks(); // batched acks go first: their slots are free for this fetch
     const got: Fetched[] = [];
     const blockOn: { q: ConsumedQueue; lastId: string }[] = [];
     let rateWaitMs = Infinity;

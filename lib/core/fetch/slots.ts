@@ -36,8 +36,8 @@ export interface SlotsDeps {
   readonly redisNow: () => number;
   /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
   readonly stale: StaleTriggers;
-  /** A slot came free: the fetcher may read again. */
-  readonly slotFreed: () => void;
+  /** Rung when a slot came free: the fetch loop (waiting on it) may read again. */
+  readonly slotFreed: { wake(): void };
   /** A task of `queue` this server held ended or was let go (a slot of the queue's fleet-wide limit, if it has one, is free). */
   readonly released?: (queue: string) => void;
 }
@@ -239,7 +239,7 @@ export class Slots {
       const w = this.buffer.shift()!;
       this.admit(w.queue, w.task, w.payload);
     }
-    this.deps.slotFreed();
+    this.deps.slotFreed.wake();
   }
 
   private run(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {

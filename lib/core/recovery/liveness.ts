@@ -119,6 +119,7 @@ export class Liveness {
    */
   async tick(): Promise<PresenceView> {
     const epoch = this.epoch;
+    const sent = engineTime.localNow();
     const r = await presenceScript(this.client, this.keys, {
       serverId: this.id,
       staleAfterMs: this.staleAfterMs,
@@ -126,6 +127,7 @@ export class Liveness {
       judge: this.mode === 'sharded' ? 'sharded' : this.mode === 'channels',
       register: true,
     });
+    engineTime.sample(sent, r.nowMs, engineTime.localNow()); // a sample of Redis time every tick (the forwarder's rounds are rare when idle)
     const o = this.opts;
     // an overdue server's entries may pass the visibility timeout from (its last tick + VT): sweep until two sweeps after that
     const window = o.visibilityTimeout - this.staleAfterMs + 2 * o.recoverInterval + DEFAULTS.livenessCheckMs;

@@ -200,6 +200,18 @@ export class GlobalKeys {
    */
   readonly due: string;
   /**
+   * Pub/sub channel of due-time wakes (`<ns>:{<ns>:global}:due:wake`): lower-due.lua publishes
+   * `<due time, epoch ms>:<queue>` there when an enqueue or a retry lowered a queue's score in
+   * {@link due}, and the worker servers of that queue re-arm their forward timer to it.
+   */
+  readonly dueWake: string;
+  /**
+   * Pub/sub channel of pause changes (`<ns>:{<ns>:global}:paused:wake`): a pause or resume publishes
+   * the queue name there after writing {@link paused}, and every worker server reads the paused set
+   * again at once (the message is a hint; the set is the truth).
+   */
+  readonly pausedWake: string;
+  /**
    * Pub/sub channel of cancel notices: JSON `{ queue, entryId, taskId, actor }`, published after
    * the task was dead-lettered, so the server running it aborts its signal.
    */
@@ -219,6 +231,8 @@ export class GlobalKeys {
     this.servers = this.prefix + 'servers';
     this.live = this.prefix + 'live';
     this.due = this.prefix + 'due';
+    this.dueWake = dueWakeChannel(this.due);
+    this.pausedWake = this.prefix + 'paused:wake';
     this.cancelChannel = `${namespace}:cancel`;
     this.limited = this.prefix + 'limited';
     this.limitsChannel = `${namespace}:limits`;
@@ -241,4 +255,9 @@ export class GlobalKeys {
   server(serverId: string): string {
     return this.prefix + 'server:' + serverId;
   }
+}
+
+/** The wake channel of a due-time index key ({@link GlobalKeys.dueWake}): the key + `:wake`. */
+export function dueWakeChannel(dueKey: string): string {
+  return dueKey + ':wake';
 }

@@ -22,6 +22,7 @@ export const SCRIPT_NAMES = [
   'forward',
   'claim-due',
   'settle-due',
+  'lower-due',
   'recover',
   'reclaim-consumer',
   'presence',

@@ -25,10 +25,23 @@ export const DEFAULTS = Object.freeze({
   recoverIntervalMs: 2_000,
   /** Reclaims (crashes) before a task is dead as poison. */
   maxDeliveries: 5,
-  /** Longest wait between checks for due scheduled/retry tasks, ms. */
-  forwardIntervalMs: 1_000,
-  /** Longest single blocking XREADGROUP, ms (also how fast a pause is noticed at worst). */
-  blockTimeoutMs: 1_000,
+  /**
+   * Longest wait between checks for due scheduled/retry tasks, ms: a fallback poll. A server sleeps
+   * until its next due time by timer, and an enqueue or retry that makes a queue due sooner wakes it
+   * (a publish on the due-time index's wake channel); the poll covers a wake lost while its subscriber
+   * reconnected and enqueuers of a version that does not publish.
+   */
+  forwardIntervalMs: 30_000,
+  /**
+   * Longest single blocking XREADGROUP, ms. A read is ended at once (CLIENT UNBLOCK) when one of its
+   * queues is paused (the paused set is read every second), a slot frees up, or the server stops.
+   */
+  blockTimeoutMs: 5_000,
+  /**
+   * How often a worker server reads the paused set again whatever it heard, ms: a fallback (a pause
+   * or resume publishes on the paused-wake channel and is taken at once).
+   */
+  pausedPollMs: 10_000,
   /** Dead-letter cap by count (asynq's maxArchiveSize). */
   deadMaxCount: 10_000,
   /** Dead-letter cap by age, ms (asynq's archivedExpirationInDays: 90 days). */

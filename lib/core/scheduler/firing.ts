@@ -28,6 +28,7 @@ import { forgetOrphaned, markLiveness, storeOrphaned } from './orphans.js';
 import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
 import { fencedNote, PlanReports } from './plan-report.js';
 import type { Declarations } from './registry.js';
+import type { Signals } from '../runtime/signals.js';
 
 /** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
 const FIRE_CHUNK = 250;
@@ -51,7 +52,8 @@ export interface FiringContext {
   /** Whether the scheduler runs (not stopped). */
   running(): boolean;
   declarations: Declarations;
-  tickHook?: () => 'double' | void;
+  /** Test signals: `tick.start` (synchronous, before each timer tick) and `tick.done`. */
+  signals: Signals;
 }
 
 /** The leader's table of schedules and its firing loop; idle while this instance does not lead. */
@@ -284,6 +286,7 @@ export class Firing {
     }
     this.failures.ok();
     this.armTimer(this.nextTimerMs(retryEarly));
+    if (this.ctx.signals.active) this.ctx.signals.emit('tick.done', {});
   }
 
   /** The timer to the next wake instant, ms: never spinning (at least 1 ms), re-checking at least every 30 s. */
@@ -305,9 +308,8 @@ export class Firing {
     clearTimeout(this.tickTimer);
     if (!this.leadingNow || !this.ctx.running()) return;
     this.tickTimer = setTimeout(() => {
-      const double = this.ctx.tickHook?.() === 'double';
+      if (this.ctx.signals.active) this.ctx.signals.emit('tick.start', {});
       this.serial(() => this.tick());
-      if (double) this.serial(() => this.tick());
     }, ms);
   }
 

@@ -2,15 +2,7 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
-import {
-  checkServer,
-  closeClient,
-  closeConnection,
-  duplicateConnection,
-  openConnection,
-  type ConnectionHandle,
-  type RedisClient,
-} from '../redis/connection.js';
+import { checkServer, closeConnection, openConnection, type ConnectionHandle } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
 import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
@@ -21,6 +13,10 @@ import { InspectorContext } from '../admin/context.js';
 import * as acts from '../admin/schedule-acts.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
+import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import type { Service, ServiceHealth } from '../runtime/service.js';
+import type { Signals } from '../runtime/signals.js';
+import { FiringService, HeartbeatService, LeaseService, NoticeService } from './services.js';
 
 export type { SchedulerOptions } from './scheduler-options.js';
 
@@ -36,6 +32,8 @@ export type { SchedulerOptions } from './scheduler-options.js';
  * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
  * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
  * and the estimate of Redis time (lib/core/runtime/time.ts: the process's one time source, shared with the worker).
+ * Its background loops are services of one shape (services.ts: notices, lease, firing, heartbeat),
+ * started in order and stopped in reverse.
  * @publicApi
  */
 export class Scheduler {
@@ -55,15 +53,16 @@ export class Scheduler {
   private readonly eligible: boolean;
   private readonly timeZone: string;
   private readonly requireNoEviction: boolean;
-  /** Declares again at once when the connection is back (a Redis restart may have emptied the registry). */
-  private readonly onReady = () => this.declarations.reconnected();
   private readonly time = engineTime;
+  /** Time source, logger, events and test signals, handed to the parts. */
+  private readonly runtime: Runtime;
+  /** The background loops, in start order (stopped in reverse). */
+  private readonly services: Service[];
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly lease: LeaderLease;
   /** The operator's acts of the runtime API (lib/core/admin/schedule-acts.ts), on this scheduler's connection and bus. */
   private readonly admin: InspectorContext;
-  private subscriber?: RedisClient;
   private state: 'new' | 'running' | 'stopped' = 'new';
 
   /** @throws InvalidOptionsError listing every bad option (see {@link SchedulerOptions}). */
@@ -78,6 +77,7 @@ export class Scheduler {
     this.eligible = o.eligible;
     this.events = o.events;
     this.logger = o.logger;
+    this.runtime = createRuntime({ logger: o.logger, events: o.events, time: this.time });
     this.clock = hooks.clock ?? systemClock;
     this.trustLocalClock = hooks.clock !== undefined;
     this.keys = new SchedulerKeys(this.namespace);
@@ -103,7 +103,7 @@ export class Scheduler {
       leaseValid: () => this.lease.check(),
       running: () => this.state === 'running',
       declarations: this.declarations,
-      tickHook: hooks.tickHook,
+      signals: this.runtime.signals,
     });
     this.lease = new LeaderLease(
       this.conn.client,
@@ -119,6 +119,19 @@ export class Scheduler {
       },
       () => this.time.localNow(),
     );
+    const { client } = this.conn;
+    const { keys, firing, lease, declarations } = this;
+    const leader = this.eligible ? [new NoticeService({ client, keys, firing, lease }), new LeaseService({ lease })] : [];
+    this.services = [...leader, new FiringService({ firing }), new HeartbeatService({ client, declarations })];
+  }
+
+  /**
+   * The test signals of this scheduler's parts (`tick.start`, `tick.done`): a test awaits one
+   * instead of polling, or runs code at that moment.
+   * @internal
+   */
+  get signals(): Signals {
+    return this.runtime.signals;
   }
 
   /** True while this instance leads (holds the lease by its own clock). */
@@ -146,6 +159,8 @@ export class Scheduler {
     heartbeat: FailureLog['status'];
     /** The leader's firing loop (ok while not leading). */
     firing: FailureLog['status'];
+    /** Each background service (notices, lease, firing, heartbeat). */
+    services: ServiceHealth[];
   } {
     return {
       running: this.state === 'running',
@@ -153,6 +168,7 @@ export class Scheduler {
       term: this.term,
       heartbeat: this.declarations.failures.status,
       firing: this.firing.failures.status,
+      services: this.services.map((s) => s.health()),
     };
   }
 
@@ -191,18 +207,9 @@ export class Scheduler {
     try {
       await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.requireNoEviction });
       await this.declarations.publish();
-      if (stopped()) return;
-      this.declarations.startHeartbeat();
-      this.conn.client.on('ready', this.onReady);
-      if (this.eligible) {
-        this.subscriber = duplicateConnection(this.conn.client);
-        this.subscriber.on('message', (channel: string) => {
-          if (channel === this.keys.changesChannel) this.firing.changed();
-          else this.lease.onResignation();
-        });
-        await this.subscriber.subscribe(this.keys.resignChannel, this.keys.changesChannel);
+      for (const service of this.services) {
         if (stopped()) return;
-        this.lease.start();
+        await service.start();
       }
     } catch (err) {
       await this.stop();
@@ -217,16 +224,9 @@ export class Scheduler {
   /** Stops firing and resigns (compare-and-delete + notice, so a follower takes over at once). Idempotent. */
   async stop(): Promise<void> {
     if (this.state === 'stopped') return;
-    const wasRunning = this.state === 'running';
     this.state = 'stopped';
-    this.conn.client.off('ready', this.onReady);
-    this.declarations.stopHeartbeat();
-    this.firing.halt();
-    if (wasRunning) {
-      await this.firing.idle();
-      await this.lease.stop();
-      if (this.subscriber) await closeClient(this.subscriber);
-    }
+    // reverse order: the heartbeat, the firing loop (halted, its work awaited), the lease (resigned), the notices
+    for (const service of [...this.services].reverse()) await service.stop();
     await closeConnection(this.conn);
   }
 

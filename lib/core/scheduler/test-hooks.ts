@@ -7,7 +7,10 @@ import type { Clock } from '../runtime/clock.js';
  */
 export const SCHEDULER_TEST_HOOKS = Symbol('chronos.scheduler.testHooks');
 
-/** Hooks for the engine's own tests (fake-clock DST scenarios, dist-cases B20); never set in production. */
+/**
+ * Hooks for the engine's own tests (fake-clock DST scenarios); never set in production. (Moments
+ * of the firing loop are test signals: `Scheduler.signals`, `tick.start` / `tick.done`.)
+ */
 export interface SchedulerTestHooks {
   /**
    * Decide what is due by `clock` instead of Redis `TIME` (a fake clock, epoch ms): fire.lua is told
@@ -15,8 +18,6 @@ export interface SchedulerTestHooks {
    * A skewed clock would fire early.
    */
   clock?: Clock;
-  /** Called before each tick of the firing loop (it may block the event loop); `'double'` runs that tick twice in a row. */
-  tickHook?: () => 'double' | void;
 }
 
 /** The test hooks of a scheduler's options, if any. */

@@ -2,6 +2,7 @@ import type { ChronosLogger } from '../runtime/logger.js';
 import { ackScript } from '../redis/commands/queue.js';
 import type { QueueKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
+import type { TaskCounters } from './heartbeat.js';
 
 interface Pending {
   keys: QueueKeys;
@@ -36,12 +37,18 @@ export class AckBatcher {
   private failedBatches: Pending[] = [];
   private retryTimer?: NodeJS.Timeout;
 
-  constructor(
-    private readonly client: RedisClient,
-    private readonly logger: ChronosLogger,
-    private readonly counterTtlMs: number,
-    private readonly onAcked: (n: number) => void,
-  ) {}
+  private readonly client: RedisClient;
+  private readonly logger: ChronosLogger;
+  private readonly counterTtlMs: number;
+  /** The server's counters: this batcher counts the processed tasks (those whose ack was written). */
+  private readonly counters: TaskCounters;
+
+  constructor(o: { client: RedisClient; logger: ChronosLogger; counterTtlMs: number; counters: TaskCounters }) {
+    this.client = o.client;
+    this.logger = o.logger;
+    this.counterTtlMs = o.counterTtlMs;
+    this.counters = o.counters;
+  }
 
   add(keys: QueueKeys, entryId: string, taskId: string, release: readonly string[]): void {
     let p = this.batch.get(keys.stream);
@@ -112,7 +119,7 @@ export class AckBatcher {
     try {
       const batch = { plain: p.plain, flagged: p.flagged, counterTtlMs: this.counterTtlMs };
       const { acked, reclaimed, gone } = await ackScript(via, p.keys, batch);
-      this.onAcked(acked);
+      this.counters.processed += acked;
       if (p.attempts > 0) {
         this.logger.log(`Acked ${acked} finished task(s) once Redis answered (queue=${p.keys.queue} attempts=${p.attempts + 1})`);
       }

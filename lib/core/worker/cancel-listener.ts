@@ -23,6 +23,16 @@ export interface Cancellable {
   abort(reason: unknown): void;
 }
 
+/** Another channel the listener's subscriber connection holds (sharing the connection). */
+export interface ExtraChannel {
+  /** The channel name. */
+  readonly channel: string;
+  /** Called with each message's text. */
+  onMessage(text: string): void;
+  /** Called each time the subscriber connection is ready again after a reconnect (messages published meanwhile were lost). */
+  onResubscribed?(): void;
+}
+
 /** A running subscription; `close()` ends it (idempotent). */
 export interface CancelListener {
   /** Unsubscribes and closes the listener's subscriber connection; safe to call twice. */
@@ -37,7 +47,9 @@ export interface CancelListener {
  * own subscriber connection (a duplicate of `client`, owned and closed by {@link CancelListener.close}).
  *
  * `cancelled(run, actor)` is called after each abort (the server emits `task.cancelled` there).
- * ChronosServer subscribes at start and closes the listener at shutdown.
+ * `extra` channels are subscribed on the same connection (the server's due-time wakes: keys.ts
+ * GlobalKeys.dueWake), each with its handler. ChronosServer subscribes at start and closes the
+ * listener at shutdown.
  */
 export async function listenForCancels<R extends Cancellable>(
   client: RedisClient,
@@ -45,11 +57,16 @@ export async function listenForCancels<R extends Cancellable>(
   find: (entryId: string, queue: string) => R | undefined,
   logger?: ChronosLogger,
   cancelled?: (run: R, actor: string) => void,
+  extra: readonly ExtraChannel[] = [],
 ): Promise<CancelListener> {
   const channel = new GlobalKeys(namespace).cancelChannel;
   const sub = duplicateConnection(client);
+  const others = new Map(extra.map((e) => [e.channel, e]));
   sub.on('message', (ch: string, text: string) => {
-    if (ch !== channel) return;
+    if (ch !== channel) {
+      others.get(ch)?.onMessage(text);
+      return;
+    }
     let n: CancelNotice;
     try {
       n = JSON.parse(text) as CancelNotice;
@@ -65,7 +82,13 @@ export async function listenForCancels<R extends Cancellable>(
     run.abort(new TaskCancelledError(n.taskId, String(n.actor)));
     cancelled?.(run, String(n.actor));
   });
-  await sub.subscribe(channel);
+  let subscribed = false;
+  // ioredis resubscribes by itself after a reconnect; what was published while away is lost
+  sub.on('ready', () => {
+    if (subscribed) for (const e of extra) e.onResubscribed?.();
+  });
+  await sub.subscribe(channel, ...others.keys());
+  subscribed = true;
   let closed = false;
   return {
     async close() {

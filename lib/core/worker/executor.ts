@@ -9,6 +9,7 @@ import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
 import { wasReclaimed } from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import type { AckBatcher } from './ack-batcher.js';
+import type { TaskCounters } from './heartbeat.js';
 import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn, type Task } from '../queue/task.js';
@@ -128,6 +129,20 @@ interface Attempt {
   dueAt: number;
 }
 
+/** What an {@link Executor} is built with. */
+export interface ExecutorParts {
+  readonly client: RedisClient;
+  readonly logger: ChronosLogger;
+  readonly events: EventBus;
+  /** Where successes go (batched acks). */
+  readonly acker: AckBatcher;
+  readonly opts: ExecutorOptions;
+  /** The server's counters: the executor counts failed attempts. */
+  readonly counters: TaskCounters;
+  /** Told when a retry of `queue` is due `delayMs` from now (at `retryAt`, Redis time, epoch ms): it indexes it and is awake by then. */
+  readonly forwarder: { forwardBy(delayMs: number, queue: QueueRef, retryAt: number): void };
+}
+
 /**
  * Runs handlers and records their outcome: success → batched ack; failure → retry set with
  * backoff, or dead when the budget is spent or the error is a `NonRetryableError`; a timeout
@@ -135,21 +150,21 @@ interface Attempt {
  * (their tasks were put back in the queue).
  */
 export class Executor {
-  processed = 0;
-  failed = 0;
   /** Attempts with a long timeout (see OWN_TIMER_MAX_MS), checked by the sweep. */
   private readonly long = new Set<Attempt>();
   private sweeper?: NodeJS.Timeout;
+  private readonly client: RedisClient;
+  private readonly logger: ChronosLogger;
+  private readonly events: EventBus;
+  private readonly acker: AckBatcher;
+  private readonly opts: ExecutorOptions;
+  private readonly counters: TaskCounters;
+  private readonly forwarder: ExecutorParts['forwarder'];
 
-  constructor(
-    private readonly client: RedisClient,
-    private readonly logger: ChronosLogger,
-    private readonly events: EventBus,
-    private readonly acker: AckBatcher,
-    private readonly opts: ExecutorOptions,
-    /** Told when a retry of `queue` is due `delayMs` from now (at `retryAt`, Redis time, epoch ms): the forwarder indexes it and is awake by then. */
-    private readonly retryScheduled: (delayMs: number, queue: QueueRef, retryAt: number) => void,
-  ) {}
+  constructor(p: ExecutorParts) {
+    ({ client: this.client, logger: this.logger, events: this.events, acker: this.acker } = p);
+    ({ opts: this.opts, counters: this.counters, forwarder: this.forwarder } = p);
+  }
 
   /**
    * Runs the handler; calls `done` once the outcome is recorded (or the run was abandoned).
@@ -286,7 +301,7 @@ export class Executor {
   private async fail(run: TaskRun, err: unknown, backoff: BackoffFn | undefined): Promise<void> {
     const { entry: task, ref: queue } = run;
     const retried = run.retried;
-    this.failed++;
+    this.counters.failed++;
     if (this.events.active) {
       const durationMs = engineTime.now() - run.startedAt;
       const error = errorMessage(err);
@@ -332,7 +347,7 @@ export class Executor {
         await this.notPending('Failure not recorded', queue, task, run);
         return;
       }
-      this.retryScheduled(delay, queue, retryAt);
+      this.forwarder.forwardBy(delay, queue, retryAt);
       const retried = meta[META.retried];
       this.logger.warn(
         `Retry scheduled (type=${task.type} id=${task.id} queue=${queue.name} retried=${retried}/${meta[META.maxRetry]} delayMs=${delay} ` +

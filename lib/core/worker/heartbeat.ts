@@ -5,14 +5,13 @@ import type { GlobalKeys } from '../redis/keys.js';
 import type { ConsumedQueue } from '../fetch/consumer.js';
 import { engineTime } from '../runtime/time.js';
 
-/** The counters a heartbeat reports. */
-export interface ServerStats {
-  /** Handlers running now. */
-  readonly active: number;
-  readonly processed: number;
-  readonly failed: number;
-  /** When each running handler started, by task id (epoch ms; at most {@link RUNNING_SINCE_MAX}): the Inspector's `startedAt`. */
-  readonly runningSince?: Readonly<Record<string, number>>;
+/**
+ * A server's task counters since start: the ack batcher counts the processed tasks (acks written),
+ * the executor the failed attempts; the heartbeat and the stop message read them.
+ */
+export class TaskCounters {
+  processed = 0;
+  failed = 0;
 }
 
 /** Most running tasks a heartbeat names with their start (the info key stays small at any concurrency). */
@@ -27,19 +26,39 @@ export const RUNNING_SINCE_MAX = 500;
 export class Heartbeat {
   private readonly startedAt = engineTime.now();
 
-  constructor(
-    private readonly client: RedisClient,
-    private readonly globalKeys: GlobalKeys,
-    private readonly id: string,
-    private readonly queues: readonly ConsumedQueue[],
-    private readonly config: { readonly strictPriority: boolean; readonly concurrency: number },
-    private readonly stats: () => ServerStats,
-  ) {}
+  private readonly client: RedisClient;
+  private readonly globalKeys: GlobalKeys;
+  private readonly id: string;
+  private readonly queues: readonly ConsumedQueue[];
+  private readonly config: { readonly strictPriority: boolean; readonly concurrency: number };
+  private readonly counters: TaskCounters;
+  private readonly slots: {
+    readonly activeCount: number;
+    readonly running: readonly { readonly id: string; readonly startedAt: number }[];
+  };
+
+  constructor(o: {
+    client: RedisClient;
+    globalKeys: GlobalKeys;
+    /** The server's id. */
+    id: string;
+    queues: readonly ConsumedQueue[];
+    config: { readonly strictPriority: boolean; readonly concurrency: number };
+    /** The server's task counters (read at each beat). */
+    counters: TaskCounters;
+    /** The slot table: how many handlers run now, and which (the Inspector's `startedAt` of each, the first {@link RUNNING_SINCE_MAX}). */
+    slots: { readonly activeCount: number; readonly running: readonly { readonly id: string; readonly startedAt: number }[] };
+  }) {
+    ({ client: this.client, globalKeys: this.globalKeys, id: this.id, queues: this.queues } = o);
+    ({ config: this.config, counters: this.counters, slots: this.slots } = o);
+  }
 
   /** Writes the info key and the `<ns>:servers` score (one MULTI). */
   async beat(): Promise<void> {
     const ttl = DEFAULTS.serverHeartbeatMs * 3;
-    const { active, processed, failed, runningSince } = this.stats();
+    const { processed, failed } = this.counters;
+    const { activeCount: active, running } = this.slots;
+    const runningSince = Object.fromEntries(running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt]));
     const info = JSON.stringify({
       id: this.id,
       host: hostname(),
@@ -54,11 +73,14 @@ export class Heartbeat {
       heartbeatAt: engineTime.now(),
       runningSince,
     });
-    await this.client
-      .multi()
+    // one round trip, no MULTI/EXEC (2 commands, not 4): a reader between the two sees the previous beat's values
+    const replies = await this.client
+      .pipeline()
       .set(this.globalKeys.server(this.id), info, 'PX', ttl)
       .zadd(this.globalKeys.servers, engineTime.now() + ttl, this.id)
       .exec();
+    const error = replies?.find(([err]) => err)?.[0];
+    if (error) throw error;
   }
 
   /**

@@ -40,9 +40,12 @@ export interface ServerOptions {
   recoverInterval?: number;
   /** Reclaims before a task is dead as poison. @defaultValue 5 */
   maxDeliveries?: number;
-  /** Longest wait between checks for due delayed/retry tasks, ms. @defaultValue 1000 */
+  /**
+   * Longest wait between checks for due delayed/retry tasks, ms: a fallback poll (the server sleeps to
+   * the next due time, and is woken when an enqueue makes a queue due sooner). @defaultValue 30000
+   */
   forwardInterval?: number;
-  /** Longest single blocking read, ms. @defaultValue 1000 */
+  /** Longest single blocking read, ms (ended sooner when a queue is paused or a slot frees up). @defaultValue 5000 */
   blockTimeout?: number;
   /** Retry delay of failed tasks. @defaultValue Sidekiq/asynq formula, see {@link defaultBackoff} */
   backoff?: BackoffFn;

@@ -3,7 +3,6 @@ import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
 import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/logger.js';
-import { engineTime } from '../runtime/time.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -11,12 +10,16 @@ import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
 import { Fetcher } from '../fetch/fetcher.js';
 import { Forwarder } from '../fetch/forwarder.js';
-import { Heartbeat, RUNNING_SINCE_MAX } from './heartbeat.js';
+import { Heartbeat, TaskCounters } from './heartbeat.js';
 import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
-import { listenForCancels, type CancelListener } from './cancel-listener.js';
 import { Recoverer } from '../recovery/recoverer.js';
+import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import { startServices, stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
+import type { Signals } from '../runtime/signals.js';
+import { NoticeService, workerServices } from './services.js';
+import { Wake } from '../fetch/wake.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
 import { StaleTriggers } from '../recovery/stale.js';
@@ -47,7 +50,10 @@ export class ShutdownAbort extends Error {
  * The work is split between rooms that each own their state: `Fetcher` (the fetch loop, the
  * blocking connection, the paused queues), `Slots` (the slot table), `Forwarder` (due
  * delayed/retry tasks, sampling the clock offset), `Recoverer` (the pending entries lists),
- * `Heartbeat` and `Loops` (periodic jobs and sleeps). This class starts and stops them.
+ * `Heartbeat`, `Liveness`. Each is given the parts of the server's runtime (time, logger, events,
+ * test signals) it needs; the constructor wires them top-down (no callback set later). Their
+ * background loops are services of one shape (services.ts), which this class starts in order and
+ * stops in reverse.
  * @publicApi
  */
 export class ChronosServer {
@@ -63,6 +69,8 @@ export class ChronosServer {
   private readonly queues: ConsumedQueue[];
   private readonly globalKeys: GlobalKeys;
   private readonly logger: ChronosLogger;
+  /** Time source, logger, events and test signals, handed to every part. */
+  private readonly runtime: Runtime;
   private readonly conn: ConnectionHandle;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private stopping?: Promise<void>;
@@ -71,8 +79,14 @@ export class ChronosServer {
   private readonly consumer: Consumer;
   private readonly loops: Loops;
   private readonly slots: Slots;
-  /** Cancel notices of operators (Inspector `cancelTask`), subscribed while running. */
-  private cancels?: CancelListener;
+  /** Processed and failed tasks since start (counted by the acker and the executor). */
+  private readonly counters = new TaskCounters();
+  /** Rung when a slot is freed or a queue resumed: the fetch loop waits on it. */
+  private readonly fetchWake = new Wake();
+  /** The background loops, in start order (stopped in reverse). */
+  private readonly services: Service[];
+  /** Cancel notices of operators (Inspector `cancelTask`), due-time and pause wakes: subscribed at start, closed after the shutdown drain. */
+  private readonly notices: NoticeService;
   private readonly fetcher: Fetcher;
   private readonly forwarder: Forwarder;
   private readonly recoverer: Recoverer;
@@ -80,8 +94,6 @@ export class ChronosServer {
   private readonly liveness: Liveness;
   /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
   private readonly fixedId: boolean;
-  /** Redis time (the process's time source, fed by the forwarder's round trips): when a held trigger task's instant comes. */
-  private readonly time = engineTime;
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -95,42 +107,70 @@ export class ChronosServer {
     this.mux = options.mux ?? new Mux();
     this.events = options.events ?? new EventBus();
     const logger = (this.logger = options.logger ?? consoleLogger('Worker'));
-    this.globalKeys = new GlobalKeys(this.namespace);
+    // the process's time source (fed by the forwarder's round trips) tells when a held trigger task's instant comes
+    const runtime = (this.runtime = createRuntime({ logger, events: this.events }));
+    const { time, events } = runtime;
+    const globalKeys = (this.globalKeys = new GlobalKeys(this.namespace));
     this.conn = openConnection(options.connection);
     const client = this.conn.client;
     const isRunning = () => this.state === 'running';
-    this.loops = new Loops(logger, isRunning);
-    const due = this.globalKeys.due;
-    this.forwarder = new Forwarder(client, this.queues, due, opts.forwardInterval, this.loops, isRunning, logger, this.time);
-    this.acker = new AckBatcher(client, logger, DEFAULTS.counterTtlMs, (n) => (this.executor.processed += n));
-    this.consumer = new Consumer(client, this.id);
-    this.consumer.beforeRead = (via) => this.acker.writeOn(via); // acks and the next read share a socket write
-    this.executor = new Executor(client, logger, this.events, this.acker, opts, (delay, q, at) => this.forwarder.forwardBy(delay, q, at));
-    this.slots = new Slots({
+    const { queues, counters, fetchWake } = this;
+    const loops = (this.loops = new Loops());
+    const forwardIntervalMs = opts.forwardInterval;
+    const forwarder = (this.forwarder = new Forwarder({
+      client,
+      queues,
+      dueKey: globalKeys.due,
+      forwardIntervalMs,
+      loops,
+      isRunning,
+      runtime,
+    }));
+    const acker = (this.acker = new AckBatcher({ client, logger, counterTtlMs: DEFAULTS.counterTtlMs, counters }));
+    const consumer = (this.consumer = new Consumer({ client, name: this.id, acks: acker })); // acks and the next read share a socket write
+    const executor = (this.executor = new Executor({ client, logger, events, acker, opts, counters, forwarder }));
+    const slots = (this.slots = new Slots({
       concurrency: opts.concurrency,
       visibilityTimeoutMs: opts.visibilityTimeout,
-      consumer: this.consumer,
-      executor: this.executor,
+      consumer,
+      executor,
       mux: this.mux,
       logger,
       isRunning,
-      redisNow: () => this.time.now(),
-      stale: new StaleTriggers(this.acker, this.events, logger),
-      slotFreed: () => this.fetcher.wake(),
+      redisNow: () => time.now(),
+      stale: new StaleTriggers(acker, events, logger),
+      slotFreed: fetchWake,
       released: (queue) => this.fetcher.released(queue),
-    });
-    const { queues, consumer, slots, executor, events } = this;
-    this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events });
-    const { globalKeys, recoverer, loops } = this;
-    const flushAcks = () => this.acker.flush();
-    this.fetcher = new Fetcher({ client, globalKeys, queues, opts, consumer, slots, recoverer, loops, logger, isRunning, flushAcks });
-    this.heartbeat = new Heartbeat(client, globalKeys, this.id, queues, opts, () => ({
-      active: this.slots.activeCount,
-      processed: this.executor.processed,
-      failed: this.executor.failed,
-      runningSince: Object.fromEntries(this.slots.running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt])),
     }));
-    this.liveness = new Liveness(client, globalKeys, this.id, opts, logger);
+    const recoverer = (this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events }));
+    const fetcher = (this.fetcher = new Fetcher({
+      client,
+      globalKeys,
+      queues,
+      opts,
+      consumer,
+      slots,
+      recoverer,
+      loops,
+      runtime,
+      wake: fetchWake,
+      isRunning,
+      flushAcks: () => acker.flush(),
+    }));
+    const config = opts;
+    const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));
+    const liveness = (this.liveness = new Liveness(client, globalKeys, this.id, opts, logger));
+    this.services = workerServices({ runtime, opts, fetcher, fetchWake, forwarder, recoverer, liveness, heartbeat, isRunning });
+    this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
+  }
+
+  /**
+   * The test signals of this server's parts (`fetched`, `forwarded`, `reclaimed`): a test awaits
+   * one instead of polling.
+   * @internal
+   */
+  get signals(): Signals {
+    return this.runtime.signals;
   }
 
   /** The Redis client of this server (shared with the app's client when the app passed one in). */
@@ -166,6 +206,8 @@ export class ChronosServer {
       /** Connected and ready. */
       ready: boolean;
     };
+    /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, notices). */
+    services: ServiceHealth[];
   } {
     const { fetcher } = this;
     const fetch = fetcher.failures.status;
@@ -176,6 +218,7 @@ export class ChronosServer {
       forward: this.forwarder.failures.status,
       lastFetchAt: fetcher.lastFetchAt,
       blocking,
+      services: [...this.services, this.notices].map((s) => s.health()),
     };
   }
 
@@ -210,6 +253,7 @@ export class ChronosServer {
       await this.fetcher.refreshPaused();
       await this.heartbeat.beat();
       await this.liveness.open();
+      await this.notices.start();
       // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
       if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
     } catch (err) {
@@ -218,50 +262,22 @@ export class ChronosServer {
     }
     if (this.state !== 'starting') return; // shut down while starting
     this.state = 'running';
-    const { loops, recoverer, opts, liveness, heartbeat } = this;
-    loops.start(this.fetcher.run());
-    loops.start(this.forwarder.run());
-    let sweepAll = true;
-    loops.every(
-      DEFAULTS.livenessCheckMs,
-      async () => {
-        const view = await liveness.tick();
-        sweepAll = view.sweepAll;
-        for (const id of view.dead) {
-          if ((await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`)) > 0) this.fetcher.freed(this.queueNames);
-          liveness.handled(id);
-          await heartbeat.forget(id);
-        }
-      },
-      'Checking the liveness of worker servers',
-    );
-    loops.every(opts.recoverInterval, () => recoverer.recover(sweepAll), 'Recovering idle tasks');
-    loops.every(Math.max(100, Math.floor(opts.visibilityTimeout / 3)), () => recoverer.extendClaims(), 'Extending claims');
-    loops.every(DEFAULTS.serverHeartbeatMs, () => this.heartbeat.beat(), 'Server heartbeat');
-    loops.every(1000, () => this.fetcher.refreshPaused(), 'Reading paused queues');
-    loops.every(5 * 60_000, () => recoverer.deleteGoneConsumers(), 'Deleting consumers of gone servers');
+    await startServices(this.services);
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
-    this.cancels = await listenForCancels(
-      this.conn.client,
-      this.namespace,
-      (entryId, queue) => this.slots.cancelled(queue, entryId),
-      this.logger,
-      (run, actor) => {
-        if (this.events.active) this.events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
-      },
-    );
+    const { opts } = this;
     this.logger.log(`Worker started (server=${this.id} queues=${queues} concurrency=${opts.concurrency})`);
   }
 
   /**
-   * Pauses a queue for every server of the namespace (they stop fetching from it within about a
-   * second). Tasks can still be enqueued. Writes `<ns>:paused`.
+   * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
+   * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
+   * Tasks can still be enqueued. Writes `<ns>:paused`.
    */
   pause(queue: string): Promise<void> {
     return this.fetcher.pause(queue);
   }
 
-  /** Queues this server currently knows as paused (refreshed from Redis every second). */
+  /** Queues this server currently knows as paused (read again at each pause or resume, and every 10 s). */
   get pausedQueues(): ReadonlySet<string> {
     return this.fetcher.paused;
   }
@@ -284,17 +300,10 @@ export class ChronosServer {
   private async doShutdown(): Promise<void> {
     const wasRunning = this.state === 'running';
     this.state = 'stopping';
-    this.loops.stop();
-    this.fetcher.wake();
+    this.loops.stop(); // wakes every sleeping loop
+    this.fetchWake.wake();
     if (wasRunning) {
-      // a read sent just after an UNBLOCK would still block: repeat until the loops have ended
-      const loopsDone = this.loops.ended();
-      let ended = false;
-      void loopsDone.then(() => (ended = true));
-      while (!ended) {
-        await this.fetcher.unblock();
-        await Promise.race([loopsDone, new Promise((r) => setTimeout(r, 50))]);
-      }
+      await stopServices(this.services);
       // entries fetched but not started (waiting for a slot, or held for their instant) go straight back
       await this.recoverer.giveBack(this.slots.takeUnstarted().map((w) => ({ queue: w.queue, entryId: w.task.entryId, task: w.task })));
       await this.abortRunning();
@@ -306,10 +315,10 @@ export class ChronosServer {
     } else await this.liveness.close(false);
     this.state = 'stopped';
     this.executor.stop();
-    await this.cancels?.close();
+    await this.notices.stop();
     await this.fetcher.close();
     await closeConnection(this.conn);
-    const { processed, failed } = this.executor;
+    const { processed, failed } = this.counters;
     if (wasRunning) this.logger.log(`Worker stopped (server=${this.id} processed=${processed} failed=${failed})`);
   }
 

@@ -55,7 +55,8 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
   }
 }
 
-function normalize(
+/** @internal The task type, payload and options of an enqueue given a type, a payload class or an instance of one. */
+export function normalize(
   a: unknown,
   b: unknown,
   c: EnqueueOptions | undefined,

@@ -143,7 +143,7 @@ export class InspectorService {
     return this.inspector.redisInfo();
   }
 
-  /** Pauses a queue for every worker of the namespace (they stop fetching from it within about a second; enqueues still work). */
+  /** Pauses a queue for every worker of the namespace (they stop fetching from it at once: a publish; enqueues still work). */
   pauseQueue(queue: string, opts?: ActOptions): Promise<void> {
     return this.inspector.pauseQueue(queue, opts);
   }

@@ -1,6 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import { DUE_INDEX, NONE_DUE } from '../protocol.js';
-import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import { dueWakeChannel } from '../keys.js';
+import { pipeScript, runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 import { engineTime } from '../../runtime/time.js';
 
@@ -52,14 +53,27 @@ export async function settleDue(
   await runScript<number>(client, 'settle-due', [dueKey], args);
 }
 
-/** `ZADD <due> LT <dueAt> <queue>`: a task of `queue` is due at `dueAt` (epoch ms); lowers or adds the score, never raises it. */
-export function lowerDue(client: RedisClient, dueKey: string, queue: string, dueAt: number): Promise<unknown> {
-  return client.zadd(dueKey, 'LT', Math.floor(dueAt), queue);
+/**
+ * A task of `queue` is due at `dueAt` (epoch ms): lower-due.lua lowers or adds the queue's score
+ * (`ZADD LT`, never raising it) and, when it did, publishes the time on the wake channel
+ * (keys.ts dueWakeChannel) so the queue's worker servers re-arm their forward timer to it.
+ * Resolves to 1 when the score was lowered (a wake was published), else 0.
+ */
+export function lowerDue(client: RedisClient, dueKey: string, queue: string, dueAt: number): Promise<number> {
+  return runScript<number>(client, 'lower-due', [dueKey], [dueWakeChannel(dueKey), Math.floor(dueAt), queue]);
 }
 
-/** {@link lowerDue} queued on a pipeline. */
+/** {@link lowerDue} queued on a pipeline (of a client on which scripts.ts defineScripts ran). */
 export function pipeLowerDue(pipeline: ChainableCommander, dueKey: string, queue: string, dueAt: number): void {
-  pipeline.zadd(dueKey, 'LT', Math.floor(dueAt), queue);
+  pipeScript(pipeline, 'lower-due', [dueKey], [dueWakeChannel(dueKey), Math.floor(dueAt), queue]);
+}
+
+/** A wake published by lower-due.lua: `<dueAt>:<queue>`; undefined when the text is not one. */
+export function parseDueWake(text: string): { queue: string; dueAt: number } | undefined {
+  const colon = text.indexOf(':');
+  const dueAt = Number(text.slice(0, colon));
+  if (colon <= 0 || !Number.isFinite(dueAt)) return undefined;
+  return { queue: text.slice(colon + 1), dueAt };
 }
 
 /**
@@ -77,4 +91,5 @@ export function dueTime(processAtMs: number, delayMs: number): number | undefine
 export const DUE_SCRIPTS = {
   'claim-due': claimDue,
   'settle-due': settleDue,
+  'lower-due': lowerDue,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

@@ -2,7 +2,7 @@
  * One typed wrapper per Lua script, grouped by the engine's areas:
  *
  * - queue.ts: enqueue, enqueue-bulk, ack, retry, kill, forward, requeue (the queue and the worker);
- * - due.ts: claim-due, settle-due (the due-time index read by the forwarders);
+ * - due.ts: claim-due, settle-due, lower-due (the due-time index read by the forwarders, and its wakes);
  * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,

@@ -1,0 +1,125 @@
+import { FailureLog, type ChronosLogger } from './logger.js';
+import { engineTime } from './time.js';
+
+/** The health of one background service. */
+export interface ServiceHealth {
+  /** The service's name (e.g. `fetch`, `forward`, `lease`). */
+  readonly name: string;
+  /** `running` while started and its last attempt succeeded, `failing` while its attempts fail, else `stopped`. */
+  readonly state: 'running' | 'stopped' | 'failing';
+  /** When an attempt last succeeded (epoch ms, Redis time); undefined before the first. */
+  readonly lastOkAt?: number;
+  /** The last error's message while failing. */
+  readonly lastError?: string;
+}
+
+/**
+ * A background loop of a worker server or a scheduler, all of one shape: built with an options
+ * object, started and stopped by its owner (in the order of its list: stopped in reverse), and
+ * asked for its health.
+ */
+export interface Service {
+  readonly name: string;
+  /** Starts the loop (resolves once it runs). */
+  start(): void | Promise<void>;
+  /** Stops the loop (resolves once it has ended). Idempotent. */
+  stop(): void | Promise<void>;
+  health(): ServiceHealth;
+}
+
+/** Tracks a service's state, its last success and its failures (logged once per run of failures). */
+export class ServiceStatus {
+  /** The failures of the loop (logged once per run; `backoffMs` for the next attempt). */
+  readonly failures: FailureLog;
+  running = false;
+  lastOkAt?: number;
+
+  constructor(
+    readonly name: string,
+    logger: ChronosLogger,
+    what: string,
+  ) {
+    this.failures = new FailureLog(logger, what);
+  }
+
+  /** An attempt succeeded. */
+  ok(): void {
+    this.lastOkAt = engineTime.now();
+    this.failures.ok();
+  }
+
+  /** An attempt failed. */
+  failed(err: unknown): void {
+    this.failures.failed(err);
+  }
+
+  health(): ServiceHealth {
+    const s = this.failures.status;
+    if (!this.running) return { name: this.name, state: 'stopped', lastOkAt: this.lastOkAt };
+    if (!s.ok) return { name: this.name, state: 'failing', lastOkAt: this.lastOkAt, lastError: s.lastError };
+    return { name: this.name, state: 'running', lastOkAt: this.lastOkAt };
+  }
+}
+
+/**
+ * A job run every `intervalMs` while started, never two at once (a tick is skipped while the last
+ * one is busy), or while `when()` is false. A failure is logged once per run of failures.
+ */
+export class PeriodicService implements Service {
+  readonly name: string;
+  private readonly status: ServiceStatus;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly o: {
+      name: string;
+      /** What the job does, for its failure log (e.g. `Server heartbeat`). */
+      what: string;
+      intervalMs: number;
+      run: () => Promise<void>;
+      logger: ChronosLogger;
+      /** The job is skipped while this is false (its owner is stopping). */
+      when: () => boolean;
+    },
+  ) {
+    this.name = o.name;
+    this.status = new ServiceStatus(o.name, o.logger, o.what);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.status.running = true;
+    let busy = false;
+    this.timer = setInterval(() => {
+      if (busy || !this.o.when()) return;
+      busy = true;
+      this.o
+        .run()
+        .then(
+          () => this.status.ok(),
+          (err) => this.status.failed(err),
+        )
+        .finally(() => (busy = false));
+    }, this.o.intervalMs);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.status.running = false;
+  }
+
+  health(): ServiceHealth {
+    return this.status.health();
+  }
+}
+
+/** Starts `services` in order. */
+export async function startServices(services: readonly Service[]): Promise<void> {
+  for (const s of services) await s.start();
+}
+
+/** Stops `services` in reverse order. */
+export async function stopServices(services: readonly Service[]): Promise<void> {
+  for (const s of [...services].reverse()) await s.stop();
+}

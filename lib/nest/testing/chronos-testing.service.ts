@@ -1,0 +1,355 @@
+import { randomUUID } from 'node:crypto';
+import type { EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
+import { fireDedupTtlMs, triggerKey } from '../../core/scheduler/definition.js';
+import { TRIGGERS_BETWEEN_COUNT_LIMIT, triggersBetween } from '../../core/scheduler/spec.js';
+import type { BackoffFn } from '../../core/queue/task.js';
+import { resolveType, type PayloadClass } from '../payload-class.js';
+import { runAttempt, type TaskOutcome } from './attempt.js';
+import { asJson, mismatches, notEnqueuedMessage } from './match.js';
+import type { TestingChronosClient } from './testing-client.js';
+import { ChronosTestingError } from './testing-error.js';
+import type { KitSchedule, TestingSchedulerService, TestingWorkerService } from './testing-roles.js';
+import { TestingStore, type EnqueuedTask, type NewTask } from './testing-store.js';
+
+/** How the testing module runs tasks. @publicApi */
+export type ChronosTestingMode = 'manual' | 'inline' | 'redis';
+
+/** A task type: the type string or a payload class. @publicApi */
+export type TaskTypeRef = string | PayloadClass;
+
+/** An instant: epoch ms, a Date, or an ISO 8601 text. @publicApi */
+export type Instant = number | Date | string;
+
+/** Options of {@link ChronosTesting.perform} given a type and payload: the enqueue's, plus the attempt's fields. @publicApi */
+export interface PerformOptions extends EnqueueOptions {
+  /** Failed attempts before this one (to test the last attempt, pass `maxRetry`). @defaultValue 0 */
+  retried?: number;
+  /** As a trigger's task: the schedule name. */
+  schedule?: string;
+  /** As a trigger's task: the trigger instant. */
+  triggerAt?: Instant;
+}
+
+/** What {@link ChronosTesting.drain} ran. @publicApi */
+export interface DrainResult {
+  /** Attempts that succeeded. */
+  succeeded: number;
+  /** Attempts that failed and were retried (later in the same drain, in virtual time). */
+  retried: number;
+  /** Tasks that ended dead. */
+  dead: number;
+  /** Every attempt's outcome, in the order they ran. */
+  outcomes: TaskOutcome[];
+}
+
+/** Most attempts one `drain` makes before it calls the queue a loop. */
+const DRAIN_MAX_ATTEMPTS = 10_000;
+/** Deepest chain of inline enqueues (a handler enqueuing a task whose handler enqueues …). */
+const INLINE_MAX_DEPTH = 100;
+
+/**
+ * The testing kit's control of the queues and the clock, injectable in tests of a module that
+ * imports `ChronosTestingModule.forRoot()`. In `manual` mode enqueues are recorded and nothing runs
+ * until `perform` or `drain`; in `inline` mode each enqueue runs its task once before `enqueue()`
+ * resolves. Time is virtual (epoch ms): it starts at the real time the module is created (or the
+ * `now` option) and moves only by `advanceTo`, `fireDue` and retries in `drain`.
+ * @publicApi
+ */
+export class ChronosTesting {
+  /** @internal */
+  readonly store: TestingStore;
+  /** Every attempt's outcome since the module started (or `clear()`), in order. */
+  readonly outcomes: TaskOutcome[] = [];
+  /** Tasks that ended dead. */
+  readonly dead: EnqueuedTask[] = [];
+  private depth = 0;
+  private pending = new Set<Promise<unknown>>();
+
+  /** @internal Created by the testing module. */
+  constructor(
+    /** The mode the module runs in. */
+    readonly mode: ChronosTestingMode,
+    private readonly client: TestingChronosClient,
+    private readonly worker: TestingWorkerService,
+    private readonly scheduler: TestingSchedulerService,
+    private readonly backoff: BackoffFn,
+    now: number,
+    private readonly rethrow: boolean,
+  ) {
+    this.store = new TestingStore(now);
+    client.attach({ now: () => this.store.now, accept: (tasks) => this.accept(tasks) });
+    scheduler.triggerHook = (s) => this.triggerNow(s);
+  }
+
+  /** The virtual clock, epoch ms. */
+  get now(): number {
+    return this.store.now;
+  }
+
+  /**
+   * Tasks in the queues (enqueued, delayed or waiting for a retry; not those done or dead), by due
+   * time. `type` filters by task type; `match` by a partial payload (compared as JSON) or a predicate.
+   */
+  enqueued<T = unknown>(type?: TaskTypeRef, match?: object | ((t: EnqueuedTask<T>) => boolean)): EnqueuedTask<T>[] {
+    const t = type === undefined ? undefined : this.typeOf(type);
+    const all = this.store.tasks().filter((x) => t === undefined || x.type === t) as EnqueuedTask<T>[];
+    if (match === undefined) return all;
+    if (typeof match === 'function') return all.filter(match as (t: EnqueuedTask<T>) => boolean);
+    const expected = asJson(match);
+    return all.filter((x) => mismatches(x.payload, expected).length === 0);
+  }
+
+  /** Every task enqueued since the module started (or `clear()`), done ones included, deduplicated enqueues excluded. */
+  get history(): readonly EnqueuedTask[] {
+    return this.store.history;
+  }
+
+  /**
+   * Asserts that a task of `type` whose payload matches `payload` (partially, as JSON) is enqueued.
+   * @returns the first such task.
+   * @throws ChronosTestingError listing, for each task of that type, where its payload differs (or every enqueued task when none has the type).
+   */
+  expectEnqueued<T extends object>(type: PayloadClass<T> | string, payload?: Partial<T> | Record<string, unknown>): EnqueuedTask<T> {
+    const name = this.typeOf(type);
+    const expected = asJson(payload);
+    const hit = this.store.tasks().find((t) => t.type === name && (expected === undefined || mismatches(t.payload, expected).length === 0));
+    if (!hit) throw new ChronosTestingError(notEnqueuedMessage(name, expected, this.store.tasks()));
+    return hit as EnqueuedTask<T>;
+  }
+
+  /**
+   * Asserts that no task of `type` (whose payload matches `payload`, when given) is enqueued.
+   * @throws ChronosTestingError naming the tasks that are.
+   */
+  expectNotEnqueued(type: TaskTypeRef, payload?: object): void {
+    const found = this.enqueued(type, payload);
+    if (found.length > 0)
+      throw new ChronosTestingError(
+        `Expected no task of type "${this.typeOf(type)}" to be enqueued, but ${found.length} is: ${found.map((t) => t.id).join(', ')}`,
+      );
+  }
+
+  /**
+   * Runs one attempt of a task with its real handler and the engine's `Task` shape.
+   * Given an enqueued task (from {@link enqueued}): it leaves its queue; a retry puts it back (due at
+   * `retryAt`), dead moves it to {@link dead}. Given a type (or payload class) and a payload: the
+   * task is built as an enqueue would build it (same checks) and run once, outside the queues.
+   * @returns the outcome (succeeded; retry with `retryAt`; dead with the reason) — a failure is not thrown.
+   * @throws ChronosTestingError when the task is no longer in its queue, or the type has no handler.
+   */
+  perform<T = unknown>(task: EnqueuedTask<T>): Promise<TaskOutcome<T>>;
+  perform<T extends object>(
+    type: PayloadClass<T> | string,
+    payload?: T | Record<string, unknown>,
+    options?: PerformOptions,
+  ): Promise<TaskOutcome<T>>;
+  async perform(a: EnqueuedTask | TaskTypeRef, payload?: unknown, options: PerformOptions = {}): Promise<TaskOutcome> {
+    if (typeof a === 'object' && a !== null) {
+      if (!this.store.take(a))
+        throw new ChronosTestingError(
+          `perform: task ${a.id} (${a.type}) is not in its queue: it already ran, or it comes from another test`,
+        );
+      return this.run(a);
+    }
+    const type = this.typeOf(a);
+    if (!this.worker.mux.get(type))
+      throw new ChronosTestingError(
+        `perform: no handler for task type "${type}" (handlers: ${this.worker.handledTypes.join(', ') || 'none'})`,
+      );
+    const { retried, schedule, triggerAt, ...enqueue } = options;
+    const [t] = this.client.build([{ type: a, payload, options: enqueue }]);
+    const task: EnqueuedTask = { ...t, retried: retried ?? 0, runAt: this.now };
+    if (schedule !== undefined)
+      Object.assign(task, { schedule, triggerAt: triggerAt === undefined ? this.now : instant(triggerAt, 'triggerAt') });
+    return this.run(task, false);
+  }
+
+  /**
+   * Runs every task of the queues (or of `queue`), including those their handlers enqueue and the
+   * delayed ones, until none is left: one attempt at a time, the earliest due first; a retry is due
+   * after the engine's backoff and the clock jumps to it (virtual time), so a task runs until it
+   * succeeds or is dead.
+   * @throws ChronosTestingError after `maxAttempts` attempts (a loop), naming the task types that ran most.
+   */
+  async drain(queue?: string, options: { maxAttempts?: number } = {}): Promise<DrainResult> {
+    const max = options.maxAttempts ?? DRAIN_MAX_ATTEMPTS;
+    const result: DrainResult = { succeeded: 0, retried: 0, dead: 0, outcomes: [] };
+    const counts = new Map<string, number>();
+    for (;;) {
+      const next = this.store.tasks(queue)[0];
+      if (!next) return result;
+      if (result.outcomes.length >= max) {
+        const top = [...counts]
+          .sort((x, y) => y[1] - x[1])
+          .slice(0, 3)
+          .map(([t, n]) => `${t} ×${n}`);
+        throw new ChronosTestingError(
+          `drain: the queue${queue ? ` "${queue}"` : 's'} did not empty after ${max} attempts (${this.store.tasks(queue).length} task(s) left; ran most: ${top.join(', ')}). ` +
+            'A handler that enqueues a new task each time it runs (or a cycle of handlers) never ends: give it a taskId or dedupKey, or raise maxAttempts.',
+        );
+      }
+      this.store.advance(next.runAt);
+      this.store.take(next);
+      const o = await this.run(next);
+      counts.set(next.type, (counts.get(next.type) ?? 0) + 1);
+      result.outcomes.push(o);
+      if (o.outcome === 'succeeded') result.succeeded++;
+      else if (o.outcome === 'retry') result.retried++;
+      else result.dead++;
+    }
+  }
+
+  /**
+   * Enqueues every trigger of every schedule (declared or added, not paused) in [from, to], each
+   * computed by the engine's spec (cron in its zone with DST, `@every`), with the engine's task id
+   * and dedup key `<schedule>:<trigger-unix>` and `triggerAt`, in trigger order; a trigger already
+   * fired (its dedup key alive) is not enqueued again; with overlap `skip`, a trigger is skipped while
+   * a task of the schedule is still queued or running. The clock is set to each trigger's instant as
+   * it is enqueued (earlier or later than now: a test may fire any past or future window), then to
+   * `to`. In inline mode each trigger's task runs at its instant.
+   * @returns the tasks enqueued.
+   * @throws ChronosTestingError for a reversed range or more than 10 000 triggers of one schedule.
+   */
+  async fireDue(from: Instant, to: Instant): Promise<EnqueuedTask[]> {
+    const f = instant(from, 'from');
+    const t = instant(to, 'to');
+    if (t < f)
+      throw new ChronosTestingError(`fireDue: expected from <= to, got ${new Date(f).toISOString()} > ${new Date(t).toISOString()}`);
+    const due: { s: KitSchedule; at: number }[] = [];
+    for (const s of this.scheduler.schedules.values()) {
+      if (s.stored.paused) continue;
+      const { triggers, skipped } = triggersBetween(s.spec, f - 1, t, TRIGGERS_BETWEEN_COUNT_LIMIT);
+      if (skipped > 0)
+        throw new ChronosTestingError(
+          `fireDue: schedule "${s.stored.name}" has more than ${TRIGGERS_BETWEEN_COUNT_LIMIT} triggers in the range: split it`,
+        );
+      for (const at of triggers) due.push({ s, at });
+    }
+    due.sort((x, y) => x.at - y.at || x.s.stored.name.localeCompare(y.s.stored.name));
+    const added: EnqueuedTask[] = [];
+    for (const { s, at } of due) {
+      this.store.setClock(at);
+      const st = s.stored;
+      if (st.overlap === 'skip' && this.busy(st.name)) continue;
+      const id = triggerKey(st.name, at);
+      const task: NewTask = {
+        id,
+        type: st.type,
+        payload: JSON.parse(st.payload) as unknown,
+        queue: st.queue,
+        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl: fireDedupTtlMs(st, s.spec) },
+        enqueuedAt: at,
+        runAt: at,
+        schedule: st.name,
+        triggerAt: at,
+      };
+      const [r] = await this.accept([task]);
+      if (!r.deduplicated) added.push(this.store.history[this.store.history.length - 1]);
+    }
+    this.store.setClock(t);
+    return added;
+  }
+
+  /** Fires every trigger in (now, instant] ({@link fireDue}) and moves the clock there. */
+  async advanceTo(to: Instant): Promise<EnqueuedTask[]> {
+    const t = instant(to, 'to');
+    if (t <= this.now) {
+      this.store.advance(t);
+      return [];
+    }
+    return this.fireDue(this.now + 1, t);
+  }
+
+  /** Resolves when no attempt runs (inline mode: every enqueue's attempt has settled). */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the same signature as in redis mode
+  async waitForIdle(options: { timeout?: number } = {}): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Empties the queues, the dead tasks, the outcomes, the history and the dedup keys (the clock and the schedules stay). */
+  clear(): void {
+    this.store.clear();
+    this.outcomes.length = 0;
+    this.dead.length = 0;
+  }
+
+  /** The client's sink: records the tasks; inline, runs each new one now. */
+  private async accept(tasks: NewTask[]): Promise<EnqueueResult[]> {
+    const results: EnqueueResult[] = [];
+    const added: EnqueuedTask[] = [];
+    for (const t of tasks) {
+      const r = this.store.add(t);
+      results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, state: t.runAt > this.now ? 'scheduled' : 'pending' });
+      if (r.task) added.push(r.task);
+    }
+    if (this.mode === 'inline') {
+      for (const task of added) {
+        if (this.depth >= INLINE_MAX_DEPTH)
+          throw new ChronosTestingError(
+            `inline: enqueues nested ${INLINE_MAX_DEPTH} deep (last: ${task.type}): a handler that enqueues its own type each time never ends`,
+          );
+        this.store.take(task);
+        this.depth++;
+        let o: TaskOutcome;
+        try {
+          o = await this.run(task);
+        } finally {
+          this.depth--;
+        }
+        if (this.rethrow && o.outcome !== 'succeeded') throw o.error;
+      }
+    }
+    return results;
+  }
+
+  /** One attempt of a task taken out of its queue; `requeue` applies the outcome to the queues. */
+  private async run(task: EnqueuedTask, requeue = true): Promise<TaskOutcome> {
+    this.store.running.add(task);
+    this.worker.activeCount++;
+    const p = runAttempt(task, this.worker.mux, this.backoff, this.now);
+    this.pending.add(p);
+    let o: TaskOutcome;
+    try {
+      o = await p;
+    } finally {
+      this.pending.delete(p);
+      this.store.running.delete(task);
+      this.worker.activeCount--;
+    }
+    this.outcomes.push(o);
+    if (requeue && o.outcome === 'retry') this.store.put({ ...task, retried: task.retried + 1, runAt: o.retryAt });
+    if (o.outcome === 'dead') this.dead.push(task);
+    return o;
+  }
+
+  private async triggerNow(s: KitSchedule): Promise<string> {
+    const st = s.stored;
+    const id = `${st.name}:manual:${randomUUID()}`;
+    const payload = JSON.parse(st.payload) as unknown;
+    const options = { maxRetry: st.maxRetry, timeout: st.timeoutMs };
+    const now = this.now;
+    await this.accept([
+      { id, type: st.type, payload, queue: st.queue, options, enqueuedAt: now, runAt: now, schedule: st.name, triggerAt: now },
+    ]);
+    return id;
+  }
+
+  /** Whether a task of the schedule is queued or running (overlap `skip`). */
+  private busy(schedule: string): boolean {
+    return this.store.tasks().some((t) => t.schedule === schedule) || [...this.store.running].some((t) => t.schedule === schedule);
+  }
+
+  private typeOf(type: TaskTypeRef): string {
+    const t = resolveType(type);
+    if (!t) throw new ChronosTestingError(`expected a task type (string) or a payload class, got ${String(type)}`);
+    return t;
+  }
+}
+
+/** An instant as epoch ms. */
+export function instant(v: Instant, name: string): number {
+  const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
+  if (typeof ms !== 'number' || !Number.isFinite(ms))
+    throw new ChronosTestingError(`${name}: expected epoch ms, a Date or an ISO 8601 text, got ${String(v)}`);
+  return ms;
+}

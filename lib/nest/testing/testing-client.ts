@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
+import type { Prepared } from '../../core/queue/enqueue-write.js';
+import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
+import type { NewTask } from './testing-store.js';
+
+/** Where the kit's client hands its tasks (the ChronosTesting service). @internal */
+export interface TaskSink {
+  /** The virtual clock, epoch ms. */
+  now(): number;
+  /** Records the tasks (and, inline, runs them) in order. */
+  accept(tasks: NewTask[]): Promise<EnqueueResult[]>;
+}
+
+/**
+ * The `ChronosClient` of the testing module (manual and inline modes): every enqueue is checked
+ * exactly as the engine checks it (type, options, payload JSON and size, payload classes) and
+ * handed to the kit instead of Redis. Its Redis client is never connected.
+ * @internal
+ */
+export class TestingChronosClient extends ChronosClient {
+  private sink?: TaskSink;
+
+  constructor(options: ConstructorParameters<typeof ChronosClient>[0] = {}) {
+    super({ ...options, connection: new Redis({ lazyConnect: true, enableOfflineQueue: false }) });
+  }
+
+  /** @internal Connects the client to the kit. */
+  attach(sink: TaskSink): void {
+    this.sink = sink;
+  }
+
+  override enqueue(...args: any[]): Promise<EnqueueResult> {
+    return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue')]).then((r) => r[0]);
+  }
+
+  override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
+    const all = tasks.map((t, i) => {
+      try {
+        return normalize(t.type, t.payload, t.options, 'enqueueBulk');
+      } catch (err) {
+        (err as Error).message = `enqueueBulk: task #${i}: ${(err as Error).message}`;
+        throw err;
+      }
+    });
+    return this.enqueueAll(all, 'enqueueBulk');
+  }
+
+  override async close(): Promise<void> {
+    /* nothing opened */
+  }
+
+  private async enqueueAll(tasks: { type: string; payload: unknown; options: EnqueueOptions }[], bulk?: string): Promise<EnqueueResult[]> {
+    const sink = this.sink;
+    if (!sink) throw new Error('ChronosTestingModule: the client is not attached to the kit (was the module initialised?)');
+    return sink.accept(this.prepareAll(tasks, sink.now(), bulk));
+  }
+
+  /**
+   * @internal The kit's tasks of an enqueue (type or payload class, payload, options), checked as an enqueue checks them.
+   * @throws InvalidPayloadError / InvalidOptionsError as `enqueue`.
+   */
+  build(tasks: { type: unknown; payload: unknown; options?: EnqueueOptions }[]): NewTask[] {
+    const all = tasks.map((t) => normalize(t.type, t.payload, t.options, 'perform'));
+    return this.prepareAll(all, this.sink!.now());
+  }
+
+  private prepareAll(tasks: { type: string; payload: unknown; options: EnqueueOptions }[], now: number, bulk?: string): NewTask[] {
+    return tasks.map((t, i) => {
+      try {
+        return toNewTask(this.prepareTask(t.type, t.payload, t.options), t.options, now);
+      } catch (err) {
+        if (bulk) (err as Error).message = `${bulk}: task #${i}: ${(err as Error).message}`;
+        throw err;
+      }
+    });
+  }
+
+  /** The engine client's own checks and defaults (its `prepare`): the same errors as in production. */
+  private prepareTask(type: string, payload: unknown, options: EnqueueOptions): Prepared {
+    return (this as unknown as { prepare(t: string, p: unknown, o: EnqueueOptions): Prepared }).prepare(type, payload, options);
+  }
+}
+
+function toNewTask(p: Prepared, o: EnqueueOptions, now: number): NewTask {
+  let runAt = now;
+  if (o.delay !== undefined) runAt = now + Math.ceil(o.delay);
+  else if (o.processAt !== undefined) runAt = Math.max(now, Math.ceil(o.processAt instanceof Date ? o.processAt.getTime() : o.processAt));
+  const options: NewTask['options'] = { maxRetry: p.maxRetry, timeout: p.timeoutMs };
+  if (p.unique) options.taskId = p.id;
+  if (p.dedupKey !== undefined) Object.assign(options, { dedupKey: p.dedupKey, dedupTtl: p.dedupTtlMs });
+  return {
+    id: p.id,
+    type: p.type,
+    payload: JSON.parse(p.payload) as unknown,
+    queue: p.keys.queue,
+    options,
+    enqueuedAt: now,
+    runAt,
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * The scheduler and worker roles of the testing module (manual and inline modes), provided as
+ * `SchedulerService` and `WorkerService`: the explorer declares schedules and registers handlers
+ * into them exactly as into the real ones (same validation, same errors), and user code that
+ * injects them keeps working. Nothing connects, leads or fetches.
+ */
+import { DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
+import { Mux } from '../../core/worker/mux.js';
+import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
+import type { ScheduleSpec } from '../../core/scheduler/spec.js';
+import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+
+/** A schedule the kit knows: its registry form (with `paused`) and its parsed spec. @internal */
+export interface KitSchedule {
+  stored: StoredSchedule;
+  spec: ScheduleSpec;
+}
+
+/** Id of the worker and scheduler of the testing module. */
+export const TESTING_INSTANCE_ID = 'chronos-testing';
+
+/** @internal Provided as `SchedulerService` by the testing module. */
+export class TestingSchedulerService {
+  /** Schedules by name: the declared ones and those added at run time. */
+  readonly schedules = new Map<string, KitSchedule>();
+  /** Set by the kit: enqueues one task of a schedule now (`triggerNow`). */
+  triggerHook?: (s: KitSchedule) => Promise<string>;
+
+  constructor(private readonly options: ResolvedChronosOptions) {}
+
+  /** Always true in the kit. */
+  get enabled(): boolean {
+    return true;
+  }
+  /** Always true in the kit. */
+  get eligible(): boolean {
+    return true;
+  }
+  /** Always true in the kit. */
+  get isRunning(): boolean {
+    return true;
+  }
+  /** The kit's scheduler always leads. */
+  get isLeader(): boolean {
+    return true;
+  }
+  /** Always 1 in the kit. */
+  get term(): number {
+    return 1;
+  }
+  /** Always healthy in the kit. */
+  health(): { running: boolean; leader: boolean; term: number; heartbeat: { ok: true }; firing: { ok: true } } {
+    return { running: true, leader: true, term: 1, heartbeat: { ok: true }, firing: { ok: true } };
+  }
+  /** `chronos-testing`. */
+  get instanceId(): string {
+    return TESTING_INSTANCE_ID;
+  }
+  /** The schedules declared by decorators, in registry form. */
+  get declaredSchedules(): StoredSchedule[] {
+    return [...this.schedules.values()].filter((s) => !s.stored.runtime).map((s) => s.stored);
+  }
+
+  /** Declares a discovered schedule, validated as the engine's `Scheduler.register`. */
+  register(def: ScheduleDefinition, source?: string): void {
+    const { stored, spec } = toStored(def, this.options.timeZone, false);
+    if (this.schedules.has(stored.name)) throw new DuplicateScheduleError(stored.name, source);
+    this.schedules.set(stored.name, { stored, spec });
+  }
+
+  /** As `SchedulerService.addSchedule`: validated, the module's defaults for unset fields. */
+  async addSchedule(def: ScheduleDefinition): Promise<void> {
+    const o = this.options;
+    const { stored, spec } = toStored({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, true);
+    this.schedules.set(stored.name, { stored, spec });
+  }
+
+  /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError */
+  async removeSchedule(name: string): Promise<void> {
+    this.get(name);
+    this.schedules.delete(name);
+  }
+
+  /** Pauses a schedule: `fireDue` skips its triggers until resumed. @throws ScheduleNotFoundError */
+  async pauseSchedule(name: string): Promise<void> {
+    this.get(name).stored.paused = true;
+  }
+
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  async resumeSchedule(name: string): Promise<void> {
+    delete this.get(name).stored.paused;
+  }
+
+  /** Enqueues one task of the schedule now (id `<schedule>:manual:<uuid>`, as the engine). @throws ScheduleNotFoundError */
+  async triggerNow(name: string): Promise<string> {
+    return this.triggerHook!(this.get(name));
+  }
+
+  /** A schedule by name. @throws ScheduleNotFoundError */
+  get(name: string): KitSchedule {
+    const s = this.schedules.get(name);
+    if (!s) throw new ScheduleNotFoundError(name);
+    return s;
+  }
+}
+
+/** @internal Provided as `WorkerService` by the testing module: the handler registry, no server. */
+export class TestingWorkerService {
+  /** The handler registry the explorer fills (the engine's). */
+  readonly mux = new Mux();
+  private readonly declaredQueues = new Map<string, string[]>();
+  /** Attempts running now (kept by the kit). */
+  activeCount = 0;
+
+  constructor(private readonly options: ResolvedChronosOptions) {}
+
+  /** Always true in the kit. */
+  get enabled(): boolean {
+    return true;
+  }
+  /** Always true in the kit. */
+  get isRunning(): boolean {
+    return true;
+  }
+  /** `chronos-testing`. */
+  get serverId(): string {
+    return TESTING_INSTANCE_ID;
+  }
+  /** No loops in the kit. */
+  health(): undefined {
+    return undefined;
+  }
+  /** Queues served: the `queues` option, else the default queue and those the decorators name. */
+  get queues(): Record<string, number> {
+    if (this.options.queues) return { ...this.options.queues };
+    const out: Record<string, number> = { [this.options.queue]: 1 };
+    for (const q of this.declaredQueues.keys()) out[q] = 1;
+    return out;
+  }
+  /** Task types with a handler (fan-out listeners as `<type>#<listener>`). */
+  get handledTypes(): string[] {
+    return this.mux.types();
+  }
+  /** @internal The explorer reports a queue a decorator names. */
+  addQueue(queue: string, source: string): void {
+    this.declaredQueues.set(queue, [...(this.declaredQueues.get(queue) ?? []), source]);
+  }
+}

@@ -1,0 +1,70 @@
+// Due-time wakes (issue 22, target 2): a delayed task enqueued by another process, and a retry, start
+// at their due time although the worker's forward poll is 10 minutes away: the enqueue lowered the
+// queue's score in the due-time index, lower-due.lua published the new due time, and the worker's
+// forwarder re-armed its timer to it. Real worker processes on a real Redis.
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { GlobalKeys } from '../../lib/core/redis/keys.js';
+import { lowerDue } from '../../lib/core/redis/commands/due.js';
+import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
+import { readRecords } from '../helpers/records.js';
+import { redisUrl } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(60_000);
+
+const rig = useWorkerRig('wake');
+/** The forward poll of the workers: far longer than any test, so only a wake starts a delayed task. */
+const NO_POLL = { FORWARD_MS: 600_000 };
+
+async function started(id: string): Promise<boolean> {
+  return (await readRecords(rig.redis, rig.recordKey)).some((r) => r.id === id && r.phase === 'start');
+}
+
+test('a delayed task enqueued by another process starts at its due time, not at the next forward poll', async () => {
+  await startWorker(rig, 'W1', NO_POLL);
+  const { id } = await rig.client.enqueue('quick', {}, { delay: 800 });
+  await waitFor(() => started(id), 'the delayed task to start (woken, not polled)', 20_000);
+  // a later one leaves the index as it is (no wake needed: the timer is armed for an earlier time), and still starts
+  const later = await rig.client.enqueue('quick', {}, { delay: 1500 });
+  const earlier = await rig.client.enqueue('quick', {}, { delay: 300 });
+  await waitFor(async () => (await started(earlier.id)) && (await started(later.id)), 'both to start', 20_000);
+});
+
+test('on 100 queues: a delayed task of one of them starts at its due time', async () => {
+  const queues = Array.from({ length: 100 }, (_, i) => `q${i}`);
+  await startWorker(rig, 'W1', { ...NO_POLL, QUEUES: queues.join(',') });
+  const { id } = await rig.client.enqueue('quick', {}, { queue: 'q57', delay: 800 });
+  await waitFor(() => started(id), 'the delayed task of q57 to start', 20_000);
+});
+
+test('a retry starts at its due time with the forward poll 10 minutes away', async () => {
+  await startWorker(rig, 'W1', { ...NO_POLL, BACKOFF_MS: 1000 });
+  const { id } = await rig.client.enqueue('failOnce', {});
+  await waitFor(
+    async () => (await readRecords(rig.redis, rig.recordKey)).some((r) => r.id === id && r.phase === 'done' && r.retried === 1),
+    'the retry to run',
+    20_000,
+  );
+});
+
+test('lower-due.lua publishes a wake only when it lowered the score: one message per lowering, none for a later time', async () => {
+  const keys = new GlobalKeys(rig.ns);
+  const sub = new Redis(redisUrl());
+  const got: string[] = [];
+  try {
+    sub.on('message', (_ch: string, text: string) => got.push(text));
+    await sub.subscribe(keys.dueWake);
+    expect(await lowerDue(rig.redis, keys.due, 'a', 5000)).toBe(1); // added
+    expect(await lowerDue(rig.redis, keys.due, 'a', 9000)).toBe(0); // later: not raised, not published
+    expect(await lowerDue(rig.redis, keys.due, 'a', 5000)).toBe(0); // the same: nothing changed
+    expect(await lowerDue(rig.redis, keys.due, 'a', 4000)).toBe(1); // lowered
+    expect(await lowerDue(rig.redis, keys.due, 'b:c', 7000)).toBe(1); // a queue name with a colon
+    await rig.redis.ping(); // the publishes went out before this reply
+    await waitFor(() => got.length === 3, 'three wakes');
+    expect(got).toEqual(['5000:a', '4000:a', '7000:b:c']);
+    expect(await rig.redis.zscore(keys.due, 'a')).toBe('4000');
+  } finally {
+    sub.disconnect();
+  }
+});
