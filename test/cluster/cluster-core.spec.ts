@@ -1,6 +1,6 @@
 // The core scenarios on a real 3-master Redis Cluster (started and stopped here, loopback only):
 // enqueue/process/retry/dead, delayed tasks, a worker on 3 queues on 3 masters (weights and strict
-// priority), the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, and
+// priority), a fleet-wide concurrency limit, the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, and
 // fan-out from the Nest face. Run with `npm run test:cluster`.
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
@@ -116,6 +116,31 @@ test('a worker on 3 queues that hash to 3 different masters: all served, strict 
   );
   await w.start();
   await waitFor(() => [...seen.values()].reduce((a, b) => a + b, 0) === 60, 'the 60 weighted tasks');
+});
+
+test('a fleet-wide concurrency limit on a cluster: 2 workers on 2 queues of 2 masters, the limited one never over 2', async () => {
+  const [limited, free] = queuesOnEachMaster(cluster, ns);
+  const c = client();
+  await c.setQueueLimits(limited, { concurrency: 2 });
+  let running = 0;
+  let peak = 0;
+  const done = new Map<string, number>();
+  for (let i = 0; i < 2; i++) {
+    const s = server({ queues: [limited, free], concurrency: 5, blockTimeout: 500 });
+    s.handle<{ queue: string }>('lim', async (t) => {
+      if (t.queue === limited) peak = Math.max(peak, ++running);
+      // eslint-disable-next-line local/no-fixed-sleep -- the handler's duration itself is the point (runs must overlap for the limit to bind)
+      await new Promise((r) => setTimeout(r, 30));
+      if (t.queue === limited) running--;
+      done.set(t.queue, (done.get(t.queue) ?? 0) + 1);
+    });
+    await s.start();
+  }
+  await c.enqueueBulk(
+    [limited, free].flatMap((queue) => Array.from({ length: 12 }, () => ({ type: 'lim', payload: {}, options: { queue } }))),
+  );
+  await waitFor(() => done.get(limited) === 12 && done.get(free) === 12, 'every task of both queues');
+  expect(peak).toBe(2);
 });
 
 test('the Inspector lists queues, counts and tasks across the masters; scanAll finds keys on every master', async () => {

@@ -14,6 +14,7 @@ import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
 import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
+import { Limiter } from './limiter.js';
 
 /** What the fetcher needs from the server. */
 export interface FetcherDeps {
@@ -32,6 +33,8 @@ export interface FetcherDeps {
   readonly wake: Wake;
   /** True while the server runs: the loop ends otherwise. */
   readonly isRunning: () => boolean;
+  /** Writes the batched acks and waits for them (before a freed slot of a limited queue is announced). */
+  readonly flushAcks: () => Promise<void>;
 }
 
 /**
@@ -62,9 +65,14 @@ export class Fetcher {
   private readonly picker: QueuePicker<ConsumedQueue>;
   /** Per-queue blocking readers, when the queues span several cluster slots. */
   private readonly readers?: QueueReaders;
+  /** The fetch of queues with fleet-wide limits (fetch/limiter.ts); unused while none of ours has one. */
+  private readonly limiter: Limiter;
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
+    const { client, globalKeys, queues, consumer, loops, flushAcks } = deps;
+    const logger = deps.runtime.logger;
+    this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, flushAcks, unblock: () => this.unblock() });
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
@@ -90,11 +98,28 @@ export class Fetcher {
     this.blocking = duplicateConnection(this.deps.client);
     this.blocking.on('ready', () => void this.refreshBlockingId());
     await this.refreshBlockingId();
+    await this.limiter.open();
+  }
+
+  /** A task of `queue` ended here: a freed slot of its fleet-wide limit is announced (fetch/limiter.ts). */
+  released(queue: string): void {
+    this.limiter.released(queue);
+  }
+
+  /** Names of the queues this fetcher reads. */
+  queueNames(): string[] {
+    return this.deps.queues.map((q) => q.name);
+  }
+
+  /** Slots of the limits of `queues` were freed by a reclaim (a dead worker's tasks): announced to waiting workers. */
+  freed(queues: readonly string[]): void {
+    this.limiter.freed(queues);
   }
 
   /** Closes the blocking connection, if open. */
   async close(): Promise<void> {
     await this.readers?.close();
+    await this.limiter.close();
     if (this.blocking) await closeClient(this.blocking);
   }
 
@@ -116,13 +141,18 @@ export class Fetcher {
   /** Reads `<ns>:paused`: wakes the loop when a queue was resumed, ends a blocking read when one of ours was paused. */
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
-    this.pausedSet = new Set(await this.deps.client.smembers(this.deps.globalKeys.paused));
+    const { paused, limited } = this.deps.globalKeys;
+    // one round trip (one slot): the paused queues and the queues with limits
+    const [p, l] = (await this.deps.client.pipeline().smembers(paused).smembers(limited).exec()) ?? [];
+    if (p?.[0] || l?.[0]) throw p?.[0] ?? l?.[0];
+    this.pausedSet = new Set(p[1] as string[]);
     if ([...before].some((q) => !this.pausedSet.has(q))) {
       this.deps.wake.wake();
       await this.unblock(); // a read blocked on the other queues would not see the resumed one until its timeout
     }
     // a read blocked on a queue that was just paused must not deliver from it
     if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
+    await this.limiter.refresh(l[1] as string[]);
   }
 
   /** The loop; ends when the server stops running. */
@@ -222,6 +252,7 @@ export class Fetcher {
    * in the slot table's buffer, their claims kept fresh).
    */
   private async read(open: ConsumedQueue[], count: number): Promise<Fetched[]> {
+    if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking!, this.deps.opts.blockTimeout);
     const client = this.readers ? this.deps.client : this.blocking!;
     if (open.length > 1) {
       const reads = this.picker.plan(open, count);

@@ -38,6 +38,8 @@ export interface SlotsDeps {
   readonly stale: StaleTriggers;
   /** Rung when a slot came free: the fetch loop (waiting on it) may read again. */
   readonly slotFreed: { wake(): void };
+  /** A task of `queue` this server held ended or was let go (a slot of the queue's fleet-wide limit, if it has one, is free). */
+  readonly released?: (queue: string) => void;
 }
 
 /**
@@ -116,7 +118,7 @@ export class Slots {
    */
   cancelled(queue: string, entryId: string): TaskRun | undefined {
     if (this.held.delete(queue, entryId)) {
-      this.finishReserved();
+      this.finishReserved(queue);
       return undefined;
     }
     return this.inflight.get(queue, entryId);
@@ -222,16 +224,17 @@ export class Slots {
           ? 'its stream entry was deleted meanwhile (the recoverer reports it lost)'
           : 'it was reclaimed by another consumer while this process was paused';
         this.deps.logger.warn(`A held task is not run here: ${why} (id=${h.task.id} queue=${h.queue.name} entry=${entryId})`);
-        this.finishReserved();
+        this.finishReserved(q);
         return;
       }
     }
     this.held.delete(q, entryId);
-    if (!this.start(h.queue, h.task, h.payload)) this.finishReserved();
+    if (!this.start(h.queue, h.task, h.payload)) this.finishReserved(q);
   }
 
   /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */
-  private finishReserved(): void {
+  private finishReserved(queue?: string): void {
+    if (queue !== undefined) this.deps.released?.(queue);
     while (this.deps.isRunning() && this.freeSlots > 0 && this.buffer.length > 0) {
       const w = this.buffer.shift()!;
       this.admit(w.queue, w.task, w.payload);
@@ -255,6 +258,6 @@ export class Slots {
     this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
-    this.finishReserved();
+    this.finishReserved(run.queue);
   }
 }

@@ -11,6 +11,7 @@ import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
 import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
+import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -262,6 +263,16 @@ export class QueueClient {
     }
     if (this.events?.active) for (let i = 0; i < n; i++) this.emitEnqueued(prepared[i].type, results[i]);
     return results;
+  }
+
+  /** Sets a queue's fleet-wide limits (`null` clears one; see queue/limits.ts); @throws InvalidOptionsError naming the value. */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    return setQueueLimits(this.conn.client, this.namespace, queue, limits);
+  }
+
+  /** A queue's fleet-wide limits as stored (`{}` when none). */
+  getQueueLimits(queue: string): Promise<QueueLimits> {
+    return getQueueLimits(this.conn.client, this.namespace, queue);
   }
 
   /** Closes the connection if this client opened it. */

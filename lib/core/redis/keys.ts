@@ -47,6 +47,10 @@ export class QueueKeys {
   readonly generation: string;
   /** ZSET entry id → when a recoverer took it from its consumer (epoch ms); bounded (protocol.ts RECLAIMED_MEMORY). */
   readonly reclaimed: string;
+  /** HASH of the queue's fleet-wide limits: `concurrency`, `rateMax`, `rateMs` (queue/limits.ts). */
+  readonly limits: string;
+  /** ZSET entry id → when it was handed out (epoch ms, Redis time): the `rate` limit's sliding log. */
+  readonly rateLog: string;
   private readonly prefix: string;
 
   constructor(
@@ -65,6 +69,8 @@ export class QueueKeys {
     this.lastFired = this.prefix + 'last-fired';
     this.generation = this.prefix + 'generation';
     this.reclaimed = this.prefix + 'reclaimed';
+    this.limits = this.prefix + 'limits';
+    this.rateLog = this.prefix + 'rate-log';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -210,6 +216,10 @@ export class GlobalKeys {
    * the task was dead-lettered, so the server running it aborts its signal.
    */
   readonly cancelChannel: string;
+  /** SET of the names of queues that have fleet-wide limits (their `limits` hash); read by every server each second. */
+  readonly limited: string;
+  /** Pub/sub channel of limit notices: a queue name, published when its limits change or a slot of its limit frees. */
+  readonly limitsChannel: string;
 
   private readonly prefix: string;
 
@@ -224,6 +234,8 @@ export class GlobalKeys {
     this.dueWake = dueWakeChannel(this.due);
     this.pausedWake = this.prefix + 'paused:wake';
     this.cancelChannel = `${namespace}:cancel`;
+    this.limited = this.prefix + 'limited';
+    this.limitsChannel = `${namespace}:limits`;
   }
 
   /**

@@ -44,6 +44,7 @@ export const SCRIPT_NAMES = [
   'retry-dead',
   'backfill',
   'fence-schedules',
+  'fetch-limited',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

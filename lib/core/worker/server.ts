@@ -140,6 +140,7 @@ export class ChronosServer {
       redisNow: () => time.now(),
       stale: new StaleTriggers(acker, events, logger),
       slotFreed: fetchWake,
+      released: (queue) => this.fetcher.released(queue),
     }));
     const recoverer = (this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events }));
     const fetcher = (this.fetcher = new Fetcher({
@@ -154,6 +155,7 @@ export class ChronosServer {
       runtime,
       wake: fetchWake,
       isRunning,
+      flushAcks: () => acker.flush(),
     }));
     const config = opts;
     const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));

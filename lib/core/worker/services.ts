@@ -158,6 +158,7 @@ export function workerServices(p: WorkerParts): Service[] {
       sweepAll = view.sweepAll;
       for (const id of view.dead) {
         const count = await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
+        if (count > 0) fetcher.freed(fetcher.queueNames()); // slots of fleet-wide limits freed: tell waiting workers
         liveness.handled(id);
         await heartbeat.forget(id);
         if (runtime.signals.active) runtime.signals.emit('reclaimed', { from: id, count });

@@ -6,7 +6,8 @@
  * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
- *   retry-dead, backfill).
+ *   retry-dead, backfill);
+ * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits).
  *
  * A wrapper lays out KEYS and ARGV as the script's header declares them and maps the bare reply to
  * named results (the code tables are in protocol.ts). A code a script never returns is a
@@ -18,6 +19,7 @@
 import type { ScriptName, ScriptWrapper } from '../scripts.js';
 import { ADMIN_SCRIPTS } from './admin.js';
 import { DUE_SCRIPTS } from './due.js';
+import { LIMITS_SCRIPTS } from './limits.js';
 import { QUEUE_SCRIPTS } from './queue.js';
 import { RECOVERY_SCRIPTS } from './recovery.js';
 import { SCHEDULE_SCRIPTS } from './schedule.js';
@@ -29,6 +31,7 @@ export const SCRIPT_AREAS = {
   recovery: RECOVERY_SCRIPTS,
   schedule: SCHEDULE_SCRIPTS,
   admin: ADMIN_SCRIPTS,
+  limits: LIMITS_SCRIPTS,
 } as const;
 
 /** The typed wrapper of every script (a script missing here does not compile). */
@@ -38,4 +41,5 @@ export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
   ...RECOVERY_SCRIPTS,
   ...SCHEDULE_SCRIPTS,
   ...ADMIN_SCRIPTS,
+  ...LIMITS_SCRIPTS,
 };

@@ -1,0 +1,205 @@
+import type { ChronosLogger } from '../runtime/logger.js';
+import { isCluster, keySlot } from '../redis/cluster.js';
+import { fetchLimitedScript } from '../redis/commands/limits.js';
+import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import type { GlobalKeys } from '../redis/keys.js';
+import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
+import type { Loops } from '../worker/loops.js';
+
+/** What the limiter needs from the server. */
+export interface LimiterDeps {
+  readonly client: RedisClient;
+  readonly globalKeys: GlobalKeys;
+  readonly queues: readonly ConsumedQueue[];
+  readonly consumer: Consumer;
+  readonly loops: Loops;
+  readonly logger: ChronosLogger;
+  /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
+  readonly flushAcks: () => Promise<void>;
+  /** Ends the fetcher's blocking read at once (CLIENT UNBLOCK). */
+  readonly unblock: () => Promise<void>;
+}
+
+/**
+ * The fetch of a worker whose queues include one with fleet-wide limits (queue/limits.ts). Knows
+ * which queues are limited (the namespace's `limited` set, read each second, and the notices on
+ * `<ns>:limits`). While none of the server's queues is limited, the fetcher never calls it: the
+ * hot path is the plain blocking `XREADGROUP`.
+ *
+ * A fetch that includes a limited queue runs fetch-limited.lua per queue (the limit is decided
+ * there); when nothing was handed out it waits, without polling, for whichever comes first: an
+ * entry in a queue that is not held back (a blocking `XREAD` from the group's last-delivered id,
+ * which claims nothing), a notice that a slot of a held-back queue freed (published by the worker
+ * that released it, once the release is written), the instant a rate limit allows the next start,
+ * or `blockTimeout` (the safety net for a notice lost with a connection).
+ */
+export class Limiter {
+  private limited = new Set<string>();
+  private sub?: RedisClient;
+  private closed = false;
+  /** Queues held back by their concurrency limit at the last fetch: a notice for one of them wakes the wait. */
+  private readonly heldBack = new Set<string>();
+  private wakeWait?: () => void;
+  /** Queues whose freed slots are to be announced at the end of this event-loop turn. */
+  private readonly toAnnounce = new Set<string>();
+  /**
+   * The last wait's blocking reads, when it ended by its timeout with nothing waiting, no queue held
+   * back and nothing woken since: the next fetch of the same queues blocks again without running
+   * the script (an idle limited queue costs one blocking read per `blockTimeout`, as an idle queue does).
+   */
+  private idle?: { open: readonly ConsumedQueue[]; blockOn: { q: ConsumedQueue; lastId: string }[] };
+  /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
+  private readonly waitedOn = new Set<string>();
+
+  constructor(private readonly deps: LimiterDeps) {}
+
+  /** True when one of `open` has limits (the fetch goes through {@link read}). */
+  any(open: readonly ConsumedQueue[]): boolean {
+    if (this.limited.size === 0) return false;
+    for (const q of open) if (this.limited.has(q.name)) return true;
+    return false;
+  }
+
+  /** Subscribes to the limit notices and reads which queues are limited. */
+  async open(): Promise<void> {
+    if (this.sub) return; // once: the fetcher's open() runs again when it rebuilds a hung blocking connection
+    const channel = this.deps.globalKeys.limitsChannel;
+    this.sub = duplicateConnection(this.deps.client);
+    this.sub.on('message', (ch: string, queue: string) => {
+      if (ch !== channel || !this.deps.queues.some((q) => q.name === queue)) return;
+      // a change or a freed slot: the next fetch reads the stored limits (a cleared one reads as none)
+      const known = this.limited.has(queue);
+      this.limited.add(queue);
+      if (!known) void this.deps.unblock(); // newly limited: end the plain blocking read
+      if (!known || this.heldBack.has(queue)) this.wake();
+    });
+    await this.sub.subscribe(channel);
+    await this.refresh();
+  }
+
+  /** Closes the subscriber connection and ends a wait. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake();
+    if (this.sub) await closeClient(this.sub);
+  }
+
+  /** Takes the namespace's `limited` set (read every second with the paused queues; read here when not given). */
+  async refresh(members?: string[]): Promise<void> {
+    const before = this.limited;
+    this.limited = new Set(members ?? (await this.deps.client.smembers(this.deps.globalKeys.limited)));
+    if (this.deps.queues.some((q) => this.limited.has(q.name) && !before.has(q.name))) await this.deps.unblock(); // a newly limited queue: stop the plain read
+  }
+
+  /**
+   * A task of `queue` ended here (its outcome written or batched). When a fetch of the queue was held
+   * back by its concurrency limit lately (here or, as the last fetch here learned, on another
+   * worker), the freed slot is announced once the release is in Redis (one notice per queue per
+   * event-loop turn; this server's own wait is woken without one). While the limit does not bind,
+   * nothing is sent.
+   */
+  released(queue: string): void {
+    if (!this.heldBack.has(queue) && !this.waitedOn.has(queue)) return;
+    if (this.toAnnounce.size === 0) setImmediate(() => void this.announce());
+    this.toAnnounce.add(queue);
+  }
+
+  /** Announces that slots of `queues` were freed outside a task's end (reclaimed from a dead worker), when they have limits. */
+  freed(queues: readonly string[]): void {
+    const limited = queues.filter((q) => this.limited.has(q));
+    if (limited.length === 0) return;
+    if (this.toAnnounce.size === 0) setImmediate(() => void this.announce());
+    for (const q of limited) this.toAnnounce.add(q);
+  }
+
+  private async announce(): Promise<void> {
+    const queues = [...this.toAnnounce];
+    this.toAnnounce.clear();
+    if (this.closed) return; // stopped: the server's shutdown writes its acks; waiting workers re-check within their blockTimeout
+    try {
+      await this.deps.flushAcks();
+      if (queues.some((q) => this.heldBack.has(q))) this.wake();
+      for (const q of queues) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
+    } catch (err) {
+      this.deps.logger.warn(
+        `Could not announce freed limit slots; waiting workers re-check within their block timeout (error=${String(err)})`,
+      );
+    }
+  }
+
+  private wake(): void {
+    this.idle = undefined;
+    const w = this.wakeWait;
+    this.wakeWait = undefined;
+    w?.();
+  }
+
+  /**
+   * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue in
+   * order until `count` is reached; when nothing came, waits as the class says and returns [].
+   */
+  async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient, blockMs: number): Promise<Fetched[]> {
+    const idle = this.idle;
+    this.idle = undefined;
+    if (idle && idle.open.length === open.length && idle.open.every((q, i) => q === open[i])) {
+      if ((await this.wait(idle.blockOn, Infinity, blocking, blockMs)) === 'timeout') this.idle = idle;
+      return [];
+    }
+    const { client, consumer } = this.deps;
+    await this.deps.flushAcks(); // batched acks go first: their slots are free for this fetch
+    const got: Fetched[] = [];
+    const blockOn: { q: ConsumedQueue; lastId: string }[] = [];
+    let rateWaitMs = Infinity;
+    this.heldBack.clear();
+    for (const q of open) {
+      if (got.length >= count) break;
+      const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length, 2 * blockMs);
+      if (r.waited) this.waitedOn.add(q.name);
+      else this.waitedOn.delete(q.name);
+      for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
+      if (r.state === 'concurrency') this.heldBack.add(q.name);
+      else if (r.state === 'rate') rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+      else if (r.entries.length === 0) blockOn.push({ q, lastId: r.lastId });
+    }
+    if (got.length > 0) return got;
+    const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
+    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && blockOn.length === open.length)
+      this.idle = { open, blockOn };
+    return [];
+  }
+
+  private async wait(
+    blockOn: { q: ConsumedQueue; lastId: string }[],
+    rateWaitMs: number,
+    blocking: RedisClient,
+    blockMs: number,
+  ): Promise<'timeout' | 'other'> {
+    let woke = false;
+    const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
+    const timer = rateWaitMs < Infinity ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
+    try {
+      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.q.keys.stream))).size === 1);
+      if (oneSlot) {
+        // XREAD claims nothing: it only tells that an entry is waiting past the group's last-delivered id
+        const args: (string | number)[] = [
+          'COUNT',
+          1,
+          'BLOCK',
+          Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs),
+          'STREAMS',
+        ];
+        for (const b of blockOn) args.push(b.q.keys.stream);
+        for (const b of blockOn) args.push(b.lastId);
+        const read = blocking.call('XREAD', ...args);
+        await Promise.race([read, woken.then(() => this.deps.unblock())]);
+        const reply = await read.catch(() => undefined);
+        return reply === null && !woke ? 'timeout' : 'other';
+      }
+      await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
+      return 'other';
+    } finally {
+      clearTimeout(timer);
+      this.wakeWait = undefined;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { CONSUMER_GROUP, type QueueKeys } from '../keys.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+
+/** Typed wrapper of the fleet-wide limits' script (fetch-limited); conventions as in index.ts. */
+
+/** Why a limited fetch handed out nothing while tasks may wait: `open` (not held back), or the limit that binds. */
+export type LimitState = 'open' | 'concurrency' | 'rate';
+
+const STATES: readonly LimitState[] = ['open', 'concurrency', 'rate'];
+
+/** What fetch-limited.lua handed out, and whether a limit held the queue back. */
+export interface LimitedFetch {
+  /** Entries handed to the consumer: `[entry id, flat field/value list]` (fields null when the entry is gone). */
+  entries: [string, string[] | null][];
+  /** `open`, or the limit that binds (nothing was handed out then). */
+  state: LimitState;
+  /** With state `rate`: in how many ms (Redis time) the next start is allowed. */
+  waitMs: number;
+  /** With state `open` and no entry: the group's last-delivered id (a blocking `XREAD` from there wakes when one comes); else ''. */
+  lastId: string;
+  /** A fetch was held back by the concurrency limit lately (someone may wait for a slot: announce freed ones). */
+  waited: boolean;
+}
+
+/**
+ * fetch-limited.lua: up to `count` entries for `consumer`, no more than the queue's limits allow; a
+ * fetch held back by concurrency marks the queue as waited on for `waitMarkMs`.
+ */
+export async function fetchLimitedScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  consumer: string,
+  count: number,
+  waitMarkMs: number,
+): Promise<LimitedFetch> {
+  const r = await runScript<[[string, string[] | null][], number, number, string, number]>(
+    client,
+    'fetch-limited',
+    [keys.stream, keys.limits, keys.rateLog],
+    [CONSUMER_GROUP, consumer, count, waitMarkMs],
+  );
+  return { entries: r[0], state: STATES[r[1]], waitMs: r[2], lastId: r[3], waited: r[4] === 1 };
+}
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const LIMITS_SCRIPTS = {
+  'fetch-limited': fetchLimitedScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;
