@@ -14,6 +14,7 @@ import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
 import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
+import { loopStalls } from '../runtime/loop-stalls.js';
 import { Limiter } from './limiter.js';
 
 /** What the fetcher needs from the server. */
@@ -60,6 +61,8 @@ export class Fetcher {
     return this.readers !== undefined || this.blocking?.status === 'ready';
   }
   private blockingId?: number;
+  /** Whether this fetcher counts in the process's event-loop stall watch (from open to close). */
+  private watchingStalls = false;
   private pausedSet = new Set<string>();
   /** Which queues a fetch reads, and how much of each. */
   private readonly picker: QueuePicker<ConsumedQueue>;
@@ -95,6 +98,8 @@ export class Fetcher {
 
   /** Opens the blocking connection (a duplicate of the server's client) and learns its client id. */
   async open(): Promise<void> {
+    if (!this.watchingStalls) loopStalls.acquire();
+    this.watchingStalls = true;
     this.blocking = duplicateConnection(this.deps.client);
     this.blocking.on('ready', () => void this.refreshBlockingId());
     await this.refreshBlockingId();
@@ -118,6 +123,8 @@ export class Fetcher {
 
   /** Closes the blocking connection, if open. */
   async close(): Promise<void> {
+    if (this.watchingStalls) loopStalls.release();
+    this.watchingStalls = false;
     await this.readers?.close();
     await this.limiter.close();
     if (this.blocking) await closeClient(this.blocking);
@@ -199,7 +206,9 @@ export class Fetcher {
     let fetched = got;
     // a reply far later than a blocking read can take means this process was paused while the
     // entries waited in its socket: the recoverer may have given them to someone else already
-    if (engineTime.now() - sentAt > this.deps.opts.blockTimeout + this.deps.opts.visibilityTimeout / 3)
+    // (a blocking read may rightly take blockTimeout, so the loop's own stalls tell it, whatever blockTimeout is)
+    const { blockTimeout, visibilityTimeout } = this.deps.opts;
+    if (engineTime.now() - sentAt > blockTimeout + visibilityTimeout / 3 || loopStalls.stalledAfter(sentAt, visibilityTimeout / 3))
       fetched = await this.stillOwned(fetched);
     const running = this.deps.isRunning(); // a per-queue reader may deliver during a shutdown
     const givenBack = fetched.filter((f) => !running || this.pausedSet.has(f.queue.name));
