@@ -55,7 +55,7 @@ const KIT_KEYS = new Set(['mode', 'now', 'rethrow', 'redisServer']);
 export class ChronosTestingModule {
   /**
    * The testing module in `mode` (default `manual`).
-   * @throws ChronosTestingError for an unknown mode; ChronosConfigError (at `init()`) for a bad module option.
+   * @throws ChronosTestingError for an unknown mode, or in mode 'redis' when `redis-server` cannot be run; ChronosConfigError (at `init()`) for a bad module option.
    */
   static forRoot(options: ChronosTestingOptions = {}): DynamicModule {
     const mode = options.mode ?? 'manual';
@@ -95,6 +95,7 @@ export class ChronosTestingModule {
 
   /** The real ChronosModule on a private redis-server, plus `ChronosTesting` with `waitForIdle`. */
   private static redis(moduleOptions: ChronosModuleOptions, command: string | undefined): DynamicModule {
+    PrivateRedisServer.check(command); // fail fast: a module whose options factory throws may leave connections behind
     const holder: RedisHolder = {};
     const chronos = ChronosModule.forRootAsync({
       useFactory: async () => {

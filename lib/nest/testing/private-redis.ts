@@ -48,18 +48,27 @@ export class PrivateRedisServer {
   }
 
   /**
-   * Starts one and waits until it answers PING (up to 10 s). It is killed when the process exits,
-   * should the module never be closed.
-   * @param command the redis-server executable: a name looked up on the PATH, or a path.
-   * @throws ChronosTestingError when `command` cannot be run or the server does not answer.
+   * Checks that `command` runs (`--version`), so a missing redis-server is reported when the
+   * testing module is declared, before Nest builds anything.
+   * @throws ChronosTestingError when `command` cannot be run.
    */
-  static async start(command = 'redis-server'): Promise<PrivateRedisServer> {
+  static check(command = 'redis-server'): void {
     if (spawnSync(command, ['--version'], { stdio: 'ignore' }).status !== 0) {
       throw new ChronosTestingError(
         `ChronosTestingModule mode 'redis' starts a private redis-server, but \`${command}\` ${command.includes('/') ? 'cannot be run' : 'is not on the PATH'}: ` +
           "install Redis >= 6.2 (e.g. `apt-get install redis-server`, `brew install redis`) or pass its path as `redisServer`, or use mode 'manual' or 'inline', which need no Redis.",
       );
     }
+  }
+
+  /**
+   * Starts one and waits until it answers PING (up to 10 s). It is killed when the process exits,
+   * should the module never be closed.
+   * @param command the redis-server executable: a name looked up on the PATH, or a path.
+   * @throws ChronosTestingError when `command` cannot be run or the server does not answer.
+   */
+  static async start(command = 'redis-server'): Promise<PrivateRedisServer> {
+    PrivateRedisServer.check(command);
     const port = await freePort();
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     const child = spawn(command, args, { stdio: 'ignore' });
