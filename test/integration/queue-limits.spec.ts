@@ -60,7 +60,7 @@ test('concurrency 2 across 3 workers of c=10: never more than 2 running, every t
     recs,
     tasks.map((t) => t.id),
   );
-  expect(new Set(recs.map((r) => r.instance)).size).toBeGreaterThan(1); // the fleet shares the work
+  // which workers get the slots is not promised: a worker whose ack and next fetch share a write may win them all
   await waitFor(async () => ((await redis.call('XPENDING', keys.stream, 'chronos')) as [number])[0] === 0, 'nothing pending');
 });
 
