@@ -1,41 +1,16 @@
 // The `chronos` CLI (issue 24): unknown queues refused, paused schedules without next runs, error
 // wording. A child process (dist/lib/cli/main.js) against its own seeded namespace, as cli.spec.ts.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
+import { CLI_MAIN, cliRunner } from '../helpers/cli.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/lib/cli/main.js', import.meta.url));
 let ns: string;
 let seeded: Seeded;
-
-interface Ran {
-  code: number;
-  out: string;
-  err: string;
-  ms: number;
-}
-
-function chronos(...args: string[]): Promise<Ran> {
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl(), CHRONOS_NAMESPACE: ns };
-  delete env.NODE_OPTIONS;
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, out: stdout, err: stderr, ms: Date.now() - t0 });
-    });
-  });
-}
-
-async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> {
-  const r = await chronos('--json', ...args);
-  if (r.code !== 0) throw new Error(`chronos ${args.join(' ')} exited ${r.code}: ${r.err}`);
-  return JSON.parse(r.out) as T;
-}
+const { chronos, json } = cliRunner(() => ns);
 
 beforeAll(async () => {
   ns = newNamespace('cli');
@@ -96,7 +71,7 @@ test('issue 24: chronos console answers only its Host names: the bound address, 
     CHRONOS_CONSOLE_ALLOWED_HOSTS: 'b.internal',
   };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [MAIN, 'console', '--port', '0', '--allowed-host', 'a.internal'], {
+  const child = spawn(process.execPath, [CLI_MAIN, 'console', '--port', '0', '--allowed-host', 'a.internal'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,40 +1,14 @@
 // The `chronos` CLI as a child process (dist/lib/cli/main.js) for every verb, against a seeded
 // namespace: human output, the --json shape, and exit codes (0 ok, 1 error, 2 usage).
-import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
+import { cliRunner } from '../helpers/cli.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/lib/cli/main.js', import.meta.url));
 let ns: string;
 let seeded: Seeded;
-
-interface Ran {
-  code: number;
-  out: string;
-  err: string;
-  ms: number;
-}
-
-function chronos(...args: string[]): Promise<Ran> {
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl(), CHRONOS_NAMESPACE: ns };
-  delete env.NODE_OPTIONS;
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, out: stdout, err: stderr, ms: Date.now() - t0 });
-    });
-  });
-}
-
-async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> {
-  const r = await chronos('--json', ...args);
-  if (r.code !== 0) throw new Error(`chronos ${args.join(' ')} exited ${r.code}: ${r.err}`);
-  return JSON.parse(r.out) as T;
-}
+const { chronos, json } = cliRunner(() => ns);
 
 beforeAll(async () => {
   ns = newNamespace('cli');
