@@ -6,6 +6,12 @@ import type { GlobalKeys } from '../redis/keys.js';
 import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 
+/** A stream a waiting fetch blocks on (`XREAD`, which claims nothing), from an id: a queue's stream, or its group signal. */
+interface BlockOn {
+  key: string;
+  lastId: string;
+}
+
 /** What the limiter needs from the server. */
 export interface LimiterDeps {
   readonly client: RedisClient;
@@ -47,7 +53,7 @@ export class Limiter {
    * back and nothing woken since: the next fetch of the same queues blocks again without running
    * the script (an idle limited queue costs one blocking read per `blockTimeout`, as an idle queue does).
    */
-  private idle?: { open: readonly ConsumedQueue[]; blockOn: { q: ConsumedQueue; lastId: string }[] };
+  private idle?: { open: readonly ConsumedQueue[]; blockOn: BlockOn[] };
   /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
   private readonly waitedOn = new Set<string>();
 
@@ -148,8 +154,10 @@ export class Limiter {
     const { client, consumer } = this.deps;
     await this.deps.flushAcks(); // batched acks go first: their slots are free for this fetch
     const got: Fetched[] = [];
-    const blockOn: { q: ConsumedQueue; lastId: string }[] = [];
+    const blockOn: BlockOn[] = [];
     let rateWaitMs = Infinity;
+    let again = false;
+    let idleQueues = 0;
     this.heldBack.clear();
     for (const q of open) {
       if (got.length >= count) break;
@@ -159,26 +167,31 @@ export class Limiter {
       for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
       if (r.state === 'concurrency') this.heldBack.add(q.name);
       else if (r.state === 'rate') rateWaitMs = Math.min(rateWaitMs, r.waitMs);
-      else if (r.entries.length === 0) blockOn.push({ q, lastId: r.lastId });
+      else if (r.state === 'again') again = true;
+      else if (r.state === 'groups') {
+        // only held-back groups wait: a freed slot (a notice), the next re-check, or a new entry or group ends the wait
+        this.heldBack.add(q.name);
+        if (r.waitMs > 0) rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+      }
+      if (r.entries.length === 0 && r.lastId !== '') {
+        blockOn.push({ key: q.keys.stream, lastId: r.lastId });
+        if (r.signalId !== '') blockOn.push({ key: q.keys.groupSignal, lastId: r.signalId });
+        if (r.state === 'open') idleQueues++;
+      }
     }
-    if (got.length > 0) return got;
+    if (got.length > 0 || again) return got;
     const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
-    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && blockOn.length === open.length)
+    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && idleQueues === open.length)
       this.idle = { open, blockOn };
     return [];
   }
 
-  private async wait(
-    blockOn: { q: ConsumedQueue; lastId: string }[],
-    rateWaitMs: number,
-    blocking: RedisClient,
-    blockMs: number,
-  ): Promise<'timeout' | 'other'> {
+  private async wait(blockOn: BlockOn[], rateWaitMs: number, blocking: RedisClient, blockMs: number): Promise<'timeout' | 'other'> {
     let woke = false;
     const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
     const timer = rateWaitMs < Infinity ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
     try {
-      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.q.keys.stream))).size === 1);
+      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.key))).size === 1);
       if (oneSlot) {
         // XREAD claims nothing: it only tells that an entry is waiting past the group's last-delivered id
         const args: (string | number)[] = [
@@ -188,7 +201,7 @@ export class Limiter {
           Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs),
           'STREAMS',
         ];
-        for (const b of blockOn) args.push(b.q.keys.stream);
+        for (const b of blockOn) args.push(b.key);
         for (const b of blockOn) args.push(b.lastId);
         const read = blocking.call('XREAD', ...args);
         await Promise.race([read, woken.then(() => this.deps.unblock())]);

@@ -5,13 +5,25 @@ import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { GlobalKeys, QueueKeys } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, isGroupName } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
-import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
+import { sendEnqueueGroup } from '../redis/commands/queue.js';
+import {
+  dueAt,
+  groupEntry,
+  isGroupReady,
+  isPlain,
+  metaText,
+  scriptArgs,
+  writeDelayed,
+  writeTasks,
+  type Prepared,
+  type Reply,
+} from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
-import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
+import { getQueueLimits, markGrouped, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -41,6 +53,14 @@ export interface EnqueueOptions {
   dedupKey?: string;
   /** Lifetime of the dedup key, ms. @defaultValue 3600000 (1 h) */
   dedupTtl?: number;
+  /**
+   * The task's group (e.g. a tenant id; 1 to 200 characters, no control characters). The tasks of a
+   * queue's groups are served round-robin between the groups (a group with 10 tasks behind another
+   * with 100,000 gets its turn within a few tasks), under the queue's per-group limits
+   * (`setQueueLimits`: `groupConcurrency`, `groupRate`). Ungrouped tasks of the same queue go first.
+   * The handler sees it as `task.group`.
+   */
+  group?: string;
   /**
    * `false`: no PRODUCER span and no traceparent for this task (its attempts start new traces).
    * Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
@@ -100,7 +120,7 @@ export interface ClientOptions {
   maxPayloadBytes?: number;
 }
 
-const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
+const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace', 'group']);
 
 /** The options of an enqueue that gives none (shared: never written to). */
 const NO_OPTIONS: EnqueueOptions = Object.freeze({});
@@ -149,6 +169,8 @@ export class QueueClient {
   private readonly globalKeys: GlobalKeys;
   private readonly queueKeys = new Map<string, QueueKeys>();
   private readonly knownQueues = new Set<string>();
+  /** Queues this client marked as grouped (their fetch goes through fetch-limited.lua; queue/limits.ts markGrouped). */
+  private readonly groupedQueues = new Set<string>();
   private readonly defaults: { queue: string; maxRetry: number; timeoutMs: number };
   private readonly events?: EventBus;
   private readonly tracing: boolean;
@@ -188,8 +210,12 @@ export class QueueClient {
     let result: EnqueueResult;
     try {
       if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
+      if (p.group !== undefined && !this.groupedQueues.has(p.keys.queue)) await this.markGrouped(p.keys.queue);
       if (isPlain(p)) {
         await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, metaText(p)));
+        result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
+      } else if (isGroupReady(p)) {
+        await sendEnqueueGroup(client, p.keys, [groupEntry(p)]);
         result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
       } else if (dueAt(p) === undefined) {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
@@ -239,6 +265,8 @@ export class QueueClient {
     let replies: Reply[];
     let replyOf: number[];
     try {
+      for (const q of new Set(prepared.filter((p) => p.group !== undefined).map((p) => p.keys.queue)))
+        if (!this.groupedQueues.has(q)) await this.markGrouped(q);
       ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys, prepared, newQueues));
     } catch (err) {
       const e = unavailableFor([...new Set(prepared.map((p) => p.keys.queue))].join(','), err);
@@ -288,6 +316,12 @@ export class QueueClient {
       this.queueKeys.set(queue, k);
     }
     return k;
+  }
+
+  /** Marks `queue` as grouped before its first grouped task from this client (queue/limits.ts markGrouped). */
+  private async markGrouped(queue: string): Promise<void> {
+    await markGrouped(this.conn.client, this.namespace, queue);
+    this.groupedQueues.add(queue);
   }
 
   private async registerQueue(queue: string): Promise<void> {
@@ -371,6 +405,8 @@ export class QueueClient {
       p.expected('dedupKey', 'a non-empty string of at most 400 characters', options.dedupKey);
     }
     p.bool('trace', options.trace);
+    if (options.group !== undefined && !isGroupName(options.group))
+      p.expected('group', 'a string of 1 to 200 characters without control characters', options.group);
     const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
     if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
     p.int('dedupTtl', options.dedupTtl, 1, 'ms');
@@ -390,6 +426,7 @@ export class QueueClient {
       dedupKey: options.dedupKey,
       dedupTtlMs,
       unique,
+      group: options.group,
     };
   }
 }

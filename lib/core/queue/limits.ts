@@ -78,12 +78,25 @@ export async function setQueueLimits(
   if (del.length > 0) await client.hdel(keys.limits, ...del);
   const now = await getQueueLimits(client, namespace, queue);
   if (now.concurrency !== undefined || now.rate !== undefined) await client.sadd(g.limited, queue);
-  else {
+  else if ((await client.hget(keys.limits, 'grouped')) !== '1') {
     await client.srem(g.limited, queue);
     await client.del(keys.limits); // its bookkeeping (waitingUntil) too
   }
   await client.publish(g.limitsChannel, queue);
   return now;
+}
+
+/**
+ * Marks `queue` as grouped, before its first grouped task: the `grouped` field of its `limits` hash
+ * (fetch-limited.lua serves its groups, and moves grouped tasks coming back through the stream into
+ * them), the namespace's `limited` set (every worker fetches the queue through fetch-limited.lua from
+ * then on) and a notice on `<ns>:limits` so that workers switch at once (within 1 s at the latest).
+ * A grouped queue stays grouped: clearing its limits keeps it in the `limited` set.
+ */
+export async function markGrouped(client: RedisClient, namespace: string, queue: string): Promise<void> {
+  const g = new GlobalKeys(namespace);
+  await client.hset(new QueueKeys(namespace, queue).limits, 'grouped', 1);
+  if ((await client.sadd(g.limited, queue)) === 1) await client.publish(g.limitsChannel, queue);
 }
 
 /** The limits of `queue` as stored (an empty object when it has none). */

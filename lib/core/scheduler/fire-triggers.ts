@@ -47,6 +47,7 @@ export function fireTriggers(
     meta[META.schedule] = s.name;
     meta[META.triggerAt] = triggerAt;
     if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+    if (s.group !== undefined) meta[META.group] = s.group;
     // what the worker needs to apply the catch-up policy to the task if it waits in the queue (recovery/stale.ts);
     // not under a test clock: the worker judges by Redis time, which a test clock does not follow
     if (!trustLocalClock) {

@@ -37,6 +37,7 @@ export class TaskRun implements Task {
   readonly enqueuedAt: number;
   readonly schedule?: string;
   readonly triggerAt?: number;
+  readonly group?: string;
   /** Set when a shutdown gave the task back: its outcome is ignored. */
   abandoned = false;
   /** When the task started (epoch ms). */
@@ -61,6 +62,8 @@ export class TaskRun implements Task {
     const triggerAt = m[META.triggerAt];
     if (schedule !== undefined) this.schedule = schedule;
     if (triggerAt !== undefined) this.triggerAt = triggerAt;
+    const group = m[META.group];
+    if (group !== undefined) this.group = group;
   }
 
   get signal(): AbortSignal {

@@ -124,6 +124,37 @@ export function sendEnqueueBulk(client: RedisClient, keys: QueueKeys, entries: r
   return runScript<number>(client, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
 }
 
+/** One ready task of a group for enqueue-group.lua: its group and its stored form (codec encodeStored). */
+export interface GroupEntry {
+  group: string;
+  /** JSON array `[id, type, payload, meta]`. */
+  stored: string;
+}
+
+function groupCall(keys: QueueKeys, entries: readonly GroupEntry[]): [string[], string[]] {
+  const a: string[] = new Array(entries.length * 2);
+  for (let i = 0, j = 0; i < entries.length; i++, j += 2) {
+    a[j] = entries[i].group;
+    a[j + 1] = entries[i].stored;
+  }
+  return [[keys.limits, keys.base], a];
+}
+
+/**
+ * Sends one enqueue-group.lua call on a client (written at once): ready tasks of groups appended to
+ * their groups' waiting lists, in order. @returns the number of tasks enqueued.
+ */
+export function sendEnqueueGroup(client: RedisClient, keys: QueueKeys, entries: readonly GroupEntry[]): Promise<number> {
+  const [k, a] = groupCall(keys, entries);
+  return runScript<number>(client, 'enqueue-group', k, a);
+}
+
+/** Queues one enqueue-group.lua call on a pipeline (the reply is the number of tasks). */
+export function pipeEnqueueGroup(pipeline: ChainableCommander, keys: QueueKeys, entries: readonly GroupEntry[]): void {
+  const [k, a] = groupCall(keys, entries);
+  pipeScript(pipeline, 'enqueue-group', k, a);
+}
+
 /** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
 export function enqueueOutcome(reply: unknown): EnqueueOutcome {
   const [code, id] = reply as [number, string];
@@ -247,6 +278,7 @@ export function requeueScript(client: RedisClient, stream: string, entryIds: rea
 export const QUEUE_SCRIPTS = {
   enqueue: enqueueScript,
   'enqueue-bulk': sendEnqueueBulk,
+  'enqueue-group': sendEnqueueGroup,
   ack: ackScript,
   retry: retryScript,
   kill: killScript,
