@@ -112,3 +112,23 @@ test('a bad group is refused, naming the value', async () => {
   await expect(rig.client.enqueue('t', {}, { group: 'a\nb' })).rejects.toThrow(/group: /);
   await expect(rig.client.enqueue('t', {}, { group: 'x'.repeat(201) })).rejects.toThrow(/group: /);
 });
+
+test('group limits: bad ones are refused naming the value; overrides merge, clear, and read back', async () => {
+  const c = rig.client;
+  await expect(c.setQueueLimits('g', { groupConcurrency: 0 })).rejects.toThrow(/groupConcurrency: .*got 0/);
+  await expect(c.setQueueLimits('g', { groupRate: { max: 1, duration: 0 } })).rejects.toThrow(/groupRate: /);
+  await expect(c.setQueueLimits('g', { groups: { vip: { concurrency: -1 } } })).rejects.toThrow(/groups\["vip"\]\.concurrency: .*got -1/);
+  await expect(c.setQueueLimits('g', { groups: { '': { concurrency: 1 } } })).rejects.toThrow(/groups\[""\]: not a group name/);
+  await expect(c.setQueueLimits('g', { groups: { vip: { weight: 2 } as never } })).rejects.toThrow(
+    /groups\["vip"\]\.weight: not a group limit/,
+  );
+  await c.setQueueLimits('g', { groupConcurrency: 2, groupRate: { max: 5, duration: 1000 }, groups: { vip: { concurrency: 10 } } });
+  await c.setQueueLimits('g', { groups: { vip: { rate: { max: 50, duration: 1000 } }, slow: { concurrency: 1 } } });
+  expect(await c.getQueueLimits('g')).toEqual({
+    groupConcurrency: 2,
+    groupRate: { max: 5, duration: 1000 },
+    groups: { vip: { concurrency: 10, rate: { max: 50, duration: 1000 } }, slow: { concurrency: 1 } },
+  });
+  await c.setQueueLimits('g', { groupRate: null, groups: { vip: { concurrency: null }, slow: null } });
+  expect(await c.getQueueLimits('g')).toEqual({ groupConcurrency: 2, groups: { vip: { rate: { max: 50, duration: 1000 } } } });
+});

@@ -33,12 +33,18 @@ function describeValue(value: unknown): string {
   return `the number ${String(value)}`;
 }
 
-/** Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL); empty for most tasks. */
+/**
+ * Where a task's markers are: its uid and overlap keys (see protocol.ts MARKER_TTL) and, for a
+ * grouped task, its group's slots (keys.ts groupRunning: the exit paths free the slot its entry holds);
+ * empty for most tasks.
+ */
 export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
   const out: string[] = [];
   const schedule = task.meta[META.schedule];
   if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
   if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule));
+  const group = task.meta[META.group];
+  if (typeof group === 'string' && group !== '') out.push(keys.groupRunning(group));
   return out;
 }
 

@@ -244,7 +244,7 @@ export class Executor {
     if (ok) {
       const { entry: task, ref: queue } = run;
       const m = task.meta;
-      const release = m[META.uniqueId] || m[META.overlapSkip] ? markerKeys(queue.keys, task) : NO_MARKERS;
+      const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
       this.acker.add(queue.keys, task.entryId, task.id, release);
       if (this.events.active) {
         const durationMs = engineTime.now() - run.startedAt;

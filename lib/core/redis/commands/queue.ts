@@ -269,9 +269,9 @@ export async function forwardScript(client: RedisClient, keys: QueueKeys, limit:
   return { moved, nextDueAt: nextDue === NONE_DUE ? undefined : nextDue, redisNow };
 }
 
-/** Puts entries a consumer holds back at the end of `stream`, uncounted (requeue.lua). @returns how many were put back. */
-export function requeueScript(client: RedisClient, stream: string, entryIds: readonly string[]): Promise<number> {
-  return runScript<number>(client, 'requeue', [stream], [CONSUMER_GROUP, ...entryIds]);
+/** Puts entries a consumer holds back at the end of the queue's stream, uncounted, freeing their group slots (requeue.lua). @returns how many were put back. */
+export function requeueScript(client: RedisClient, keys: QueueKeys, entryIds: readonly string[]): Promise<number> {
+  return runScript<number>(client, 'requeue', [keys.stream, keys.base], [CONSUMER_GROUP, ...entryIds]);
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */

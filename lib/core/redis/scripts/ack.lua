@@ -1,12 +1,12 @@
 --[[ ack
   Acknowledge and delete the stream entries of tasks whose handler succeeded, count them, and
-  release their markers. An entry the group no longer has pending was reclaimed by a recoverer (it
+  release their markers (a grouped task's group slot too). An entry the group no longer has pending was reclaimed by a recoverer (it
   is in <q>:reclaimed: the task runs again elsewhere, its markers stay) or is gone (deleted, trimmed,
   reported lost, FLUSHDB: nobody runs the task again, so its markers are released).
   KEYS[1]   <ns>:{<ns>:<q>}:stream          STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:processed:<day> STRING  counter of the UTC day
   KEYS[3]   <ns>:{<ns>:<q>}:reclaimed       ZSET    entry id -> when a recoverer took it (epoch ms)
-  KEYS[4..] per flagged task, its uid and/or overlap keys, in the order ARGV lists them
+  KEYS[4..] per flagged task, its markers (uid and/or overlap keys, its group slot: markers snippet), in the order ARGV lists them
   ARGV[1]   group                           string
   ARGV[2]   counterTtlMs                    integer ms
   ARGV[3]   P: number of plain entry ids    integer
@@ -43,10 +43,10 @@ while a <= #ARGV do
   if redis.call('XACK', KEYS[1], group, entry) == 1 then
     acked = acked + 1
     redis.call('XDEL', KEYS[1], entry)
-    releaseMarkers(KEYS, k, k + n - 1, taskId)
+    releaseMarkers(KEYS, k, k + n - 1, taskId, entry)
   else
     missing(entry)
-    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId) end
+    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId, entry) end
   end
   k = k + n
   a = a + 3

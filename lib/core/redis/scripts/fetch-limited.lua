@@ -11,25 +11,34 @@
   trigger, a reclaimed or given-back task: they come back through the stream) is moved to the end of
   its group (at most GROUPS.absorbMax per call); then, once nothing is left waiting in the stream,
   the groups round-robin: the group of the lowest turn gives its oldest task, which is appended to
-  the stream and read at once (so it is the only entry the read returns), and moves a turn on.
+  the stream and read at once (so it is the only entry the read returns), and moves a turn on. A
+  grouped task holds a slot of its group (its entry id in <q>:group-running:<group>, freed by every
+  exit path: the group-slots snippet) and, under a group rate, a place in the group's sliding log. A
+  group at its `groupConcurrency` or `groupRate` (or its override in <q>:group-limits) leaves the
+  round for <q>:groups-parked until the instant its rate allows a start, or until a slot of it is
+  freed (its score becomes 0) or GROUPS.recheckMs passed (then its slots are checked against the
+  pending entries list: a slot whose entry is no longer pending is dropped, so none is lost for good).
   KEYS[1]  <ns>:{<ns>:<q>}:stream     STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:limits     HASH    concurrency, rateMax, rateMs (integers; absent = no limit);
                                               waitingUntil (epoch ms): a fetch was held back by concurrency lately;
                                               grouped (1: the queue has groups), gwaiting (tasks waiting in
-                                              groups), gvt (the groups' virtual time: the highest turn served)
+                                              groups), gvt (the groups' virtual time: the highest turn served);
+                                              groupConcurrency, groupRateMax, groupRateMs (every group's limits),
+                                              goverrides (how many groups have their own, in <q>:group-limits)
   KEYS[3]  <ns>:{<ns>:<q>}:rate-log   ZSET    entry id -> when it was handed out (epoch ms, Redis time)
   KEYS[4]  <ns>:{<ns>:<q>}:           prefix  the queue's key prefix: its groups' keys are built on it
                                               (keys.ts QueueKeys group, groups, groups-idle, groups-waiting,
-                                              groups-parked, group-signal)
+                                              groups-parked, group-signal, group-running, group-rate, group-limits)
   ARGV[1]  group                      string  the consumer group
   ARGV[2]  consumer                   string  the fetching server
   ARGV[3]  count                      integer most entries wanted (the server's free slots)
   ARGV[4]  waitMarkMs                 integer ms  how long a held-back fetch marks the queue as waited on
   Returns  {{entries as XREADGROUP returns them for one stream}, state, waitMs, last-delivered-id, waited,
-           signal-id}: states protocol.ts LIMIT_STATE: 0 open (nothing handed out: last-delivered-id and,
-           for a grouped queue, signal-id (the group signal's last entry) are where to block from) |
+           signal-id}: states protocol.ts LIMIT_STATE: 0 open (nothing handed out: last-delivered-id and
+           signal-id (the group signal's last entry: a new group wakes the wait) are where to block from) |
            1 concurrency (every slot taken) | 2 rate (a slot frees in waitMs) | 3 groups (tasks wait
-           only in groups held back by their limits; the next one is looked at in waitMs, 0 = unknown) |
+           only in groups held back by their limits; the next one is looked at in waitMs; block from
+           last-delivered-id and signal-id too) |
            4 again (grouped entries were moved into their groups and more may wait: fetch again at once);
            waited = 1 while a fetch held back by concurrency is recent (a worker that frees a slot then
            announces it), else 0
@@ -37,10 +46,12 @@
 -- @include now-ms
 -- @include task-entry
 -- @include groups
+-- @include group-slots
 local LIMIT_STATE = { open = 0, concurrency = 1, rate = 2, groups = 3, again = 4 } -- protocol.ts LIMIT_STATE
 local group, consumer, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local stream, P = KEYS[1], KEYS[4]
-local l = redis.call('HMGET', KEYS[2], 'concurrency', 'rateMax', 'rateMs', 'waitingUntil', 'grouped', 'gvt')
+local l = redis.call('HMGET', KEYS[2], 'concurrency', 'rateMax', 'rateMs', 'waitingUntil', 'grouped', 'gvt',
+  'groupConcurrency', 'groupRateMax', 'groupRateMs', 'goverrides')
 local conc, rmax, rms = tonumber(l[1]), tonumber(l[2]), tonumber(l[3])
 local grouped = l[5] == '1'
 local now = nowMs()
@@ -83,9 +94,14 @@ local function handedOut(entries, state)
   return {entries, state, 0, '', waited, ''}
 end
 
+local function signalId()
+  local signal = redis.call('XREVRANGE', P .. 'group-signal', '+', '-', 'COUNT', 1)
+  return signal[1] and signal[1][1] or '0-0'
+end
 if not grouped then
   local entries = read(n)
-  if #entries == 0 then return {{}, LIMIT_STATE.open, 0, lastDelivered(), waited, ''} end
+  -- the group signal too: the queue's first grouped task (enqueue-group.lua) ends the wait
+  if #entries == 0 then return {{}, LIMIT_STATE.open, 0, lastDelivered(), waited, signalId()} end
   return handedOut(entries, LIMIT_STATE.open)
 end
 
@@ -131,28 +147,94 @@ if not drained then
   return {{}, LIMIT_STATE.again, 0, '', waited, ''}
 end
 
--- then the groups, round-robin by turn
-local picks = 0
+-- then the groups, round-robin by turn, each under its limits
+local gconc, grmax, grms = tonumber(l[7]), tonumber(l[8]), tonumber(l[9])
+local overrides = (tonumber(l[10]) or 0) > 0
+-- a group's limits: the queue's, or its own override {c, rm, rd} (queue/limits.ts)
+local function limitsOf(g)
+  local c, rm, rd = gconc, grmax, grms
+  if overrides then
+    local o = redis.call('HGET', P .. 'group-limits', g)
+    local ok, t = pcall(cjson.decode, o or '')
+    if ok and type(t) == 'table' then
+      if t['c'] then c = tonumber(t['c']) end
+      if t['rm'] and t['rd'] then rm, rd = tonumber(t['rm']), tonumber(t['rd']) end
+    end
+  end
+  return c, rm, rd
+end
+-- the slots of g still held: an entry that left the pending entries list unseen (deleted, lost) is dropped
+local function liveSlots(g)
+  local key = P .. 'group-running:' .. g
+  for _, id in ipairs(redis.call('SMEMBERS', key)) do
+    if #redis.call('XPENDING', stream, group, id, id, 1) == 0 then redis.call('SREM', key, id) end
+  end
+  return redis.call('SCARD', key)
+end
+-- nil when g may start a task now; else when to look at it again (epoch ms) and true when by concurrency
+local function heldUntil(g, verify)
+  local c, rm, rd = limitsOf(g)
+  if c then
+    local running = redis.call('SCARD', P .. 'group-running:' .. g)
+    if running >= c and verify then running = liveSlots(g) end
+    if running >= c then return now + GROUPS.recheckMs, true end
+  end
+  if rm and rd then
+    local log = P .. 'group-rate:' .. g
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', now - rd)
+    if redis.call('ZCARD', log) >= rm then
+      local oldest = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
+      return tonumber(oldest[2]) + rd + 1, false
+    end
+  end
+  return nil, false
+end
+-- groups whose hold is over (their instant came, a slot of theirs was freed: score 0) go back in the round
+local due = redis.call('ZRANGEBYSCORE', P .. 'groups-parked', '-inf', now, 'WITHSCORES', 'LIMIT', 0, 100)
+for i = 1, #due, 2 do
+  local g = due[i]
+  local at = heldUntil(g, tonumber(due[i + 1]) > 0) -- a re-check, not a seen release: check the slots
+  if at then
+    redis.call('ZADD', P .. 'groups-parked', at, g)
+  else
+    groupUnpark(P, g, vt or 0)
+  end
+end
+local picks, moved = 0, absorbed
 while #handed + picks < n do
   local head = redis.call('ZRANGE', P .. 'groups', 0, 0, 'WITHSCORES')
   if not head[1] then break end
   local g, turn = head[1], tonumber(head[2])
-  local v = redis.call('LPOP', P .. 'group:' .. g)
-  if not v then
-    -- its list is gone (deleted by hand): nothing waits in it
-    redis.call('ZREM', P .. 'groups', g)
-    redis.call('ZREM', P .. 'groups-waiting', g)
+  local at = heldUntil(g, false)
+  if at then
+    groupPark(P, g, turn, at)
+    moved = moved + 1
+    if moved >= GROUPS.absorbMax then break end
   else
-    local ok, t = pcall(cjson.decode, v)
-    if ok and type(t) == 'table' and t[4] then
-      addEntry(stream, t[1], t[2], t[3], t[4])
+    local v = redis.call('LPOP', P .. 'group:' .. g)
+    if not v then
+      -- its list is gone (deleted by hand): nothing waits in it
+      redis.call('ZREM', P .. 'groups', g)
+      redis.call('ZREM', P .. 'groups-waiting', g)
     else
-      -- not a stored task: handed out as it is, for the worker to dead-letter with the decode error
-      redis.call('XADD', stream, '*', 'payload', v)
+      local ok, t = pcall(cjson.decode, v)
+      local id
+      if ok and type(t) == 'table' and t[4] then
+        id = addEntry(stream, t[1], t[2], t[3], t[4])
+      else
+        -- not a stored task: handed out as it is, for the worker to dead-letter with the decode error
+        id = redis.call('XADD', stream, '*', 'payload', v)
+      end
+      redis.call('SADD', P .. 'group-running:' .. g, id)
+      local _, rm, rd = limitsOf(g)
+      if rm and rd then
+        redis.call('ZADD', P .. 'group-rate:' .. g, now, id)
+        redis.call('PEXPIRE', P .. 'group-rate:' .. g, rd)
+      end
+      picks = picks + 1
+      if not vt or turn > vt then vt = turn end
+      groupServed(P, g, turn)
     end
-    picks = picks + 1
-    if not vt or turn > vt then vt = turn end
-    groupServed(P, g, turn)
   end
 end
 if picks > 0 then
@@ -162,5 +244,12 @@ if picks > 0 then
   for _, e in ipairs(read(picks)) do handed[#handed + 1] = e end
 end
 if #handed > 0 then return handedOut(handed, LIMIT_STATE.open) end
-local signal = redis.call('XREVRANGE', P .. 'group-signal', '+', '-', 'COUNT', 1)
-return {{}, LIMIT_STATE.open, 0, lastDelivered(), waited, signal[1] and signal[1][1] or '0-0'}
+if moved >= GROUPS.absorbMax then return {{}, LIMIT_STATE.again, 0, '', waited, ''} end
+local next = redis.call('ZRANGE', P .. 'groups-parked', 0, 0, 'WITHSCORES')
+if next[1] then
+  -- tasks wait only in held-back groups: a worker that frees a slot announces it
+  redis.call('HSET', KEYS[2], 'waitingUntil', now + tonumber(ARGV[4]))
+  local waitMs = math.max(1, tonumber(next[2]) - now)
+  return {{}, LIMIT_STATE.groups, waitMs, lastDelivered(), 1, signalId()}
+end
+return {{}, LIMIT_STATE.open, 0, lastDelivered(), waited, signalId()}

@@ -5,7 +5,8 @@
   KEYS[2]   <ns>:{<ns>:<q>}:retry         ZSET    task id -> retry-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks         HASH    task id -> encoded task
   KEYS[4]   <ns>:{<ns>:<q>}:failed:<day>  STRING  counter of the UTC day
-  KEYS[5..] the task's uid and/or overlap keys (renewed if they still name this task)
+  KEYS[5..] the task's markers: uid and/or overlap keys (renewed if they still name this task), its
+            group slot (freed: the task waits in the retry set)
   ARGV[1]   group                         string
   ARGV[2]   entry id                      string  the stream entry being retried
   ARGV[3]   task id                       string
@@ -26,5 +27,6 @@ local delay = tonumber(ARGV[5])
 local retryAt = nowMs() + delay
 redis.call('ZADD', KEYS[2], retryAt, ARGV[3])
 holdMarkers(KEYS, 5, #KEYS, ARGV[3], delay + MARKER_TTL.waitingMs)
+releaseGroupSlots(KEYS, 5, #KEYS, ARGV[2])
 countToday(KEYS[4], 1, ARGV[6])
 return retryAt
