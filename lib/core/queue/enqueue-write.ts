@@ -10,6 +10,7 @@ import {
   sendEnqueueBulk,
   sendEnqueueGroup,
   type BulkEntry,
+  type DedupMode,
   type GroupEntry,
   type EnqueueArgs,
   type EnqueueOutcome,
@@ -45,6 +46,8 @@ export interface Prepared {
   delayMs: number;
   dedupKey?: string;
   dedupTtlMs: number;
+  /** The dedup key's mode (undefined: first). */
+  dedupMode?: DedupMode;
   unique: boolean;
   /** The task's group (meta `g`), when it has one. */
   group?: string;
@@ -99,8 +102,8 @@ function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
 
 /** The enqueue.lua arguments of a task that is not plain. */
 export function scriptArgs(p: Prepared): EnqueueArgs {
-  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
-  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
+  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, dedupMode, unique } = p;
+  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, dedupMode, unique };
 }
 
 /**

@@ -173,6 +173,8 @@ export const ENQUEUE_RESULT = {
   enqueued: 1,
   /** In the scheduled set, waiting for its time. */
   scheduled: 2,
+  /** A dedup key of mode debounce or replace named a task still waiting for its time: that task was replaced (its id is in the reply). */
+  replaced: 3,
 } as const;
 
 /** acquire-lease.lua's first element. */

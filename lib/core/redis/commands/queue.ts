@@ -52,7 +52,14 @@ export interface EnqueueArgs extends EncodedTask {
   dedupTtlMs: number;
   /** The task id was given explicitly: its uid key is held while the task is live. */
   unique: boolean;
+  /** The dedup key's mode (enqueue option `dedup.mode`): first wins, debounce, or replace. @defaultValue 'first' */
+  dedupMode?: DedupMode;
 }
+
+/** How an enqueue with a dedup key treats the key's task: the first wins, or a new one replaces it while it waits (debounce also moves its time). */
+export type DedupMode = 'first' | 'debounce' | 'replace';
+
+const DEDUP_MODE: Record<DedupMode, string> = { first: 'f', debounce: 'd', replace: 'r' };
 
 /** What enqueue.lua did: `id` is the new task's, or the live task's when `deduplicated`. */
 export interface EnqueueOutcome {
@@ -65,7 +72,8 @@ function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | numb
   if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
   if (t.unique) k.push(keys.uniqueId(t.id));
   const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;
-  return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs]];
+  const mode = DEDUP_MODE[t.dedupMode ?? 'first'];
+  return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs, mode]];
 }
 
 /** Enqueues one task with a dedup key, an explicit id, or a time (enqueue.lua). */
