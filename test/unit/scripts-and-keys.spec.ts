@@ -54,6 +54,7 @@ return redis.call('GET', ARGV[3])
     'header declares ARGV[4], which the body never reads',
     'header: "2 deduplicated" but protocol.ts ENQUEUE_RESULT.deduplicated is 0',
     'header: ENQUEUE_RESULT.scheduled (2) is not listed',
+    'header: ENQUEUE_RESULT.replaced (3) is not listed',
     'a key is taken from ARGV',
   ]);
   // a gap, a slot after the tail, a computed index without a variadic slot, a header naming another script
