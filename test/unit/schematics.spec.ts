@@ -240,3 +240,11 @@ test('job: the provider, its spec with the first triggers by the engine, the pro
   expect(() => job({ name: 'bad', cron: '61 * * * *' })(tree.tree, ctx)).toThrow(SchematicInputError);
   expect(tree.exists('src/bad/bad.job.ts')).toBe(false);
 });
+
+test('job in a CommonJS app (no "type": "module", NestJS 11): relative imports without .js', async () => {
+  const tree = app();
+  tree.overwrite('package.json', JSON.stringify({ name: 'shop' }));
+  await job({ name: 'cleanup', every: '1h' })(tree.tree, context().ctx);
+  expect(tree.readText('src/app.module.ts')).toContain("import { CleanupJob } from './cleanup/cleanup.job';");
+  expect(tree.readText('src/cleanup/cleanup.job.spec.ts')).toContain("import { CleanupJob } from './cleanup.job';");
+});
