@@ -1,3 +1,4 @@
+import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError } from '../core/runtime/errors.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
@@ -210,6 +211,15 @@ export const ROUTES: Route[] = [
       else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor });
       return { ok: true };
     },
+  },
+  {
+    method: 'POST',
+    pattern: re('/queues/:p/limits'),
+    // the body is a QueueLimitsUpdate, checked by the engine (a bad value is a 400 naming it)
+    run: async (ctx, [queue]) => ({
+      ok: true,
+      limits: await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, { actor: ctx.actor }),
+    }),
   },
   {
     method: 'POST',

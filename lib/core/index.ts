@@ -50,6 +50,8 @@ export {
   type FireTaskState,
   type PauseNote,
   type QueueInfo,
+  type GroupsView,
+  type GroupCount,
   type RedisInfo,
   type TaskFilter,
   type TaskInfo,

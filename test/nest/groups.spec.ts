@@ -1,8 +1,8 @@
-// Groups in a NestJS app (issue 21): a payload class names its tasks' group by a static string or a
-// function of the payload, an explicit `group` option wins, and a schedule's triggers carry the
-// group its decorator names.
+// Groups and limits in a NestJS app (issue 21): a payload class names its tasks' group by a static
+// string or a function of the payload, an explicit `group` option wins, a schedule's triggers carry
+// the group its decorator names, and the `queues` option applies fleet-wide limits at boot.
 import { Injectable } from '@nestjs/common';
-import { ChronosClient, Interval, TaskHandler, type Task } from '../../lib/index.js';
+import { ChronosClient, ChronosConfigError, Interval, TaskHandler, WorkerService, type Task } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
@@ -60,4 +60,24 @@ test("a schedule's triggers carry its group", async () => {
   const task = await fired.promise;
   expect(task.schedule).toBe('grouped.tick');
   expect(task.group).toBe('ticks');
+});
+
+test('the queues option applies fleet-wide limits at boot; a bad limit is a config error naming it', async () => {
+  const app = await createChronosTestApp({
+    options: {
+      queues: { reports: { concurrency: 2, groupRate: { max: 5, duration: 1000 } }, default: 2, mail: { weight: 3 } },
+    },
+  });
+  apps.push(app);
+  expect(await app.get(ChronosClient).getQueueLimits('reports')).toEqual({ concurrency: 2, groupRate: { max: 5, duration: 1000 } });
+  expect(await app.get(ChronosClient).getQueueLimits('mail')).toEqual({});
+  expect(app.get(WorkerService).queues).toEqual({ reports: 1, default: 2, mail: 3 });
+  await expect(
+    createChronosTestApp({ options: { queues: { reports: { concurrency: 0, rate: { max: 1 } as never, burst: 1 } as never } } }),
+  ).rejects.toThrow(ChronosConfigError);
+  const err = await createChronosTestApp({ options: { queues: { reports: { concurrency: 0, burst: 1 } as never } } }).catch(
+    (e: Error) => e,
+  );
+  expect(String(err)).toMatch(/queues\.reports\.concurrency: expected an integer >= 1 or null, got 0/);
+  expect(String(err)).toMatch(/queues\.reports\.burst: not a queue limit \(known: weight, concurrency/);
 });

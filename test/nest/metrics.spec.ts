@@ -144,14 +144,17 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     const second = await scrape(url);
     const big = await counted();
     expect(sumOf(second, 'chronos_queue_tasks', { queue: 'b', state: 'pending' })).toBe(2505);
-    // 2 queues, 0 live scheduler instances, schedules on 1 queue: 2 + 17 × 2 + 4 + 0 + 1 = 41
-    expect(total(small)).toBe(41);
+    // 2 queues, 0 live scheduler instances, schedules on 1 queue: 2 + 22 × 2 + 4 + 0 + 1 = 51
+    // (22 per queue: the 17 counts and the 5 reads of its limits and groups; neither queue is limited or grouped)
+    expect(total(small)).toBe(51);
     expect(big).toEqual(small);
     expect(small).toEqual({
       smembers: 2,
       xlen: 2,
       xpending: 2,
-      zcard: 6,
+      zcard: 12,
+      hgetall: 2,
+      zrevrange: 2,
       mget: 6,
       'memory|usage': 12,
       'xinfo|groups': 2,

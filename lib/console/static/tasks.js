@@ -1,5 +1,6 @@
 // Tasks by state (cursor pages, filters, dead groups, acts on one/selection/all) and a task's detail.
 import { act, api, duration, enc, go, html, Notice, useEffect, useState, when } from './lib.js';
+import { LimitsPanel } from './limits.js';
 
 const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'];
 /** The acts possible on a task of each state. */
@@ -124,6 +125,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
         </button>`
       }
     </h2>
+    <${LimitsPanel} info=${info} readOnly=${readOnly} setNotice=${setNotice} refresh=${refresh} />
     <nav class="tabs">
       ${STATES.map(
         (s) =>

@@ -5,6 +5,8 @@ import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import * as q from './queues.js';
+import { setLimits } from './queue-limits.js';
+import { getQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
 import * as ta from './task-acts.js';
@@ -103,6 +105,24 @@ export class Inspector {
   /** Resumes a paused queue. One SREM. */
   async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
     await q.resumeQueue(this.ctx, queue, opts.actor);
+  }
+
+  /** A queue's fleet-wide limits as stored (`{}` when none). One HGETALL (and one of the group overrides when it has some). */
+  queueLimits(queue: string): Promise<QueueLimits> {
+    this.ctx.keys(queue);
+    return getQueueLimits(this.ctx.client, this.namespace, queue);
+  }
+
+  /**
+   * Sets (`null` clears) a queue's fleet-wide limits (`concurrency`, `rate`, `groupConcurrency`,
+   * `groupRate`, per-group overrides in `groups`): every worker applies them at once (a notice on
+   * `<ns>:limits`), within 1 s at the latest. A few commands on the queue's slot and the global one.
+   * Emits `operator.acted` (`queue.limits`).
+   * @throws InvalidOptionsError naming the option and the value.
+   * @returns the limits after the change.
+   */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
+    return setLimits(this.ctx, queue, limits, opts.actor);
   }
 
   // ---------------------------------------------------------------- tasks: read

@@ -75,7 +75,8 @@ export class Fetcher {
     this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
     const { client, globalKeys, queues, consumer, loops, flushAcks } = deps;
     const logger = deps.runtime.logger;
-    this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, flushAcks, unblock: () => this.unblock() });
+    const events = deps.runtime.events;
+    this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, events, flushAcks, unblock: () => this.unblock() });
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);

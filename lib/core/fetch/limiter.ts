@@ -1,4 +1,6 @@
+import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
+import { engineTime } from '../runtime/time.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { fetchLimitedScript } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
@@ -20,6 +22,8 @@ export interface LimiterDeps {
   readonly consumer: Consumer;
   readonly loops: Loops;
   readonly logger: ChronosLogger;
+  /** Where `queue.limited` events go (the time a fetch waited because a limit held a queue back). */
+  readonly events?: EventBus;
   /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
   readonly flushAcks: () => Promise<void>;
   /** Ends the fetcher's blocking read at once (CLIENT UNBLOCK). */
@@ -27,17 +31,19 @@ export interface LimiterDeps {
 }
 
 /**
- * The fetch of a worker whose queues include one with fleet-wide limits (queue/limits.ts). Knows
- * which queues are limited (the namespace's `limited` set, read each second, and the notices on
+ * The fetch of a worker whose queues include one with fleet-wide limits or groups (queue/limits.ts).
+ * Knows which queues are limited (or grouped) (the namespace's `limited` set, read each second, and the notices on
  * `<ns>:limits`). While none of the server's queues is limited, the fetcher never calls it: the
  * hot path is the plain blocking `XREADGROUP`.
  *
  * A fetch that includes a limited queue runs fetch-limited.lua per queue (the limit is decided
  * there); when nothing was handed out it waits, without polling, for whichever comes first: an
  * entry in a queue that is not held back (a blocking `XREAD` from the group's last-delivered id,
- * which claims nothing), a notice that a slot of a held-back queue freed (published by the worker
- * that released it, once the release is written), the instant a rate limit allows the next start,
- * or `blockTimeout` (the safety net for a notice lost with a connection).
+ * which claims nothing; and on the queue's group signal, which gets an entry when a group enters the
+ * round), a notice that a slot of a held-back queue or group freed (published by the worker that
+ * released it, once the release is written), the instant a rate limit allows the next start (or a
+ * held-back group is looked at again), or `blockTimeout` (the safety net for a notice lost with a
+ * connection). The time a held-back fetch waited is emitted as `queue.limited`.
  */
 export class Limiter {
   private limited = new Set<string>();
@@ -158,6 +164,8 @@ export class Limiter {
     let rateWaitMs = Infinity;
     let again = false;
     let idleQueues = 0;
+    /** The queues a limit held back in this fetch, and by which (for `queue.limited`). */
+    const held: [string, 'concurrency' | 'rate' | 'group'][] = [];
     this.heldBack.clear();
     for (const q of open) {
       if (got.length >= count) break;
@@ -165,13 +173,18 @@ export class Limiter {
       if (r.waited) this.waitedOn.add(q.name);
       else this.waitedOn.delete(q.name);
       for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
-      if (r.state === 'concurrency') this.heldBack.add(q.name);
-      else if (r.state === 'rate') rateWaitMs = Math.min(rateWaitMs, r.waitMs);
-      else if (r.state === 'again') again = true;
+      if (r.state === 'concurrency') {
+        this.heldBack.add(q.name);
+        held.push([q.name, 'concurrency']);
+      } else if (r.state === 'rate') {
+        rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+        held.push([q.name, 'rate']);
+      } else if (r.state === 'again') again = true;
       else if (r.state === 'groups') {
         // only held-back groups wait: a freed slot (a notice), the next re-check, or a new entry or group ends the wait
         this.heldBack.add(q.name);
         if (r.waitMs > 0) rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+        held.push([q.name, 'group']);
       }
       if (r.entries.length === 0 && r.lastId !== '') {
         blockOn.push({ key: q.keys.stream, lastId: r.lastId });
@@ -180,7 +193,13 @@ export class Limiter {
       }
     }
     if (got.length > 0 || again) return got;
+    const waitFrom = engineTime.now();
     const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
+    const events = this.deps.events;
+    if (held.length > 0 && events?.active) {
+      const ms = engineTime.now() - waitFrom;
+      for (const [queue, limit] of held) events.emit({ type: 'queue.limited', queue, limit, ms });
+    }
     if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && idleQueues === open.length)
       this.idle = { open, blockOn };
     return [];

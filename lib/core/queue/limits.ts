@@ -54,7 +54,10 @@ export type GroupLimitsUpdate = { [K in keyof GroupLimits]?: GroupLimits[K] | nu
  */
 export type QueueLimitsUpdate = {
   [K in Exclude<keyof QueueLimits, 'groups'>]?: QueueLimits[K] | null;
-} & { groups?: Record<string, GroupLimitsUpdate | null> };
+} & {
+  /** Per-group overrides to change, by group name: `null` drops a group's override. */
+  groups?: Record<string, GroupLimitsUpdate | null>;
+};
 
 function positiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;

@@ -1,3 +1,4 @@
+import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { EventBus, type ChronosEvent } from '../../core/runtime/events.js';
@@ -151,6 +152,16 @@ export class InspectorService {
   /** Resumes a paused queue. */
   resumeQueue(queue: string, opts?: ActOptions): Promise<void> {
     return this.inspector.resumeQueue(queue, opts);
+  }
+
+  /** A queue's fleet-wide limits as stored (`{}` when none). */
+  queueLimits(queue: string): Promise<QueueLimits> {
+    return this.inspector.queueLimits(queue);
+  }
+
+  /** Sets (`null` clears) a queue's fleet-wide limits; every worker applies them within 1 s. @throws InvalidOptionsError naming the value. */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts?: ActOptions): Promise<QueueLimits> {
+    return this.inspector.setQueueLimits(queue, limits, opts);
   }
 
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError */
