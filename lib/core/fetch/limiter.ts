@@ -26,6 +26,8 @@ export interface LimiterDeps {
   readonly events?: EventBus;
   /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
   readonly flushAcks: () => Promise<void>;
+  /** Writes the acks batched so far on `via` without waiting for them (what is sent next on `via` runs after them). */
+  readonly writeAcksOn: (via: RedisClient) => void;
   /** Ends the fetcher's blocking read at once (CLIENT UNBLOCK). */
   readonly unblock: () => Promise<void>;
 }
@@ -129,8 +131,9 @@ export class Limiter {
     this.toAnnounce.clear();
     if (this.closed) return; // stopped: the server's shutdown writes its acks; waiting workers re-check within their blockTimeout
     try {
-      await this.deps.flushAcks();
+      // this server's own wait first: its fetch goes out on the client after the acks written there
       if (queues.some((q) => this.heldBack.has(q))) this.wake();
+      await this.deps.flushAcks();
       for (const q of queues) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
     } catch (err) {
       this.deps.logger.warn(
@@ -158,7 +161,7 @@ export class Limiter {
       return [];
     }
     const { client, consumer } = this.deps;
-    await this.deps.flushAcks(); // batched acks go first: their slots are free for this fetch
+    this.deps.writeAcksOn(client); // batched acks go first, on the same connection: their slots are free for this fetch
     const got: Fetched[] = [];
     const blockOn: BlockOn[] = [];
     let rateWaitMs = Infinity;
