@@ -333,7 +333,8 @@ for (let round = 1; round <= rounds; round++) {
     console.log(JSON.stringify(results[results.length - 1]));
   }
 }
-console.table(results.map(({ shareFirst10k, shareAfterFresh10k, handOutShareFirst10k, handOutShareAfterFresh10k, ...r }) => r));
+const SHARES = ['shareFirst10k', 'shareAfterFresh10k', 'handOutShareFirst10k', 'handOutShareAfterFresh10k'];
+console.table(results.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !SHARES.includes(k)))));
 // medians over rounds, and nobind ÷ none paired by round
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const c of ['chronos', 'bullmq']) {
