@@ -126,6 +126,24 @@ export type ChronosEvent =
       actor: string;
     }
   | {
+      /**
+       * A newer trigger of the task's schedule (overlap `cancel-previous`) superseded the task this
+       * server was running: its signal was aborted with a `TaskSupersededError`. Its end is not a
+       * failure: it leaves the queue like a success (acked), never retried.
+       */
+      type: 'task.superseded';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** The task's schedule. */
+      schedule: string;
+      /** Task id of the trigger that superseded it, `<schedule>:<trigger-unix>`. */
+      supersededBy: string;
+    }
+  | {
       /** A task was put back in its queue without spending a retry. */
       type: 'task.requeued';
       /** The task's queue. */
@@ -154,7 +172,10 @@ export type ChronosEvent =
       reason: 'entry-deleted';
     }
   | {
-      /** The leader enqueued the task of one trigger of a schedule. */
+      /**
+       * The leader enqueued the task of one trigger of a schedule (or, with `buffered`, kept it
+       * waiting behind the schedule's live task: overlap `buffer-one`).
+       */
       type: 'schedule.fired';
       /** Name of the schedule. */
       schedule: string;
@@ -166,6 +187,11 @@ export type ChronosEvent =
       triggerAt: number;
       /** True when the trigger was enqueued late, as a catch-up (more than 1 s after its instant). */
       caughtUp?: boolean;
+      /**
+       * True when the trigger waits behind the schedule's live task (overlap `buffer-one`): its
+       * task is enqueued when that one ends, whichever way (`task.started` tells when it runs).
+       */
+      buffered?: true;
     }
   | {
       /** The leader did not enqueue one or more triggers of a schedule. */
