@@ -245,7 +245,7 @@ export type ChronosEvent =
  * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
  * paused; reported once, at the resume), `orphaned` (they came due while no live instance declared
  * it: after its orphaned-since instant; reported once, when it is declared again), `stale` (a trigger task waited in its queue past the
- * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker),
+ * policy: beyond the window, or superseded under `latest`/`none` or overlap `cancel-previous`; reported by the worker),
  * `duplicate` (its dedup key existed: another leader, or this one before a hand-over, fired it).
  */
 export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'orphaned' | 'stale' | 'duplicate';
