@@ -195,3 +195,11 @@ test('cancel-previous: the next trigger is enqueued and takes the marker; the su
   await ack(t2);
   expect(await fire(trigger(120, FIRE_MODE.cancelPrevious))).toEqual(['enqueued']);
 });
+
+test('a trigger buffered behind a task fired under skip (the policy changed to buffer-one meanwhile) starts when that task ends', async () => {
+  expect(await fire(trigger(0, FIRE_MODE.skipOverlap), trigger(60, FIRE_MODE.bufferOne))).toEqual(['enqueued', 'buffered']);
+  const [t] = await fetch();
+  expect(markerKeys(keys, t)).toEqual([keys.overlap('job'), keys.buffered('job')]);
+  await ack(t);
+  expect(await state()).toEqual({ marker: 'job:1000000060', buffered: undefined, stream: ['job:1000000060'] });
+});

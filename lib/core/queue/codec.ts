@@ -8,7 +8,7 @@
  */
 import { InvalidPayloadError, TaskDecodeError } from '../runtime/errors.js';
 import type { QueueKeys } from '../redis/keys.js';
-import { ENTRY_FIELDS, META, OVERLAP_MODE, isEntryLayout, newMeta, type TaskMeta } from '../redis/protocol.js';
+import { ENTRY_FIELDS, META, isEntryLayout, newMeta, type TaskMeta } from '../redis/protocol.js';
 
 export type { TaskMeta } from '../redis/protocol.js';
 export { utcDay } from '../redis/keys.js';
@@ -34,18 +34,16 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL; under overlap
- * `buffer-one` its schedule's buffer key right after its overlap key: markers.lua relies on the
- * order); empty for most tasks.
+ * Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL, and with its
+ * overlap key its schedule's buffer key right after it: markers.lua relies on the order); empty for
+ * most tasks. Every holder of an overlap marker passes the buffer key, whatever policy it was fired
+ * under, so a trigger buffered behind it starts when it ends even after the schedule's policy changed.
  */
 export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
   const out: string[] = [];
   const schedule = task.meta[META.schedule];
   if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
-  if (task.meta[META.overlapSkip] && schedule) {
-    out.push(keys.overlap(schedule));
-    if (task.meta[META.overlapMode] === OVERLAP_MODE.bufferOne) out.push(keys.buffered(schedule));
-  }
+  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule), keys.buffered(schedule));
   return out;
 }
 

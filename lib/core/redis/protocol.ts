@@ -54,9 +54,9 @@ export const META = {
    */
   supersededAt: 'nx',
   /**
-   * With {@link META.overlapSkip}: which policy beyond `skip` the schedule has, one of
-   * {@link OVERLAP_MODE} (absent = `skip`). `buffer-one`: its schedule's buffer key follows its
-   * overlap key among its markers; `cancel-previous`: a newer trigger of the schedule supersedes it.
+   * With {@link META.overlapSkip}: which policy beyond `skip` the trigger was fired under, one of
+   * {@link OVERLAP_MODE} (absent = `skip`). `cancel-previous`: a newer trigger of the schedule
+   * supersedes the task (recovery/stale.ts, worker/supersede.ts); `buffer-one`: informative.
    */
   overlapMode: 'om',
 } as const;

@@ -1,6 +1,6 @@
 -- @snippet markers: a task's markers (its uid and overlap keys: protocol.ts MARKER_TTL) name the task
--- while it is live and always carry a TTL. Under overlap buffer-one its schedule's buffer key comes
--- right after its overlap key (codec.ts markerKeys; overlap.lua): the trigger waiting behind the task.
+-- while it is live and always carry a TTL. Its schedule's buffer key comes right after its overlap key
+-- (codec.ts markerKeys; overlap.lua): the trigger waiting behind the task (overlap buffer-one).
 -- holdMarkers(keys, from, to, taskId, ttlMs) renews those of keys[from..to] that still name taskId to
 --   ttlMs (ms), and a buffer waiting behind taskId to ttlMs plus its grace. Returns the id another task
 --   put in one of them instead (its overlap marker was taken by a newer trigger: cancel-previous), or nil.
