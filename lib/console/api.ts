@@ -1,7 +1,9 @@
 import { ChronosError } from '../core/runtime/errors.js';
+import { engineTime } from '../core/runtime/time.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
+import { silenceOf } from '../core/admin/schedule-activity.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -76,11 +78,18 @@ async function overview(ctx: ApiContext): Promise<unknown> {
     i.instances(),
   ]);
   const served = new Set(servers.flatMap((s) => Object.keys(s.queues)));
-  const warnings: { queue?: string; message: string }[] = [];
+  const warnings: { queue?: string; schedule?: string; message: string }[] = [];
   if (redis.warning) warnings.push({ message: redis.warning });
   for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });
   const orphaned = schedules.filter((s) => s.orphaned).map((s) => s.name);
   if (orphaned.length) warnings.push({ message: `orphaned schedules (no live instance declares them): ${orphaned.join(', ')}` });
+  // schedules that should have fired and did not (from the spec and lastFired: no Redis call)
+  const now = engineTime.now();
+  for (const s of schedules) {
+    const { silent } = silenceOf(s, now, leader !== null);
+    if (silent && silent.reason !== 'orphaned')
+      warnings.push({ schedule: s.name, message: `schedule ${s.name} is silent: ${silent.message}` });
+  }
   return {
     namespace: i.namespace,
     readOnly: ctx.readOnly,
@@ -144,7 +153,8 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
 
 type Handler = (ctx: ApiContext, params: string[]) => Promise<unknown>;
 
-interface Route {
+/** One API route: its method, its path pattern under `<base>/api` and what it runs. */
+export interface Route {
   method: 'GET' | 'POST';
   pattern: RegExp;
   run: Handler;

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
-import { ApiError, errorReply, ROUTES, type ApiReply } from './api.js';
+import { ApiError, errorReply, ROUTES as TASK_ROUTES, type ApiReply } from './api.js';
+import { OPS_ROUTES } from './routes-ops.js';
 import { crossSite, securityHeaders } from './security.js';
 
 /** Options of {@link createConsoleHandler}. @publicApi */
@@ -34,6 +35,7 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
+const ROUTES = [...TASK_ROUTES, ...OPS_ROUTES];
 const HERE = fileURLToPath(new URL('./static/', import.meta.url));
 
 /** The page's files, and the vendored ESM builds (copied into `static/vendor/` by the build). */
@@ -48,6 +50,9 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/vendor/preact.mjs': { file: 'vendor/preact.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/hooks.mjs': { file: 'vendor/hooks.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/htm.mjs': { file: 'vendor/htm.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/uplot.mjs': { file: 'vendor/uplot.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/uplot.css': { file: 'vendor/uplot.css', type: 'text/css; charset=utf-8' },
+  '/charts.js': { file: 'charts.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /** Where a vendored file comes from in node_modules (used when running from source, before a build). */
@@ -55,6 +60,8 @@ const VENDOR_SOURCES: Record<string, string> = {
   'vendor/preact.mjs': 'preact/dist/preact.mjs',
   'vendor/hooks.mjs': 'preact/hooks/dist/hooks.mjs',
   'vendor/htm.mjs': 'htm/dist/htm.mjs',
+  'vendor/uplot.mjs': 'uplot/dist/uPlot.esm.js',
+  'vendor/uplot.css': 'uplot/dist/uPlot.min.css',
 };
 
 /** The vendored hooks build imports the bare specifier `preact`: point it at the vendored file (no import map: CSP). */

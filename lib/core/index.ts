@@ -51,6 +51,14 @@ export {
   type LeaderInfo,
   type ServerInfo,
   type InstanceInfo,
+  type HistoryWindow,
+  type HistoryPoint,
+  type QueueHistory,
+  type FleetHistory,
+  type FireMark,
+  type WindowFires,
+  type ScheduleSilence,
+  type ScheduleActivity,
 } from './admin/inspector.js';
 export { ChronosMetrics, type ChronosMetricsOptions, type MetricsRegistry } from './observability/metrics.js';
 export { configureTracing, type TracingConfig } from './observability/tracing.js';

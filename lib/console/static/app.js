@@ -2,6 +2,7 @@
 import { api, bytes, duration, go, html, render, route, useEffect, useState, when } from './lib.js';
 import { SchedulesPage, SchedulePage } from './schedules.js';
 import { TaskPage, TasksPage, SearchBox } from './tasks.js';
+import { HistoryPanel } from './charts.js';
 
 const POLL_MS = 3000;
 
@@ -28,10 +29,11 @@ function Chart({ days }) {
   </svg>`;
 }
 
-function Overview({ data }) {
+function Overview({ data, tick }) {
   const { queues, leader, servers, redis, warnings } = data;
   return html`<section data-testid="overview">
-    ${warnings.map((w) => html`<p class="warning" data-testid="warning">⚠ ${w.message}</p>`)}
+    ${warnings.map((w) => html`<p class="warning" data-testid=${w.schedule ? 'silent-schedule' : 'warning'}>⚠ ${w.message}</p>`)}
+    <${HistoryPanel} tick=${tick} />
     <h2>Queues</h2>
     <table data-testid="queues">
       <thead>
@@ -208,7 +210,7 @@ function App() {
     else if (page === 'schedules' && rest[0]) body = html`<${SchedulePage} ...${props} name=${rest[0]} />`;
     else if (page === 'schedules') body = html`<${SchedulesPage} ...${props} />`;
     else if (page === 'servers') body = html`<${Servers} data=${data} />`;
-    else body = html`<${Overview} data=${data} />`;
+    else body = html`<${Overview} data=${data} tick=${tick} />`;
   }
   return html`<header>
       <h1>Chronos</h1>

@@ -1,5 +1,6 @@
 // Schedules: spec in words, next runs, last fire and outcome, liveness; pause with a note, resume, trigger now, remove; history.
 import { act, api, enc, html, Notice, useEffect, useState, when } from './lib.js';
+import { Activity, useActivity } from './charts.js';
 
 function Liveness({ s }) {
   if (s.error) return html`<span class="badge bad">unreadable</span>`;
@@ -66,8 +67,9 @@ function lastOutcome(s, history) {
   return h ? `${h.outcome}${h.task ? ' · task ' + h.task : ''}` : s.lastFiredAt ? 'fired' : 'never fired';
 }
 
-export function SchedulesPage({ data, readOnly }) {
+export function SchedulesPage({ data, readOnly, tick }) {
   const [notice, setNotice] = useState(null);
+  const activity = useActivity(tick);
   return html`<section data-testid="schedules">
     <h2>Schedules</h2>
     <${Notice} notice=${notice} />
@@ -79,6 +81,7 @@ export function SchedulesPage({ data, readOnly }) {
           <th>queue · type</th>
           <th>next runs</th>
           <th>last fired</th>
+          <th>recent fires</th>
           <th>state</th>
           <th>origin</th>
           ${!readOnly && html`<th>acts</th>`}
@@ -88,7 +91,7 @@ export function SchedulesPage({ data, readOnly }) {
         ${
           data.schedules.length === 0 &&
           html`<tr>
-            <td colspan="8" class="muted">No schedules.</td>
+            <td colspan="9" class="muted">No schedules.</td>
           </tr>`
         }
         ${data.schedules.map(
@@ -101,6 +104,7 @@ export function SchedulesPage({ data, readOnly }) {
                 ${notFiring(s) ? html`<span class="muted">none: ${notFiring(s)}</span>` : s.next.slice(0, 2).map((n) => html`<${NextRun} ms=${n} zone=${s.timeZone} />`)}
               </td>
               <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
+              <td><${Activity} a=${activity?.get(s.name)} /></td>
               <td>
                 <${Liveness} s=${s} />
                 ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}
@@ -116,6 +120,7 @@ export function SchedulesPage({ data, readOnly }) {
 
 export function SchedulePage({ readOnly, name, tick }) {
   const [d, setD] = useState(null);
+  const activity = useActivity(tick);
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
   useEffect(() => {
@@ -157,6 +162,8 @@ export function SchedulePage({ readOnly, name, tick }) {
             <dd>${v}</dd>`,
       )}
     </dl>
+    <h3>Recent fires</h3>
+    <${Activity} a=${activity?.get(s.name)} />
     <h3>Next runs</h3>
     <ul data-testid="next-runs">
       ${notFiring(s) ? html`<li class="muted">none: the schedule is ${notFiring(s)}</li>` : s.next.map((n) => html`<li><${NextRun} ms=${n} zone=${s.timeZone} /></li>`)}

@@ -1,5 +1,6 @@
 // Tasks by state (cursor pages, filters, dead groups, acts on one/selection/all) and a task's detail.
 import { act, api, duration, enc, go, html, Notice, useEffect, useState, when } from './lib.js';
+import { HistoryPanel } from './charts.js';
 
 const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'];
 /** The acts possible on a task of each state. */
@@ -132,6 +133,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
           >`,
       )}
     </nav>
+    <${HistoryPanel} queue=${queue} tick=${tick} />
     <${Notice} notice=${notice} />
     ${state === 'dead' && html`<${DeadGroups} queue=${queue} tick=${tick} onPick=${(msg) => setFilter(type, msg)} />`}
     ${

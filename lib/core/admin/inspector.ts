@@ -1,9 +1,12 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
+import * as hist from './history.js';
+import * as act from './schedule-activity.js';
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
@@ -15,11 +18,15 @@ import type {
   BackfillResult,
   DeadGroups,
   FireInfo,
+  FleetHistory,
+  HistoryWindow,
   InspectorOptions,
   InstanceInfo,
   LeaderInfo,
+  QueueHistory,
   QueueInfo,
   RedisInfo,
+  ScheduleActivity,
   ScheduleInfo,
   ServerInfo,
   TaskFilter,
@@ -29,6 +36,16 @@ import type {
 } from './types.js';
 
 export * from './types.js';
+
+function checkWindow(window: unknown): HistoryWindow {
+  if (!(hist.HISTORY_WINDOWS as unknown[]).includes(window)) {
+    throw new InvalidOptionsError(
+      [`window: expected one of ${hist.HISTORY_WINDOWS.join(', ')}, got ${JSON.stringify(window)}`],
+      'history options',
+    );
+  }
+  return window as HistoryWindow;
+}
 
 /**
  * Reads and acts over the Chronos key layout of one namespace: the single door for the NestJS
@@ -89,10 +106,30 @@ export class Inspector {
   /**
    * One queue: counts by state, paused, latency (age of the oldest pending task), processed /
    * failed / lost per UTC day for the last 7 days, approximate memory. Two round trips on the
-   * queue's slot (a pipeline of 16 O(1) commands, then XRANGE … COUNT 1), plus SISMEMBER.
+   * queue's slot (a pipeline of 17 O(1) commands, then XRANGE … COUNT 1), plus SISMEMBER.
    */
   queue(name: string): Promise<QueueInfo> {
     return q.queueInfo(this.ctx, name);
+  }
+
+  /**
+   * A queue's processed, failed and lost tasks, depth and latency over the last hour (60 points of a
+   * minute) or day (24 points of an hour), oldest first, the last being the current minute or hour.
+   * The counts are kept by the scripts that already run per batch of tasks (no command of their own
+   * per task) in one fixed-size key per queue (1,872 bytes: 60 minutes, 24 hours, 8 days; the depth
+   * and latency sampled once a minute by a worker server). One `GET`: O(1) per point.
+   * @throws InvalidOptionsError for an unknown window.
+   */
+  async queueHistory(queue: string, window: HistoryWindow = 'hour'): Promise<QueueHistory> {
+    return hist.queueHistory(this.ctx, queue, checkWindow(window));
+  }
+
+  /**
+   * Every queue's history (see {@link queueHistory}) and their total, point by point. `SMEMBERS`,
+   * then one `GET` per queue. @throws InvalidOptionsError for an unknown window.
+   */
+  async history(window: HistoryWindow = 'hour'): Promise<FleetHistory> {
+    return hist.fleetHistory(this.ctx, checkWindow(window));
   }
 
   /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
@@ -226,6 +263,19 @@ export class Inspector {
    */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return s.history(this.ctx, name, limit);
+  }
+
+  /**
+   * What each schedule did lately: its last 30 fires marked on time / late / skipped / failed (a
+   * sparkline), triggers its spec expected vs fired over the last hour and day, triggers overdue,
+   * and, when it should have fired and did not, why (no leader, not firing, orphaned, paused for an
+   * hour or more, its last fires failing). Pass `schedules` already read to save that read. Cost:
+   * {@link schedules} (unless given) and {@link leader}, an `LRANGE` of 30 per schedule, and per
+   * target queue a pipeline of `ZSCORE` ×2 per fired task.
+   */
+  async scheduleActivity(schedules?: ScheduleInfo[]): Promise<ScheduleActivity[]> {
+    const [list, leader] = await Promise.all([schedules ?? s.schedules(this.ctx, 1), fleet.leader(this.ctx)]);
+    return act.scheduleActivity(this.ctx, list, leader !== null);
   }
 
   /** Scheduler instances seen in the last day, with liveness. One pipeline (ZRANGE + TIME). */

@@ -13,10 +13,10 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
 /**
  * The fleet gauges of {@link ChronosMetrics}: the state of every queue and schedule of the
  * namespace, as any replica sees it in Redis. One read (shared by all gauges of a scrape, reused
- * by the scrapes within `cacheMs`) costs `8 + 17 × queues + (schedules ÷ 1,000) × (2 + declarations
+ * by the scrapes within `cacheMs`) costs `8 + 18 × queues + (schedules ÷ 1,000) × (2 + declarations
  * + queues that schedules target)` commands or so, whatever the number of tasks:
  * - `Inspector.queues()`: `SMEMBERS` ×2 (queues, paused), then per queue one pipeline of `XLEN`,
- *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`,
+ *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`, `GET` of the counts,
  *   `XINFO GROUPS`, `TIME`, and an `XRANGE … COUNT 1` for the latency (age of the oldest waiting task);
  * - `Inspector.schedules(1)`: `HSCAN` of the registry and the pause notes, `ZRANGE` instances, `TIME`,
  *   `MGET` of their declarations, `SMISMEMBER` per distinct declaration and `HMGET` last-fired per

@@ -8,7 +8,11 @@ import {
   type BackfillResult,
   type DeadGroups,
   type FireInfo,
+  type FleetHistory,
+  type HistoryWindow,
   type InstanceInfo,
+  type QueueHistory,
+  type ScheduleActivity,
   type LeaderInfo,
   type QueueInfo,
   type RedisInfo,
@@ -121,6 +125,24 @@ export class InspectorService {
   /** The last fires of a schedule, newest first, with their outcomes. @throws ScheduleNotFoundError */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return this.inspector.scheduleHistory(name, limit);
+  }
+
+  /**
+   * A queue's processed / failed / lost tasks, depth and latency per minute of the last hour, or per
+   * hour of the last day (one `GET`). @throws InvalidOptionsError for an unknown window.
+   */
+  queueHistory(queue: string, window: HistoryWindow = 'hour'): Promise<QueueHistory> {
+    return this.inspector.queueHistory(queue, window);
+  }
+
+  /** Every queue's history and their total, per minute of the last hour or per hour of the last day. */
+  history(window: HistoryWindow = 'hour'): Promise<FleetHistory> {
+    return this.inspector.history(window);
+  }
+
+  /** Each schedule's last fires (on time, late, skipped, failed), fires vs expected over the last hour and day, and why it is silent. */
+  scheduleActivity(): Promise<ScheduleActivity[]> {
+    return this.inspector.scheduleActivity();
   }
 
   /** The current leader (`instance`, `term`, `since` epoch ms, `ttlMs`), or null when nobody leads. */

@@ -1,0 +1,24 @@
+// The console's API routes for charts and schedule activity (docs/console.md), beside the task and
+// schedule routes of api.ts.
+import type { HistoryWindow } from '../core/admin/types.js';
+import { ApiError, type ApiContext, type Route } from './api.js';
+
+function windowOf(query: URLSearchParams): HistoryWindow {
+  const w = query.get('window') ?? 'hour';
+  if (w === 'hour' || w === 'day') return w;
+  throw new ApiError(400, `window: expected hour or day, got ${JSON.stringify(w)}`);
+}
+
+const seg = '([^/]+)';
+const re = (path: string) => new RegExp(`^${path.replaceAll(':p', seg)}$`);
+
+/** GET history (every queue and the total) or one queue's; GET schedule activity (sparklines, expected vs fired, silent). */
+export const OPS_ROUTES: Route[] = [
+  { method: 'GET', pattern: re('/history'), run: (ctx: ApiContext) => ctx.inspector.history(windowOf(ctx.query)) },
+  {
+    method: 'GET',
+    pattern: re('/queues/:p/history'),
+    run: (ctx: ApiContext, [queue]) => ctx.inspector.queueHistory(queue, windowOf(ctx.query)),
+  },
+  { method: 'GET', pattern: re('/schedule-activity'), run: (ctx: ApiContext) => ctx.inspector.scheduleActivity() },
+];
