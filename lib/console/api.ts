@@ -16,6 +16,8 @@ export interface ApiContext {
   inspector: Inspector;
   redact: (payload: unknown, task: TaskInfo) => unknown;
   actor: string;
+  /** Where the request comes from, for the audit trail: `console <client address>`. */
+  origin: string;
   readOnly: boolean;
   query: URLSearchParams;
   body: Record<string, unknown>;
@@ -126,7 +128,7 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const b = ctx.body;
   const action = str(b.action, 'action', true)!;
   const st = state(b.state);
-  const actor = { actor: ctx.actor };
+  const actor = { actor: ctx.actor, origin: ctx.origin };
   const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
   const i = ctx.inspector;
   if (b.all === true) {
@@ -216,8 +218,8 @@ export const ROUTES: Route[] = [
     method: 'POST',
     pattern: re('/queues/:p/(pause|resume)'),
     run: async (ctx, [queue, verb]) => {
-      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor });
-      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor });
+      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
+      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       return { ok: true };
     },
   },
@@ -225,7 +227,7 @@ export const ROUTES: Route[] = [
     method: 'POST',
     pattern: re('/schedules/:p/(pause|resume|trigger|remove)'),
     run: async (ctx, [name, verb]) => {
-      const actor = { actor: ctx.actor };
+      const actor = { actor: ctx.actor, origin: ctx.origin };
       if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });
       else if (verb === 'resume') await ctx.inspector.resumeSchedule(name, actor);
       else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: ctx.body.force === true, ...actor });

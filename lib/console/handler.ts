@@ -53,6 +53,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/vendor/uplot.mjs': { file: 'vendor/uplot.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/uplot.css': { file: 'vendor/uplot.css', type: 'text/css; charset=utf-8' },
   '/charts.js': { file: 'charts.js', type: 'text/javascript; charset=utf-8' },
+  '/audit.js': { file: 'audit.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /** Where a vendored file comes from in node_modules (used when running from source, before a build). */
@@ -86,6 +87,11 @@ function staticFile(file: string): Buffer | undefined {
   }
   if (data) cache.set(file, data);
   return data;
+}
+
+/** Where a request comes from, for the audit trail: `console <client address>`. */
+function originOf(req: IncomingMessage): string {
+  return `console ${req.socket?.remoteAddress ?? 'unknown'}`;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -213,7 +219,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
       }
       const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
-      const ctx = { inspector, redact, actor: actorOf(req), readOnly, query, body };
+      const ctx = { inspector, redact, actor: actorOf(req), origin: originOf(req), readOnly, query, body };
       reply = { status: 200, body: await route.run(ctx, params) };
     } catch (err) {
       reply = errorReply(err);

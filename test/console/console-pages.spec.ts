@@ -119,6 +119,18 @@ run('every console page in Chromium (issue 24)', () => {
     await shot(page, 'console-schedule');
   });
 
+  test('audit: an act done from the page is in the trail, with the console actor and the client address', async () => {
+    await page.goto(base + '#/queues/reports/pending');
+    await page.getByRole('button', { name: 'Pause queue' }).click();
+    await page.getByRole('button', { name: 'Resume queue' }).waitFor();
+    await page.goto(base + '#/audit');
+    const row = page.locator('[data-testid=audit-entry]').first();
+    await row.getByText('queue.pause').waitFor();
+    expect(await row.textContent()).toMatch(/console:ada.*queue\.pause.*queue reports.*done \(1\).*console (::ffff:)?127\.0\.0\.1/);
+    await shot(page, 'console-audit');
+    await inspector.resumeQueue('reports');
+  });
+
   test('servers: the live worker servers and scheduler instances', async () => {
     await page.goto(base + '#/servers');
     await page

@@ -3,6 +3,7 @@ import { api, bytes, duration, go, html, render, route, useEffect, useState, whe
 import { SchedulesPage, SchedulePage } from './schedules.js';
 import { TaskPage, TasksPage, SearchBox } from './tasks.js';
 import { HistoryPanel } from './charts.js';
+import { AuditPage } from './audit.js';
 
 const POLL_MS = 3000;
 
@@ -210,13 +211,14 @@ function App() {
     else if (page === 'schedules' && rest[0]) body = html`<${SchedulePage} ...${props} name=${rest[0]} />`;
     else if (page === 'schedules') body = html`<${SchedulesPage} ...${props} />`;
     else if (page === 'servers') body = html`<${Servers} data=${data} />`;
+    else if (page === 'audit') body = html`<${AuditPage} ...${props} />`;
     else body = html`<${Overview} data=${data} tick=${tick} />`;
   }
   return html`<header>
       <h1>Chronos</h1>
       <nav>
         ${nav('overview', '#/', 'Overview')} ${nav('queues', `#/queues/${firstQueue}/pending`, 'Tasks')}
-        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')}
+        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')} ${nav('audit', '#/audit', 'Audit')}
       </nav>
       <${SearchBox} onFind=${(id) => go('#/tasks/' + encodeURIComponent(id))} />
       <span class="muted" data-testid="namespace">${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : ''}` : ''}</span>

@@ -7,6 +7,10 @@ import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import * as hist from './history.js';
 import * as act from './schedule-activity.js';
+import * as au from './audit.js';
+import type { AuditQuery } from './audit.js';
+import type { AuditEntry, OperatorAction } from '../runtime/events.js';
+import { setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
@@ -36,6 +40,19 @@ import type {
 } from './types.js';
 
 export * from './types.js';
+export type { AuditQuery } from './audit.js';
+
+/** A page of the audit trail, newest first, and the cursor of the next (absent at the end). @publicApi */
+export interface AuditPage {
+  /** The entries, newest first. */
+  entries: AuditEntry[];
+  /** Pass it back as `cursor` for older entries; absent when there are none. */
+  cursor?: string;
+}
+
+const counted = (r: ActResult): number => r.count;
+const filterText = (f: TaskFilter): string =>
+  [f.type !== undefined ? `type=${f.type}` : '', f.error !== undefined ? `error~${JSON.stringify(f.error)}` : ''].filter(Boolean).join(' ');
 
 function checkWindow(window: unknown): HistoryWindow {
   if (!(hist.HISTORY_WINDOWS as unknown[]).includes(window)) {
@@ -63,6 +80,7 @@ export class Inspector {
   readonly namespace: string;
   private readonly conn: ConnectionHandle;
   private readonly ctx: InspectorContext;
+  private readonly origin?: string;
 
   /** @throws InvalidOptionsError for an invalid namespace. */
   constructor(options: InspectorOptions = {}) {
@@ -71,6 +89,7 @@ export class Inspector {
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
+    this.origin = options.origin;
   }
 
   /** The Redis client (shared when one was passed in). */
@@ -134,12 +153,38 @@ export class Inspector {
 
   /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
   async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await q.pauseQueue(this.ctx, queue, opts.actor);
+    await this.audited(
+      'queue.pause',
+      opts,
+      { queue },
+      () => q.pauseQueue(this.ctx, queue, opts.actor),
+      (added) => (added ? 1 : 0),
+    );
   }
 
   /** Resumes a paused queue. One SREM. */
   async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await q.resumeQueue(this.ctx, queue, opts.actor);
+    await this.audited(
+      'queue.resume',
+      opts,
+      { queue },
+      () => q.resumeQueue(this.ctx, queue, opts.actor),
+      (removed) => (removed ? 1 : 0),
+    );
+  }
+
+  /**
+   * Sets a queue's fleet-wide limits (as `QueueClient.setQueueLimits`: `null` removes one), as an
+   * operator's act: recorded in the audit trail. @returns the limits now stored.
+   * @throws InvalidOptionsError naming the bad value.
+   */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
+    const detail = JSON.stringify(limits);
+    return this.audited('queue.limits', opts, { queue, detail }, async () => {
+      const now = await setQueueLimits(this.ctx.client, this.namespace, queue, limits);
+      this.ctx.emit('queue.limits', opts.actor, { queue, count: 1 });
+      return now;
+    });
   }
 
   // ---------------------------------------------------------------- tasks: read
@@ -194,12 +239,18 @@ export class Inspector {
 
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError when it is not dead there. */
   retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return ta.retryDead(this.ctx, queue, id, opts.actor);
+    return this.audited('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
   retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.retryAllDead(this.ctx, queue, opts, opts.actor);
+    return this.audited(
+      'dead.retry',
+      opts,
+      { queue, detail: filterText(opts) },
+      () => ta.retryAllDead(this.ctx, queue, opts, opts.actor),
+      counted,
+    );
   }
 
   /**
@@ -208,22 +259,30 @@ export class Inspector {
    * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
    */
   deleteTask(queue: string, id: string, opts: { state?: TaskState } & ActOptions = {}): Promise<ActResult> {
-    return ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor);
+    return this.audited(
+      'task.delete',
+      opts,
+      { queue, taskId: id },
+      () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor),
+      counted,
+    );
   }
 
   /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
   deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor);
+    const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
+    return this.audited('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /** Moves a scheduled or retry task into the stream now (retry count kept). @throws TaskNotFoundError */
   runTask(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return ta.runTask(this.ctx, queue, id, opts.actor);
+    return this.audited('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
   runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.runAllTasks(this.ctx, queue, state, opts, opts.actor);
+    const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
+    return this.audited('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /**
@@ -233,7 +292,13 @@ export class Inspector {
    * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
    */
   cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
-    return ta.cancelTask(this.ctx, id, opts.queue, opts.actor);
+    return this.audited(
+      'task.cancel',
+      opts,
+      { queue: opts.queue, taskId: id },
+      () => ta.cancelTask(this.ctx, id, opts.queue, opts.actor),
+      counted,
+    );
   }
 
   // ---------------------------------------------------------------- schedules
@@ -293,17 +358,25 @@ export class Inspector {
 
   /** Pauses a schedule fleet-wide, with an optional note. One script. @throws ScheduleNotFoundError */
   pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
-    return sa.pauseSchedule(this.ctx, name, opts.note, opts.actor);
+    return this.audited('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
+      sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
+    );
   }
 
   /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError */
   resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
-    return sa.resumeSchedule(this.ctx, name, opts.actor);
+    return this.audited('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
   }
 
   /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError */
   triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
-    return sa.triggerSchedule(this.ctx, name, opts.actor);
+    return this.audited(
+      'schedule.trigger',
+      opts,
+      { schedule: name },
+      () => sa.triggerSchedule(this.ctx, name, opts.actor),
+      () => 1,
+    );
   }
 
   /**
@@ -311,7 +384,10 @@ export class Inspector {
    * `force`). @throws ScheduleNotFoundError; ChronosStateError
    */
   removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
-    return sa.removeSchedule(this.ctx, name, opts.force, opts.actor);
+    const detail = opts.force ? 'force' : undefined;
+    return this.audited('schedule.remove', opts, { schedule: name, detail }, () =>
+      sa.removeSchedule(this.ctx, name, opts.force, opts.actor),
+    );
   }
 
   /**
@@ -320,7 +396,49 @@ export class Inspector {
    * @throws ScheduleNotFoundError; InvalidOptionsError
    */
   backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
-    return sa.backfillSchedule(this.ctx, name, fromMs, toMs, opts.actor);
+    const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;
+    return this.audited(
+      'schedule.backfill',
+      opts,
+      { schedule: name, detail },
+      () => sa.backfillSchedule(this.ctx, name, fromMs, toMs, opts.actor),
+      (r) => r.enqueued,
+    );
+  }
+
+  // ---------------------------------------------------------------- audit
+
+  /**
+   * The audit trail, newest first: every act done through an Inspector (console, CLI,
+   * `InspectorService`), done or failed, with who (`actor`), what, when (Redis time), from where
+   * (`origin`) and the result. Kept in one STREAM, at most 10,000 entries and 30 days. One
+   * `XREVRANGE … COUNT` (at most 2,000 entries looked at when filtering). @throws InvalidOptionsError
+   */
+  audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return au.readAudit(this.ctx, query);
+  }
+
+  /**
+   * Runs an act and records it (done with its count, or failed with the error's message) in the
+   * audit trail, which emits `audit.recorded`. A failure to record is not the act's: it is ignored.
+   */
+  private async audited<T>(
+    action: OperatorAction,
+    opts: ActOptions,
+    target: { queue?: string; schedule?: string; taskId?: string; detail?: string },
+    run: () => Promise<T>,
+    count: (r: T) => number | undefined = () => undefined,
+  ): Promise<T> {
+    const who = { actor: opts.actor ?? this.ctx.actor, origin: opts.origin ?? this.origin, action, ...target };
+    let r: T;
+    try {
+      r = await run();
+    } catch (err) {
+      await au.recordAct(this.ctx, { ...who, result: 'failed', error: err instanceof Error ? err.message : String(err) }).catch(() => {});
+      throw err;
+    }
+    await au.recordAct(this.ctx, { ...who, result: 'done', count: count(r) }).catch(() => {});
+    return r;
   }
 
   // ---------------------------------------------------------------- fleet

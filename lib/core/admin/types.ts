@@ -430,10 +430,14 @@ export interface InspectorOptions {
   events?: EventBus;
   /** Who acts, when an act names nobody (`{ actor }`). @defaultValue 'inspector' */
   actor?: string;
+  /** From where acts come, when an act does not say (`{ origin }`), for the audit trail. @defaultValue none */
+  origin?: string;
 }
 
-/** Who does an act (named in its `operator.acted` event). */
+/** Who does an act and from where (named in its `operator.acted` event and its audit entry). */
 export interface ActOptions {
   /** Who acts, e.g. `cli:ada@host`. @defaultValue the Inspector's `actor` option */
   actor?: string;
+  /** From where, for the audit trail, e.g. `console 10.0.0.7`, `cli ops-box`. @defaultValue the Inspector's `origin` option */
+  origin?: string;
 }

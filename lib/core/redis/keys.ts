@@ -227,6 +227,11 @@ export class GlobalKeys {
   readonly limited: string;
   /** Pub/sub channel of limit notices: a queue name, published when its limits change or a slot of its limit frees. */
   readonly limitsChannel: string;
+  /**
+   * STREAM of the audit trail: one entry per operator act through the Inspector (who, what, where,
+   * the result; the entry id is when, Redis time), capped by count and age (admin/audit.ts).
+   */
+  readonly audit: string;
 
   private readonly prefix: string;
 
@@ -243,6 +248,7 @@ export class GlobalKeys {
     this.cancelChannel = `${namespace}:cancel`;
     this.limited = this.prefix + 'limited';
     this.limitsChannel = `${namespace}:limits`;
+    this.audit = this.prefix + 'audit';
   }
 
   /**

@@ -18,7 +18,11 @@ export interface ChronosConsoleOptions {
   authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
   /** Replaces a task's payload before it leaves the server (e.g. masks secrets). */
   redact?: (payload: unknown, task: TaskInfo) => unknown;
-  /** Who acts, as named in the `operator.acted` events. @defaultValue `console:<instanceId>` */
+  /**
+   * Who acts, as named in the `operator.acted` events and the audit trail. @defaultValue
+   * `console:<name>` of the `req.user` the guard set (its `username`, `name`, `email`, `id` or
+   * `sub`), else `console:<instanceId>`
+   */
   actor?: (req: IncomingMessage) => string;
 }
 

@@ -5,6 +5,8 @@ import {
   Inspector,
   type ActOptions,
   type ActResult,
+  type AuditPage,
+  type AuditQuery,
   type BackfillResult,
   type DeadGroups,
   type FireInfo,
@@ -23,6 +25,7 @@ import {
   type TaskPage,
   type TaskState,
 } from '../../core/admin/inspector.js';
+import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from './chronos.client.js';
@@ -73,6 +76,7 @@ export class InspectorService {
       livenessWindow: options.heartbeatInterval * 3,
       events,
       actor: `app:${options.instanceId}`,
+      origin: `app ${options.instanceId}`,
     });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
@@ -143,6 +147,16 @@ export class InspectorService {
   /** Each schedule's last fires (on time, late, skipped, failed), fires vs expected over the last hour and day, and why it is silent. */
   scheduleActivity(): Promise<ScheduleActivity[]> {
     return this.inspector.scheduleActivity();
+  }
+
+  /** The audit trail, newest first: every act with who, what, when, from where and the result (kept 30 days, at most 10,000). */
+  audit(query?: AuditQuery): Promise<AuditPage> {
+    return this.inspector.audit(query);
+  }
+
+  /** Sets a queue's fleet-wide limits as an operator's act (recorded in the audit trail). @throws InvalidOptionsError */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts?: ActOptions): Promise<QueueLimits> {
+    return this.inspector.setQueueLimits(queue, limits, opts);
   }
 
   /** The current leader (`instance`, `term`, `since` epoch ms, `ttlMs`), or null when nobody leads. */
