@@ -18,6 +18,8 @@ export interface ApiContext {
   actor: string;
   /** Where the request comes from, for the audit trail: `console <client address>`. */
   origin: string;
+  /** Which acts this caller may do (`authorize(req, act)`; all false when read-only): the page hides the others. */
+  can: Record<string, boolean>;
   readOnly: boolean;
   query: URLSearchParams;
   body: Record<string, unknown>;
@@ -95,6 +97,7 @@ async function overview(ctx: ApiContext): Promise<unknown> {
   return {
     namespace: i.namespace,
     readOnly: ctx.readOnly,
+    can: ctx.can,
     now: Date.now(),
     queues,
     leader,
@@ -155,11 +158,54 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
 
 type Handler = (ctx: ApiContext, params: string[]) => Promise<unknown>;
 
-/** One API route: its method, its path pattern under `<base>/api` and what it runs. */
+/**
+ * What a request does, as `authorize(req, act)` is asked: `read` (the page, its assets and every GET),
+ * or the act of a POST, named as its audit entry (`dead.retry`, `task.delete`, `task.run`,
+ * `task.cancel`, `queue.pause`, `queue.resume`, `schedule.pause`, `schedule.resume`,
+ * `schedule.trigger`, `schedule.remove`). @publicApi
+ */
+export type ConsoleAct =
+  | 'read'
+  | 'dead.retry'
+  | 'task.delete'
+  | 'task.run'
+  | 'task.cancel'
+  | 'queue.pause'
+  | 'queue.resume'
+  | 'schedule.pause'
+  | 'schedule.resume'
+  | 'schedule.trigger'
+  | 'schedule.remove';
+
+/** Every act a POST may be (what the page asks `can` of). */
+export const CONSOLE_ACTS: readonly Exclude<ConsoleAct, 'read'>[] = [
+  'dead.retry',
+  'task.delete',
+  'task.run',
+  'task.cancel',
+  'queue.pause',
+  'queue.resume',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.trigger',
+  'schedule.remove',
+];
+
+/** The act of a task act's body (`{ action: 'retry' | 'delete' | 'run' | 'cancel' }`). @throws ApiError 400 */
+function taskActOf(body: Record<string, unknown>): ConsoleAct {
+  const a = body.action;
+  if (a === 'retry') return 'dead.retry';
+  if (a === 'delete' || a === 'run' || a === 'cancel') return `task.${a}`;
+  throw new ApiError(400, `action: expected retry, delete, run or cancel, got ${JSON.stringify(a)}`);
+}
+
+/** One API route: its method, its path pattern under `<base>/api`, what it runs, and (POST) which act it is. */
 export interface Route {
   method: 'GET' | 'POST';
   pattern: RegExp;
   run: Handler;
+  /** The act of a POST, from its path parameters and body (asked of `authorize(req, act)` before it runs). */
+  act?: (params: string[], body: Record<string, unknown>) => ConsoleAct;
 }
 
 const seg = '([^/]+)';
@@ -213,10 +259,11 @@ export const ROUTES: Route[] = [
       return { schedule: withWords(schedule), history };
     },
   },
-  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue) },
+  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue), act: (_p, body) => taskActOf(body) },
   {
     method: 'POST',
     pattern: re('/queues/:p/(pause|resume)'),
+    act: ([, verb]) => `queue.${verb as 'pause' | 'resume'}`,
     run: async (ctx, [queue, verb]) => {
       if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
@@ -226,6 +273,7 @@ export const ROUTES: Route[] = [
   {
     method: 'POST',
     pattern: re('/schedules/:p/(pause|resume|trigger|remove)'),
+    act: ([, verb]) => `schedule.${verb as 'pause' | 'resume' | 'trigger' | 'remove'}`,
     run: async (ctx, [name, verb]) => {
       const actor = { actor: ctx.actor, origin: ctx.origin };
       if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });

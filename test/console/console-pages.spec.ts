@@ -41,8 +41,13 @@ run('every console page in Chromium (issue 24)', () => {
       options: {
         console: {
           path: '/chronos',
-          // a role: requests with x-role: viewer may read, not act
-          authorize: (req: IncomingMessage, act?: string) => act === undefined || act === 'read' || req.headers['x-role'] !== 'viewer',
+          // roles: a viewer may read only; a retrier may read and retry dead tasks; anyone else may do everything
+          authorize: (req: IncomingMessage, act: string) => {
+            const role = req.headers['x-role'];
+            if (role === 'viewer') return act === 'read';
+            if (role === 'retrier') return act === 'read' || act === 'dead.retry';
+            return true;
+          },
           actor: (req: IncomingMessage) => `console:${String(req.headers['x-user'] ?? 'ada')}`,
         },
       },
@@ -129,6 +134,45 @@ run('every console page in Chromium (issue 24)', () => {
     expect(await row.textContent()).toMatch(/console:ada.*queue\.pause.*queue reports.*done \(1\).*console (::ffff:)?127\.0\.0\.1/);
     await shot(page, 'console-audit');
     await inspector.resumeQueue('reports');
+  });
+
+  test('roles: the page hides what the caller may not do, and the server refuses it anyway', async () => {
+    for (const role of ['retrier', 'viewer']) {
+      const ctx = await browser.newContext({
+        viewport: { width: 1400, height: 900 },
+        timezoneId: 'UTC',
+        extraHTTPHeaders: { 'x-role': role },
+      });
+      const p = await ctx.newPage();
+      p.on('console', (m) => void (/Content Security Policy|Refused to/.test(m.text()) && violations.push(m.text())));
+      await p.goto(base + '#/queues/default/dead');
+      await p.locator('[data-testid=task-table] tbody tr').first().waitFor();
+      await p.locator('[data-testid=queue-history]').waitFor();
+      const buttons = await p.locator('[data-testid=tasks] button:visible').allTextContents();
+      if (role === 'retrier') {
+        expect(buttons.some((b) => /^retry/.test(b.trim()))).toBe(true);
+        expect(buttons.some((b) => /delete|Pause queue/.test(b))).toBe(false);
+      } else {
+        expect(buttons.filter((b) => /retry|delete|Pause queue/.test(b))).toEqual([]);
+        expect(await p.locator('[data-testid=namespace]').textContent()).toMatch(/view only/);
+        await shot(p, 'console-view-only');
+      }
+      await p.goto(base + '#/schedules');
+      await p.locator('tr[data-schedule="console.tick"]').waitFor();
+      expect(await p.locator('[data-testid=pause], [data-testid=trigger], [data-testid=remove]').count()).toBe(0);
+      // the server refuses what the page hides
+      const status = await p.evaluate(async () => {
+        const r = await fetch('api/schedules/console.tick/pause', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+        return r.status;
+      });
+      expect(status).toBe(403);
+      expect((await inspector.schedule('console.tick')).paused).toBe(false);
+      await ctx.close();
+    }
   });
 
   test('servers: the live worker servers and scheduler instances', async () => {

@@ -205,7 +205,10 @@ function App() {
   const firstQueue = encodeURIComponent(data?.queues[0]?.name ?? 'default');
   let body = html`<p class="muted">Loading…</p>`;
   if (data) {
-    const props = { data, tick, query: r.query, readOnly: data.readOnly };
+    // what the caller may do (the server's authorize(req, act)); with no act allowed the page is read-only
+    const can = (act) => !data.readOnly && data.can?.[act] !== false;
+    const readOnly = data.readOnly || (data.can !== undefined && !Object.values(data.can).some(Boolean));
+    const props = { data, tick, query: r.query, readOnly, can };
     if (page === 'queues') body = html`<${TasksPage} ...${props} queue=${rest[0]} state=${rest[1] ?? 'pending'} />`;
     else if (page === 'tasks') body = html`<${TaskPage} ...${props} id=${rest[0]} />`;
     else if (page === 'schedules' && rest[0]) body = html`<${SchedulePage} ...${props} name=${rest[0]} />`;
@@ -221,7 +224,9 @@ function App() {
         ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')} ${nav('audit', '#/audit', 'Audit')}
       </nav>
       <${SearchBox} onFind=${(id) => go('#/tasks/' + encodeURIComponent(id))} />
-      <span class="muted" data-testid="namespace">${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : ''}` : ''}</span>
+      <span class="muted" data-testid="namespace"
+        >${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : data.can && !Object.values(data.can).some(Boolean) ? ' · view only' : ''}` : ''}</span
+      >
     </header>
     ${error && html`<p class="notice error" data-testid="poll-error">Cannot reach the console API: ${error}</p>`}
     <main>${body}</main>`;

@@ -36,7 +36,7 @@ function notFiring(s) {
   return s.paused ? 'paused' : undefined;
 }
 
-function Acts({ s, readOnly, setNotice, after }) {
+function Acts({ s, readOnly, can = () => true, setNotice, after }) {
   if (readOnly) return null;
   const post = (verb, body = {}) => api(`schedules/${enc(s.name)}/${verb}`, body);
   const pause = () => {
@@ -52,13 +52,19 @@ function Acts({ s, readOnly, setNotice, after }) {
   return html`<span class="acts">
     ${
       s.paused
-        ? html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>
+        ? can('schedule.resume') &&
+          html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>
             resume
           </button>`
-        : html`<button data-testid="pause" onClick=${pause}>pause</button>`
+        : can('schedule.pause') && html`<button data-testid="pause" onClick=${pause}>pause</button>`
     }
-    <button data-testid="trigger" onClick=${() => act(setNotice, `trigger ${s.name}`, () => post('trigger'), after)}>trigger now</button>
-    <button class="danger" data-testid="remove" onClick=${remove}>remove</button>
+    ${
+      can('schedule.trigger') &&
+      html`<button data-testid="trigger" onClick=${() => act(setNotice, `trigger ${s.name}`, () => post('trigger'), after)}>
+        trigger now
+      </button>`
+    }
+    ${can('schedule.remove') && html`<button class="danger" data-testid="remove" onClick=${remove}>remove</button>`}
   </span>`;
 }
 
@@ -67,7 +73,7 @@ function lastOutcome(s, history) {
   return h ? `${h.outcome}${h.task ? ' · task ' + h.task : ''}` : s.lastFiredAt ? 'fired' : 'never fired';
 }
 
-export function SchedulesPage({ data, readOnly, tick }) {
+export function SchedulesPage({ data, readOnly, can, tick }) {
   const [notice, setNotice] = useState(null);
   const activity = useActivity(tick);
   return html`<section data-testid="schedules">
@@ -110,7 +116,7 @@ export function SchedulesPage({ data, readOnly, tick }) {
                 ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}
               </td>
               <td>${s.origin}</td>
-              ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} /></td>`}
+              ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} can=${can} setNotice=${setNotice} /></td>`}
             </tr>`,
         )}
       </tbody>
@@ -118,7 +124,7 @@ export function SchedulesPage({ data, readOnly, tick }) {
   </section>`;
 }
 
-export function SchedulePage({ readOnly, name, tick }) {
+export function SchedulePage({ readOnly, can, name, tick }) {
   const [d, setD] = useState(null);
   const activity = useActivity(tick);
   const [notice, setNotice] = useState(null);
@@ -154,7 +160,7 @@ export function SchedulePage({ readOnly, name, tick }) {
   return html`<section data-testid="schedule-detail">
     <h2>Schedule ${s.name} <${Liveness} s=${s} /></h2>
     <${Notice} notice=${notice} />
-    <p><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} after=${() => setVersion((v) => v + 1)} /></p>
+    <p><${Acts} s=${s} readOnly=${readOnly} can=${can} setNotice=${setNotice} after=${() => setVersion((v) => v + 1)} /></p>
     <dl class="meta">
       ${meta.map(
         ([k, v]) =>
