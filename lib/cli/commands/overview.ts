@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { QueueNotFoundError } from '../../core/runtime/errors.js';
 import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
 import { historyText, parseWindow } from './history.js';
+import { silenceOf } from '../../core/admin/schedule-activity.js';
+import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
 
@@ -44,13 +46,18 @@ function leaderLine(l: LeaderInfo | null): string {
   return `Leader: ${l.instance} · term ${l.term} · since ${when(l.since)} · lease ${duration(l.ttlMs)} left`;
 }
 
-function scheduleLine(s: ScheduleInfo[]): string {
+function scheduleLine(s: ScheduleInfo[], hasLeader: boolean): string {
   if (s.length === 0) return 'Schedules: none';
+  const now = engineTime.now();
+  const silent = s.flatMap((x) => {
+    const why = silenceOf(x, now, hasLeader).silent;
+    return why ? [`\nSILENT: schedule ${x.name}: ${why.message}`] : [];
+  });
   const paused = s.filter((x) => x.paused).length;
   const orphaned = s.filter((x) => x.orphaned).length;
   const next = s.filter((x) => !x.paused && !x.orphaned && x.next.length > 0).sort((a, b) => a.next[0] - b.next[0])[0];
   const upcoming = next ? ` · next: ${next.name} at ${when(next.next[0])}` : '';
-  return `Schedules: ${s.length} (${paused} paused, ${orphaned} orphaned)${upcoming}`;
+  return `Schedules: ${s.length} (${paused} paused, ${orphaned} orphaned)${upcoming}${silent.join('')}`;
 }
 
 /** Everything at a glance, as `chronos stats` prints it. */
@@ -75,7 +82,7 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
     redisLine(s.redis),
     leaderLine(s.leader),
     `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
-    scheduleLine(s.schedules),
+    scheduleLine(s.schedules, s.leader !== null),
     queueTable(s.queues),
   ].join('\n');
 }
