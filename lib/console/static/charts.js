@@ -43,6 +43,7 @@ function TimeChart({ points, series, testid, label }) {
         ...scales.map((k, i) => ({
           scale: k,
           side: i === 0 ? 3 : 1,
+          size: k === 'ms' ? 64 : 50,
           grid: { show: i === 0 },
           values: (u, vals) => vals.map((v) => (k === 'ms' ? duration(v) : v)),
         })),
