@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Compiles lib/, sample/, test/ and bench/ to dist/ with tsc (type-checking everything) and copies
-// the Lua scripts and static assets next to the compiled code.
+// Compiles lib/, schematics/, sample/, test/ and bench/ to dist/ with tsc (type-checking everything) and
+// copies the Lua scripts, static assets and the schematics' collection.json and schema.json files next
+// to the compiled code.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ function copyAssets(dir) {
 chmodSync('dist/lib/cli/main.js', 0o755);
 // compiled code (tests, benchmarks) imports the Redis helper relative to itself: dist/scripts/
 cpSync('scripts/redis-util.mjs', 'dist/scripts/redis-util.mjs');
-for (const dir of ['lib', 'test/fixtures', 'sample']) {
+for (const dir of ['lib', 'schematics', 'test/fixtures', 'sample']) {
   try {
     copyAssets(dir);
   } catch (err) {
