@@ -53,6 +53,14 @@ function entryOf(id: string, flat: readonly string[]): AuditEntry {
   return e;
 }
 
+/** A page of the audit trail, newest first, and the cursor of the next (absent at the end). @publicApi */
+export interface AuditPage {
+  /** The entries, newest first. */
+  entries: AuditEntry[];
+  /** Pass it back as `cursor` for older entries; absent when there are none. */
+  cursor?: string;
+}
+
 /** Which entries of the audit trail `Inspector.audit()` returns. @publicApi */
 export interface AuditQuery {
   /** Most entries returned (1-500). @defaultValue 50 */
@@ -75,7 +83,7 @@ export interface AuditQuery {
  * The audit trail, newest first: `XREVRANGE … COUNT`, at most 2,000 entries looked at per call when
  * filtering; `cursor` for the next page (absent at the end). @throws InvalidOptionsError for a bad limit or cursor.
  */
-export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Promise<{ entries: AuditEntry[]; cursor?: string }> {
+export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Promise<AuditPage> {
   const limit = q.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 500)
     throw new InvalidOptionsError([`limit: expected an integer 1-500, got ${JSON.stringify(q.limit)}`], 'audit options');

@@ -1,15 +1,15 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
-import { InvalidOptionsError } from '../runtime/errors.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import * as hist from './history.js';
 import * as act from './schedule-activity.js';
 import * as au from './audit.js';
-import type { AuditQuery } from './audit.js';
-import type { AuditEntry, OperatorAction } from '../runtime/events.js';
+import type { AuditPage, AuditQuery } from './audit.js';
+import { audited, checkWindow, counted, filterText, type AuditTarget } from './audited.js';
+import type { OperatorAction } from '../runtime/events.js';
 import { setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
@@ -40,29 +40,7 @@ import type {
 } from './types.js';
 
 export * from './types.js';
-export type { AuditQuery } from './audit.js';
-
-/** A page of the audit trail, newest first, and the cursor of the next (absent at the end). @publicApi */
-export interface AuditPage {
-  /** The entries, newest first. */
-  entries: AuditEntry[];
-  /** Pass it back as `cursor` for older entries; absent when there are none. */
-  cursor?: string;
-}
-
-const counted = (r: ActResult): number => r.count;
-const filterText = (f: TaskFilter): string =>
-  [f.type !== undefined ? `type=${f.type}` : '', f.error !== undefined ? `error~${JSON.stringify(f.error)}` : ''].filter(Boolean).join(' ');
-
-function checkWindow(window: unknown): HistoryWindow {
-  if (!(hist.HISTORY_WINDOWS as unknown[]).includes(window)) {
-    throw new InvalidOptionsError(
-      [`window: expected one of ${hist.HISTORY_WINDOWS.join(', ')}, got ${JSON.stringify(window)}`],
-      'history options',
-    );
-  }
-  return window as HistoryWindow;
-}
+export type { AuditQuery, AuditPage } from './audit.js';
 
 /**
  * Reads and acts over the Chronos key layout of one namespace: the single door for the NestJS
@@ -153,7 +131,7 @@ export class Inspector {
 
   /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
   async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await this.audited(
+    await this.rec(
       'queue.pause',
       opts,
       { queue },
@@ -164,7 +142,7 @@ export class Inspector {
 
   /** Resumes a paused queue. One SREM. */
   async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await this.audited(
+    await this.rec(
       'queue.resume',
       opts,
       { queue },
@@ -180,7 +158,7 @@ export class Inspector {
    */
   setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
     const detail = JSON.stringify(limits);
-    return this.audited('queue.limits', opts, { queue, detail }, async () => {
+    return this.rec('queue.limits', opts, { queue, detail }, async () => {
       const now = await setQueueLimits(this.ctx.client, this.namespace, queue, limits);
       this.ctx.emit('queue.limits', opts.actor, { queue, count: 1 });
       return now;
@@ -239,12 +217,12 @@ export class Inspector {
 
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError when it is not dead there. */
   retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return this.audited('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
+    return this.rec('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
   retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return this.audited(
+    return this.rec(
       'dead.retry',
       opts,
       { queue, detail: filterText(opts) },
@@ -259,30 +237,24 @@ export class Inspector {
    * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
    */
   deleteTask(queue: string, id: string, opts: { state?: TaskState } & ActOptions = {}): Promise<ActResult> {
-    return this.audited(
-      'task.delete',
-      opts,
-      { queue, taskId: id },
-      () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor),
-      counted,
-    );
+    return this.rec('task.delete', opts, { queue, taskId: id }, () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor), counted);
   }
 
   /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
   deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
-    return this.audited('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
+    return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /** Moves a scheduled or retry task into the stream now (retry count kept). @throws TaskNotFoundError */
   runTask(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return this.audited('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor), counted);
+    return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
   runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
-    return this.audited('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
+    return this.rec('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /**
@@ -292,7 +264,7 @@ export class Inspector {
    * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
    */
   cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
-    return this.audited(
+    return this.rec(
       'task.cancel',
       opts,
       { queue: opts.queue, taskId: id },
@@ -358,19 +330,19 @@ export class Inspector {
 
   /** Pauses a schedule fleet-wide, with an optional note. One script. @throws ScheduleNotFoundError */
   pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
-    return this.audited('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
+    return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
       sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
     );
   }
 
   /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError */
   resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
-    return this.audited('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
+    return this.rec('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
   }
 
   /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError */
   triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
-    return this.audited(
+    return this.rec(
       'schedule.trigger',
       opts,
       { schedule: name },
@@ -385,9 +357,7 @@ export class Inspector {
    */
   removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
     const detail = opts.force ? 'force' : undefined;
-    return this.audited('schedule.remove', opts, { schedule: name, detail }, () =>
-      sa.removeSchedule(this.ctx, name, opts.force, opts.actor),
-    );
+    return this.rec('schedule.remove', opts, { schedule: name, detail }, () => sa.removeSchedule(this.ctx, name, opts.force, opts.actor));
   }
 
   /**
@@ -397,7 +367,7 @@ export class Inspector {
    */
   backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
     const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;
-    return this.audited(
+    return this.rec(
       'schedule.backfill',
       opts,
       { schedule: name, detail },
@@ -418,27 +388,15 @@ export class Inspector {
     return au.readAudit(this.ctx, query);
   }
 
-  /**
-   * Runs an act and records it (done with its count, or failed with the error's message) in the
-   * audit trail, which emits `audit.recorded`. A failure to record is not the act's: it is ignored.
-   */
-  private async audited<T>(
+  /** Runs an act and records it in the audit trail (audited.ts). */
+  private rec<T>(
     action: OperatorAction,
     opts: ActOptions,
-    target: { queue?: string; schedule?: string; taskId?: string; detail?: string },
+    target: AuditTarget,
     run: () => Promise<T>,
-    count: (r: T) => number | undefined = () => undefined,
+    count?: (r: T) => number | undefined,
   ): Promise<T> {
-    const who = { actor: opts.actor ?? this.ctx.actor, origin: opts.origin ?? this.origin, action, ...target };
-    let r: T;
-    try {
-      r = await run();
-    } catch (err) {
-      await au.recordAct(this.ctx, { ...who, result: 'failed', error: err instanceof Error ? err.message : String(err) }).catch(() => {});
-      throw err;
-    }
-    await au.recordAct(this.ctx, { ...who, result: 'done', count: count(r) }).catch(() => {});
-    return r;
+    return audited(this.ctx, this.origin, action, opts, target, run, count);
   }
 
   // ---------------------------------------------------------------- fleet
