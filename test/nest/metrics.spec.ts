@@ -123,7 +123,7 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     app = await createChronosTestApp({
       controllers: [MetricsController],
       providers: [{ provide: APP_REGISTRY, useValue: registry }],
-      options: { connection: redis.url, namespace, worker: false, scheduler: false, metrics: { registry, fleetCacheMs: 300 } },
+      options: { connection: redis.url, namespace, worker: false, scheduler: false, metrics: { registry, fleetCacheMs: 3000 } },
       http: true,
     });
     expect(app.get(ChronosMetrics)).toBeInstanceOf(ChronosMetrics);
@@ -139,7 +139,7 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     expect(total(await counted())).toBe(0);
 
     await seed.enqueueBulk(Array.from({ length: 5000 }, (_, i) => ({ type: 'x', options: { queue: 'b', delay: i % 2 ? 60_000 : 0 } })));
-    await new Promise((r) => setTimeout(r, 400)); // past the cache window (nothing else to await: the cache is time-based)
+    await new Promise((r) => setTimeout(r, 3100)); // past the cache window (nothing else to await: the cache is time-based); 3 s so a slow first scrape on a loaded machine is still inside it
     await counted();
     const second = await scrape(url);
     const big = await counted();
