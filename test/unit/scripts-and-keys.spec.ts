@@ -137,7 +137,7 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     k.processed('2026-01-01'),
     k.failed('2026-01-01'),
   ];
-  all.push(k.lost('2026-01-01'), k.reclaimed);
+  all.push(k.lost('2026-01-01'), k.reclaimed, k.counts);
   for (const key of all) {
     expect(key.startsWith('app:')).toBe(true);
     expect(key.indexOf('{')).toBe(key.indexOf('{app:mail}'));

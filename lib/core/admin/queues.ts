@@ -1,4 +1,5 @@
 import { afterLastDelivered, readyAt } from './latency.js';
+import { decodeDays } from './history.js';
 import { utcDay } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import { writePause } from '../redis/commands/pause.js';
@@ -26,8 +27,9 @@ export async function queues(ctx: InspectorContext): Promise<QueueInfo[]> {
  * One queue: counts by state (pending = stream length − pending entries list), paused, latency
  * (age of the oldest undelivered entry, by Redis time), processed/failed/lost for the last 7 UTC
  * days, and approximate memory. Two round trips on the queue's slot: a pipeline of XLEN, XPENDING
- * (summary, O(1)), ZCARD ×3, MGET ×3 (7 keys each), MEMORY USAGE ×6 (SAMPLES 5), XINFO GROUPS and
- * TIME; then XRANGE … COUNT 1 after the group's last-delivered id. `paused` (a global key) is read
+ * (summary, O(1)), ZCARD ×3, MGET ×3 (7 keys each), MEMORY USAGE ×6 (SAMPLES 5), XINFO GROUPS,
+ * TIME, GET of the counts (the day ring, added to the day keys written before it); then XRANGE …
+ * COUNT 1 after the group's last-delivered id. `paused` (a global key) is read
  * apart: pass it when known.
  */
 export async function queueInfo(ctx: InspectorContext, name: string, paused?: boolean): Promise<QueueInfo> {
@@ -47,14 +49,19 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   for (const key of memoryKeys) p.call('MEMORY', 'USAGE', key, 'SAMPLES', 5);
   p.call('XINFO', 'GROUPS', k.stream);
   p.time();
+  p.getBuffer(k.counts);
   const r = (await p.exec())!;
   const val = (i: number): unknown => (r[i][0] ? undefined : r[i][1]);
   const len = Number(val(0) ?? 0);
   const active = Number(((val(1) as [number] | undefined) ?? [0])[0] ?? 0); // NOGROUP: nobody consumed yet
   const counts = (i: number) => ((val(i) as (string | null)[] | undefined) ?? []).map((v) => Number(v ?? 0));
-  const [processed, failed, lost] = [counts(5), counts(6), counts(7)];
+  // the day keys written before the counts key (and by older workers during a rolling deploy), plus the counts' day ring
+  const countsBuf = (val(10 + memoryKeys.length) as Buffer | null | undefined) ?? null;
+  const ring = decodeDays(countsBuf, now, DAYS);
+  const [processed, failed, lost] = [counts(5), counts(6), counts(7)].map((c, f) => c.map((v, i) => v + ring[i][f]));
   let memoryBytes = 0;
   for (let i = 0; i < memoryKeys.length; i++) memoryBytes += Number(val(8 + i) ?? 0);
+  memoryBytes += countsBuf?.length ?? 0; // its value's size (at most 1,872 bytes)
   const after = afterLastDelivered(val(8 + memoryKeys.length));
   const [sec, usec] = val(9 + memoryKeys.length) as [string, string];
   const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);

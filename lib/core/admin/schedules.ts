@@ -197,6 +197,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       paused: s.paused === true,
       orphaned: !s.runtime && !by.some((d) => d.alive),
       registeredAt: s.registeredAt,
+      ...(s.offsetMs ? { offsetMs: s.offsetMs } : {}),
       lastFiredAt: last === undefined ? undefined : Number(last),
       next: [],
       declaredBy: by,

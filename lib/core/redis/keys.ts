@@ -51,6 +51,12 @@ export class QueueKeys {
   readonly limits: string;
   /** ZSET entry id → when it was handed out (epoch ms, Redis time): the `rate` limit's sliding log. */
   readonly rateLog: string;
+  /**
+   * STRING of u32 slots (`BITFIELD`): the queue's counts per minute (last 60), hour (last 24) and UTC
+   * day (last 8), and its sampled depth and latency; fixed size (protocol.ts STATS), written by the
+   * scripts that already run per batch (stats.lua) and by sample-queue.lua once a minute.
+   */
+  readonly counts: string;
   private readonly prefix: string;
 
   constructor(
@@ -71,6 +77,7 @@ export class QueueKeys {
     this.reclaimed = this.prefix + 'reclaimed';
     this.limits = this.prefix + 'limits';
     this.rateLog = this.prefix + 'rate-log';
+    this.counts = this.prefix + 'counts';
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */
@@ -99,12 +106,12 @@ export class QueueKeys {
     return this.prefix + 'buffered:' + schedule;
   }
 
-  /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD`. */
+  /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   processed(day: string): string {
     return this.prefix + 'processed:' + day;
   }
 
-  /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD`. */
+  /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   failed(day: string): string {
     return this.prefix + 'failed:' + day;
   }
@@ -118,7 +125,7 @@ export class QueueKeys {
     return this.prefix + 'history:' + schedule;
   }
 
-  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD`: pending entries whose stream entry was gone (recover.lua). */
+  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   lost(day: string): string {
     return this.prefix + 'lost:' + day;
   }
@@ -231,6 +238,11 @@ export class GlobalKeys {
   readonly limited: string;
   /** Pub/sub channel of limit notices: a queue name, published when its limits change or a slot of its limit frees. */
   readonly limitsChannel: string;
+  /**
+   * STREAM of the audit trail: one entry per operator act through the Inspector (who, what, where,
+   * the result; the entry id is when, Redis time), capped by count and age (admin/audit.ts).
+   */
+  readonly audit: string;
 
   private readonly prefix: string;
 
@@ -247,6 +259,7 @@ export class GlobalKeys {
     this.cancelChannel = `${namespace}:cancel`;
     this.limited = this.prefix + 'limited';
     this.limitsChannel = `${namespace}:limits`;
+    this.audit = this.prefix + 'audit';
   }
 
   /**

@@ -274,6 +274,36 @@ export const RECLAIMED_MEMORY = {
   keepCount: 10_000,
 } as const;
 
+/**
+ * The layout of a queue's counts (`QueueKeys.counts`): a STRING of u32 slots (`BITFIELD … u32 #i`).
+ * Slots 0-3 are stamps: the minute, hour and UTC day (epoch ms ÷ 60,000, ÷ 3,600,000, ÷ 86,400,000)
+ * of the last write, and the minute of the last depth sample. Then three rings of buckets, each
+ * bucket `fields` slots: `minutes` buckets from `minuteBase`, `hours` from `hourBase`, `days` from
+ * `dayBase`; bucket b of a ring is at `base + (b mod size) × fields`. A bucket's fields: tasks
+ * `processed` (succeeded), `failed` (attempts that failed: retried or dead), `lost`, and the
+ * `depth` (tasks waiting) and `latency` (ms the oldest waited) samples, stored + 1 so that 0 is "no
+ * sample" (the largest sample of an hour or day). 468 slots: 1,872 bytes per queue, whatever its
+ * traffic; the key's lifetime is renewed once a day (`counterTtlMs`).
+ */
+export const STATS = {
+  stampMinute: 0,
+  stampHour: 1,
+  stampDay: 2,
+  stampSample: 3,
+  fields: 5,
+  processed: 0,
+  failed: 1,
+  lost: 2,
+  depth: 3,
+  latency: 4,
+  minutes: 60,
+  hours: 24,
+  days: 8,
+  minuteBase: 8,
+  hourBase: 308,
+  dayBase: 428,
+} as const;
+
 /** What retry.lua and kill.lua reply instead of an instant when the entry was no longer pending for the group. */
 export const NOT_PENDING = 0;
 

@@ -10,7 +10,8 @@ export type OperatorAction =
   | 'schedule.resume'
   | 'schedule.trigger'
   | 'schedule.remove'
-  | 'schedule.backfill';
+  | 'schedule.backfill'
+  | 'queue.limits';
 
 /**
  * Lifecycle events of tasks, schedules and leadership. Instants are epoch ms, durations ms.
@@ -238,7 +239,44 @@ export type ChronosEvent =
       taskId?: string;
       /** Tasks (or triggers) the act touched; 0 when it found nothing to do (acts are safe to repeat). */
       count: number;
+    }
+  | {
+      /**
+       * An operator act was recorded in the audit trail (every act through the Inspector, done or
+       * failed): the entry as `Inspector.audit()` returns it.
+       */
+      type: 'audit.recorded';
+      /** The entry. */
+      entry: AuditEntry;
     };
+
+/** One act of the audit trail: who did what, when, from where, and the result. Instants are epoch ms. @publicApi */
+export interface AuditEntry {
+  /** The entry's id in the audit stream (`<ms>-<seq>`). */
+  id: string;
+  /** When, epoch ms (Redis time). */
+  at: number;
+  /** Who, as the caller named itself: `cli:ada@host`, `console:<user>`, `app:<instanceId>`. */
+  actor: string;
+  /** What. */
+  action: OperatorAction;
+  /** From where: `cli <host>`, `console <client address>`, or what the caller said (`origin`). */
+  origin?: string;
+  /** The queue acted on, when the act concerns one. */
+  queue?: string;
+  /** The schedule acted on, when the act concerns one. */
+  schedule?: string;
+  /** The task of a one-task act. */
+  taskId?: string;
+  /** `done` or `failed`. */
+  result: 'done' | 'failed';
+  /** Tasks (or triggers) the act touched, when done. */
+  count?: number;
+  /** Why it failed, when it did (the error's message). */
+  error?: string;
+  /** More about the act (a pause note, a backfill range, the new limits), as text. */
+  detail?: string;
+}
 
 /**
  * Why triggers of a schedule were skipped: `overlap` (its previous task still ran), `catch-up` (the

@@ -12,6 +12,7 @@ import type { Recoverer } from '../recovery/recoverer.js';
 import type { Slots } from '../fetch/slots.js';
 import type { Wake } from '../fetch/wake.js';
 import type { Heartbeat } from './heartbeat.js';
+import { SAMPLE_EVERY_MS, type QueueSampler } from '../observability/queue-sampler.js';
 import { listenForCancels, type CancelListener } from './cancel-listener.js';
 import { supersede } from './supersede.js';
 import type { ResolvedServerOptions } from './server-options.js';
@@ -141,6 +142,8 @@ export interface WorkerParts {
   readonly recoverer: Recoverer;
   readonly liveness: Liveness;
   readonly heartbeat: Heartbeat;
+  /** Samples the queues' depth and latency into their counts, once a minute. */
+  readonly sampler: QueueSampler;
   /** True while the server runs: periodic jobs are skipped otherwise. */
   readonly isRunning: () => boolean;
 }
@@ -172,6 +175,7 @@ export function workerServices(p: WorkerParts): Service[] {
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),
     every('gone-consumers', 5 * 60_000, 'Deleting consumers of gone servers', () => recoverer.deleteGoneConsumers()),
+    every('queue-samples', SAMPLE_EVERY_MS, 'Sampling the depth and latency of queues', () => p.sampler.sample()),
     new LoopService({ name: 'forward', loop: forwarder }),
     new LoopService({
       name: 'fetch',

@@ -1,7 +1,6 @@
-import { CONSUMER_GROUP, utcDay, type GlobalKeys, type QueueKeys } from '../keys.js';
+import { CONSUMER_GROUP, type GlobalKeys, type QueueKeys } from '../keys.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
-import { engineTime } from '../../runtime/time.js';
 
 /**
  * Typed wrappers of the scripts that keep the pending entries lists honest: recover.lua (reclaim
@@ -54,7 +53,7 @@ export async function recoverScript(client: RedisClient, keys: QueueKeys, r: Rec
   const [requeued, poison, lost, cursor] = await runScript<[[string, string, string][], [string, string][], string[], string]>(
     client,
     'recover',
-    [keys.stream, keys.reclaimed, keys.lost(utcDay(engineTime.now()))],
+    [keys.stream, keys.reclaimed, keys.counts],
     [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor],
   );
   return {
@@ -155,7 +154,7 @@ export async function reclaimConsumerScript(
   const [requeued, poison, lost, more] = await runScript<[[string, string, string][], [string, string][], string[], number]>(
     client,
     'reclaim-consumer',
-    [keys.stream, keys.reclaimed, keys.lost(utcDay(engineTime.now()))],
+    [keys.stream, keys.reclaimed, keys.counts],
     [CONSUMER_GROUP, r.consumer, r.from, r.count, r.maxDeliveries, r.counterTtlMs],
   );
   return {

@@ -6,7 +6,7 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:dead          ZSET    task id -> failed-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:dead-tasks    HASH    task id -> encoded task with its error
-  KEYS[4]   <ns>:{<ns>:<q>}:failed:<day>  STRING  counter of the UTC day
+  KEYS[4]   <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
   KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys), deleted if they still
             name this task; a trigger buffered behind it starts (overlap.lua)
   ARGV[1]   group                         string
