@@ -294,7 +294,7 @@ test('overlap on a cluster: a buffered trigger starts when the live task ends; c
   expect(next.triggerAt).toBe(waiting.triggerAt);
   const aborted = await find((r) => r.phase === 'aborted' && r.schedule === 'ovl.can', 'a superseded run');
   expect(aborted).toMatchObject({ instance: 'W', reason: 'TaskSupersededError' });
-  expect(aborted.supersededBy).toBe(`ovl.can:${(aborted.triggerAt as number) / 1000 + 1}`);
+  expect(Number(String(aborted.supersededBy).replace('ovl.can:', '')) * 1000).toBeGreaterThan(aborted.triggerAt as number);
 });
 
 test('fan-out from the Nest face on a cluster: each listener gets its own task', async () => {
