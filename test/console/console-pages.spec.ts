@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { QueueSampler } from '../../lib/core/observability/queue-sampler.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { fireScript } from '../../lib/core/redis/commands/schedule.js';
+import { FIRE_MODE } from '../../lib/core/redis/protocol.js';
 import { ChronosClient, InspectorService } from '../../lib/index.js';
 import { ARTIFACTS, haveChromium, launchChromium } from '../helpers/browser.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
@@ -122,6 +124,38 @@ run('every console page in Chromium (issue 24)', () => {
     await page.goto(base + '#/schedules/console.tick');
     await page.locator('[data-testid=schedule-detail] [data-testid=sparkline]').waitFor();
     await shot(page, 'console-schedule');
+  });
+
+  test('schedule page: the overlap policy, and the trigger a buffer-one schedule keeps waiting behind its live task', async () => {
+    await inspector.inspector.addSchedule({ name: 'console.buf', spec: '@every 1h', queue: 'unserved', overlap: 'buffer-one' });
+    // its live task and the trigger buffered behind it, as fire.lua leaves them (no worker serves the queue)
+    const keys = new QueueKeys(inspector.inspector.namespace, 'unserved');
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 7_200_000;
+    const trigger = (at: number) => {
+      const meta = { r: 0, m: 25, e: at, s: 'console.buf', tr: at, o: 1, om: 'b' };
+      const taskId = `console.buf:${at / 1000}`;
+      return {
+        schedule: 'console.buf',
+        triggerAt: at,
+        taskId,
+        type: 'console.buf',
+        payload: 'null',
+        meta: JSON.stringify(meta),
+        dedupTtlMs: 7_200_000,
+        mode: FIRE_MODE.bufferOne,
+        generation: 0,
+      };
+    };
+    expect((await fireScript(inspector.inspector.redis, keys, undefined, 0, [trigger(hour), trigger(hour + 3_600_000)])).results).toEqual([
+      'enqueued',
+      'buffered',
+    ]);
+    await page.goto(base + '#/schedules/console.buf');
+    const detail = page.locator('[data-testid=schedule-detail]');
+    await detail.getByText('buffer-one').waitFor();
+    expect(await detail.textContent()).toContain(`console.buf:${hour / 1000 + 3600} (trigger `);
+    expect(await detail.textContent()).toContain(`waiting behind console.buf:${hour / 1000}`);
+    await inspector.removeSchedule('console.buf');
   });
 
   test('audit: an act done from the page is in the trail, with the console actor and the client address', async () => {

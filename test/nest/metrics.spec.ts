@@ -67,7 +67,7 @@ test('GET /metrics (prom-client default registry): 50 tasks, 3 failing once → 
     matching(s, 'chronos_tasks_processed_total', { type: 'work.do' })
       .map((x) => x.labels.outcome)
       .sort(),
-  ).toEqual(['cancelled', 'dead', 'failed', 'lost', 'retried', 'succeeded']);
+  ).toEqual(['cancelled', 'dead', 'failed', 'lost', 'retried', 'succeeded', 'superseded']);
   expect(sumOf(s, 'chronos_task_duration_seconds_count', { queue: 'default', type: 'work.do' })).toBe(53);
   expect(sumOf(s, 'chronos_task_wait_seconds_count', { queue: 'default' })).toBeGreaterThanOrEqual(53);
   expect(sumOf(s, 'chronos_triggers_total', { schedule: 'Work.beat', outcome: 'enqueued' })).toBeGreaterThanOrEqual(1);

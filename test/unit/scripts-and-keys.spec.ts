@@ -117,7 +117,7 @@ test('entry fields: one order for XADD, the fast path of the decoder and task-en
   const xadd = /'XADD', stream, '\*', (.*)\)/.exec(includeSource('task-entry')!)![1];
   expect([...xadd.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...ENTRY_FIELDS]);
   // wire letters are stored in Redis: they never change
-  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx']);
+  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx', 'om']);
 });
 
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {
@@ -133,6 +133,7 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     k.dedup('x:1'),
     k.uniqueId('id'),
     k.overlap('s'),
+    k.buffered('s'),
     k.processed('2026-01-01'),
     k.failed('2026-01-01'),
   ];

@@ -146,6 +146,7 @@ export function SchedulePage({ readOnly, can, name, tick }) {
     ['task type', s.type],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
+    s.buffered && ['buffered', `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}`],
     ['origin', s.origin],
     ['last fired', when(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],

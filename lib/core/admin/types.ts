@@ -244,8 +244,23 @@ export interface ScheduleInfo {
   type: string;
   /** Catch-up policy for triggers missed while nobody led: `all`, `latest` or `none`. */
   catchUp: string;
-  /** Overlap policy: `allow`, or `skip` (no trigger while the previous task is pending or running). */
+  /**
+   * What a trigger does while the schedule's previous task is live (pending, running, waiting for a
+   * retry): `allow`, `skip`, `buffer-one` or `cancel-previous` (see `OverlapPolicy`).
+   */
   overlap: string;
+  /**
+   * Under `buffer-one`: the trigger waiting behind the live task, started when that one ends. Read
+   * by {@link Inspector.schedule} only (one GET), not by the list.
+   */
+  buffered?: {
+    /** Its task id, its dedup key `<schedule>:<trigger-unix>`. */
+    taskId: string;
+    /** Its trigger instant, epoch ms. */
+    triggerAt: number;
+    /** Id of the live task it waits behind. */
+    behind: string;
+  };
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** `'runtime'` or `'code'` (the same as {@link runtime}, spelled out). */
@@ -286,15 +301,16 @@ export interface ScheduleInfo {
 }
 
 /** What became of a fired trigger's task, as far as a bounded look finds it. @publicApi */
-export type FireTaskState = TaskState | 'done' | 'unknown';
+export type FireTaskState = TaskState | 'buffered' | 'done' | 'unknown';
 
 /** One entry of a schedule's history, with the current state of its task. @publicApi */
 export interface FireInfo extends FireRecord {
   /** What became of the trigger (enqueued, duplicate, skipped-…, manual, backfill). */
   outcome: FireOutcome;
   /**
-   * Where its task is now: a live state, `done` (no longer in the queue: succeeded, or deleted by
-   * an operator), or `unknown` (the bounded look did not reach it). Absent for skips.
+   * Where its task is now: a live state, `buffered` (waiting behind the schedule's live task:
+   * overlap `buffer-one`), `done` (no longer in the queue: succeeded, superseded, or deleted by an
+   * operator), or `unknown` (the bounded look did not reach it). Absent for skips.
    */
   task?: FireTaskState;
 }

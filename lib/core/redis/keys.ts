@@ -90,9 +90,20 @@ export class QueueKeys {
     return this.prefix + 'uid:' + taskId;
   }
 
-  /** STRING → task id of a schedule's live task, for the overlap policy `skip`; with a TTL (protocol.ts MARKER_TTL). */
+  /**
+   * STRING → task id of a schedule's live task, for the overlap policies `skip`, `buffer-one` and
+   * `cancel-previous`; with a TTL (protocol.ts MARKER_TTL).
+   */
   overlap(schedule: string): string {
     return this.prefix + 'overlap:' + schedule;
+  }
+
+  /**
+   * STRING → the trigger of a schedule with overlap `buffer-one` that waits behind its live task
+   * (layout: codec.ts decodeBuffered); its TTL follows the overlap marker's (overlap.lua).
+   */
+  buffered(schedule: string): string {
+    return this.prefix + 'buffered:' + schedule;
   }
 
   /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */

@@ -25,7 +25,10 @@ export const META = {
   triggerAt: 'tr',
   /** `1` when the task was enqueued with an explicit id: its uid key is released when it ends. */
   uniqueId: 'u',
-  /** `1` when its schedule's overlap policy is `skip`: its overlap key is released when it ends. */
+  /**
+   * `1` when the task holds its schedule's overlap marker (overlap policy `skip`, `buffer-one` or
+   * `cancel-previous`): its overlap key is released when it ends.
+   */
   overlapSkip: 'o',
   /** Times the task was reclaimed from a dead or stuck consumer (recover.lua counts them). Integer. */
   crashes: 'c',
@@ -50,7 +53,23 @@ export const META = {
    * is skipped (trigger tasks only).
    */
   supersededAt: 'nx',
+  /**
+   * With {@link META.overlapSkip}: which policy beyond `skip` the trigger was fired under, one of
+   * {@link OVERLAP_MODE} (absent = `skip`). `cancel-previous`: a newer trigger of the schedule
+   * supersedes the task (recovery/stale.ts, worker/supersede.ts); `buffer-one`: informative.
+   */
+  overlapMode: 'om',
 } as const;
+
+/** The overlap policies beyond `skip` (meta field {@link META.overlapMode}); wire letters, as FIRE_MODE's. */
+export const OVERLAP_MODE = {
+  /** `buffer-one`: one trigger waits behind the task (in the schedule's buffer key) and starts when it ends. */
+  bufferOne: 'b',
+  /** `cancel-previous`: the next trigger's task supersedes this one (its signal is aborted). */
+  cancelPrevious: 'c',
+} as const;
+
+export type OverlapMode = (typeof OVERLAP_MODE)[keyof typeof OVERLAP_MODE];
 
 /** Why a task is dead (meta field {@link META.deadReason}, and the `reason` of `task.dead` events). */
 export const DEAD_REASON = {
@@ -93,6 +112,7 @@ export interface TaskMeta {
   [META.raw]?: Record<string, string>;
   [META.catchUpWindowMs]?: number;
   [META.supersededAt]?: number;
+  [META.overlapMode]?: OverlapMode;
 }
 
 /** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */
@@ -127,6 +147,13 @@ export const FIRE_MODE = {
   allowOverlap: 'a',
   /** Enqueue unless the schedule's previous task is still live (overlap policy `skip`). */
   skipOverlap: 's',
+  /**
+   * Overlap policy `buffer-one`: enqueue when the schedule has no live task; else keep the trigger
+   * in the schedule's buffer key (it starts when that task ends: overlap.lua), unless one waits there already.
+   */
+  bufferOne: 'b',
+  /** Overlap policy `cancel-previous`: enqueue, taking the overlap marker from the schedule's live task (superseded). */
+  cancelPrevious: 'c',
   /** Only advance lastFired: a trigger skipped by the catch-up policy. */
   advanceOnly: 'x',
 } as const;
@@ -157,6 +184,16 @@ export const FIRE_RESULT = {
    * it; live-names.ts liveUntil); nothing changed. The leader reads liveness again.
    */
   orphaned: 7,
+  /**
+   * Mode `bufferOne`: the schedule's previous task is still live; the trigger waits in its buffer key
+   * and its task starts when that one ends (lastFired advanced, dedup key set).
+   */
+  buffered: 8,
+  /**
+   * Mode `cancelPrevious`: enqueued, and the schedule's previous task was still live: it is
+   * superseded (it no longer holds the overlap marker; the leader announces it on the cancel channel).
+   */
+  superseding: 9,
 } as const;
 
 /** enqueue.lua's code. */
@@ -288,3 +325,21 @@ export const SCAN_START = '0-0';
 
 /** The operations of schedule-admin.lua (ARGV[1]). */
 export type AdminOp = 'put' | 'delete' | 'pause' | 'resume';
+
+/**
+ * The notice a leader publishes on the cancel channel (keys.ts GlobalKeys.cancelChannel) when
+ * fire.lua reports `superseding` (overlap `cancel-previous`): every worker aborts the signal of the
+ * runs it has of that schedule in that queue, with an older trigger instant, that hold (held) its
+ * overlap marker, with a `TaskSupersededError`. JSON; told apart from an operator's cancel notice
+ * (`{ queue, entryId, taskId, actor }`) by `supersededBy`, which versions before it ignore.
+ */
+export interface SupersedeNotice {
+  /** Queue of the schedule's tasks. */
+  queue: string;
+  /** The schedule. */
+  schedule: string;
+  /** Task id of the new trigger, its dedup key `<schedule>:<trigger-unix>`. */
+  supersededBy: string;
+  /** The new trigger's instant, epoch ms: runs of older triggers are superseded. */
+  triggerAt: number;
+}

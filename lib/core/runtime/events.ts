@@ -127,6 +127,24 @@ export type ChronosEvent =
       actor: string;
     }
   | {
+      /**
+       * A newer trigger of the task's schedule (overlap `cancel-previous`) superseded the task this
+       * server was running: its signal was aborted with a `TaskSupersededError`. Its end is not a
+       * failure: it leaves the queue like a success (acked), never retried.
+       */
+      type: 'task.superseded';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** The task's schedule. */
+      schedule: string;
+      /** Task id of the trigger that superseded it, `<schedule>:<trigger-unix>`. */
+      supersededBy: string;
+    }
+  | {
       /** A task was put back in its queue without spending a retry. */
       type: 'task.requeued';
       /** The task's queue. */
@@ -155,7 +173,10 @@ export type ChronosEvent =
       reason: 'entry-deleted';
     }
   | {
-      /** The leader enqueued the task of one trigger of a schedule. */
+      /**
+       * The leader enqueued the task of one trigger of a schedule (or, with `buffered`, kept it
+       * waiting behind the schedule's live task: overlap `buffer-one`).
+       */
       type: 'schedule.fired';
       /** Name of the schedule. */
       schedule: string;
@@ -167,6 +188,11 @@ export type ChronosEvent =
       triggerAt: number;
       /** True when the trigger was enqueued late, as a catch-up (more than 1 s after its instant). */
       caughtUp?: boolean;
+      /**
+       * True when the trigger waits behind the schedule's live task (overlap `buffer-one`): its
+       * task is enqueued when that one ends, whichever way (`task.started` tells when it runs).
+       */
+      buffered?: true;
     }
   | {
       /** The leader did not enqueue one or more triggers of a schedule. */
@@ -257,7 +283,7 @@ export interface AuditEntry {
  * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
  * paused; reported once, at the resume), `orphaned` (they came due while no live instance declared
  * it: after its orphaned-since instant; reported once, when it is declared again), `stale` (a trigger task waited in its queue past the
- * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker),
+ * policy: beyond the window, or superseded under `latest`/`none` or overlap `cancel-previous`; reported by the worker),
  * `duplicate` (its dedup key existed: another leader, or this one before a hand-over, fired it).
  */
 export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'orphaned' | 'stale' | 'duplicate';

@@ -14,6 +14,7 @@ import type { Wake } from '../fetch/wake.js';
 import type { Heartbeat } from './heartbeat.js';
 import { SAMPLE_EVERY_MS, type QueueSampler } from '../observability/queue-sampler.js';
 import { listenForCancels, type CancelListener } from './cancel-listener.js';
+import { supersede } from './supersede.js';
 import type { ResolvedServerOptions } from './server-options.js';
 
 /** The health of a loop whose state is `running` and whose failures are `failures`. */
@@ -114,6 +115,9 @@ export class NoticeService implements Service {
         if (events.active) events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
       },
       [wakes, pauses],
+      (n) => {
+        for (const run of slots.supersededBy(n.queue, n.schedule, n.triggerAt)) supersede(run, n.supersededBy, runtime.logger, events);
+      },
     );
   }
 

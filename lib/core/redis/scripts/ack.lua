@@ -6,7 +6,8 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream          STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:counts          STRING  the queue's counts (stats.lua)
   KEYS[3]   <ns>:{<ns>:<q>}:reclaimed       ZSET    entry id -> when a recoverer took it (epoch ms)
-  KEYS[4..] per flagged task, its uid and/or overlap keys, in the order ARGV lists them
+  KEYS[4..] per flagged task, its markers (codec.ts markerKeys: uid, overlap, buffer keys), in the order
+            ARGV lists them; a trigger buffered behind a task released here starts (overlap.lua)
   ARGV[1]   group                           string
   ARGV[2]   counterTtlMs                    integer ms
   ARGV[3]   nowMs                           integer epoch ms (the engine's Redis time): the minute counted
@@ -44,10 +45,10 @@ while a <= #ARGV do
   if redis.call('XACK', KEYS[1], group, entry) == 1 then
     acked = acked + 1
     redis.call('XDEL', KEYS[1], entry)
-    releaseMarkers(KEYS, k, k + n - 1, taskId)
+    releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1])
   else
     missing(entry)
-    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId) end
+    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1]) end
   end
   k = k + n
   a = a + 3

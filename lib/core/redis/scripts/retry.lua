@@ -5,7 +5,8 @@
   KEYS[2]   <ns>:{<ns>:<q>}:retry         ZSET    task id -> retry-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks         HASH    task id -> encoded task
   KEYS[4]   <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
-  KEYS[5..] the task's uid and/or overlap keys (renewed if they still name this task)
+  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys), renewed if they still
+            name this task (a buffer waiting behind it too)
   ARGV[1]   group                         string
   ARGV[2]   entry id                      string  the stream entry being retried
   ARGV[3]   task id                       string
