@@ -16,4 +16,5 @@ export {
   type ConsoleHandlerOptions,
   type ConsoleServer,
   type ConsoleServerOptions,
+  type ConsoleAct,
 } from './console/index.js';

@@ -31,7 +31,14 @@ for (const dir of ['lib', 'schematics', 'test/fixtures', 'sample']) {
 // hooks build imports the bare `preact`, pointed at the vendored file (an import map would be inline script, which the CSP forbids)
 cpSync('lib/console/static', 'dist/lib/console/static', { recursive: true });
 mkdirSync('dist/lib/console/static/vendor', { recursive: true });
-const VENDOR = { 'preact.mjs': 'preact/dist/preact.mjs', 'hooks.mjs': 'preact/hooks/dist/hooks.mjs', 'htm.mjs': 'htm/dist/htm.mjs' };
+// uPlot (MIT, a small canvas chart library) draws the console's charts; its stylesheet is a file too (style-src 'self')
+const VENDOR = {
+  'preact.mjs': 'preact/dist/preact.mjs',
+  'hooks.mjs': 'preact/hooks/dist/hooks.mjs',
+  'htm.mjs': 'htm/dist/htm.mjs',
+  'uplot.mjs': 'uplot/dist/uPlot.esm.js',
+  'uplot.css': 'uplot/dist/uPlot.min.css',
+};
 for (const [name, from] of Object.entries(VENDOR)) {
   const text = readFileSync(join('node_modules', from), 'utf8').replace(/from\s*["']preact["']/g, 'from"./preact.mjs"');
   writeFileSync(join('dist/lib/console/static/vendor', name), text);

@@ -99,6 +99,7 @@ export class Cli {
         connection: redisOptions(url, reconnect, this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA),
         namespace,
         actor: this.actor,
+        origin: `cli ${hostname()} pid ${process.pid}`,
       });
       await this.inspectorValue.check(ANSWER_TIMEOUT_MS);
     }

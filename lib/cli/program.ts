@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ChronosError } from '../core/runtime/errors.js';
+import { auditCommands } from './commands/audit.js';
 import { consoleCommands } from './commands/console.js';
 import { overviewCommands } from './commands/overview.js';
 import { scheduleCommands } from './commands/schedules.js';
@@ -64,6 +65,7 @@ export async function main(
   overviewCommands(program, run);
   taskCommands(program, run);
   scheduleCommands(program, run);
+  auditCommands(program, run);
   consoleCommands(program, run);
   try {
     await program.parseAsync(argv);

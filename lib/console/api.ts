@@ -1,8 +1,10 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError } from '../core/runtime/errors.js';
+import { engineTime } from '../core/runtime/time.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
+import { silenceOf } from '../core/admin/schedule-activity.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -15,6 +17,10 @@ export interface ApiContext {
   inspector: Inspector;
   redact: (payload: unknown, task: TaskInfo) => unknown;
   actor: string;
+  /** Where the request comes from, for the audit trail: `console <client address>`. */
+  origin: string;
+  /** Which acts this caller may do (`authorize(req, act)`; all false when read-only): the page hides the others. */
+  can: Record<string, boolean>;
   readOnly: boolean;
   query: URLSearchParams;
   body: Record<string, unknown>;
@@ -77,14 +83,22 @@ async function overview(ctx: ApiContext): Promise<unknown> {
     i.instances(),
   ]);
   const served = new Set(servers.flatMap((s) => Object.keys(s.queues)));
-  const warnings: { queue?: string; message: string }[] = [];
+  const warnings: { queue?: string; schedule?: string; message: string }[] = [];
   if (redis.warning) warnings.push({ message: redis.warning });
   for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });
   const orphaned = schedules.filter((s) => s.orphaned).map((s) => s.name);
   if (orphaned.length) warnings.push({ message: `orphaned schedules (no live instance declares them): ${orphaned.join(', ')}` });
+  // schedules that should have fired and did not (from the spec and lastFired: no Redis call)
+  const now = engineTime.now();
+  for (const s of schedules) {
+    const { silent } = silenceOf(s, now, leader !== null);
+    if (silent && silent.reason !== 'orphaned')
+      warnings.push({ schedule: s.name, message: `schedule ${s.name} is silent: ${silent.message}` });
+  }
   return {
     namespace: i.namespace,
     readOnly: ctx.readOnly,
+    can: ctx.can,
     now: Date.now(),
     queues,
     leader,
@@ -118,7 +132,7 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const b = ctx.body;
   const action = str(b.action, 'action', true)!;
   const st = state(b.state);
-  const actor = { actor: ctx.actor };
+  const actor = { actor: ctx.actor, origin: ctx.origin };
   const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
   const i = ctx.inspector;
   if (b.all === true) {
@@ -145,10 +159,54 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
 
 type Handler = (ctx: ApiContext, params: string[]) => Promise<unknown>;
 
-interface Route {
+/**
+ * What a request does, as `authorize(req, act)` is asked: `read` (the page, its assets and every GET),
+ * or the act of a POST, named as its audit entry (`dead.retry`, `task.delete`, `task.run`,
+ * `task.cancel`, `queue.pause`, `queue.resume`, `schedule.pause`, `schedule.resume`,
+ * `schedule.trigger`, `schedule.remove`). @publicApi
+ */
+export type ConsoleAct =
+  | 'read'
+  | 'dead.retry'
+  | 'task.delete'
+  | 'task.run'
+  | 'task.cancel'
+  | 'queue.pause'
+  | 'queue.resume'
+  | 'schedule.pause'
+  | 'schedule.resume'
+  | 'schedule.trigger'
+  | 'schedule.remove';
+
+/** Every act a POST may be (what the page asks `can` of). */
+export const CONSOLE_ACTS: readonly Exclude<ConsoleAct, 'read'>[] = [
+  'dead.retry',
+  'task.delete',
+  'task.run',
+  'task.cancel',
+  'queue.pause',
+  'queue.resume',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.trigger',
+  'schedule.remove',
+];
+
+/** The act of a task act's body (`{ action: 'retry' | 'delete' | 'run' | 'cancel' }`). @throws ApiError 400 */
+function taskActOf(body: Record<string, unknown>): ConsoleAct {
+  const a = body.action;
+  if (a === 'retry') return 'dead.retry';
+  if (a === 'delete' || a === 'run' || a === 'cancel') return `task.${a}`;
+  throw new ApiError(400, `action: expected retry, delete, run or cancel, got ${JSON.stringify(a)}`);
+}
+
+/** One API route: its method, its path pattern under `<base>/api`, what it runs, and (POST) which act it is. */
+export interface Route {
   method: 'GET' | 'POST';
   pattern: RegExp;
   run: Handler;
+  /** The act of a POST, from its path parameters and body (asked of `authorize(req, act)` before it runs). */
+  act?: (params: string[], body: Record<string, unknown>) => ConsoleAct;
 }
 
 const seg = '([^/]+)';
@@ -202,13 +260,14 @@ export const ROUTES: Route[] = [
       return { schedule: withWords(schedule), history };
     },
   },
-  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue) },
+  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue), act: (_p, body) => taskActOf(body) },
   {
     method: 'POST',
     pattern: re('/queues/:p/(pause|resume)'),
+    act: ([, verb]) => `queue.${verb as 'pause' | 'resume'}`,
     run: async (ctx, [queue, verb]) => {
-      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor });
-      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor });
+      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
+      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       return { ok: true };
     },
   },
@@ -224,8 +283,9 @@ export const ROUTES: Route[] = [
   {
     method: 'POST',
     pattern: re('/schedules/:p/(pause|resume|trigger|remove)'),
+    act: ([, verb]) => `schedule.${verb as 'pause' | 'resume' | 'trigger' | 'remove'}`,
     run: async (ctx, [name, verb]) => {
-      const actor = { actor: ctx.actor };
+      const actor = { actor: ctx.actor, origin: ctx.origin };
       if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });
       else if (verb === 'resume') await ctx.inspector.resumeSchedule(name, actor);
       else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: ctx.body.force === true, ...actor });

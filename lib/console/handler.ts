@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
-import { ApiError, errorReply, ROUTES, type ApiReply } from './api.js';
+import { ApiError, CONSOLE_ACTS, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct } from './api.js';
+import { OPS_ROUTES } from './routes-ops.js';
 import { crossSite, securityHeaders } from './security.js';
 
 /** Options of {@link createConsoleHandler}. @publicApi */
@@ -15,10 +16,14 @@ export interface ConsoleHandlerOptions {
   /** Refuse every act on the server (405) and hide them in the page. @defaultValue false */
   readOnly?: boolean;
   /**
-   * Called for every request (page, assets and API) before anything else: false refuses it with 403.
-   * A thrown error is a 403 too. @defaultValue every request is allowed
+   * Who may do what (roles). Called for every request (page, assets and API) before anything else
+   * with `act` = `'read'`, then, for an act (a POST), again with the act (`queue.pause`,
+   * `dead.retry`, … see {@link ConsoleAct}) once its body is read: false refuses it with 403, a
+   * thrown error too. The page asks it of every act for its caller and hides those refused (a
+   * viewer sees no buttons); the server refuses them whatever the page shows.
+   * @defaultValue every request and act is allowed
    */
-  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
+  authorize?: (req: IncomingMessage, act: ConsoleAct) => boolean | Promise<boolean>;
   /** Replaces a task's payload before it leaves the server (e.g. masks secrets). @defaultValue the payload as it is */
   redact?: (payload: unknown, task: TaskInfo) => unknown;
   /** Who acts, as named in the `operator.acted` events. @defaultValue `'console'` */
@@ -34,6 +39,7 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
+const ROUTES = [...TASK_ROUTES, ...OPS_ROUTES];
 const HERE = fileURLToPath(new URL('./static/', import.meta.url));
 
 /** The page's files, and the vendored ESM builds (copied into `static/vendor/` by the build). */
@@ -49,6 +55,10 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/vendor/preact.mjs': { file: 'vendor/preact.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/hooks.mjs': { file: 'vendor/hooks.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/htm.mjs': { file: 'vendor/htm.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/uplot.mjs': { file: 'vendor/uplot.mjs', type: 'text/javascript; charset=utf-8' },
+  '/vendor/uplot.css': { file: 'vendor/uplot.css', type: 'text/css; charset=utf-8' },
+  '/charts.js': { file: 'charts.js', type: 'text/javascript; charset=utf-8' },
+  '/audit.js': { file: 'audit.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /** Where a vendored file comes from in node_modules (used when running from source, before a build). */
@@ -56,6 +66,8 @@ const VENDOR_SOURCES: Record<string, string> = {
   'vendor/preact.mjs': 'preact/dist/preact.mjs',
   'vendor/hooks.mjs': 'preact/hooks/dist/hooks.mjs',
   'vendor/htm.mjs': 'htm/dist/htm.mjs',
+  'vendor/uplot.mjs': 'uplot/dist/uPlot.esm.js',
+  'vendor/uplot.css': 'uplot/dist/uPlot.min.css',
 };
 
 /** The vendored hooks build imports the bare specifier `preact`: point it at the vendored file (no import map: CSP). */
@@ -80,6 +92,11 @@ function staticFile(file: string): Buffer | undefined {
   }
   if (data) cache.set(file, data);
   return data;
+}
+
+/** Where a request comes from, for the audit trail: `console <client address>`. */
+function originOf(req: IncomingMessage): string {
+  return `console ${req.socket?.remoteAddress ?? 'unknown'}`;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -153,20 +170,27 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
   const actorOf = options.actor ?? (() => 'console');
   const base = (options.basePath ?? '').replace(/\/+$/, '');
 
+  const allowed = async (req: IncomingMessage, act: ConsoleAct): Promise<boolean> => {
+    if (!authorize) return true;
+    try {
+      return (await authorize(req, act)) === true;
+    } catch {
+      return false;
+    }
+  };
+  /** What the caller may do, for the page (all false when read-only). */
+  const can = async (req: IncomingMessage): Promise<Record<string, boolean>> => {
+    const out: Record<string, boolean> = {};
+    for (const a of CONSOLE_ACTS) out[a] = !readOnly && (await allowed(req, a));
+    return out;
+  };
+
   const serve = async (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://console.invalid');
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
-    if (authorize) {
-      let ok: boolean;
-      try {
-        ok = await authorize(req);
-      } catch {
-        ok = false;
-      }
-      if (!ok) return send(res, 403, { error: 'forbidden' });
-    }
+    if (!(await allowed(req, 'read'))) return send(res, 403, { error: 'forbidden' });
     const method = req.method ?? 'GET';
     if (path.startsWith('/api/')) {
       const why = crossSite(req);
@@ -207,7 +231,10 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
       }
       const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
-      const ctx = { inspector, redact, actor: actorOf(req), readOnly, query, body };
+      const act = route.act?.(params, body);
+      if (act !== undefined && !(await allowed(req, act))) return send(res, 403, { error: `forbidden: you may not ${act}` });
+      const caps = path === '/overview' ? await can(req) : {};
+      const ctx = { inspector, redact, actor: actorOf(req), origin: originOf(req), readOnly, can: caps, query, body };
       reply = { status: 200, body: await route.run(ctx, params) };
     } catch (err) {
       reply = errorReply(err);

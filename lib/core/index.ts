@@ -61,7 +61,18 @@ export {
   type LeaderInfo,
   type ServerInfo,
   type InstanceInfo,
+  type HistoryWindow,
+  type HistoryPoint,
+  type QueueHistory,
+  type FleetHistory,
+  type FireMark,
+  type WindowFires,
+  type ScheduleSilence,
+  type ScheduleActivity,
+  type AuditPage,
+  type AuditQuery,
 } from './admin/inspector.js';
+export type { AuditEntry } from './runtime/events.js';
 export { ChronosMetrics, type ChronosMetricsOptions, type MetricsRegistry } from './observability/metrics.js';
 export { configureTracing, type TracingConfig } from './observability/tracing.js';
 export { MissingPeerDependencyError } from './observability/optional.js';

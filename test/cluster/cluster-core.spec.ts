@@ -1,7 +1,7 @@
 // The core scenarios on a real 3-master Redis Cluster (started and stopped here, loopback only):
 // enqueue/process/retry/dead, delayed tasks, a worker on 3 queues on 3 masters (weights and strict
-// priority), a fleet-wide concurrency limit, groups with a group limit, the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, and
-// fan-out from the Nest face. Run with `npm run test:cluster`.
+// priority), a fleet-wide concurrency limit, groups with a group limit, the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, the
+// overlap policies buffer-one and cancel-previous across processes, and fan-out from the Nest face. Run with `npm run test:cluster`.
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Redis } from 'ioredis';
@@ -309,6 +309,27 @@ test('3 scheduler processes: the leader is SIGKILLed, another takes over, each t
   first.child.kill('SIGKILL');
   await f.waitLeader(first.t + 1, 15_000);
   await expectOnceEach(f, 'tick', from, nextAligned(Date.now() + 3000, 1000));
+});
+
+test('overlap on a cluster: a buffered trigger starts when the live task ends; cancel-previous aborts the run in the worker process', async () => {
+  const defs = [
+    { name: 'ovl.buf', spec: '@every 1s', queue: 'ovl-b', overlap: 'buffer-one' as const },
+    { name: 'ovl.can', spec: '@every 1s', queue: 'ovl-c', overlap: 'cancel-previous' as const },
+  ];
+  const f = new Fleet(defs, { REDIS_CLUSTER: cluster.seedList, GATE: 1 });
+  closers.push(() => f.close());
+  await f.start('L', { WORKER: 0 });
+  await f.start('W', { SCHEDULER: 0 });
+  const find = (pred: (r: Awaited<ReturnType<typeof f.records>>[number]) => boolean, what: string) =>
+    waitFor(async () => (await f.records()).find(pred), { what, timeoutMs: 20_000 });
+  const first = await find((r) => r.phase === 'start' && r.schedule === 'ovl.buf', 'the first buffer-one task');
+  const waiting = await find((r) => r.phase === 'fired' && r.buffered === true && r.schedule === 'ovl.buf', 'a buffered trigger');
+  await f.redis.set(`${f.ns}:release:${first.id}`, 'ok');
+  const next = await find((r) => r.phase === 'start' && r.id === waiting.id, 'the buffered trigger to start');
+  expect(next.triggerAt).toBe(waiting.triggerAt);
+  const aborted = await find((r) => r.phase === 'aborted' && r.schedule === 'ovl.can', 'a superseded run');
+  expect(aborted).toMatchObject({ instance: 'W', reason: 'TaskSupersededError' });
+  expect(Number(String(aborted.supersededBy).replace('ovl.can:', '')) * 1000).toBeGreaterThan(aborted.triggerAt as number);
 });
 
 test('fan-out from the Nest face on a cluster: each listener gets its own task', async () => {

@@ -15,6 +15,10 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', 'api/dead-groups'],
   ['GET', 'api/schedules'],
   ['GET', 'api/schedules/console.nightly'],
+  ['GET', 'api/history?window=day'],
+  ['GET', 'api/queues/default/history'],
+  ['GET', 'api/schedule-activity'],
+  ['GET', 'api/audit'],
   ['POST', 'api/queues/default/tasks/act', { action: 'retry', state: 'dead', all: true }],
   ['POST', 'api/queues/default/pause', {}],
   ['POST', 'api/queues/default/resume', {}],
@@ -52,7 +56,8 @@ describe('console security', () => {
         console: {
           path: '/ops/chronos',
           guard: HeaderGuard,
-          authorize: (req) => req.headers['x-tenant'] !== 'other',
+          // a tenant may not see this console at all; a viewer may read, not act (roles)
+          authorize: (req, act) => req.headers['x-tenant'] !== 'other' && (act === 'read' || req.headers['x-role'] !== 'viewer'),
           redact: (payload) => (payload && typeof payload === 'object' ? { ...payload, secret: '***' } : payload),
         },
       },
@@ -145,7 +150,7 @@ describe('console security', () => {
       expect((await inspector.schedules()).map((s) => s.name)).toContain('console.nightly');
     });
 
-    /** The security matrix: every API route × {no auth, wrong auth, cross-site, read-only, rebound Host}. */
+    /** The security matrix: every API route × {no auth, wrong auth, cross-site, read-only, a read-only role}. */
     const basic = (cred: string) => ({ authorization: 'Basic ' + Buffer.from(cred).toString('base64') });
     const MATRIX: [string, () => string, Record<string, string>, (method: string) => number | 'answered'][] = [
       ['standalone, no auth', () => srv.url, {}, () => 401],
@@ -159,6 +164,12 @@ describe('console security', () => {
       ['mounted, not authorized', () => base, { ...ok, 'x-tenant': 'other' }, () => 403],
       ['mounted, cross-site', () => base, { ...ok, 'sec-fetch-site': 'cross-site' }, () => 403],
       ['mounted, other Origin', () => base, { ...ok, origin: 'http://evil.example' }, () => 403],
+      [
+        'mounted, read-only role (authorize(req, act) allows read only)',
+        () => base,
+        { ...ok, 'x-role': 'viewer' },
+        (m) => (m === 'POST' ? 403 : 'answered'),
+      ],
     ];
     test.each(MATRIX)('matrix: %s, on every API route', async (_name, url, headers, expected) => {
       const got: string[] = [];

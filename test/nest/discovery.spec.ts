@@ -188,6 +188,10 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
     twice() {}
     @TaskHandler('')
     noType() {}
+    @Cron('0 * * * *', { overlap: 'buffer' as never })
+    badOverlap() {}
+    @Cron('0 * * * *', { overlap: 'buffer-one', waitForCompletion: true })
+    contradicts() {}
   }
   @Injectable({ scope: Scope.REQUEST })
   class PerRequest {
@@ -205,6 +209,10 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   expect(by('Broken#offset')).toEqual([
     'Broken#offset: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
   ]);
+  expect(by('Broken#badOverlap')).toEqual([
+    `Broken#badOverlap: Invalid schedule "Broken.badOverlap": "buffer": overlap: expected 'allow', 'skip', 'buffer-one' or 'cancel-previous'`,
+  ]);
+  expect(by('Broken#contradicts')).toEqual([expect.stringMatching(/waitForCompletion: true contradicts overlap: 'buffer-one'/)]);
   expect(by('Broken#twice')).toEqual(['Broken#twice: a method can carry one @Cron or @Interval, found several']);
   expect(by('Broken#noType')).toEqual([expect.stringMatching(/^Broken#noType: @TaskHandler type must be a non-empty string/)]);
   expect(by('PerRequest#handle')).toEqual([
@@ -216,8 +224,8 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   );
   expect(dup.cause).toBeInstanceOf(DuplicateScheduleError);
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
-  expect(err.issues).toHaveLength(8);
-  expect(err.message).toMatch(/^Chronos found 8 problems in decorated methods:\n {2}- /);
+  expect(err.issues).toHaveLength(10);
+  expect(err.message).toMatch(/^Chronos found 10 problems in decorated methods:\n {2}- /);
 });
 
 test('a dispatch target without a handler is a warning; a disabled schedule is not declared but still handled', async () => {

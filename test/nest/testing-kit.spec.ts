@@ -15,10 +15,12 @@ import {
   NonRetryableError,
   SchedulerService,
   TaskHandler,
+  TaskSupersededError,
   type Task,
 } from '../../lib/index.js';
 import { ChronosTesting, ChronosTestingError, ChronosTestingModule, type ChronosTestingOptions } from '../../lib/nest/testing/index.js';
 import { redisUrl } from '../helpers/redis.js';
+import { deferred } from '../helpers/wait.js';
 
 async function kit(providers: ModuleMetadata['providers'], options: ChronosTestingOptions = {}) {
   const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot(options)], providers }).compile();
@@ -200,6 +202,51 @@ test('fireDue: real cron math in a zone across DST, trigger ids and triggerAt, p
   await module.get(SchedulerService).pauseSchedule('hourly');
   const fired = await testing.fireDue('2026-03-30T00:00:00Z', '2026-03-31T00:00:00Z');
   expect(fired.map((t) => t.schedule)).toEqual(['nightly']);
+  await module.close();
+});
+
+test('fireDue follows the overlap policies: skip, buffer-one (one waits, started when the task ends), cancel-previous (queued ones out, running ones aborted)', async () => {
+  const gate = deferred();
+  const seen: Task[] = [];
+  @Injectable()
+  class Jobs {
+    @Interval('1m', { name: 'skip', overlap: 'skip' })
+    skip() {}
+    @Interval('1m', { name: 'buffer', overlap: 'buffer-one' })
+    buffer(task: Task) {
+      seen.push(task);
+    }
+    @Interval('1m', { name: 'cancel', overlap: 'cancel-previous' })
+    async cancel(task: Task) {
+      seen.push(task);
+      if (seen.filter((t) => t.schedule === 'cancel').length === 1) {
+        await new Promise((_, reject) => task.signal.addEventListener('abort', () => reject(task.signal.reason as Error)));
+      }
+      await gate.promise;
+    }
+  }
+  const { testing, module } = await kit([Jobs], { now: Date.parse('2026-01-01T00:00:00Z') });
+  const at = (m: number) => Date.parse('2026-01-01T00:00:00Z') + m * 60_000;
+  const ids = (schedule: string) => testing.enqueued(undefined, (t) => t.schedule === schedule).map((t) => t.triggerAt);
+  await testing.fireDue(at(1), at(3));
+  expect(ids('skip')).toEqual([at(1)]);
+  expect(ids('buffer')).toEqual([at(1)]); // at(2) waits behind it, at(3) is skipped
+  expect(ids('cancel')).toEqual([at(3)]); // each newer trigger took the queued one out
+  // the buffered trigger is enqueued when the task ends, with its own id and instant
+  await testing.perform(testing.enqueued(undefined, (t) => t.schedule === 'buffer')[0]);
+  expect(testing.enqueued(undefined, (t) => t.schedule === 'buffer').map((t) => [t.id, t.triggerAt])).toEqual([
+    [`buffer:${at(2) / 1000}`, at(2)],
+  ]);
+  await testing.perform(testing.enqueued(undefined, (t) => t.schedule === 'buffer')[0]);
+  expect(seen.filter((t) => t.schedule === 'buffer').map((t) => t.triggerAt)).toEqual([at(1), at(2)]);
+  // cancel-previous: a running task's signal is aborted by the next trigger; its outcome is superseded, not retried
+  const running = testing.perform(testing.enqueued(undefined, (t) => t.schedule === 'cancel')[0]);
+  await testing.fireDue(at(4), at(4));
+  const o = await running;
+  expect(o).toMatchObject({ outcome: 'superseded', supersededBy: `cancel:${at(4) / 1000}` });
+  expect((o as { error: unknown }).error).toBeInstanceOf(TaskSupersededError);
+  expect(ids('cancel')).toEqual([at(4)]);
+  gate.resolve();
   await module.close();
 });
 

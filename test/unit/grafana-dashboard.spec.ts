@@ -148,3 +148,32 @@ test('a metric name the dashboard could misspell is caught', () => {
   expect(metricOf('chronos_tasks_processed', exported)).toBeUndefined(); // the counter is named with _total
   expect(metricOf('chronos_queue_tasks_bucket', exported)).toBeUndefined(); // a gauge has no buckets
 });
+
+test('every metric docs/prometheus-alerts.yml queries is one Chronos exports, with labels it has (the silent-schedule rules included)', () => {
+  const exported = exportedMetrics();
+  const yml = readFileSync(new URL('../../docs/prometheus-alerts.yml', import.meta.url), 'utf8');
+  // each rule's expr: a one-line `expr: …` or an indented `expr: |` block
+  const rules = [...yml.matchAll(/- alert: (\w+)\n\s+expr: (\|\n((?:\s{10,}.*\n)+)|(.*)\n)/g)].map((m) => ({
+    alert: m[1],
+    expr: (m[3] ?? m[4]).trim(),
+  }));
+  expect(rules.map((r) => r.alert)).toEqual(
+    expect.arrayContaining(['ChronosScheduleSilent', 'ChronosScheduleMissedTriggers', 'ChronosNoLeader']),
+  );
+  const problems: string[] = [];
+  for (const { alert, expr } of rules) {
+    for (const s of selectorsOf(expr)) {
+      const found = metricOf(s.name, exported);
+      if (!found) problems.push(`${alert}: ${s.name} is not a Chronos metric`);
+      else
+        for (const l of s.labels)
+          if (![...found.metric.labels, ...SCRAPE_LABELS].includes(l)) problems.push(`${alert}: ${s.name} has no label ${l}`);
+    }
+    // the labels a rule groups by are ones its metrics have
+    for (const m of expr.matchAll(/by \(([^)]*)\)/g))
+      for (const l of m[1].split(',').map((x) => x.trim()))
+        if (!selectorsOf(expr).some((s) => metricOf(s.name, exported)?.metric.labels.includes(l)))
+          problems.push(`${alert}: no metric has label ${l}`);
+  }
+  expect(problems).toEqual([]);
+});

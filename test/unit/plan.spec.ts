@@ -53,6 +53,8 @@ describe('plan(): a leader that keeps up', () => {
 
   it("marks overlap 'skip' triggers with mode 's'", () => {
     expect(plan(input(T0 + MIN, { overlap: 'skip' })).triggers).toEqual([{ triggerAt: T0 + MIN, mode: 's' }]);
+    expect(plan(input(T0 + MIN, { overlap: 'buffer-one' })).triggers).toEqual([{ triggerAt: T0 + MIN, mode: 'b' }]);
+    expect(plan(input(T0 + MIN, { overlap: 'cancel-previous' })).triggers).toEqual([{ triggerAt: T0 + MIN, mode: 'c' }]);
   });
 
   it('plans cron triggers the same way', () => {

@@ -29,6 +29,7 @@ const ERRORS = [
   'TaskCancelledError',
   'TaskDecodeError',
   'TaskNotFoundError',
+  'TaskSupersededError',
   'TaskTimeoutError',
 ];
 

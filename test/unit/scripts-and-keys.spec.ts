@@ -118,7 +118,7 @@ test('entry fields: one order for XADD, the fast path of the decoder and task-en
   const xadd = /'XADD', stream, '\*', (.*)\)/.exec(includeSource('task-entry')!)![1];
   expect([...xadd.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...ENTRY_FIELDS]);
   // wire letters are stored in Redis: they never change
-  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx', 'g']);
+  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx', 'om', 'g']);
 });
 
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {
@@ -134,10 +134,11 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     k.dedup('x:1'),
     k.uniqueId('id'),
     k.overlap('s'),
+    k.buffered('s'),
     k.processed('2026-01-01'),
     k.failed('2026-01-01'),
   ];
-  all.push(k.lost('2026-01-01'), k.reclaimed);
+  all.push(k.lost('2026-01-01'), k.reclaimed, k.counts);
   all.push(k.groups, k.groupsIdle, k.groupsWaiting, k.groupsParked, k.groupLimits, k.groupSignal);
   all.push(k.group('tenant:1'), k.groupRunning('tenant:1'), k.groupRate('tenant:1'));
   for (const key of all) {

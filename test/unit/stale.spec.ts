@@ -1,4 +1,4 @@
-import { META, newMeta, type TaskMeta } from '../../lib/core/redis/protocol.js';
+import { META, OVERLAP_MODE, newMeta, type TaskMeta } from '../../lib/core/redis/protocol.js';
 import { staleReason } from '../../lib/core/recovery/stale.js';
 
 /** Unit tests of the stale rule of trigger tasks (recovery/stale.ts): fixed instants, no Redis. */
@@ -27,4 +27,20 @@ test('never stale: other tasks, retries (the retry policy governs them), manual 
   expect(staleReason(meta(), T + 10 * 3_600_000)).toBeUndefined();
   // a task reclaimed from a dead worker (crashes, not failures) is still a first attempt: stale rules apply
   expect(staleReason(meta({ [META.crashes]: 1, [META.catchUpWindowMs]: 1000 }), T + 2000)).toBe('window');
+});
+
+test('under overlap cancel-previous a newer trigger supersedes a retry too; the window still spares a retry', () => {
+  const retried = meta({
+    [META.retried]: 2,
+    [META.overlapSkip]: 1,
+    [META.overlapMode]: OVERLAP_MODE.cancelPrevious,
+    [META.catchUpWindowMs]: 1000,
+    [META.supersededAt]: T + 60_000,
+  });
+  expect(staleReason(retried, T + 59_999)).toBeUndefined(); // beyond its window, but a retry
+  expect(staleReason(retried, T + 60_000)).toBe('superseded');
+  // buffer-one tasks carry no supersededAt (fire-triggers.ts): only the window applies to them
+  const buffered = meta({ [META.overlapSkip]: 1, [META.overlapMode]: OVERLAP_MODE.bufferOne, [META.catchUpWindowMs]: 60_000 });
+  expect(staleReason(buffered, T + 60_000)).toBeUndefined();
+  expect(staleReason(buffered, T + 60_001)).toBe('window');
 });

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { QueueNotFoundError } from '../../core/runtime/errors.js';
 import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
+import { historyText, parseWindow } from './history.js';
+import { silenceOf } from '../../core/admin/schedule-activity.js';
+import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
 import { limitsCommands, limitsText, stateText } from './limits.js';
@@ -44,13 +47,18 @@ function leaderLine(l: LeaderInfo | null): string {
   return `Leader: ${l.instance} · term ${l.term} · since ${when(l.since)} · lease ${duration(l.ttlMs)} left`;
 }
 
-function scheduleLine(s: ScheduleInfo[]): string {
+function scheduleLine(s: ScheduleInfo[], hasLeader: boolean): string {
   if (s.length === 0) return 'Schedules: none';
+  const now = engineTime.now();
+  const silent = s.flatMap((x) => {
+    const why = silenceOf(x, now, hasLeader).silent;
+    return why ? [`\nSILENT: schedule ${x.name}: ${why.message}`] : [];
+  });
   const paused = s.filter((x) => x.paused).length;
   const orphaned = s.filter((x) => x.orphaned).length;
   const next = s.filter((x) => !x.paused && !x.orphaned && x.next.length > 0).sort((a, b) => a.next[0] - b.next[0])[0];
   const upcoming = next ? ` · next: ${next.name} at ${when(next.next[0])}` : '';
-  return `Schedules: ${s.length} (${paused} paused, ${orphaned} orphaned)${upcoming}`;
+  return `Schedules: ${s.length} (${paused} paused, ${orphaned} orphaned)${upcoming}${silent.join('')}`;
 }
 
 /** Everything at a glance, as `chronos stats` prints it. */
@@ -75,7 +83,7 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
     redisLine(s.redis),
     leaderLine(s.leader),
     `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
-    scheduleLine(s.schedules),
+    scheduleLine(s.schedules, s.leader !== null),
     queueTable(s.queues),
   ].join('\n');
 }
@@ -109,12 +117,23 @@ export function overviewCommands(program: Command, run: Run): void {
     .option('--watch', 'refresh until interrupted')
     .option('--interval <ms>', 'refresh interval with --watch, ms', '2000')
     .option('--iterations <n>', 'with --watch, stop after n refreshes')
+    .option('--history', 'processed / failed / depth / latency per minute of the last hour (or --window day: per hour of the last day)')
+    .option('--window <window>', 'with --history: hour (60 minutes) or day (24 hours)', 'hour')
+    .option('--queue <name>', 'with --history: one queue instead of the total')
     .action(
-      run(async (cli, o: { watch?: boolean; interval: string; iterations?: string }) => {
+      run(async (cli, o: { watch?: boolean; interval: string; iterations?: string; history?: boolean; window: string; queue?: string }) => {
         const interval = positiveInt(o.interval, '--interval');
         const iterations = o.iterations === undefined ? Infinity : positiveInt(o.iterations, '--iterations');
-        const inspector = await cli.inspector(o.watch === true);
+        const window = parseWindow(o.window);
+        const inspector = o.history && o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector(o.watch === true);
         for (let i = 0; ; i++) {
+          if (o.history) {
+            const h = o.queue === undefined ? await inspector.history(window) : await inspector.queueHistory(o.queue, window);
+            cli.print(h, () => historyText(h));
+            if (!o.watch || i + 1 >= iterations) return;
+            await new Promise((r) => setTimeout(r, interval));
+            continue;
+          }
           const s = await snapshot(inspector);
           if (o.watch && !cli.json && process.stdout.isTTY) cli.out.write('\x1b[2J\x1b[H');
           cli.print(s, () => statsText(s));

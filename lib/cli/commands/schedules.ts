@@ -42,6 +42,10 @@ function scheduleText(s: ScheduleInfo): string {
     ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
+    [
+      'buffered',
+      s.buffered ? `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}` : undefined,
+    ],
     ['registered', when(s.registeredAt)],
     ['last fired', when(s.lastFiredAt)],
     ['error', s.error],

@@ -3,6 +3,8 @@ import { api, bytes, duration, go, html, render, route, useEffect, useState, whe
 import { SchedulesPage, SchedulePage } from './schedules.js';
 import { TaskPage, TasksPage, SearchBox } from './tasks.js';
 import { StateBadge } from './limits.js';
+import { HistoryPanel } from './charts.js';
+import { AuditPage } from './audit.js';
 
 const POLL_MS = 3000;
 
@@ -29,10 +31,11 @@ function Chart({ days }) {
   </svg>`;
 }
 
-function Overview({ data }) {
+function Overview({ data, tick }) {
   const { queues, leader, servers, redis, warnings } = data;
   return html`<section data-testid="overview">
-    ${warnings.map((w) => html`<p class="warning" data-testid="warning">⚠ ${w.message}</p>`)}
+    ${warnings.map((w) => html`<p class="warning" data-testid=${w.schedule ? 'silent-schedule' : 'warning'}>⚠ ${w.message}</p>`)}
+    <${HistoryPanel} tick=${tick} />
     <h2>Queues</h2>
     <table data-testid="queues">
       <thead>
@@ -203,22 +206,28 @@ function App() {
   const firstQueue = encodeURIComponent(data?.queues[0]?.name ?? 'default');
   let body = html`<p class="muted">Loading…</p>`;
   if (data) {
-    const props = { data, tick, query: r.query, readOnly: data.readOnly };
+    // what the caller may do (the server's authorize(req, act)); with no act allowed the page is read-only
+    const can = (act) => !data.readOnly && data.can?.[act] !== false;
+    const readOnly = data.readOnly || (data.can !== undefined && !Object.values(data.can).some(Boolean));
+    const props = { data, tick, query: r.query, readOnly, can };
     if (page === 'queues') body = html`<${TasksPage} ...${props} queue=${rest[0]} state=${rest[1] ?? 'pending'} />`;
     else if (page === 'tasks') body = html`<${TaskPage} ...${props} id=${rest[0]} />`;
     else if (page === 'schedules' && rest[0]) body = html`<${SchedulePage} ...${props} name=${rest[0]} />`;
     else if (page === 'schedules') body = html`<${SchedulesPage} ...${props} />`;
     else if (page === 'servers') body = html`<${Servers} data=${data} />`;
-    else body = html`<${Overview} data=${data} />`;
+    else if (page === 'audit') body = html`<${AuditPage} ...${props} />`;
+    else body = html`<${Overview} data=${data} tick=${tick} />`;
   }
   return html`<header>
       <h1>Chronos</h1>
       <nav>
         ${nav('overview', '#/', 'Overview')} ${nav('queues', `#/queues/${firstQueue}/pending`, 'Tasks')}
-        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')}
+        ${nav('schedules', '#/schedules', 'Schedules')} ${nav('servers', '#/servers', 'Servers')} ${nav('audit', '#/audit', 'Audit')}
       </nav>
       <${SearchBox} onFind=${(id) => go('#/tasks/' + encodeURIComponent(id))} />
-      <span class="muted" data-testid="namespace">${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : ''}` : ''}</span>
+      <span class="muted" data-testid="namespace"
+        >${data ? `namespace ${data.namespace}${data.readOnly ? ' · read-only' : data.can && !Object.values(data.can).some(Boolean) ? ' · view only' : ''}` : ''}</span
+      >
     </header>
     ${error && html`<p class="notice error" data-testid="poll-error">Cannot reach the console API: ${error}</p>`}
     <main>${body}</main>`;

@@ -1,5 +1,6 @@
 // Schedules: spec in words, next runs, last fire and outcome, liveness; pause with a note, resume, trigger now, remove; history.
 import { act, api, enc, html, Notice, useEffect, useState, when } from './lib.js';
+import { Activity, useActivity } from './charts.js';
 
 function Liveness({ s }) {
   if (s.error) return html`<span class="badge bad">unreadable</span>`;
@@ -35,7 +36,7 @@ function notFiring(s) {
   return s.paused ? 'paused' : undefined;
 }
 
-function Acts({ s, readOnly, setNotice, after }) {
+function Acts({ s, readOnly, can = () => true, setNotice, after }) {
   if (readOnly) return null;
   const post = (verb, body = {}) => api(`schedules/${enc(s.name)}/${verb}`, body);
   const pause = () => {
@@ -51,13 +52,19 @@ function Acts({ s, readOnly, setNotice, after }) {
   return html`<span class="acts">
     ${
       s.paused
-        ? html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>
+        ? can('schedule.resume') &&
+          html`<button data-testid="resume" onClick=${() => act(setNotice, `resume ${s.name}`, () => post('resume'), after)}>
             resume
           </button>`
-        : html`<button data-testid="pause" onClick=${pause}>pause</button>`
+        : can('schedule.pause') && html`<button data-testid="pause" onClick=${pause}>pause</button>`
     }
-    <button data-testid="trigger" onClick=${() => act(setNotice, `trigger ${s.name}`, () => post('trigger'), after)}>trigger now</button>
-    <button class="danger" data-testid="remove" onClick=${remove}>remove</button>
+    ${
+      can('schedule.trigger') &&
+      html`<button data-testid="trigger" onClick=${() => act(setNotice, `trigger ${s.name}`, () => post('trigger'), after)}>
+        trigger now
+      </button>`
+    }
+    ${can('schedule.remove') && html`<button class="danger" data-testid="remove" onClick=${remove}>remove</button>`}
   </span>`;
 }
 
@@ -66,8 +73,9 @@ function lastOutcome(s, history) {
   return h ? `${h.outcome}${h.task ? ' · task ' + h.task : ''}` : s.lastFiredAt ? 'fired' : 'never fired';
 }
 
-export function SchedulesPage({ data, readOnly }) {
+export function SchedulesPage({ data, readOnly, can, tick }) {
   const [notice, setNotice] = useState(null);
+  const activity = useActivity(tick);
   return html`<section data-testid="schedules">
     <h2>Schedules</h2>
     <${Notice} notice=${notice} />
@@ -79,6 +87,7 @@ export function SchedulesPage({ data, readOnly }) {
           <th>queue · type</th>
           <th>next runs</th>
           <th>last fired</th>
+          <th>recent fires</th>
           <th>state</th>
           <th>origin</th>
           ${!readOnly && html`<th>acts</th>`}
@@ -88,7 +97,7 @@ export function SchedulesPage({ data, readOnly }) {
         ${
           data.schedules.length === 0 &&
           html`<tr>
-            <td colspan="8" class="muted">No schedules.</td>
+            <td colspan="9" class="muted">No schedules.</td>
           </tr>`
         }
         ${data.schedules.map(
@@ -101,12 +110,13 @@ export function SchedulesPage({ data, readOnly }) {
                 ${notFiring(s) ? html`<span class="muted">none: ${notFiring(s)}</span>` : s.next.slice(0, 2).map((n) => html`<${NextRun} ms=${n} zone=${s.timeZone} />`)}
               </td>
               <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
+              <td><${Activity} a=${activity?.get(s.name)} /></td>
               <td>
                 <${Liveness} s=${s} />
                 ${s.pause?.note && html`<div class="muted" data-testid="pause-note">“${s.pause.note}” — ${s.pause.actor}</div>`}
               </td>
               <td>${s.origin}</td>
-              ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} /></td>`}
+              ${!readOnly && html`<td><${Acts} s=${s} readOnly=${readOnly} can=${can} setNotice=${setNotice} /></td>`}
             </tr>`,
         )}
       </tbody>
@@ -114,8 +124,9 @@ export function SchedulesPage({ data, readOnly }) {
   </section>`;
 }
 
-export function SchedulePage({ readOnly, name, tick }) {
+export function SchedulePage({ readOnly, can, name, tick }) {
   const [d, setD] = useState(null);
+  const activity = useActivity(tick);
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
   useEffect(() => {
@@ -135,6 +146,7 @@ export function SchedulePage({ readOnly, name, tick }) {
     ['task type', s.type],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
+    s.buffered && ['buffered', `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}`],
     ['origin', s.origin],
     ['last fired', when(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],
@@ -149,7 +161,7 @@ export function SchedulePage({ readOnly, name, tick }) {
   return html`<section data-testid="schedule-detail">
     <h2>Schedule ${s.name} <${Liveness} s=${s} /></h2>
     <${Notice} notice=${notice} />
-    <p><${Acts} s=${s} readOnly=${readOnly} setNotice=${setNotice} after=${() => setVersion((v) => v + 1)} /></p>
+    <p><${Acts} s=${s} readOnly=${readOnly} can=${can} setNotice=${setNotice} after=${() => setVersion((v) => v + 1)} /></p>
     <dl class="meta">
       ${meta.map(
         ([k, v]) =>
@@ -157,6 +169,8 @@ export function SchedulePage({ readOnly, name, tick }) {
             <dd>${v}</dd>`,
       )}
     </dl>
+    <h3>Recent fires</h3>
+    <${Activity} a=${activity?.get(s.name)} />
     <h3>Next runs</h3>
     <ul data-testid="next-runs">
       ${notFiring(s) ? html`<li class="muted">none: the schedule is ${notFiring(s)}</li>` : s.next.map((n) => html`<li><${NextRun} ms=${n} zone=${s.timeZone} /></li>`)}

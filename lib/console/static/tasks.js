@@ -1,6 +1,7 @@
 // Tasks by state (cursor pages, filters, dead groups, acts on one/selection/all) and a task's detail.
 import { act, api, duration, enc, go, html, Notice, useEffect, useState, when } from './lib.js';
 import { LimitsPanel } from './limits.js';
+import { HistoryPanel } from './charts.js';
 
 const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'];
 /** The acts possible on a task of each state. */
@@ -12,6 +13,8 @@ const ACTS = {
   dead: ['retry', 'delete'],
 };
 const BULK = { pending: ['delete'], active: [], scheduled: ['run', 'delete'], retry: ['run', 'delete'], dead: ['retry', 'delete'] };
+/** The server's name of an act on a task (what `can` is asked). */
+const actName = (a) => (a === 'retry' ? 'dead.retry' : 'task.' + a);
 
 export function SearchBox({ onFind }) {
   const [id, setId] = useState('');
@@ -67,7 +70,7 @@ function DeadGroups({ queue, tick, onPick }) {
   </div>`;
 }
 
-export function TasksPage({ data, tick, query, readOnly, queue, state }) {
+export function TasksPage({ data, tick, query, readOnly, can = () => true, queue, state }) {
   const [page, setPage] = useState(null);
   const [cursors, setCursors] = useState([]);
   const [selected, setSelected] = useState(new Set());
@@ -86,8 +89,8 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
   const base = `#/queues/${enc(queue)}/${state}`;
   const setFilter = (t, e) => go(`${base}?${new URLSearchParams({ ...(t ? { type: t } : {}), ...(e ? { error: e } : {}) })}`);
   const info = data.queues.find((q) => q.name === queue);
-  const acts = readOnly ? [] : ACTS[state];
-  const bulk = readOnly ? [] : BULK[state];
+  const acts = readOnly ? [] : ACTS[state].filter((a) => can(actName(a)));
+  const bulk = readOnly ? [] : BULK[state].filter((a) => can(actName(a)));
   const one = (action, id) =>
     act(setNotice, `${action} ${id}`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [id] }), refresh);
   const some = (action) =>
@@ -118,6 +121,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
       ${
         !readOnly &&
         info &&
+        can(info.paused ? 'queue.resume' : 'queue.pause') &&
         html`<button
           onClick=${() => act(setNotice, info.paused ? 'resume' : 'pause', () => api(`queues/${enc(queue)}/${info.paused ? 'resume' : 'pause'}`, {}))}
         >
@@ -134,6 +138,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
           >`,
       )}
     </nav>
+    <${HistoryPanel} queue=${queue} tick=${tick} />
     <${Notice} notice=${notice} />
     ${state === 'dead' && html`<${DeadGroups} queue=${queue} tick=${tick} onPick=${(msg) => setFilter(type, msg)} />`}
     ${
@@ -199,7 +204,7 @@ export function TasksPage({ data, tick, query, readOnly, queue, state }) {
   </section>`;
 }
 
-export function TaskPage({ query, readOnly, id }) {
+export function TaskPage({ query, readOnly, can = () => true, id }) {
   const [task, setTask] = useState(undefined);
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
@@ -214,7 +219,7 @@ export function TaskPage({ query, readOnly, id }) {
       <h2>Task ${id}</h2>
       <p class="warning">${task.missing}</p>
     </section>`;
-  const acts = readOnly ? [] : ACTS[task.state];
+  const acts = readOnly ? [] : ACTS[task.state].filter((a) => can(actName(a)));
   const run = (action) =>
     act(
       setNotice,

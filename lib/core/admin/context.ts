@@ -1,6 +1,6 @@
 import { META } from '../redis/protocol.js';
 import { InvalidTaskStateError } from '../runtime/errors.js';
-import type { EventBus, OperatorAction } from '../runtime/events.js';
+import type { ChronosEvent, EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
 import { engineTime } from '../runtime/time.js';
@@ -52,6 +52,11 @@ export class InspectorContext {
     const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
     engineTime.sample(sent, now, engineTime.localNow());
     return now;
+  }
+
+  /** Emits an event on the Inspector's bus (when it has one with listeners). */
+  emitEvent(e: ChronosEvent): void {
+    if (this.events?.active) this.events.emit(e);
   }
 
   /** Emits an `operator.acted` event naming the actor. */

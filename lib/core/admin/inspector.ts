@@ -4,9 +4,14 @@ import { assertName } from '../runtime/options.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { checkState, InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
+import * as hist from './history.js';
+import * as act from './schedule-activity.js';
+import * as au from './audit.js';
+import type { AuditPage, AuditQuery } from './audit.js';
+import { audited, checkWindow, counted, filterText, type AuditTarget } from './audited.js';
+import type { OperatorAction } from '../runtime/events.js';
+import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
-import { setLimits } from './queue-limits.js';
-import { getQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
 import * as ta from './task-acts.js';
@@ -17,11 +22,15 @@ import type {
   BackfillResult,
   DeadGroups,
   FireInfo,
+  FleetHistory,
+  HistoryWindow,
   InspectorOptions,
   InstanceInfo,
   LeaderInfo,
+  QueueHistory,
   QueueInfo,
   RedisInfo,
+  ScheduleActivity,
   ScheduleInfo,
   ServerInfo,
   TaskFilter,
@@ -31,6 +40,7 @@ import type {
 } from './types.js';
 
 export * from './types.js';
+export type { AuditQuery, AuditPage } from './audit.js';
 
 /**
  * Reads and acts over the Chronos key layout of one namespace: the single door for the NestJS
@@ -48,6 +58,7 @@ export class Inspector {
   readonly namespace: string;
   private readonly conn: ConnectionHandle;
   private readonly ctx: InspectorContext;
+  private readonly origin?: string;
 
   /** @throws InvalidOptionsError for an invalid namespace. */
   constructor(options: InspectorOptions = {}) {
@@ -56,6 +67,7 @@ export class Inspector {
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
+    this.origin = options.origin;
   }
 
   /** The Redis client (shared when one was passed in). */
@@ -91,38 +103,74 @@ export class Inspector {
   /**
    * One queue: counts by state, paused, latency (age of the oldest pending task), processed /
    * failed / lost per UTC day for the last 7 days, approximate memory. Two round trips on the
-   * queue's slot (a pipeline of 16 O(1) commands, then XRANGE … COUNT 1), plus SISMEMBER.
+   * queue's slot (a pipeline of 17 O(1) commands, then XRANGE … COUNT 1), plus SISMEMBER.
    */
   queue(name: string): Promise<QueueInfo> {
     return q.queueInfo(this.ctx, name);
   }
 
+  /**
+   * A queue's processed, failed and lost tasks, depth and latency over the last hour (60 points of a
+   * minute) or day (24 points of an hour), oldest first, the last being the current minute or hour.
+   * The counts are kept by the scripts that already run per batch of tasks (no command of their own
+   * per task) in one fixed-size key per queue (1,872 bytes: 60 minutes, 24 hours, 8 days; the depth
+   * and latency sampled once a minute by a worker server). One `GET`: O(1) per point.
+   * @throws InvalidOptionsError for an unknown window.
+   */
+  async queueHistory(queue: string, window: HistoryWindow = 'hour'): Promise<QueueHistory> {
+    return hist.queueHistory(this.ctx, queue, checkWindow(window));
+  }
+
+  /**
+   * Every queue's history (see {@link queueHistory}) and their total, point by point. `SMEMBERS`,
+   * then one `GET` per queue. @throws InvalidOptionsError for an unknown window.
+   */
+  async history(window: HistoryWindow = 'hour'): Promise<FleetHistory> {
+    return hist.fleetHistory(this.ctx, checkWindow(window));
+  }
+
   /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
   async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await q.pauseQueue(this.ctx, queue, opts.actor);
+    await this.rec(
+      'queue.pause',
+      opts,
+      { queue },
+      () => q.pauseQueue(this.ctx, queue, opts.actor),
+      (added) => (added ? 1 : 0),
+    );
   }
 
   /** Resumes a paused queue. One SREM. */
   async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
-    await q.resumeQueue(this.ctx, queue, opts.actor);
+    await this.rec(
+      'queue.resume',
+      opts,
+      { queue },
+      () => q.resumeQueue(this.ctx, queue, opts.actor),
+      (removed) => (removed ? 1 : 0),
+    );
+  }
+
+  /**
+   * Sets a queue's fleet-wide limits (as `QueueClient.setQueueLimits`: `concurrency`, `rate`,
+   * `groupConcurrency`, `groupRate`, per-group overrides in `groups`; `null` removes one), as an
+   * operator's act: recorded in the audit trail. Every worker applies them at once (a notice on
+   * `<ns>:limits`), within 1 s at the latest. @returns the limits now stored.
+   * @throws InvalidOptionsError naming the bad value.
+   */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
+    const detail = JSON.stringify(limits);
+    return this.rec('queue.limits', opts, { queue, detail }, async () => {
+      const now = await setQueueLimits(this.ctx.client, this.namespace, queue, limits);
+      this.ctx.emit('queue.limits', opts.actor, { queue, count: 1 });
+      return now;
+    });
   }
 
   /** A queue's fleet-wide limits as stored (`{}` when none). One HGETALL (and one of the group overrides when it has some). */
   queueLimits(queue: string): Promise<QueueLimits> {
     this.ctx.keys(queue);
     return getQueueLimits(this.ctx.client, this.namespace, queue);
-  }
-
-  /**
-   * Sets (`null` clears) a queue's fleet-wide limits (`concurrency`, `rate`, `groupConcurrency`,
-   * `groupRate`, per-group overrides in `groups`): every worker applies them at once (a notice on
-   * `<ns>:limits`), within 1 s at the latest. A few commands on the queue's slot and the global one.
-   * Emits `operator.acted` (`queue.limits`).
-   * @throws InvalidOptionsError naming the option and the value.
-   * @returns the limits after the change.
-   */
-  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
-    return setLimits(this.ctx, queue, limits, opts.actor);
   }
 
   // ---------------------------------------------------------------- tasks: read
@@ -177,12 +225,18 @@ export class Inspector {
 
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError when it is not dead there. */
   retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return ta.retryDead(this.ctx, queue, id, opts.actor);
+    return this.rec('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
   retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.retryAllDead(this.ctx, queue, opts, opts.actor);
+    return this.rec(
+      'dead.retry',
+      opts,
+      { queue, detail: filterText(opts) },
+      () => ta.retryAllDead(this.ctx, queue, opts, opts.actor),
+      counted,
+    );
   }
 
   /**
@@ -191,22 +245,24 @@ export class Inspector {
    * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
    */
   deleteTask(queue: string, id: string, opts: { state?: TaskState } & ActOptions = {}): Promise<ActResult> {
-    return ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor);
+    return this.rec('task.delete', opts, { queue, taskId: id }, () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor), counted);
   }
 
   /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
   deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor);
+    const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
+    return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /** Moves a scheduled or retry task into the stream now (retry count kept). @throws TaskNotFoundError */
   runTask(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return ta.runTask(this.ctx, queue, id, opts.actor);
+    return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
   runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
-    return ta.runAllTasks(this.ctx, queue, state, opts, opts.actor);
+    const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
+    return this.rec('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
   /**
@@ -216,7 +272,13 @@ export class Inspector {
    * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
    */
   cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
-    return ta.cancelTask(this.ctx, id, opts.queue, opts.actor);
+    return this.rec(
+      'task.cancel',
+      opts,
+      { queue: opts.queue, taskId: id },
+      () => ta.cancelTask(this.ctx, id, opts.queue, opts.actor),
+      counted,
+    );
   }
 
   // ---------------------------------------------------------------- schedules
@@ -248,6 +310,19 @@ export class Inspector {
     return s.history(this.ctx, name, limit);
   }
 
+  /**
+   * What each schedule did lately: its last 30 fires marked on time / late / skipped / failed (a
+   * sparkline), triggers its spec expected vs fired over the last hour and day, triggers overdue,
+   * and, when it should have fired and did not, why (no leader, not firing, orphaned, paused for an
+   * hour or more, its last fires failing). Pass `schedules` already read to save that read. Cost:
+   * {@link schedules} (unless given) and {@link leader}, an `LRANGE` of 30 per schedule, and per
+   * target queue a pipeline of `ZSCORE` ×2 per fired task.
+   */
+  async scheduleActivity(schedules?: ScheduleInfo[]): Promise<ScheduleActivity[]> {
+    const [list, leader] = await Promise.all([schedules ?? s.schedules(this.ctx, 1), fleet.leader(this.ctx)]);
+    return act.scheduleActivity(this.ctx, list, leader !== null);
+  }
+
   /** Scheduler instances seen in the last day, with liveness. One pipeline (ZRANGE + TIME). */
   instances(): Promise<InstanceInfo[]> {
     return s.instances(this.ctx);
@@ -263,17 +338,25 @@ export class Inspector {
 
   /** Pauses a schedule fleet-wide, with an optional note. One script. @throws ScheduleNotFoundError */
   pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
-    return sa.pauseSchedule(this.ctx, name, opts.note, opts.actor);
+    return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
+      sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
+    );
   }
 
   /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError */
   resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
-    return sa.resumeSchedule(this.ctx, name, opts.actor);
+    return this.rec('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
   }
 
   /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError */
   triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
-    return sa.triggerSchedule(this.ctx, name, opts.actor);
+    return this.rec(
+      'schedule.trigger',
+      opts,
+      { schedule: name },
+      () => sa.triggerSchedule(this.ctx, name, opts.actor),
+      () => 1,
+    );
   }
 
   /**
@@ -281,7 +364,8 @@ export class Inspector {
    * `force`). @throws ScheduleNotFoundError; ChronosStateError
    */
   removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
-    return sa.removeSchedule(this.ctx, name, opts.force, opts.actor);
+    const detail = opts.force ? 'force' : undefined;
+    return this.rec('schedule.remove', opts, { schedule: name, detail }, () => sa.removeSchedule(this.ctx, name, opts.force, opts.actor));
   }
 
   /**
@@ -290,7 +374,37 @@ export class Inspector {
    * @throws ScheduleNotFoundError; InvalidOptionsError
    */
   backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
-    return sa.backfillSchedule(this.ctx, name, fromMs, toMs, opts.actor);
+    const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;
+    return this.rec(
+      'schedule.backfill',
+      opts,
+      { schedule: name, detail },
+      () => sa.backfillSchedule(this.ctx, name, fromMs, toMs, opts.actor),
+      (r) => r.enqueued,
+    );
+  }
+
+  // ---------------------------------------------------------------- audit
+
+  /**
+   * The audit trail, newest first: every act done through an Inspector (console, CLI,
+   * `InspectorService`), done or failed, with who (`actor`), what, when (Redis time), from where
+   * (`origin`) and the result. Kept in one STREAM, at most 10,000 entries and 30 days. One
+   * `XREVRANGE … COUNT` (at most 2,000 entries looked at when filtering). @throws InvalidOptionsError
+   */
+  audit(query: AuditQuery = {}): Promise<AuditPage> {
+    return au.readAudit(this.ctx, query);
+  }
+
+  /** Runs an act and records it in the audit trail (audited.ts). */
+  private rec<T>(
+    action: OperatorAction,
+    opts: ActOptions,
+    target: AuditTarget,
+    run: () => Promise<T>,
+    count?: (r: T) => number | undefined,
+  ): Promise<T> {
+    return audited(this.ctx, this.origin, action, opts, target, run, count);
   }
 
   // ---------------------------------------------------------------- fleet

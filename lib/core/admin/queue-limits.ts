@@ -1,7 +1,7 @@
 // The Inspector's view of a queue's fleet-wide limits and groups (issue 21): the limits as stored,
 // the slots taken, the groups with the most waiting tasks, and whether a limit holds the queue back
-// now; and the operator's act that changes the limits.
-import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
+// now. (The act that changes them is the Inspector's setQueueLimits, audited.)
+import { getQueueLimits, type QueueLimits } from '../queue/limits.js';
 import type { ChainableCommander } from 'ioredis';
 import type { QueueKeys } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
@@ -82,16 +82,4 @@ export function limitState(
   if (waiting > 0 && l?.rate !== undefined && (read.rateUsed ?? 0) >= l.rate.max) return { limitedBy: 'rate', waiting };
   if (read.groups && read.groups.held > 0 && read.inRound === 0 && counts.undelivered === 0) return { limitedBy: 'group', waiting };
   return { waiting };
-}
-
-/**
- * Sets (or with `null` clears) a queue's fleet-wide limits, as `QueueClient.setQueueLimits` does (see
- * queue/limits.ts), and emits `operator.acted` (`queue.limits`, count 1).
- * @throws InvalidOptionsError naming the option and the value.
- */
-export async function setLimits(ctx: InspectorContext, queue: string, update: QueueLimitsUpdate, actor?: string): Promise<QueueLimits> {
-  ctx.keys(queue);
-  const now = await setQueueLimits(ctx.client, ctx.namespace, queue, update);
-  ctx.emit('queue.limits', actor, { queue, count: 1 });
-  return now;
 }

@@ -1,4 +1,5 @@
 import { afterLastDelivered, readyAt } from './latency.js';
+import { decodeDays } from './history.js';
 import { utcDay } from '../queue/codec.js';
 import { CONSUMER_GROUP } from '../redis/keys.js';
 import { writePause } from '../redis/commands/pause.js';
@@ -29,8 +30,9 @@ export async function queues(ctx: InspectorContext): Promise<QueueInfo[]> {
  * (age of the oldest undelivered entry, by Redis time), processed/failed/lost for the last 7 UTC
  * days, and approximate memory. Two round trips on the queue's slot: a pipeline of XLEN, XPENDING
  * (summary, O(1)), ZCARD ×3, MGET ×3 (7 keys each), MEMORY USAGE ×6 (SAMPLES 5), XINFO GROUPS,
- * TIME and the 5 reads of its limits and groups (queue-limits.ts pipeLimits); then XRANGE … COUNT 1
- * after the group's last-delivered id (and, for a limited or grouped queue, limitsView's one more). `paused` (a global key) is read
+ * TIME, GET of the counts (the day ring, added to the day keys written before it) and the 5 reads of
+ * its limits and groups (queue-limits.ts pipeLimits); then XRANGE … COUNT 1 after the group's
+ * last-delivered id (and, for a limited or grouped queue, limitsView's one more). `paused` (a global key) is read
  * apart: pass it when known.
  */
 export async function queueInfo(ctx: InspectorContext, name: string, paused?: boolean): Promise<QueueInfo> {
@@ -50,19 +52,24 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   for (const key of memoryKeys) p.call('MEMORY', 'USAGE', key, 'SAMPLES', 5);
   p.call('XINFO', 'GROUPS', k.stream);
   p.time();
+  p.getBuffer(k.counts);
   pipeLimits(p, k);
   const r = (await p.exec())!;
   const val = (i: number): unknown => (r[i][0] ? undefined : r[i][1]);
   const len = Number(val(0) ?? 0);
   const active = Number(((val(1) as [number] | undefined) ?? [0])[0] ?? 0); // NOGROUP: nobody consumed yet
   const counts = (i: number) => ((val(i) as (string | null)[] | undefined) ?? []).map((v) => Number(v ?? 0));
-  const [processed, failed, lost] = [counts(5), counts(6), counts(7)];
+  // the day keys written before the counts key (and by older workers during a rolling deploy), plus the counts' day ring
+  const countsBuf = (val(10 + memoryKeys.length) as Buffer | null | undefined) ?? null;
+  const ring = decodeDays(countsBuf, now, DAYS);
+  const [processed, failed, lost] = [counts(5), counts(6), counts(7)].map((c, f) => c.map((v, i) => v + ring[i][f]));
   let memoryBytes = 0;
   for (let i = 0; i < memoryKeys.length; i++) memoryBytes += Number(val(8 + i) ?? 0);
+  memoryBytes += countsBuf?.length ?? 0; // its value's size (at most 1,872 bytes)
   const after = afterLastDelivered(val(8 + memoryKeys.length));
   const [sec, usec] = val(9 + memoryKeys.length) as [string, string];
   const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-  const limitsAt = 10 + memoryKeys.length; // the replies of pipeLimits
+  const limitsAt = 11 + memoryKeys.length; // the replies of pipeLimits (after TIME and the counts)
   const lim = await limitsView(ctx, k, (i) => (i < LIMIT_READS ? val(limitsAt + i) : undefined), redisNow);
   const undelivered = Math.max(0, len - active);
   const { limitedBy, waiting: pending } = limitState(lim, { active, undelivered });

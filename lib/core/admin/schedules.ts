@@ -1,6 +1,8 @@
 import { ScheduleNotFoundError } from '../runtime/errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
+import { decodeBuffered } from '../queue/codec.js';
+import { META } from '../redis/protocol.js';
 import { declarationDigests, liveUntil, SCAN_COUNT } from '../scheduler/live-names.js';
 import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
@@ -195,6 +197,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       paused: s.paused === true,
       orphaned: !s.runtime && !by.some((d) => d.alive),
       registeredAt: s.registeredAt,
+      ...(s.offsetMs ? { offsetMs: s.offsetMs } : {}),
       lastFiredAt: last === undefined ? undefined : Number(last),
       next: [],
       declaredBy: by,
@@ -263,18 +266,27 @@ export async function storedSchedule(ctx: InspectorContext, name: string): Promi
   return JSON.parse(raw) as StoredSchedule;
 }
 
-/** One schedule (see {@link schedules}). @throws ScheduleNotFoundError */
+/**
+ * One schedule (see {@link schedules}), with the trigger buffered behind its live task under overlap
+ * `buffer-one` (one GET more). @throws ScheduleNotFoundError
+ */
 export async function schedule(ctx: InspectorContext, name: string, n = 5): Promise<ScheduleInfo> {
   const r = (await ctx.client.pipeline().hget(ctx.sched.schedules, name).hget(ctx.sched.pauseNotes, name).exec())!;
   const raw = r[0][1] as string | null;
   if (!raw) throw new ScheduleNotFoundError(name);
   const note = r[1][1] as string | null;
-  return (await build(ctx, [[name, raw]], note ? { [name]: note } : {}, n))[0];
+  const info = (await build(ctx, [[name, raw]], note ? { [name]: note } : {}, n))[0];
+  if (info.overlap === 'buffer-one') {
+    const b = decodeBuffered(await ctx.client.get(ctx.keys(info.queue).buffered(name)));
+    if (b) info.buffered = { taskId: b.taskId, triggerAt: b.meta[META.triggerAt] ?? 0, behind: b.behind };
+  }
+  return info;
 }
 
 /**
  * The last `limit` fires of a schedule (newest first, at most 100 kept), each with its outcome and
- * where its task is now. Cost: HGET (definition), LRANGE, one pipeline of ZSCORE ×3 per task, and a
+ * where its task is now. Cost: HGET (definition), LRANGE, one pipeline of ZSCORE ×3 per task (and a
+ * GET of the buffered trigger under overlap `buffer-one`), and a
  * look through the stream for the others (the pending entries list, then up to 10,000 entries,
  * each call bounded).
  * @throws ScheduleNotFoundError
@@ -288,8 +300,13 @@ export async function history(ctx: InspectorContext, name: string, limit = 20): 
   const state = new Map<string, FireTaskState>();
   const p = ctx.client.pipeline();
   for (const id of ids) p.zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id);
-  const scores = (await p.exec())!.map(([, v]) => v as string | null);
+  if (s.overlap === 'buffer-one') p.get(k.buffered(name));
+  const replies = (await p.exec())!.map(([, v]) => v as string | null);
+  const scores = replies.slice(0, ids.length * 3);
+  const waiting = s.overlap === 'buffer-one' ? decodeBuffered(replies[ids.length * 3])?.taskId : undefined;
+  if (waiting !== undefined) state.set(waiting, 'buffered');
   ids.forEach((id, i) => {
+    if (id === waiting) return;
     const [sc, re, de] = scores.slice(i * 3, i * 3 + 3);
     if (sc !== null) state.set(id, 'scheduled');
     else if (re !== null) state.set(id, 'retry');

@@ -108,7 +108,7 @@ function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): Ba
       taskId: info.id,
       markers: state === 'dead' ? [] : markerKeys(k, { id: info.id, meta }),
     }));
-    return { done: await deleteTasksScript(ctx.client, set, tasks) };
+    return { done: await deleteTasksScript(ctx.client, k, set, tasks) };
   };
 }
 

@@ -21,6 +21,52 @@ export interface DayCounts {
   lost: number;
 }
 
+/** The windows of a history: `hour` (60 one-minute points), `day` (24 one-hour points). @publicApi */
+export type HistoryWindow = 'hour' | 'day';
+
+/** One point of a history: one minute or one hour (its start `at`, epoch ms, Redis time). @publicApi */
+export interface HistoryPoint {
+  /** Start of the minute or hour, epoch ms. */
+  at: number;
+  /** Tasks whose handler succeeded in it. */
+  processed: number;
+  /** Failed attempts in it (retried or dead). */
+  failed: number;
+  /** Tasks found lost in it. */
+  lost: number;
+  /**
+   * Tasks waiting (pending, not yet delivered) as sampled once a minute by a worker server: the
+   * minute's sample, or the largest of the hour's; absent when no server sampled it.
+   */
+  depth?: number;
+  /** How long the oldest waiting task had waited, ms, sampled with {@link depth} (the largest of an hour). */
+  latencyMs?: number;
+}
+
+/** One queue's history over a window, oldest point first, the last being the current minute or hour. @publicApi */
+export interface QueueHistory {
+  /** The queue's name. */
+  queue: string;
+  /** Which window. */
+  window: HistoryWindow;
+  /** Length of one point, ms (60,000 or 3,600,000). */
+  stepMs: number;
+  /** The points, oldest first. */
+  points: HistoryPoint[];
+}
+
+/** Every queue's history and their total (sums; depth summed over the queues sampled; latency the largest). @publicApi */
+export interface FleetHistory {
+  /** Which window. */
+  window: HistoryWindow;
+  /** Length of one point, ms. */
+  stepMs: number;
+  /** The queues' points added up. */
+  total: HistoryPoint[];
+  /** Each queue's history, by name. */
+  queues: QueueHistory[];
+}
+
 /** Counts of one queue by state, latency, daily counters and approximate memory. @publicApi */
 export interface QueueInfo {
   /** The queue's name. */
@@ -234,8 +280,23 @@ export interface ScheduleInfo {
   type: string;
   /** Catch-up policy for triggers missed while nobody led: `all`, `latest` or `none`. */
   catchUp: string;
-  /** Overlap policy: `allow`, or `skip` (no trigger while the previous task is pending or running). */
+  /**
+   * What a trigger does while the schedule's previous task is live (pending, running, waiting for a
+   * retry): `allow`, `skip`, `buffer-one` or `cancel-previous` (see `OverlapPolicy`).
+   */
   overlap: string;
+  /**
+   * Under `buffer-one`: the trigger waiting behind the live task, started when that one ends. Read
+   * by {@link Inspector.schedule} only (one GET), not by the list.
+   */
+  buffered?: {
+    /** Its task id, its dedup key `<schedule>:<trigger-unix>`. */
+    taskId: string;
+    /** Its trigger instant, epoch ms. */
+    triggerAt: number;
+    /** Id of the live task it waits behind. */
+    behind: string;
+  };
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** `'runtime'` or `'code'` (the same as {@link runtime}, spelled out). */
@@ -254,6 +315,8 @@ export interface ScheduleInfo {
   orphanedSince?: number;
   /** When the schedule was first registered (epoch ms, Redis time): triggers before it never fire. */
   registeredAt?: number;
+  /** For an `@every` spec with an offset: the offset within the period, ms (absent when 0). */
+  offsetMs?: number;
   /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
   lastFiredAt?: number;
   /** Next trigger instants (epoch ms). */
@@ -274,17 +337,69 @@ export interface ScheduleInfo {
 }
 
 /** What became of a fired trigger's task, as far as a bounded look finds it. @publicApi */
-export type FireTaskState = TaskState | 'done' | 'unknown';
+export type FireTaskState = TaskState | 'buffered' | 'done' | 'unknown';
 
 /** One entry of a schedule's history, with the current state of its task. @publicApi */
 export interface FireInfo extends FireRecord {
   /** What became of the trigger (enqueued, duplicate, skipped-…, manual, backfill). */
   outcome: FireOutcome;
   /**
-   * Where its task is now: a live state, `done` (no longer in the queue: succeeded, or deleted by
-   * an operator), or `unknown` (the bounded look did not reach it). Absent for skips.
+   * Where its task is now: a live state, `buffered` (waiting behind the schedule's live task:
+   * overlap `buffer-one`), `done` (no longer in the queue: succeeded, superseded, or deleted by an
+   * operator), or `unknown` (the bounded look did not reach it). Absent for skips.
    */
   task?: FireTaskState;
+}
+
+/** How a fire went, for a schedule's sparkline: `on-time`, `late` (enqueued over 1 s after its instant, or backfilled), `skipped`, `failed` (its task is in the retry or dead set). @publicApi */
+export type FireMark = 'on-time' | 'late' | 'skipped' | 'failed';
+
+/** Triggers a schedule's spec had in a window, and how many of them were enqueued. @publicApi */
+export interface WindowFires {
+  /** Triggers of the spec in the window (since the schedule's registration). */
+  expected: number;
+  /** Of those, fired (enqueued, or found fired before): expected − skipped − not fired. */
+  fired: number;
+  /** False when the fire history read does not reach back to the window's start (skips before it are not known). */
+  exact: boolean;
+}
+
+/** Why a schedule that should have fired did not. @publicApi */
+export interface ScheduleSilence {
+  /**
+   * `no-leader` (triggers overdue and no leader), `not-firing` (overdue with a leader), `orphaned`,
+   * `paused` (for an hour or more), `failing` (the last 3 fires' tasks failed), `unreadable`.
+   */
+  reason: 'no-leader' | 'not-firing' | 'orphaned' | 'paused' | 'failing' | 'unreadable';
+  /** Since when, epoch ms, when known (the first overdue trigger, the pause, the orphaning). */
+  since?: number;
+  /** In words, for the overview. */
+  message: string;
+}
+
+/** What a schedule did lately (the schedules page's sparkline and the overview's silent flags). @publicApi */
+export interface ScheduleActivity {
+  /** The schedule's name. */
+  name: string;
+  /** Its last fires (at most 30), oldest first, with a mark each. */
+  fires: {
+    /** The trigger instant, epoch ms. */
+    triggerAt: number;
+    /** The history outcome. */
+    outcome: FireOutcome;
+    /** Triggers the record stands for (runs of skips). */
+    count: number;
+    /** How it went. */
+    mark: FireMark;
+  }[];
+  /** The last hour: triggers expected vs fired. */
+  hour: WindowFires;
+  /** The last 24 hours: triggers expected vs fired. */
+  day: WindowFires;
+  /** Triggers due more than 30 s ago and not fired (0 while paused or orphaned: those are skipped). */
+  overdue: number;
+  /** Set when the schedule should have fired and did not. */
+  silent?: ScheduleSilence;
 }
 
 /** The current leader. @publicApi */
@@ -367,10 +482,14 @@ export interface InspectorOptions {
   events?: EventBus;
   /** Who acts, when an act names nobody (`{ actor }`). @defaultValue 'inspector' */
   actor?: string;
+  /** From where acts come, when an act does not say (`{ origin }`), for the audit trail. @defaultValue none */
+  origin?: string;
 }
 
-/** Who does an act (named in its `operator.acted` event). */
+/** Who does an act and from where (named in its `operator.acted` event and its audit entry). */
 export interface ActOptions {
   /** Who acts, e.g. `cli:ada@host`. @defaultValue the Inspector's `actor` option */
   actor?: string;
+  /** From where, for the audit trail, e.g. `console 10.0.0.7`, `cli ops-box`. @defaultValue the Inspector's `origin` option */
+  origin?: string;
 }

@@ -151,7 +151,7 @@ export class Consumer {
    * stream entry is gone are in `gone` (left pending: the recoverer reports them lost).
    */
   async hold(keys: QueueKeys, entries: readonly HeldEntry[], markerTtlMs: number): Promise<ClaimOutcome> {
-    if (entries.length === 0) return { claimed: [], gone: [] };
+    if (entries.length === 0) return { claimed: [], gone: [], taken: [] };
     return claimScript(this.client, keys, this.name, markerTtlMs, entries);
   }
 

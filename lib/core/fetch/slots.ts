@@ -6,6 +6,7 @@ import { errorMessage, TaskRun, type Executor } from '../worker/executor.js';
 import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
 import { EntryTable } from './entry-table.js';
+import { isCancelPrevious } from '../worker/supersede.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -122,6 +123,26 @@ export class Slots {
       return undefined;
     }
     return this.inflight.get(queue, entryId);
+  }
+
+  /** The run in flight of entry `entryId` of queue `queue`, if any. */
+  runOf(queue: string, entryId: string): TaskRun | undefined {
+    return this.inflight.get(queue, entryId);
+  }
+
+  /**
+   * The runs in flight a newer trigger of `schedule` (at `triggerAt`, epoch ms) supersedes: of that
+   * schedule and queue, of an older trigger, holding the overlap marker under `cancel-previous`.
+   * O(runs in flight).
+   */
+  supersededBy(queue: string, schedule: string, triggerAt: number): TaskRun[] {
+    const out: TaskRun[] = [];
+    for (const run of this.inflight.values()) {
+      if (run.queue === queue && run.schedule === schedule && (run.triggerAt ?? Infinity) < triggerAt && isCancelPrevious(run.entry.meta)) {
+        out.push(run);
+      }
+    }
+    return out;
   }
 
   /**

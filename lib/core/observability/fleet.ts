@@ -1,11 +1,15 @@
 import type * as Prom from 'prom-client';
-import type { Inspector, QueueInfo, ScheduleInfo } from '../admin/inspector.js';
+import type { Inspector, LeaderInfo, QueueInfo, ScheduleInfo } from '../admin/inspector.js';
+import { silenceOf } from '../admin/schedule-activity.js';
 import { engineTime } from '../runtime/time.js';
 
 /** One read of the fleet's state. Instants are epoch ms, durations ms. */
 interface FleetSnapshot {
   queues: QueueInfo[];
   schedules: ScheduleInfo[];
+  leader: LeaderInfo | null;
+  /** Per schedule (same order): its overdue triggers and why it is silent (admin/schedule-activity.ts silenceOf). */
+  silence: ReturnType<typeof silenceOf>[];
 }
 
 const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
@@ -13,14 +17,17 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
 /**
  * The fleet gauges of {@link ChronosMetrics}: the state of every queue and schedule of the
  * namespace, as any replica sees it in Redis. One read (shared by all gauges of a scrape, reused
- * by the scrapes within `cacheMs`) costs `8 + 17 × queues + (schedules ÷ 1,000) × (2 + declarations
+ * by the scrapes within `cacheMs`) costs `8 + 18 × queues + (schedules ÷ 1,000) × (2 + declarations
  * + queues that schedules target)` commands or so, whatever the number of tasks:
  * - `Inspector.queues()`: `SMEMBERS` ×2 (queues, paused), then per queue one pipeline of `XLEN`,
- *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`,
+ *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`, `GET` of the counts,
  *   `XINFO GROUPS`, `TIME`, and an `XRANGE … COUNT 1` for the latency (age of the oldest waiting task);
  * - `Inspector.schedules(1)`: `HSCAN` of the registry and the pause notes, `ZRANGE` instances, `TIME`,
  *   `MGET` of their declarations, `SMISMEMBER` per distinct declaration and `HMGET` last-fired per
- *   target queue (1,000 names per call, one pipeline).
+ *   target queue (1,000 names per call, one pipeline);
+ * - `Inspector.leader()`: one `MULTI` (GET, PTTL, HGETALL): whether a schedule's overdue triggers mean
+ *   no leader. The missed triggers and silent flags are computed from these in memory (the spec,
+ *   `lastFiredAt`, the pause note's instant), with no call of their own.
  * A failed read leaves the fleet gauges empty for that scrape and counts `chronos_fleet_read_errors_total`.
  */
 export class FleetGauges {
@@ -73,6 +80,19 @@ export class FleetGauges {
     gauge('chronos_schedules_orphaned', 'Schedules no live instance declares (they do not fire)', [], (g, s) => {
       g.set(s.schedules.filter((sc) => sc.orphaned).length);
     });
+    const missedHelp =
+      'Triggers of each schedule due more than 30 s ago and not fired (no leader, a stuck leader); 0 while paused or orphaned';
+    gauge('chronos_schedule_missed_triggers', missedHelp, ['schedule'], (g, s) => {
+      s.schedules.forEach((sc, i) => g.labels(sc.name).set(s.silence[i].overdue));
+    });
+    const silentHelp =
+      '1 while a schedule should have fired and did not, by reason: no_leader, not_firing, orphaned, paused (an hour or more), unreadable';
+    gauge('chronos_schedule_silent', silentHelp, ['schedule', 'reason'], (g, s) => {
+      s.schedules.forEach((sc, i) => {
+        const silent = s.silence[i].silent;
+        if (silent) g.labels(sc.name, silent.reason.replace('-', '_')).set(1);
+      });
+    });
     const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
     this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: errorsHelp, registers }));
   }
@@ -88,8 +108,13 @@ export class FleetGauges {
 
   private async fetch(): Promise<FleetSnapshot | undefined> {
     try {
-      const [queues, schedules] = await Promise.all([this.inspector.queues(), this.inspector.schedules(1)]);
-      return { queues, schedules };
+      const [queues, schedules, leader] = await Promise.all([
+        this.inspector.queues(),
+        this.inspector.schedules(1),
+        this.inspector.leader(),
+      ]);
+      const now = engineTime.now();
+      return { queues, schedules, leader, silence: schedules.map((sc) => silenceOf(sc, now, leader !== null)) };
     } catch {
       this.errors.inc();
       return undefined;

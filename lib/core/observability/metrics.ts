@@ -6,17 +6,19 @@ import { loadOptional, MissingPeerDependencyError } from './optional.js';
 import { engineTime } from '../runtime/time.js';
 
 /**
- * Outcomes of `chronos_tasks_processed_total`. `lost` and `cancelled` are declared (exported at 0)
- * but no engine event feeds them yet. @publicApi
+ * Outcomes of `chronos_tasks_processed_total`: `superseded` counts the runs a newer trigger of their
+ * schedule superseded (overlap `cancel-previous`: `task.superseded`). @publicApi
  */
-export const TASK_OUTCOMES = ['succeeded', 'failed', 'retried', 'dead', 'lost', 'cancelled'] as const;
+export const TASK_OUTCOMES = ['succeeded', 'failed', 'retried', 'dead', 'lost', 'cancelled', 'superseded'] as const;
 
 /**
- * Outcomes of `chronos_triggers_total`, fed by the leader's `schedule.fired` (`enqueued`, or
- * `caught_up` when enqueued more than 1 s late) and `schedule.skipped` events (see `SKIP_OUTCOME`). @publicApi
+ * Outcomes of `chronos_triggers_total`, fed by the leader's `schedule.fired` (`enqueued`, `caught_up`
+ * when enqueued more than 1 s late, or `buffered` when it waits behind the schedule's live task:
+ * overlap `buffer-one`) and `schedule.skipped` events (see `SKIP_OUTCOME`). @publicApi
  */
 export const TRIGGER_OUTCOMES = [
   'enqueued',
+  'buffered',
   'duplicate',
   'skipped_overlap',
   'skipped_pause',
@@ -264,11 +266,14 @@ export class ChronosMetrics {
       case 'task.cancelled':
         this.outcomeOf(e.queue, e.taskType, 'cancelled').inc();
         return;
+      case 'task.superseded':
+        this.outcomeOf(e.queue, e.taskType, 'superseded').inc();
+        return;
       case 'task.requeued':
         if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
         return;
       case 'schedule.fired':
-        this.triggerOf(e.schedule, e.caughtUp ? 'caught_up' : 'enqueued').inc();
+        this.triggerOf(e.schedule, e.buffered ? 'buffered' : e.caughtUp ? 'caught_up' : 'enqueued').inc();
         return;
       case 'schedule.skipped':
         this.triggerOf(e.schedule, SKIP_OUTCOME[e.reason]).inc(e.count);

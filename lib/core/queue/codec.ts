@@ -34,18 +34,47 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * Where a task's markers are: its uid and overlap keys (see protocol.ts MARKER_TTL) and, for a
- * grouped task, its group's slots (keys.ts groupRunning: the exit paths free the slot its entry holds);
- * empty for most tasks.
+ * Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL, and with its
+ * overlap key its schedule's buffer key right after it: markers.lua relies on the order; last, for a
+ * grouped task, its group's slots: keys.ts groupRunning, the exit paths free the slot its entry holds);
+ * empty for most tasks. Every holder of an overlap marker passes the buffer key, whatever policy it was fired
+ * under, so a trigger buffered behind it starts when it ends even after the schedule's policy changed.
  */
 export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
   const out: string[] = [];
   const schedule = task.meta[META.schedule];
   if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
-  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule));
+  if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule), keys.buffered(schedule));
   const group = task.meta[META.group];
   if (typeof group === 'string' && group !== '') out.push(keys.groupRunning(group));
   return out;
+}
+
+/** The trigger a `buffer-one` schedule keeps waiting behind its live task (its buffer key, overlap.lua). */
+export interface BufferedTrigger {
+  /** Id of the live task it waits behind. */
+  behind: string;
+  /** Its own task id, its dedup key `<schedule>:<trigger-unix>`. */
+  taskId: string;
+  /** Its meta (the trigger instant is `meta[META.triggerAt]`, epoch ms). */
+  meta: TaskMeta;
+}
+
+/**
+ * Reads a buffer key's value: `"<id it waits behind>\n<graceMs>\n<task id>\n<meta>\n<payload>\n<type>"`
+ * (overlap.lua writes it; meta and payload are JSON text, which holds no raw newline, and the type
+ * comes last). Undefined for anything else.
+ */
+export function decodeBuffered(value: string | null): BufferedTrigger | undefined {
+  if (!value) return undefined;
+  const parts = value.split('\n', 5);
+  if (parts.length < 5) return undefined;
+  try {
+    const meta = JSON.parse(parts[3]) as TaskMeta;
+    return typeof meta === 'object' && meta !== null ? { behind: parts[0], taskId: parts[2], meta: withMetaDefaults(meta) } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Objects whose prototype is Object.prototype (of any realm) or null: JSON keeps all they hold. */

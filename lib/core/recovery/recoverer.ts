@@ -16,6 +16,7 @@ import type { Executor } from '../worker/executor.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
 import { SweepPlan } from './sweep-plan.js';
+import { isCancelPrevious, supersede } from '../worker/supersede.js';
 import { engineTime } from '../runtime/time.js';
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */
@@ -140,14 +141,20 @@ export class Recoverer {
   /**
    * Resets the idle time of every entry this server holds, so a long handler is not reclaimed, and
    * renews its task's markers to MARKER_TTL.activeVisibilityTimeouts × the visibility timeout (claim.lua).
+   * A run whose overlap marker a newer trigger took (overlap `cancel-previous`) is superseded here
+   * when the leader's notice did not reach this server (worker/supersede.ts).
    */
   async extendClaims(): Promise<void> {
     const o = this.deps.opts;
     const ttl = MARKER_TTL.activeVisibilityTimeouts * o.visibilityTimeout;
     for (const [q, entries] of byQueue(this.deps.slots.entries())) {
-      const { gone } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
+      const { gone, taken } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
       // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
       if (gone.length > 0) this.plan.later(q, engineTime.now() + o.visibilityTimeout + o.recoverInterval);
+      for (const { entryId, holder } of taken) {
+        const run = this.deps.slots.runOf(q.name, entryId);
+        if (run && isCancelPrevious(run.entry.meta)) supersede(run, holder, this.deps.logger, this.deps.events);
+      }
     }
   }
 

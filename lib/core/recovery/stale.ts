@@ -3,8 +3,9 @@
  * still waiting in a queue (handed back at a shutdown, reclaimed from a dead worker, stuck behind
  * a backlog). A trigger task is skipped at start, not run, when its first attempt would start
  * - more than the schedule's `catchUpWindow` after its instant, or
- * - with catch-up `latest` or `none`, once the schedule's next trigger has come (a newer trigger
- *   supersedes it: the leader enqueues that one, or has already).
+ * - with catch-up `latest` or `none`, or with overlap `cancel-previous` (then a retry too), once
+ *   the schedule's next trigger has come (a newer trigger supersedes it: the leader enqueues that
+ *   one, or has already). Never with overlap `buffer-one`: the newer trigger waits behind it.
  * Instants are by the worker's estimate of Redis time. A skipped task leaves the queue like a
  * success (acked, so it counts in the day's processed count), is logged and is emitted as
  * `schedule.skipped` with reason `stale`. Retries (after a handler failure) are never skipped:
@@ -13,7 +14,7 @@
  */
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { META, type TaskMeta } from '../redis/protocol.js';
+import { META, OVERLAP_MODE, type TaskMeta } from '../redis/protocol.js';
 import type { AckBatcher } from '../worker/ack-batcher.js';
 import { markerKeys, type StreamTask } from '../queue/codec.js';
 import type { QueueRef } from '../worker/executor.js';
@@ -24,9 +25,12 @@ export type StaleReason = 'window' | 'superseded';
 /** Why a task is stale at `redisNowMs` (epoch ms), or undefined when it runs (not a trigger task, a retry, or in time). */
 export function staleReason(meta: TaskMeta, redisNowMs: number): StaleReason | undefined {
   const triggerAt = meta[META.triggerAt];
-  if (triggerAt === undefined || meta[META.retried] !== 0) return undefined;
+  if (triggerAt === undefined) return undefined;
+  const first = meta[META.retried] === 0;
+  // a retry is governed by the retry policy, except that under cancel-previous a newer trigger supersedes it
+  if (!first && meta[META.overlapMode] !== OVERLAP_MODE.cancelPrevious) return undefined;
   const windowMs = meta[META.catchUpWindowMs];
-  if (windowMs !== undefined && redisNowMs - triggerAt > windowMs) return 'window';
+  if (first && windowMs !== undefined && redisNowMs - triggerAt > windowMs) return 'window';
   const supersededAt = meta[META.supersededAt];
   if (supersededAt !== undefined && redisNowMs >= supersededAt) return 'superseded';
   return undefined;

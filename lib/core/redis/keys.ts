@@ -78,6 +78,12 @@ export class QueueKeys {
   readonly groupLimits: string;
   /** STREAM (MAXLEN 1): an entry is added when a group enters the round, so a fetch blocked on an idle grouped queue wakes. */
   readonly groupSignal: string;
+  /**
+   * STRING of u32 slots (`BITFIELD`): the queue's counts per minute (last 60), hour (last 24) and UTC
+   * day (last 8), and its sampled depth and latency; fixed size (protocol.ts STATS), written by the
+   * scripts that already run per batch (stats.lua) and by sample-queue.lua once a minute.
+   */
+  readonly counts: string;
   private readonly prefix: string;
 
   constructor(
@@ -98,6 +104,7 @@ export class QueueKeys {
     this.reclaimed = this.prefix + 'reclaimed';
     this.limits = this.prefix + 'limits';
     this.rateLog = this.prefix + 'rate-log';
+    this.counts = this.prefix + 'counts';
     this.base = this.prefix;
     this.groups = this.prefix + 'groups';
     this.groupsIdle = this.prefix + 'groups-idle';
@@ -135,17 +142,28 @@ export class QueueKeys {
     return this.prefix + 'uid:' + taskId;
   }
 
-  /** STRING → task id of a schedule's live task, for the overlap policy `skip`; with a TTL (protocol.ts MARKER_TTL). */
+  /**
+   * STRING → task id of a schedule's live task, for the overlap policies `skip`, `buffer-one` and
+   * `cancel-previous`; with a TTL (protocol.ts MARKER_TTL).
+   */
   overlap(schedule: string): string {
     return this.prefix + 'overlap:' + schedule;
   }
 
-  /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD`. */
+  /**
+   * STRING → the trigger of a schedule with overlap `buffer-one` that waits behind its live task
+   * (layout: codec.ts decodeBuffered); its TTL follows the overlap marker's (overlap.lua).
+   */
+  buffered(schedule: string): string {
+    return this.prefix + 'buffered:' + schedule;
+  }
+
+  /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   processed(day: string): string {
     return this.prefix + 'processed:' + day;
   }
 
-  /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD`. */
+  /** STRING counter of failed attempts (retried or dead) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   failed(day: string): string {
     return this.prefix + 'failed:' + day;
   }
@@ -159,7 +177,7 @@ export class QueueKeys {
     return this.prefix + 'history:' + schedule;
   }
 
-  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD`: pending entries whose stream entry was gone (recover.lua). */
+  /** STRING counter of tasks lost on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   lost(day: string): string {
     return this.prefix + 'lost:' + day;
   }
@@ -272,6 +290,11 @@ export class GlobalKeys {
   readonly limited: string;
   /** Pub/sub channel of limit notices: a queue name, published when its limits change or a slot of its limit frees. */
   readonly limitsChannel: string;
+  /**
+   * STREAM of the audit trail: one entry per operator act through the Inspector (who, what, where,
+   * the result; the entry id is when, Redis time), capped by count and age (admin/audit.ts).
+   */
+  readonly audit: string;
 
   private readonly prefix: string;
 
@@ -288,6 +311,7 @@ export class GlobalKeys {
     this.cancelChannel = `${namespace}:cancel`;
     this.limited = this.prefix + 'limited';
     this.limitsChannel = `${namespace}:limits`;
+    this.audit = this.prefix + 'audit';
   }
 
   /**

@@ -25,7 +25,10 @@ export const META = {
   triggerAt: 'tr',
   /** `1` when the task was enqueued with an explicit id: its uid key is released when it ends. */
   uniqueId: 'u',
-  /** `1` when its schedule's overlap policy is `skip`: its overlap key is released when it ends. */
+  /**
+   * `1` when the task holds its schedule's overlap marker (overlap policy `skip`, `buffer-one` or
+   * `cancel-previous`): its overlap key is released when it ends.
+   */
   overlapSkip: 'o',
   /** Times the task was reclaimed from a dead or stuck consumer (recover.lua counts them). Integer. */
   crashes: 'c',
@@ -51,11 +54,27 @@ export const META = {
    */
   supersededAt: 'nx',
   /**
+   * With {@link META.overlapSkip}: which policy beyond `skip` the trigger was fired under, one of
+   * {@link OVERLAP_MODE} (absent = `skip`). `cancel-previous`: a newer trigger of the schedule
+   * supersedes the task (recovery/stale.ts, worker/supersede.ts); `buffer-one`: informative.
+   */
+  overlapMode: 'om',
+  /**
    * The task's group (enqueue option `group`): the tasks of a queue's groups are served
    * round-robin, under the queue's per-group limits (fetch-limited.lua). Absent for ungrouped tasks.
    */
   group: 'g',
 } as const;
+
+/** The overlap policies beyond `skip` (meta field {@link META.overlapMode}); wire letters, as FIRE_MODE's. */
+export const OVERLAP_MODE = {
+  /** `buffer-one`: one trigger waits behind the task (in the schedule's buffer key) and starts when it ends. */
+  bufferOne: 'b',
+  /** `cancel-previous`: the next trigger's task supersedes this one (its signal is aborted). */
+  cancelPrevious: 'c',
+} as const;
+
+export type OverlapMode = (typeof OVERLAP_MODE)[keyof typeof OVERLAP_MODE];
 
 /** Why a task is dead (meta field {@link META.deadReason}, and the `reason` of `task.dead` events). */
 export const DEAD_REASON = {
@@ -98,6 +117,7 @@ export interface TaskMeta {
   [META.raw]?: Record<string, string>;
   [META.catchUpWindowMs]?: number;
   [META.supersededAt]?: number;
+  [META.overlapMode]?: OverlapMode;
   [META.group]?: string;
 }
 
@@ -133,6 +153,13 @@ export const FIRE_MODE = {
   allowOverlap: 'a',
   /** Enqueue unless the schedule's previous task is still live (overlap policy `skip`). */
   skipOverlap: 's',
+  /**
+   * Overlap policy `buffer-one`: enqueue when the schedule has no live task; else keep the trigger
+   * in the schedule's buffer key (it starts when that task ends: overlap.lua), unless one waits there already.
+   */
+  bufferOne: 'b',
+  /** Overlap policy `cancel-previous`: enqueue, taking the overlap marker from the schedule's live task (superseded). */
+  cancelPrevious: 'c',
   /** Only advance lastFired: a trigger skipped by the catch-up policy. */
   advanceOnly: 'x',
 } as const;
@@ -163,6 +190,16 @@ export const FIRE_RESULT = {
    * it; live-names.ts liveUntil); nothing changed. The leader reads liveness again.
    */
   orphaned: 7,
+  /**
+   * Mode `bufferOne`: the schedule's previous task is still live; the trigger waits in its buffer key
+   * and its task starts when that one ends (lastFired advanced, dedup key set).
+   */
+  buffered: 8,
+  /**
+   * Mode `cancelPrevious`: enqueued, and the schedule's previous task was still live: it is
+   * superseded (it no longer holds the overlap marker; the leader announces it on the cancel channel).
+   */
+  superseding: 9,
 } as const;
 
 /** enqueue.lua's code. */
@@ -245,6 +282,36 @@ export const RECLAIMED_MEMORY = {
   keepCount: 10_000,
 } as const;
 
+/**
+ * The layout of a queue's counts (`QueueKeys.counts`): a STRING of u32 slots (`BITFIELD … u32 #i`).
+ * Slots 0-3 are stamps: the minute, hour and UTC day (epoch ms ÷ 60,000, ÷ 3,600,000, ÷ 86,400,000)
+ * of the last write, and the minute of the last depth sample. Then three rings of buckets, each
+ * bucket `fields` slots: `minutes` buckets from `minuteBase`, `hours` from `hourBase`, `days` from
+ * `dayBase`; bucket b of a ring is at `base + (b mod size) × fields`. A bucket's fields: tasks
+ * `processed` (succeeded), `failed` (attempts that failed: retried or dead), `lost`, and the
+ * `depth` (tasks waiting) and `latency` (ms the oldest waited) samples, stored + 1 so that 0 is "no
+ * sample" (the largest sample of an hour or day). 468 slots: 1,872 bytes per queue, whatever its
+ * traffic; the key's lifetime is renewed once a day (`counterTtlMs`).
+ */
+export const STATS = {
+  stampMinute: 0,
+  stampHour: 1,
+  stampDay: 2,
+  stampSample: 3,
+  fields: 5,
+  processed: 0,
+  failed: 1,
+  lost: 2,
+  depth: 3,
+  latency: 4,
+  minutes: 60,
+  hours: 24,
+  days: 8,
+  minuteBase: 8,
+  hourBase: 308,
+  dayBase: 428,
+} as const;
+
 /** What retry.lua and kill.lua reply instead of an instant when the entry was no longer pending for the group. */
 export const NOT_PENDING = 0;
 
@@ -300,3 +367,21 @@ export const LIMIT_STATE = {
   /** Entries of grouped tasks were moved into their groups and more may wait: fetch again at once. */
   again: 4,
 } as const;
+
+/**
+ * The notice a leader publishes on the cancel channel (keys.ts GlobalKeys.cancelChannel) when
+ * fire.lua reports `superseding` (overlap `cancel-previous`): every worker aborts the signal of the
+ * runs it has of that schedule in that queue, with an older trigger instant, that hold (held) its
+ * overlap marker, with a `TaskSupersededError`. JSON; told apart from an operator's cancel notice
+ * (`{ queue, entryId, taskId, actor }`) by `supersededBy`, which versions before it ignore.
+ */
+export interface SupersedeNotice {
+  /** Queue of the schedule's tasks. */
+  queue: string;
+  /** The schedule. */
+  schedule: string;
+  /** Task id of the new trigger, its dedup key `<schedule>:<trigger-unix>`. */
+  supersededBy: string;
+  /** The new trigger's instant, epoch ms: runs of older triggers are superseded. */
+  triggerAt: number;
+}

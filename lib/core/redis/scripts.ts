@@ -46,6 +46,7 @@ export const SCRIPT_NAMES = [
   'backfill',
   'fence-schedules',
   'fetch-limited',
+  'sample-queue',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

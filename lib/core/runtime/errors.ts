@@ -14,6 +14,7 @@ export type ChronosErrorCode =
   | 'TASK_TIMEOUT'
   | 'TASK_NOT_FOUND'
   | 'TASK_CANCELLED'
+  | 'TASK_SUPERSEDED'
   | 'INVALID_TASK_STATE'
   | 'QUEUE_NOT_FOUND'
   | 'SCHEDULE_NOT_FOUND'
@@ -208,6 +209,29 @@ export class TaskCancelledError extends ChronosError {
     readonly actor: string,
   ) {
     super('TASK_CANCELLED', `Task ${taskId} was cancelled by ${actor}`);
+  }
+}
+
+/**
+ * The reason a task's AbortSignal fired when a newer trigger of its schedule superseded it (overlap
+ * policy `cancel-previous`, Temporal's CancelOther): the new trigger's task was enqueued while this
+ * one was live and now holds the schedule's overlap marker. Not a failure: whatever the handler does
+ * next, the task leaves the queue like a success (acked) and is never retried; a handler that
+ * ignores its signal runs on beside the new one. Check `signal.reason instanceof TaskSupersededError`.
+ */
+export class TaskSupersededError extends ChronosError {
+  constructor(
+    /** Name of the schedule whose trigger superseded the task. */
+    readonly schedule: string,
+    /** Id of the superseded task (`<schedule>:<trigger-unix>`). */
+    readonly taskId: string,
+    /** Task id of the superseding trigger, its dedup key `<schedule>:<trigger-unix>` (unix seconds). */
+    readonly supersededBy: string,
+  ) {
+    super(
+      'TASK_SUPERSEDED',
+      `Task ${taskId} was superseded by ${supersededBy}, the next trigger of schedule "${schedule}" (overlap: 'cancel-previous')`,
+    );
   }
 }
 

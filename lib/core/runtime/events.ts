@@ -11,7 +11,8 @@ export type OperatorAction =
   | 'schedule.resume'
   | 'schedule.trigger'
   | 'schedule.remove'
-  | 'schedule.backfill';
+  | 'schedule.backfill'
+  | 'queue.limits';
 
 /**
  * Lifecycle events of tasks, schedules and leadership. Instants are epoch ms, durations ms.
@@ -127,6 +128,24 @@ export type ChronosEvent =
       actor: string;
     }
   | {
+      /**
+       * A newer trigger of the task's schedule (overlap `cancel-previous`) superseded the task this
+       * server was running: its signal was aborted with a `TaskSupersededError`. Its end is not a
+       * failure: it leaves the queue like a success (acked), never retried.
+       */
+      type: 'task.superseded';
+      /** The task's queue. */
+      queue: string;
+      /** The task's id. */
+      taskId: string;
+      /** The task's type. */
+      taskType: string;
+      /** The task's schedule. */
+      schedule: string;
+      /** Task id of the trigger that superseded it, `<schedule>:<trigger-unix>`. */
+      supersededBy: string;
+    }
+  | {
       /** A task was put back in its queue without spending a retry. */
       type: 'task.requeued';
       /** The task's queue. */
@@ -170,7 +189,10 @@ export type ChronosEvent =
       ms: number;
     }
   | {
-      /** The leader enqueued the task of one trigger of a schedule. */
+      /**
+       * The leader enqueued the task of one trigger of a schedule (or, with `buffered`, kept it
+       * waiting behind the schedule's live task: overlap `buffer-one`).
+       */
       type: 'schedule.fired';
       /** Name of the schedule. */
       schedule: string;
@@ -182,6 +204,11 @@ export type ChronosEvent =
       triggerAt: number;
       /** True when the trigger was enqueued late, as a catch-up (more than 1 s after its instant). */
       caughtUp?: boolean;
+      /**
+       * True when the trigger waits behind the schedule's live task (overlap `buffer-one`): its
+       * task is enqueued when that one ends, whichever way (`task.started` tells when it runs).
+       */
+      buffered?: true;
     }
   | {
       /** The leader did not enqueue one or more triggers of a schedule. */
@@ -228,14 +255,51 @@ export type ChronosEvent =
       taskId?: string;
       /** Tasks (or triggers) the act touched; 0 when it found nothing to do (acts are safe to repeat). */
       count: number;
+    }
+  | {
+      /**
+       * An operator act was recorded in the audit trail (every act through the Inspector, done or
+       * failed): the entry as `Inspector.audit()` returns it.
+       */
+      type: 'audit.recorded';
+      /** The entry. */
+      entry: AuditEntry;
     };
+
+/** One act of the audit trail: who did what, when, from where, and the result. Instants are epoch ms. @publicApi */
+export interface AuditEntry {
+  /** The entry's id in the audit stream (`<ms>-<seq>`). */
+  id: string;
+  /** When, epoch ms (Redis time). */
+  at: number;
+  /** Who, as the caller named itself: `cli:ada@host`, `console:<user>`, `app:<instanceId>`. */
+  actor: string;
+  /** What. */
+  action: OperatorAction;
+  /** From where: `cli <host>`, `console <client address>`, or what the caller said (`origin`). */
+  origin?: string;
+  /** The queue acted on, when the act concerns one. */
+  queue?: string;
+  /** The schedule acted on, when the act concerns one. */
+  schedule?: string;
+  /** The task of a one-task act. */
+  taskId?: string;
+  /** `done` or `failed`. */
+  result: 'done' | 'failed';
+  /** Tasks (or triggers) the act touched, when done. */
+  count?: number;
+  /** Why it failed, when it did (the error's message). */
+  error?: string;
+  /** More about the act (a pause note, a backfill range, the new limits), as text. */
+  detail?: string;
+}
 
 /**
  * Why triggers of a schedule were skipped: `overlap` (its previous task still ran), `catch-up` (the
  * policy, window or cap decided about a gap in firing), `pause` (they came due while it was
  * paused; reported once, at the resume), `orphaned` (they came due while no live instance declared
  * it: after its orphaned-since instant; reported once, when it is declared again), `stale` (a trigger task waited in its queue past the
- * policy: beyond the window, or superseded under `latest`/`none`; reported by the worker),
+ * policy: beyond the window, or superseded under `latest`/`none` or overlap `cancel-previous`; reported by the worker),
  * `duplicate` (its dedup key existed: another leader, or this one before a hand-over, fired it).
  */
 export type ScheduleSkipReason = 'overlap' | 'catch-up' | 'pause' | 'orphaned' | 'stale' | 'duplicate';

@@ -4,12 +4,26 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
+import { FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
+
+/** The fire modes that enqueue a trigger (every mode but advance-only), one per overlap policy. */
+export type EnqueueFireMode = Exclude<FireMode, typeof FIRE_MODE.advanceOnly>;
 
 /** What to do with triggers that came due while nobody led. @publicApi */
 export type CatchUpPolicy = 'all' | 'latest' | 'none';
-/** Whether a trigger is enqueued while the schedule's previous task is still pending or running. @publicApi */
-export type OverlapPolicy = 'allow' | 'skip';
+/**
+ * What a trigger does while the schedule's previous task is still live (pending, running or waiting
+ * for a retry), cluster-wide: `allow` enqueues it anyway; `skip` drops it (counted); `buffer-one`
+ * keeps one waiting, started when the previous task ends, and drops further ones (counted);
+ * `cancel-previous` enqueues it and aborts the previous task's signal with a `TaskSupersededError`.
+ * Temporal's names: AllowAll, Skip, BufferOne, CancelOther (README "Catch-up, pause, changes, overlap").
+ * @publicApi
+ */
+export type OverlapPolicy = 'allow' | 'skip' | 'buffer-one' | 'cancel-previous';
+
+/** Every {@link OverlapPolicy}, in the order the docs list them. */
+export const OVERLAP_POLICIES: readonly OverlapPolicy[] = ['allow', 'skip', 'buffer-one', 'cancel-previous'];
 
 /**
  * A schedule: a name, when it fires, and the task each trigger enqueues. Durations are ms.
@@ -48,7 +62,10 @@ export interface ScheduleDefinition {
   catchUpWindow?: number;
   /** Most missed triggers caught up at once; the newest are kept. @defaultValue 100 */
   catchUpCap?: number;
-  /** Overlap policy. @defaultValue 'allow' */
+  /**
+   * What a trigger does while the previous task of the schedule is still live: `'allow'`, `'skip'`,
+   * `'buffer-one'` or `'cancel-previous'` (see {@link OverlapPolicy}). @defaultValue 'allow'
+   */
   overlap?: OverlapPolicy;
   /**
    * The group of each trigger's task (enqueue option `group`: served round-robin with the queue's
@@ -83,7 +100,7 @@ export interface StoredSchedule {
   catchUpWindowMs: number;
   /** Most missed triggers caught up at once; the newest are kept. */
   catchUpCap: number;
-  /** Whether a trigger is enqueued while the previous task of the schedule is still pending or running. */
+  /** What a trigger does while the previous task of the schedule is still live (see {@link OverlapPolicy}). */
   overlap: OverlapPolicy;
   /** The group of each trigger's task; absent for none. */
   group?: string;
@@ -179,7 +196,7 @@ export function toStored(
   p.oneOf('catchUp', def.catchUp, ['all', 'latest', 'none']);
   p.int('catchUpWindow', def.catchUpWindow, 0, 'ms');
   p.int('catchUpCap', def.catchUpCap, 1);
-  p.oneOf('overlap', def.overlap, ['allow', 'skip']);
+  p.oneOf('overlap', def.overlap, OVERLAP_POLICIES);
   if (def.group !== undefined && !isGroupName(def.group))
     p.expected('group', 'a string of 1 to 200 characters without control characters', def.group);
   throwFirst(p, name);
@@ -229,11 +246,25 @@ export function fireDedupTtlMs(stored: StoredSchedule, spec: ScheduleSpec): numb
 /**
  * How long before its instant a trigger is enqueued, ms: up to 1 s, and at most half the period,
  * so workers hold the task and start it at the instant (fire lag then does not include the leader's
- * round trips). 0 for overlap `skip`: whether the previous task still runs is decided at the
- * instant, not ahead of it.
+ * round trips). 0 for every overlap policy but `allow`: whether the previous task still runs (and
+ * is skipped, waited for or superseded) is decided at the instant, not ahead of it.
  */
 export function fireLeadMs(stored: StoredSchedule, spec: ScheduleSpec): number {
-  return stored.overlap === 'skip' ? 0 : Math.min(1000, Math.floor(spec.minPeriodMs / 2));
+  return stored.overlap !== 'allow' ? 0 : Math.min(1000, Math.floor(spec.minPeriodMs / 2));
+}
+
+/** How fire.lua takes a trigger of a schedule with this overlap policy (protocol.ts FIRE_MODE). */
+export function fireModeOf(overlap: OverlapPolicy): EnqueueFireMode {
+  switch (overlap) {
+    case 'skip':
+      return FIRE_MODE.skipOverlap;
+    case 'buffer-one':
+      return FIRE_MODE.bufferOne;
+    case 'cancel-previous':
+      return FIRE_MODE.cancelPrevious;
+    default:
+      return FIRE_MODE.allowOverlap;
+  }
 }
 
 /** The dedup key of a trigger and the id of its task: `<schedule>:<trigger-unix>` (unix seconds). */

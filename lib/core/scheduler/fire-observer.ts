@@ -52,7 +52,8 @@ export class FireObserver {
     this.spans = [];
     const records = triggers.map((t, i) => {
       const outcome = outcomeOfFire(results[i], t.advancedBy);
-      const taskId = outcome === 'enqueued' || outcome === 'duplicate' ? t.taskId : undefined;
+      const taskId =
+        outcome === 'enqueued' || outcome === 'buffered' || outcome === 'superseding' || outcome === 'duplicate' ? t.taskId : undefined;
       return { schedule: t.schedule, triggerAt: t.triggerAt, at: redisNowMs, outcome, taskId, by: this.instanceId };
     });
     void recordFires(this.client, keys, records, (schedule, added) => this.upkeep(schedule, added)).catch(() => {});

@@ -3,8 +3,8 @@
  * (type, payload, encoded meta) with its dedup TTL, mode and generation. Units: epoch ms.
  */
 import { encodeMeta } from '../queue/codec.js';
-import { FIRE_MODE, META, newMeta, type FireMode } from '../redis/protocol.js';
-import type { FireTrigger } from '../redis/commands/schedule.js';
+import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode, type SupersedeNotice } from '../redis/protocol.js';
+import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey } from './definition.js';
 import type { ObservedTrigger } from './fire-observer.js';
 import type { Entry } from './firing-load.js';
@@ -46,13 +46,18 @@ export function fireTriggers(
     const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
     meta[META.schedule] = s.name;
     meta[META.triggerAt] = triggerAt;
-    if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
+    if (mode === FIRE_MODE.skipOverlap || mode === FIRE_MODE.bufferOne || mode === FIRE_MODE.cancelPrevious) meta[META.overlapSkip] = 1;
+    if (mode === FIRE_MODE.bufferOne) meta[META.overlapMode] = OVERLAP_MODE.bufferOne;
+    if (mode === FIRE_MODE.cancelPrevious) meta[META.overlapMode] = OVERLAP_MODE.cancelPrevious;
     if (s.group !== undefined) meta[META.group] = s.group;
     // what the worker needs to apply the catch-up policy to the task if it waits in the queue (recovery/stale.ts);
     // not under a test clock: the worker judges by Redis time, which a test clock does not follow
     if (!trustLocalClock) {
       meta[META.catchUpWindowMs] = s.catchUpWindowMs;
-      const next = s.catchUp === 'all' ? null : entry.spec.nextAfter(triggerAt);
+      // the next trigger supersedes a waiting task under catch-up latest/none and always under
+      // cancel-previous; never under buffer-one (a newer trigger waits behind it, or is skipped)
+      const superseding = mode === FIRE_MODE.cancelPrevious || (s.catchUp !== 'all' && mode !== FIRE_MODE.bufferOne);
+      const next = superseding ? entry.spec.nextAfter(triggerAt) : null;
       if (next !== null) meta[META.supersededAt] = next;
     }
     const taskId = triggerKey(s.name, triggerAt);
@@ -62,4 +67,20 @@ export function fireTriggers(
     const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
     return { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation, liveUntil };
   });
+}
+
+/**
+ * The notices of a chunk's `superseding` triggers (overlap `cancel-previous`, protocol.ts
+ * SupersedeNotice): one per schedule, with its newest such trigger (it supersedes every older run).
+ */
+export function supersedeNotices(chunk: readonly FireItem[], results: readonly FireResult[]): SupersedeNotice[] {
+  const newest = new Map<string, SupersedeNotice>();
+  chunk.forEach(({ entry: { stored: s }, triggerAt }, i) => {
+    if (results[i] !== 'superseding') return;
+    const n = newest.get(s.name);
+    if (!n || n.triggerAt < triggerAt) {
+      newest.set(s.name, { queue: s.queue, schedule: s.name, supersededBy: triggerKey(s.name, triggerAt), triggerAt });
+    }
+  });
+  return [...newest.values()];
 }

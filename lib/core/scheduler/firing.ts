@@ -11,25 +11,27 @@
  * wake instants (due-heap.ts) and plans and fires them a slice of work at a time, so no step
  * holds the event loop long and every per-burst step is linear in the burst.
  */
-import type { EventBus } from '../runtime/events.js';
+import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { fireScript, type FireResult } from '../redis/commands/schedule.js';
 import { markGrouped } from '../queue/limits.js';
 import type { RedisClient } from '../redis/connection.js';
-import type { SchedulerKeys } from '../redis/keys.js';
+import { GlobalKeys, type SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import type { RedisTime } from '../runtime/time.js';
 import { triggerKey } from './definition.js';
 import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
-import { fireTriggers, observedOf, type FireItem } from './fire-triggers.js';
+import { fireTriggers, observedOf, supersedeNotices, type FireItem } from './fire-triggers.js';
 import { loadTable, pushTo, sameSpec, Slicer, type Entry } from './firing-load.js';
 import { forgetOrphaned, markLiveness, storeOrphaned } from './orphans.js';
 import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
 import { fencedNote, PlanReports } from './plan-report.js';
 import type { Declarations } from './registry.js';
 import type { Signals } from '../runtime/signals.js';
+
+type ScheduleFired = Extract<ChronosEvent, { type: 'schedule.fired' }>;
 
 /** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
 const FIRE_CHUNK = 250;
@@ -352,6 +354,7 @@ export class Firing {
           const early = this.settle(item, results[i]);
           if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due
         });
+        this.announceSuperseding(chunk, results);
       }
     }
     let previous: Entry | undefined;
@@ -373,6 +376,25 @@ export class Firing {
     this.reload();
   }
 
+  /**
+   * Tells the workers which runs the chunk's `superseding` triggers supersede (overlap
+   * `cancel-previous`): one notice per schedule, with its newest such trigger, on the cancel channel.
+   * A lost notice is made up for by the workers' claim renewals (claim.lua reports the taken marker).
+   */
+  private announceSuperseding(chunk: readonly FireItem[], results: readonly FireResult[]): void {
+    const notices = supersedeNotices(chunk, results);
+    if (notices.length === 0) return;
+    const channel = new GlobalKeys(this.ctx.namespace).cancelChannel;
+    for (const n of notices) {
+      this.ctx.client.publish(channel, JSON.stringify(n)).catch((err: unknown) => {
+        this.ctx.logger.warn(
+          'Could not announce a superseding trigger; its workers find out at their next claim renewal ' +
+            `(schedule=${n.schedule} trigger=${n.supersededBy} error=${String(err)})`,
+        );
+      });
+    }
+  }
+
   /** Applies one fire result; returns the trigger instant when Redis found it early. */
   private settle(item: FireItem, result: FireResult): number | undefined {
     const { entry, triggerAt } = item;
@@ -387,16 +409,23 @@ export class Firing {
       return undefined;
     }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
-    if (result === 'enqueued') {
+    if (result === 'enqueued' || result === 'buffered' || result === 'superseding') {
       const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
-      this.ctx.events.emit({
-        type: 'schedule.fired',
-        schedule: s.name,
-        queue: s.queue,
-        taskId: triggerKey(s.name, triggerAt),
-        triggerAt,
-        caughtUp,
-      });
+      const taskId = triggerKey(s.name, triggerAt);
+      if (result === 'buffered') {
+        this.ctx.logger.debug?.(
+          'Trigger buffered: the previous task of this schedule is still live; it starts when that one ends ' +
+            `(schedule=${s.name} trigger=${taskId} overlap=buffer-one)`,
+        );
+      } else if (result === 'superseding') {
+        this.ctx.logger.log(
+          'Trigger supersedes the previous task of this schedule: its signal is aborted ' +
+            `(schedule=${s.name} trigger=${taskId} overlap=cancel-previous)`,
+        );
+      }
+      const fired: ScheduleFired = { type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId, triggerAt, caughtUp };
+      if (result === 'buffered') fired.buffered = true;
+      this.ctx.events.emit(fired);
     } else if (result === 'duplicate') {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
     } else if (result === 'skipped') {

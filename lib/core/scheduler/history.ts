@@ -9,13 +9,16 @@ import type { QueueKeys } from '../redis/keys.js';
  */
 
 /**
- * What became of one trigger: `enqueued` (its task was added), `duplicate` (its dedup key existed:
- * fired before), `skipped-overlap` (the previous task of the schedule was still live),
+ * What became of one trigger: `enqueued` (its task was added), `buffered` (it waited behind the
+ * schedule's live task, overlap `buffer-one`: its task was added when that one ended),
+ * `superseding` (enqueued, superseding the schedule's live task: overlap `cancel-previous`),
+ * `duplicate` (its dedup key existed: fired before), `skipped-overlap` (the previous task of the schedule was still live),
  * `skipped-paused` / `skipped-catch-up` (not enqueued by the pause or the catch-up policy; `count`
  * may cover several triggers), `manual` (an operator's trigger-now), `backfill` (an operator's
  * backfill enqueued it).
  */
-export type FireOutcome = 'enqueued' | 'duplicate' | 'skipped-overlap' | 'skipped-paused' | 'skipped-catch-up' | 'manual' | 'backfill';
+export type FireOutcome =
+  'enqueued' | 'buffered' | 'superseding' | 'duplicate' | 'skipped-overlap' | 'skipped-paused' | 'skipped-catch-up' | 'manual' | 'backfill';
 
 /** One entry of a schedule's history. Instants are epoch ms. @publicApi */
 export interface FireRecord {
@@ -23,7 +26,7 @@ export interface FireRecord {
   triggerAt: number;
   /** When it was recorded (Redis time when known, else the recorder's clock). */
   at: number;
-  /** What became of the trigger: enqueued, duplicate, skipped-overlap, skipped-paused, skipped-catch-up, manual or backfill. */
+  /** What became of the trigger: enqueued, buffered, superseding, duplicate, skipped-overlap, skipped-paused, skipped-catch-up, manual or backfill. */
   outcome: FireOutcome;
   /** The task it enqueued (or found, for `duplicate`): `<schedule>:<trigger-unix>`, or `<schedule>:manual:<uuid>`. */
   taskId?: string;
@@ -39,14 +42,18 @@ export const HISTORY_LIMIT = 100;
 export const HISTORY_TTL_MS = 30 * 24 * 60 * 60_000;
 
 /**
- * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, duplicate, skipped
- * (overlap) and advanced (lastFired moved past skipped triggers: `skipped-paused` when `advancedBy`
+ * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, buffered,
+ * superseding, duplicate, skipped (overlap) and advanced (lastFired moved past skipped triggers: `skipped-paused` when `advancedBy`
  * is the pause, else `skipped-catch-up`); early, stale and fenced change nothing and leave no record.
  */
 export function outcomeOfFire(result: string, advancedBy?: 'pause' | 'catch-up'): FireOutcome | undefined {
   switch (result) {
     case 'enqueued':
       return 'enqueued';
+    case 'buffered':
+      return 'buffered';
+    case 'superseding':
+      return 'superseding';
     case 'duplicate':
       return 'duplicate';
     case 'skipped':

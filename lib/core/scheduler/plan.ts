@@ -25,17 +25,16 @@
  * When something is skipped and nothing is enqueued, lastFired is advanced past the skipped
  * triggers in Redis (fire.lua mode `advanceOnly`), so no leader counts them again.
  */
-import { FIRE_MODE } from '../redis/protocol.js';
-import type { StoredSchedule } from './definition.js';
+import { fireModeOf, type EnqueueFireMode, type StoredSchedule } from './definition.js';
 import { triggersBetween, type ScheduleSpec } from './spec.js';
 
 /** A due trigger this late at a tick (and due within the leadership) is on time, not missed, ms. */
 export const LATE_TOLERANCE_MS = 1000;
 
-/** A trigger to enqueue, and how fire.lua takes it (protocol.ts FIRE_MODE: overlap allowed or skip). */
+/** A trigger to enqueue, and how fire.lua takes it (protocol.ts FIRE_MODE: the schedule's overlap policy). */
 export interface PlannedTrigger {
   triggerAt: number;
-  mode: typeof FIRE_MODE.allowOverlap | typeof FIRE_MODE.skipOverlap;
+  mode: EnqueueFireMode;
 }
 
 /** What {@link plan} needs of one schedule, and the tick it plans. */
@@ -164,7 +163,7 @@ export function plan(input: PlanInput): Plan {
   const leadFrom = Math.max(now, from);
   const upcoming = triggersBetween(spec, leadFrom, Math.max(leadFrom, Math.min(now + leadMs, liveUntil)), 10).triggers;
   const fire = [...missed, ...onTime, ...upcoming];
-  const mode = s.overlap === 'skip' ? FIRE_MODE.skipOverlap : FIRE_MODE.allowOverlap;
+  const mode = fireModeOf(s.overlap);
   const advanceTo = fire.length === 0 ? newestSkipped : undefined;
   const advancedBy = advanceTo === undefined ? undefined : paused && advanceTo === paused.newest ? 'pause' : 'catch-up';
   return {

@@ -2,6 +2,7 @@ import { TaskCancelledError } from '../runtime/errors.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys } from '../redis/keys.js';
+import type { SupersedeNotice } from '../redis/protocol.js';
 
 /** The notice an operator's cancel publishes on `<ns>:cancel` (after the task was dead-lettered). */
 export interface CancelNotice {
@@ -42,6 +43,8 @@ export interface CancelListener {
 /**
  * Subscribes a worker server to cancel notices: for a notice about an entry this server runs
  * (`find(entryId, queue)` returns it), aborts the task's signal with a {@link TaskCancelledError}.
+ * A leader's supersede notice (protocol.ts SupersedeNotice, overlap `cancel-previous`) goes to
+ * `superseded` instead.
  * The Inspector has already dead-lettered the task when the notice arrives, so whatever the
  * handler does next is ignored (its entry is gone: the ack, retry or kill finds nothing). Uses its
  * own subscriber connection (a duplicate of `client`, owned and closed by {@link CancelListener.close}).
@@ -58,6 +61,7 @@ export async function listenForCancels<R extends Cancellable>(
   logger?: ChronosLogger,
   cancelled?: (run: R, actor: string) => void,
   extra: readonly ExtraChannel[] = [],
+  superseded?: (notice: SupersedeNotice) => void,
 ): Promise<CancelListener> {
   const channel = new GlobalKeys(namespace).cancelChannel;
   const sub = duplicateConnection(client);
@@ -67,11 +71,17 @@ export async function listenForCancels<R extends Cancellable>(
       others.get(ch)?.onMessage(text);
       return;
     }
-    let n: CancelNotice;
+    let n: CancelNotice & Partial<SupersedeNotice>;
     try {
-      n = JSON.parse(text) as CancelNotice;
+      n = JSON.parse(text) as CancelNotice & Partial<SupersedeNotice>;
     } catch {
       return; // not ours
+    }
+    if (typeof n?.supersededBy === 'string') {
+      if (typeof n.schedule === 'string' && typeof n.queue === 'string' && typeof n.triggerAt === 'number') {
+        superseded?.(n as SupersedeNotice);
+      }
+      return;
     }
     const run = typeof n?.entryId === 'string' ? find(n.entryId, n.queue) : undefined;
     if (!run || run.id !== n.taskId) return;

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { HandlerNotFoundError, TaskCancelledError, TaskTimeoutError } from '../runtime/errors.js';
+import { HandlerNotFoundError, TaskCancelledError, TaskSupersededError, TaskTimeoutError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
@@ -25,7 +25,7 @@ export interface QueueRef {
  * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
  * only when the handler reads it (or when it must abort): most handlers never look at it, and one
  * object per task keeps the per-task cost low.
- * @internal `abandoned`, `cancelled`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ * @internal `abandoned`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
  */
 export class TaskRun implements Task {
   readonly id: string;
@@ -77,6 +77,11 @@ export class TaskRun implements Task {
   /** True when an operator cancelled the task (its signal aborted with a TaskCancelledError): its entry is dead already. */
   get cancelled(): boolean {
     return this.#reason instanceof TaskCancelledError;
+  }
+
+  /** True when a newer trigger of its schedule superseded the task (overlap `cancel-previous`): its end is not a failure. */
+  get superseded(): boolean {
+    return this.#reason instanceof TaskSupersededError;
   }
 
   abort(reason: unknown): void {
@@ -241,12 +246,14 @@ export class Executor {
       );
       return a.done();
     }
-    if (ok) {
+    // a superseded run (overlap cancel-previous) leaves the queue like a success, whatever its outcome: never retried
+    if (ok || run.superseded) {
       const { entry: task, ref: queue } = run;
       const m = task.meta;
       const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
       this.acker.add(queue.keys, task.entryId, task.id, release);
-      if (this.events.active) {
+      if (!ok) this.logger.debug?.(`Superseded task ended; acked, not retried (${taskRef(task, queue)} error=${errorMessage(err)})`);
+      else if (this.events.active) {
         const durationMs = engineTime.now() - run.startedAt;
         const retried = run.retried;
         this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });

@@ -15,6 +15,7 @@ import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
 import { Mux } from './mux.js';
 import { Recoverer } from '../recovery/recoverer.js';
+import { QueueSampler } from '../observability/queue-sampler.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import { startServices, stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
 import type { Signals } from '../runtime/signals.js';
@@ -161,7 +162,8 @@ export class ChronosServer {
     const config = opts;
     const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));
     const liveness = (this.liveness = new Liveness(client, globalKeys, this.id, opts, logger));
-    this.services = workerServices({ runtime, opts, fetcher, fetchWake, forwarder, recoverer, liveness, heartbeat, isRunning });
+    const sampler = new QueueSampler(client, queues);
+    this.services = workerServices({ runtime, opts, fetcher, fetchWake, forwarder, recoverer, liveness, heartbeat, sampler, isRunning });
     this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
   }
 

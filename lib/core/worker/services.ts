@@ -12,7 +12,9 @@ import type { Recoverer } from '../recovery/recoverer.js';
 import type { Slots } from '../fetch/slots.js';
 import type { Wake } from '../fetch/wake.js';
 import type { Heartbeat } from './heartbeat.js';
+import { SAMPLE_EVERY_MS, type QueueSampler } from '../observability/queue-sampler.js';
 import { listenForCancels, type CancelListener } from './cancel-listener.js';
+import { supersede } from './supersede.js';
 import type { ResolvedServerOptions } from './server-options.js';
 
 /** The health of a loop whose state is `running` and whose failures are `failures`. */
@@ -113,6 +115,9 @@ export class NoticeService implements Service {
         if (events.active) events.emit({ type: 'task.cancelled', queue: run.queue, taskId: run.id, taskType: run.type, actor });
       },
       [wakes, pauses],
+      (n) => {
+        for (const run of slots.supersededBy(n.queue, n.schedule, n.triggerAt)) supersede(run, n.supersededBy, runtime.logger, events);
+      },
     );
   }
 
@@ -137,6 +142,8 @@ export interface WorkerParts {
   readonly recoverer: Recoverer;
   readonly liveness: Liveness;
   readonly heartbeat: Heartbeat;
+  /** Samples the queues' depth and latency into their counts, once a minute. */
+  readonly sampler: QueueSampler;
   /** True while the server runs: periodic jobs are skipped otherwise. */
   readonly isRunning: () => boolean;
 }
@@ -168,6 +175,7 @@ export function workerServices(p: WorkerParts): Service[] {
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),
     every('gone-consumers', 5 * 60_000, 'Deleting consumers of gone servers', () => recoverer.deleteGoneConsumers()),
+    every('queue-samples', SAMPLE_EVERY_MS, 'Sampling the depth and latency of queues', () => p.sampler.sample()),
     new LoopService({ name: 'forward', loop: forwarder }),
     new LoopService({
       name: 'fetch',

@@ -1,6 +1,7 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { TaskInfo } from '../../core/admin/types.js';
+import type { ConsoleAct } from '../../console/api.js';
 
 /** The `console` option of `ChronosModule`: the web console mounted in the app (express only). @publicApi */
 export interface ChronosConsoleOptions {
@@ -14,11 +15,20 @@ export interface ChronosConsoleOptions {
    * or the status of the exception the guard throws.
    */
   guard?: Type<CanActivate> | CanActivate | (Type<CanActivate> | CanActivate)[];
-  /** Called for every console request after the guards: false → 403. */
-  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
+  /**
+   * Roles: called for every console request after the guards with `act` = `'read'` (false → 403),
+   * and for every act (a POST) with the act (`queue.pause`, `dead.retry`, `schedule.trigger`, …:
+   * {@link ConsoleAct}): false → 403 for that act. The page hides the acts its caller may not do.
+   * E.g. `(req, act) => act === 'read' || req.user?.roles.includes('operator')`.
+   */
+  authorize?: (req: IncomingMessage, act: ConsoleAct) => boolean | Promise<boolean>;
   /** Replaces a task's payload before it leaves the server (e.g. masks secrets). */
   redact?: (payload: unknown, task: TaskInfo) => unknown;
-  /** Who acts, as named in the `operator.acted` events. @defaultValue `console:<instanceId>` */
+  /**
+   * Who acts, as named in the `operator.acted` events and the audit trail. @defaultValue
+   * `console:<name>` of the `req.user` the guard set (its `username`, `name`, `email`, `id` or
+   * `sub`), else `console:<instanceId>`
+   */
   actor?: (req: IncomingMessage) => string;
 }
 

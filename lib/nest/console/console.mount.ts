@@ -12,6 +12,22 @@ import { InspectorService } from '../services/inspector.service.js';
 
 type Next = (err?: unknown) => void;
 
+/**
+ * The actor a guard named: `console:<name>` of the `req.user` a guard (e.g. Passport's) set, by its
+ * `username`, `name`, `email`, `id` or `sub`; undefined when there is none.
+ */
+export function userActor(req: IncomingMessage): string | undefined {
+  const user = (req as { user?: unknown }).user;
+  if (typeof user === 'string' && user !== '') return `console:${user}`;
+  if (typeof user !== 'object' || user === null) return undefined;
+  const u = user as Record<string, unknown>;
+  for (const k of ['username', 'name', 'email', 'id', 'sub']) {
+    const v = u[k];
+    if ((typeof v === 'string' && v !== '') || typeof v === 'number') return `console:${String(v)}`;
+  }
+  return undefined;
+}
+
 /** Joins the global prefix and the console path into one mount path (`/api` + `/chronos` → `/api/chronos`). */
 export function mountPath(prefix: string, path: string): string {
   const joined = `/${prefix}/${path}`.replace(/\/+/g, '/').replace(/\/$/, '');
@@ -57,7 +73,7 @@ export class ChronosConsoleMount implements OnModuleInit {
       readOnly: c.readOnly,
       authorize: c.authorize,
       redact: c.redact,
-      actor: c.actor ?? (() => `console:${instanceId}`),
+      actor: c.actor ?? ((req) => userActor(req) ?? `console:${instanceId}`),
     });
     const path = mountPath(this.appConfig.getGlobalPrefix(), c.path);
     const all = [...global, ...guards];

@@ -32,8 +32,12 @@ export interface ScheduleOptions {
   /** Most missed triggers caught up at once (the newest are kept). @defaultValue 100 */
   catchUpCap?: number;
   /**
-   * `'skip'`: a trigger is skipped (and logged) while the previous trigger's task is still
-   * pending or running. `'allow'`: every trigger is enqueued. @defaultValue 'allow'
+   * What a trigger does while the previous trigger's task is still live (pending, running or
+   * waiting for a retry), fleet-wide: `'allow'` enqueues it; `'skip'` skips it (counted, logged);
+   * `'buffer-one'` keeps one waiting, started when the previous task ends, and skips further ones;
+   * `'cancel-previous'` enqueues it and aborts the previous task's `signal` with a
+   * `TaskSupersededError` (that task is then acked, not retried). Temporal's AllowAll, Skip,
+   * BufferOne, CancelOther (docs/nest.md). @defaultValue 'allow'
    */
   overlap?: OverlapPolicy;
   /**
@@ -41,7 +45,7 @@ export interface ScheduleOptions {
    * groups, under its per-group limits). @defaultValue the static `group` of a `dispatch` payload class, of `payload`
    */
   group?: string;
-  /** `@nestjs/schedule`'s name for `overlap: 'skip'` (true) / `'allow'` (false). */
+  /** `@nestjs/schedule`'s name for `overlap: 'skip'` (true) / `'allow'` (false); contradicting `overlap` is an error. */
   waitForCompletion?: boolean;
   /**
    * Not declared by this instance, so it does not fire unless another live instance declares

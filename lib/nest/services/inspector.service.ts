@@ -1,4 +1,3 @@
-import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { EventBus, type ChronosEvent } from '../../core/runtime/events.js';
@@ -6,10 +5,16 @@ import {
   Inspector,
   type ActOptions,
   type ActResult,
+  type AuditPage,
+  type AuditQuery,
   type BackfillResult,
   type DeadGroups,
   type FireInfo,
+  type FleetHistory,
+  type HistoryWindow,
   type InstanceInfo,
+  type QueueHistory,
+  type ScheduleActivity,
   type LeaderInfo,
   type QueueInfo,
   type RedisInfo,
@@ -20,6 +25,7 @@ import {
   type TaskPage,
   type TaskState,
 } from '../../core/admin/inspector.js';
+import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from './chronos.client.js';
@@ -70,6 +76,7 @@ export class InspectorService {
       livenessWindow: options.heartbeatInterval * 3,
       events,
       actor: `app:${options.instanceId}`,
+      origin: `app ${options.instanceId}`,
     });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
@@ -124,6 +131,34 @@ export class InspectorService {
     return this.inspector.scheduleHistory(name, limit);
   }
 
+  /**
+   * A queue's processed / failed / lost tasks, depth and latency per minute of the last hour, or per
+   * hour of the last day (one `GET`). @throws InvalidOptionsError for an unknown window.
+   */
+  queueHistory(queue: string, window: HistoryWindow = 'hour'): Promise<QueueHistory> {
+    return this.inspector.queueHistory(queue, window);
+  }
+
+  /** Every queue's history and their total, per minute of the last hour or per hour of the last day. */
+  history(window: HistoryWindow = 'hour'): Promise<FleetHistory> {
+    return this.inspector.history(window);
+  }
+
+  /** Each schedule's last fires (on time, late, skipped, failed), fires vs expected over the last hour and day, and why it is silent. */
+  scheduleActivity(): Promise<ScheduleActivity[]> {
+    return this.inspector.scheduleActivity();
+  }
+
+  /** The audit trail, newest first: every act with who, what, when, from where and the result (kept 30 days, at most 10,000). */
+  audit(query?: AuditQuery): Promise<AuditPage> {
+    return this.inspector.audit(query);
+  }
+
+  /** Sets a queue's fleet-wide limits as an operator's act (recorded in the audit trail). @throws InvalidOptionsError */
+  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts?: ActOptions): Promise<QueueLimits> {
+    return this.inspector.setQueueLimits(queue, limits, opts);
+  }
+
   /** The current leader (`instance`, `term`, `since` epoch ms, `ttlMs`), or null when nobody leads. */
   leader(): Promise<LeaderInfo | null> {
     return this.inspector.leader();
@@ -157,11 +192,6 @@ export class InspectorService {
   /** A queue's fleet-wide limits as stored (`{}` when none). */
   queueLimits(queue: string): Promise<QueueLimits> {
     return this.inspector.queueLimits(queue);
-  }
-
-  /** Sets (`null` clears) a queue's fleet-wide limits; every worker applies them within 1 s. @throws InvalidOptionsError naming the value. */
-  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts?: ActOptions): Promise<QueueLimits> {
-    return this.inspector.setQueueLimits(queue, limits, opts);
   }
 
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError */

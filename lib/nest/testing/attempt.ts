@@ -4,9 +4,11 @@
  * budget is spent (`retried >= maxRetry`), else retried after the handler's `backoff`, else the
  * module's, else the default (a backoff that throws or returns a bad number falls back to the
  * default, as in the engine); the timeout aborts the signal with a `TaskTimeoutError`; a type with
- * no handler bounces (1 s, 2 s, 4 s) and is dead after min(maxRetry, 3) bounces.
+ * no handler bounces (1 s, 2 s, 4 s) and is dead after min(maxRetry, 3) bounces. An attempt whose
+ * signal a newer trigger of its schedule aborted (overlap `cancel-previous`: a `TaskSupersededError`)
+ * and that did not succeed is superseded: neither retried nor dead.
  */
-import { HandlerNotFoundError, TaskTimeoutError } from '../../core/runtime/errors.js';
+import { HandlerNotFoundError, TaskSupersededError, TaskTimeoutError } from '../../core/runtime/errors.js';
 import { DEAD_REASON } from '../../core/redis/protocol.js';
 import { defaultBackoff, type BackoffFn, type Task } from '../../core/queue/task.js';
 import type { Mux } from '../../core/worker/mux.js';
@@ -38,6 +40,20 @@ export type TaskOutcome<T = unknown> =
       delayMs: number;
       /** When the retry is due (virtual now + `delayMs`). */
       retryAt: number;
+    }
+  | {
+      /**
+       * A newer trigger of its schedule superseded the task while it ran (overlap `cancel-previous`:
+       * its signal was aborted with a `TaskSupersededError`) and it did not succeed: the engine acks
+       * it, never retried, never dead.
+       */
+      outcome: 'superseded';
+      /** The task as it ran. */
+      task: EnqueuedTask<T>;
+      /** What the handler threw (often the signal's reason). */
+      error: unknown;
+      /** Task id of the superseding trigger, `<schedule>:<trigger-unix>`. */
+      supersededBy: string;
     }
   | {
       /** The handler failed for good: the task is dead. */
@@ -72,8 +88,17 @@ function taskView(t: EnqueuedTask, signal: AbortSignal): Task {
   return view;
 }
 
-/** Runs the handler of `task` once (its timeout in real ms) and settles the outcome at virtual `now`. @internal */
-export async function runAttempt(task: EnqueuedTask, mux: Mux, moduleBackoff: BackoffFn, now: number): Promise<TaskOutcome> {
+/**
+ * Runs the handler of `task` once (its timeout in real ms) and settles the outcome at virtual `now`;
+ * `ctrl` is the attempt's abort controller (the kit aborts it when a newer trigger supersedes the task). @internal
+ */
+export async function runAttempt(
+  task: EnqueuedTask,
+  mux: Mux,
+  moduleBackoff: BackoffFn,
+  now: number,
+  ctrl = new AbortController(),
+): Promise<TaskOutcome> {
   const reg = mux.get(task.type);
   if (!reg) {
     const error = new HandlerNotFoundError(task.type);
@@ -82,7 +107,6 @@ export async function runAttempt(task: EnqueuedTask, mux: Mux, moduleBackoff: Ba
     const delayMs = 1000 * 2 ** task.retried;
     return { outcome: 'retry', task, error, delayMs, retryAt: now + delayMs };
   }
-  const ctrl = new AbortController();
   const view = taskView(task, ctrl.signal);
   let timer: NodeJS.Timeout | undefined;
   let error: unknown;
@@ -107,6 +131,8 @@ export async function runAttempt(task: EnqueuedTask, mux: Mux, moduleBackoff: Ba
     clearTimeout(timer);
   }
   if (ok) return { outcome: 'succeeded', task };
+  const reason: unknown = ctrl.signal.reason;
+  if (reason instanceof TaskSupersededError) return { outcome: 'superseded', task, error, supersededBy: reason.supersededBy };
   if (isNonRetryable(error) || task.retried >= task.options.maxRetry) {
     const reason = isNonRetryable(error)
       ? DEAD_REASON.nonRetryable

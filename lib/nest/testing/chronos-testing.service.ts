@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
 import { fireDedupTtlMs, triggerKey } from '../../core/scheduler/definition.js';
+import { TaskSupersededError } from '../../core/runtime/errors.js';
 import { TRIGGERS_BETWEEN_COUNT_LIMIT, triggersBetween } from '../../core/scheduler/spec.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { resolveType, type PayloadClass } from '../payload-class.js';
@@ -64,6 +65,10 @@ export class ChronosTesting {
   readonly dead: EnqueuedTask[] = [];
   private depth = 0;
   private pending = new Set<Promise<unknown>>();
+  /** The abort controller of each attempt running now. */
+  private readonly attempts = new Map<EnqueuedTask, AbortController>();
+  /** Per schedule with overlap `buffer-one`: the trigger waiting behind its task (not in the queues yet). */
+  private readonly buffered = new Map<string, NewTask>();
 
   /** @internal Created by the testing module. */
   constructor(
@@ -195,7 +200,7 @@ export class ChronosTesting {
       result.outcomes.push(o);
       if (o.outcome === 'succeeded') result.succeeded++;
       else if (o.outcome === 'retry') result.retried++;
-      else result.dead++;
+      else if (o.outcome === 'dead') result.dead++;
     }
   }
 
@@ -203,8 +208,11 @@ export class ChronosTesting {
    * Enqueues every trigger of every schedule (declared or added, not paused) in [from, to], each
    * computed by the engine's spec (cron in its zone with DST, `@every`), with the engine's task id
    * and dedup key `<schedule>:<trigger-unix>` and `triggerAt`, in trigger order; a trigger already
-   * fired (its dedup key alive) is not enqueued again; with overlap `skip`, a trigger is skipped while
-   * a task of the schedule is still queued or running. The clock is set to each trigger's instant as
+   * fired (its dedup key alive) is not enqueued again. While a task of the schedule is still queued
+   * or running, its overlap policy applies: `skip` skips the trigger; `buffer-one` keeps it (it is
+   * enqueued when the schedule's last task leaves the queues: succeeded, dead or superseded) and skips
+   * further ones; `cancel-previous` takes the schedule's queued tasks out (they never start) and
+   * aborts the signal of its running ones with a `TaskSupersededError`, then enqueues it. The clock is set to each trigger's instant as
    * it is enqueued (earlier or later than now: a test may fire any past or future window), then to
    * `to`. In inline mode each trigger's task runs at its instant.
    * @returns the tasks enqueued.
@@ -230,7 +238,6 @@ export class ChronosTesting {
     for (const { s, at } of due) {
       this.store.setClock(at);
       const st = s.stored;
-      if (st.overlap === 'skip' && this.busy(st.name)) continue;
       const id = triggerKey(st.name, at);
       const task: NewTask = {
         id,
@@ -244,6 +251,15 @@ export class ChronosTesting {
         triggerAt: at,
         ...(st.group !== undefined ? { group: st.group } : {}),
       };
+      if (st.overlap !== 'allow' && this.busy(st.name)) {
+        if (st.overlap === 'skip') continue;
+        if (st.overlap === 'buffer-one') {
+          // one waits (a trigger fired before, even if still waiting, is not fired again), further ones are skipped
+          if (!this.buffered.has(st.name) && !this.store.history.some((h) => h.id === id)) this.buffered.set(st.name, task);
+          continue;
+        }
+        this.supersede(st.name, id); // cancel-previous
+      }
       const [r] = await this.accept([task]);
       if (!r.deduplicated) added.push(this.store.history[this.store.history.length - 1]);
     }
@@ -270,6 +286,7 @@ export class ChronosTesting {
   /** Empties the queues, the dead tasks, the outcomes, the history and the dedup keys (the clock and the schedules stay). */
   clear(): void {
     this.store.clear();
+    this.buffered.clear();
     this.outcomes.length = 0;
     this.dead.length = 0;
   }
@@ -308,20 +325,47 @@ export class ChronosTesting {
   private async run(task: EnqueuedTask, requeue = true): Promise<TaskOutcome> {
     this.store.running.add(task);
     this.worker.activeCount++;
-    const p = runAttempt(task, this.worker.mux, this.backoff, this.now);
+    const ctrl = new AbortController();
+    this.attempts.set(task, ctrl);
+    const p = runAttempt(task, this.worker.mux, this.backoff, this.now, ctrl);
     this.pending.add(p);
     let o: TaskOutcome;
     try {
       o = await p;
     } finally {
       this.pending.delete(p);
+      this.attempts.delete(task);
       this.store.running.delete(task);
       this.worker.activeCount--;
     }
     this.outcomes.push(o);
     if (requeue && o.outcome === 'retry') this.store.put({ ...task, retried: task.retried + 1, runAt: o.retryAt });
     if (o.outcome === 'dead') this.dead.push(task);
+    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined) await this.overlapEnded(task.schedule);
     return o;
+  }
+
+  /**
+   * A task of `schedule` left the queues: under overlap `buffer-one`, the trigger buffered behind it
+   * is enqueued (with its own id and instant) once no task of the schedule is queued or running.
+   */
+  private async overlapEnded(schedule: string): Promise<void> {
+    const waiting = this.buffered.get(schedule);
+    if (!waiting || this.busy(schedule)) return;
+    this.buffered.delete(schedule);
+    await this.accept([{ ...waiting, runAt: this.now }]);
+  }
+
+  /**
+   * Overlap `cancel-previous`: the trigger `by` supersedes the tasks of `schedule` — the queued ones
+   * are taken out (the engine skips them at start), the running ones have their signal aborted with
+   * a {@link TaskSupersededError} (their attempt's outcome is `superseded` unless it succeeds).
+   */
+  private supersede(schedule: string, by: string): void {
+    // a trigger's tasks only: an operator's trigger-now (`<schedule>:manual:<uuid>`) holds no overlap marker in the engine
+    const mine = (t: EnqueuedTask) => t.schedule === schedule && !t.id.startsWith(`${schedule}:manual:`);
+    for (const t of this.store.tasks().filter(mine)) this.store.take(t);
+    for (const t of this.store.running) if (mine(t)) this.attempts.get(t)?.abort(new TaskSupersededError(schedule, t.id, by));
   }
 
   private async triggerNow(s: KitSchedule): Promise<string> {
@@ -347,7 +391,7 @@ export class ChronosTesting {
     return id;
   }
 
-  /** Whether a task of the schedule is queued or running (overlap `skip`). */
+  /** Whether a task of the schedule is queued or running (the overlap policies). */
   private busy(schedule: string): boolean {
     return this.store.tasks().some((t) => t.schedule === schedule) || [...this.store.running].some((t) => t.schedule === schedule);
   }

@@ -66,12 +66,13 @@ function markedArgs(k: string[], tasks: readonly MarkedTask[]): (string | number
 }
 
 /**
- * Deletes tasks from a task set (scheduled, retry or dead) and releases their markers where they
- * still name them (delete-tasks.lua); pass no markers for a dead task (it released them when it
- * died). @returns the task ids deleted.
+ * Deletes tasks from a task set (scheduled, retry or dead) of the queue of `keys` and releases their
+ * markers where they still name them (delete-tasks.lua; a trigger buffered behind a deleted task
+ * starts in that queue's stream); pass no markers for a dead task (it released them when it died).
+ * @returns the task ids deleted.
  */
-export function deleteTasksScript(client: RedisClient, set: TaskSet, tasks: readonly MarkedTask[]): Promise<string[]> {
-  const k = [set.zset, set.hash];
+export function deleteTasksScript(client: RedisClient, keys: QueueKeys, set: TaskSet, tasks: readonly MarkedTask[]): Promise<string[]> {
+  const k = [set.zset, set.hash, keys.stream];
   const a = markedArgs(k, tasks);
   return runScript<string[]>(client, 'delete-tasks', k, a);
 }

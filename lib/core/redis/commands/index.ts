@@ -7,7 +7,8 @@
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
  *   retry-dead, backfill);
- * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits).
+ * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits);
+ * - stats.ts: sample-queue (a queue's depth and latency, once a minute, into its counts).
  *
  * A wrapper lays out KEYS and ARGV as the script's header declares them and maps the bare reply to
  * named results (the code tables are in protocol.ts). A code a script never returns is a
@@ -23,6 +24,7 @@ import { LIMITS_SCRIPTS } from './limits.js';
 import { QUEUE_SCRIPTS } from './queue.js';
 import { RECOVERY_SCRIPTS } from './recovery.js';
 import { SCHEDULE_SCRIPTS } from './schedule.js';
+import { STATS_SCRIPTS } from './stats.js';
 
 /** Each area's wrappers, by script; the file of area `a` is `./<a>.ts`. */
 export const SCRIPT_AREAS = {
@@ -32,6 +34,7 @@ export const SCRIPT_AREAS = {
   schedule: SCHEDULE_SCRIPTS,
   admin: ADMIN_SCRIPTS,
   limits: LIMITS_SCRIPTS,
+  stats: STATS_SCRIPTS,
 } as const;
 
 /** The typed wrapper of every script (a script missing here does not compile). */
@@ -42,4 +45,5 @@ export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
   ...SCHEDULE_SCRIPTS,
   ...ADMIN_SCRIPTS,
   ...LIMITS_SCRIPTS,
+  ...STATS_SCRIPTS,
 };

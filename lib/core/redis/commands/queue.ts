@@ -1,6 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import { RedisScriptError } from '../../runtime/errors.js';
-import { CONSUMER_GROUP, utcDay, type QueueKeys } from '../keys.js';
+import { CONSUMER_GROUP, type QueueKeys } from '../keys.js';
 import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from '../protocol.js';
 import { pipeScript, runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
@@ -175,7 +175,7 @@ export interface AckBatch {
   plain: readonly string[];
   /** Per task with a uid and/or overlap key: entry id, task id, those keys. */
   flagged: readonly (readonly [entryId: string, taskId: string, release: readonly string[]])[];
-  /** Lifetime of the day's processed counter, ms. */
+  /** Lifetime of the queue's counts key, renewed once a day, ms. */
   counterTtlMs: number;
 }
 
@@ -192,8 +192,8 @@ export interface AckOutcome {
 
 /** Acks and deletes the entries, releases their keys, counts them (ack.lua). */
 export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<AckOutcome> {
-  const k = [keys.stream, keys.processed(utcDay(engineTime.now())), keys.reclaimed];
-  const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, batch.plain.length, ...batch.plain];
+  const k = [keys.stream, keys.counts, keys.reclaimed];
+  const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, engineTime.now(), batch.plain.length, ...batch.plain];
   for (const [entryId, taskId, release] of batch.flagged) {
     k.push(...release);
     a.push(entryId, taskId, release.length);
@@ -223,7 +223,7 @@ export async function retryScript(client: RedisClient, keys: QueueKeys, t: Retry
   const retryAt = await runScript<number>(
     client,
     'retry',
-    [keys.stream, keys.retry, keys.tasks, keys.failed(utcDay(engineTime.now())), ...t.markers],
+    [keys.stream, keys.retry, keys.tasks, keys.counts, ...t.markers],
     [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.delayMs, t.counterTtlMs],
   );
   return retryAt === NOT_PENDING ? undefined : retryAt;
@@ -251,7 +251,7 @@ export async function killScript(client: RedisClient, keys: QueueKeys, t: KillAr
   const failedAt = await runScript<number>(
     client,
     'kill',
-    [keys.stream, keys.dead, keys.deadTasks, keys.failed(utcDay(engineTime.now())), ...t.release],
+    [keys.stream, keys.dead, keys.deadTasks, keys.counts, ...t.release],
     [CONSUMER_GROUP, t.entryId, t.taskId, t.stored, t.maxDead, t.maxDeadAgeMs, t.counterTtlMs],
   );
   return failedAt === NOT_PENDING ? undefined : failedAt;

@@ -1,7 +1,6 @@
-import { CONSUMER_GROUP, utcDay, type GlobalKeys, type QueueKeys } from '../keys.js';
+import { CONSUMER_GROUP, type GlobalKeys, type QueueKeys } from '../keys.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
-import { engineTime } from '../../runtime/time.js';
 
 /**
  * Typed wrappers of the scripts that keep the pending entries lists honest: recover.lua (reclaim
@@ -54,7 +53,7 @@ export async function recoverScript(client: RedisClient, keys: QueueKeys, r: Rec
   const [requeued, poison, lost, cursor] = await runScript<[[string, string, string][], [string, string][], string[], string]>(
     client,
     'recover',
-    [keys.stream, keys.reclaimed, keys.lost(utcDay(engineTime.now())), keys.base],
+    [keys.stream, keys.reclaimed, keys.counts, keys.base],
     [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor],
   );
   return {
@@ -72,15 +71,21 @@ export interface HeldEntry {
   markers: readonly string[];
 }
 
-/** What claim.lua did: the entries still this consumer's (claims reset), and those pending whose stream entry is gone. */
+/**
+ * What claim.lua did: the entries still this consumer's (claims reset), those pending whose stream
+ * entry is gone, and the claimed ones one of whose markers another task holds now (a newer trigger
+ * took the overlap marker of a `cancel-previous` schedule: `holder` is that trigger's task id).
+ */
 export interface ClaimOutcome {
   claimed: string[];
   gone: string[];
+  taken: { entryId: string; holder: string }[];
 }
 
 /**
  * Resets the idle time of the entries `consumer` still holds and renews their markers to
- * `markerTtlMs` (claim.lua); entries it no longer holds are left alone, gone ones stay pending.
+ * `markerTtlMs` (claim.lua); entries it no longer holds are left alone, gone ones stay pending;
+ * reports the claimed ones whose markers another task holds now.
  */
 export async function claimScript(
   client: RedisClient,
@@ -100,8 +105,8 @@ export async function claimScript(
     }
   }
   const a = [CONSUMER_GROUP, consumer, markerTtlMs, plain.length, ...plain, ...flagged];
-  const [claimed, gone] = await runScript<[string[], string[]]>(client, 'claim', k, a);
-  return { claimed, gone };
+  const [claimed, gone, taken] = await runScript<[string[], string[], [string, string][]]>(client, 'claim', k, a);
+  return { claimed, gone, taken: taken.map(([entryId, holder]) => ({ entryId, holder })) };
 }
 
 /**
@@ -149,7 +154,7 @@ export async function reclaimConsumerScript(
   const [requeued, poison, lost, more] = await runScript<[[string, string, string][], [string, string][], string[], number]>(
     client,
     'reclaim-consumer',
-    [keys.stream, keys.reclaimed, keys.lost(utcDay(engineTime.now())), keys.base],
+    [keys.stream, keys.reclaimed, keys.counts, keys.base],
     [CONSUMER_GROUP, r.consumer, r.from, r.count, r.maxDeliveries, r.counterTtlMs],
   );
   return {

@@ -62,7 +62,10 @@ export async function fireScript(
   const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
   for (const t of triggers) {
     k.push(keys.dedup(t.taskId));
-    if (t.mode === FIRE_MODE.skipOverlap) k.push(keys.overlap(t.schedule));
+    if (t.mode === FIRE_MODE.skipOverlap || t.mode === FIRE_MODE.bufferOne || t.mode === FIRE_MODE.cancelPrevious) {
+      k.push(keys.overlap(t.schedule));
+    }
+    if (t.mode === FIRE_MODE.bufferOne) k.push(keys.buffered(t.schedule));
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
     a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation, liveUntil);

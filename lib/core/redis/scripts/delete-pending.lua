@@ -3,7 +3,8 @@
   when those still name them. An entry a worker took meanwhile (now in the pending entries list)
   is left alone; an entry already gone is skipped: safe to repeat.
   KEYS[1]   <ns>:{<ns>:<q>}:stream  STREAM
-  KEYS[2..] per task, its uid and/or overlap keys, in the order ARGV lists the tasks
+  KEYS[2..] per task, its markers (codec.ts markerKeys: uid, overlap, buffer keys), in the order ARGV
+            lists the tasks; a trigger buffered behind a deleted task starts (overlap.lua)
   ARGV[1]   group                   string
   ARGV[2..] per task: entry id, task id, n (its keys are the next n of KEYS[2..])
   Returns   {task ids deleted}
@@ -16,7 +17,7 @@ for a = 2, #ARGV, 3 do
   local held = redis.pcall('XPENDING', KEYS[1], ARGV[1], entry, entry, 1)
   if type(held) == 'table' and held.err then held = {} end -- no consumer group yet: nobody took it
   if #held == 0 and redis.call('XDEL', KEYS[1], entry) == 1 then
-    releaseMarkers(KEYS, k, k + n - 1, id, entry)
+    releaseMarkers(KEYS, k, k + n - 1, id, KEYS[1], entry)
     deleted[#deleted + 1] = id
   end
   k = k + n

@@ -6,11 +6,11 @@
   recover.lua does: back to the end of the stream with their crash counted in meta (crashes), poison
   past maxDeliveries (left pending for the recovering consumer, to kill), remembered in <q>:reclaimed.
   A pending entry whose stream entry is gone (Redis >= 7.0: XCLAIM drops it from the PEL and does not
-  return it; before: it comes back without fields) is lost: counted in the day's lost counter.
+  return it; before: it comes back without fields) is lost: counted as lost in the queue's counts.
   Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
-  KEYS[3]  <ns>:{<ns>:<q>}:lost:<day>    STRING  counter of the UTC day
+  KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
   KEYS[4]  <ns>:{<ns>:<q>}:              prefix  the queue's key prefix: a requeued grouped task's group slot
                                                  (<q>:group-running:<group>) is freed
   ARGV[1]  group                         string
@@ -23,7 +23,7 @@
            kill}, {entry ids lost}, 1 when count entries were pending (call again) else 0}
 ]]
 -- @include now-ms
--- @include counter
+-- @include stats
 -- @include reclaim-entries
 local group = ARGV[1]
 local rows = redis.call('XPENDING', KEYS[1], group, '-', '+', tonumber(ARGV[4]), ARGV[3])
@@ -47,5 +47,5 @@ for _, id in ipairs(ids) do
   end
 end
 reclaimEntries(KEYS[1], KEYS[2], group, claimed, tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
-if #lost > 0 then countToday(KEYS[3], #lost, ARGV[6]) end
+if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, #rows >= tonumber(ARGV[4]) and 1 or 0}

@@ -7,11 +7,11 @@
   dead path, which releases its markers). Both are remembered in <q>:reclaimed (bounded: protocol.ts
   RECLAIMED_MEMORY), so that a late ack of the old owner is told apart from a lost entry. A pending
   entry whose stream entry is gone (XDEL, a trim, eviction: XAUTOCLAIM's third element from Redis 7.0,
-  an entry without fields before) is lost: counted in the day's lost counter and returned. Entry
+  an entry without fields before) is lost: counted as lost in the queue's counts and returned. Entry
   fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
-  KEYS[3]  <ns>:{<ns>:<q>}:lost:<day>    STRING  counter of the UTC day
+  KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
   KEYS[4]  <ns>:{<ns>:<q>}:              prefix  the queue's key prefix: a requeued grouped task's group slot
                                                  (<q>:group-running:<group>) is freed
   ARGV[1]  group                         string
@@ -25,7 +25,7 @@
            kill}, {entry ids lost}, next cursor ("0-0" = scan done)}
 ]]
 -- @include now-ms
--- @include counter
+-- @include stats
 -- @include reclaim-entries
 local now = nowMs()
 local group = ARGV[1]
@@ -33,5 +33,5 @@ local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 
 local requeued, poison, lost = {}, {}, {}
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
 reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
-if #lost > 0 then countToday(KEYS[3], #lost, ARGV[6]) end
+if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, res[1]}

@@ -2,7 +2,8 @@
   Renew the markers of tasks put back in the stream (reclaimed from a dead consumer, or given back
   at shutdown) to the lifetime of a waiting task, each only where it still names its task, so that
   a task waiting for a worker keeps its id and its schedule (protocol.ts MARKER_TTL).
-  KEYS[1..] per task, its uid and/or overlap keys, in the order ARGV lists the tasks
+  KEYS[1..] per task, its markers (codec.ts markerKeys: uid, overlap, buffer keys), in the order ARGV
+            lists the tasks
   ARGV[1..] per task: task id, n (its keys are the next n of KEYS)
   Returns   number of tasks
 ]]

@@ -4,9 +4,10 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:retry         ZSET    task id -> retry-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks         HASH    task id -> encoded task
-  KEYS[4]   <ns>:{<ns>:<q>}:failed:<day>  STRING  counter of the UTC day
-  KEYS[5..] the task's markers: uid and/or overlap keys (renewed if they still name this task), its
-            group slot (freed: the task waits in the retry set)
+  KEYS[4]   <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
+  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys, group slot), renewed if
+            they still name this task (a buffer waiting behind it too); its group slot is freed (it waits
+            in the retry set)
   ARGV[1]   group                         string
   ARGV[2]   entry id                      string  the stream entry being retried
   ARGV[3]   task id                       string
@@ -17,16 +18,17 @@
             (reclaimed elsewhere, or gone; nothing done: protocol.ts NOT_PENDING)
 ]]
 -- @include now-ms
--- @include counter
+-- @include stats
 -- @include markers
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 local delay = tonumber(ARGV[5])
-local retryAt = nowMs() + delay
+local now = nowMs()
+local retryAt = now + delay
 redis.call('ZADD', KEYS[2], retryAt, ARGV[3])
 holdMarkers(KEYS, 5, #KEYS, ARGV[3], delay + MARKER_TTL.waitingMs)
 releaseGroupSlots(KEYS, 5, #KEYS, ARGV[2])
-countToday(KEYS[4], 1, ARGV[6])
+countStats(KEYS[4], STATS.failed, 1, now, ARGV[6])
 return retryAt

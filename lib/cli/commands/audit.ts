@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import type { AuditEntry } from '../../core/runtime/events.js';
+import { positiveInt, type Cli } from '../context.js';
+import { table, when } from '../format.js';
+
+type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+function target(e: AuditEntry): string {
+  const parts = [e.queue && `queue ${e.queue}`, e.schedule && `schedule ${e.schedule}`, e.taskId && `task ${e.taskId}`, e.detail];
+  return parts.filter(Boolean).join(' · ') || '-';
+}
+
+/** The audit trail as a table, newest first. */
+export function auditTable(entries: AuditEntry[]): string {
+  if (entries.length === 0)
+    return 'No acts recorded (acts through the console, the CLI or InspectorService are; kept 30 days, at most 10,000).';
+  return table(
+    ['when', 'actor', 'action', 'on', 'result', 'from'],
+    entries.map((e) => [
+      when(e.at),
+      e.actor,
+      e.action,
+      target(e),
+      e.result === 'done' ? `done${e.count !== undefined ? ` (${e.count})` : ''}` : `FAILED: ${e.error ?? ''}`,
+      e.origin ?? '-',
+    ]),
+  );
+}
+
+/** `audit`: who did what, when, from where, and the result. */
+export function auditCommands(program: Command, run: Run): void {
+  program
+    .command('audit')
+    .description('the audit trail: every act (retry, delete, cancel, pause/resume, trigger, backfill, remove, limits), newest first')
+    .option('--limit <n>', 'most entries (1-500)', '50')
+    .option('--by <actor>', 'only the acts of this actor (e.g. cli:ada@host)')
+    .option('--action <action>', 'only this action (e.g. queue.pause, dead.retry)')
+    .option('--queue <name>', 'only acts on this queue')
+    .option('--schedule <name>', 'only acts on this schedule')
+    .option('--failed', 'only acts that failed')
+    .action(
+      run(async (cli, o: { limit: string; by?: string; action?: string; queue?: string; schedule?: string; failed?: boolean }) => {
+        const page = await (
+          await cli.inspector()
+        ).audit({
+          limit: positiveInt(o.limit, '--limit'),
+          actor: o.by,
+          action: o.action,
+          queue: o.queue,
+          schedule: o.schedule,
+          result: o.failed ? 'failed' : undefined,
+        });
+        cli.print(page, () => auditTable(page.entries));
+      }),
+    );
+}

@@ -1,0 +1,63 @@
+--[[ sample-queue
+  Sample a queue's depth (tasks waiting in the stream, not yet delivered: its length minus the
+  group's pending entries) and latency (how long the oldest of them has waited, ms: from its entry
+  id's time, or its trigger instant when later, as admin/latency.ts readyAt) into the current minute
+  of its counts, and the largest of them into the current hour and day (layout: protocol.ts STATS).
+  At most once per minute and queue: a call in a minute already sampled (by any server) does nothing
+  more than one BITFIELD. Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
+  KEYS[1]  <ns>:{<ns>:<q>}:stream   STREAM
+  KEYS[2]  <ns>:{<ns>:<q>}:counts   STRING  the queue's counts (stats.lua)
+  ARGV[1]  group                    string
+  ARGV[2]  counterTtlMs             integer ms (the counts key's lifetime, renewed once a day)
+  Returns  {1, depth, latencyMs} when sampled | {0} the minute was sampled already
+]]
+-- @include now-ms
+-- @include stats
+local META = { triggerAt = 'tr' } -- protocol.ts META
+local now = nowMs()
+local minute = math.floor(now / 60000)
+local last = redis.call('BITFIELD', KEYS[2], 'SET', 'u32', '#' .. STATS.stampSample, minute)[1]
+if last >= minute then
+  if last > minute then redis.call('BITFIELD', KEYS[2], 'SET', 'u32', '#' .. STATS.stampSample, last) end
+  return {0}
+end
+local length = redis.call('XLEN', KEYS[1])
+local delivered, after = 0, '-'
+local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+if type(groups) == 'table' and not groups.err then
+  for _, g in ipairs(groups) do
+    local f = {}
+    for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
+    if f['name'] == ARGV[1] then
+      delivered = tonumber(f['pending']) or 0
+      after = '(' .. f['last-delivered-id']
+    end
+  end
+end
+local depth = math.max(0, length - delivered)
+local latency = 0
+if depth > 0 then
+  local first = redis.call('XRANGE', KEYS[1], after, '+', 'COUNT', 1)[1]
+  if first then
+    local ready = tonumber(string.match(first[1], '^(%d+)'))
+    local fields = first[2]
+    for i = 1, #fields - 1, 2 do
+      if fields[i] == 'meta' then
+        local ok, meta = pcall(cjson.decode, fields[i + 1])
+        if ok and type(meta) == 'table' and type(meta[META.triggerAt]) == 'number' then ready = math.max(ready, meta[META.triggerAt]) end
+      end
+    end
+    latency = math.max(0, now - ready)
+  end
+end
+local b = rollStats(KEYS[2], now, ARGV[2])
+local d, l = math.min(depth + 1, 4294967295), math.min(latency + 1, 4294967295)
+local m = statsRings[1]
+redis.call('BITFIELD', KEYS[2], 'SET', 'u32', statsSlot(m, b[1], STATS.depth), d, 'SET', 'u32', statsSlot(m, b[1], STATS.latency), l)
+for i = 2, 3 do
+  local ring = statsRings[i]
+  local ds, ls = statsSlot(ring, b[i], STATS.depth), statsSlot(ring, b[i], STATS.latency)
+  local cur = redis.call('BITFIELD', KEYS[2], 'GET', 'u32', ds, 'GET', 'u32', ls)
+  redis.call('BITFIELD', KEYS[2], 'SET', 'u32', ds, math.max(d, cur[1]), 'SET', 'u32', ls, math.max(l, cur[2]))
+end
+return {1, depth, latency}

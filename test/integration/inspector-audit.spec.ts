@@ -1,0 +1,84 @@
+// Issue 24, item 6: the audit trail. Every act through the Inspector (done or failed) is recorded
+// with who, what, when, from where and the result, bounded by count and age, emitted as an event,
+// and read back by Inspector.audit() and `chronos audit`.
+import type { AuditEntry, ChronosEvent } from '../../lib/core/runtime/events.js';
+import { EventBus } from '../../lib/core/runtime/events.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { AUDIT_MAX_AGE_MS } from '../../lib/core/admin/audit.js';
+import { GlobalKeys } from '../../lib/core/redis/keys.js';
+import { cliRunner } from '../helpers/cli.js';
+import { QueueRig } from '../helpers/queue.js';
+import { redisUrl } from '../helpers/redis.js';
+
+let rig: QueueRig;
+let inspector: Inspector;
+const events: ChronosEvent[] = [];
+beforeEach(() => {
+  rig = new QueueRig();
+  const bus = new EventBus();
+  bus.subscribe((e) => void events.push(e));
+  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace, events: bus, actor: 'ops:ada', origin: 'test box' });
+  events.length = 0;
+});
+afterEach(async () => {
+  await inspector.close();
+  await rig.close();
+});
+
+test('every act is recorded, done or failed: actor, action, target, origin, result and count; newest first; emitted as audit.recorded', async () => {
+  await rig.client.enqueue('x', {}, { queue: 'mail' });
+  await inspector.pauseQueue('mail');
+  await inspector.resumeQueue('mail', { actor: 'ops:bob', origin: 'console 10.0.0.7' });
+  await expect(inspector.retryDead('mail', 'no-such-task')).rejects.toThrow(/not found/);
+  await inspector.setQueueLimits('mail', { concurrency: 3 });
+  const { entries } = await inspector.audit();
+  const strip = ({ id, at, ...e }: AuditEntry) => (expect(at).toBe(Number(id.split('-')[0])), e);
+  expect(entries.map(strip)).toEqual([
+    { actor: 'ops:ada', action: 'queue.limits', queue: 'mail', detail: '{"concurrency":3}', result: 'done', origin: 'test box' },
+    {
+      actor: 'ops:ada',
+      action: 'dead.retry',
+      queue: 'mail',
+      taskId: 'no-such-task',
+      result: 'failed',
+      origin: 'test box',
+      error: expect.stringMatching(/Task no-such-task not found/) as unknown,
+    },
+    { actor: 'ops:bob', action: 'queue.resume', queue: 'mail', result: 'done', count: 1, origin: 'console 10.0.0.7' },
+    { actor: 'ops:ada', action: 'queue.pause', queue: 'mail', result: 'done', count: 1, origin: 'test box' },
+  ]);
+  const recorded = events.filter((e): e is Extract<ChronosEvent, { type: 'audit.recorded' }> => e.type === 'audit.recorded');
+  expect(recorded.map((e) => e.entry).reverse()).toEqual(entries);
+  // filters and pages
+  expect((await inspector.audit({ actor: 'ops:bob' })).entries.map((e) => e.action)).toEqual(['queue.resume']);
+  expect((await inspector.audit({ result: 'failed' })).entries.map((e) => e.action)).toEqual(['dead.retry']);
+  const first = await inspector.audit({ limit: 3 });
+  expect(first.entries).toHaveLength(3);
+  const rest = await inspector.audit({ limit: 3, cursor: first.cursor });
+  expect(rest.entries.map((e) => e.action)).toEqual(['queue.pause']);
+  expect(rest.cursor).toBeUndefined();
+  await expect(inspector.audit({ limit: 0 })).rejects.toThrow(/limit: expected an integer 1-500, got 0/);
+});
+
+test('bounded by age: an entry older than 30 days is trimmed at the next act', async () => {
+  const key = new GlobalKeys(rig.namespace).audit;
+  const old = Date.now() - AUDIT_MAX_AGE_MS - 60_000;
+  await rig.client.redis.xadd(key, `${old}-0`, 'actor', 'ops:old', 'action', 'queue.pause', 'result', 'done');
+  expect((await inspector.audit()).entries.map((e) => e.actor)).toEqual(['ops:old']);
+  await inspector.pauseQueue('q');
+  expect((await inspector.audit()).entries.map((e) => e.actor)).toEqual(['ops:ada']);
+});
+
+test('chronos audit: the CLI records its acts as cli:<user>@<host> from "cli <host>", and lists the trail', async () => {
+  const { chronos, json } = cliRunner(() => rig.namespace);
+  await rig.client.enqueue('x', {}, { queue: 'mail' });
+  expect((await chronos('queue', 'pause', 'mail')).code).toBe(0);
+  const page = await json<{ entries: AuditEntry[] }>('audit');
+  expect(page.entries).toHaveLength(1);
+  expect(page.entries[0]).toMatchObject({ action: 'queue.pause', queue: 'mail', result: 'done' });
+  expect(page.entries[0].actor).toMatch(/^cli:[^@]+@.+/);
+  expect(page.entries[0].origin).toMatch(/^cli \S+ pid \d+$/);
+  const text = await chronos('audit', '--by', page.entries[0].actor);
+  expect(text.out).toMatch(/queue\.pause.*queue mail.*done \(1\)/);
+  expect((await chronos('audit', '--failed')).out).toMatch(/^No acts recorded/);
+});
