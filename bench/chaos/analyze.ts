@@ -5,6 +5,7 @@ import { parseSpec, triggerKey, triggersBetween } from '../../lib/core/index.js'
 import { FLEET, SCHEDULES, type ChaosRecord } from './common.js';
 import type { Crash, Fault, OutputStats } from './fleet.js';
 import type { RedisStop } from './redis.js';
+import { judgeLimits, type LimitOutcome } from './limits.js';
 
 /** A handler start counts as early only when it is before its instant by more than this, ms (see the README). */
 export const EARLY_TOLERANCE_MS = 1;
@@ -70,6 +71,8 @@ export interface Outcome {
   handovers: { kind: string; ms: number | null; name: string }[];
   floods: { name: string; seconds: number; maxPerSecond: number; lines: number; top: string }[];
   maxLinesPerSecond: { name: string; n: number };
+  /** The limited queue: never over its concurrency, nor one group over its groupConcurrency (limits.ts). */
+  limits: LimitOutcome;
   failures: string[];
 }
 
@@ -289,6 +292,9 @@ export function analyze(log: RunLog): Outcome {
   if (triggers.duplicated) failures.push(`${triggers.duplicated} trigger(s) duplicated`);
   if (early.starts) failures.push(`${early.starts} early trigger start(s)`);
   if (tasks.lost) failures.push(`${tasks.lost} task(s) lost`);
+  const limits = judgeLimits(log);
+  if (limits.over.length) failures.push(`the limited queue ran over its limits (${limits.over[0]})`);
+  if (limits.starts === 0) failures.push('no task of the limited queue ran');
   return {
     triggers,
     dupTriggerCauses,
@@ -303,6 +309,7 @@ export function analyze(log: RunLog): Outcome {
     handovers,
     floods,
     maxLinesPerSecond,
+    limits,
     failures,
   };
 }

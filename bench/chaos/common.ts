@@ -18,6 +18,17 @@ export const FLEET = {
   triggerQueue: 'triggers',
   taskType: 'chaos.task',
   triggerType: 'chaos.tick',
+  /**
+   * A limited queue (issue 21): `limitedPerSecond` tasks/s round-robin over `limitedGroups` groups,
+   * each handler `limitedHandlerMs`, under `limits` (fleet-wide concurrency and one task per group at
+   * once): both bind often, and the run judges that neither is ever exceeded.
+   */
+  limitedQueue: 'limited',
+  limitedType: 'chaos.limited',
+  limitedPerSecond: 6,
+  limitedHandlerMs: 300,
+  limitedGroups: 3,
+  limits: { concurrency: 3, groupConcurrency: 1 },
 } as const;
 
 /** Four `@every 1s` schedules and two `* * * * *` schedules, all on the trigger queue. */
@@ -53,7 +64,8 @@ export interface ProducerConfig {
  * One record. `t` is the writer's local clock (epoch ms, sub-ms: performance.timeOrigin + now()),
  * `i` the writing instance.
  * - `enq`: the producer's enqueue of task `id` (payload n) was acknowledged; `enqfail`: it rejected.
- * - `start` / `done`: a handler started / finished task `id` (`q` 't' trigger, 'd' task); a trigger's
+ * - `start` / `done`: a handler started / finished task `id` (`q` 't' trigger, 'd' task, 'l' a task of
+ *   the limited queue, with its group `g`); a trigger's
  *   start carries `tr` (its instant), `rt` (the start by Redis time: `t` + the process's offset
  *   estimate) and `eb` (that estimate's error bound, ms).
  * - `fired`: this instance's scheduler enqueued trigger `id`; `lead`: leadership acquired (`a`) or lost.
@@ -62,8 +74,8 @@ export interface ProducerConfig {
 export type ChaosRecord =
   | { k: 'enq'; id: string; n: number; t: number; i: string }
   | { k: 'enqfail'; n: number; t: number; i: string; err: string }
-  | { k: 'start'; id: string; q: 't' | 'd'; t: number; i: string; tr?: number; rt?: number; eb?: number; r: number }
-  | { k: 'done'; id: string; q: 't' | 'd'; t: number; i: string }
+  | { k: 'start'; id: string; q: 't' | 'd' | 'l'; t: number; i: string; tr?: number; rt?: number; eb?: number; r: number; g?: string }
+  | { k: 'done'; id: string; q: 't' | 'd' | 'l'; t: number; i: string; g?: string }
   | { k: 'fired'; id: string; tr: number; t: number; i: string }
   | { k: 'lead'; a: boolean; term: number; t: number; i: string; reason?: string }
   | { k: 'up'; t: number; i: string };

@@ -1,4 +1,5 @@
-// The chaos fleet's load: enqueues FLEET.tasksPerSecond tasks per second (open loop: a send never
+// The chaos fleet's load: enqueues FLEET.tasksPerSecond tasks per second, and FLEET.limitedPerSecond
+// to the limited queue (its limits set at start) round-robin over its groups (open loop: a send never
 // waits for an earlier reply, so a Redis restart piles enqueues up in ioredis's queue instead of
 // slowing the rate) from `go` to `end`. Each acknowledged enqueue is recorded as `enq` with the
 // task id, each rejected one as `enqfail`. Config (BENCH_CONFIG): ProducerConfig.
@@ -18,9 +19,12 @@ let acked = 0;
 let failed = 0;
 const inflight = new Set<Promise<void>>();
 
-function enqueue(n: number): void {
-  const p = client
-    .enqueue(FLEET.taskType, { n }, { queue: FLEET.taskQueue })
+function enqueue(n: number, limited = false): void {
+  const p = (
+    limited
+      ? client.enqueue(FLEET.limitedType, { n }, { queue: FLEET.limitedQueue, group: `g${n % FLEET.limitedGroups}` })
+      : client.enqueue(FLEET.taskType, { n }, { queue: FLEET.taskQueue })
+  )
     .then(
       async (r) => {
         acked++;
@@ -41,13 +45,17 @@ onExit(async () => {
   await rec.close();
 });
 
+await client.setQueueLimits(FLEET.limitedQueue, FLEET.limits);
 send({ type: 'ready' });
 await next('go');
 const t0 = nowMs();
 const endSignal = next('end').then(() => void (running = false));
+let sentLimited = 0;
 while (running) {
   const due = Math.floor(((nowMs() - t0) * FLEET.tasksPerSecond) / 1000);
   while (sent < due) enqueue(sent++);
+  const dueLimited = Math.floor(((nowMs() - t0) * FLEET.limitedPerSecond) / 1000);
+  while (sentLimited < dueLimited) enqueue(sentLimited++, true);
   await sleep(5);
 }
 await endSignal;

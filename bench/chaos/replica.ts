@@ -48,7 +48,7 @@ const server = new ChronosServer({
   serverId: i,
   events,
   concurrency: FLEET.concurrency,
-  queues: [FLEET.triggerQueue, FLEET.taskQueue],
+  queues: [FLEET.triggerQueue, FLEET.taskQueue, FLEET.limitedQueue],
   visibilityTimeout: FLEET.visibilityTimeoutMs,
 });
 
@@ -56,6 +56,13 @@ server.handle(FLEET.taskType, async (task: Task) => {
   await rec.write({ k: 'start', id: task.id, q: 'd', t: nowMs(), i, r: task.retried });
   await sleep(FLEET.handlerMs);
   await rec.write({ k: 'done', id: task.id, q: 'd', t: nowMs(), i });
+});
+
+server.handle(FLEET.limitedType, async (task: Task) => {
+  const g = task.group;
+  await rec.write({ k: 'start', id: task.id, q: 'l', t: nowMs(), i, r: task.retried, g });
+  await sleep(FLEET.limitedHandlerMs);
+  await rec.write({ k: 'done', id: task.id, q: 'l', t: nowMs(), i, g });
 });
 
 server.handle(FLEET.triggerType, async (task: Task) => {

@@ -84,6 +84,12 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
     ['  lost', n0(k.lost) + (log.aofLossMs > 0 ? ` (+${k.exempt} exempt: AOF loss window)` : ''), o.lostIds.slice(0, 3).join(', ')],
     ['  duplicated', n0(k.duplicated), causes(o.dupTaskCauses)],
     ['  ran, enqueue not acked', n0(k.unrecorded), 'the enqueue rejected (or was resent) but the task ran'],
+    [
+      'limited queue: peak running',
+      `${o.limits.peak} / ${o.limits.groupPeak}`,
+      `of its tasks / of one group, over ${n0(o.limits.starts)} starts (limits: concurrency ${FLEET.limits.concurrency}, ` +
+        `groupConcurrency ${FLEET.limits.groupConcurrency}); over a limit: ${o.limits.over.length ? o.limits.over.join('; ') : 'never'}`,
+    ],
     ['crashes', String(log.crashes.length), log.crashes.map((c) => `${c.name} code=${c.code} signal=${c.signal}`).join('; ')],
     [
       `log floods (> ${log.floodLinesPerSecond} lines/s)`,
@@ -106,7 +112,11 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
   for (const c of log.crashes.slice(0, 3)) out.push(`  crash: ${c.name} at ${rel(c.at)}:\n${c.tail.replace(/^/gm, '    ')}`);
   out.push('');
   out.push(rule(log));
-  out.push(o.failures.length ? `FAIL: ${o.failures.join(', ')}` : 'PASS: no trigger missing, duplicated or early; no task lost');
+  out.push(
+    o.failures.length
+      ? `FAIL: ${o.failures.join(', ')}`
+      : 'PASS: no trigger missing, duplicated or early; no task lost; the limited queue never over its limits',
+  );
   return out.join('\n');
 }
 

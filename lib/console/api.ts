@@ -1,3 +1,4 @@
+import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError } from '../core/runtime/errors.js';
 import { engineTime } from '../core/runtime/time.js';
 import type { Inspector } from '../core/admin/inspector.js';
@@ -269,6 +270,15 @@ export const ROUTES: Route[] = [
       else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       return { ok: true };
     },
+  },
+  {
+    method: 'POST',
+    pattern: re('/queues/:p/limits'),
+    // the body is a QueueLimitsUpdate, checked by the engine (a bad value is a 400 naming it)
+    run: async (ctx, [queue]) => ({
+      ok: true,
+      limits: await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, { actor: ctx.actor }),
+    }),
   },
   {
     method: 'POST',

@@ -50,6 +50,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/lib.js': { file: 'lib.js', type: 'text/javascript; charset=utf-8' },
   '/tasks.js': { file: 'tasks.js', type: 'text/javascript; charset=utf-8' },
   '/schedules.js': { file: 'schedules.js', type: 'text/javascript; charset=utf-8' },
+  '/limits.js': { file: 'limits.js', type: 'text/javascript; charset=utf-8' },
   '/styles.css': { file: 'styles.css', type: 'text/css; charset=utf-8' },
   '/vendor/preact.mjs': { file: 'vendor/preact.mjs', type: 'text/javascript; charset=utf-8' },
   '/vendor/hooks.mjs': { file: 'vendor/hooks.mjs', type: 'text/javascript; charset=utf-8' },

@@ -13,8 +13,16 @@ export { EventBus, type ChronosEvent, type ChronosEventListener, type OperatorAc
 export type { ChronosLogger } from './runtime/logger.js';
 export type { Clock } from './runtime/clock.js';
 export { CLUSTER_FAILOVER_BOUND_MS, CLUSTER_RETRY_OPTIONS, type RedisConnection, type RedisClient } from './redis/connection.js';
-export { type QueueLimits, type QueueLimitsUpdate, type RateLimit } from './queue/limits.js';
-export { QueueClient, type EnqueueOptions, type EnqueueResult, type BulkTask, type ClientOptions } from './queue/client.js';
+export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';
+export {
+  QueueClient,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type BulkTask,
+  type ClientOptions,
+  type DedupOptions,
+} from './queue/client.js';
+export { type DedupMode } from './redis/commands/queue.js';
 export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
@@ -42,6 +50,8 @@ export {
   type FireTaskState,
   type PauseNote,
   type QueueInfo,
+  type GroupsView,
+  type GroupCount,
   type RedisInfo,
   type TaskFilter,
   type TaskInfo,

@@ -5,7 +5,12 @@
 export { ChronosModule } from './chronos.module.js';
 export * from './decorators/index.js';
 export * from './errors/index.js';
-export type { ChronosModuleOptions, ChronosModuleAsyncOptions, ChronosOptionsFactory } from './options/chronos-options.interface.js';
+export type {
+  ChronosModuleOptions,
+  ChronosModuleAsyncOptions,
+  ChronosOptionsFactory,
+  QueueOptions,
+} from './options/chronos-options.interface.js';
 export { ChronosClient, type NestBulkTask } from './services/chronos.client.js';
 export { SchedulerService } from './services/scheduler.service.js';
 export { WorkerService } from './services/worker.service.js';

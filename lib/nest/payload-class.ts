@@ -22,6 +22,11 @@ export type PayloadClass<T = any> = (abstract new (...args: any[]) => T) & {
   readonly type?: string;
   /** The queue its tasks go to when an enqueue names none (and one the worker serves). */
   readonly queue?: string;
+  /**
+   * The group of its tasks when an enqueue names none (enqueue option `group`): a string, or a
+   * function of the payload (e.g. `(p) => p.tenantId`) returning a string, or undefined for no group.
+   */
+  readonly group?: string | ((payload: T) => string | undefined);
 };
 
 /** The task type of a payload class: its static `type`, else its name; undefined when it has neither. */
@@ -35,6 +40,15 @@ export function taskTypeOf(cls: PayloadClass): string | undefined {
 export function queueOf(cls: PayloadClass): string | undefined {
   const q = (cls as { queue?: unknown }).queue;
   return typeof q === 'string' ? q : undefined;
+}
+
+/**
+ * The group a payload class gives a payload (its static `group`: a string, or a function of the
+ * payload); undefined when it has none.
+ */
+export function groupOf(cls: PayloadClass, payload: unknown): unknown {
+  const g = (cls as { group?: unknown }).group;
+  return typeof g === 'function' ? (g as (p: unknown) => unknown)(payload) : g;
 }
 
 /** The task type named by a string or a payload class; undefined when a class has no usable name. */

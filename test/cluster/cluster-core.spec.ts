@@ -1,6 +1,6 @@
 // The core scenarios on a real 3-master Redis Cluster (started and stopped here, loopback only):
 // enqueue/process/retry/dead, delayed tasks, a worker on 3 queues on 3 masters (weights and strict
-// priority), a fleet-wide concurrency limit, the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, the
+// priority), a fleet-wide concurrency limit, groups with a group limit, the Inspector listing, recovery after a SIGKILL, a 3-process scheduler failover, the
 // overlap policies buffer-one and cancel-previous across processes, and fan-out from the Nest face. Run with `npm run test:cluster`.
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
@@ -141,6 +141,41 @@ test('a fleet-wide concurrency limit on a cluster: 2 workers on 2 queues of 2 ma
   );
   await waitFor(() => done.get(limited) === 12 && done.get(free) === 12, 'every task of both queues');
   expect(peak).toBe(2);
+});
+
+test('groups on a cluster: two grouped queues on two masters, round-robin, one task per group at once, a retry back in its group', async () => {
+  const queues = queuesOnEachMaster(cluster, ns).slice(0, 2);
+  const c = client();
+  for (const q of queues) await c.setQueueLimits(q, { groupConcurrency: 1 });
+  const running = new Map<string, number>();
+  let groupPeak = 0;
+  const order = new Map<string, string[]>();
+  const s = server({ queues, concurrency: 10, blockTimeout: 500, backoff: () => 20 });
+  s.handle<{ fail?: boolean }>('g', async (t) => {
+    const key = `${t.queue}|${t.group}`;
+    running.set(key, (running.get(key) ?? 0) + 1);
+    groupPeak = Math.max(groupPeak, running.get(key)!);
+    order.set(t.queue, [...(order.get(t.queue) ?? []), t.group!]);
+    // eslint-disable-next-line local/no-fixed-sleep -- the handler's duration itself is the point (runs of one group must overlap for the limit to bind)
+    await new Promise((r) => setTimeout(r, 10));
+    running.set(key, running.get(key)! - 1);
+    if (t.payload?.fail && t.retried === 0) throw new Error('first attempt fails');
+  });
+  await s.start();
+  await c.enqueueBulk(
+    queues.flatMap((queue) =>
+      ['a', 'b'].flatMap((group) =>
+        Array.from({ length: 6 }, (_, i) => ({ type: 'g', payload: { fail: i === 0 }, options: { queue, group } })),
+      ),
+    ),
+  );
+  await waitFor(() => queues.every((q) => (order.get(q) ?? []).length === 14), 'every task of both queues, the 2 retries too');
+  expect(groupPeak).toBe(1);
+  for (const q of queues) {
+    const seen = order.get(q)!;
+    expect(seen.filter((g) => g === 'a')).toHaveLength(7);
+    expect(new Set(seen.slice(0, 2))).toEqual(new Set(['a', 'b'])); // both groups served from the start
+  }
 });
 
 test('the Inspector lists queues, counts and tasks across the masters; scanAll finds keys on every master', async () => {

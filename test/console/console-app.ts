@@ -1,4 +1,5 @@
-// The app the console tests drive: a ticking schedule, a nightly one, a handler that fails while told to.
+// The app the console tests drive: a ticking schedule, a nightly one, a handler that fails while told to,
+// one that holds its slot until told.
 import { Injectable } from '@nestjs/common';
 import { Cron, Interval, TaskHandler, type Task } from '../../lib/index.js';
 
@@ -18,6 +19,14 @@ export class ConsoleJobs {
   @Cron('0 3 * * *', { name: 'console.nightly', timeZone: 'Europe/Budapest' })
   nightly(task: Task): void {
     this.nightlyRuns.push(task.id);
+  }
+
+  /** `hold` tasks run until this promise resolves (set by a test). */
+  held: Promise<void> = Promise.resolve();
+
+  @TaskHandler('hold')
+  hold(): Promise<void> {
+    return this.held;
   }
 
   @TaskHandler('flaky')

@@ -157,6 +157,42 @@ run('the console in Chromium', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
   });
 
+  test("a queue's limits are set from its page; a queue held back by one shows limited", async () => {
+    let release!: () => void;
+    jobs.held = new Promise((r) => (release = r));
+    const client = app.get(ChronosClient);
+    await page.goto(base + '#/queues/default/pending');
+    await page.locator('[data-testid=limits]').getByText('none').waitFor();
+    await page.locator('[data-testid=edit-limits]').click();
+    await page.locator('[data-testid=limit-concurrency]').fill('1');
+    await page.locator('[data-testid=limit-groupRate]').fill('10/1000');
+    await page.locator('[data-testid=save-limits]').click();
+    await page
+      .locator('[data-testid=notice]')
+      .getByText(/set limits/)
+      .waitFor();
+    expect(await inspector.queueLimits('default')).toEqual({ concurrency: 1, groupRate: { max: 10, duration: 1000 } });
+    await client.enqueueBulk(
+      Array.from({ length: 3 }, (_, i) => ({ type: 'hold', payload: { i }, options: { group: i < 2 ? 'acme' : 'globex' } })),
+    );
+    // the worker runs one hold task (the slot), the others wait: the overview shows the queue limited
+    await waitFor(async () => (await inspector.queue('default')).limitedBy === 'concurrency', 'the queue to be limited', 15_000);
+    await page.goto(base + '#/');
+    await page.locator('tr[data-queue="default"] [data-testid=limited]').waitFor({ timeout: 15_000 });
+    await page.goto(base + '#/queues/default/pending');
+    await page
+      .locator('[data-testid=limits]')
+      .getByText(/concurrency 1 \(1 taken\)/)
+      .waitFor();
+    await page
+      .locator('[data-testid=groups]')
+      .getByText(/2 tasks/)
+      .waitFor();
+    release();
+    await inspector.setQueueLimits('default', { concurrency: null, groupRate: null });
+    await waitFor(async () => (await inspector.queue('default')).pending === 0, 'the held tasks to run');
+  });
+
   test('a cross-site POST from another origin is refused', async () => {
     const target = `${base}api/schedules/console.nightly/pause`;
     const evil: Server = createServer((_req, res) => {

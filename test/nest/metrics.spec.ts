@@ -144,14 +144,16 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     const second = await scrape(url);
     const big = await counted();
     expect(sumOf(second, 'chronos_queue_tasks', { queue: 'b', state: 'pending' })).toBe(2505);
-    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the leader: 2 + 18 × 2 + 4 + 0 + 1 + 5 = 48
-    expect(total(small)).toBe(48);
+    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the leader: 2 + 23 × 2 + 4 + 0 + 1 + 5 = 58
+    // (23 per queue: the 18 counts and the 5 reads of its limits and groups; neither queue is limited or grouped)
+    expect(total(small)).toBe(58);
     expect(big).toEqual(small);
     expect(small).toEqual({
       smembers: 2,
       xlen: 2,
       xpending: 2,
-      zcard: 6,
+      zcard: 12,
+      zrevrange: 2,
       mget: 6,
       'memory|usage': 12,
       'xinfo|groups': 2,
@@ -163,7 +165,7 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
       multi: 1, // the leader (silent schedules: overdue with or without one)
       get: 3, // the counts of each queue (7 days), the lease
       pttl: 1,
-      hgetall: 1,
+      hgetall: 3, // the leader; the limits of each queue
       exec: 1,
     });
   } finally {

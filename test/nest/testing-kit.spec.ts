@@ -78,6 +78,20 @@ test('dedup: a live taskId and a dedupKey within its TTL return the first task, 
   await module.close();
 });
 
+test('dedup modes: debounce replaces the waiting task and moves its time, replace keeps it, as enqueue.lua', async () => {
+  const { testing, client, module } = await kit([]);
+  const t0 = testing.now;
+  const a = await client.enqueue('t', { n: 1 }, { dedup: { key: 'd', mode: 'debounce' }, delay: 1000 });
+  await testing.advanceTo(t0 + 500);
+  const b = await client.enqueue('t', { n: 2 }, { dedup: { key: 'd', mode: 'debounce' }, delay: 1000, group: 'g1' });
+  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, replaced: true, state: 'scheduled' });
+  expect(testing.enqueued('t')).toMatchObject([{ id: a.id, payload: { n: 2 }, runAt: t0 + 1500, group: 'g1' }]);
+  const r = await client.enqueue('r', { n: 1 }, { dedup: { key: 'r', mode: 'replace' }, delay: 1000 });
+  await client.enqueue('r', { n: 2 }, { dedup: { key: 'r', mode: 'replace' }, delay: 9000 });
+  expect(testing.enqueued('r')).toMatchObject([{ id: r.id, payload: { n: 2 }, runAt: t0 + 1500 }]);
+  await module.close();
+});
+
 test('perform: the real handler with the Task shape; outcomes follow the retry rules and the handler backoff', async () => {
   const seen: Task[] = [];
   @Injectable()

@@ -54,6 +54,7 @@ return redis.call('GET', ARGV[3])
     'header declares ARGV[4], which the body never reads',
     'header: "2 deduplicated" but protocol.ts ENQUEUE_RESULT.deduplicated is 0',
     'header: ENQUEUE_RESULT.scheduled (2) is not listed',
+    'header: ENQUEUE_RESULT.replaced (3) is not listed',
     'a key is taken from ARGV',
   ]);
   // a gap, a slot after the tail, a computed index without a variadic slot, a header naming another script
@@ -117,7 +118,7 @@ test('entry fields: one order for XADD, the fast path of the decoder and task-en
   const xadd = /'XADD', stream, '\*', (.*)\)/.exec(includeSource('task-entry')!)![1];
   expect([...xadd.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...ENTRY_FIELDS]);
   // wire letters are stored in Redis: they never change
-  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx', 'om']);
+  expect(Object.values(META)).toEqual(['r', 'm', 't', 'e', 's', 'tr', 'u', 'o', 'c', 'le', 'fa', 'rs', 'tp', 'raw', 'cw', 'nx', 'om', 'g']);
 });
 
 test('every key of a queue starts with the namespace and carries the queue hash tag', () => {
@@ -138,6 +139,8 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     k.failed('2026-01-01'),
   ];
   all.push(k.lost('2026-01-01'), k.reclaimed, k.counts);
+  all.push(k.groups, k.groupsIdle, k.groupsWaiting, k.groupsParked, k.groupLimits, k.groupSignal);
+  all.push(k.group('tenant:1'), k.groupRunning('tenant:1'), k.groupRate('tenant:1'));
   for (const key of all) {
     expect(key.startsWith('app:')).toBe(true);
     expect(key.indexOf('{')).toBe(key.indexOf('{app:mail}'));

@@ -6,6 +6,7 @@ import { silenceOf } from '../../core/admin/schedule-activity.js';
 import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
+import { limitsCommands, limitsText, stateText } from './limits.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
 
@@ -19,7 +20,7 @@ export function queueTable(queues: QueueInfo[]): string {
     ),
     queues.map((q) => [
       q.name,
-      q.paused ? 'paused' : 'running',
+      stateText(q),
       q.pending,
       q.active,
       q.scheduled,
@@ -108,7 +109,7 @@ export function serverTable(servers: ServerInfo[]): string {
   );
 }
 
-/** `stats`, `queue ls|show|pause|resume`, `leader`, `servers`. */
+/** `stats`, `queue ls|show|pause|resume|limits`, `leader`, `servers`. */
 export function overviewCommands(program: Command, run: Run): void {
   program
     .command('stats')
@@ -142,7 +143,7 @@ export function overviewCommands(program: Command, run: Run): void {
       }),
     );
 
-  const queue = program.command('queue').description('queues: list, show, pause, resume');
+  const queue = program.command('queue').description('queues: list, show, pause, resume, limits');
   queue
     .command('ls')
     .description('every queue with its counts, latency and memory')
@@ -154,7 +155,7 @@ export function overviewCommands(program: Command, run: Run): void {
     );
   queue
     .command('show <name>')
-    .description('one queue: counts, latency, memory, and the last 7 days')
+    .description('one queue: counts, latency, memory, limits and groups, and the last 7 days')
     .action(
       run(async (cli, name: string) => {
         const inspector = await cli.inspector();
@@ -163,14 +164,18 @@ export function overviewCommands(program: Command, run: Run): void {
         cli.print(q, () =>
           [
             queueTable([q]),
+            limitsText(q),
             table(
               ['day (UTC)', 'processed', 'failed', 'lost'],
               q.days.map((d) => [d.day, d.processed, d.failed, d.lost]),
             ),
-          ].join('\n'),
+          ]
+            .filter((x) => x !== undefined)
+            .join('\n'),
         );
       }),
     );
+  limitsCommands(queue, run);
   for (const [verb, past] of [
     ['pause', 'Paused'],
     ['resume', 'Resumed'],

@@ -2,6 +2,7 @@
 import { api, bytes, duration, go, html, render, route, useEffect, useState, when } from './lib.js';
 import { SchedulesPage, SchedulePage } from './schedules.js';
 import { TaskPage, TasksPage, SearchBox } from './tasks.js';
+import { StateBadge } from './limits.js';
 import { HistoryPanel } from './charts.js';
 import { AuditPage } from './audit.js';
 
@@ -63,7 +64,7 @@ function Overview({ data, tick }) {
           (q) =>
             html`<tr data-queue=${q.name}>
               <td><a href=${'#/queues/' + encodeURIComponent(q.name) + '/pending'}>${q.name}</a></td>
-              <td>${q.paused ? html`<span class="badge paused">paused</span>` : html`<span class="badge ok">running</span>`}</td>
+              <td><${StateBadge} q=${q} /></td>
               ${['pending', 'active', 'scheduled', 'retry', 'dead'].map(
                 (s) => html`<td><a data-testid=${'count-' + s} href=${'#/queues/' + encodeURIComponent(q.name) + '/' + s}>${q[s]}</a></td>`,
               )}

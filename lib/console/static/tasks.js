@@ -1,5 +1,6 @@
 // Tasks by state (cursor pages, filters, dead groups, acts on one/selection/all) and a task's detail.
 import { act, api, duration, enc, go, html, Notice, useEffect, useState, when } from './lib.js';
+import { LimitsPanel } from './limits.js';
 import { HistoryPanel } from './charts.js';
 
 const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'];
@@ -128,6 +129,7 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
         </button>`
       }
     </h2>
+    <${LimitsPanel} info=${info} readOnly=${readOnly} setNotice=${setNotice} refresh=${refresh} />
     <nav class="tabs">
       ${STATES.map(
         (s) =>

@@ -10,7 +10,7 @@ import * as au from './audit.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import { audited, checkWindow, counted, filterText, type AuditTarget } from './audited.js';
 import type { OperatorAction } from '../runtime/events.js';
-import { setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
+import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
@@ -152,8 +152,10 @@ export class Inspector {
   }
 
   /**
-   * Sets a queue's fleet-wide limits (as `QueueClient.setQueueLimits`: `null` removes one), as an
-   * operator's act: recorded in the audit trail. @returns the limits now stored.
+   * Sets a queue's fleet-wide limits (as `QueueClient.setQueueLimits`: `concurrency`, `rate`,
+   * `groupConcurrency`, `groupRate`, per-group overrides in `groups`; `null` removes one), as an
+   * operator's act: recorded in the audit trail. Every worker applies them at once (a notice on
+   * `<ns>:limits`), within 1 s at the latest. @returns the limits now stored.
    * @throws InvalidOptionsError naming the bad value.
    */
   setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
@@ -163,6 +165,12 @@ export class Inspector {
       this.ctx.emit('queue.limits', opts.actor, { queue, count: 1 });
       return now;
     });
+  }
+
+  /** A queue's fleet-wide limits as stored (`{}` when none). One HGETALL (and one of the group overrides when it has some). */
+  queueLimits(queue: string): Promise<QueueLimits> {
+    this.ctx.keys(queue);
+    return getQueueLimits(this.ctx.client, this.namespace, queue);
   }
 
   // ---------------------------------------------------------------- tasks: read

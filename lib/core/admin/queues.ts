@@ -6,6 +6,7 @@ import { writePause } from '../redis/commands/pause.js';
 import type { InspectorContext } from './context.js';
 import type { DayCounts, QueueInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
+import { LIMIT_READS, limitState, limitsView, pipeLimits } from './queue-limits.js';
 
 /** Days of counters a {@link QueueInfo} carries. */
 const DAYS = 7;
@@ -24,12 +25,14 @@ export async function queues(ctx: InspectorContext): Promise<QueueInfo[]> {
 }
 
 /**
- * One queue: counts by state (pending = stream length − pending entries list), paused, latency
+ * One queue: counts by state (pending = stream length − pending entries list + tasks waiting in
+ * groups), paused or limited, its limits and groups (admin/queue-limits.ts, in parallel), latency
  * (age of the oldest undelivered entry, by Redis time), processed/failed/lost for the last 7 UTC
  * days, and approximate memory. Two round trips on the queue's slot: a pipeline of XLEN, XPENDING
  * (summary, O(1)), ZCARD ×3, MGET ×3 (7 keys each), MEMORY USAGE ×6 (SAMPLES 5), XINFO GROUPS,
- * TIME, GET of the counts (the day ring, added to the day keys written before it); then XRANGE …
- * COUNT 1 after the group's last-delivered id. `paused` (a global key) is read
+ * TIME, GET of the counts (the day ring, added to the day keys written before it) and the 5 reads of
+ * its limits and groups (queue-limits.ts pipeLimits); then XRANGE … COUNT 1 after the group's
+ * last-delivered id (and, for a limited or grouped queue, limitsView's one more). `paused` (a global key) is read
  * apart: pass it when known.
  */
 export async function queueInfo(ctx: InspectorContext, name: string, paused?: boolean): Promise<QueueInfo> {
@@ -50,6 +53,7 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   p.call('XINFO', 'GROUPS', k.stream);
   p.time();
   p.getBuffer(k.counts);
+  pipeLimits(p, k);
   const r = (await p.exec())!;
   const val = (i: number): unknown => (r[i][0] ? undefined : r[i][1]);
   const len = Number(val(0) ?? 0);
@@ -65,9 +69,12 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   const after = afterLastDelivered(val(8 + memoryKeys.length));
   const [sec, usec] = val(9 + memoryKeys.length) as [string, string];
   const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-  const pending = Math.max(0, len - active);
+  const limitsAt = 11 + memoryKeys.length; // the replies of pipeLimits (after TIME and the counts)
+  const lim = await limitsView(ctx, k, (i) => (i < LIMIT_READS ? val(limitsAt + i) : undefined), redisNow);
+  const undelivered = Math.max(0, len - active);
+  const { limitedBy, waiting: pending } = limitState(lim, { active, undelivered });
   let latencyMs = 0;
-  if (pending > 0) {
+  if (undelivered > 0) {
     const first = (await ctx.client.xrange(k.stream, after, '+', 'COUNT', 1)) as [string, string[]][];
     if (first[0]) latencyMs = Math.max(0, redisNow - readyAt(first[0][0], first[0][1]));
   }
@@ -81,6 +88,11 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
     retry: Number(val(3) ?? 0),
     dead: Number(val(4) ?? 0),
     paused,
+    state: paused ? 'paused' : limitedBy ? 'limited' : 'running',
+    ...(limitedBy ? { limitedBy } : {}),
+    ...(lim.limits ? { limits: lim.limits } : {}),
+    ...(lim.rateUsed !== undefined ? { rateUsed: lim.rateUsed } : {}),
+    ...(lim.groups ? { groups: lim.groups } : {}),
     latencyMs,
     processedToday: dayCounts[DAYS - 1].processed,
     failedToday: dayCounts[DAYS - 1].failed,

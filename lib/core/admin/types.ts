@@ -1,6 +1,7 @@
 import type { EventBus } from '../runtime/events.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { FireOutcome, FireRecord } from '../scheduler/history.js';
+import type { QueueLimits } from '../queue/limits.js';
 
 /** The states of a task, as the Inspector names them. */
 export const TASK_STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
@@ -70,7 +71,7 @@ export interface FleetHistory {
 export interface QueueInfo {
   /** The queue's name. */
   name: string;
-  /** In the stream, not yet delivered to a worker. */
+  /** Waiting for a worker: in the stream, not yet delivered, and in the queue's groups. */
   pending: number;
   /** Delivered to a worker and not yet finished (the pending entries list). */
   active: number;
@@ -82,6 +83,19 @@ export interface QueueInfo {
   dead: number;
   /** True while an operator has paused the queue: workers fetch nothing from it, enqueues still land. */
   paused: boolean;
+  /** `paused`, `limited` (a fleet-wide limit holds it back now: see {@link limitedBy}), or `running`. */
+  state: 'running' | 'paused' | 'limited';
+  /**
+   * The limit holding the queue back now: `concurrency` (every slot taken, tasks wait), `rate` (the
+   * window is full, tasks wait), `group` (tasks wait only in groups held back by their limits).
+   */
+  limitedBy?: 'concurrency' | 'rate' | 'group';
+  /** Its fleet-wide limits (`setQueueLimits`), when it has any. */
+  limits?: QueueLimits;
+  /** With a `rate` limit: tasks handed out in the current window (by Redis time). Slots of `concurrency` taken are {@link active}. */
+  rateUsed?: number;
+  /** Its groups, when it has grouped tasks. */
+  groups?: GroupsView;
   /** Age of the oldest pending task, ms (Redis time); 0 when nothing is pending. */
   latencyMs: number;
   /** Tasks whose handler succeeded today (UTC day): the last of {@link days}. */
@@ -94,6 +108,28 @@ export interface QueueInfo {
   days: DayCounts[];
   /** Approximate memory of the queue's keys, bytes (`MEMORY USAGE … SAMPLES 5` of each). */
   memoryBytes: number;
+}
+
+/** A queue's groups as the Inspector shows them. @publicApi */
+export interface GroupsView {
+  /** Tasks waiting in groups (counted in the queue's `pending`). */
+  waiting: number;
+  /** Groups with waiting tasks. */
+  count: number;
+  /** Groups held back by their limits now (`groupConcurrency`, `groupRate`). */
+  held: number;
+  /** The groups with the most waiting tasks (at most 5). */
+  top: GroupCount[];
+}
+
+/** One group of a {@link GroupsView}. @publicApi */
+export interface GroupCount {
+  /** The group's name. */
+  group: string;
+  /** Its tasks waiting. */
+  waiting: number;
+  /** Its tasks running (holding a slot of the group). */
+  running: number;
 }
 
 /** One task as the Inspector shows it. Instants are epoch ms. @publicApi */

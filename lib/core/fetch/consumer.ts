@@ -128,10 +128,10 @@ export class Consumer {
     return (await this.client.call('XCLAIM', stream, CONSUMER_GROUP, this.name, 0, ...ids, 'JUSTID')) as string[];
   }
 
-  /** Puts entries this consumer holds back at the end of the stream (requeue.lua), uncounted. */
-  async giveBack(stream: string, ids: readonly string[]): Promise<number> {
+  /** Puts entries this consumer holds back at the end of the queue's stream (requeue.lua), uncounted. */
+  async giveBack(keys: QueueKeys, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    return requeueScript(this.client, stream, ids);
+    return requeueScript(this.client, keys, ids);
   }
 
   /** Ids of the entries this consumer has pending (at most 1000). */

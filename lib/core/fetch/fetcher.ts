@@ -36,6 +36,8 @@ export interface FetcherDeps {
   readonly isRunning: () => boolean;
   /** Writes the batched acks and waits for them (before a freed slot of a limited queue is announced). */
   readonly flushAcks: () => Promise<void>;
+  /** Writes the acks batched so far on `via` without waiting (a limited fetch sent next on `via` runs after them). */
+  readonly writeAcksOn: (via: RedisClient) => void;
 }
 
 /**
@@ -73,9 +75,21 @@ export class Fetcher {
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
-    const { client, globalKeys, queues, consumer, loops, flushAcks } = deps;
+    const { client, globalKeys, queues, consumer, loops, flushAcks, writeAcksOn } = deps;
     const logger = deps.runtime.logger;
-    this.limiter = new Limiter({ client, globalKeys, queues, consumer, loops, logger, flushAcks, unblock: () => this.unblock() });
+    const events = deps.runtime.events;
+    this.limiter = new Limiter({
+      client,
+      globalKeys,
+      queues,
+      consumer,
+      loops,
+      logger,
+      events,
+      flushAcks,
+      writeAcksOn,
+      unblock: () => this.unblock(),
+    });
     const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
     const perQueueReaders = isCluster(deps.client) && slots.size > 1;
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);

@@ -1,10 +1,18 @@
+import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
+import { engineTime } from '../runtime/time.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { fetchLimitedScript } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
+
+/** A stream a waiting fetch blocks on (`XREAD`, which claims nothing), from an id: a queue's stream, or its group signal. */
+interface BlockOn {
+  key: string;
+  lastId: string;
+}
 
 /** What the limiter needs from the server. */
 export interface LimiterDeps {
@@ -14,24 +22,30 @@ export interface LimiterDeps {
   readonly consumer: Consumer;
   readonly loops: Loops;
   readonly logger: ChronosLogger;
+  /** Where `queue.limited` events go (the time a fetch waited because a limit held a queue back). */
+  readonly events?: EventBus;
   /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
   readonly flushAcks: () => Promise<void>;
+  /** Writes the acks batched so far on `via` without waiting for them (what is sent next on `via` runs after them). */
+  readonly writeAcksOn: (via: RedisClient) => void;
   /** Ends the fetcher's blocking read at once (CLIENT UNBLOCK). */
   readonly unblock: () => Promise<void>;
 }
 
 /**
- * The fetch of a worker whose queues include one with fleet-wide limits (queue/limits.ts). Knows
- * which queues are limited (the namespace's `limited` set, read each second, and the notices on
+ * The fetch of a worker whose queues include one with fleet-wide limits or groups (queue/limits.ts).
+ * Knows which queues are limited (or grouped) (the namespace's `limited` set, read each second, and the notices on
  * `<ns>:limits`). While none of the server's queues is limited, the fetcher never calls it: the
  * hot path is the plain blocking `XREADGROUP`.
  *
  * A fetch that includes a limited queue runs fetch-limited.lua per queue (the limit is decided
  * there); when nothing was handed out it waits, without polling, for whichever comes first: an
  * entry in a queue that is not held back (a blocking `XREAD` from the group's last-delivered id,
- * which claims nothing), a notice that a slot of a held-back queue freed (published by the worker
- * that released it, once the release is written), the instant a rate limit allows the next start,
- * or `blockTimeout` (the safety net for a notice lost with a connection).
+ * which claims nothing; and on the queue's group signal, which gets an entry when a group enters the
+ * round), a notice that a slot of a held-back queue or group freed (published by the worker that
+ * released it, once the release is written), the instant a rate limit allows the next start (or a
+ * held-back group is looked at again), or `blockTimeout` (the safety net for a notice lost with a
+ * connection). The time a held-back fetch waited is emitted as `queue.limited`.
  */
 export class Limiter {
   private limited = new Set<string>();
@@ -47,7 +61,7 @@ export class Limiter {
    * back and nothing woken since: the next fetch of the same queues blocks again without running
    * the script (an idle limited queue costs one blocking read per `blockTimeout`, as an idle queue does).
    */
-  private idle?: { open: readonly ConsumedQueue[]; blockOn: { q: ConsumedQueue; lastId: string }[] };
+  private idle?: { open: readonly ConsumedQueue[]; blockOn: BlockOn[] };
   /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
   private readonly waitedOn = new Set<string>();
 
@@ -117,8 +131,9 @@ export class Limiter {
     this.toAnnounce.clear();
     if (this.closed) return; // stopped: the server's shutdown writes its acks; waiting workers re-check within their blockTimeout
     try {
-      await this.deps.flushAcks();
+      // this server's own wait first: its fetch goes out on the client after the acks written there
       if (queues.some((q) => this.heldBack.has(q))) this.wake();
+      await this.deps.flushAcks();
       for (const q of queues) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
     } catch (err) {
       this.deps.logger.warn(
@@ -146,10 +161,14 @@ export class Limiter {
       return [];
     }
     const { client, consumer } = this.deps;
-    await this.deps.flushAcks(); // batched acks go first: their slots are free for this fetch
+    this.deps.writeAcksOn(client); // batched acks go first, on the same connection: their slots are free for this fetch
     const got: Fetched[] = [];
-    const blockOn: { q: ConsumedQueue; lastId: string }[] = [];
+    const blockOn: BlockOn[] = [];
     let rateWaitMs = Infinity;
+    let again = false;
+    let idleQueues = 0;
+    /** The queues a limit held back in this fetch, and by which (for `queue.limited`). */
+    const held: [string, 'concurrency' | 'rate' | 'group'][] = [];
     this.heldBack.clear();
     for (const q of open) {
       if (got.length >= count) break;
@@ -157,28 +176,44 @@ export class Limiter {
       if (r.waited) this.waitedOn.add(q.name);
       else this.waitedOn.delete(q.name);
       for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
-      if (r.state === 'concurrency') this.heldBack.add(q.name);
-      else if (r.state === 'rate') rateWaitMs = Math.min(rateWaitMs, r.waitMs);
-      else if (r.entries.length === 0) blockOn.push({ q, lastId: r.lastId });
+      if (r.state === 'concurrency') {
+        this.heldBack.add(q.name);
+        held.push([q.name, 'concurrency']);
+      } else if (r.state === 'rate') {
+        rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+        held.push([q.name, 'rate']);
+      } else if (r.state === 'again') again = true;
+      else if (r.state === 'groups') {
+        // only held-back groups wait: a freed slot (a notice), the next re-check, or a new entry or group ends the wait
+        this.heldBack.add(q.name);
+        if (r.waitMs > 0) rateWaitMs = Math.min(rateWaitMs, r.waitMs);
+        held.push([q.name, 'group']);
+      }
+      if (r.entries.length === 0 && r.lastId !== '') {
+        blockOn.push({ key: q.keys.stream, lastId: r.lastId });
+        if (r.signalId !== '') blockOn.push({ key: q.keys.groupSignal, lastId: r.signalId });
+        if (r.state === 'open') idleQueues++;
+      }
     }
-    if (got.length > 0) return got;
+    if (got.length > 0 || again) return got;
+    const waitFrom = engineTime.now();
     const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
-    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && blockOn.length === open.length)
+    const events = this.deps.events;
+    if (held.length > 0 && events?.active) {
+      const ms = engineTime.now() - waitFrom;
+      for (const [queue, limit] of held) events.emit({ type: 'queue.limited', queue, limit, ms });
+    }
+    if (ended === 'timeout' && this.heldBack.size === 0 && rateWaitMs === Infinity && idleQueues === open.length)
       this.idle = { open, blockOn };
     return [];
   }
 
-  private async wait(
-    blockOn: { q: ConsumedQueue; lastId: string }[],
-    rateWaitMs: number,
-    blocking: RedisClient,
-    blockMs: number,
-  ): Promise<'timeout' | 'other'> {
+  private async wait(blockOn: BlockOn[], rateWaitMs: number, blocking: RedisClient, blockMs: number): Promise<'timeout' | 'other'> {
     let woke = false;
     const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
     const timer = rateWaitMs < Infinity ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
     try {
-      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.q.keys.stream))).size === 1);
+      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.key))).size === 1);
       if (oneSlot) {
         // XREAD claims nothing: it only tells that an entry is waiting past the group's last-delivered id
         const args: (string | number)[] = [
@@ -188,7 +223,7 @@ export class Limiter {
           Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs),
           'STREAMS',
         ];
-        for (const b of blockOn) args.push(b.q.keys.stream);
+        for (const b of blockOn) args.push(b.key);
         for (const b of blockOn) args.push(b.lastId);
         const read = blocking.call('XREAD', ...args);
         await Promise.race([read, woken.then(() => this.deps.unblock())]);

@@ -95,6 +95,7 @@ export class ChronosMetrics {
   private readonly reclaimed: Counter;
   private readonly leader: Prom.Gauge<string>;
   private readonly leaderChanges: Counter;
+  private readonly limited: Counter;
   private readonly fleet?: FleetGauges;
   /** `queue\0type` → outcome → counter child (prom-client's own label lookup is slower). */
   private readonly processedChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
@@ -168,6 +169,14 @@ export class ChronosMetrics {
     this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: leaderHelp, labelNames: ['instance'], registers }));
     const changesHelp = 'Leaderships this process acquired';
     this.leaderChanges = add(new prom.Counter({ name: 'chronos_leader_changes_total', help: changesHelp, registers }));
+    this.limited = add(
+      new prom.Counter({
+        name: 'chronos_queue_limited_seconds_total',
+        help: 'Time workers of this process with free slots waited because a fleet-wide limit held the queue back, by limit (concurrency, rate, group)',
+        labelNames: ['queue', 'limit'],
+        registers,
+      }),
+    );
     if (options.instanceId !== undefined) this.leader.labels(options.instanceId).set(0);
     if (options.inspector) this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add);
     const ev = options.events;
@@ -275,6 +284,9 @@ export class ChronosMetrics {
         return;
       case 'leader.lost':
         this.leader.labels(e.instanceId).set(0);
+        return;
+      case 'queue.limited':
+        this.limited.labels(e.queue, e.limit).inc(e.ms / 1000);
         return;
       default:
         return;

@@ -5,13 +5,25 @@ import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
-import { GlobalKeys, QueueKeys } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, isGroupName } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
 import { entryFields } from '../redis/protocol.js';
 import { encodePayload } from './codec.js';
-import { dueAt, isPlain, metaText, scriptArgs, writeDelayed, writeTasks, type Prepared, type Reply } from './enqueue-write.js';
+import { sendEnqueueGroup, type DedupMode } from '../redis/commands/queue.js';
+import {
+  dueAt,
+  groupEntry,
+  isGroupReady,
+  isPlain,
+  metaText,
+  scriptArgs,
+  writeDelayed,
+  writeTasks,
+  type Prepared,
+  type Reply,
+} from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
-import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
+import { getQueueLimits, markGrouped, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -36,11 +48,33 @@ export interface EnqueueOptions {
   taskId?: string;
   /**
    * Dedup key: a second enqueue with the same key in the same queue within `dedupTtl` returns the
-   * first task's id with `deduplicated: true`, whatever that task's state.
+   * first task's id with `deduplicated: true`, whatever that task's state. The same as
+   * `dedup: { key, ttl }` (mode `first`); exclusive with `dedup`.
    */
   dedupKey?: string;
   /** Lifetime of the dedup key, ms. @defaultValue 3600000 (1 h) */
   dedupTtl?: number;
+  /**
+   * A keyed enqueue (exclusive with `dedupKey`/`dedupTtl`): `key` (≤ 400 characters) names the
+   * task within the queue for `ttl` ms (default 3600000, 1 h), and `mode` says what a second enqueue
+   * with the key does:
+   * - `first` (default): nothing; it returns the first task's id with `deduplicated: true`;
+   * - `debounce` (needs `delay`): while the key's task still waits for its time, it is replaced by
+   *   this one (type, payload, options; its id stays) and starts `delay` ms after this enqueue
+   *   (`deduplicated: true, replaced: true`); once it is due or has run, a new task is enqueued;
+   * - `replace`: the same, but the start time stays as it was (the newest payload wins).
+   * The key of `debounce` and `replace` lives `ttl` ms, and at least until its task is due. Not
+   * with `taskId`.
+   */
+  dedup?: DedupOptions;
+  /**
+   * The task's group (e.g. a tenant id; 1 to 200 characters, no control characters). The tasks of a
+   * queue's groups are served round-robin between the groups (a group with 10 tasks behind another
+   * with 100,000 gets its turn within a few tasks), under the queue's per-group limits
+   * (`setQueueLimits`: `groupConcurrency`, `groupRate`). Ungrouped tasks of the same queue go first.
+   * The handler sees it as `task.group`.
+   */
+  group?: string;
   /**
    * `false`: no PRODUCER span and no traceparent for this task (its attempts start new traces).
    * Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
@@ -48,14 +82,26 @@ export interface EnqueueOptions {
   trace?: boolean;
 }
 
-/** What an enqueue did. `deduplicated: true` means nothing was written and `id` is the existing task's. */
+/** A keyed enqueue (enqueue option `dedup`). @publicApi */
+export interface DedupOptions {
+  /** The key (1 to 400 characters), within the queue. */
+  key: string;
+  /** What a second enqueue with the key does. @defaultValue 'first' */
+  mode?: DedupMode;
+  /** Lifetime of the key, ms (debounce/replace: at least until its task is due). @defaultValue 3600000 (1 h) */
+  ttl?: number;
+}
+
+/** What an enqueue did. `deduplicated: true` means no new task was made and `id` is the existing task's. */
 export interface EnqueueResult {
   /** The task's id: the `taskId` option, else a generated one (22 random base64url characters); the existing task's id when deduplicated. */
   id: string;
   /** The queue the task is in. */
   queue: string;
-  /** True when a live task with the same `taskId`, or the same `dedupKey` within its TTL, existed: nothing was written. */
+  /** True when a live task with the same `taskId`, or the same dedup key within its TTL, existed: no new task was made. */
   deduplicated: boolean;
+  /** True when the dedup key's task (mode `debounce` or `replace`) was still waiting and this enqueue replaced it. */
+  replaced?: boolean;
   /** Where the task is now: in the stream (`pending`) or waiting for its time (`scheduled`). */
   state: 'pending' | 'scheduled';
 }
@@ -100,7 +146,21 @@ export interface ClientOptions {
   maxPayloadBytes?: number;
 }
 
-const ENQUEUE_KEYS = new Set(['queue', 'delay', 'processAt', 'maxRetry', 'timeout', 'taskId', 'dedupKey', 'dedupTtl', 'trace']);
+const ENQUEUE_KEYS = new Set([
+  'queue',
+  'delay',
+  'processAt',
+  'maxRetry',
+  'timeout',
+  'taskId',
+  'dedupKey',
+  'dedupTtl',
+  'dedup',
+  'trace',
+  'group',
+]);
+const DEDUP_KEYS = new Set(['key', 'mode', 'ttl']);
+const DEDUP_MODES: readonly DedupMode[] = ['first', 'debounce', 'replace'];
 
 /** The options of an enqueue that gives none (shared: never written to). */
 const NO_OPTIONS: EnqueueOptions = Object.freeze({});
@@ -149,6 +209,8 @@ export class QueueClient {
   private readonly globalKeys: GlobalKeys;
   private readonly queueKeys = new Map<string, QueueKeys>();
   private readonly knownQueues = new Set<string>();
+  /** Queues this client marked as grouped (their fetch goes through fetch-limited.lua; queue/limits.ts markGrouped). */
+  private readonly groupedQueues = new Set<string>();
   private readonly defaults: { queue: string; maxRetry: number; timeoutMs: number };
   private readonly events?: EventBus;
   private readonly tracing: boolean;
@@ -188,8 +250,12 @@ export class QueueClient {
     let result: EnqueueResult;
     try {
       if (!this.knownQueues.has(p.keys.queue)) await this.registerQueue(p.keys.queue);
+      if (p.group !== undefined && !this.groupedQueues.has(p.keys.queue)) await this.markGrouped(p.keys.queue);
       if (isPlain(p)) {
         await client.xadd(p.keys.stream, '*', ...entryFields(p.id, p.type, p.payload, metaText(p)));
+        result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
+      } else if (isGroupReady(p)) {
+        await sendEnqueueGroup(client, p.keys, [groupEntry(p)]);
         result = { id: p.id, queue: p.keys.queue, deduplicated: false, state: 'pending' };
       } else if (dueAt(p) === undefined) {
         result = toResult(p, await enqueueScript(client, p.keys, scriptArgs(p)));
@@ -239,6 +305,8 @@ export class QueueClient {
     let replies: Reply[];
     let replyOf: number[];
     try {
+      for (const q of new Set(prepared.filter((p) => p.group !== undefined).map((p) => p.keys.queue)))
+        if (!this.groupedQueues.has(q)) await this.markGrouped(q);
       ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys, prepared, newQueues));
     } catch (err) {
       const e = unavailableFor([...new Set(prepared.map((p) => p.keys.queue))].join(','), err);
@@ -288,6 +356,12 @@ export class QueueClient {
       this.queueKeys.set(queue, k);
     }
     return k;
+  }
+
+  /** Marks `queue` as grouped before its first grouped task from this client (queue/limits.ts markGrouped). */
+  private async markGrouped(queue: string): Promise<void> {
+    await markGrouped(this.conn.client, this.namespace, queue);
+    this.groupedQueues.add(queue);
   }
 
   private async registerQueue(queue: string): Promise<void> {
@@ -371,9 +445,30 @@ export class QueueClient {
       p.expected('dedupKey', 'a non-empty string of at most 400 characters', options.dedupKey);
     }
     p.bool('trace', options.trace);
-    const dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
+    if (options.group !== undefined && !isGroupName(options.group))
+      p.expected('group', 'a string of 1 to 200 characters without control characters', options.group);
+    let dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
     if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
     p.int('dedupTtl', options.dedupTtl, 1, 'ms');
+    let dedupKey = options.dedupKey;
+    let dedupMode: DedupMode | undefined;
+    const d = options.dedup;
+    if (d !== undefined) {
+      if (options.dedupKey !== undefined || options.dedupTtl !== undefined) p.add('dedup', 'exclusive with dedupKey and dedupTtl');
+      if (typeof d !== 'object' || d === null) p.expected('dedup', '{ key, mode?, ttl? }', d);
+      else {
+        p.unknownKeys(d, DEDUP_KEYS, 'dedup');
+        if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters', d.key);
+        if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
+        p.int('dedup.ttl', d.ttl, 1, 'ms');
+        if (d.mode === 'debounce' && !(delayMs > 0)) p.add('dedup.mode', 'debounce needs a delay (its window, ms)');
+        if ((d.mode === 'debounce' || d.mode === 'replace') && options.taskId !== undefined)
+          p.add('dedup.mode', `${d.mode} is not given with taskId (the key's task keeps its id)`);
+        dedupKey = d.key;
+        dedupTtlMs = d.ttl ?? DEFAULTS.dedupTtlMs;
+        if (d.mode !== undefined && d.mode !== 'first') dedupMode = d.mode;
+      }
+    }
     p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
     const encoded = encodePayload(type, payload === undefined ? null : payload, this.maxPayloadBytes);
     const unique = options.taskId !== undefined;
@@ -387,9 +482,11 @@ export class QueueClient {
       enqueuedAt: engineTime.now(),
       processAt,
       delayMs,
-      dedupKey: options.dedupKey,
+      dedupKey,
       dedupTtlMs,
+      dedupMode,
       unique,
+      group: options.group,
     };
   }
 }
@@ -407,6 +504,7 @@ function isIdText(v: unknown, max: number): boolean {
 }
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {
+  if (o.status === 'replaced') return { id: o.id, queue: p.keys.queue, deduplicated: true, replaced: true, state: 'scheduled' };
   const state = o.status === 'scheduled' ? 'scheduled' : 'pending';
   return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state };
 }

@@ -35,8 +35,9 @@ function describeValue(value: unknown): string {
 
 /**
  * Where a task's markers are (its uid and overlap keys, see protocol.ts MARKER_TTL, and with its
- * overlap key its schedule's buffer key right after it: markers.lua relies on the order); empty for
- * most tasks. Every holder of an overlap marker passes the buffer key, whatever policy it was fired
+ * overlap key its schedule's buffer key right after it: markers.lua relies on the order; last, for a
+ * grouped task, its group's slots: keys.ts groupRunning, the exit paths free the slot its entry holds);
+ * empty for most tasks. Every holder of an overlap marker passes the buffer key, whatever policy it was fired
  * under, so a trigger buffered behind it starts when it ends even after the schedule's policy changed.
  */
 export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }): string[] {
@@ -44,6 +45,8 @@ export function markerKeys(keys: QueueKeys, task: { id: string; meta: TaskMeta }
   const schedule = task.meta[META.schedule];
   if (task.meta[META.uniqueId]) out.push(keys.uniqueId(task.id));
   if (task.meta[META.overlapSkip] && schedule) out.push(keys.overlap(schedule), keys.buffered(schedule));
+  const group = task.meta[META.group];
+  if (typeof group === 'string' && group !== '') out.push(keys.groupRunning(group));
   return out;
 }
 

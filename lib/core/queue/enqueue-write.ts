@@ -5,9 +5,13 @@ import {
   enqueueOutcome,
   pipeEnqueue,
   pipeEnqueueBulk,
+  pipeEnqueueGroup,
   sendEnqueue,
   sendEnqueueBulk,
+  sendEnqueueGroup,
   type BulkEntry,
+  type DedupMode,
+  type GroupEntry,
   type EnqueueArgs,
   type EnqueueOutcome,
 } from '../redis/commands/queue.js';
@@ -42,7 +46,11 @@ export interface Prepared {
   delayMs: number;
   dedupKey?: string;
   dedupTtlMs: number;
+  /** The dedup key's mode (undefined: first). */
+  dedupMode?: DedupMode;
   unique: boolean;
+  /** The task's group (meta `g`), when it has one. */
+  group?: string;
 }
 
 /**
@@ -50,16 +58,31 @@ export interface Prepared {
  * `tp` for a traceparent (the order it always had). Without those, the text is built directly.
  */
 export function metaText(p: Prepared): string {
-  if (!p.unique && p.traceparent === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  if (!p.unique && p.traceparent === undefined && p.group === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
   const meta = newMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
   if (p.unique) meta[META.uniqueId] = 1;
   if (p.traceparent !== undefined) meta[META.traceparent] = p.traceparent;
+  if (p.group !== undefined) meta[META.group] = p.group;
   return encodeMeta(meta);
 }
 
-/** A plain enqueue (ready now, no dedup key, no explicit id) is a bare XADD. */
+/** A plain enqueue (ready now, no dedup key, no explicit id, no group) is a bare XADD. */
 export function isPlain(p: Prepared): boolean {
-  return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
+  return p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique && p.group === undefined;
+}
+
+/**
+ * A ready task of a group without a dedup key or an explicit id goes to its group's waiting list
+ * (enqueue-group.lua); a grouped task with a time goes to the scheduled set and one with a dedup key
+ * or an id to the stream (enqueue.lua), and fetch-limited.lua moves it into its group when it is due.
+ */
+export function isGroupReady(p: Prepared): boolean {
+  return p.group !== undefined && p.processAt === 0 && p.delayMs === 0 && p.dedupKey === undefined && !p.unique;
+}
+
+/** The enqueue-group.lua entry of a ready grouped task: its group and its stored form. */
+export function groupEntry(p: Prepared): GroupEntry {
+  return { group: p.group!, stored: JSON.stringify([p.id, p.type, p.payload, metaText(p)]) };
 }
 
 /** When a delayed task is due, for the due-time index (epoch ms; commands/due.ts dueTime); undefined when not delayed. */
@@ -79,8 +102,8 @@ function earliestDue(prepared: readonly Prepared[]): Map<string, number> {
 
 /** The enqueue.lua arguments of a task that is not plain. */
 export function scriptArgs(p: Prepared): EnqueueArgs {
-  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, unique } = p;
-  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, unique };
+  const { id, type, payload, processAt, delayMs, dedupKey, dedupTtlMs, dedupMode, unique } = p;
+  return { id, type, payload, meta: metaText(p), processAtMs: processAt, delayMs, dedupKey, dedupTtlMs, dedupMode, unique };
 }
 
 /**
@@ -100,7 +123,7 @@ export async function writeDelayed(client: RedisClient, due: string, p: Prepared
 /**
  * Sends the validated tasks of an enqueueBulk in input order: the SADDs of new queues (to the
  * set of queues), then each run of consecutive ready tasks of one queue as enqueue-bulk.lua calls
- * of up to BULK_CHUNK tasks, each other task as its enqueue.lua call, and last, for each queue
+ * of up to BULK_CHUNK tasks (enqueue-group.lua for ready tasks of groups), each other task as its enqueue.lua call, and last, for each queue
  * with delayed tasks, their earliest due time into the due-time index (`ZADD LT`, after the tasks
  * are stored; a failed index write is left to the forwarders' rolling sweep, the tasks being stored).
  * On one node each call is written as soon as it is built, so Redis runs the first while the next
@@ -129,6 +152,9 @@ export async function writeTasks(
       (keys, entries) => {
         pipeline.add(keys.stream, (c) => pipeEnqueueBulk(c, keys, entries));
       },
+      (keys, entries) => {
+        pipeline.add(keys.stream, (c) => pipeEnqueueGroup(c, keys, entries));
+      },
     );
     for (const [queue, at] of earliestDue(prepared)) pipeline.add(due, (c) => pipeLowerDue(c, due, queue, at));
     return { replies: await pipeline.exec(), replyOf };
@@ -144,6 +170,9 @@ export async function writeTasks(
     (keys, entries) => {
       settle(sendEnqueueBulk(client, keys, entries));
     },
+    (keys, entries) => {
+      settle(sendEnqueueGroup(client, keys, entries));
+    },
   );
   for (const [queue, at] of earliestDue(prepared)) settle(lowerDue(client, due, queue, at));
   return { replies: await Promise.all(sent), replyOf };
@@ -151,7 +180,8 @@ export async function writeTasks(
 
 /**
  * Splits the tasks into calls (see {@link writeTasks}): `one(p)` for a task with options, `bulk(keys,
- * entries)` for a run of ready tasks of one queue; fills `replyOf` counting calls from `first`.
+ * entries)` for a run of ready tasks of one queue, `grouped(keys, entries)` for a run of ready tasks
+ * of groups of one queue; fills `replyOf` counting calls from `first`.
  */
 function eachCall(
   prepared: readonly Prepared[],
@@ -159,11 +189,24 @@ function eachCall(
   first: number,
   one: (p: Prepared) => void,
   bulk: (keys: QueueKeys, entries: BulkEntry[]) => void,
+  grouped: (keys: QueueKeys, entries: GroupEntry[]) => void,
 ): void {
   let call = first;
   let i = 0;
   while (i < prepared.length) {
     const p = prepared[i];
+    if (isGroupReady(p)) {
+      const keys = p.keys;
+      const entries: GroupEntry[] = [];
+      for (let q = p; entries.length < BULK_CHUNK && q.keys === keys && isGroupReady(q); q = prepared[i]) {
+        entries.push(groupEntry(q));
+        replyOf[i++] = call;
+        if (i === prepared.length) break;
+      }
+      grouped(keys, entries);
+      call++;
+      continue;
+    }
     if (!isPlain(p)) {
       one(p);
       replyOf[i++] = call++;

@@ -1,12 +1,12 @@
 import { InvalidOptionsError } from '../runtime/errors.js';
-import { GlobalKeys, QueueKeys, isValidName } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, isGroupName, isValidName } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
 
 /**
- * A queue's fleet-wide limits, stored in Redis (the queue's `limits` hash) and applied by every
- * worker server of the namespace within about a second of a change (at once when the change's
- * notice arrives). A limit is decided in the script that hands a task to a worker
- * (fetch-limited.lua), so no task of the queue starts over it.
+ * A queue's fleet-wide limits, stored in Redis (the queue's `limits` hash, and `group-limits` for the
+ * overrides of single groups) and applied by every worker server of the namespace within about a
+ * second of a change (at once when the change's notice arrives). A limit is decided in the script
+ * that hands a task to a worker (fetch-limited.lua), so no task of the queue starts over it.
  */
 export interface QueueLimits {
   /**
@@ -16,6 +16,24 @@ export interface QueueLimits {
    */
   concurrency?: number;
   /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers ≥ 1). */
+  rate?: RateLimit;
+  /**
+   * Tasks of one group (enqueue option `group`) running at once across all workers, at most, for
+   * every group of the queue (an integer ≥ 1; `groups` overrides it per group). Its slots are held
+   * and freed as `concurrency`'s are.
+   */
+  groupConcurrency?: number;
+  /** Starts of one group's tasks in any window of `duration` ms, at most `max`, for every group of the queue (`groups` overrides it per group). */
+  groupRate?: RateLimit;
+  /** Per-group overrides of `groupConcurrency` and `groupRate`, by group name. */
+  groups?: Record<string, GroupLimits>;
+}
+
+/** The limits of one group that override the queue's `groupConcurrency` / `groupRate`. */
+export interface GroupLimits {
+  /** Tasks of this group running at once, at most (an integer ≥ 1). */
+  concurrency?: number;
+  /** Starts of this group's tasks per window, at most. */
   rate?: RateLimit;
 }
 
@@ -27,34 +45,83 @@ export interface RateLimit {
   duration: number;
 }
 
-/** `null` for a limit clears it; an absent one is left as it is. */
-export type QueueLimitsUpdate = { [K in keyof QueueLimits]?: QueueLimits[K] | null };
+/** An update of one group's override: `null` for a limit clears it (the queue's applies again); an absent one is left as it is. */
+export type GroupLimitsUpdate = { [K in keyof GroupLimits]?: GroupLimits[K] | null };
+
+/**
+ * `null` for a limit clears it; an absent one is left as it is. In `groups`, `null` for a group
+ * clears its whole override.
+ */
+export type QueueLimitsUpdate = {
+  [K in Exclude<keyof QueueLimits, 'groups'>]?: QueueLimits[K] | null;
+} & {
+  /** Per-group overrides to change, by group name: `null` drops a group's override. */
+  groups?: Record<string, GroupLimitsUpdate | null>;
+};
 
 function positiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
 }
+
+function rateProblem(key: string, rate: unknown): string | undefined {
+  if (rate === undefined || rate === null) return undefined;
+  const r = rate as RateLimit;
+  if (typeof rate === 'object' && positiveInt(r.max) && positiveInt(r.duration)) return undefined;
+  return `${key}: expected { max, duration } (integers >= 1, duration in ms) or null, got ${JSON.stringify(rate)}`;
+}
+
+function intProblem(key: string, v: unknown): string | undefined {
+  if (v === undefined || v === null || positiveInt(v)) return undefined;
+  return `${key}: expected an integer >= 1 or null, got ${JSON.stringify(v)}`;
+}
+
+const KNOWN = ['concurrency', 'rate', 'groupConcurrency', 'groupRate', 'groups'];
 
 /** The problems of a limits update, one line each naming the option and the value. */
 export function limitsProblems(queue: unknown, limits: QueueLimitsUpdate): string[] {
   const problems: string[] = [];
   if (!isValidName(queue)) problems.push(`queue: expected a queue name, got ${JSON.stringify(queue)}`);
   if (typeof limits !== 'object' || limits === null) return [...problems, `limits: expected an object, got ${JSON.stringify(limits)}`];
-  const { concurrency, rate } = limits;
-  if (concurrency !== undefined && concurrency !== null && !positiveInt(concurrency))
-    problems.push(`concurrency: expected an integer >= 1 or null, got ${JSON.stringify(concurrency)}`);
-  if (rate !== undefined && rate !== null) {
-    if (typeof rate !== 'object' || !positiveInt(rate.max) || !positiveInt(rate.duration))
-      problems.push(`rate: expected { max, duration } (integers >= 1, duration in ms) or null, got ${JSON.stringify(rate)}`);
+  const add = (p: string | undefined) => p !== undefined && problems.push(p);
+  add(intProblem('concurrency', limits.concurrency));
+  add(rateProblem('rate', limits.rate));
+  add(intProblem('groupConcurrency', limits.groupConcurrency));
+  add(rateProblem('groupRate', limits.groupRate));
+  for (const k of Object.keys(limits)) if (!KNOWN.includes(k)) problems.push(`${k}: not a queue limit (known: ${KNOWN.join(', ')})`);
+  const groups = limits.groups;
+  if (groups === undefined) return problems;
+  if (typeof groups !== 'object' || groups === null || Array.isArray(groups)) {
+    problems.push(`groups: expected { [group]: { concurrency, rate } | null }, got ${JSON.stringify(groups)}`);
+    return problems;
   }
-  const known = new Set(['concurrency', 'rate']);
-  for (const k of Object.keys(limits)) if (!known.has(k)) problems.push(`${k}: not a queue limit (known: concurrency, rate)`);
+  for (const [g, o] of Object.entries(groups)) {
+    const at = `groups[${JSON.stringify(g)}]`;
+    if (!isGroupName(g)) problems.push(`${at}: not a group name (1 to 200 characters, no control characters)`);
+    if (o === null) continue;
+    if (typeof o !== 'object' || Array.isArray(o)) {
+      problems.push(`${at}: expected { concurrency, rate } or null, got ${JSON.stringify(o)}`);
+      continue;
+    }
+    add(intProblem(`${at}.concurrency`, o.concurrency));
+    add(rateProblem(`${at}.rate`, o.rate));
+    for (const k of Object.keys(o))
+      if (k !== 'concurrency' && k !== 'rate') problems.push(`${at}.${k}: not a group limit (known: concurrency, rate)`);
+  }
   return problems;
 }
 
+/** The stored form of a group's override (`<q>:group-limits`): `{c, rm, rd}` (fetch-limited.lua limitsOf). */
+interface StoredOverride {
+  c?: number;
+  rm?: number;
+  rd?: number;
+}
+
 /**
- * Sets (or with `null` clears) limits of `queue`: writes its `limits` hash, lists the queue in the
- * namespace's `limited` set (or drops it when no limit is left) and publishes a notice so every
- * worker applies the change at once.
+ * Sets (or with `null` clears) limits of `queue`: writes its `limits` hash and its groups'
+ * overrides, lists the queue in the namespace's `limited` set (or drops it when no limit is left and
+ * it has no groups), makes every group held back by a limit due for a look (a raised limit applies at
+ * once) and publishes a notice so every worker applies the change at once.
  * @throws InvalidOptionsError naming the option and the value.
  * @returns the queue's limits after the change.
  */
@@ -70,27 +137,87 @@ export async function setQueueLimits(
   const g = new GlobalKeys(namespace);
   const set: (string | number)[] = [];
   const del: string[] = [];
-  if (limits.concurrency === null) del.push('concurrency');
-  else if (limits.concurrency !== undefined) set.push('concurrency', limits.concurrency);
-  if (limits.rate === null) del.push('rateMax', 'rateMs');
-  else if (limits.rate !== undefined) set.push('rateMax', limits.rate.max, 'rateMs', limits.rate.duration);
+  const int = (field: string, v: number | null | undefined) => {
+    if (v === null) del.push(field);
+    else if (v !== undefined) set.push(field, v);
+  };
+  const rate = (max: string, ms: string, v: RateLimit | null | undefined) => {
+    if (v === null) del.push(max, ms);
+    else if (v !== undefined) set.push(max, v.max, ms, v.duration);
+  };
+  int('concurrency', limits.concurrency);
+  rate('rateMax', 'rateMs', limits.rate);
+  int('groupConcurrency', limits.groupConcurrency);
+  rate('groupRateMax', 'groupRateMs', limits.groupRate);
+  if (limits.groups) {
+    for (const [group, o] of Object.entries(limits.groups)) {
+      if (o === null) {
+        await client.hdel(keys.groupLimits, group);
+        continue;
+      }
+      const old = await client.hget(keys.groupLimits, group);
+      const stored: StoredOverride = old ? (JSON.parse(old) as StoredOverride) : {};
+      if (o.concurrency === null) delete stored.c;
+      else if (o.concurrency !== undefined) stored.c = o.concurrency;
+      if (o.rate === null) {
+        delete stored.rm;
+        delete stored.rd;
+      } else if (o.rate !== undefined) [stored.rm, stored.rd] = [o.rate.max, o.rate.duration];
+      if (Object.keys(stored).length === 0) await client.hdel(keys.groupLimits, group);
+      else await client.hset(keys.groupLimits, group, JSON.stringify(stored));
+    }
+    set.push('goverrides', await client.hlen(keys.groupLimits));
+  }
   if (set.length > 0) await client.hset(keys.limits, ...set);
   if (del.length > 0) await client.hdel(keys.limits, ...del);
   const now = await getQueueLimits(client, namespace, queue);
-  if (now.concurrency !== undefined || now.rate !== undefined) await client.sadd(g.limited, queue);
-  else {
+  const any = Object.keys(now).length > 0;
+  if (any) await client.sadd(g.limited, queue);
+  else if ((await client.hget(keys.limits, 'grouped')) !== '1') {
     await client.srem(g.limited, queue);
     await client.del(keys.limits); // its bookkeeping (waitingUntil) too
   }
+  // groups held back by a limit look again at once (a raised or cleared limit lets them start)
+  if (limits.groupConcurrency !== undefined || limits.groupRate !== undefined || limits.groups !== undefined)
+    await client.zunionstore(keys.groupsParked, 1, keys.groupsParked, 'WEIGHTS', 0);
   await client.publish(g.limitsChannel, queue);
   return now;
 }
 
 /** The limits of `queue` as stored (an empty object when it has none). */
 export async function getQueueLimits(client: RedisClient, namespace: string, queue: string): Promise<QueueLimits> {
-  const h = await client.hgetall(new QueueKeys(namespace, queue).limits);
+  const keys = new QueueKeys(namespace, queue);
+  const h = await client.hgetall(keys.limits);
   const out: QueueLimits = {};
   if (h.concurrency !== undefined) out.concurrency = Number(h.concurrency);
   if (h.rateMax !== undefined && h.rateMs !== undefined) out.rate = { max: Number(h.rateMax), duration: Number(h.rateMs) };
+  if (h.groupConcurrency !== undefined) out.groupConcurrency = Number(h.groupConcurrency);
+  if (h.groupRateMax !== undefined && h.groupRateMs !== undefined)
+    out.groupRate = { max: Number(h.groupRateMax), duration: Number(h.groupRateMs) };
+  if (Number(h.goverrides ?? 0) > 0) {
+    const groups: Record<string, GroupLimits> = {};
+    for (const [group, text] of Object.entries(await client.hgetall(keys.groupLimits))) {
+      const o = JSON.parse(text) as StoredOverride;
+      const limit: GroupLimits = {};
+      if (o.c !== undefined) limit.concurrency = o.c;
+      if (o.rm !== undefined && o.rd !== undefined) limit.rate = { max: o.rm, duration: o.rd };
+      groups[group] = limit;
+    }
+    if (Object.keys(groups).length > 0) out.groups = groups;
+  }
   return out;
+}
+
+/**
+ * Marks `queue` as grouped, before its first grouped task: the `grouped` field of its `limits` hash
+ * (fetch-limited.lua serves its groups, and moves grouped tasks coming back through the stream into
+ * them), the namespace's `limited` set (every worker fetches the queue through fetch-limited.lua from
+ * then on) and a notice on `<ns>:limits` so that workers switch at once (within 1 s at the latest).
+ * A grouped queue stays grouped: clearing its limits keeps it in the `limited` set.
+ */
+export async function markGrouped(client: RedisClient, namespace: string, queue: string): Promise<void> {
+  const g = new GlobalKeys(namespace);
+  const marked = await client.hset(new QueueKeys(namespace, queue).limits, 'grouped', 1);
+  const listed = await client.sadd(g.limited, queue);
+  if (marked === 1 || listed === 1) await client.publish(g.limitsChannel, queue);
 }

@@ -25,6 +25,8 @@ export interface Task<T = unknown> {
   readonly schedule?: string;
   /** For tasks a schedule trigger enqueued: the trigger instant (its dedup key is `<schedule>:<triggerAt / 1000>`). */
   readonly triggerAt?: number;
+  /** The task's group (enqueue option `group`), when it has one: tasks of a queue's groups are served round-robin. */
+  readonly group?: string;
 }
 
 /**
@@ -44,6 +46,7 @@ export function taskWith<T>(task: Task, changes: Partial<Omit<Task<T>, 'signal'>
     enqueuedAt: task.enqueuedAt,
     schedule: task.schedule,
     triggerAt: task.triggerAt,
+    group: task.group,
     ...changes,
     get signal() {
       return task.signal;

@@ -172,7 +172,7 @@ export class Recoverer {
     for (const [q, entries] of byQueue(items)) {
       try {
         await this.deps.consumer.giveBack(
-          q.keys.stream,
+          q.keys,
           entries.map((e) => e.entryId),
         );
       } catch (err) {

@@ -24,6 +24,16 @@ export function isValidName(name: unknown): name is string {
   return typeof name === 'string' && NAME_RE.test(name);
 }
 
+/** True when `group` can be a task's group: 1 to 200 characters, none of them a control character (U+0000–U+001F, U+007F). */
+export function isGroupName(group: unknown): group is string {
+  if (typeof group !== 'string' || group.length === 0 || group.length > 200) return false;
+  for (let i = 0; i < group.length; i++) {
+    const c = group.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return false;
+  }
+  return true;
+}
+
 /** Keys of one queue. All share the hash tag `{<ns>:<queue>}`. */
 export class QueueKeys {
   /** Stream of ready and active tasks (consumer group {@link CONSUMER_GROUP}). */
@@ -52,6 +62,23 @@ export class QueueKeys {
   /** ZSET entry id → when it was handed out (epoch ms, Redis time): the `rate` limit's sliding log. */
   readonly rateLog: string;
   /**
+   * The queue's key prefix `<ns>:{<ns>:<queue>}:`, passed to the scripts that serve groups (a group's
+   * keys are built on it there: {@link group}, {@link groupRunning}, {@link groupRate}).
+   */
+  readonly base: string;
+  /** ZSET group → its next turn (a virtual time): the round of groups with waiting tasks, lowest first (fetch-limited.lua). */
+  readonly groups: string;
+  /** ZSET group → its next turn while it is out of the round (nothing waiting, or held back by a limit); trimmed past GROUPS.catchUp. */
+  readonly groupsIdle: string;
+  /** ZSET group → tasks waiting in it (the Inspector's "most waiting" groups). */
+  readonly groupsWaiting: string;
+  /** ZSET group → when to look at it again (epoch ms, Redis time; 0 = a slot freed): groups held back by their limits. */
+  readonly groupsParked: string;
+  /** HASH group → JSON `{c, rm, rd}`: per-group overrides of the queue's group limits (queue/limits.ts). */
+  readonly groupLimits: string;
+  /** STREAM (MAXLEN 1): an entry is added when a group enters the round, so a fetch blocked on an idle grouped queue wakes. */
+  readonly groupSignal: string;
+  /**
    * STRING of u32 slots (`BITFIELD`): the queue's counts per minute (last 60), hour (last 24) and UTC
    * day (last 8), and its sampled depth and latency; fixed size (protocol.ts STATS), written by the
    * scripts that already run per batch (stats.lua) and by sample-queue.lua once a minute.
@@ -78,6 +105,31 @@ export class QueueKeys {
     this.limits = this.prefix + 'limits';
     this.rateLog = this.prefix + 'rate-log';
     this.counts = this.prefix + 'counts';
+    this.base = this.prefix;
+    this.groups = this.prefix + 'groups';
+    this.groupsIdle = this.prefix + 'groups-idle';
+    this.groupsWaiting = this.prefix + 'groups-waiting';
+    this.groupsParked = this.prefix + 'groups-parked';
+    this.groupLimits = this.prefix + 'group-limits';
+    this.groupSignal = this.prefix + 'group-signal';
+  }
+
+  /** LIST of the tasks waiting in group `group`, oldest first (each its stored form, codec encodeStored). */
+  group(group: string): string {
+    return this.prefix + 'group:' + group;
+  }
+
+  /**
+   * SET of the entry ids holding a slot of group `group` (handed out, not yet acked, retried, dead
+   * or reclaimed): a task's marker (codec markerKeys), released on every exit path.
+   */
+  groupRunning(group: string): string {
+    return this.prefix + 'group-running:' + group;
+  }
+
+  /** ZSET entry id → when it was handed out (epoch ms, Redis time): the sliding log of group `group`'s rate limit. */
+  groupRate(group: string): string {
+    return this.prefix + 'group-rate:' + group;
   }
 
   /** STRING → task id; set NX with a PX TTL by an enqueue that carries a dedup key. */

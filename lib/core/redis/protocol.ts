@@ -59,6 +59,11 @@ export const META = {
    * supersedes the task (recovery/stale.ts, worker/supersede.ts); `buffer-one`: informative.
    */
   overlapMode: 'om',
+  /**
+   * The task's group (enqueue option `group`): the tasks of a queue's groups are served
+   * round-robin, under the queue's per-group limits (fetch-limited.lua). Absent for ungrouped tasks.
+   */
+  group: 'g',
 } as const;
 
 /** The overlap policies beyond `skip` (meta field {@link META.overlapMode}); wire letters, as FIRE_MODE's. */
@@ -113,6 +118,7 @@ export interface TaskMeta {
   [META.catchUpWindowMs]?: number;
   [META.supersededAt]?: number;
   [META.overlapMode]?: OverlapMode;
+  [META.group]?: string;
 }
 
 /** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */
@@ -204,6 +210,8 @@ export const ENQUEUE_RESULT = {
   enqueued: 1,
   /** In the scheduled set, waiting for its time. */
   scheduled: 2,
+  /** A dedup key of mode debounce or replace named a task still waiting for its time: that task was replaced (its id is in the reply). */
+  replaced: 3,
 } as const;
 
 /** acquire-lease.lua's first element. */
@@ -325,6 +333,40 @@ export const SCAN_START = '0-0';
 
 /** The operations of schedule-admin.lua (ARGV[1]). */
 export type AdminOp = 'put' | 'delete' | 'pause' | 'resume';
+
+/**
+ * How a queue's groups are served (fetch-limited.lua, enqueue-group.lua, the `groups` snippet):
+ * - `catchUp`: a group that enters the round (its first waiting task, or back from a limit) is placed
+ *   up to this many turns ahead of the groups already waiting (never ahead of its own last turn), so a
+ *   small group's tasks start at once instead of after a round of every backlogged group; a group
+ *   that keeps a backlog gets one task per round (Linux fq_codel's "new flows first", bounded);
+ * - `absorbMax`: most stream entries of grouped tasks (a retry, a delayed task, a trigger, a
+ *   reclaimed task come back through the stream) moved into their groups per fetch;
+ * - `recheckMs`: a group held back by its concurrency limit is looked at again after this long even
+ *   when no release of its slots was seen (its slots are checked against the pending entries list
+ *   then), ms.
+ */
+export const GROUPS = {
+  catchUp: 10,
+  absorbMax: 1000,
+  recheckMs: 5000,
+} as const;
+
+/**
+ * fetch-limited.lua's state (its second value): why nothing (or less than asked) was handed out.
+ */
+export const LIMIT_STATE = {
+  /** Not held back: nothing is waiting (the reply names where to block), or tasks were handed out. */
+  open: 0,
+  /** Every slot of the queue's `concurrency` is taken. */
+  concurrency: 1,
+  /** The queue's `rate` allows the next start in waitMs. */
+  rate: 2,
+  /** Tasks wait only in groups held back by their group limits (waitMs: the next re-check, 0 = none known). */
+  groups: 3,
+  /** Entries of grouped tasks were moved into their groups and more may wait: fetch again at once. */
+  again: 4,
+} as const;
 
 /**
  * The notice a leader publishes on the cancel channel (keys.ts GlobalKeys.cancelChannel) when

@@ -16,6 +16,7 @@ import type { RedisClient } from './types.js';
 export const SCRIPT_NAMES = [
   'enqueue',
   'enqueue-bulk',
+  'enqueue-group',
   'ack',
   'retry',
   'kill',

@@ -6,6 +6,7 @@ export type OperatorAction =
   | 'task.cancel'
   | 'queue.pause'
   | 'queue.resume'
+  | 'queue.limits'
   | 'schedule.pause'
   | 'schedule.resume'
   | 'schedule.trigger'
@@ -171,6 +172,21 @@ export type ChronosEvent =
       entryId: string;
       /** Why it is lost: its stream entry was deleted. */
       reason: 'entry-deleted';
+    }
+  | {
+      /**
+       * A worker with free slots waited because a fleet-wide limit of the queue held its fetch back
+       * (`setQueueLimits`), for `ms`: emitted when the wait ends (a slot freed, the rate allowed a
+       * start, a new task came, or the fetch's block timeout passed). Summed over workers, it is the
+       * worker time a limit held back.
+       */
+      type: 'queue.limited';
+      /** The queue held back. */
+      queue: string;
+      /** Which limit: the queue's `concurrency` or `rate`, or its groups' (`group`: tasks waited only in groups at their limits). */
+      limit: 'concurrency' | 'rate' | 'group';
+      /** How long the fetch waited, ms. */
+      ms: number;
     }
   | {
       /**

@@ -3,6 +3,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
+import { isGroupName } from '../redis/keys.js';
 import { FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 
@@ -66,6 +67,11 @@ export interface ScheduleDefinition {
    * `'buffer-one'` or `'cancel-previous'` (see {@link OverlapPolicy}). @defaultValue 'allow'
    */
   overlap?: OverlapPolicy;
+  /**
+   * The group of each trigger's task (enqueue option `group`: served round-robin with the queue's
+   * other groups, under its per-group limits). 1 to 200 characters, no control characters.
+   */
+  group?: string;
 }
 
 /** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */
@@ -96,6 +102,8 @@ export interface StoredSchedule {
   catchUpCap: number;
   /** What a trigger does while the previous task of the schedule is still live (see {@link OverlapPolicy}). */
   overlap: OverlapPolicy;
+  /** The group of each trigger's task; absent for none. */
+  group?: string;
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** Fingerprint of everything above: a change replaces the stored definition. */
@@ -131,6 +139,7 @@ const DEF_KEYS = new Set([
   'catchUpWindow',
   'catchUpCap',
   'overlap',
+  'group',
 ]);
 
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
@@ -188,6 +197,8 @@ export function toStored(
   p.int('catchUpWindow', def.catchUpWindow, 0, 'ms');
   p.int('catchUpCap', def.catchUpCap, 1);
   p.oneOf('overlap', def.overlap, OVERLAP_POLICIES);
+  if (def.group !== undefined && !isGroupName(def.group))
+    p.expected('group', 'a string of 1 to 200 characters without control characters', def.group);
   throwFirst(p, name);
   const queue = def.queue ?? DEFAULTS.queue;
   const type = def.type ?? name;
@@ -217,6 +228,7 @@ export function toStored(
     catchUpWindowMs,
     catchUpCap,
     overlap,
+    group: def.group,
     runtime,
   };
   const fp = createHash('sha1').update(JSON.stringify(body)).digest('hex').slice(0, 16);

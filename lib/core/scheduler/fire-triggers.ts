@@ -49,6 +49,7 @@ export function fireTriggers(
     if (mode === FIRE_MODE.skipOverlap || mode === FIRE_MODE.bufferOne || mode === FIRE_MODE.cancelPrevious) meta[META.overlapSkip] = 1;
     if (mode === FIRE_MODE.bufferOne) meta[META.overlapMode] = OVERLAP_MODE.bufferOne;
     if (mode === FIRE_MODE.cancelPrevious) meta[META.overlapMode] = OVERLAP_MODE.cancelPrevious;
+    if (s.group !== undefined) meta[META.group] = s.group;
     // what the worker needs to apply the catch-up policy to the task if it waits in the queue (recovery/stale.ts);
     // not under a test clock: the worker judges by Redis time, which a test clock does not follow
     if (!trustLocalClock) {

@@ -14,6 +14,7 @@
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { fireScript, type FireResult } from '../redis/commands/schedule.js';
+import { markGrouped } from '../queue/limits.js';
 import type { RedisClient } from '../redis/connection.js';
 import { GlobalKeys, type SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
@@ -90,6 +91,8 @@ export class Firing {
   readonly failures: FailureLog;
   /** Fire spans and the fire history. */
   private readonly observer: FireObserver;
+  /** Queues this leader marked as grouped (a schedule with a `group` targets them; queue/limits.ts markGrouped). */
+  private readonly grouped = new Set<string>();
 
   constructor(private readonly ctx: FiringContext) {
     this.failures = new FailureLog(ctx.logger, 'Firing schedules');
@@ -324,7 +327,12 @@ export class Firing {
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
     let leadMs = 0;
     for (const i of items) leadMs = Math.max(leadMs, i.entry.leadMs);
-    for (const queueItems of byQueue.values()) {
+    for (const [queue, queueItems] of byQueue) {
+      if (!this.grouped.has(queue) && queueItems.some((i) => i.entry.stored.group !== undefined)) {
+        const keys = queueItems[0].entry.keys;
+        await markGrouped(client, keys.namespace, queue); // before its first grouped trigger task is in the stream
+        this.grouped.add(queue);
+      }
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         const chunk = queueItems.slice(c, c + FIRE_CHUNK);
         const observed = observedOf(chunk);

@@ -37,6 +37,7 @@ export class TaskRun implements Task {
   readonly enqueuedAt: number;
   readonly schedule?: string;
   readonly triggerAt?: number;
+  readonly group?: string;
   /** Set when a shutdown gave the task back: its outcome is ignored. */
   abandoned = false;
   /** When the task started (epoch ms). */
@@ -61,6 +62,8 @@ export class TaskRun implements Task {
     const triggerAt = m[META.triggerAt];
     if (schedule !== undefined) this.schedule = schedule;
     if (triggerAt !== undefined) this.triggerAt = triggerAt;
+    const group = m[META.group];
+    if (group !== undefined) this.group = group;
   }
 
   get signal(): AbortSignal {
@@ -247,7 +250,7 @@ export class Executor {
     if (ok || run.superseded) {
       const { entry: task, ref: queue } = run;
       const m = task.meta;
-      const release = m[META.uniqueId] || m[META.overlapSkip] ? markerKeys(queue.keys, task) : NO_MARKERS;
+      const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
       this.acker.add(queue.keys, task.entryId, task.id, release);
       if (!ok) this.logger.debug?.(`Superseded task ended; acked, not retried (${taskRef(task, queue)} error=${errorMessage(err)})`);
       else if (this.events.active) {

@@ -157,6 +157,7 @@ export class ChronosServer {
       wake: fetchWake,
       isRunning,
       flushAcks: () => acker.flush(),
+      writeAcksOn: (via) => acker.writeOn(via),
     }));
     const config = opts;
     const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));

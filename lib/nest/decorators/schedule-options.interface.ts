@@ -40,6 +40,11 @@ export interface ScheduleOptions {
    * BufferOne, CancelOther (docs/nest.md). @defaultValue 'allow'
    */
   overlap?: OverlapPolicy;
+  /**
+   * The group of every trigger's task (enqueue option `group`: round-robin with the queue's other
+   * groups, under its per-group limits). @defaultValue the static `group` of a `dispatch` payload class, of `payload`
+   */
+  group?: string;
   /** `@nestjs/schedule`'s name for `overlap: 'skip'` (true) / `'allow'` (false); contradicting `overlap` is an error. */
   waitForCompletion?: boolean;
   /**

@@ -11,7 +11,7 @@ import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-o
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
 import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
-import { plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
+import { groupOf, plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
 import { ChronosClient } from '../services/chronos.client.js';
 import { SchedulerService } from '../services/scheduler.service.js';
 import { WorkerService } from '../services/worker.service.js';
@@ -30,6 +30,7 @@ const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
   'catchUpWindow',
   'catchUpCap',
   'overlap',
+  'group',
   'waitForCompletion',
   'disabled',
   'dispatch',
@@ -267,6 +268,11 @@ export class ChronosExplorer implements OnModuleInit {
     if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
     if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
     if (overlap !== undefined) def.overlap = overlap;
+    if (o.group !== undefined) def.group = o.group;
+    else if (typeof o.dispatch === 'function' && o.payload !== undefined) {
+      const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload
+      if (g !== undefined) def.group = g as string;
+    }
     if (!ok) return undefined;
     const sources = this.scheduleSources.get(name);
     this.scheduleSources.set(name, [...(sources ?? []), f.source]);

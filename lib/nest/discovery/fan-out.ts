@@ -80,6 +80,7 @@ export function dispatcher(client: ChronosClient, type: string, listeners: Liste
             taskId: id,
             dedupKey: id,
             dedupTtl: FAN_OUT_DEDUP_TTL_MS,
+            ...(task.group !== undefined ? { group: task.group } : {}),
           },
         };
       }),
@@ -102,6 +103,7 @@ export function childHandler(l: Listener): (task: Task) => unknown {
         payload: rehydrate(l.payloadClass, env?.payload ?? null),
         schedule: parent?.schedule,
         triggerAt: parent?.triggerAt,
+        group: task.group,
       }),
     );
   };

@@ -4,6 +4,18 @@ import type { BackoffFn } from '../../core/queue/task.js';
 import type { RedisConnection } from '../../core/redis/connection.js';
 import type { ChronosConsoleOptions } from '../console/console-options.js';
 
+import type { QueueLimitsUpdate } from '../../core/queue/limits.js';
+
+/**
+ * A queue of the `queues` module option: its weight on this worker, and its fleet-wide limits
+ * (`QueueLimitsUpdate`: `concurrency`, `rate`, `groupConcurrency`, `groupRate`, `groups`), applied at boot.
+ * @publicApi
+ */
+export type QueueOptions = QueueLimitsUpdate & {
+  /** Weight of the queue on this worker (≥ 1). @defaultValue 1 */
+  weight?: number;
+};
+
 /**
  * Options of `ChronosModule.forRoot` / `forRootAsync`. Durations are milliseconds. Every option
  * is validated at boot; problems are reported together in one `ChronosConfigError`, and unknown
@@ -46,10 +58,14 @@ export interface ChronosModuleOptions {
   concurrency?: number;
   /**
    * Queues this worker serves: a list (equal weights) or `{ name: weight }` (a backlogged queue of
-   * weight 6 gets about 6 tasks for every 1 of a queue of weight 1: smooth weighted round-robin).
+   * weight 6 gets about 6 tasks for every 1 of a queue of weight 1: smooth weighted round-robin), or
+   * `{ name: { weight?, concurrency?, rate?, groupConcurrency?, groupRate?, groups? } }`: the queue's
+   * **fleet-wide** limits, stored in Redis and applied at boot (`setQueueLimits`; a limit left out is
+   * left as stored, `null` clears it). `concurrency` here is the queue's, across every worker; the
+   * module's own `concurrency` is this instance's handlers at once.
    * @defaultValue the default `queue` plus every queue a discovered `@Cron`/`@Interval`/`@TaskHandler` names, weight 1 each
    */
-  queues?: readonly string[] | Readonly<Record<string, number>>;
+  queues?: readonly string[] | Readonly<Record<string, number | QueueOptions>>;
   /** Serve `queues` in strict priority (list order, or highest weight first). @defaultValue false */
   strictPriority?: boolean;
   /**

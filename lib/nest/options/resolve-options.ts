@@ -8,6 +8,7 @@ import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
+import { limitsProblems, type QueueLimitsUpdate } from '../../core/queue/limits.js';
 
 /** The options after validation, with every default applied (the core's). @internal */
 export interface ResolvedChronosOptions {
@@ -26,6 +27,8 @@ export interface ResolvedChronosOptions {
   shutdownTimeout: number;
   /** Explicit queues with their weights, or undefined: derive from the discovered decorators. */
   queues?: Record<string, number>;
+  /** Fleet-wide limits of queues (the `queues` option's objects), applied at boot. */
+  queueLimits: Record<string, QueueLimitsUpdate>;
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
   /** The `metrics` option: whether this replica exports Prometheus metrics, into which registry, and the fleet gauges' cache (ms). */
@@ -108,6 +111,8 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const instanceId = typeof o.instanceId === 'string' ? o.instanceId : newInstanceId();
   const roles = checkRoles(o, p);
   const metrics = checkMetrics(o.metrics, p);
+  const { weights, limits: queueLimits } = splitQueues(o.queues, p);
+  const routed = weights === o.queues ? o : { ...o, queues: weights };
   const consoleIssues: string[] = [];
   const consoleOptions = resolveConsole(o.console, consoleIssues);
   for (const issue of consoleIssues) p.add('', issue); // each message names its console.* option
@@ -118,7 +123,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     client: { connection },
   };
   for (const [option, to, key, from] of ROUTES) {
-    const v = from === undefined ? o[option] : fieldOf(o[option], from);
+    const v = from === undefined ? routed[option] : fieldOf(routed[option], from);
     if (v !== undefined) setPath(mapped[to], key, v);
   }
   const core = {
@@ -154,12 +159,42 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     concurrency: server.value.opts.concurrency,
     shutdownTimeout: server.value.opts.shutdownTimeout,
     queues: o.queues === undefined ? undefined : Object.fromEntries(server.value.entries),
+    queueLimits,
     scheduler: { enabled: roles.scheduler, eligible: s.eligible },
     worker: { enabled: roles.worker },
     metrics,
     console: consoleOptions,
     core,
   };
+}
+
+/**
+ * The `queues` option's objects (`{ name: { weight?, ...limits } }`) split into the weights the server
+ * takes and the limits applied at boot (checked here: `queues.<name>.<limit>: …`). A list or plain
+ * weights are returned as they are.
+ */
+function splitQueues(q: unknown, p: OptionProblems): { weights: unknown; limits: Record<string, QueueLimitsUpdate> } {
+  const limits: Record<string, QueueLimitsUpdate> = {};
+  if (typeof q !== 'object' || q === null || Array.isArray(q)) return { weights: q, limits };
+  const entries = Object.entries(q as Record<string, unknown>);
+  if (!entries.some(([, v]) => typeof v === 'object' && v !== null)) return { weights: q, limits };
+  const weights: Record<string, unknown> = {};
+  for (const [name, v] of entries) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      weights[name] = v;
+      continue;
+    }
+    const { weight, ...rest } = v as QueueLimitsUpdate & { weight?: unknown };
+    weights[name] = weight ?? 1;
+    for (const problem of limitsProblems(name, rest)) {
+      // "<limit>: <what>" under the queue's option (its name is checked with the weights, by the server)
+      const m = /^([^:]+): (.*)$/.exec(problem);
+      if (!m || m[1] === 'queue') continue;
+      p.add(`queues.${name}.${m[1]}`, m[2].replace('(known: ', '(known: weight, '));
+    }
+    if (Object.keys(rest).length > 0) limits[name] = rest;
+  }
+  return { weights, limits };
 }
 
 /** `v[field]` when `v` is an object. */

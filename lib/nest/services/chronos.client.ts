@@ -1,7 +1,7 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionsError } from '../../core/runtime/errors.js';
 import { QueueClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
-import { plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
+import { groupOf, plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
 /** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
 export interface NestBulkTask extends Omit<BulkTask, 'type'> {
@@ -85,6 +85,12 @@ export function normalize(
   const type = taskTypeOf(cls);
   if (!type) throw new InvalidOptionsError([`${method}: the payload class has no name and no static \`type\``], 'enqueue arguments');
   const queue = queueOf(cls);
+  const group = options.group === undefined ? groupOf(cls, payload) : undefined;
   payload = plainPayload(cls, payload);
-  return { type, payload, options: queue !== undefined && options.queue === undefined ? { ...options, queue } : options };
+  if ((queue !== undefined && options.queue === undefined) || group !== undefined) {
+    options = { ...options };
+    if (queue !== undefined && options.queue === undefined) options.queue = queue;
+    if (group !== undefined) options.group = group as string; // checked by the engine: a bad value is named there
+  }
+  return { type, payload, options };
 }

@@ -189,6 +189,11 @@ export class InspectorService {
     return this.inspector.resumeQueue(queue, opts);
   }
 
+  /** A queue's fleet-wide limits as stored (`{}` when none). */
+  queueLimits(queue: string): Promise<QueueLimits> {
+    return this.inspector.queueLimits(queue);
+  }
+
   /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError */
   retryDead(queue: string, id: string, opts?: ActOptions): Promise<ActResult> {
     return this.inspector.retryDead(queue, id, opts);

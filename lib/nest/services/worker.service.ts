@@ -7,6 +7,7 @@ import { MESSAGES } from '../chronos.messages.js';
 import { toChronosLogger } from '../nest-logger.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosLifecycle } from './chronos-lifecycle.js';
+import { ChronosClient } from './chronos.client.js';
 
 /**
  * The worker role of this instance: at bootstrap it starts fetching from its queues and runs the
@@ -29,6 +30,7 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
     @Inject(CHRONOS_EVENT_BUS) private readonly events: EventBus,
     private readonly lifecycle: ChronosLifecycle,
+    private readonly client: ChronosClient,
   ) {
     lifecycle.onFailedStart(async () => this.server?.shutdown());
   }
@@ -82,6 +84,12 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
    */
   async onApplicationBootstrap(): Promise<void> {
     if (this.lifecycle.failed) return;
+    try {
+      await this.applyQueueLimits();
+    } catch (err) {
+      await this.lifecycle.startFailed();
+      throw err;
+    }
     if (!this.enabled) {
       this.logger.log('Worker role disabled on this instance: no handlers run here');
       return;
@@ -106,6 +114,18 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
       throw err;
     }
     if (this.lifecycle.failed) await this.server.shutdown(); // the scheduler role failed meanwhile
+  }
+
+  /**
+   * The fleet-wide limits of the `queues` option, stored in Redis before this instance fetches
+   * (every instance applies them at boot, whatever its roles: the last one to boot wins over a change
+   * made at runtime since).
+   */
+  private async applyQueueLimits(): Promise<void> {
+    for (const [queue, limits] of Object.entries(this.options.queueLimits)) {
+      const now = await this.client.setQueueLimits(queue, limits);
+      this.logger.log(`Queue limits applied (queue=${queue} limits=${JSON.stringify(now)})`);
+    }
   }
 
   /** @internal Nest lifecycle: graceful drain (up to `shutdownTimeout`), then owned connections close. */

@@ -84,6 +84,7 @@ function taskView(t: EnqueuedTask, signal: AbortSignal): Task {
     signal,
   };
   if (t.schedule !== undefined) Object.assign(view, { schedule: t.schedule, triggerAt: t.triggerAt });
+  if (t.group !== undefined) Object.assign(view, { group: t.group });
   return view;
 }
 

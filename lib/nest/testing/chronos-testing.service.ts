@@ -249,6 +249,7 @@ export class ChronosTesting {
         runAt: at,
         schedule: st.name,
         triggerAt: at,
+        ...(st.group !== undefined ? { group: st.group } : {}),
       };
       if (st.overlap !== 'allow' && this.busy(st.name)) {
         if (st.overlap === 'skip') continue;
@@ -296,7 +297,8 @@ export class ChronosTesting {
     const added: EnqueuedTask[] = [];
     for (const t of tasks) {
       const r = this.store.add(t);
-      results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, state: t.runAt > this.now ? 'scheduled' : 'pending' });
+      const state = r.replaced || t.runAt > this.now ? 'scheduled' : 'pending';
+      results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, ...(r.replaced ? { replaced: true } : {}), state });
       if (r.task) added.push(r.task);
     }
     if (this.mode === 'inline') {
@@ -373,7 +375,18 @@ export class ChronosTesting {
     const options = { maxRetry: st.maxRetry, timeout: st.timeoutMs };
     const now = this.now;
     await this.accept([
-      { id, type: st.type, payload, queue: st.queue, options, enqueuedAt: now, runAt: now, schedule: st.name, triggerAt: now },
+      {
+        id,
+        type: st.type,
+        payload,
+        queue: st.queue,
+        options,
+        enqueuedAt: now,
+        runAt: now,
+        schedule: st.name,
+        triggerAt: now,
+        ...(st.group !== undefined ? { group: st.group } : {}),
+      },
     ]);
     return id;
   }

@@ -89,6 +89,7 @@ function toNewTask(p: Prepared, o: EnqueueOptions, now: number): NewTask {
   const options: NewTask['options'] = { maxRetry: p.maxRetry, timeout: p.timeoutMs };
   if (p.unique) options.taskId = p.id;
   if (p.dedupKey !== undefined) Object.assign(options, { dedupKey: p.dedupKey, dedupTtl: p.dedupTtlMs });
+  if (p.dedupMode !== undefined && p.dedupMode !== 'first') options.dedupMode = p.dedupMode;
   return {
     id: p.id,
     type: p.type,
@@ -97,5 +98,6 @@ function toNewTask(p: Prepared, o: EnqueueOptions, now: number): NewTask {
     options,
     enqueuedAt: now,
     runAt,
+    ...(p.group !== undefined ? { group: p.group } : {}),
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The kit's in-memory queues (manual and inline modes): the live tasks of every queue, the dedup
  * keys and unique task ids, and the virtual clock. The same rules as enqueue.lua: a live dedup key
- * (within its TTL, whatever its task's state) returns its task's id; then a `taskId` that is live
+ * (within its TTL, whatever its task's state) returns its task's id (in the modes `debounce` and
+ * `replace`, a task still waiting for its time is replaced instead: its id stays, debounce takes the
+ * new due time, replace keeps the old one; else a new task is added); then a `taskId` that is live
  * (pending, scheduled or retrying) in the queue returns that id; a done or dead task frees its id.
  */
 import { ChronosTestingError } from './testing-error.js';
@@ -32,6 +34,8 @@ export interface EnqueuedTask<T = unknown> {
     dedupKey?: string;
     /** Lifetime of the dedup key, ms (when `dedupKey` is given). */
     dedupTtl?: number;
+    /** The dedup key's mode (`dedup.mode`), when not `first`. */
+    dedupMode?: 'debounce' | 'replace';
   };
   /** Failed attempts so far (0 until the first failure). */
   readonly retried: number;
@@ -43,6 +47,8 @@ export interface EnqueuedTask<T = unknown> {
   readonly schedule?: string;
   /** For a trigger's task: the trigger instant, epoch ms. */
   readonly triggerAt?: number;
+  /** The task's group (enqueue option `group`), when it has one. */
+  readonly group?: string;
 }
 
 /** A task to add: everything but the bookkeeping. @internal */
@@ -52,6 +58,8 @@ export type NewTask = Omit<EnqueuedTask, 'retried'> & { retried?: number };
 export interface AddResult {
   id: string;
   deduplicated: boolean;
+  /** The dedup key's waiting task was replaced (modes debounce and replace). */
+  replaced?: boolean;
   task?: EnqueuedTask;
 }
 
@@ -88,12 +96,26 @@ export class TestingStore {
   add(t: NewTask): AddResult {
     const { queue } = t;
     const dk = t.options.dedupKey === undefined ? undefined : `${queue}\u0000${t.options.dedupKey}`;
+    const mode = t.options.dedupMode;
+    const keyTtl = (runAt: number) => Math.max(t.options.dedupTtl ?? 3_600_000, mode ? runAt - this.clock : 0);
     if (dk !== undefined) {
       const d = this.dedup.get(dk);
-      if (d && d.expiresAt > this.clock) return { id: d.id, deduplicated: true };
+      if (d && d.expiresAt > this.clock) {
+        if (!mode) return { id: d.id, deduplicated: true };
+        const waiting = this.live.get(queue)?.find((x) => x.id === d.id && x.runAt > this.clock && x.retried === 0);
+        if (waiting) {
+          // replaced in place, as enqueue.lua does: its id stays; debounce takes the new time
+          const runAt = mode === 'debounce' ? t.runAt : waiting.runAt;
+          const task: EnqueuedTask = { ...t, id: waiting.id, retried: 0, runAt };
+          this.take(waiting);
+          this.put(task);
+          this.dedup.set(dk, { id: task.id, expiresAt: this.clock + keyTtl(runAt) });
+          return { id: task.id, deduplicated: true, replaced: true };
+        }
+      }
     }
     if (t.options.taskId !== undefined && this.find(queue, t.id)) return { id: t.id, deduplicated: true };
-    if (dk !== undefined) this.dedup.set(dk, { id: t.id, expiresAt: this.clock + (t.options.dedupTtl ?? 3_600_000) });
+    if (dk !== undefined) this.dedup.set(dk, { id: t.id, expiresAt: this.clock + keyTtl(t.runAt) });
     const task: EnqueuedTask = { ...t, retried: t.retried ?? 0 };
     this.put(task);
     this.history.push(task);

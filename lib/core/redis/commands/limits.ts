@@ -1,13 +1,20 @@
 import { CONSUMER_GROUP, type QueueKeys } from '../keys.js';
+import { LIMIT_STATE } from '../protocol.js';
+import { RedisScriptError } from '../../runtime/errors.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 
 /** Typed wrapper of the fleet-wide limits' script (fetch-limited); conventions as in index.ts. */
 
-/** Why a limited fetch handed out nothing while tasks may wait: `open` (not held back), or the limit that binds. */
-export type LimitState = 'open' | 'concurrency' | 'rate';
+/**
+ * Why a limited fetch handed out nothing while tasks may wait (protocol.ts LIMIT_STATE): `open` (not
+ * held back), the queue limit that binds, `groups` (tasks wait only in groups held back by their
+ * limits), or `again` (grouped entries were moved into their groups: fetch again at once).
+ */
+export type LimitState = keyof typeof LIMIT_STATE;
 
-const STATES: readonly LimitState[] = ['open', 'concurrency', 'rate'];
+const STATES: LimitState[] = [];
+for (const [name, code] of Object.entries(LIMIT_STATE)) STATES[code] = name as LimitState;
 
 /** What fetch-limited.lua handed out, and whether a limit held the queue back. */
 export interface LimitedFetch {
@@ -15,10 +22,12 @@ export interface LimitedFetch {
   entries: [string, string[] | null][];
   /** `open`, or the limit that binds (nothing was handed out then). */
   state: LimitState;
-  /** With state `rate`: in how many ms (Redis time) the next start is allowed. */
+  /** With state `rate`: in how many ms (Redis time) the next start is allowed; with `groups`: when the next held-back group is looked at again (0 = unknown). */
   waitMs: number;
   /** With state `open` and no entry: the group's last-delivered id (a blocking `XREAD` from there wakes when one comes); else ''. */
   lastId: string;
+  /** With state `open` and no entry, in a grouped queue: the group signal's last entry id (block on it too); else ''. */
+  signalId: string;
   /** A fetch was held back by the concurrency limit lately (someone may wait for a slot: announce freed ones). */
   waited: boolean;
 }
@@ -34,13 +43,15 @@ export async function fetchLimitedScript(
   count: number,
   waitMarkMs: number,
 ): Promise<LimitedFetch> {
-  const r = await runScript<[[string, string[] | null][], number, number, string, number]>(
+  const r = await runScript<[[string, string[] | null][], number, number, string, number, string]>(
     client,
     'fetch-limited',
-    [keys.stream, keys.limits, keys.rateLog],
+    [keys.stream, keys.limits, keys.rateLog, keys.base],
     [CONSUMER_GROUP, consumer, count, waitMarkMs],
   );
-  return { entries: r[0], state: STATES[r[1]], waitMs: r[2], lastId: r[3], waited: r[4] === 1 };
+  const state = STATES[r[1]];
+  if (state === undefined) throw new RedisScriptError('fetch-limited', `unexpected state ${JSON.stringify(r[1])}`);
+  return { entries: r[0], state, waitMs: r[2], lastId: r[3], waited: r[4] === 1, signalId: r[5] };
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */

@@ -52,7 +52,14 @@ export interface EnqueueArgs extends EncodedTask {
   dedupTtlMs: number;
   /** The task id was given explicitly: its uid key is held while the task is live. */
   unique: boolean;
+  /** The dedup key's mode (enqueue option `dedup.mode`): first wins, debounce, or replace. @defaultValue 'first' */
+  dedupMode?: DedupMode;
 }
+
+/** How an enqueue with a dedup key treats the key's task: the first wins, or a new one replaces it while it waits (debounce also moves its time). */
+export type DedupMode = 'first' | 'debounce' | 'replace';
+
+const DEDUP_MODE: Record<DedupMode, string> = { first: 'f', debounce: 'd', replace: 'r' };
 
 /** What enqueue.lua did: `id` is the new task's, or the live task's when `deduplicated`. */
 export interface EnqueueOutcome {
@@ -65,7 +72,8 @@ function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | numb
   if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
   if (t.unique) k.push(keys.uniqueId(t.id));
   const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;
-  return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs]];
+  const mode = DEDUP_MODE[t.dedupMode ?? 'first'];
+  return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs, mode]];
 }
 
 /** Enqueues one task with a dedup key, an explicit id, or a time (enqueue.lua). */
@@ -122,6 +130,37 @@ export function sendEnqueue(client: RedisClient, keys: QueueKeys, task: EnqueueA
 /** Sends one enqueue-bulk.lua call on a client (written at once). @returns the number of tasks appended. */
 export function sendEnqueueBulk(client: RedisClient, keys: QueueKeys, entries: readonly BulkEntry[]): Promise<number> {
   return runScript<number>(client, 'enqueue-bulk', [keys.stream], bulkArgs(entries));
+}
+
+/** One ready task of a group for enqueue-group.lua: its group and its stored form (codec encodeStored). */
+export interface GroupEntry {
+  group: string;
+  /** JSON array `[id, type, payload, meta]`. */
+  stored: string;
+}
+
+function groupCall(keys: QueueKeys, entries: readonly GroupEntry[]): [string[], string[]] {
+  const a: string[] = new Array(entries.length * 2);
+  for (let i = 0, j = 0; i < entries.length; i++, j += 2) {
+    a[j] = entries[i].group;
+    a[j + 1] = entries[i].stored;
+  }
+  return [[keys.limits, keys.base], a];
+}
+
+/**
+ * Sends one enqueue-group.lua call on a client (written at once): ready tasks of groups appended to
+ * their groups' waiting lists, in order. @returns the number of tasks enqueued.
+ */
+export function sendEnqueueGroup(client: RedisClient, keys: QueueKeys, entries: readonly GroupEntry[]): Promise<number> {
+  const [k, a] = groupCall(keys, entries);
+  return runScript<number>(client, 'enqueue-group', k, a);
+}
+
+/** Queues one enqueue-group.lua call on a pipeline (the reply is the number of tasks). */
+export function pipeEnqueueGroup(pipeline: ChainableCommander, keys: QueueKeys, entries: readonly GroupEntry[]): void {
+  const [k, a] = groupCall(keys, entries);
+  pipeScript(pipeline, 'enqueue-group', k, a);
 }
 
 /** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
@@ -238,15 +277,16 @@ export async function forwardScript(client: RedisClient, keys: QueueKeys, limit:
   return { moved, nextDueAt: nextDue === NONE_DUE ? undefined : nextDue, redisNow };
 }
 
-/** Puts entries a consumer holds back at the end of `stream`, uncounted (requeue.lua). @returns how many were put back. */
-export function requeueScript(client: RedisClient, stream: string, entryIds: readonly string[]): Promise<number> {
-  return runScript<number>(client, 'requeue', [stream], [CONSUMER_GROUP, ...entryIds]);
+/** Puts entries a consumer holds back at the end of the queue's stream, uncounted, freeing their group slots (requeue.lua). @returns how many were put back. */
+export function requeueScript(client: RedisClient, keys: QueueKeys, entryIds: readonly string[]): Promise<number> {
+  return runScript<number>(client, 'requeue', [keys.stream, keys.base], [CONSUMER_GROUP, ...entryIds]);
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */
 export const QUEUE_SCRIPTS = {
   enqueue: enqueueScript,
   'enqueue-bulk': sendEnqueueBulk,
+  'enqueue-group': sendEnqueueGroup,
   ack: ackScript,
   retry: retryScript,
   kill: killScript,

@@ -53,7 +53,7 @@ export async function recoverScript(client: RedisClient, keys: QueueKeys, r: Rec
   const [requeued, poison, lost, cursor] = await runScript<[[string, string, string][], [string, string][], string[], string]>(
     client,
     'recover',
-    [keys.stream, keys.reclaimed, keys.counts],
+    [keys.stream, keys.reclaimed, keys.counts, keys.base],
     [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor],
   );
   return {
@@ -154,7 +154,7 @@ export async function reclaimConsumerScript(
   const [requeued, poison, lost, more] = await runScript<[[string, string, string][], [string, string][], string[], number]>(
     client,
     'reclaim-consumer',
-    [keys.stream, keys.reclaimed, keys.counts],
+    [keys.stream, keys.reclaimed, keys.counts, keys.base],
     [CONSUMER_GROUP, r.consumer, r.from, r.count, r.maxDeliveries, r.counterTtlMs],
   );
   return {

@@ -6,7 +6,7 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream          STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:counts          STRING  the queue's counts (stats.lua)
   KEYS[3]   <ns>:{<ns>:<q>}:reclaimed       ZSET    entry id -> when a recoverer took it (epoch ms)
-  KEYS[4..] per flagged task, its markers (codec.ts markerKeys: uid, overlap, buffer keys), in the order
+  KEYS[4..] per flagged task, its markers (codec.ts markerKeys: uid, overlap, buffer keys, group slot), in the order
             ARGV lists them; a trigger buffered behind a task released here starts (overlap.lua)
   ARGV[1]   group                           string
   ARGV[2]   counterTtlMs                    integer ms
@@ -45,10 +45,10 @@ while a <= #ARGV do
   if redis.call('XACK', KEYS[1], group, entry) == 1 then
     acked = acked + 1
     redis.call('XDEL', KEYS[1], entry)
-    releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1])
+    releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1], entry)
   else
     missing(entry)
-    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1]) end
+    if gone[#gone] == entry then releaseMarkers(KEYS, k, k + n - 1, taskId, KEYS[1], entry) end
   end
   k = k + n
   a = a + 3

@@ -17,7 +17,7 @@ for a = 2, #ARGV, 3 do
   local held = redis.pcall('XPENDING', KEYS[1], ARGV[1], entry, entry, 1)
   if type(held) == 'table' and held.err then held = {} end -- no consumer group yet: nobody took it
   if #held == 0 and redis.call('XDEL', KEYS[1], entry) == 1 then
-    releaseMarkers(KEYS, k, k + n - 1, id, KEYS[1])
+    releaseMarkers(KEYS, k, k + n - 1, id, KEYS[1], entry)
     deleted[#deleted + 1] = id
   end
   k = k + n

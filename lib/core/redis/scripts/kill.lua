@@ -7,8 +7,8 @@
   KEYS[2]   <ns>:{<ns>:<q>}:dead          ZSET    task id -> failed-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:dead-tasks    HASH    task id -> encoded task with its error
   KEYS[4]   <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
-  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys), deleted if they still
-            name this task; a trigger buffered behind it starts (overlap.lua)
+  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys, group slot), deleted if
+            they still name this task (its group slot freed); a trigger buffered behind it starts (overlap.lua)
   ARGV[1]   group                         string
   ARGV[2]   entry id                      string  "" when the task is not in the stream
   ARGV[3]   task id                       string
@@ -28,6 +28,6 @@ end
 local failedAt = nowMs()
 local markers = {}
 for j = 5, #KEYS do markers[#markers + 1] = KEYS[j] end
-deadLetter(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4], failedAt, ARGV[7], markers, KEYS[1])
+deadLetter(KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4], failedAt, ARGV[7], markers, KEYS[1], ARGV[2])
 trimDead(KEYS[2], KEYS[3], failedAt, ARGV[5], ARGV[6])
 return failedAt

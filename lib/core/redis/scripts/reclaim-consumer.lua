@@ -11,6 +11,8 @@
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
+  KEYS[4]  <ns>:{<ns>:<q>}:              prefix  the queue's key prefix: a requeued grouped task's group slot
+                                                 (<q>:group-running:<group>) is freed
   ARGV[1]  group                         string
   ARGV[2]  consumer                      string  the recovering server (it holds the poison tasks afterwards)
   ARGV[3]  from                          string  the consumer whose entries are taken
@@ -44,6 +46,6 @@ for _, id in ipairs(ids) do
     redis.call('XACK', KEYS[1], group, id)
   end
 end
-reclaimEntries(KEYS[1], KEYS[2], group, claimed, tonumber(ARGV[5]), now, requeued, poison, lost)
+reclaimEntries(KEYS[1], KEYS[2], group, claimed, tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
 if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, #rows >= tonumber(ARGV[4]) and 1 or 0}

@@ -12,6 +12,8 @@
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
+  KEYS[4]  <ns>:{<ns>:<q>}:              prefix  the queue's key prefix: a requeued grouped task's group slot
+                                                 (<q>:group-running:<group>) is freed
   ARGV[1]  group                         string
   ARGV[2]  consumer                      string  the recovering server (it holds the poison tasks afterwards)
   ARGV[3]  minIdleMs                     integer ms (the visibility timeout)
@@ -30,6 +32,6 @@ local group = ARGV[1]
 local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 local requeued, poison, lost = {}, {}, {}
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
-reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost)
+reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
 if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, res[1]}

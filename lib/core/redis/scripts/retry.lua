@@ -5,8 +5,9 @@
   KEYS[2]   <ns>:{<ns>:<q>}:retry         ZSET    task id -> retry-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks         HASH    task id -> encoded task
   KEYS[4]   <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
-  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys), renewed if they still
-            name this task (a buffer waiting behind it too)
+  KEYS[5..] the task's markers (codec.ts markerKeys: uid, overlap, buffer keys, group slot), renewed if
+            they still name this task (a buffer waiting behind it too); its group slot is freed (it waits
+            in the retry set)
   ARGV[1]   group                         string
   ARGV[2]   entry id                      string  the stream entry being retried
   ARGV[3]   task id                       string
@@ -28,5 +29,6 @@ local now = nowMs()
 local retryAt = now + delay
 redis.call('ZADD', KEYS[2], retryAt, ARGV[3])
 holdMarkers(KEYS, 5, #KEYS, ARGV[3], delay + MARKER_TTL.waitingMs)
+releaseGroupSlots(KEYS, 5, #KEYS, ARGV[2])
 countStats(KEYS[4], STATS.failed, 1, now, ARGV[6])
 return retryAt

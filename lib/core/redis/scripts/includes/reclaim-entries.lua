@@ -1,14 +1,16 @@
 -- @snippet reclaim-entries: reclaimEntries(stream, reclaimedKey, group, entries, maxDeliveries, now,
--- requeued, poison, lost) handles entries a recoverer took from their consumer (XAUTOCLAIM or XCLAIM
+-- requeued, poison, lost, prefix) handles entries a recoverer took from their consumer (XAUTOCLAIM or XCLAIM
 -- replies: {entry id, fields}): each goes back to the end of the stream as a new entry with its crash
--- counted in its meta (crashes), or, reclaimed more than maxDeliveries times, stays pending for the
+-- counted in its meta (crashes) and the slot of its group freed (prefix: the queue's key prefix;
+-- it comes back into its group through the stream), or, reclaimed more than maxDeliveries times, stays pending for the
 -- recoverer as poison (to kill); an entry without fields (deleted, Redis < 7.0) is acked and lost.
 -- Both are remembered in reclaimedKey (bounded: protocol.ts RECLAIMED_MEMORY). Appends to the three
 -- result lists. Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
 local META = { crashes = 'c', lastError = 'le', failedAt = 'fa', deadReason = 'rs' } -- protocol.ts META
 local DEAD_REASON = { poison = 'poison' } -- protocol.ts DEAD_REASON
 local RECLAIMED_MEMORY = { keepMs = 86400000, keepCount = 10000 } -- protocol.ts RECLAIMED_MEMORY
-local function reclaimEntries(stream, reclaimedKey, group, entries, maxDeliveries, now, requeued, poison, lost)
+-- @include group-slots
+local function reclaimEntries(stream, reclaimedKey, group, entries, maxDeliveries, now, requeued, poison, lost, prefix)
   local taken = 0
   for _, e in ipairs(entries) do
     local entryId, fields = e[1], e[2]
@@ -39,6 +41,8 @@ local function reclaimEntries(stream, reclaimedKey, group, entries, maxDeliverie
         end
         if not f['meta'] then copy[#copy + 1] = 'meta'; copy[#copy + 1] = cjson.encode(meta) end
         redis.call('XADD', stream, '*', unpack(copy))
+        local slot = groupSlotOf(prefix, f['meta'])
+        if slot then freeGroupSlot(slot, entryId) end
         redis.call('XACK', stream, group, entryId)
         redis.call('XDEL', stream, entryId)
         requeued[#requeued + 1] = {taskId, f['type'] or '', cjson.encode(meta)}

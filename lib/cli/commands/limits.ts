@@ -1,0 +1,134 @@
+// `chronos queue limits <q>`: show or set a queue's fleet-wide limits (issue 21), and the limits
+// part of `queue show` (limits, slots taken, the groups with the most waiting tasks).
+import type { Command } from 'commander';
+import type { QueueInfo } from '../../core/admin/inspector.js';
+import type { QueueLimits, QueueLimitsUpdate, RateLimit } from '../../core/queue/limits.js';
+import { UsageError, type Cli } from '../context.js';
+import { fields, table } from '../format.js';
+
+type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+/** A queue's state as a table cell: `running`, `paused`, or `limited (<limit>)`. */
+export function stateText(q: QueueInfo): string {
+  if (q.state === 'limited') return `limited (${q.limitedBy ?? '?'})`;
+  return q.state ?? (q.paused ? 'paused' : 'running');
+}
+
+function rateText(r: RateLimit | undefined): string | undefined {
+  return r ? `${r.max} per ${r.duration} ms` : undefined;
+}
+
+/** A queue's limits in one line each (empty when it has none). */
+export function limitLines(l: QueueLimits): [string, string][] {
+  const lines: [string, string | undefined][] = [
+    ['concurrency', l.concurrency?.toString()],
+    ['rate', rateText(l.rate)],
+    ['group concurrency', l.groupConcurrency?.toString()],
+    ['group rate', rateText(l.groupRate)],
+  ];
+  for (const [g, o] of Object.entries(l.groups ?? {})) {
+    const parts = [
+      o.concurrency !== undefined ? `concurrency ${o.concurrency}` : undefined,
+      o.rate ? `rate ${rateText(o.rate)}` : undefined,
+    ];
+    lines.push([`group ${g}`, parts.filter(Boolean).join(', ')]);
+  }
+  return lines.filter((x): x is [string, string] => x[1] !== undefined);
+}
+
+/** The limits part of `queue show`: limits with the slots taken, then the top groups. */
+export function limitsText(q: QueueInfo): string | undefined {
+  const parts: string[] = [];
+  if (q.limits) {
+    const l = q.limits;
+    const lines = limitLines(l).map(([k, v]): [string, string] => {
+      if (k === 'concurrency') return [k, `${v} (${q.active} taken)`];
+      if (k === 'rate') return [k, `${v} (${q.rateUsed ?? 0} in the window)`];
+      return [k, v];
+    });
+    parts.push(fields(lines));
+  }
+  if (q.groups) {
+    const g = q.groups;
+    parts.push(`Groups: ${g.count} with waiting tasks (${g.waiting} tasks), ${g.held} held back by their limits`);
+    if (g.top.length > 0)
+      parts.push(
+        table(
+          ['group', 'waiting', 'running'],
+          g.top.map((t) => [t.group, t.waiting, t.running]),
+        ),
+      );
+  }
+  return parts.length > 0 ? parts.join('\n') : undefined;
+}
+
+/** `<n>` or `none` → a limit or null. */
+function intOrNone(v: string | undefined, flag: string): number | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'none') return null;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag}: expected an integer >= 1 or "none", got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `<max>/<duration ms>` or `none` → a rate or null. */
+function rateOrNone(v: string | undefined, flag: string): RateLimit | null | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'none') return null;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1)
+    throw new UsageError(`${flag}: expected <max>/<duration ms> (e.g. 100/1000) or "none", got ${JSON.stringify(v)}`);
+  return { max: Number(m[1]), duration: Number(m[2]) };
+}
+
+interface LimitFlags {
+  concurrency?: string;
+  rate?: string;
+  groupConcurrency?: string;
+  groupRate?: string;
+  group?: string;
+  clearGroup?: string;
+}
+
+/** `queue limits <name>`. */
+export function limitsCommands(queue: Command, run: Run): void {
+  queue
+    .command('limits <name>')
+    .description(
+      'show or set fleet-wide limits: --concurrency n, --rate max/ms, --group-concurrency n, --group-rate max/ms ' +
+        '("none" clears one); with --group g, --concurrency/--rate set group g\'s override; --clear-group g drops it',
+    )
+    .option('--concurrency <n>', 'tasks of the queue (or of --group) running at once, fleet-wide; "none" clears')
+    .option('--rate <max/ms>', 'starts per window of ms, e.g. 100/1000; "none" clears')
+    .option('--group-concurrency <n>', 'tasks of one group running at once, for every group; "none" clears')
+    .option('--group-rate <max/ms>', 'starts of one group\'s tasks per window, for every group; "none" clears')
+    .option('--group <g>', 'with --concurrency/--rate: set the override of group g')
+    .option('--clear-group <g>', "drop group g's override")
+    .action(
+      run(async (cli, name: string, o: LimitFlags) => {
+        const inspector = await cli.inspector();
+        const update: QueueLimitsUpdate = {};
+        const concurrency = intOrNone(o.concurrency, '--concurrency');
+        const rate = rateOrNone(o.rate, '--rate');
+        if (o.group !== undefined) {
+          if (concurrency === undefined && rate === undefined)
+            throw new UsageError('--group: give --concurrency and/or --rate for the group');
+          update.groups = { [o.group]: { ...(concurrency !== undefined ? { concurrency } : {}), ...(rate !== undefined ? { rate } : {}) } };
+        } else {
+          if (concurrency !== undefined) update.concurrency = concurrency;
+          if (rate !== undefined) update.rate = rate;
+        }
+        const gc = intOrNone(o.groupConcurrency, '--group-concurrency');
+        const gr = rateOrNone(o.groupRate, '--group-rate');
+        if (gc !== undefined) update.groupConcurrency = gc;
+        if (gr !== undefined) update.groupRate = gr;
+        if (o.clearGroup !== undefined) update.groups = { ...update.groups, [o.clearGroup]: null };
+        const changed = Object.keys(update).length > 0;
+        const now = changed ? await inspector.setQueueLimits(name, update, { actor: cli.actor }) : await inspector.queueLimits(name);
+        const lines = limitLines(now);
+        cli.print({ queue: name, limits: now }, () =>
+          [changed ? `Limits of queue ${name} set.` : `Limits of queue ${name}:`, lines.length > 0 ? fields(lines) : 'none'].join('\n'),
+        );
+      }),
+    );
+}

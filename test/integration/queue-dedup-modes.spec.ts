@@ -1,0 +1,80 @@
+// Keyed dedup modes (issue 21): `first` (the first task wins while the key lives, as dedupKey),
+// `debounce` (a new enqueue replaces the waiting task and moves its start to `delay` after itself)
+// and `replace` (the newest payload wins, the start time stays); once the key's task has left the
+// scheduled set, a new task is enqueued. Judged by what is stored in Redis and what the handler got.
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import type { Task } from '../../lib/core/queue/task.js';
+import { QueueRig } from '../helpers/queue.js';
+import { deferred, waitFor } from '../helpers/wait.js';
+
+let rig: QueueRig;
+let keys: QueueKeys;
+beforeEach(() => {
+  rig = new QueueRig();
+  keys = new QueueKeys(rig.namespace, 'default');
+});
+afterEach(async () => {
+  await rig.close();
+});
+
+const due = async (id: string) => Number(await rig.client.redis.zscore(keys.scheduled, id));
+
+test('first: the first task wins within the TTL, the same as dedupKey', async () => {
+  const a = await rig.client.enqueue('t', { n: 1 }, { dedup: { key: 'k' }, delay: 60_000 });
+  const b = await rig.client.enqueue('t', { n: 2 }, { dedup: { key: 'k', mode: 'first' }, delay: 60_000 });
+  const c = await rig.client.enqueue('t', { n: 3 }, { dedupKey: 'k' });
+  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, state: 'pending' });
+  expect(c.id).toBe(a.id);
+  expect(await rig.client.redis.zcard(keys.scheduled)).toBe(1);
+});
+
+test('debounce: each enqueue replaces the waiting task and moves its start to delay after itself; one run, the last payload', async () => {
+  const ran = deferred<Task<{ n: number }>>();
+  const s = rig.server({ forwardInterval: 50 });
+  s.handle<{ n: number }>('t', (t) => ran.resolve(t));
+  await s.start();
+  const a = await rig.client.enqueue('t', { n: 1 }, { dedup: { key: 'k', mode: 'debounce' }, delay: 1000 });
+  expect(a.state).toBe('scheduled');
+  const first = await due(a.id);
+  const b = await rig.client.enqueue('t', { n: 2 }, { dedup: { key: 'k', mode: 'debounce' }, delay: 1000 });
+  const c = await rig.client.enqueue('t', { n: 3 }, { dedup: { key: 'k', mode: 'debounce' }, delay: 1500 });
+  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, replaced: true, state: 'scheduled' });
+  expect(c.id).toBe(a.id);
+  expect(await due(a.id)).toBeGreaterThanOrEqual(first + 500); // moved to 1500 ms after the last enqueue
+  expect(await rig.client.redis.zcard(keys.scheduled)).toBe(1);
+  const t = await ran.promise;
+  expect(t.id).toBe(a.id);
+  expect(t.payload).toEqual({ n: 3 });
+  // the key's task has run: the next debounced enqueue is a new task
+  const d = await rig.client.enqueue('t', { n: 4 }, { dedup: { key: 'k', mode: 'debounce' }, delay: 60_000 });
+  expect(d.deduplicated).toBe(false);
+  expect(d.id).not.toBe(a.id);
+});
+
+test('replace: the newest payload wins and the start time stays', async () => {
+  const a = await rig.client.enqueue('t', { n: 1 }, { dedup: { key: 'k', mode: 'replace' }, delay: 30_000 });
+  const at = await due(a.id);
+  const b = await rig.client.enqueue('t', { n: 2 }, { dedup: { key: 'k', mode: 'replace' }, delay: 90_000, maxRetry: 3 });
+  expect(b).toMatchObject({ id: a.id, deduplicated: true, replaced: true });
+  expect(await due(a.id)).toBe(at);
+  const stored = (await rig.client.redis.hget(keys.tasks, a.id))!;
+  expect(stored).toContain('{"n":2}');
+  expect(stored).toContain('"m":3');
+  // a replace-mode enqueue while nothing waits under the key is a new task, ready now
+  const c = await rig.client.enqueue('t', { n: 3 }, { dedup: { key: 'other', mode: 'replace' } });
+  expect(c).toMatchObject({ deduplicated: false, state: 'pending' });
+  await waitFor(async () => (await rig.client.redis.xlen(keys.stream)) === 1, 'the new task in the stream');
+});
+
+test('bad dedup options are refused, naming the value', async () => {
+  const e = (o: object) => rig.client.enqueue('t', {}, o);
+  await expect(e({ dedup: { key: 'k', mode: 'debounce' } })).rejects.toThrow(/dedup.mode: debounce needs a delay/);
+  await expect(e({ dedup: { key: 'k', mode: 'later' } })).rejects.toThrow(
+    /dedup.mode: expected one of first, debounce, replace, got "later"/,
+  );
+  await expect(e({ dedup: { key: '' } })).rejects.toThrow(/dedup.key: /);
+  await expect(e({ dedup: { key: 'k', ttl: 0 } })).rejects.toThrow(/dedup.ttl: /);
+  await expect(e({ dedup: { key: 'k', when: 1 } })).rejects.toThrow(/dedup: unknown option "when"/);
+  await expect(e({ dedup: { key: 'k' }, dedupKey: 'k' })).rejects.toThrow(/dedup: exclusive with dedupKey/);
+  await expect(e({ dedup: { key: 'k', mode: 'replace' }, taskId: 'x' })).rejects.toThrow(/replace is not given with taskId/);
+});
