@@ -23,6 +23,7 @@ import { memoryWorkload } from './workloads/memory.js';
 import { manySchedulesWorkload } from './workloads/many-schedules.js';
 import { manyQueuesWorkload } from './workloads/many-queues.js';
 import { delayedLatenessWorkload } from './workloads/delayed-lateness.js';
+import { limitsWorkload } from './workloads/limits.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -108,6 +109,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w10', run: (ctx) => manySchedulesWorkload(ctx) },
   { id: 'w11', run: (ctx) => manyQueuesWorkload(ctx) },
   { id: 'w11-delayed', run: (ctx) => delayedLatenessWorkload(ctx) },
+  { id: 'w12', run: (ctx) => limitsWorkload(ctx) },
 ];
 
 interface Target {
@@ -225,6 +227,54 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     'ms',
     'median',
   );
+  const atLeastValue = (
+    id: string,
+    text: string,
+    workload: string,
+    metric: string,
+    min: number,
+    unit: string,
+    use: 'min' | 'median' = 'min',
+  ) => {
+    const w = get(workload);
+    if (!w) return add({ id, text, workload, unit });
+    const s = metricSpread(w, 'chronos', metric);
+    if (s.n === 0) return add({ id, text, workload, unit });
+    const v = s[use];
+    const met = v >= min;
+    add({
+      id,
+      text,
+      workload,
+      unit,
+      value: v,
+      met,
+      detail: `${use === 'min' ? 'worst round' : 'median'} ${v.toFixed(2)} ${unit} (rounds ${s.min.toFixed(2)}–${s.max.toFixed(2)})${met ? '' : `: missed by ${(min - v).toFixed(2)} ${unit}`}`,
+    });
+  };
+  atLeastValue(
+    'limits-nobind',
+    'a limit that does not bind (issue 21): ≥ 0.9× the throughput without one at c=50',
+    'w12',
+    'nobindRatio',
+    0.9,
+    '×',
+    'median',
+  );
+  atMost('limits-conc-peak', 'concurrency 5 over 3 workers (issue 21): peak exactly 5, never more', 'w12', 'concPeak', 5, 'tasks', 'max');
+  atLeastValue('limits-conc-rate', 'concurrency 5, 100 ms tasks (issue 21): ≥ 47.5 tasks/s', 'w12', 'concRate', 47.5, '/s');
+  atMost('limits-rate-window', 'rate 100/s over 3 workers (issue 21): no 1 s window over 100', 'w12', 'rateMaxIn1s', 100, 'tasks', 'max');
+  atLeastValue('limits-rate-pace', 'rate 100/s while backlogged (issue 21): ≥ 95 per second', 'w12', 'ratePerSec', 95, '/s');
+  atMost(
+    'limits-fresh-group',
+    'a fresh group behind 1,000 backlogged (issue 21): start p99 ≤ 50 ms',
+    'w12',
+    'freshP99Ms',
+    50,
+    'ms',
+    'median',
+  );
+  atMost('limits-shares', '1,000 groups (issue 21): every share within 10% of equal', 'w12', 'shareErrPct', 10, '%', 'max');
   atMost('queues-idle-cpu', 'one worker on 100 idle queues (issue 15): Redis CPU ≤ 1%', 'w11', 'idleCpuQ100', 1, '%', 'median');
   atMost('queues-p99', '100 queues (issue 15): enqueue → start p99 ≤ 5 ms', 'w11', 'p99', 5, 'ms', 'median');
   atMost('queues-share', '100 backlogged queues, weights 1:2:3 (issue 15): shares within 5%', 'w11', 'weightedShareErrPct', 5, '%', 'max');
@@ -444,7 +494,7 @@ async function main(): Promise<number> {
       costTable(results),
   );
   console.log(
-    `\nTargets (issues #5, #13, #15)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+    `\nTargets (issues #5, #13, #15, #21, #22)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
   );
   for (const t of targets)
     console.log(

@@ -1,7 +1,7 @@
-// Experiment (not part of `npm run bench`): fleet-wide limits and groups (issue 21), Chronos beside
+// Experiment (run by `npm run bench` as workload w12, bench/workloads/limits.ts; also on its own): fleet-wide limits and groups (issue 21), Chronos beside
 // BullMQ where BullMQ has the feature, on a private redis-server (so INFO commandstats counts only this
 // run), every worker a child process (bench/experiments/limits-worker.ts):
-// - none / nobind: 20,000 empty tasks, 1 worker of c=50, without a limit and with a concurrency limit far
+// - none / nobind: 100,000 empty tasks, 1 worker of c=50, without a limit and with a concurrency limit far
 //   above the load (BullMQ: setGlobalConcurrency(1e6)); tasks/s and Redis commands per task;
 // - conc: concurrency 5, 3 workers of c=50, 300 tasks of 100 ms (ideal 50/s); peak running (from every
 //   handler's start/end, one clock) and tasks/s from the first start to the last end;
@@ -165,7 +165,7 @@ async function chronos(mode: Mode): Promise<Result> {
         ? [600, 3, 50, 0]
         : mode === 'groups'
           ? [sized(100_000), 3, 50, 0]
-          : [sized(20_000), 1, 50, 0];
+          : [sized(100_000), 1, 50, 0];
   log(`chronos ${mode}: enqueueing ${n}`);
   for (let i = 0; i < n; i += 10_000) {
     const size = Math.min(10_000, n - i);
@@ -273,7 +273,7 @@ async function bullmq(mode: Mode): Promise<Result | undefined> {
   const queue = new Queue('q', { connection, prefix });
   if (mode === 'conc') await queue.setGlobalConcurrency(5);
   if (mode === 'nobind') await queue.setGlobalConcurrency(1_000_000);
-  const [n, procs, conc, ms] = mode === 'conc' ? [300, 3, 50, 100] : mode === 'rate' ? [600, 3, 50, 0] : [sized(20_000), 1, 50, 0];
+  const [n, procs, conc, ms] = mode === 'conc' ? [300, 3, 50, 100] : mode === 'rate' ? [600, 3, 50, 0] : [sized(100_000), 1, 50, 0];
   log(`bullmq ${mode}: adding ${n}`);
   for (let i = 0; i < n; i += 10_000) {
     const size = Math.min(10_000, n - i);
