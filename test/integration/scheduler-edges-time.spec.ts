@@ -123,7 +123,17 @@ test('fault 5: trigger tasks handed back at shutdown and started 6 s later are s
   expect(latRuns[0].triggerAt).not.toBe(T);
   // both handed-back tasks were recorded as skipped (event), and left the queue
   const stale = recs.filter((r) => r.phase === 'skipped' && r.reason === 'stale');
-  expect(stale.map((r) => triggerKey(r.schedule as string, r.triggerAt as number)).sort()).toEqual([`lat:${T / 1000}`, `win:${T / 1000}`]);
+  const handedBack = stale.filter((r) => r.triggerAt === T);
+  expect(handedBack.map((r) => triggerKey(r.schedule as string, r.triggerAt as number)).sort()).toEqual([
+    `lat:${T / 1000}`,
+    `win:${T / 1000}`,
+  ]);
+  // any other stale skip is a trigger of the new leader's catch-up that reached a worker after its
+  // 3 s window had passed (a slow restart on a loaded machine: CI saw win's T + 4 s): never a run
+  const otherStale = stale
+    .filter((r) => r.triggerAt !== T)
+    .map((r) => ({ schedule: r.schedule, pastWindow: r.t - (r.triggerAt as number) > 3000 }));
+  expect(otherStale.filter((o) => o.schedule !== 'win' || !o.pastWindow)).toEqual([]);
   const left = (await fleet.redis.xrange(stream, '-', '+')).map(([, fields]) => fields[1]);
   expect(left.filter((id) => id.endsWith(`:${T / 1000}`))).toEqual([]);
   await fleet.stopAll();
