@@ -1,0 +1,73 @@
+--[[ put-schedules
+  Store one chunk of runtime schedules (the bulk runtime API validates every definition first,
+  then sends about 250 per call, pipelined). Mode "add" stores only the names the registry does
+  not hold (the others are left untouched and returned); mode "upsert" also replaces a stored
+  definition whose fingerprint (`fp`) differs. A replaced definition keeps registeredAt, paused
+  and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset or queue changed
+  (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
+  An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
+  new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
+  schedule it wrote. Nothing is announced here: the caller raises the replaced schedules'
+  generations in their previous queues' slots (fence-schedules.lua), then announces the whole
+  call once on the changes channel.
+  KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
+  KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
+  ARGV[1]  mode                         "add" | "upsert"
+  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form without registeredAt,
+           changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
+  Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
+           chunk's new one (0 when nothing was written); fences is a flat list of name, previous
+           queue for each replaced definition; existing lists the names mode "add" left untouched
+]]
+-- @include now-ms
+-- @include rising-counter
+-- @include schedule-timing
+local now = nowMs()
+local upsert = ARGV[1] == 'upsert'
+local writes = {}
+local existing = {}
+local unchanged = 0
+for a = 2, #ARGV, 3 do
+  local name, fp = ARGV[a], ARGV[a + 1]
+  local cur = redis.call('HGET', KEYS[1], name)
+  if cur and not upsert then
+    existing[#existing + 1] = name
+  elseif cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true) then
+    -- unchanged: the stored JSON holds this fingerprint as its top-level "fp" (inside a string
+    -- value the quotes would be escaped), so it is not decoded
+    unchanged = unchanged + 1
+  else
+    local old = cur and cjson.decode(cur)
+    if old and old['fp'] == fp then
+      unchanged = unchanged + 1
+    else
+      writes[#writes + 1] = {name, cur, ARGV[a + 2], old}
+    end
+  end
+end
+local added, changed, generation = 0, 0, 0
+local fences = {}
+if #writes > 0 then
+  generation = risingCounter(KEYS[2], now)
+  for _, w in ipairs(writes) do
+    local name, oldJson, newJson, old = w[1], w[2], w[3], w[4]
+    if old then
+      local def = cjson.decode(newJson)
+      carryOver(def, old, now)
+      def['generation'] = generation
+      newJson = cjson.encode(def)
+      changed = changed + 1
+      fences[#fences + 1] = name
+      fences[#fences + 1] = old['queue']
+    else
+      -- a new name: the JSON sent ends with its closing brace and holds none of these fields, so
+      -- they are appended without decoding it (what carryOver sets for a new schedule)
+      newJson = string.sub(newJson, 1, -2) .. ',"registeredAt":' .. now .. ',"changedAt":' .. now
+        .. ',"generation":' .. generation .. '}'
+      added = added + 1
+    end
+    -- index hook: old/new definition (oldJson: the stored JSON, or false for a new name; newJson: what is stored now)
+    redis.call('HSET', KEYS[1], name, newJson)
+  end
+end
+return {added, changed, unchanged, now, generation, fences, existing}
