@@ -105,6 +105,8 @@ test('upsertSchedules: an unchanged definition writes nothing (no generation, no
   const k = new SchedulerKeys(ns);
   expect(await s.upsertSchedules(digests(300))).toEqual({ added: 300, changed: 0, unchanged: 0 });
   await s.pauseSchedule('digest.7');
+  await s.pauseSchedule('digest.8');
+  await s.resumeSchedule('digest.8');
   const before = await client.hgetall(k.schedules);
   const version = await client.get(k.version);
   const notices: string[] = [];
@@ -128,12 +130,15 @@ test('upsertSchedules: an unchanged definition writes nothing (no generation, no
       i === 7 || i === 8 ? { ...d, payload: { tenant: i, v: 2 } } : i === 9 ? { ...d, queue: 'digests-eu' } : d,
     );
     const old7 = await stored('digest.7');
+    const old8 = await stored('digest.8');
     const old9 = await stored('digest.9');
     expect(await s.upsertSchedules(next)).toEqual({ added: 1, changed: 3, unchanged: 297 });
     expect(await noticesBefore('m2')).toHaveLength(1); // one notice for the call
     const new7 = await stored('digest.7');
     expect(new7.generation).toBeGreaterThan(old7.generation!);
     expect(new7).toMatchObject({ paused: true, registeredAt: old7.registeredAt, changedAt: old7.changedAt, payload: '{"tenant":7,"v":2}' });
+    expect(await stored('digest.8')).toMatchObject({ paused: false, resumedAt: old8.resumedAt, registeredAt: old8.registeredAt });
+    expect(old8.resumedAt).toBeGreaterThan(0);
     expect((await stored('digest.9')).changedAt).toBeGreaterThanOrEqual(old9.changedAt!); // a new queue: its timing restarts
     expect(await client.hget(k.schedules, 'digest.10')).toBe(before['digest.10']);
     // fenced in the queue each targeted: a trigger planned under the old generation is refused, one under the new taken

@@ -1,5 +1,11 @@
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
-import { putSchedulesScript, removeSchedulesScript, type PutMode, type PutOutcome } from '../redis/commands/schedule-bulk.js';
+import {
+  putSchedulesScript,
+  removeSchedulesScript,
+  type PutDefinition,
+  type PutMode,
+  type PutOutcome,
+} from '../redis/commands/schedule-bulk.js';
 import type { Fence } from '../redis/commands/schedule.js';
 import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
@@ -25,7 +31,7 @@ const CHUNK_BYTES = 256 * 1024;
 /** Names per SMISMEMBER of the removal guard. */
 const GUARD_CHUNK = 1000;
 
-/** What {@link upsertSchedules} did. @publicApi */
+/** What `Scheduler.upsertSchedules` did. @publicApi */
 export interface UpsertSchedulesResult {
   /** Schedules that did not exist and were added. */
   added: number;
@@ -35,7 +41,7 @@ export interface UpsertSchedulesResult {
   unchanged: number;
 }
 
-/** What {@link addSchedules} did. @publicApi */
+/** What `Scheduler.addSchedules` did. @publicApi */
 export interface AddSchedulesResult {
   /** Schedules added. */
   added: number;
@@ -43,7 +49,7 @@ export interface AddSchedulesResult {
   existing: string[];
 }
 
-/** What {@link removeSchedules} did. @publicApi */
+/** What `Scheduler.removeSchedules` did. @publicApi */
 export interface RemoveSchedulesResult {
   /** Schedules removed (with their pause notes). */
   removed: number;
@@ -72,13 +78,17 @@ function once(seen: Map<string, number>, name: string, index: number, what: stri
  * Validates every definition (as addSchedule does) and builds their registry forms, before any write.
  * @throws InvalidScheduleError naming the first bad one and its index; DuplicateScheduleError for a name given twice.
  */
-export function validateDefinitions(defs: readonly ScheduleDefinition[], defaultTimeZone: string, what: string): StoredSchedule[] {
+export function validateDefinitions(
+  defs: readonly ScheduleDefinition[],
+  defaultTimeZone: string,
+  what: string,
+): { stored: StoredSchedule; json: string }[] {
   if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, String(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   return defs.map((def, i) => {
-    const { stored } = at(i, () => toStored(def, defaultTimeZone, true));
+    const { stored, json } = at(i, () => toStored(def, defaultTimeZone, true));
     once(seen, stored.name, i, what);
-    return stored;
+    return { stored, json };
   });
 }
 
@@ -94,18 +104,17 @@ function validateNames(names: readonly string[]): string[] {
 }
 
 /** Chunks of at most {@link BULK_CHUNK} definitions and about {@link CHUNK_BYTES} of JSON. */
-function chunks(stored: readonly StoredSchedule[]): (readonly [string, string, string])[][] {
-  const out: (readonly [string, string, string])[][] = [];
-  let chunk: (readonly [string, string, string])[] = [];
+function chunks(stored: readonly { stored: StoredSchedule; json: string }[]): PutDefinition[][] {
+  const out: PutDefinition[][] = [];
+  let chunk: PutDefinition[] = [];
   let bytes = 0;
-  for (const s of stored) {
-    const json = JSON.stringify(s);
+  for (const { stored: s, json } of stored) {
     if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
       out.push(chunk);
       chunk = [];
       bytes = 0;
     }
-    chunk.push([s.name, s.fp, json]);
+    chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
     bytes += json.length;
   }
   if (chunk.length > 0) out.push(chunk);
@@ -139,7 +148,8 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   const fences = outcomes.flatMap((o) => o.fences);
   const wrote = outcomes.some((o) => o.added + o.changed > 0);
   const existing = new Set(outcomes.flatMap((o) => o.existing));
-  const queues = new Set(stored.filter((s) => !existing.has(s.name)).map((s) => s.queue));
+  const queues = new Set<string>();
+  for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
   await settle(ctx, fences, queues, wrote);
   return outcomes;
 }

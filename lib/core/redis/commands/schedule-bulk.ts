@@ -11,6 +11,20 @@ import type { Fence } from './schedule.js';
 /** How put-schedules.lua treats a name the registry holds: `add` leaves it untouched, `upsert` replaces it when its fingerprint differs. */
 export type PutMode = 'add' | 'upsert';
 
+/** One definition for put-schedules.lua: its registry form's timing fields and its JSON. */
+export interface PutDefinition {
+  name: string;
+  /** The fingerprint (`fp`) of the definition. */
+  fp: string;
+  expression: string;
+  timeZone: string;
+  /** Offset of an every-spec, ms (0 for none). */
+  offsetMs: number;
+  queue: string;
+  /** The registry form as JSON text, without registeredAt, changedAt, paused, resumedAt and generation. */
+  json: string;
+}
+
 /** What put-schedules.lua did with one chunk. */
 export interface PutOutcome {
   /** Names stored that the registry did not hold. */
@@ -31,18 +45,16 @@ export interface PutOutcome {
 
 /**
  * Stores one chunk of runtime schedules under one new registry version (put-schedules.lua); the
- * caller raises the fences, then announces the change. `definitions`: name, fingerprint (`fp`)
- * and registry-form JSON of each (without registeredAt, changedAt, paused, resumedAt, generation),
- * about 250 per call.
+ * caller raises the fences, then announces the change; about 250 definitions per call.
  */
 export async function putSchedulesScript(
   client: RedisClient,
   keys: SchedulerKeys,
   mode: PutMode,
-  definitions: readonly (readonly [name: string, fp: string, json: string])[],
+  definitions: readonly PutDefinition[],
 ): Promise<PutOutcome> {
   const a: string[] = [mode];
-  for (const [name, fp, json] of definitions) a.push(name, fp, json);
+  for (const d of definitions) a.push(d.name, d.fp, JSON.stringify([d.expression, d.timeZone, d.offsetMs, d.queue]), d.json);
   const [added, changed, unchanged, redisNow, generation, flat, existing] = await runScript<
     [number, number, number, number, number, string[], string[]]
   >(client, 'put-schedules', [keys.schedules, keys.version], a);

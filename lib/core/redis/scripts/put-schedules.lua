@@ -13,7 +13,8 @@
   KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
   ARGV[1]  mode                         "add" | "upsert"
-  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form without registeredAt,
+  ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
+           queue] of the definition), definition JSON (the registry form without registeredAt,
            changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
            chunk's new one (0 when nothing was written); fences is a flat list of name, previous
@@ -27,7 +28,7 @@ local upsert = ARGV[1] == 'upsert'
 local writes = {}
 local existing = {}
 local unchanged = 0
-for a = 2, #ARGV, 3 do
+for a = 2, #ARGV, 4 do
   local name, fp = ARGV[a], ARGV[a + 1]
   local cur = redis.call('HGET', KEYS[1], name)
   if cur and not upsert then
@@ -41,7 +42,7 @@ for a = 2, #ARGV, 3 do
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     else
-      writes[#writes + 1] = {name, cur, ARGV[a + 2], old}
+      writes[#writes + 1] = {name, cur, ARGV[a + 3], old, ARGV[a + 2]}
     end
   end
 end
@@ -51,21 +52,24 @@ if #writes > 0 then
   generation = risingCounter(KEYS[2], now)
   for _, w in ipairs(writes) do
     local name, oldJson, newJson, old = w[1], w[2], w[3], w[4]
+    -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
+    -- none of the fields carryOver and the generation set, so they are appended without decoding it
+    local def = {}
     if old then
-      local def = cjson.decode(newJson)
-      carryOver(def, old, now)
-      def['generation'] = generation
-      newJson = cjson.encode(def)
+      local t = cjson.decode(w[5])
+      def = {expression = t[1], timeZone = t[2], offsetMs = t[3], queue = t[4]}
       changed = changed + 1
       fences[#fences + 1] = name
       fences[#fences + 1] = old['queue']
     else
-      -- a new name: the JSON sent ends with its closing brace and holds none of these fields, so
-      -- they are appended without decoding it (what carryOver sets for a new schedule)
-      newJson = string.sub(newJson, 1, -2) .. ',"registeredAt":' .. now .. ',"changedAt":' .. now
-        .. ',"generation":' .. generation .. '}'
       added = added + 1
     end
+    carryOver(def, old, now)
+    local tail = {'', '"registeredAt":' .. def['registeredAt'], '"changedAt":' .. def['changedAt']}
+    if def['paused'] ~= nil and def['paused'] ~= cjson.null then tail[#tail + 1] = '"paused":' .. tostring(def['paused']) end
+    if def['resumedAt'] ~= nil and def['resumedAt'] ~= cjson.null then tail[#tail + 1] = '"resumedAt":' .. def['resumedAt'] end
+    tail[#tail + 1] = '"generation":' .. generation .. '}'
+    newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
     -- index hook: old/new definition (oldJson: the stored JSON, or false for a new name; newJson: what is stored now)
     redis.call('HSET', KEYS[1], name, newJson)
   end
