@@ -9,6 +9,7 @@ import {
 import type { Fence } from '../redis/commands/schedule.js';
 import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
+import type { ScheduleSpec } from '../scheduler/spec.js';
 import { raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instances } from './schedules.js';
@@ -82,18 +83,18 @@ export function validateDefinitions(
   defs: readonly ScheduleDefinition[],
   defaultTimeZone: string,
   what: string,
-): { stored: StoredSchedule; json: string }[] {
+): { stored: StoredSchedule; json: string; spec: ScheduleSpec }[] {
   if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, String(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   return defs.map((def, i) => {
-    const { stored, json } = at(i, () => toStored(def, defaultTimeZone, true));
+    const { stored, json, spec } = at(i, () => toStored(def, defaultTimeZone, true));
     once(seen, stored.name, i, what);
-    return { stored, json };
+    return { stored, json, spec };
   });
 }
 
 /** The names of a removal, checked. @throws InvalidScheduleError naming a bad one and its index; DuplicateScheduleError */
-function validateNames(names: readonly string[]): string[] {
+export function validateNames(names: readonly string[]): string[] {
   if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, String(names), 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
   return names.map((name, i) => {

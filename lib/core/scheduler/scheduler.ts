@@ -277,11 +277,19 @@ export class Scheduler {
    * Removes many schedules (~250 per Redis call, pipelined), with the guarantee of
    * {@link removeSchedule} for each. Names not in the registry are listed in `missing`. When a
    * live instance declares any of them in code, the whole call is refused before anything is
-   * removed, as removeSchedule refuses one. Emits one `operator.acted` (`schedule.remove`, `count`).
-   * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError; ChronosStateError
+   * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance
+   * restarts). Emits one `operator.acted` (`schedule.remove`, `count`).
+   * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError;
+   *   ChronosStateError when a live instance declares one in code and `force` is not set.
    */
-  async removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
-    return bulk.removeSchedules(this.admin, names);
+  async removeSchedules(
+    names: readonly string[],
+    opts: {
+      /** Remove even schedules a live instance declares in code. @defaultValue false */
+      force?: boolean;
+    } = {},
+  ): Promise<RemoveSchedulesResult> {
+    return bulk.removeSchedules(this.admin, names, opts.force === true);
   }
 
   /**
