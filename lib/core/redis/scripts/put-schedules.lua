@@ -23,14 +23,21 @@
 -- @include now-ms
 -- @include rising-counter
 -- @include schedule-timing
+-- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
+local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
+local names = {}
+for a = 2, #ARGV, 4 do names[#names + 1] = ARGV[a] end
+if #names == 0 then return {0, 0, 0, now, 0, {}, {}} end
+-- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
+local stored = redis.call('HMGET', KEYS[1], unpack(names))
 local writes = {}
 local existing = {}
 local unchanged = 0
-for a = 2, #ARGV, 4 do
-  local name, fp = ARGV[a], ARGV[a + 1]
-  local cur = redis.call('HGET', KEYS[1], name)
+for i, name in ipairs(names) do
+  local a = 2 + (i - 1) * 4
+  local fp, cur = ARGV[a + 1], stored[i]
   if cur and not upsert then
     existing[#existing + 1] = name
   elseif cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true) then
@@ -48,6 +55,7 @@ for a = 2, #ARGV, 4 do
 end
 local added, changed, generation = 0, 0, 0
 local fences = {}
+local hset = {}
 if #writes > 0 then
   generation = risingCounter(KEYS[2], now)
   for _, w in ipairs(writes) do
@@ -65,13 +73,17 @@ if #writes > 0 then
       added = added + 1
     end
     carryOver(def, old, now)
-    local tail = {'', '"registeredAt":' .. def['registeredAt'], '"changedAt":' .. def['changedAt']}
-    if def['paused'] ~= nil and def['paused'] ~= cjson.null then tail[#tail + 1] = '"paused":' .. tostring(def['paused']) end
-    if def['resumedAt'] ~= nil and def['resumedAt'] ~= cjson.null then tail[#tail + 1] = '"resumedAt":' .. def['resumedAt'] end
+    local tail = {''}
+    for _, field in ipairs(carried) do
+      local v = def[field]
+      if v ~= nil and v ~= cjson.null then tail[#tail + 1] = '"' .. field .. '":' .. tostring(v) end
+    end
     tail[#tail + 1] = '"generation":' .. generation .. '}'
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
     -- index hook: old/new definition (oldJson: the stored JSON, or false for a new name; newJson: what is stored now)
-    redis.call('HSET', KEYS[1], name, newJson)
+    hset[#hset + 1] = name
+    hset[#hset + 1] = newJson
   end
+  redis.call('HSET', KEYS[1], unpack(hset))
 end
 return {added, changed, unchanged, now, generation, fences, existing}

@@ -17,21 +17,25 @@
 local now = nowMs()
 local found = {}
 local missing = {}
+if #ARGV == 0 then return {0, now, 0, {}, {}} end
+-- one HMGET and one HDEL per hash for the chunk (a few hundred names: within Lua's stack for unpack)
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV))
 for a = 1, #ARGV do
-  local cur = redis.call('HGET', KEYS[1], ARGV[a])
-  if cur then found[#found + 1] = {ARGV[a], cur} else missing[#missing + 1] = ARGV[a] end
+  if stored[a] then found[#found + 1] = {ARGV[a], stored[a]} else missing[#missing + 1] = ARGV[a] end
 end
 local generation = 0
 local fences = {}
 if #found > 0 then
   generation = risingCounter(KEYS[2], now)
+  local names = {}
   for _, f in ipairs(found) do
     local name, oldJson, newJson = f[1], f[2], nil
     -- index hook: old/new definition (oldJson: the stored JSON; newJson: nil, the schedule is removed)
-    redis.call('HDEL', KEYS[1], name)
-    redis.call('HDEL', KEYS[3], name)
+    names[#names + 1] = name
     fences[#fences + 1] = name
     fences[#fences + 1] = cjson.decode(oldJson)['queue']
   end
+  redis.call('HDEL', KEYS[1], unpack(names))
+  redis.call('HDEL', KEYS[3], unpack(names))
 end
 return {#found, now, generation, fences, missing}
