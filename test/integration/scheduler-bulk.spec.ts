@@ -232,4 +232,5 @@ test('removeSchedules: removed and fenced, missing names reported, one operator.
   expect(fence).toBeGreaterThan(old3.generation!);
   expect(acted).toEqual([expect.objectContaining({ action: 'schedule.remove', actor: `app:${s.instanceId}`, count: 600 })]);
   expect(await s.removeSchedules(['digest.3'])).toEqual({ removed: 0, missing: ['digest.3'] });
+  expect(acted).toHaveLength(1); // nothing removed: no act
 });

@@ -231,7 +231,8 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
  * Removes many schedules (see the module doc); names not in the registry are reported in
  * `missing`. As `removeSchedule`, a code-declared schedule that a live instance still declares is
  * refused unless `force` — for the whole call, before anything is removed (the error names up to
- * 10 of them). Emits one `operator.acted` (`schedule.remove`, `count` = removed) for the call.
+ * 10 of them). Emits one `operator.acted` (`schedule.remove`, `count` = removed) for a call that
+ * removed any.
  * @throws InvalidScheduleError naming a bad name and its index; DuplicateScheduleError for a name
  *   given twice; ChronosStateError when live instances declare some of them and `force` is not set.
  */
@@ -263,6 +264,6 @@ export async function removeSchedules(
     new Set(),
     removed > 0,
   );
-  ctx.emit('schedule.remove', actor, { count: removed });
+  if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something
   return { removed, missing: outcomes.flatMap((o) => o.missing) };
 }

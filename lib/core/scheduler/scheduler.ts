@@ -278,7 +278,7 @@ export class Scheduler {
    * {@link removeSchedule} for each. Names not in the registry are listed in `missing`. When a
    * live instance declares any of them in code, the whole call is refused before anything is
    * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance
-   * restarts). Emits one `operator.acted` (`schedule.remove`, `count`).
+   * restarts). Emits one `operator.acted` (`schedule.remove`, `count`) when it removed any.
    * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError;
    *   ChronosStateError when a live instance declares one in code and `force` is not set.
    */

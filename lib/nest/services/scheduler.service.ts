@@ -125,8 +125,8 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   /**
    * Removes many schedules, ~250 per Redis call, pipelined; names not in the registry are listed
    * in `missing`. Like {@link removeSchedule}, a schedule declared in code is removed too (it comes
-   * back when an instance declaring it restarts). One `operator.acted` (`schedule.remove`) for the
-   * call; unlike removeSchedule, the Inspector's audit log does not record it.
+   * back when an instance declaring it restarts). One `operator.acted` (`schedule.remove`) for a
+   * call that removed any; unlike removeSchedule, the Inspector's audit log does not record it.
    * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError
    */
   removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
