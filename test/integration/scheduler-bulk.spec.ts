@@ -162,6 +162,21 @@ async function redisNow(): Promise<number> {
   return Number(sec) * 1000 + Math.floor(Number(us) / 1000);
 }
 
+test('upsertSchedules over a stored form without registeredAt or changedAt (an older writer) stores valid JSON', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  await s.addSchedule({ name: 'old', spec: '@every 1h' });
+  const { registeredAt, changedAt, ...bare } = await stored('old');
+  expect(registeredAt).toBe(changedAt);
+  await client.hset(k.schedules, 'old', JSON.stringify({ ...bare, paused: true }));
+  expect(await s.upsertSchedules([{ name: 'old', spec: '@every 2h' }])).toEqual({ added: 0, changed: 1, unchanged: 0 });
+  const now = await stored('old');
+  expect(now).toMatchObject({ expression: '@every 2h', paused: true, generation: Number(await client.get(k.version)) });
+  expect(now.registeredAt).toBeUndefined();
+  expect(now.changedAt).toBeGreaterThan(0); // a new spec: its timing starts now
+});
+
 test('addSchedules leaves an existing name untouched and reports it', async () => {
   const s = scheduler({ eligible: false });
   await s.start();
