@@ -8,10 +8,12 @@ import { EmailService } from './email/email.service.js';
 import { EmailsController } from './http/emails.controller.js';
 import { HealthController } from './http/health.controller.js';
 import { StatusController } from './http/status.controller.js';
+import { TenantsController } from './http/tenants.controller.js';
 import { InventorySchedule } from './inventory/inventory.schedule.js';
 import { StorefrontListener } from './inventory/storefront.listener.js';
 import { WarehouseListener } from './inventory/warehouse.listener.js';
 import { ReportsService } from './reports/reports.service.js';
+import { TenantDigestService } from './tenants/tenant-digest.service.js';
 
 @Module({
   imports: [
@@ -34,10 +36,11 @@ import { ReportsService } from './reports/reports.service.js';
     TerminusModule,
     PrometheusModule.register(), // GET /metrics: Chronos's metrics plus Node's default process metrics
   ],
-  controllers: [EmailsController, StatusController, HealthController],
+  controllers: [EmailsController, StatusController, HealthController, TenantsController],
   providers: [
     ReportsService,
     EmailService,
+    TenantDigestService,
     InventorySchedule,
     WarehouseListener,
     StorefrontListener,

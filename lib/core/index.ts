@@ -27,6 +27,7 @@ export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/serve
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
+export type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from './admin/schedule-bulk.js';
 export {
   type ScheduleDefinition,
   type StoredSchedule,

@@ -38,6 +38,8 @@ export const SCRIPT_NAMES = [
   'declare-schedules',
   'heartbeat',
   'schedule-admin',
+  'put-schedules',
+  'remove-schedules',
   'page-tasks',
   'run-tasks',
   'delete-tasks',

@@ -82,10 +82,18 @@ export class InvalidScheduleError extends ChronosError {
     readonly value: string,
     /** What is wrong with the value, with a hint of what is expected. */
     readonly problem: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & {
+      /** Index of the definition in the array of a bulk call (`addSchedules`, `upsertSchedules`, `removeSchedules`). */
+      index?: number;
+    },
   ) {
-    super('INVALID_SCHEDULE', `Invalid schedule${schedule ? ` "${schedule}"` : ''}: ${JSON.stringify(value)}: ${problem}`, options);
+    const at = options?.index === undefined ? '' : ` (definition [${options.index}] of the call)`;
+    super('INVALID_SCHEDULE', `Invalid schedule${schedule ? ` "${schedule}"` : ''}${at}: ${JSON.stringify(value)}: ${problem}`, options);
+    this.index = options?.index;
   }
+
+  /** Index of the offending definition in the array of a bulk call; undefined outside one. */
+  readonly index?: number;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems } from '../runtime/options.js';
@@ -183,7 +183,14 @@ export function toStored(
   def: ScheduleDefinition,
   defaultTimeZone: string,
   runtime: boolean,
-): { stored: StoredSchedule; spec: ScheduleSpec } {
+): {
+  /** The registry form. */
+  stored: StoredSchedule;
+  /** Its spec, parsed. */
+  spec: ScheduleSpec;
+  /** `JSON.stringify(stored)`, made without a second stringify (what the bulk runtime API sends). */
+  json: string;
+} {
   const name = validateScheduleName(def?.name);
   const p = new OptionProblems();
   p.unknownKeys(def, DEF_KEYS);
@@ -231,8 +238,10 @@ export function toStored(
     group: def.group,
     runtime,
   };
-  const fp = createHash('sha1').update(JSON.stringify(body)).digest('hex').slice(0, 16);
-  return { stored: { ...body, fp }, spec };
+  const text = JSON.stringify(body);
+  const fp = hash('sha1', text, 'hex').slice(0, 16);
+  // the JSON of { ...body, fp } (the same keys in the same order), without a second stringify
+  return { stored: { ...body, fp }, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
 }
 
 /**

@@ -11,6 +11,8 @@ import { LeaderLease } from '../leadership/lease.js';
 import { Declarations } from './registry.js';
 import { InspectorContext } from '../admin/context.js';
 import * as acts from '../admin/schedule-acts.js';
+import * as bulk from '../admin/schedule-bulk.js';
+import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
@@ -245,6 +247,49 @@ export class Scheduler {
    */
   async addSchedule(def: ScheduleDefinition): Promise<void> {
     await acts.addSchedule(this.admin, def, this.timeZone);
+  }
+
+  /**
+   * Adds or replaces many schedules at run time, ~250 per Redis call (pipelined). Every
+   * definition is validated first (nothing is written when one is bad). An unchanged definition
+   * (the same fingerprint) is a no-op: no write, no new generation. A changed one keeps its
+   * registeredAt, pause and resume like {@link addSchedule}, takes a new generation and is fenced
+   * (no trigger planned under its old definition is enqueued once this resolves). One change
+   * notice for the call; no `operator.acted` (as addSchedule).
+   * @returns counts of the added, changed and unchanged schedules.
+   * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
+   *   when a name is given twice.
+   */
+  async upsertSchedules(defs: readonly ScheduleDefinition[]): Promise<UpsertSchedulesResult> {
+    return bulk.upsertSchedules(this.admin, defs, this.timeZone);
+  }
+
+  /**
+   * Adds the schedules whose names do not exist yet; existing ones are left untouched and listed
+   * in `existing`. Otherwise as {@link upsertSchedules}.
+   * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
+   */
+  async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
+    return bulk.addSchedules(this.admin, defs, this.timeZone);
+  }
+
+  /**
+   * Removes many schedules (~250 per Redis call, pipelined), with the guarantee of
+   * {@link removeSchedule} for each. Names not in the registry are listed in `missing`. When a
+   * live instance declares any of them in code, the whole call is refused before anything is
+   * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance
+   * restarts). Emits one `operator.acted` (`schedule.remove`, `count`) when it removed any.
+   * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError;
+   *   ChronosStateError when a live instance declares one in code and `force` is not set.
+   */
+  async removeSchedules(
+    names: readonly string[],
+    opts: {
+      /** Remove even schedules a live instance declares in code. @defaultValue false */
+      force?: boolean;
+    } = {},
+  ): Promise<RemoveSchedulesResult> {
+    return bulk.removeSchedules(this.admin, names, opts.force === true);
   }
 
   /**

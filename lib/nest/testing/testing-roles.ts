@@ -8,6 +8,13 @@ import { DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtim
 import { Mux } from '../../core/worker/mux.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
+import {
+  validateDefinitions,
+  validateNames,
+  type AddSchedulesResult,
+  type RemoveSchedulesResult,
+  type UpsertSchedulesResult,
+} from '../../core/admin/schedule-bulk.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 
 /** A schedule the kit knows: its registry form (with `paused`) and its parsed spec. @internal */
@@ -73,6 +80,59 @@ export class TestingSchedulerService {
     const o = this.options;
     const { stored, spec } = toStored({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, true);
     this.schedules.set(stored.name, { stored, spec });
+  }
+
+  /**
+   * As `SchedulerService.upsertSchedules`: all validated first, the module's defaults; an unchanged
+   * definition (the same fingerprint) is kept as it is, a changed one keeps its pause.
+   * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError
+   */
+  async upsertSchedules(defs: readonly ScheduleDefinition[]): Promise<UpsertSchedulesResult> {
+    const r = { added: 0, changed: 0, unchanged: 0 };
+    for (const { stored, spec } of this.validate(defs, 'upsertSchedules')) {
+      const old = this.schedules.get(stored.name);
+      if (old?.stored.fp === stored.fp) r.unchanged++;
+      else {
+        if (old) {
+          r.changed++;
+          if (old.stored.paused) stored.paused = true;
+        } else r.added++;
+        this.schedules.set(stored.name, { stored, spec });
+      }
+    }
+    return r;
+  }
+
+  /** As `SchedulerService.addSchedules`: existing names are left untouched and listed. @throws InvalidScheduleError; DuplicateScheduleError */
+  async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
+    const r: AddSchedulesResult = { added: 0, existing: [] };
+    for (const { stored, spec } of this.validate(defs, 'addSchedules')) {
+      if (this.schedules.has(stored.name)) r.existing.push(stored.name);
+      else {
+        r.added++;
+        this.schedules.set(stored.name, { stored, spec });
+      }
+    }
+    return r;
+  }
+
+  /** As `SchedulerService.removeSchedules`: missing names are listed. @throws InvalidScheduleError; DuplicateScheduleError */
+  async removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
+    const r: RemoveSchedulesResult = { removed: 0, missing: [] };
+    for (const name of validateNames(names)) {
+      if (this.schedules.delete(name)) r.removed++;
+      else r.missing.push(name);
+    }
+    return r;
+  }
+
+  /** Every definition validated, with the module's defaults, before any is stored (as the engine). */
+  private validate(defs: readonly ScheduleDefinition[], what: string): { stored: StoredSchedule; spec: ScheduleSpec }[] {
+    const o = this.options;
+    const withDefaults = Array.isArray(defs)
+      ? defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def))
+      : defs;
+    return validateDefinitions(withDefaults, o.timeZone, what);
   }
 
   /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError */

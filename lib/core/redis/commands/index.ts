@@ -5,6 +5,7 @@
  * - due.ts: claim-due, settle-due, lower-due (the due-time index read by the forwarders, and its wakes);
  * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
+ * - schedule-bulk.ts: put-schedules, remove-schedules (the bulk runtime API of the registry);
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
  *   retry-dead, backfill);
  * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits);
@@ -24,6 +25,7 @@ import { LIMITS_SCRIPTS } from './limits.js';
 import { QUEUE_SCRIPTS } from './queue.js';
 import { RECOVERY_SCRIPTS } from './recovery.js';
 import { SCHEDULE_SCRIPTS } from './schedule.js';
+import { SCHEDULE_BULK_SCRIPTS } from './schedule-bulk.js';
 import { STATS_SCRIPTS } from './stats.js';
 
 /** Each area's wrappers, by script; the file of area `a` is `./<a>.ts`. */
@@ -32,6 +34,7 @@ export const SCRIPT_AREAS = {
   due: DUE_SCRIPTS,
   recovery: RECOVERY_SCRIPTS,
   schedule: SCHEDULE_SCRIPTS,
+  'schedule-bulk': SCHEDULE_BULK_SCRIPTS,
   admin: ADMIN_SCRIPTS,
   limits: LIMITS_SCRIPTS,
   stats: STATS_SCRIPTS,
@@ -43,6 +46,7 @@ export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
   ...DUE_SCRIPTS,
   ...RECOVERY_SCRIPTS,
   ...SCHEDULE_SCRIPTS,
+  ...SCHEDULE_BULK_SCRIPTS,
   ...ADMIN_SCRIPTS,
   ...LIMITS_SCRIPTS,
   ...STATS_SCRIPTS,

@@ -1,0 +1,269 @@
+import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
+import {
+  putSchedulesScript,
+  removeSchedulesScript,
+  type PutDefinition,
+  type PutMode,
+  type PutOutcome,
+} from '../redis/commands/schedule-bulk.js';
+import type { Fence } from '../redis/commands/schedule.js';
+import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
+import { declarationDigests } from '../scheduler/live-names.js';
+import type { ScheduleSpec } from '../scheduler/spec.js';
+import { raiseFences } from '../scheduler/registry.js';
+import type { InspectorContext } from './context.js';
+import { instances } from './schedules.js';
+
+/**
+ * The bulk acts on runtime schedules: many definitions per call, the same guarantees as the
+ * single acts of schedule-acts.ts (which stay the model). Every definition is validated before
+ * anything is written; then put-schedules.lua / remove-schedules.lua in chunks of
+ * {@link BULK_CHUNK} (pipelined, each chunk atomic and one new generation), the fences of the
+ * replaced or removed schedules in the slots of the queues they targeted (fence-schedules.lua),
+ * one SADD of the queues, and one notice on the changes channel for the whole call (the leader
+ * reloads once). A Redis failure midway leaves the chunks before it written: the calls are safe to
+ * repeat (`upsertSchedules` of the same definitions writes nothing more).
+ */
+
+/** Definitions (or names) per put-schedules.lua / remove-schedules.lua call: each call stays at a few ms of Redis. */
+export const BULK_CHUNK = 250;
+/** Most bytes of definition JSON per put-schedules.lua call (a chunk of large payloads is cut short of {@link BULK_CHUNK}). */
+const CHUNK_BYTES = 256 * 1024;
+/** Names per SMISMEMBER of the removal guard. */
+const GUARD_CHUNK = 1000;
+
+/** What `Scheduler.upsertSchedules` did. @publicApi */
+export interface UpsertSchedulesResult {
+  /** Schedules that did not exist and were added. */
+  added: number;
+  /** Stored schedules whose definition changed: replaced under a new generation and fenced. */
+  changed: number;
+  /** Stored schedules with the same definition (fingerprint): nothing written, no new generation. */
+  unchanged: number;
+}
+
+/** What `Scheduler.addSchedules` did. @publicApi */
+export interface AddSchedulesResult {
+  /** Schedules added. */
+  added: number;
+  /** Names that already existed: left untouched (their stored definition is kept). */
+  existing: string[];
+}
+
+/** What `Scheduler.removeSchedules` did. @publicApi */
+export interface RemoveSchedulesResult {
+  /** Schedules removed (with their pause notes). */
+  removed: number;
+  /** Names that were not in the registry. */
+  missing: string[];
+}
+
+/** Where a definition of a bulk call was: its index, in the message of the error. */
+function at<T>(index: number, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (!(err instanceof InvalidScheduleError)) throw err;
+    throw new InvalidScheduleError(err.schedule, err.value, err.problem, { cause: err.cause ?? err, index });
+  }
+}
+
+/** @throws DuplicateScheduleError when `name` came before in the same call. */
+function once(seen: Map<string, number>, name: string, index: number, what: string): void {
+  const first = seen.get(name);
+  if (first !== undefined) throw new DuplicateScheduleError(name, `${what}: indexes ${first} and ${index} of one call`);
+  seen.set(name, index);
+}
+
+/**
+ * Validates every definition (as addSchedule does) and builds their registry forms, before any write.
+ * @throws InvalidScheduleError naming the first bad one and its index; DuplicateScheduleError for a name given twice.
+ */
+export function validateDefinitions(
+  defs: readonly ScheduleDefinition[],
+  defaultTimeZone: string,
+  what: string,
+): { stored: StoredSchedule; json: string; spec: ScheduleSpec }[] {
+  if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, String(defs), `${what}: expected an array of schedule definitions`);
+  const seen = new Map<string, number>();
+  return defs.map((def, i) => {
+    const { stored, json, spec } = at(i, () => toStored(def, defaultTimeZone, true));
+    once(seen, stored.name, i, what);
+    return { stored, json, spec };
+  });
+}
+
+/** The names of a removal, checked. @throws InvalidScheduleError naming a bad one and its index; DuplicateScheduleError */
+export function validateNames(names: readonly string[]): string[] {
+  if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, String(names), 'removeSchedules: expected an array of names');
+  const seen = new Map<string, number>();
+  return names.map((name, i) => {
+    at(i, () => validateScheduleName(name));
+    once(seen, name, i, 'removeSchedules');
+    return name;
+  });
+}
+
+/** Chunks of at most {@link BULK_CHUNK} definitions and about {@link CHUNK_BYTES} of JSON. */
+function chunks(stored: readonly { stored: StoredSchedule; json: string }[]): PutDefinition[][] {
+  const out: PutDefinition[][] = [];
+  let chunk: PutDefinition[] = [];
+  let bytes = 0;
+  for (const { stored: s, json } of stored) {
+    if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
+      out.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
+    bytes += json.length;
+  }
+  if (chunk.length > 0) out.push(chunk);
+  return out;
+}
+
+/** Runs the calls of a bulk act pipelined (all on the wire before the first reply), yielding between them. */
+async function pipelined<T>(count: number, call: (i: number) => Promise<T>): Promise<T[]> {
+  const calls: Promise<T>[] = [];
+  for (let i = 0; i < count; i++) {
+    const c = call(i);
+    c.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
+    calls.push(c);
+    if (i + 1 < count && i % 16 === 15) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return Promise.all(calls);
+}
+
+/** After the writes: the fences, the queues listed, one notice (when anything was written). */
+async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string>, wrote: boolean): Promise<void> {
+  await raiseFences(ctx.client, ctx.namespace, fences);
+  if (queues.size > 0) await ctx.client.sadd(ctx.global.queues, ...queues);
+  if (wrote) await ctx.client.publish(ctx.sched.changesChannel, ctx.actor);
+}
+
+/** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
+async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
+  const stored = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
+  const parts = chunks(stored);
+  const outcomes = await pipelined(parts.length, (i) => putSchedulesScript(ctx.client, ctx.sched, mode, parts[i]));
+  const fences = outcomes.flatMap((o) => o.fences);
+  const wrote = outcomes.some((o) => o.added + o.changed > 0);
+  const existing = new Set(outcomes.flatMap((o) => o.existing));
+  const queues = new Set<string>();
+  for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
+  await settle(ctx, fences, queues, wrote);
+  return outcomes;
+}
+
+/**
+ * Adds or replaces many runtime schedules (see the module doc): an unchanged definition (the same
+ * fingerprint) is not written and takes no new generation; a changed one keeps registeredAt,
+ * paused and resumedAt like `addSchedule`, takes a new generation and is fenced in the queue it
+ * targeted. Emits no `operator.acted`, as `addSchedule` does not (there is no add action).
+ * @param defaultTimeZone zone of a cron spec that names none
+ * @throws InvalidScheduleError naming the first bad definition and its index; DuplicateScheduleError
+ *   for a name given twice (nothing is written then).
+ */
+export async function upsertSchedules(
+  ctx: InspectorContext,
+  defs: readonly ScheduleDefinition[],
+  defaultTimeZone: string,
+): Promise<UpsertSchedulesResult> {
+  const outcomes = await put(ctx, 'upsert', defs, defaultTimeZone);
+  const sum = (f: (o: PutOutcome) => number) => outcomes.reduce((n, o) => n + f(o), 0);
+  return { added: sum((o) => o.added), changed: sum((o) => o.changed), unchanged: sum((o) => o.unchanged) };
+}
+
+/**
+ * Adds the runtime schedules whose names do not exist; an existing name is left untouched
+ * (reported in `existing`). Otherwise as {@link upsertSchedules}.
+ * @throws InvalidScheduleError naming the first bad definition and its index; DuplicateScheduleError
+ */
+export async function addSchedules(
+  ctx: InspectorContext,
+  defs: readonly ScheduleDefinition[],
+  defaultTimeZone: string,
+): Promise<AddSchedulesResult> {
+  const outcomes = await put(ctx, 'add', defs, defaultTimeZone);
+  return { added: outcomes.reduce((n, o) => n + o.added, 0), existing: outcomes.flatMap((o) => o.existing) };
+}
+
+/**
+ * The names among `names` that a live instance declares in code and whose stored definition is
+ * not a runtime one (what removeSchedule refuses): the live instances' digests, SMISMEMBER of
+ * their names sets, then HMGET of the few candidates' definitions (one pipeline each).
+ */
+async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const live = (await instances(ctx)).filter((i) => i.alive);
+  const digests = await declarationDigests(
+    ctx.client,
+    ctx.sched,
+    live.map((i) => i.instance),
+  );
+  const byDigest = new Map<string, string[]>();
+  digests.forEach((d, i) => d !== null && byDigest.set(d, [...(byDigest.get(d) ?? []), live[i].instance]));
+  if (byDigest.size === 0 || names.length === 0) return out;
+  const p = ctx.client.pipeline();
+  for (const d of byDigest.keys())
+    for (let i = 0; i < names.length; i += GUARD_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + GUARD_CHUNK));
+  const replies = (await p.exec())!;
+  let r = 0;
+  for (const [, insts] of byDigest) {
+    for (let i = 0; i < names.length; i += GUARD_CHUNK) {
+      const flags = (replies[r++][1] as number[] | null) ?? [];
+      flags.forEach((f, j) => f === 1 && out.set(names[i + j], [...(out.get(names[i + j]) ?? []), ...insts]));
+    }
+  }
+  if (out.size === 0) return out;
+  const candidates = [...out.keys()];
+  const q = ctx.client.pipeline();
+  for (let i = 0; i < candidates.length; i += GUARD_CHUNK) q.hmget(ctx.sched.schedules, ...candidates.slice(i, i + GUARD_CHUNK));
+  const raws = ((await q.exec())! as [Error | null, (string | null)[]][]).flatMap(([, v]) => v);
+  raws.forEach((raw, i) => {
+    const runtime = raw !== null && (JSON.parse(raw) as StoredSchedule).runtime;
+    if (raw === null || runtime) out.delete(candidates[i]);
+  });
+  return out;
+}
+
+/**
+ * Removes many schedules (see the module doc); names not in the registry are reported in
+ * `missing`. As `removeSchedule`, a code-declared schedule that a live instance still declares is
+ * refused unless `force` — for the whole call, before anything is removed (the error names up to
+ * 10 of them). Emits one `operator.acted` (`schedule.remove`, `count` = removed) for a call that
+ * removed any.
+ * @throws InvalidScheduleError naming a bad name and its index; DuplicateScheduleError for a name
+ *   given twice; ChronosStateError when live instances declare some of them and `force` is not set.
+ */
+export async function removeSchedules(
+  ctx: InspectorContext,
+  names: readonly string[],
+  force = false,
+  actor?: string,
+): Promise<RemoveSchedulesResult> {
+  const list = validateNames(names);
+  if (!force) {
+    const refused = await liveCodeDeclared(ctx, list);
+    if (refused.size > 0) {
+      const shown = [...refused].slice(0, 10).map(([name, by]) => `"${name}" (${[...new Set(by)].join(', ')})`);
+      throw new ChronosStateError(
+        `${refused.size} schedule(s) are declared in code by live instances: ${shown.join(', ')}${refused.size > 10 ? ', …' : ''}: ` +
+          'they would come back when one of them restarts. Remove them from the code (nothing was removed).',
+      );
+    }
+  }
+  const count = Math.ceil(list.length / BULK_CHUNK);
+  const outcomes = await pipelined(count, (i) =>
+    removeSchedulesScript(ctx.client, ctx.sched, list.slice(i * BULK_CHUNK, (i + 1) * BULK_CHUNK)),
+  );
+  const removed = outcomes.reduce((n, o) => n + o.removed, 0);
+  await settle(
+    ctx,
+    outcomes.flatMap((o) => o.fences),
+    new Set(),
+    removed > 0,
+  );
+  if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something
+  return { removed, missing: outcomes.flatMap((o) => o.missing) };
+}

@@ -1,0 +1,97 @@
+/**
+ * The typed wrappers of the bulk runtime API's scripts (conventions as in index.ts): put-schedules
+ * (add or upsert one chunk of definitions) and remove-schedules (one chunk of names). Definitions
+ * are JSON text; instants are epoch ms (Redis time).
+ */
+import type { SchedulerKeys } from '../keys.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+import type { Fence } from './schedule.js';
+
+/** How put-schedules.lua treats a name the registry holds: `add` leaves it untouched, `upsert` replaces it when its fingerprint differs. */
+export type PutMode = 'add' | 'upsert';
+
+/** One definition for put-schedules.lua: its registry form's timing fields and its JSON. */
+export interface PutDefinition {
+  name: string;
+  /** The fingerprint (`fp`) of the definition. */
+  fp: string;
+  expression: string;
+  timeZone: string;
+  /** Offset of an every-spec, ms (0 for none). */
+  offsetMs: number;
+  queue: string;
+  /** The registry form as JSON text, without registeredAt, changedAt, paused, resumedAt and generation. */
+  json: string;
+}
+
+/** What put-schedules.lua did with one chunk. */
+export interface PutOutcome {
+  /** Names stored that the registry did not hold. */
+  added: number;
+  /** Stored definitions replaced (a different fingerprint; mode `upsert` only). */
+  changed: number;
+  /** Stored definitions with the same fingerprint: not written (mode `upsert` only). */
+  unchanged: number;
+  /** Names the registry held, left untouched (mode `add` only). */
+  existing: string[];
+  /** Redis time of the call, epoch ms. */
+  redisNow: number;
+  /** The chunk's new registry version, the written schedules' generation (0 when nothing was written). */
+  generation: number;
+  /** The replaced schedules' fences: their generation to raise in the slot of the queue each targeted before. */
+  fences: Fence[];
+}
+
+/**
+ * Stores one chunk of runtime schedules under one new registry version (put-schedules.lua); the
+ * caller raises the fences, then announces the change; about 250 definitions per call.
+ */
+export async function putSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  mode: PutMode,
+  definitions: readonly PutDefinition[],
+): Promise<PutOutcome> {
+  const a: string[] = [mode];
+  for (const d of definitions) a.push(d.name, d.fp, JSON.stringify([d.expression, d.timeZone, d.offsetMs, d.queue]), d.json);
+  const [added, changed, unchanged, redisNow, generation, flat, existing] = await runScript<
+    [number, number, number, number, number, string[], string[]]
+  >(client, 'put-schedules', [keys.schedules, keys.version], a);
+  const fences: Fence[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) fences.push({ schedule: flat[i], queue: flat[i + 1], generation });
+  return { added, changed, unchanged, existing, redisNow, generation, fences };
+}
+
+/** What remove-schedules.lua did with one chunk. */
+export interface RemoveOutcome {
+  /** Schedules removed (with their pause notes). */
+  removed: number;
+  /** Names the registry did not hold. */
+  missing: string[];
+  /** Redis time of the call, epoch ms. */
+  redisNow: number;
+  /** The chunk's new registry version (0 when nothing was removed). */
+  generation: number;
+  /** The removed schedules' fences, in the slot of the queue each targeted. */
+  fences: Fence[];
+}
+
+/** Removes one chunk of schedules and their pause notes under one new registry version (remove-schedules.lua); about 250 names per call. */
+export async function removeSchedulesScript(client: RedisClient, keys: SchedulerKeys, names: readonly string[]): Promise<RemoveOutcome> {
+  const [removed, redisNow, generation, flat, missing] = await runScript<[number, number, number, string[], string[]]>(
+    client,
+    'remove-schedules',
+    [keys.schedules, keys.version, keys.pauseNotes],
+    names,
+  );
+  const fences: Fence[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) fences.push({ schedule: flat[i], queue: flat[i + 1], generation });
+  return { removed, missing, redisNow, generation, fences };
+}
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const SCHEDULE_BULK_SCRIPTS = {
+  'put-schedules': putSchedulesScript,
+  'remove-schedules': removeSchedulesScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

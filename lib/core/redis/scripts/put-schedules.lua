@@ -1,0 +1,89 @@
+--[[ put-schedules
+  Store one chunk of runtime schedules (the bulk runtime API validates every definition first,
+  then sends about 250 per call, pipelined). Mode "add" stores only the names the registry does
+  not hold (the others are left untouched and returned); mode "upsert" also replaces a stored
+  definition whose fingerprint (`fp`) differs. A replaced definition keeps registeredAt, paused
+  and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset or queue changed
+  (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
+  An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
+  new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
+  schedule it wrote. Nothing is announced here: the caller raises the replaced schedules'
+  generations in their previous queues' slots (fence-schedules.lua), then announces the whole
+  call once on the changes channel.
+  KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
+  KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
+  ARGV[1]  mode                         "add" | "upsert"
+  ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
+           queue] of the definition), definition JSON (the registry form without registeredAt,
+           changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
+  Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
+           chunk's new one (0 when nothing was written); fences is a flat list of name, previous
+           queue for each replaced definition; existing lists the names mode "add" left untouched
+]]
+-- @include now-ms
+-- @include rising-counter
+-- @include schedule-timing
+-- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
+local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
+local now = nowMs()
+local upsert = ARGV[1] == 'upsert'
+local names = {}
+for a = 2, #ARGV, 4 do names[#names + 1] = ARGV[a] end
+if #names == 0 then return {0, 0, 0, now, 0, {}, {}} end
+-- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
+local stored = redis.call('HMGET', KEYS[1], unpack(names))
+local writes = {}
+local existing = {}
+local unchanged = 0
+for i, name in ipairs(names) do
+  local a = 2 + (i - 1) * 4
+  local fp, cur = ARGV[a + 1], stored[i]
+  if cur and not upsert then
+    existing[#existing + 1] = name
+  elseif cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true) then
+    -- unchanged: the stored JSON holds this fingerprint as its top-level "fp" (inside a string
+    -- value the quotes would be escaped), so it is not decoded
+    unchanged = unchanged + 1
+  else
+    local old = cur and cjson.decode(cur)
+    if old and old['fp'] == fp then
+      unchanged = unchanged + 1
+    else
+      writes[#writes + 1] = {name, cur, ARGV[a + 3], old, ARGV[a + 2]}
+    end
+  end
+end
+local added, changed, generation = 0, 0, 0
+local fences = {}
+local hset = {}
+if #writes > 0 then
+  generation = risingCounter(KEYS[2], now)
+  for _, w in ipairs(writes) do
+    local name, oldJson, newJson, old = w[1], w[2], w[3], w[4]
+    -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
+    -- none of the fields carryOver and the generation set, so they are appended without decoding it
+    local def = {}
+    if old then
+      local t = cjson.decode(w[5])
+      def = {expression = t[1], timeZone = t[2], offsetMs = t[3], queue = t[4]}
+      changed = changed + 1
+      fences[#fences + 1] = name
+      fences[#fences + 1] = old['queue']
+    else
+      added = added + 1
+    end
+    carryOver(def, old, now)
+    local tail = {''}
+    for _, field in ipairs(carried) do
+      local v = def[field]
+      if v ~= nil and v ~= cjson.null then tail[#tail + 1] = '"' .. field .. '":' .. tostring(v) end
+    end
+    tail[#tail + 1] = '"generation":' .. generation .. '}'
+    newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
+    -- index hook: old/new definition (oldJson: the stored JSON, or false for a new name; newJson: what is stored now)
+    hset[#hset + 1] = name
+    hset[#hset + 1] = newJson
+  end
+  redis.call('HSET', KEYS[1], unpack(hset))
+end
+return {added, changed, unchanged, now, generation, fences, existing}

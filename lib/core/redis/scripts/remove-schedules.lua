@@ -1,0 +1,41 @@
+--[[ remove-schedules
+  Remove one chunk of schedules from the registry (the bulk runtime API sends about 250 names per
+  call, pipelined, after its guard on schedules declared in code by a live instance), with their
+  pause notes. A chunk that removes any takes one new registry version (a rising counter:
+  max(INCR, Redis time ms)), the generation the caller raises in each removed schedule's queue
+  slot (fence-schedules.lua) before it announces the whole call once on the changes channel.
+  KEYS[1]  <ns>:{<ns>:sched}:schedules    HASH    name -> definition JSON
+  KEYS[2]  <ns>:{<ns>:sched}:version      STRING  rising counter
+  KEYS[3]  <ns>:{<ns>:sched}:pause-notes  HASH    name -> an operator's pause note
+  ARGV[1..] names
+  Returns  {removed, redisNowMs, generation, fences, missing}: generation is the chunk's new one (0
+           when nothing was removed); fences is a flat list of name, queue of each removed
+           schedule; missing lists the names the registry did not hold
+]]
+-- @include now-ms
+-- @include rising-counter
+local now = nowMs()
+local found = {}
+local missing = {}
+if #ARGV == 0 then return {0, now, 0, {}, {}} end
+-- one HMGET and one HDEL per hash for the chunk (a few hundred names: within Lua's stack for unpack)
+local stored = redis.call('HMGET', KEYS[1], unpack(ARGV))
+for a = 1, #ARGV do
+  if stored[a] then found[#found + 1] = {ARGV[a], stored[a]} else missing[#missing + 1] = ARGV[a] end
+end
+local generation = 0
+local fences = {}
+if #found > 0 then
+  generation = risingCounter(KEYS[2], now)
+  local names = {}
+  for _, f in ipairs(found) do
+    local name, oldJson, newJson = f[1], f[2], nil
+    -- index hook: old/new definition (oldJson: the stored JSON; newJson: nil, the schedule is removed)
+    names[#names + 1] = name
+    fences[#fences + 1] = name
+    fences[#fences + 1] = cjson.decode(oldJson)['queue']
+  end
+  redis.call('HDEL', KEYS[1], unpack(names))
+  redis.call('HDEL', KEYS[3], unpack(names))
+end
+return {#found, now, generation, fences, missing}

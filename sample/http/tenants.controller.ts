@@ -1,0 +1,61 @@
+import { BadRequestException, Body, Controller, Delete, HttpCode, Param, Put } from '@nestjs/common';
+import { DuplicateScheduleError, InvalidScheduleError, SchedulerService } from '@chronos/nest';
+import { digestScheduleName, TENANT_DIGEST } from '../tenants/tenant-digest.service.js';
+
+/** A tenant's digest settings: a 5-field cron (`'0 8 * * MON-FRI'`) read in an IANA zone. */
+interface DigestBody {
+  cron?: unknown;
+  timeZone?: unknown;
+}
+
+/**
+ * Per-tenant schedules at run time: each tenant's digest is a schedule in Redis (fired once per
+ * trigger fleet-wide, whichever replica took the request), written with `upsertSchedules`, so
+ * sending the same settings again changes nothing.
+ */
+@Controller('tenants')
+export class TenantsController {
+  constructor(private readonly scheduler: SchedulerService) {}
+
+  /**
+   * PUT /tenants/:id/digest {"cron": "0 8 * * MON-FRI", "timeZone": "Europe/Paris"} → 200 with
+   * `{ schedule, added, changed, unchanged }`; 400 for a bad cron or zone (nothing written).
+   */
+  @Put(':id/digest')
+  @HttpCode(200)
+  async setDigest(@Param('id') id: string, @Body() body: DigestBody) {
+    return { schedule: digestScheduleName(id), ...(await this.upsert([{ id, ...body }])) };
+  }
+
+  /**
+   * PUT /tenants/digests [{"id": "acme", "cron": "0 8 * * *", "timeZone": "UTC"}, …] → 200 with
+   * `{ added, changed, unchanged }`: many tenants in one call (~250 per Redis call); one bad entry
+   * → 400 naming it and its index, and nothing is written.
+   */
+  @Put('digests')
+  @HttpCode(200)
+  async setDigests(@Body() body: unknown) {
+    if (!Array.isArray(body)) throw new BadRequestException('expected an array of {"id", "cron", "timeZone"}');
+    return this.upsert(body as ({ id?: unknown } & DigestBody)[]);
+  }
+
+  /** DELETE /tenants/:id/digest → 200 with `{ removed, missing }`. */
+  @Delete(':id/digest')
+  async removeDigest(@Param('id') id: string) {
+    return this.scheduler.removeSchedules([digestScheduleName(id)]);
+  }
+
+  private async upsert(entries: ({ id?: unknown } & DigestBody)[]) {
+    const defs = entries.map((e, i) => {
+      if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string'))
+        throw new BadRequestException(`entry [${i}]: expected {"cron": string, "timeZone"?: string}`);
+      return { name: digestScheduleName(e.id), spec: e.cron, timeZone: e.timeZone, type: TENANT_DIGEST, payload: { tenant: e.id } };
+    });
+    try {
+      return await this.scheduler.upsertSchedules(defs);
+    } catch (err) {
+      if (err instanceof InvalidScheduleError || err instanceof DuplicateScheduleError) throw new BadRequestException(err.message);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+// Unit tests of the sample's per-tenant digest schedules: the controller upserts them through
+// SchedulerService, the kit fires them by their cron in the tenant's zone, TenantDigestService runs them.
+import { BadRequestException } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { ChronosTesting, ChronosTestingModule } from '@chronos/nest/testing';
+import { SchedulerService } from '@chronos/nest';
+import { TenantsController } from '../http/tenants.controller.js';
+import { TenantDigestService } from '../tenants/tenant-digest.service.js';
+
+let module: TestingModule;
+let chronos: ChronosTesting;
+let tenants: TenantsController;
+
+beforeEach(async () => {
+  module = await Test.createTestingModule({
+    imports: [ChronosTestingModule.forRoot({ now: '2026-03-02T00:00:00Z' })],
+    controllers: [TenantsController],
+    providers: [TenantDigestService],
+  }).compile();
+  module.useLogger(false);
+  await module.init();
+  chronos = module.get(ChronosTesting);
+  tenants = module.get(TenantsController);
+});
+afterEach(() => module.close());
+
+test('PUT /tenants/:id/digest adds a schedule fired at the cron in the tenant zone; the same settings again change nothing', async () => {
+  expect(await tenants.setDigest('acme', { cron: '0 8 * * MON-FRI', timeZone: 'Europe/Paris' })).toEqual({
+    schedule: 'tenant.acme.digest',
+    added: 1,
+    changed: 0,
+    unchanged: 0,
+  });
+  expect(await tenants.setDigest('acme', { cron: '0 8 * * MON-FRI', timeZone: 'Europe/Paris' })).toMatchObject({ unchanged: 1 });
+  // Monday 2 March 2026: 08:00 in Paris is 07:00 UTC
+  const fired = await chronos.advanceTo('2026-03-02T12:00:00Z');
+  expect(fired.map((t) => [t.type, t.triggerAt, t.payload])).toEqual([
+    ['tenant.digest', Date.parse('2026-03-02T07:00:00Z'), { tenant: 'acme' }],
+  ]);
+  expect(await chronos.perform(fired[0])).toMatchObject({ outcome: 'succeeded' });
+
+  expect(await tenants.setDigest('acme', { cron: '0 9 * * MON-FRI', timeZone: 'Europe/Paris' })).toMatchObject({ changed: 1 });
+  expect((await chronos.advanceTo('2026-03-03T12:00:00Z')).map((t) => t.triggerAt)).toEqual([Date.parse('2026-03-03T08:00:00Z')]);
+  expect(await tenants.removeDigest('acme')).toEqual({ removed: 1, missing: [] });
+  expect(await chronos.advanceTo('2026-03-04T12:00:00Z')).toEqual([]);
+});
+
+test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {
+  const scheduler = module.get(SchedulerService);
+  const body = [
+    { id: 'a', cron: '0 6 * * *', timeZone: 'UTC' },
+    { id: 'b', cron: '0 7 * * *', timeZone: 'Asia/Kolkata' },
+    { id: 'c', cron: '0 7 * * *', timeZone: 'Mars/Olympus' },
+  ];
+  const err = await tenants.setDigests(body).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(BadRequestException);
+  expect((err as Error).message).toMatch(/tenant\.c\.digest.*\[2\].*Mars\/Olympus/);
+  expect(await scheduler.removeSchedules(['tenant.a.digest'])).toEqual({ removed: 0, missing: ['tenant.a.digest'] });
+  expect(await tenants.setDigests(body.slice(0, 2))).toEqual({ added: 2, changed: 0, unchanged: 0 });
+  await expect(tenants.setDigests([body[0], body[0]])).rejects.toThrow(/indexes 0 and 1/);
+  await expect(tenants.setDigest('d', { cron: 42 })).rejects.toThrow(BadRequestException);
+  expect((await chronos.advanceTo('2026-03-02T23:59:00Z')).map((t) => t.schedule)).toEqual(['tenant.b.digest', 'tenant.a.digest']);
+});

@@ -1,0 +1,251 @@
+// The bulk runtime API of the Scheduler (addSchedules, upsertSchedules, removeSchedules) against a
+// real Redis: visible and fired, unchanged = no write, changed = new generation and fenced, existing
+// names untouched, validation before any write, missing names and the guard on live code schedules.
+import type { Redis } from 'ioredis';
+import { ChronosServer } from '../../lib/core/worker/server.js';
+import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
+import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
+import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
+import { openConnection } from '../../lib/core/redis/connection.js';
+import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { FIRE_MODE, META, newMeta } from '../../lib/core/redis/protocol.js';
+import type { ScheduleDefinition, StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { deferred, recordingLogger, waitFor, within } from '../helpers/wait.js';
+
+let ns: string;
+let client: Redis;
+const started: { stop(): Promise<void> }[] = [];
+const logger = recordingLogger();
+beforeEach(() => {
+  ns = newNamespace('bulk');
+  client = openConnection(redisUrl()).client as Redis;
+});
+afterEach(async () => {
+  for (const s of started.splice(0).reverse()) await s.stop();
+  client.disconnect();
+  await deleteNamespace(ns);
+});
+
+function scheduler(options: SchedulerOptions = {}): Scheduler {
+  const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, ...options });
+  started.push(s);
+  return s;
+}
+
+/** `n` tenant digests at 03:00 in their zone, named `digest.<i>`. */
+function digests(n: number, extra: Partial<ScheduleDefinition> = {}): ScheduleDefinition[] {
+  return Array.from({ length: n }, (_, i) => ({
+    name: `digest.${i}`,
+    spec: '0 3 * * *',
+    timeZone: i % 2 ? 'Europe/Paris' : 'America/New_York',
+    queue: 'digests',
+    payload: { tenant: i },
+    ...extra,
+  }));
+}
+
+async function stored(name: string): Promise<StoredSchedule> {
+  return JSON.parse((await client.hget(new SchedulerKeys(ns).schedules, name))!) as StoredSchedule;
+}
+
+/** A trigger of schedule `name` planned under `generation`, for fire.lua. */
+function trigger(name: string, generation: number, triggerAt: number): FireTrigger {
+  const meta = newMeta(0, 0, triggerAt);
+  meta[META.schedule] = name;
+  meta[META.triggerAt] = triggerAt;
+  const taskId = `${name}:${Math.floor(triggerAt / 1000)}`;
+  return {
+    schedule: name,
+    triggerAt,
+    taskId,
+    type: name,
+    payload: 'null',
+    meta: JSON.stringify(meta),
+    dedupTtlMs: 60_000,
+    mode: FIRE_MODE.allowOverlap,
+    generation,
+  };
+}
+
+test('addSchedules: 1,000 schedules visible at once; the every-second ones are fired by the leader and run', async () => {
+  const w = new ChronosServer({ connection: redisUrl(), namespace: ns, logger });
+  started.push({ stop: () => w.shutdown() });
+  const fast = ['tick.0', 'tick.1', 'tick.2'];
+  const ran = new Map<string, { id: string; triggerAt?: number }>();
+  const allRan = deferred();
+  w.handle('tick', (t) => {
+    ran.set(t.schedule!, { id: t.id, triggerAt: t.triggerAt });
+    if (fast.every((n) => ran.has(n))) allRan.resolve();
+  });
+  await w.start();
+  const s = scheduler();
+  await s.start();
+  const defs = [...digests(997), ...fast.map((name) => ({ name, spec: { every: 1000 }, type: 'tick' }))];
+  expect(await s.addSchedules(defs)).toEqual({ added: 1000, existing: [] });
+  const k = new SchedulerKeys(ns);
+  expect(await client.hlen(k.schedules)).toBe(1000);
+  const d = await stored('digest.1');
+  expect(d).toMatchObject({ expression: '0 3 * * *', timeZone: 'Europe/Paris', queue: 'digests', runtime: true, payload: '{"tenant":1}' });
+  expect(d.generation).toBeGreaterThan(0);
+  expect(d.registeredAt).toBe(d.changedAt);
+  expect(await client.smembers(`${ns}:{${ns}:global}:queues`)).toEqual(expect.arrayContaining(['default', 'digests']));
+  await within(allRan.promise, 15_000, 'a task of each every-second schedule to run');
+  for (const name of fast) {
+    const r = ran.get(name)!;
+    expect(r.triggerAt! % 1000).toBe(0);
+    expect(r.id).toBe(`${name}:${r.triggerAt! / 1000}`);
+  }
+});
+
+test('upsertSchedules: an unchanged definition writes nothing (no generation, no notice); a changed one keeps its pause, is fenced', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  expect(await s.upsertSchedules(digests(300))).toEqual({ added: 300, changed: 0, unchanged: 0 });
+  await s.pauseSchedule('digest.7');
+  await s.pauseSchedule('digest.8');
+  await s.resumeSchedule('digest.8');
+  const before = await client.hgetall(k.schedules);
+  const version = await client.get(k.version);
+  const notices: string[] = [];
+  const sub = openConnection(redisUrl()).client as Redis;
+  try {
+    sub.on('message', (_channel: string, message: string) => notices.push(message));
+    await sub.subscribe(k.changesChannel);
+    /** Every notice before a marker published now (Redis delivers in the order it ran the commands). */
+    const noticesBefore = async (marker: string) => {
+      await client.publish(k.changesChannel, marker);
+      await waitFor(() => notices.includes(marker), `the marker ${marker}`);
+      return notices.splice(0).filter((m) => m !== marker);
+    };
+    expect(await s.upsertSchedules(digests(300))).toEqual({ added: 0, changed: 0, unchanged: 300 });
+    expect(await client.get(k.version)).toBe(version);
+    expect(await client.hgetall(k.schedules)).toEqual(before);
+    expect(await noticesBefore('m1')).toEqual([]);
+
+    // 7 and 8 change their payload, 9 moves to another queue, 300 is new, the rest is unchanged
+    const next = digests(301).map((d, i) =>
+      i === 7 || i === 8 ? { ...d, payload: { tenant: i, v: 2 } } : i === 9 ? { ...d, queue: 'digests-eu' } : d,
+    );
+    const old7 = await stored('digest.7');
+    const old8 = await stored('digest.8');
+    const old9 = await stored('digest.9');
+    expect(await s.upsertSchedules(next)).toEqual({ added: 1, changed: 3, unchanged: 297 });
+    expect(await noticesBefore('m2')).toHaveLength(1); // one notice for the call
+    const new7 = await stored('digest.7');
+    expect(new7.generation).toBeGreaterThan(old7.generation!);
+    expect(new7).toMatchObject({ paused: true, registeredAt: old7.registeredAt, changedAt: old7.changedAt, payload: '{"tenant":7,"v":2}' });
+    expect(await stored('digest.8')).toMatchObject({ paused: false, resumedAt: old8.resumedAt, registeredAt: old8.registeredAt });
+    expect(old8.resumedAt).toBeGreaterThan(0);
+    expect((await stored('digest.9')).changedAt).toBeGreaterThanOrEqual(old9.changedAt!); // a new queue: its timing restarts
+    expect(await client.hget(k.schedules, 'digest.10')).toBe(before['digest.10']);
+    // fenced in the queue each targeted: a trigger planned under the old generation is refused, one under the new taken
+    const q = new QueueKeys(ns, 'digests');
+    expect(Number(await client.hget(q.generation, 'digest.7'))).toBe(new7.generation);
+    expect(Number(await client.hget(q.generation, 'digest.9'))).toBe((await stored('digest.9')).generation);
+    const now = await redisNow();
+    const r = await fireScript(client, q, undefined, 0, [
+      trigger('digest.7', old7.generation!, now - 2000),
+      trigger('digest.9', old9.generation!, now - 2000),
+      trigger('digest.7', new7.generation!, now - 1000),
+    ]);
+    expect(r.results).toEqual(['fenced', 'fenced', 'enqueued']);
+  } finally {
+    sub.disconnect();
+  }
+});
+
+async function redisNow(): Promise<number> {
+  const [sec, us] = await client.time();
+  return Number(sec) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+test('upsertSchedules over a stored form without registeredAt or changedAt (an older writer) stores valid JSON', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  await s.addSchedule({ name: 'old', spec: '@every 1h' });
+  const { registeredAt, changedAt, ...bare } = await stored('old');
+  expect(registeredAt).toBe(changedAt);
+  await client.hset(k.schedules, 'old', JSON.stringify({ ...bare, paused: true }));
+  expect(await s.upsertSchedules([{ name: 'old', spec: '@every 2h' }])).toEqual({ added: 0, changed: 1, unchanged: 0 });
+  const now = await stored('old');
+  expect(now).toMatchObject({ expression: '@every 2h', paused: true, generation: Number(await client.get(k.version)) });
+  expect(now.registeredAt).toBeUndefined();
+  expect(now.changedAt).toBeGreaterThan(0); // a new spec: its timing starts now
+});
+
+test('addSchedules leaves an existing name untouched and reports it', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  await s.addSchedule({ name: 'a', spec: '@every 1h' });
+  const k = new SchedulerKeys(ns);
+  const a = await client.hget(k.schedules, 'a');
+  const version = await client.get(k.version);
+  expect(
+    await s.addSchedules([
+      { name: 'a', spec: '@every 5m' },
+      { name: 'b', spec: '@every 5m' },
+    ]),
+  ).toEqual({ added: 1, existing: ['a'] });
+  expect(await client.hget(k.schedules, 'a')).toBe(a);
+  expect((await stored('b')).generation).toBe(Number(await client.get(k.version)));
+  expect(Number(await client.get(k.version))).toBeGreaterThan(Number(version));
+  expect(await s.addSchedules([{ name: 'a', spec: '@every 5m' }])).toEqual({ added: 0, existing: ['a'] });
+  expect(await s.addSchedules([])).toEqual({ added: 0, existing: [] });
+});
+
+test('a bad definition or a name given twice is refused before anything is written, naming it and its index', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  const defs = [...digests(600), { name: 'broken', spec: '61 * * * *' }];
+  const err = (await s.upsertSchedules(defs).catch((e: unknown) => e)) as InvalidScheduleError;
+  expect(err).toBeInstanceOf(InvalidScheduleError);
+  expect(err).toMatchObject({ schedule: 'broken', index: 600, value: '61 * * * *' });
+  expect(err.message).toMatch(/"broken" \(definition \[600\] of the call\)/);
+  const badName = (await s
+    .addSchedules([
+      { name: 'ok', spec: '@every 1s' },
+      { name: 'no spaces', spec: '@every 1s' },
+    ])
+    .catch((e: unknown) => e)) as InvalidScheduleError;
+  expect(badName).toBeInstanceOf(InvalidScheduleError);
+  expect(badName.index).toBe(1);
+  expect(badName.message).toMatch(/no spaces/);
+  const twice = await s.addSchedules([...digests(3), { name: 'digest.1', spec: '@every 1s' }]).catch((e: unknown) => e);
+  expect(twice).toBeInstanceOf(DuplicateScheduleError);
+  expect((twice as Error).message).toMatch(/"digest.1".*indexes 1 and 3/);
+  await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(DuplicateScheduleError);
+  expect(await client.exists(k.schedules, k.version)).toBe(0);
+});
+
+test('removeSchedules: removed and fenced, missing names reported, one operator.acted; live code schedules refuse the call', async () => {
+  const events = new EventBus();
+  const acted: Extract<ChronosEvent, { type: 'operator.acted' }>[] = [];
+  events.subscribe((e) => e.type === 'operator.acted' && acted.push(e));
+  const s = scheduler({ eligible: false, events });
+  s.register({ name: 'code.job', spec: '@every 60s' });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  await s.addSchedules(digests(600));
+  await s.pauseSchedule('digest.3');
+  acted.length = 0;
+  const old3 = await stored('digest.3');
+  // a schedule this live instance declares in code: the whole call is refused, nothing removed
+  await expect(s.removeSchedules(['digest.1', 'code.job'])).rejects.toThrow(ChronosStateError);
+  await expect(s.removeSchedules(['digest.1', 'code.job'])).rejects.toThrow(/"code.job" \(.*\).*nothing was removed/);
+  expect(await client.hexists(k.schedules, 'digest.1')).toBe(1);
+
+  const names = [...digests(600).map((d) => d.name), 'nope.1', 'nope.2'];
+  expect(await s.removeSchedules(names)).toEqual({ removed: 600, missing: ['nope.1', 'nope.2'] });
+  expect(await client.hkeys(k.schedules)).toEqual(['code.job']);
+  expect(await client.hexists(k.pauseNotes, 'digest.3')).toBe(0);
+  const fence = Number(await client.hget(new QueueKeys(ns, 'digests').generation, 'digest.3'));
+  expect(fence).toBeGreaterThan(old3.generation!);
+  expect(acted).toEqual([expect.objectContaining({ action: 'schedule.remove', actor: `app:${s.instanceId}`, count: 600 })]);
+  expect(await s.removeSchedules(['digest.3'])).toEqual({ removed: 0, missing: ['digest.3'] });
+  expect(acted).toHaveLength(1); // nothing removed: no act
+});

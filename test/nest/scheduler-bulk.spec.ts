@@ -1,0 +1,67 @@
+// SchedulerService's bulk runtime API on a real Redis: the module's defaults fill unset fields as in
+// addSchedule (the same fingerprint: an upsert after addSchedule writes nothing), and removeSchedules
+// removes a code-declared schedule as removeSchedule does.
+import { Injectable } from '@nestjs/common';
+import { Cron, InvalidScheduleError, SchedulerService } from '../../lib/index.js';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import type { Redis } from 'ioredis';
+import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
+import { connect } from '../helpers/redis.js';
+
+@Injectable()
+class Jobs {
+  @Cron('0 3 * * *', { name: 'code.nightly' })
+  nightly(): void {}
+}
+
+let app: ChronosTestApp | undefined;
+const opened: Redis[] = [];
+afterEach(async () => {
+  for (const r of opened.splice(0)) r.disconnect();
+  await app?.close();
+});
+
+test('upsertSchedules / addSchedules / removeSchedules apply the module defaults like addSchedule', async () => {
+  app = await createChronosTestApp({ providers: [Jobs], options: { queue: 'mail', maxRetry: 3, timeout: 5000, timeZone: 'Europe/Paris' } });
+  const scheduler = app.get(SchedulerService);
+  const redis = connect();
+  opened.push(redis);
+  const k = new SchedulerKeys(app.namespace);
+  const read = async (name: string) => JSON.parse((await redis.hget(k.schedules, name))!) as StoredSchedule;
+
+  await scheduler.addSchedule({ name: 'single', spec: '0 8 * * *', type: 'digest' });
+  const single = await read('single');
+  expect(single).toMatchObject({ queue: 'mail', maxRetry: 3, timeoutMs: 5000, timeZone: 'Europe/Paris' });
+  // the same definition through the bulk path: the same fingerprint, so nothing is written
+  expect(
+    await scheduler.upsertSchedules([
+      { name: 'single', spec: '0 8 * * *', type: 'digest' },
+      { name: 'bulk', spec: '@every 1h' },
+    ]),
+  ).toEqual({
+    added: 1,
+    changed: 0,
+    unchanged: 1,
+  });
+  expect(await read('single')).toEqual(single);
+  expect(await read('bulk')).toMatchObject({ queue: 'mail', maxRetry: 3, timeoutMs: 5000, runtime: true });
+  expect(
+    await scheduler.addSchedules([
+      { name: 'bulk', spec: '@every 2h' },
+      { name: 'other', spec: '@every 1h', queue: 'q2' },
+    ]),
+  ).toEqual({
+    added: 1,
+    existing: ['bulk'],
+  });
+  expect((await read('other')).queue).toBe('q2');
+  await expect(scheduler.upsertSchedules([{ name: 'x', spec: '0 8 * * *', timeZone: 'Nowhere/City' }])).rejects.toThrow(
+    InvalidScheduleError,
+  );
+
+  // like removeSchedule, a schedule this live instance declares in code is removed too
+  expect(await redis.hexists(k.schedules, 'code.nightly')).toBe(1);
+  expect(await scheduler.removeSchedules(['code.nightly', 'bulk', 'nope'])).toEqual({ removed: 2, missing: ['nope'] });
+  expect((await redis.hkeys(k.schedules)).sort()).toEqual(['other', 'single']);
+});
