@@ -30,7 +30,7 @@ export interface BoundsInput {
 
 /** Their registry form: each absent when not given (a jitter of 0 is none). */
 export interface StoredBounds {
-  /** Spread of each trigger's start, ms: the task starts {@link jitterShiftMs} after the trigger's instant. */
+  /** Spread of each trigger's start, ms: the task starts a deterministic shift in `[0, jitterMs)` after the trigger's instant (`jitterShiftMs`). */
   jitterMs?: number;
   /** No trigger before this instant (inclusive), epoch ms. */
   startAt?: number;
