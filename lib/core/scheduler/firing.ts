@@ -355,7 +355,8 @@ export class Firing {
           if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due
         });
         announceSuperseding(client, this.ctx.namespace, this.ctx.logger, chunk, results);
-        await indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow);
+        const delayed = indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow);
+        await this.bound.call(delayed, 'the due-time index write'); // jittered trigger tasks (fire-triggers.ts)
       }
     }
     let previous: Entry | undefined;
