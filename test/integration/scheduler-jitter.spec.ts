@@ -72,6 +72,7 @@ test('jitter: a trigger keeps its nominal dedup key and triggerAt; its task wait
     }
   }
   expect(delayed).toBeGreaterThan(0);
+  expect(await inspector().schedule('spread')).toMatchObject({ jitterMs: 900 });
 
   const runs: { id: string; triggerAt?: number; startedAt: number }[] = [];
   const w = new ChronosServer({ connection: redisUrl(), namespace: ns, logger });
@@ -84,6 +85,32 @@ test('jitter: a trigger keeps its nominal dedup key and triggerAt; its task wait
     expect(r.startedAt).toBeGreaterThanOrEqual(r.triggerAt! + jitterShiftMs('spread', r.triggerAt!, 900));
   }
   expect(new Set(runs.map((r) => r.id)).size).toBe(runs.length); // each trigger once
+});
+
+test('jitter under overlap skip: the task waiting for its shifted instant is live, so the next trigger is skipped; it still starts, at or after that instant', async () => {
+  const events = new EventBus();
+  const seen: ChronosEvent[] = [];
+  events.subscribe((e) => seen.push(e));
+  const s = scheduler({ events });
+  s.register({ name: 'slow', spec: { every: 1000 }, jitter: 999, overlap: 'skip', type: 'slow', queue: 'skipq' });
+  await s.start();
+  const firedOf = () => seen.filter((e): e is Fired => e.type === 'schedule.fired' && e.schedule === 'slow');
+  const skipped = () => seen.filter((e) => e.type === 'schedule.skipped' && e.schedule === 'slow' && e.reason === 'overlap');
+  await waitFor(() => skipped().length >= 1, 'a trigger skipped while the first task waits (no worker yet)');
+  const first = firedOf()[0];
+  const shift = jitterShiftMs('slow', first.triggerAt, 999);
+  const r = redis();
+  const k = new QueueKeys(ns, 'skipq');
+  expect(await r.get(k.overlap('slow'))).toBe(first.taskId); // the waiting task holds the marker
+  const runs: { id: string; triggerAt: number; startedAt: number }[] = [];
+  const w = new ChronosServer({ connection: redisUrl(), namespace: ns, logger, queues: ['skipq'] });
+  started.push({ stop: () => w.shutdown() });
+  w.handle('slow', (t) => void runs.push({ id: t.id, triggerAt: t.triggerAt!, startedAt: Date.now() }));
+  await w.start();
+  await waitFor(() => runs.length >= 2, 'the first task and a later one to run');
+  expect(runs[0].id).toBe(first.taskId);
+  expect(runs[0].startedAt).toBeGreaterThanOrEqual(first.triggerAt + shift);
+  for (const run of runs) expect(run.startedAt).toBeGreaterThanOrEqual(run.triggerAt + jitterShiftMs('slow', run.triggerAt, 999));
 });
 
 test('startAt / endAt: triggers fall in [startAt, endAt); the ended schedule stays registered and the Inspector shows it ended', async () => {
