@@ -197,5 +197,10 @@ test('maxRuns: a new definition keeps the count unless maxRuns changed', async (
     timeoutMs: 15_000,
   });
   expect(kept()).toHaveLength(5);
-  expect(await redis().xlen(new QueueKeys(ns, 'k').stream)).toBe(5);
+  const r = redis();
+  expect(await r.xlen(new QueueKeys(ns, 'k').stream)).toBe(5);
+  // a new queue: counted afresh there, the old queue's counter deleted
+  await s.addSchedule({ name: 'kept', spec: { every: 1000 }, maxRuns: 3, queue: 'k2' });
+  expect(await r.exists(new QueueKeys(ns, 'k').runs('kept'))).toBe(0);
+  expect([2, 3]).toContain((await insp.schedule('kept')).runsLeft); // 2 if its first trigger in k2 fired meanwhile
 });
