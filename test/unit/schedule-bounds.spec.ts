@@ -1,6 +1,9 @@
 import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { storedSpec, toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { plan, wakeAt } from '../../lib/core/scheduler/plan.js';
+import { fireTriggers } from '../../lib/core/scheduler/fire-triggers.js';
+import type { Entry } from '../../lib/core/scheduler/firing-load.js';
+import { FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
 import { jitterShiftMs, MAX_JITTER_MS } from '../../lib/core/scheduler/schedule-bounds.js';
 import { nextTriggers, triggersBetween } from '../../lib/core/scheduler/spec.js';
 
@@ -105,5 +108,29 @@ describe('startAt / endAt', () => {
     const state = { stored: s, live: true, leadMs: 0, next: spec.nextAfter(T0 + 4000) };
     expect(wakeAt(state)).toBe(Infinity);
     expect(wakeAt({ ...state, next: T0 + 3000, exhausted: true })).toBe(Infinity);
+  });
+});
+
+describe('the fire.lua triggers of a jittered, limited schedule', () => {
+  test('due at nominal + shift; the stale window and the supersede instant count from the shifted instants; maxRuns passed', () => {
+    const { stored: s, spec } = stored({ jitter: 900, maxRuns: 7, catchUp: 'latest', catchUpWindow: 5000 });
+    const entry = { stored: s, spec, dedupTtlMs: 3_600_000, generation: 1, liveUntil: Infinity } as unknown as Entry;
+    const at = T0 + 3000;
+    const [t] = fireTriggers([{ entry, triggerAt: at, mode: FIRE_MODE.allowOverlap }], [undefined], T0, false);
+    const shift = jitterShiftMs('job', at, 900);
+    expect(t).toMatchObject({ triggerAt: at, taskId: `job:${at / 1000}`, maxRuns: 7 });
+    expect(t.dueAt).toBe(shift > 0 ? at + shift : undefined);
+    const meta = JSON.parse(t.meta) as Record<string, number>;
+    expect(meta[META.triggerAt]).toBe(at); // the nominal instant
+    expect(meta[META.catchUpWindowMs]).toBe(5000 + shift);
+    expect(meta[META.supersededAt]).toBe(at + 1000 + jitterShiftMs('job', at + 1000, 900));
+    const [plain] = fireTriggers(
+      [{ entry: { ...entry, stored: stored({}).stored }, triggerAt: at, mode: FIRE_MODE.allowOverlap }],
+      [undefined],
+      T0,
+      false,
+    );
+    expect(plain.dueAt).toBeUndefined();
+    expect(plain.maxRuns).toBeUndefined();
   });
 });
