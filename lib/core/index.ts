@@ -36,6 +36,8 @@ export {
   triggerKey,
 } from './scheduler/definition.js';
 export { parseSpec, nextTriggers, triggersBetween, type ScheduleSpec, type ParseSpecOptions } from './scheduler/spec.js';
+export type { StoredBounds } from './scheduler/schedule-bounds.js';
+export type { ScheduleBoundsInfo } from './admin/schedule-runs.js';
 export type { FireRecord, FireOutcome } from './scheduler/history.js';
 export {
   Inspector,

@@ -8,14 +8,16 @@ type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unkn
 function stateOf(s: ScheduleInfo): string {
   if (s.error) return 'invalid';
   if (s.orphaned) return 'orphaned';
-  return s.paused ? 'paused' : 'active';
+  if (s.paused) return 'paused';
+  return s.ended ? 'ended' : 'active';
 }
 
-/** Why a schedule has no next run to show (it does not fire: invalid, orphaned, paused), or undefined when it fires. */
+/** Why a schedule has no next run to show (it does not fire: invalid, orphaned, paused, ended), or undefined when it fires. */
 export function notFiring(s: ScheduleInfo): string | undefined {
   if (s.error) return 'invalid';
   if (s.orphaned) return 'orphaned';
-  return s.paused ? 'paused' : undefined;
+  if (s.paused) return 'paused';
+  return s.ended ? `ended (${s.ended === 'end-at' ? 'past its endAt' : 'its maxRuns reached'})` : undefined;
 }
 
 export function scheduleTable(list: ScheduleInfo[]): string {
@@ -46,6 +48,10 @@ function scheduleText(s: ScheduleInfo): string {
       'buffered',
       s.buffered ? `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}` : undefined,
     ],
+    ['jitter', s.jitterMs === undefined ? undefined : `${s.jitterMs} ms`],
+    ['starts at', s.startAt === undefined ? undefined : when(s.startAt)],
+    ['ends at', s.endAt === undefined ? undefined : `${when(s.endAt)} (exclusive)`],
+    ['max runs', s.maxRuns === undefined ? undefined : `${s.maxRuns} (${s.runsLeft ?? s.maxRuns} left)`],
     ['registered', when(s.registeredAt)],
     ['last fired', when(s.lastFiredAt)],
     ['error', s.error],

@@ -6,8 +6,12 @@ function Liveness({ s }) {
   if (s.error) return html`<span class="badge bad">unreadable</span>`;
   if (s.orphaned) return html`<span class="badge bad" title="no live instance declares it: it does not fire">orphaned</span>`;
   if (s.paused) return html`<span class="badge paused" data-testid="paused">paused</span>`;
+  if (s.ended) return html`<span class="badge paused" data-testid="ended" title=${ENDED[s.ended]}>ended</span>`;
   return html`<span class="badge ok">live</span>`;
 }
+
+/** Why an ended schedule fires no more (ScheduleInfo `ended`). */
+const ENDED = { 'end-at': 'past its endAt', 'max-runs': 'its maxRuns reached' };
 
 const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -29,11 +33,12 @@ function NextRun({ ms, zone }) {
   return html`<div>${when(ms)}${there && html` <span class="muted" data-testid="zone-time">· ${there}</span>`}</div>`;
 }
 
-/** Why a schedule shows no next run (it does not fire): 'unreadable', 'orphaned', 'paused'; undefined when it fires. */
+/** Why a schedule shows no next run (it does not fire): 'unreadable', 'orphaned', 'paused', 'ended (…)'; undefined when it fires. */
 function notFiring(s) {
   if (s.error) return 'unreadable';
   if (s.orphaned) return 'orphaned';
-  return s.paused ? 'paused' : undefined;
+  if (s.paused) return 'paused';
+  return s.ended ? `ended (${ENDED[s.ended]})` : undefined;
 }
 
 function Acts({ s, readOnly, can = () => true, setNotice, after }) {
@@ -146,6 +151,10 @@ export function SchedulePage({ readOnly, can, name, tick }) {
     ['task type', s.type],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
+    s.jitterMs !== undefined && ['jitter', `${s.jitterMs} ms`],
+    s.startAt !== undefined && ['starts at', when(s.startAt)],
+    s.endAt !== undefined && ['ends at', `${when(s.endAt)} (exclusive)`],
+    s.maxRuns !== undefined && ['max runs', `${s.maxRuns} (${s.runsLeft ?? s.maxRuns} left)`],
     s.buffered && ['buffered', `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}`],
     ['origin', s.origin],
     ['last fired', when(s.lastFiredAt)],

@@ -1,5 +1,6 @@
 import { readFires, type FireRecord } from '../scheduler/history.js';
 import { parseSpec, triggersBetween, type ScheduleSpec } from '../scheduler/spec.js';
+import { boundedSpec } from '../scheduler/spec-bounded.js';
 import { engineTime } from '../runtime/time.js';
 import type { InspectorContext } from './context.js';
 import type { FireMark, ScheduleActivity, ScheduleInfo, ScheduleSilence, WindowFires } from './types.js';
@@ -20,7 +21,7 @@ const HOUR_MS = 3_600_000;
 export function specOf(s: ScheduleInfo): ScheduleSpec | undefined {
   if (s.error) return undefined;
   try {
-    return parseSpec(s.expression, { timeZone: s.timeZone, offsetMs: s.offsetMs });
+    return boundedSpec(parseSpec(s.expression, { timeZone: s.timeZone, offsetMs: s.offsetMs }), s.startAt, s.endAt);
   } catch {
     return undefined;
   }
@@ -47,7 +48,7 @@ export function silenceOf(
 ): { overdue: number; silent?: ScheduleSilence } {
   const spec = specOf(s);
   const after = s.lastFiredAt ?? s.registeredAt ?? now;
-  const overdue = spec && !s.paused && !s.orphaned ? count(spec, after, now - SILENT_GRACE_MS) : 0;
+  const overdue = spec && !s.paused && !s.orphaned && !s.ended ? count(spec, after, now - SILENT_GRACE_MS) : 0;
   if (s.error) return { overdue, silent: { reason: 'unreadable', message: s.error } };
   if (s.orphaned) {
     const since = s.orphanedSince === undefined ? '' : ` since ${new Date(s.orphanedSince).toISOString()}`;

@@ -6,7 +6,7 @@ import { scheduleAdminScript } from '../redis/commands/schedule.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { fireDedupTtlMs, storedSpec, toStored, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
-import { raiseFences } from '../scheduler/registry.js';
+import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { schedule, storedSchedule } from './schedules.js';
@@ -35,6 +35,7 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
   const r = await scheduleAdminScript(ctx.client, ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
   await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
+  if (op === 'delete') await ctx.client.del(ctx.keys(r.previousQueue!).runs(name)); // its maxRuns count
   if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
 }
@@ -51,7 +52,9 @@ export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition
   const { stored } = toStored(def, defaultTimeZone, true);
   const r = await scheduleAdminScript(ctx.client, ctx.sched, 'put', stored.name, JSON.stringify(stored));
   if (r.previousQueue !== undefined) {
-    await raiseFences(ctx.client, ctx.namespace, [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }]);
+    const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];
+    await raiseFences(ctx.client, ctx.namespace, fences);
+    await dropMovedRuns(ctx.client, ctx.namespace, fences, () => stored.queue);
   }
   await ctx.client.sadd(ctx.global.queues, stored.queue);
 }

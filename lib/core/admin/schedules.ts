@@ -9,6 +9,7 @@ import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
+import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
 const HISTORY_STREAM_SCAN = 10_000;
@@ -166,6 +167,10 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     else byQueue.set(s.queue, [name]);
   }
   const lastFired = await lastFiredOf(ctx, byQueue);
+  const runsLeft = await runsLeftOf(
+    ctx,
+    parsed.flatMap(([, s]) => (typeof s === 'string' ? [] : [s])),
+  );
   // the stored orphaned-since instants, read only for the schedules no live instance declares (none: no call)
   const orphanNames = parsed.filter(([name, s]) => typeof s !== 'string' && !s.runtime && !declaredBy.get(name)?.some((d) => d.alive));
   const stored = await orphanedSinceOf(
@@ -201,7 +206,11 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       lastFiredAt: last === undefined ? undefined : Number(last),
       next: [],
       declaredBy: by,
+      ...boundsInfo(s),
     };
+    const left = runsLeft.get(name);
+    if (left !== undefined) info.runsLeft = left;
+    if (left === 0) info.ended = 'max-runs';
     // the leader's stored instant; before it stores one, the same rule on the declarers still visible
     const since =
       stored.get(name) ??
@@ -215,7 +224,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
     const note = info.paused ? parseNote(notes[name]) : undefined;
     if (note) info.pause = note;
     // a spec is pure: one per (expression, zone, offset) serves every schedule that shares it
-    const specKey = `${s.expression}\u0000${s.timeZone}\u0000${s.offsetMs ?? 0}`;
+    const specKey = `${s.expression}\u0000${s.timeZone}\u0000${s.offsetMs ?? 0}\u0000${s.startAt ?? ''}\u0000${s.endAt ?? ''}`;
     try {
       let shared = specs.get(specKey);
       if (shared === undefined) {
@@ -225,6 +234,7 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       }
       info.next = [...shared.next];
       info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
+      if (s.endAt !== undefined && info.nextDueAt === undefined && info.ended === undefined) info.ended = 'end-at';
     } catch (err) {
       info.error = (err as Error).message;
     }

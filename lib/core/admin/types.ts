@@ -2,6 +2,7 @@ import type { EventBus } from '../runtime/events.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { FireOutcome, FireRecord } from '../scheduler/history.js';
 import type { QueueLimits } from '../queue/limits.js';
+import type { ScheduleBoundsInfo } from './schedule-runs.js';
 
 /** The states of a task, as the Inspector names them. */
 export const TASK_STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
@@ -267,7 +268,7 @@ export interface PauseNote {
 }
 
 /** One schedule as the Inspector shows it. @publicApi */
-export interface ScheduleInfo {
+export interface ScheduleInfo extends ScheduleBoundsInfo {
   /** The schedule's name (part of every trigger's dedup key). */
   name: string;
   /** When it fires, as stored: a cron expression, a descriptor (`@daily`) or `@every <n>s`. */

@@ -158,6 +158,14 @@ export class QueueKeys {
     return this.prefix + 'buffered:' + schedule;
   }
 
+  /**
+   * HASH of a schedule with `maxRuns`: `max` (the maxRuns its count was taken under) and `n` (the
+   * triggers enqueued, raised by fire.lua only when one is enqueued); deleted with the schedule.
+   */
+  runs(schedule: string): string {
+    return this.prefix + 'runs:' + schedule;
+  }
+
   /** STRING counter of tasks processed (succeeded) on a UTC day `YYYY-MM-DD` (before {@link counts}: read, no longer written). */
   processed(day: string): string {
     return this.prefix + 'processed:' + day;

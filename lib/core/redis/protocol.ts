@@ -200,6 +200,11 @@ export const FIRE_RESULT = {
    * superseded (it no longer holds the overlap marker; the leader announces it on the cancel channel).
    */
   superseding: 9,
+  /**
+   * Not enqueued: the schedule has enqueued its `maxRuns` triggers (its runs counter, keys.ts
+   * `runs`); lastFired advanced, no dedup key written.
+   */
+  exhausted: 10,
 } as const;
 
 /** enqueue.lua's code. */

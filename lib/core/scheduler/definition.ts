@@ -5,7 +5,9 @@ import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
 import { FIRE_MODE, type FireMode } from '../redis/protocol.js';
+import { checkBounds, type StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
+import { boundedSpec } from './spec-bounded.js';
 
 /** The fire modes that enqueue a trigger (every mode but advance-only), one per overlap policy. */
 export type EnqueueFireMode = Exclude<FireMode, typeof FIRE_MODE.advanceOnly>;
@@ -68,6 +70,24 @@ export interface ScheduleDefinition {
    */
   overlap?: OverlapPolicy;
   /**
+   * Spread of the starts, ms (an integer, 0 to 86,400,000; less than the period of an every-spec):
+   * each trigger's task starts a deterministic shift in `[0, jitter)` after the trigger's instant —
+   * the same on every replica (a hash of `<name>:<trigger unix ms>`). The trigger itself (its dedup
+   * key, task id, `triggerAt`, catch-up, pause, overlap, maxRuns) stays at its nominal instant; the
+   * task waits as a delayed task until the shifted one. @defaultValue 0 (none)
+   */
+  jitter?: number;
+  /** No trigger before this instant (inclusive): epoch ms or a Date. @defaultValue none */
+  startAt?: number | Date;
+  /** No trigger at or after this instant (exclusive): epoch ms or a Date, after `startAt`. The schedule stays registered (shown as ended). @defaultValue none */
+  endAt?: number | Date;
+  /**
+   * The most triggers the schedule enqueues in total, fleet-wide (an integer ≥ 1), counted in Redis
+   * when one is enqueued (not on a duplicate, skip, pause or fence). A new definition keeps the count
+   * unless its maxRuns differs (then it starts afresh). An operator's trigger or backfill is not counted. @defaultValue none
+   */
+  maxRuns?: number;
+  /**
    * The group of each trigger's task (enqueue option `group`: served round-robin with the queue's
    * other groups, under its per-group limits). 1 to 200 characters, no control characters.
    */
@@ -75,7 +95,7 @@ export interface ScheduleDefinition {
 }
 
 /** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */
-export interface StoredSchedule {
+export interface StoredSchedule extends StoredBounds {
   /** The schedule's name (part of every trigger's dedup key). */
   name: string;
   /** The spec as text: the cron expression or descriptor given, or `@every <n>s` for an `{ every }` spec. */
@@ -139,6 +159,10 @@ const DEF_KEYS = new Set([
   'catchUpWindow',
   'catchUpCap',
   'overlap',
+  'jitter',
+  'startAt',
+  'endAt',
+  'maxRuns',
   'group',
 ]);
 
@@ -151,9 +175,10 @@ export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone
   return parseSpec(def.spec, { schedule: def.name, timeZone });
 }
 
-/** The spec of a stored definition. */
+/** The spec of a stored definition, limited to its `[startAt, endAt)` when it has either. */
 export function storedSpec(s: StoredSchedule): ScheduleSpec {
-  return parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined });
+  const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined });
+  return boundedSpec(spec, s.startAt, s.endAt);
 }
 
 /**
@@ -195,7 +220,9 @@ export function toStored(
   const p = new OptionProblems();
   p.unknownKeys(def, DEF_KEYS);
   throwFirst(p, name);
-  const spec = specOf(def, defaultTimeZone);
+  const unbounded = specOf(def, defaultTimeZone);
+  const bounds = checkBounds(def, unbounded, p);
+  const spec = boundedSpec(unbounded, bounds.startAt, bounds.endAt);
   p.name('queue', def.queue);
   if (def.type !== undefined && (typeof def.type !== 'string' || def.type.length === 0)) p.expected('type', 'a non-empty string', def.type);
   p.int('maxRetry', def.maxRetry, 0);
@@ -236,6 +263,7 @@ export function toStored(
     catchUpCap,
     overlap,
     group: def.group,
+    ...bounds,
     runtime,
   };
   const text = JSON.stringify(body);

@@ -45,6 +45,8 @@ export interface Entry extends HeapItem {
   orphanedSince?: number;
   /** Declared again after being orphaned: the span whose triggers are skipped, (since, until] (epoch ms), until applied. */
   orphanSpan?: { since: number; until: number };
+  /** fire.lua found its maxRuns reached: not planned again until the table is reloaded. */
+  exhausted?: boolean;
 }
 
 /** Paces a long loop: {@link pace} yields a turn of the event loop once a slice of work has run. */
@@ -196,7 +198,8 @@ async function adoptOrphaned(
 export function sameSpec(old: Entry | undefined, s: StoredSchedule): ScheduleSpec | undefined {
   if (old === undefined) return undefined;
   const o = old.stored;
-  return o.expression === s.expression && o.timeZone === s.timeZone && o.offsetMs === s.offsetMs ? old.spec : undefined;
+  const same = o.expression === s.expression && o.timeZone === s.timeZone && o.offsetMs === s.offsetMs;
+  return same && o.startAt === s.startAt && o.endAt === s.endAt ? old.spec : undefined;
 }
 
 /** Appends `value` to the list of `key` (first use creates the list, in insertion order). */

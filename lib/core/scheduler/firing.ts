@@ -16,14 +16,14 @@ import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { fireScript, type FireResult } from '../redis/commands/schedule.js';
 import { markGrouped } from '../queue/limits.js';
 import type { RedisClient } from '../redis/connection.js';
-import { GlobalKeys, type SchedulerKeys } from '../redis/keys.js';
+import type { SchedulerKeys } from '../redis/keys.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import type { RedisTime } from '../runtime/time.js';
 import { triggerKey } from './definition.js';
 import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { DueHeap } from './due-heap.js';
 import { FireObserver } from './fire-observer.js';
-import { fireTriggers, observedOf, supersedeNotices, type FireItem } from './fire-triggers.js';
+import { announceSuperseding, fireTriggers, indexDelayed, observedOf, type FireItem } from './fire-triggers.js';
 import { loadTable, pushTo, sameSpec, Slicer, type Entry } from './firing-load.js';
 import { forgetOrphaned, markLiveness, storeOrphaned } from './orphans.js';
 import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type Plan } from './plan.js';
@@ -354,7 +354,9 @@ export class Firing {
           const early = this.settle(item, results[i]);
           if (early !== undefined) retryAt = Math.min(retryAt, early); // come back when it is due
         });
-        this.announceSuperseding(chunk, results);
+        announceSuperseding(client, this.ctx.namespace, this.ctx.logger, chunk, results);
+        const delayed = indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow);
+        await this.bound.call(delayed, 'the due-time index write'); // jittered trigger tasks (fire-triggers.ts)
       }
     }
     let previous: Entry | undefined;
@@ -376,25 +378,6 @@ export class Firing {
     this.reload();
   }
 
-  /**
-   * Tells the workers which runs the chunk's `superseding` triggers supersede (overlap
-   * `cancel-previous`): one notice per schedule, with its newest such trigger, on the cancel channel.
-   * A lost notice is made up for by the workers' claim renewals (claim.lua reports the taken marker).
-   */
-  private announceSuperseding(chunk: readonly FireItem[], results: readonly FireResult[]): void {
-    const notices = supersedeNotices(chunk, results);
-    if (notices.length === 0) return;
-    const channel = new GlobalKeys(this.ctx.namespace).cancelChannel;
-    for (const n of notices) {
-      this.ctx.client.publish(channel, JSON.stringify(n)).catch((err: unknown) => {
-        this.ctx.logger.warn(
-          'Could not announce a superseding trigger; its workers find out at their next claim renewal ' +
-            `(schedule=${n.schedule} trigger=${n.supersededBy} error=${String(err)})`,
-        );
-      });
-    }
-  }
-
   /** Applies one fire result; returns the trigger instant when Redis found it early. */
   private settle(item: FireItem, result: FireResult): number | undefined {
     const { entry, triggerAt } = item;
@@ -407,6 +390,10 @@ export class Firing {
     if (result === 'orphaned') {
       this.refreshLiveness(); // dated after its liveUntil: never planned so; read liveness again
       return undefined;
+    }
+    if (result === 'exhausted' && !entry.exhausted) {
+      entry.exhausted = true; // not planned again until a reload (a new maxRuns starts the count afresh)
+      this.ctx.logger.log(`Schedule has enqueued its maxRuns triggers; no more fire (schedule=${s.name} maxRuns=${s.maxRuns})`);
     }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued' || result === 'buffered' || result === 'superseding') {

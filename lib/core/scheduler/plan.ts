@@ -91,19 +91,22 @@ export interface PlanState {
   leadMs: number;
   /** Until when a live instance declares it, epoch ms (Infinity or undefined for a runtime one). */
   liveUntil?: number;
+  /** Its maxRuns is reached (fire.lua said so): never planned. */
+  exhausted?: boolean;
 }
 
-/** Whether a schedule is planned at a tick at `now`: live, not paused, and its next trigger within the lead and its liveUntil. */
+/** Whether a schedule is planned at a tick at `now`: live, not paused, not exhausted, and its next trigger within the lead and its liveUntil. */
 export function isPlanned(s: PlanState, now: number): boolean {
-  return s.live && !s.stored.paused && s.next !== null && s.next <= now + s.leadMs && s.next <= (s.liveUntil ?? Infinity);
+  return wakeAt(s) <= now;
 }
 
 /**
  * When the firing loop must wake for a schedule (its next trigger minus the lead); Infinity if it
- * is not live, paused or done, or its next trigger is after its liveUntil (the next liveness read decides).
+ * is not live, paused, exhausted or done, or its next trigger is after its liveUntil (the next liveness read decides).
  */
 export function wakeAt(s: PlanState): number {
-  return s.live && !s.stored.paused && s.next !== null && s.next <= (s.liveUntil ?? Infinity) ? s.next - s.leadMs : Infinity;
+  const planned = s.live && !s.stored.paused && !s.exhausted && s.next !== null && s.next <= (s.liveUntil ?? Infinity);
+  return planned ? s.next! - s.leadMs : Infinity;
 }
 
 /** Plans one schedule at one tick by the rules of this module (see its header). */

@@ -35,6 +35,22 @@ const NAMES_CHUNK = 1000;
 // ------------------------------------------------------------------ fences
 
 /**
+ * Deletes the maxRuns counters (keys.ts `runs`) that changes of queue left behind, in the slot of the
+ * queue each schedule targeted before (`fences`): its count starts afresh in its new queue (README
+ * "Jitter, start and end, maxRuns"). One DEL per moved schedule; none when none moved.
+ * @param queueOf the queue a schedule targets now (undefined: not known here, left alone)
+ */
+export async function dropMovedRuns(
+  client: RedisClient,
+  namespace: string,
+  fences: readonly Fence[],
+  queueOf: (schedule: string) => string | undefined,
+): Promise<void> {
+  const moved = fences.filter((f) => f.queue !== '' && queueOf(f.schedule) !== undefined && queueOf(f.schedule) !== f.queue);
+  await Promise.all(moved.map((f) => client.del(new QueueKeys(namespace, f.queue).runs(f.schedule))));
+}
+
+/**
  * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
  * queue, {@link REGISTER_CHUNK} schedules per call, the calls of a queue pipelined.
  */
@@ -153,6 +169,7 @@ export class Declarations {
       fences.push(...r.fences);
     }
     await raiseFences(client, this.ctx.namespace, fences);
+    await dropMovedRuns(client, this.ctx.namespace, fences, (name) => this.declared.get(name)?.queue);
     if (changed > 0) await client.publish(keys.changesChannel, this.ctx.instanceId);
     this.lastBeatAt = engineTime.now();
     this.runId = (await this.serverRun()).runId;

@@ -28,6 +28,7 @@
  */
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { CronScheduleSpec, cronSpec, DESCRIPTORS } from './spec-cron.js';
+import { BoundedSpec } from './spec-bounded.js';
 import { EveryScheduleSpec, makeEverySpec } from './spec-every.js';
 import {
   DAY_MS,
@@ -198,6 +199,7 @@ export function triggersBetween(
   assertInstant(untilMs, 'untilMs');
   assertCount(cap, 'cap');
   if (untilMs <= afterMs) return { triggers: [], skipped: 0 };
+  if (spec instanceof BoundedSpec) return triggersBetween(spec.inner, ...spec.clip(afterMs, untilMs), cap);
   if (spec instanceof EveryScheduleSpec) return spec.triggersBetween(afterMs, untilMs, cap);
   if (spec instanceof CronScheduleSpec) return spec.triggersBetween(afterMs, untilMs, cap);
   return genericTriggersBetween(spec, afterMs, untilMs, cap);

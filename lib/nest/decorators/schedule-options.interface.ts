@@ -41,6 +41,18 @@ export interface ScheduleOptions {
    */
   overlap?: OverlapPolicy;
   /**
+   * Spread of the starts, ms (0 to 86,400,000; less than the period of an interval): each trigger's
+   * task starts a deterministic shift in `[0, jitter)` after its instant, the same on every replica;
+   * the trigger's dedup key and `triggerAt` stay nominal (README "Jitter, start and end, maxRuns"). @defaultValue 0
+   */
+  jitter?: number;
+  /** No trigger before this instant (inclusive): epoch ms or a Date. */
+  startAt?: number | Date;
+  /** No trigger at or after this instant (exclusive): epoch ms or a Date. */
+  endAt?: number | Date;
+  /** The most triggers the schedule enqueues in total, fleet-wide (an integer ≥ 1). */
+  maxRuns?: number;
+  /**
    * The group of every trigger's task (enqueue option `group`: round-robin with the queue's other
    * groups, under its per-group limits). @defaultValue the static `group` of a `dispatch` payload class, of `payload`
    */

@@ -30,6 +30,10 @@ const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
   'catchUpWindow',
   'catchUpCap',
   'overlap',
+  'jitter',
+  'startAt',
+  'endAt',
+  'maxRuns',
   'group',
   'waitForCompletion',
   'disabled',
@@ -268,6 +272,7 @@ export class ChronosExplorer implements OnModuleInit {
     if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
     if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
     if (overlap !== undefined) def.overlap = overlap;
+    for (const key of ['jitter', 'startAt', 'endAt', 'maxRuns'] as const) if (o[key] !== undefined) Object.assign(def, { [key]: o[key] });
     if (o.group !== undefined) def.group = o.group;
     else if (typeof o.dispatch === 'function' && o.payload !== undefined) {
       const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload

@@ -37,6 +37,10 @@ export interface FireTrigger extends EncodedTask {
   generation: number;
   /** Until when a live instance declares the schedule, epoch ms (undefined or Infinity: always, a runtime schedule); a later trigger is refused. */
   liveUntil?: number;
+  /** When its task may start, epoch ms (the instant plus the schedule's jitter shift): a later one than Redis time makes it a delayed task. Undefined: at once. */
+  dueAt?: number;
+  /** The schedule's maxRuns (undefined: none): fire.lua refuses the trigger once the schedule's runs counter reached it. */
+  maxRuns?: number;
 }
 
 /** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
@@ -58,7 +62,7 @@ export async function fireScript(
   leadMs: number,
   triggers: readonly FireTrigger[],
 ): Promise<FireOutcome> {
-  const k = [keys.stream, keys.lastFired, keys.generation];
+  const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks];
   const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
   for (const t of triggers) {
     k.push(keys.dedup(t.taskId));
@@ -66,9 +70,11 @@ export async function fireScript(
       k.push(keys.overlap(t.schedule));
     }
     if (t.mode === FIRE_MODE.bufferOne) k.push(keys.buffered(t.schedule));
+    if (t.maxRuns !== undefined) k.push(keys.runs(t.schedule));
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
     a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation, liveUntil);
+    a.push(t.dueAt === undefined ? '' : Math.floor(t.dueAt), t.maxRuns ?? '');
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);
   const results: FireResult[] = new Array(triggers.length);

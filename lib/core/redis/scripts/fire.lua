@@ -6,17 +6,26 @@
   leader with a fast clock can never fire early. A trigger planned under an older generation of
   its schedule than the one stored beside lastFired (the schedule was paused, removed or changed
   since the leader loaded it) is refused too; an accepted one raises the stored generation to its own.
+  A trigger with a dueAt later than now (its schedule's jitter) is decided here like any other, at
+  its nominal instant, but its task is written as a delayed task due at dueAt (scheduled set and
+  tasks hash) instead of to the stream; the caller then indexes the queue's due time (lower-due.lua).
+  A trigger of a schedule with maxRuns is refused once the schedule's runs counter reached it; the
+  counter is raised only when a trigger is enqueued (or buffered), and starts afresh when the
+  maxRuns it was counted under differs from the trigger's.
   KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:generation          HASH   schedule name -> generation (fence-schedules.lua)
-  KEYS[4..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
+  KEYS[4]   <ns>:{<ns>:<q>}:scheduled           ZSET   task id -> due time (epoch ms): delayed tasks
+  KEYS[5]   <ns>:{<ns>:<q>}:tasks               HASH   task id -> "<meta>\n<payload>\n<type>" (task-entry scheduledForm)
+  KEYS[6..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
             when its mode is "s", "b" or "c", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule> (set with a
             TTL: protocol.ts MARKER_TTL), then, when it is "b", the buffer key
-            <ns>:{<ns>:<q>}:buffered:<schedule> (overlap.lua)
+            <ns>:{<ns>:<q>}:buffered:<schedule> (overlap.lua), then, when it has a maxRuns, its
+            runs counter <ns>:{<ns>:<q>}:runs:<schedule> (HASH: max, n)
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
-  ARGV[3..] per trigger, 10 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+  ARGV[3..] per trigger, 12 values: schedule name, triggerAtMs (epoch ms), task id, task type,
             payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
             (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
             schedule's previous task is live (overlap skip) | "b" enqueue, or while the previous task is
@@ -27,36 +36,49 @@
             its liveUntil (epoch ms, Redis time; "" = none): until when a live instance declares
             the schedule, by the leader's last liveness read (a stale read only makes it earlier).
             A trigger dated after it is refused in the enqueue modes: no trigger after the
-            instant the schedule became orphaned is ever enqueued.
+            instant the schedule became orphaned is ever enqueued; then dueAt (epoch ms; "" = none):
+            when its task may start (nominal instant plus the schedule's jitter shift); then
+            maxRuns ("" = none): the most triggers the schedule enqueues in total
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
             (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
             6 fenced (planned under an older generation) | 7 orphaned (dated after liveUntil) | 8 buffered
             (mode b: it starts when the previous task ends) | 9 superseding (mode c: enqueued, the
-            previous task was live and is superseded); then "now" (epoch ms) as the last element
+            previous task was live and is superseded) | 10 exhausted (maxRuns reached: not enqueued,
+            lastFired advanced); then "now" (epoch ms) as the last element
 ]]
 -- @include now-ms
 -- @include task-entry
 -- @include overlap
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', cancelPrevious = 'c', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
-local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9 } -- protocol.ts FIRE_RESULT
+local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local out = {}
-local k = 4
-for a = 3, #ARGV, 10 do
+local k = 6
+-- writes a trigger's task: to the stream, or as a delayed task when it may start only later
+local function enqueueAt(dueAt)
+  if not dueAt or dueAt <= now then return function(id, taskType, payload, meta) addEntry(KEYS[1], id, taskType, payload, meta) end end
+  return function(id, taskType, payload, meta)
+    redis.call('HSET', KEYS[5], id, scheduledForm(taskType, payload, meta) or cjson.encode({id, taskType, payload, meta}))
+    redis.call('ZADD', KEYS[4], dueAt, id)
+  end
+end
+for a = 3, #ARGV, 12 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local ttl, mode, generation = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8])
   local liveUntil = tonumber(ARGV[a + 9]) or math.huge
+  local dueAt, maxRuns = tonumber(ARGV[a + 10]), tonumber(ARGV[a + 11])
   local dedupKey = KEYS[k]
-  local overlapKey, bufferKey
+  local overlapKey, bufferKey, runsKey
   k = k + 1
   if mode == FIRE_MODE.skipOverlap or mode == FIRE_MODE.bufferOne or mode == FIRE_MODE.cancelPrevious then
     overlapKey = KEYS[k]
     k = k + 1
   end
   if mode == FIRE_MODE.bufferOne then bufferKey = KEYS[k]; k = k + 1 end
+  if maxRuns then runsKey = KEYS[k]; k = k + 1 end
   local code
   local fence = tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
@@ -72,20 +94,32 @@ for a = 3, #ARGV, 10 do
     code = FIRE_RESULT.advanced
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   else
-    if redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
+    local runs = 0
+    if runsKey then
+      if tonumber(redis.call('HGET', runsKey, 'max')) ~= maxRuns then redis.call('HSET', runsKey, 'max', maxRuns, 'n', 0) end
+      runs = tonumber(redis.call('HGET', runsKey, 'n')) or 0
+    end
+    -- a delayed task's marker lives until it is due, and the usual while waiting past that
+    local add, markerMs = enqueueAt(dueAt), MARKER_TTL.waitingMs + math.max(0, (dueAt or now) - now)
+    if runsKey and runs >= maxRuns then
+      code = FIRE_RESULT.exhausted
+    elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
       if mode == FIRE_MODE.bufferOne then
-        code = FIRE_RESULT[fireBufferOne(KEYS[1], overlapKey, bufferKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ttl)]
+        code = FIRE_RESULT[fireBufferOne(add, KEYS[1], overlapKey, bufferKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ttl, markerMs)]
       elseif mode == FIRE_MODE.cancelPrevious then
-        code = FIRE_RESULT[fireCancelPrevious(KEYS[1], overlapKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])]
+        code = FIRE_RESULT[fireCancelPrevious(add, overlapKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], markerMs)]
       elseif overlapKey and redis.call('EXISTS', overlapKey) == 1 then
         code = FIRE_RESULT.skipped
       else
-        addEntry(KEYS[1], taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
-        if overlapKey then redis.call('SET', overlapKey, taskId, 'PX', MARKER_TTL.waitingMs) end
+        add(taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
+        if overlapKey then redis.call('SET', overlapKey, taskId, 'PX', markerMs) end
         code = FIRE_RESULT.enqueued
       end
     else
       code = FIRE_RESULT.duplicate
+    end
+    if runsKey and (code == FIRE_RESULT.enqueued or code == FIRE_RESULT.buffered or code == FIRE_RESULT.superseding) then
+      redis.call('HINCRBY', runsKey, 'n', 1)
     end
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end

@@ -6,11 +6,14 @@
 -- decodeBuffered reads it). Its TTL is the marker's plus graceMs (the trigger's dedup lifetime),
 -- renewed with the marker (markers.lua), so a buffered trigger outlives a marker that vanished without
 -- a release (its task lost) and the next fire starts it.
--- fireBufferOne(stream, overlapKey, bufferKey, taskId, taskType, payload, meta, graceMs) enqueues the
---   trigger when the schedule has no live task (taking the marker), else keeps it in the buffer
---   unless one waits there already; returns 'enqueued' | 'buffered' | 'skipped' (FIRE_RESULT names).
--- fireCancelPrevious(stream, overlapKey, taskId, taskType, payload, meta) enqueues the trigger and
---   takes the marker; returns 'superseding' when another task held it (it is superseded), else 'enqueued'.
+-- fireBufferOne(add, stream, overlapKey, bufferKey, taskId, taskType, payload, meta, graceMs, markerMs)
+--   enqueues the trigger with add(id, taskType, payload, meta) when the schedule has no live task
+--   (taking the marker for markerMs), else keeps it in the buffer unless one waits there already (a
+--   buffer whose marker vanished starts first, on stream); returns 'enqueued' | 'buffered' |
+--   'skipped' (FIRE_RESULT names). A buffered trigger starts when the task it waits behind ends.
+-- fireCancelPrevious(add, overlapKey, taskId, taskType, payload, meta, markerMs) enqueues the trigger
+--   with add and takes the marker for markerMs; returns 'superseding' when another task held it (it
+--   is superseded), else 'enqueued'. (add writes to the stream, or a delayed task: fire.lua jitter.)
 -- bufferGraceMs(v, taskId): the grace (ms) of v when v is a buffer waiting behind taskId, else nil.
 -- startBuffered(stream, overlapKey, bufferKey, v): the buffered trigger v (its buffer key's value)
 --   starts: its task is appended to stream and takes the overlap marker; the buffer is deleted.
@@ -41,7 +44,7 @@ local function startBuffered(stream, overlapKey, bufferKey, v)
   redis.call('SET', overlapKey, p[3], 'PX', MARKER_TTL.waitingMs)
   return p[3]
 end
-local function fireBufferOne(stream, overlapKey, bufferKey, taskId, taskType, payload, meta, graceMs)
+local function fireBufferOne(add, stream, overlapKey, bufferKey, taskId, taskType, payload, meta, graceMs, markerMs)
   local live = redis.call('GET', overlapKey)
   if not live then
     -- a buffer whose marker vanished without a release (its task was lost): it starts first
@@ -49,8 +52,8 @@ local function fireBufferOne(stream, overlapKey, bufferKey, taskId, taskType, pa
     if waiting then live = startBuffered(stream, overlapKey, bufferKey, waiting) end
   end
   if not live then
-    addEntry(stream, taskId, taskType, payload, meta)
-    redis.call('SET', overlapKey, taskId, 'PX', MARKER_TTL.waitingMs)
+    add(taskId, taskType, payload, meta)
+    redis.call('SET', overlapKey, taskId, 'PX', markerMs)
     return 'enqueued'
   end
   if redis.call('EXISTS', bufferKey) == 1 then return 'skipped' end
@@ -60,10 +63,10 @@ local function fireBufferOne(stream, overlapKey, bufferKey, taskId, taskType, pa
   redis.call('SET', bufferKey, v, 'PX', markerTtl + tonumber(graceMs))
   return 'buffered'
 end
-local function fireCancelPrevious(stream, overlapKey, taskId, taskType, payload, meta)
+local function fireCancelPrevious(add, overlapKey, taskId, taskType, payload, meta, markerMs)
   local live = redis.call('GET', overlapKey)
-  addEntry(stream, taskId, taskType, payload, meta)
-  redis.call('SET', overlapKey, taskId, 'PX', MARKER_TTL.waitingMs)
+  add(taskId, taskType, payload, meta)
+  redis.call('SET', overlapKey, taskId, 'PX', markerMs)
   if live and live ~= taskId then return 'superseding' end
   return 'enqueued'
 end
