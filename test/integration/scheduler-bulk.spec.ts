@@ -249,3 +249,23 @@ test('removeSchedules: removed and fenced, missing names reported, one operator.
   expect(await s.removeSchedules(['digest.3'])).toEqual({ removed: 0, missing: ['digest.3'] });
   expect(acted).toHaveLength(1); // nothing removed: no act
 });
+
+test('the bulk path drops the maxRuns counters a removal or a change of queue leaves behind, and keeps the others', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const defs = digests(3, { maxRuns: 5 });
+  await s.upsertSchedules(defs);
+  const counter = (queue: string, name: string) => new QueueKeys(ns, queue).runs(name);
+  // the counts fire.lua would have taken: 2 runs each
+  for (const d of defs) await client.hset(counter('digests', d.name), 'max', 5, 'n', 2);
+  // digest.0 moves to another queue (its count starts afresh), digest.1 changes its payload only
+  const changed = [
+    { ...defs[0], queue: 'digests-eu' },
+    { ...defs[1], payload: { tenant: 'one' } },
+  ];
+  expect(await s.upsertSchedules(changed)).toEqual({ added: 0, changed: 2, unchanged: 0 });
+  expect(await client.exists(counter('digests', 'digest.0'))).toBe(0);
+  expect(await client.hget(counter('digests', 'digest.1'), 'n')).toBe('2');
+  await s.removeSchedules(['digest.1', 'digest.2']);
+  expect(await client.exists(counter('digests', 'digest.1'), counter('digests', 'digest.2'))).toBe(0);
+});

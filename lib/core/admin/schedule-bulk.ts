@@ -134,9 +134,22 @@ async function pipelined<T>(count: number, call: (i: number) => Promise<T>): Pro
   return Promise.all(calls);
 }
 
-/** After the writes: the fences, the queues listed, one notice (when anything was written). */
-async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string>, wrote: boolean): Promise<void> {
+/**
+ * After the writes: the fences, the maxRuns counters left behind (README "Jitter, start and end,
+ * maxRuns": a removed schedule's, and a moved one's in its previous queue), the queues listed, one
+ * notice (when anything was written).
+ * @param queueOf the queue a schedule targets after the call (undefined: removed)
+ */
+async function settle(
+  ctx: InspectorContext,
+  fences: Fence[],
+  queues: Set<string>,
+  wrote: boolean,
+  queueOf: (schedule: string) => string | undefined,
+): Promise<void> {
   await raiseFences(ctx.client, ctx.namespace, fences);
+  const stale = fences.filter((f) => f.queue !== '' && queueOf(f.schedule) !== f.queue);
+  if (stale.length > 0) await Promise.all(stale.map((f) => ctx.client.del(ctx.keys(f.queue).runs(f.schedule))));
   if (queues.size > 0) await ctx.client.sadd(ctx.global.queues, ...queues);
   if (wrote) await ctx.client.publish(ctx.sched.changesChannel, ctx.actor);
 }
@@ -151,7 +164,8 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   const existing = new Set(outcomes.flatMap((o) => o.existing));
   const queues = new Set<string>();
   for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
-  await settle(ctx, fences, queues, wrote);
+  const queueOf = new Map(stored.map(({ stored: s }) => [s.name, s.queue]));
+  await settle(ctx, fences, queues, wrote, (name) => queueOf.get(name));
   return outcomes;
 }
 
@@ -263,6 +277,7 @@ export async function removeSchedules(
     outcomes.flatMap((o) => o.fences),
     new Set(),
     removed > 0,
+    () => undefined,
   );
   if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something
   return { removed, missing: outcomes.flatMap((o) => o.missing) };
