@@ -1,10 +1,10 @@
 // Workload 13, runtime schedule writes from one process (issue 25): N digests (bench/lib/schedules-data.ts) by
 //   single — `Scheduler.addSchedule`, `inflight` calls in flight (namespace <prefix>-single);
 //   bulk   — one `Scheduler.addSchedules(N)` (namespace <prefix>), then `upsertSchedules` of the same N (unchanged);
-//   bullmq — `Queue.upsertJobScheduler`, `inflight` in flight (a cron in the zone, the same payload; prefix <prefix>-bull).
+//   bullmq — `Queue.upsertJobScheduler` of the first `bullmqSchedules`, `inflight` in flight (a cron in the zone, the same payload; prefix <prefix>-bull).
 // Each rate is schedules ÷ the wall time of the calls (validation included); the used_memory delta of each add ÷ N.
 // The bulk namespace is left in place (the leader of the next step loads it); the others are the parent's to clean.
-// Config: { url, prefix, schedules, inflight, labels, phases }. IPC: → ready ; ← go → done { <phase>Rate, <phase>Bytes, … }.
+// Config: { url, prefix, schedules, inflight, labels, bullmqSchedules, phases }. IPC: → ready ; ← go → done { <phase>Rate, <phase>Bytes, … }.
 import { Redis } from 'ioredis';
 import { bullConnection } from '../lib/common.js';
 import { childConfig, next, onExit, send } from '../lib/ipc.js';
@@ -17,6 +17,8 @@ interface Config {
   schedules: number;
   inflight: number;
   labels: boolean;
+  /** BullMQ's count (its upsertJobScheduler is slow enough that N would take minutes). */
+  bullmqSchedules: number;
   phases: ('single' | 'bulk' | 'bullmq')[];
 }
 
@@ -32,20 +34,20 @@ const defs = Array.from({ length: n }, (_, i) => digest(i, cfg.labels));
 const out: Record<string, number> = {};
 
 /** Runs `f` with `inflight` lanes over 0 … n − 1. */
-async function lanes(f: (i: number) => Promise<unknown>): Promise<void> {
+async function lanes(f: (i: number) => Promise<unknown>, count = n): Promise<void> {
   let i = 0;
   const lane = async () => {
-    while (i < n) await f(i++);
+    while (i < count) await f(i++);
   };
   await Promise.all(Array.from({ length: cfg.inflight }, lane));
 }
 
-async function phase(name: string, f: () => Promise<unknown>): Promise<void> {
+async function phase(name: string, f: () => Promise<unknown>, count = n): Promise<void> {
   const m0 = await used();
   const t0 = nowMs();
   await f();
-  out[`${name}Rate`] = n / ((nowMs() - t0) / 1000);
-  out[`${name}Bytes`] = ((await used()) - m0) / n;
+  out[`${name}Rate`] = count / ((nowMs() - t0) / 1000);
+  out[`${name}Bytes`] = ((await used()) - m0) / count;
 }
 
 send({ type: 'ready' });
@@ -71,15 +73,18 @@ for (const p of cfg.phases) {
   } else {
     const queue = new Queue('digests', { connection: bullConnection(cfg.url), prefix: `${cfg.prefix}-bull` });
     await queue.waitUntilReady();
-    await phase('bullmq', () =>
-      lanes((i) => {
-        const d = defs[i];
-        return queue.upsertJobScheduler(
-          d.name,
-          { pattern: d.spec as string, tz: d.timeZone },
-          { name: d.type!, data: d.payload, opts: { removeOnComplete: true } },
-        );
-      }),
+    await phase(
+      'bullmq',
+      () =>
+        lanes((i) => {
+          const d = defs[i];
+          return queue.upsertJobScheduler(
+            d.name,
+            { pattern: d.spec as string, tz: d.timeZone },
+            { name: d.type!, data: d.payload, opts: { removeOnComplete: true } },
+          );
+        }, cfg.bullmqSchedules),
+      cfg.bullmqSchedules,
     );
     await queue.close();
   }

@@ -14,7 +14,7 @@ const BUCKETS = 10;
 
 /** Time from seeding to the instant, ms: the bulk add, the children's start and the leader's table load. */
 function leadFor(n: number): number {
-  return 3_000 + n * 0.17;
+  return 2_000 + n * 0.18;
 }
 
 /** Adds the burst schedules from the parent (setup, not measured); returns their instant. */
