@@ -3,7 +3,7 @@
 // fire follows the table's load. Run with --expose-gc: heap = heapUsed after gc, minus the baseline before the
 // Scheduler was made. With `instant`: the fires of that trigger instant (the burst), first and last.
 // Config: { url, prefix, instant?, expect? }.
-// IPC: → ready (started) ; → loaded { heapDelta, t } at the sentinel's fire ; → burst { fires, first, last } once
+// IPC: → ready (started) ; → loaded { heapDelta, t } at the sentinel's fire ; → burst { fires, first, last, lost (leader.lost events so far) } once
 //      `expect` fires of `instant` are in ; ← mark (idle window) ; ← end → stats { cpuUs, ms, fires, heapDelta }.
 import { childConfig, on, onExit, send } from '../lib/ipc.js';
 import { SENTINEL } from '../lib/schedules-data.js';
@@ -32,7 +32,9 @@ let fires = 0;
 let burstFires = 0;
 let first = NaN;
 let last = NaN;
+let lost = 0;
 events.subscribe((e) => {
+  if (e.type === 'leader.lost') lost++;
   if (e.type !== 'schedule.fired') return;
   fires++;
   if (e.schedule === SENTINEL.name) {
@@ -42,7 +44,7 @@ events.subscribe((e) => {
     const t = nowMs();
     if (burstFires++ === 0) first = t;
     last = t;
-    if (burstFires === cfg.expect) send({ type: 'burst', fires: burstFires, first, last });
+    if (burstFires === cfg.expect) send({ type: 'burst', fires: burstFires, first, last, lost });
   }
 });
 await scheduler.start();

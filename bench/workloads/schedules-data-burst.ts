@@ -60,10 +60,11 @@ export async function leaderBurst(ctx: Ctx, round: number, n: number): Promise<{
       burstLastMs: last - instant,
       burstFirstMs: first - instant,
       burstLoadedMs: (loaded.t as number) - instant,
+      burstLeaderLost: b.lost as number,
     };
     const line =
       `leader alone, ${fmtInt(n)} due at one instant: ${fmtInt(metrics.burstRate)} triggers/s ` +
-      `(first ${fmtInt(metrics.burstFirstMs)} ms, last ${fmtInt(metrics.burstLastMs)} ms after the instant; table loaded ${fmtInt(metrics.burstLoadedMs)} ms)`;
+      `(first ${fmtInt(metrics.burstFirstMs)} ms, last ${fmtInt(metrics.burstLastMs)} ms after the instant; table loaded ${fmtInt(metrics.burstLoadedMs)} ms; leadership lost ${metrics.burstLeaderLost}×)`;
     return { metrics, line };
   } finally {
     await leader?.stop();
