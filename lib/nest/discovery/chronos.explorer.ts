@@ -31,6 +31,7 @@ const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
   'catchUpCap',
   'overlap',
   'group',
+  'labels',
   'waitForCompletion',
   'disabled',
   'dispatch',
@@ -268,6 +269,7 @@ export class ChronosExplorer implements OnModuleInit {
     if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
     if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
     if (overlap !== undefined) def.overlap = overlap;
+    if (o.labels !== undefined) def.labels = o.labels;
     if (o.group !== undefined) def.group = o.group;
     else if (typeof o.dispatch === 'function' && o.payload !== undefined) {
       const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload
