@@ -38,6 +38,7 @@ export const SCRIPT_NAMES = [
   'declare-schedules',
   'heartbeat',
   'schedule-admin',
+  'index-schedules',
   'page-tasks',
   'run-tasks',
   'delete-tasks',
