@@ -124,6 +124,7 @@ test('schedulePage: pages in name order through every schedule, filters by label
   const paged = await all({ limit: 7 });
   expect(paged.names).toEqual([...everyName, 'other']);
   expect(paged.pages).toBe(5);
+  expect(await all({ prefix: 'job-', limit: 10 })).toEqual({ names: everyName, pages: 3 }); // no empty page after the last full one
   expect((await all({ labels: { tenant: 't1' }, limit: 4 })).names).toEqual(everyName.filter((_, i) => i % 3 === 1));
   expect((await all({ labels: { tenant: 't1', kind: 'even' }, limit: 2 })).names).toEqual(
     everyName.filter((_, i) => i % 3 === 1 && i % 2 === 0),
