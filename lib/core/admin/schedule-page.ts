@@ -16,7 +16,7 @@ import type { ScheduleInfo } from './types.js';
 /** A schedule's state for {@link SchedulePageQuery.state}: `paused`, `orphaned` (a paused orphan is both), `active` (neither). */
 export type ScheduleState = 'active' | 'paused' | 'orphaned';
 
-/** What {@link schedulePage} lists. @publicApi */
+/** What `Inspector.schedulePage` lists. @publicApi */
 export interface SchedulePageQuery {
   /** Only schedules with every one of these labels (`{ tenant: 'acme' }`: label tenant = acme). */
   labels?: Record<string, string>;

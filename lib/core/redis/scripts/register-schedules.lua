@@ -38,7 +38,7 @@ for a = 2, #ARGV, 3 do
       local def = cjson.decode(ARGV[a + 2])
       carryOver(def, old, now)
       scheduleIndexed(KEYS[3], name, old, def)
-      if labelsOnly(old, def) then
+      if labelsOnly(old, def) and old['generation'] then
         def['generation'] = old['generation']
         redis.call('HSET', KEYS[1], name, cjson.encode(def))
       else

@@ -35,7 +35,8 @@ local def, generation
 if op == 'put' then
   def = cjson.decode(ARGV[4])
   carryOver(def, old, now)
-  if labelsOnly(old, def) then generation = old['generation'] or 0 end
+  -- (one without a generation, stored by an older version, takes one: the leader plans it under the registry version)
+  if labelsOnly(old, def) and old['generation'] then generation = old['generation'] end
 elseif op == 'delete' then
   redis.call('HDEL', KEYS[1], name)
 else
