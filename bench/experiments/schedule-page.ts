@@ -148,10 +148,23 @@ async function main(): Promise<void> {
   if (redis.own) await client.call('SLOWLOG', 'RESET');
   const before = await evalStats();
   const steps: number[] = [];
+  const byPhase: Record<string, number[]> = { scan: [], prune: [] };
   for (;;) {
+    const phase = (await client.hget(keys.indexState, 'phase')) ?? 'scan';
     const [dt, r] = await timed(() => indexSchedulesScript(client, keys, BACKFILL_COUNT));
     steps.push(dt);
+    byPhase[phase]?.push(dt);
     if (r.ready) break;
+  }
+  for (const [phase, t] of Object.entries(byPhase)) {
+    if (t.length === 0) continue;
+    const slowest = t
+      .map((x, i) => [x, i] as const)
+      .sort((a, b) => b[0] - a[0])
+      .slice(0, 5);
+    console.log(
+      `  ${phase}: ${t.length} steps, p50 ${ms(pct(t, 50))} ms, p99 ${ms(pct(t, 99))} ms; slowest at step ${slowest.map(([x, i]) => `${i} (${ms(x)} ms)`).join(', ')}`,
+    );
   }
   const total = steps.reduce((a, b) => a + b, 0);
   console.log(

@@ -165,13 +165,19 @@ test('migration: a registry written without indexes is backfilled in bounded ste
     ).stored;
     p.hset(keys.schedules, s.name, JSON.stringify(s));
   }
+  // labels with braces in a value: the backfill decodes those with the whole definition
+  const braces = toStored({ name: 'old-braces', spec: '@every 60s', labels: { tenant: 'x}{y', kind: '{' } }, 'UTC', false).stored;
+  p.hset(keys.schedules, braces.name, JSON.stringify(braces));
   await p.exec();
   const steps: number[] = [];
   for (let r = await indexSchedulesScript(redis, keys, 500); !r.ready; r = await indexSchedulesScript(redis, keys, 500))
     steps.push(r.indexed);
   expect(steps.length).toBeGreaterThan(2); // 1,200 entries at ~500 per step, then the prune
   expect(Math.max(...steps)).toBeLessThan(1200);
-  expect(await redis.zcard(keys.nameIndex)).toBe(1200);
+  expect(await redis.zcard(keys.nameIndex)).toBe(1201);
+  expect(await members(keys.label('tenant', 'x}{y'))).toEqual(['old-braces']);
+  expect(await members(keys.label('kind', '{'))).toEqual(['old-braces']);
+  await redis.hdel(keys.schedules, 'old-braces');
   expect(await redis.hget(keys.indexState, 'phase')).toBe('ready');
   expect((await all({ labels: { tenant: 'acme' }, limit: 5 })).names).toEqual(
     [...Array(12).keys()].map((i) => `old-${String(i * 100).padStart(4, '0')}`),
