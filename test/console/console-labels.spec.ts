@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import type { Browser, Page } from 'playwright-core';
-import { Cron, InspectorService } from '../../lib/index.js';
+import { Cron, InspectorService, Interval } from '../../lib/index.js';
 import { haveChromium, launchChromium } from '../helpers/browser.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { waitFor } from '../helpers/wait.js';
@@ -12,6 +12,9 @@ import { waitFor } from '../helpers/wait.js';
 class LabelledJobs {
   @Cron('0 4 * * *', { name: 'acme.nightly-digest', labels: { tenant: 'acme', kind: 'digest' } })
   digest(): void {}
+
+  @Interval('1h', { name: 'globex.hourly-sync', labels: { tenant: 'globex', kind: 'sync' } })
+  sync(): void {}
 }
 
 const run = haveChromium() ? describe : describe.skip;
@@ -60,7 +63,7 @@ run('the schedules page filters by labels and name prefix (issue 25)', () => {
 
   test('labels "tenant=acme kind=digest" show only those schedules, with their labels; a prefix narrows them; clear shows every one', async () => {
     await page.goto(base + '#/schedules');
-    await waitFor(async () => (await rows()).length === 5, 'every schedule listed');
+    await waitFor(async () => (await rows()).length === 6, 'every schedule listed');
     await page.locator('[data-testid=filter-labels]').fill('tenant=acme kind=digest');
     await page.locator('[data-testid=filter-apply]').click();
     await waitFor(async () => (await rows()).join() === 'acme.nightly-digest,acme.weekly-digest', 'the filtered list');
@@ -73,7 +76,18 @@ run('the schedules page filters by labels and name prefix (issue 25)', () => {
     await page.locator('[data-testid=filter-apply]').click();
     await page.locator('section[data-testid=schedules]').getByText('No schedules.').waitFor();
     await page.locator('[data-testid=filter-clear]').click();
-    await waitFor(async () => (await rows()).length === 5, 'every schedule again');
+    await waitFor(async () => (await rows()).length === 6, 'every schedule again');
+  });
+
+  test("InspectorService.schedulePage: the decorators' labels, pages by cursor", async () => {
+    const svc = app.get(InspectorService);
+    const first = await svc.schedulePage({ labels: { tenant: 'globex' }, limit: 1 });
+    expect(first.items.map((i) => [i.name, i.labels])).toEqual([['globex.digest', { kind: 'digest', tenant: 'globex' }]]);
+    const second = await svc.schedulePage({ labels: { tenant: 'globex' }, limit: 1, cursor: first.cursor! });
+    expect([second.items.map((i) => [i.name, i.labels, i.origin]), second.cursor]).toEqual([
+      [['globex.hourly-sync', { kind: 'sync', tenant: 'globex' }, 'code']],
+      null,
+    ]);
   });
 
   test('a bad label is shown as the API error; the route answers 403 to a caller not allowed to read', async () => {
