@@ -182,6 +182,13 @@ test('migration: a registry written without indexes is backfilled in bounded ste
   expect((await all({ labels: { tenant: 'acme' }, limit: 5 })).names).toEqual(
     [...Array(12).keys()].map((i) => `old-${String(i * 100).padStart(4, '0')}`),
   );
+  // an old instance replaces a labelled definition by one without labels: its stale label entry is skipped
+  const unlabelled = toStored({ name: 'old-0100', spec: '@every 60s' }, 'UTC', false).stored;
+  await redis.hset(keys.schedules, unlabelled.name, JSON.stringify(unlabelled));
+  const acme = (await all({ labels: { tenant: 'acme' } })).names;
+  expect(acme).toHaveLength(11);
+  expect(acme).not.toContain('old-0100');
+  expect(await redis.zscore(keys.label('tenant', 'acme'), 'old-0100')).toBe('0'); // left in place: only skipped
   // an old instance stores one and deletes another, bypassing the indexes: the next page re-indexes
   const extra = toStored({ name: 'old-new', spec: '@every 60s' }, 'UTC', false).stored;
   await redis.hset(keys.schedules, extra.name, JSON.stringify(extra));

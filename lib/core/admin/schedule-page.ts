@@ -82,21 +82,20 @@ export async function ensureIndexed(ctx: InspectorContext): Promise<void> {
  * label ZSETs (else the names index) with ZRANGEBYLEX from the cursor, checks the other labels and
  * the state on the definitions (HMGET), and builds the view of the page's schedules only. Cost:
  * one index step (more while a backfill runs), ZCARD per label, then per batch one ZRANGEBYLEX and
- * one HMGET, at most {@link PAGE_SCAN_CAP} members looked at, and the view of the page. Index
- * members whose definition is gone or no longer carries the label are dropped on the way.
+ * one HMGET, at most {@link PAGE_SCAN_CAP} members looked at, and the view of the page. An index
+ * member whose definition is gone or no longer carries the label (a version without the indexes
+ * changed it) is skipped, never removed here: a removal could race a writer that just put it back.
  * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor or label value.
  */
 export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery = {}, n = 5): Promise<SchedulePage> {
   const { limit, after, labels } = checked(q);
   await ensureIndexed(ctx);
   let source = ctx.sched.nameIndex;
-  let sourceLabel: [string, string] | undefined;
   if (labels.length > 0) {
     const sizes = (await Promise.all(labels.map(([k, v]) => ctx.client.zcard(ctx.sched.label(k, v))))) as number[];
     const i = sizes.indexOf(Math.min(...sizes));
     if (sizes[i] === 0) return { items: [], cursor: null };
-    sourceLabel = labels[i];
-    source = ctx.sched.label(...sourceLabel);
+    source = ctx.sched.label(...labels[i]);
   }
   const prefix = q.prefix;
   let min = after !== undefined && (prefix === undefined || after >= prefix) ? `(${after}` : prefix ? `[${prefix}` : '-';
@@ -114,11 +113,10 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
     if (more) names.length = want;
     if (names.length === 0) break;
     const raws = await ctx.client.hmget(ctx.sched.schedules, ...names);
-    const stale: string[] = [];
     const candidates: [string, string][] = [];
     names.forEach((name, i) => {
       const raw = raws[i];
-      if (raw == null) return void stale.push(name);
+      if (raw == null) return; // deleted by a version without the indexes (the backfill's prune drops it)
       let s: StoredSchedule;
       try {
         s = JSON.parse(raw) as StoredSchedule;
@@ -126,13 +124,11 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
         if (labels.length === 0 && q.state === undefined) candidates.push([name, raw]); // shown as unreadable, unfiltered lists only
         return;
       }
-      if (sourceLabel && s.labels?.[sourceLabel[0]] !== sourceLabel[1]) return void stale.push(name);
       if (!labels.every(([k, v]) => s.labels?.[k] === v)) return;
       if (q.state === 'paused' && s.paused !== true) return;
       if (q.state === 'active' && s.paused === true) return;
       candidates.push([name, raw]);
     });
-    if (stale.length > 0) await ctx.client.zrem(source, ...stale); // written by a version without the indexes
     // the view of a batch's candidates when the state needs it (orphaned: declarations), else of the page's only
     const views = await view(ctx, needsView ? candidates : candidates.slice(0, limit - items.length), n);
     let consumed = names.length;
