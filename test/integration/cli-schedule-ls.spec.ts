@@ -35,6 +35,7 @@ test('schedule ls --label … --label …: only the schedules with every label, 
   expect(r.out).toMatch(/│ acme\.digest-weekly +│.*│ kind=digest tenant=acme +│ paused +│/);
   expect(r.out).toContain('End of the list.');
   expect(r.out).not.toContain('globex');
+  expect((await chronos('schedule', 'show', 'acme.report')).out).toMatch(/│ labels +│ kind=report tenant=acme +│/);
 });
 
 test('schedule ls --limit/--cursor pages by name; --prefix and --state filter; bad input is a usage error naming it', async () => {

@@ -86,6 +86,14 @@ function scheduleText(s: ScheduleInfo): string {
     ['task type', s.type],
     ['origin', s.origin],
     ['state', stateOf(s)],
+    [
+      'labels',
+      s.labels
+        ? Object.entries(s.labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')
+        : undefined,
+    ],
     ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],

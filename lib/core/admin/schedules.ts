@@ -201,7 +201,8 @@ export async function build(
       runtime: s.runtime,
       origin: s.runtime ? 'runtime' : 'code',
       paused: s.paused === true,
-      ...(s.labels ? { labels: s.labels } : {}),
+      // sorted by key (the scripts' JSON re-encoding keeps no order)
+      ...(s.labels ? { labels: Object.fromEntries(Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
       orphaned: !s.runtime && !by.some((d) => d.alive),
       registeredAt: s.registeredAt,
       ...(s.offsetMs ? { offsetMs: s.offsetMs } : {}),

@@ -303,7 +303,7 @@ export interface ScheduleInfo {
   origin: 'runtime' | 'code';
   /** True while the schedule is paused fleet-wide (its triggers are skipped). */
   paused: boolean;
-  /** Its labels (`ScheduleDefinition.labels`); absent for none. */
+  /** Its labels (`ScheduleDefinition.labels`), sorted by key; absent for none. */
   labels?: Record<string, string>;
   /** The operator's note, while it is paused through the Inspector. */
   pause?: PauseNote;

@@ -154,7 +154,7 @@ export interface StoredSchedule {
   overlap: OverlapPolicy;
   /** The group of each trigger's task; absent for none. */
   group?: string;
-  /** The schedule's labels, sorted by key; absent for none. */
+  /** The schedule's labels (key order not kept: the scripts re-encode the JSON); absent for none. */
   labels?: Record<string, string>;
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
