@@ -6,7 +6,9 @@ import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtim
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { indexSchedulesScript, registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 let ns: string;
 let keys: SchedulerKeys;
@@ -205,4 +207,33 @@ test('migration: a registry written without indexes is backfilled in bounded ste
   ]);
   expect((await all({ state: 'orphaned', prefix: 'old-001' })).names).toHaveLength(10);
   expect((await all({ state: 'active', prefix: 'old-' })).names).toEqual([]);
+});
+
+test('migration: the leader backfills the indexes of a registry written without them, in the background, at its acquisition', async () => {
+  const p = redis.pipeline();
+  for (let i = 0; i < 700; i++) {
+    const s = toStored(
+      { name: `pre-${String(i).padStart(3, '0')}`, spec: '0 0 1 1 *', labels: { tenant: `t${i % 7}` } },
+      'UTC',
+      true,
+    ).stored;
+    p.hset(keys.schedules, s.name, JSON.stringify(s));
+  }
+  await p.exec();
+  expect(await redis.exists(keys.nameIndex)).toBe(0);
+  const leader = new Scheduler({
+    connection: redisUrl(),
+    namespace: ns,
+    leaderTtl: 1000,
+    heartbeatInterval: 200,
+    logger: recordingLogger(),
+  });
+  try {
+    await leader.start();
+    await waitFor(async () => (await redis.hget(keys.indexState, 'phase')) === 'ready', 'the leader to complete the indexes');
+    expect(await redis.zcard(keys.nameIndex)).toBe(700);
+    expect(await redis.zcard(keys.label('tenant', 't3'))).toBe(100);
+  } finally {
+    await leader.stop();
+  }
 });
