@@ -200,6 +200,28 @@ function taskActOf(body: Record<string, unknown>): ConsoleAct {
   throw new ApiError(400, `action: expected retry, delete, run or cancel, got ${JSON.stringify(a)}`);
 }
 
+/**
+ * GET schedule-page?label=k=v&label=…&prefix=&state=&cursor=&limit=: one page of
+ * `Inspector.schedulePage` (`{ items, cursor }`, items with the spec in words); a bad value is a 400 naming it.
+ */
+async function schedulePage(ctx: ApiContext): Promise<unknown> {
+  const q = ctx.query;
+  const labels: Record<string, string> = {};
+  for (const l of q.getAll('label')) {
+    const eq = l.indexOf('=');
+    if (eq < 1) throw new ApiError(400, `label: expected key=value, got ${JSON.stringify(l)}`);
+    labels[l.slice(0, eq)] = l.slice(eq + 1);
+  }
+  const page = await ctx.inspector.schedulePage({
+    labels,
+    prefix: q.get('prefix') || undefined,
+    state: (q.get('state') || undefined) as 'active' | 'paused' | 'orphaned' | undefined,
+    cursor: q.get('cursor') || undefined,
+    limit: q.has('limit') ? Number(q.get('limit')) : 100,
+  });
+  return { items: page.items.map(withWords), cursor: page.cursor };
+}
+
 /** One API route: its method, its path pattern under `<base>/api`, what it runs, and (POST) which act it is. */
 export interface Route {
   method: 'GET' | 'POST';
@@ -252,6 +274,7 @@ export const ROUTES: Route[] = [
     },
   },
   { method: 'GET', pattern: re('/schedules'), run: async (ctx) => (await ctx.inspector.schedules(5)).map(withWords) },
+  { method: 'GET', pattern: re('/schedule-page'), run: (ctx) => schedulePage(ctx) },
   {
     method: 'GET',
     pattern: re('/schedules/:p'),

@@ -74,6 +74,9 @@ export {
   type ScheduleActivity,
   type AuditPage,
   type AuditQuery,
+  type SchedulePage,
+  type SchedulePageQuery,
+  type ScheduleState,
 } from './admin/inspector.js';
 export type { AuditEntry } from './runtime/events.js';
 export { ChronosMetrics, type ChronosMetricsOptions, type MetricsRegistry } from './observability/metrics.js';

@@ -2,6 +2,7 @@
 // real Redis: visible and fired, unchanged = no write, changed = new generation and fenced, existing
 // names untouched, validation before any write, missing names and the guard on live code schedules.
 import type { Redis } from 'ioredis';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
@@ -268,4 +269,42 @@ test('the bulk path drops the maxRuns counters a removal or a change of queue le
   expect(await client.hget(counter('digests', 'digest.1'), 'n')).toBe('2');
   await s.removeSchedules(['digest.1', 'digest.2']);
   expect(await client.exists(counter('digests', 'digest.1'), counter('digests', 'digest.2'))).toBe(0);
+});
+
+test('the bulk path keeps the label indexes: pages find what upsertSchedules stored; a label-only change keeps the generation; removal unindexes', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  const defs = digests(300).map((d, i) => ({ ...d, labels: { tenant: `t${i % 3}`, kind: 'digest' } }));
+  await s.upsertSchedules(defs);
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  started.push({ stop: () => inspector.close() });
+  const page = await inspector.schedulePage({ labels: { tenant: 't1', kind: 'digest' }, limit: 1000 });
+  expect(page.items.map((i) => i.name).sort()).toEqual(
+    defs
+      .filter((_, i) => i % 3 === 1)
+      .map((d) => d.name)
+      .sort(),
+  );
+  expect(await client.zcard(k.nameIndex)).toBe(300);
+
+  const before = await stored('digest.1');
+  const version = await client.get(k.version);
+  // digest.1 moves tenant (labels only): same generation, no new version, no fence
+  expect(await s.upsertSchedules([{ ...defs[1], labels: { tenant: 'moved', kind: 'digest' } }])).toEqual({
+    added: 0,
+    changed: 1,
+    unchanged: 0,
+  });
+  expect((await stored('digest.1')).generation).toBe(before.generation);
+  expect(await client.get(k.version)).toBe(version);
+  expect(await client.hexists(new QueueKeys(ns, 'digests').generation, 'digest.1')).toBe(0);
+  expect(await client.zscore(k.label('tenant', 't1'), 'digest.1')).toBeNull();
+  expect(await client.zscore(k.label('tenant', 'moved'), 'digest.1')).toBe('0');
+
+  await s.removeSchedules(defs.slice(0, 150).map((d) => d.name));
+  expect(await client.zcard(k.nameIndex)).toBe(150);
+  expect(await client.zscore(k.label('tenant', 'moved'), 'digest.1')).toBeNull();
+  const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
+  expect(rest.items).toHaveLength(150);
 });

@@ -158,9 +158,14 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     s.declaration('i'),
     s.names('1.d'),
     s.namesBuilding('1.d', 'i'),
+    s.nameIndex,
+    s.indexState,
+    s.label('tenant', 'acme'),
   ]) {
     expect(key.startsWith('app:{app:sched}:')).toBe(true);
   }
+  expect(s.label('tenant', 'acme')).toBe('app:{app:sched}:label:tenant=acme'); // the schedule-index snippet builds exactly this name
+  expect(s.nameIndex).toBe(s.prefix + 'index:names');
   const g = new GlobalKeys('app');
   for (const key of [g.queues, g.paused, g.servers, g.server('x')]) expect(key.startsWith('app:')).toBe(true);
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { FireInfo, ScheduleInfo } from '../../core/admin/inspector.js';
-import { parseInstant, positiveInt, type Cli } from '../context.js';
+import type { FireInfo, ScheduleInfo, SchedulePage, SchedulePageQuery } from '../../core/admin/inspector.js';
+import { parseInstant, positiveInt, UsageError, type Cli } from '../context.js';
 import { fields, table, when } from '../format.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -32,6 +32,53 @@ export function scheduleTable(list: ScheduleInfo[]): string {
   );
 }
 
+/** A page of `schedule ls` with a filter: the table with the labels, and how to get the next page. */
+export function schedulePageText(page: SchedulePage): string {
+  const rows = page.items.length
+    ? table(
+        ['schedule', 'spec', 'queue', 'labels', 'state', 'last fired', 'next'],
+        page.items.map((s) => {
+          const idle = notFiring(s);
+          const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
+          const labels = Object.entries(s.labels ?? {})
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ');
+          return [s.name, s.expression, s.queue, labels || '-', stateOf(s), when(s.lastFiredAt), next];
+        }),
+      )
+    : 'No schedules in this page.';
+  return `${rows}
+${page.cursor ? `Next page: --cursor ${page.cursor}` : 'End of the list.'}`;
+}
+
+/** Options of `schedule ls` that make it a page of the paged listing. */
+interface LsOptions {
+  label: string[];
+  prefix?: string;
+  state?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+/** The page query of `schedule ls` options; undefined for none (the whole list). @throws UsageError for a label not `key=value` */
+export function pageQuery(o: LsOptions): SchedulePageQuery | undefined {
+  if (o.label.length === 0 && o.prefix === undefined && o.state === undefined && o.limit === undefined && o.cursor === undefined)
+    return undefined;
+  const labels: Record<string, string> = {};
+  for (const l of o.label) {
+    const eq = l.indexOf('=');
+    if (eq < 1) throw new UsageError(`--label: expected key=value, got ${JSON.stringify(l)}`);
+    labels[l.slice(0, eq)] = l.slice(eq + 1);
+  }
+  return {
+    ...(o.label.length ? { labels } : {}),
+    ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+    ...(o.state !== undefined ? { state: o.state as SchedulePageQuery['state'] } : {}),
+    ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
+    limit: o.limit === undefined ? 100 : positiveInt(o.limit, '--limit', 1000),
+  };
+}
+
 function scheduleText(s: ScheduleInfo): string {
   const main = fields([
     ['schedule', s.name],
@@ -41,6 +88,14 @@ function scheduleText(s: ScheduleInfo): string {
     ['task type', s.type],
     ['origin', s.origin],
     ['state', stateOf(s)],
+    [
+      'labels',
+      s.labels
+        ? Object.entries(s.labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')
+        : undefined,
+    ],
     ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
@@ -89,9 +144,22 @@ export function scheduleCommands(program: Command, run: Run): void {
   const schedule = program.command('schedule').description('schedules: list, show, history, pause, resume, trigger, backfill, rm');
   schedule
     .command('ls')
-    .description('every schedule: spec, zone, origin, state, last fired, next trigger')
+    .description(
+      'every schedule: spec, zone, origin, state, last fired, next trigger; with a filter, --limit or --cursor: one page by name, with the labels and the next cursor',
+    )
+    .option('--label <key=value>', 'only schedules with this label (repeat: all of them)', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--prefix <text>', 'only schedules whose name starts with this')
+    .option('--state <state>', 'only schedules in this state: active, paused or orphaned')
+    .option('--limit <n>', 'schedules per page, 1-1000 (default 100)')
+    .option('--cursor <cursor>', 'the next page: the cursor printed by the previous one')
     .action(
-      run(async (cli) => {
+      run(async (cli, o: LsOptions) => {
+        const query = pageQuery(o);
+        if (query) {
+          const page = await (await cli.inspector()).schedulePage(query);
+          cli.print(page, () => schedulePageText(page));
+          return;
+        }
         const list = await (await cli.inspector()).schedules(3);
         cli.print(list, () => scheduleTable(list));
       }),

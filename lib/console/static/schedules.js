@@ -78,12 +78,79 @@ function lastOutcome(s, history) {
   return h ? `${h.outcome}${h.task ? ' · task ' + h.task : ''}` : s.lastFiredAt ? 'fired' : 'never fired';
 }
 
+/** The query of the filter form: `tenant=acme kind=digest` (labels, all of them) and a name prefix; null when empty. */
+function filterQuery(labels, prefix, cursor) {
+  const q = new URLSearchParams();
+  for (const l of labels.split(/\s+/).filter(Boolean)) q.append('label', l);
+  if (prefix.trim()) q.set('prefix', prefix.trim());
+  if ([...q.keys()].length === 0) return null;
+  if (cursor) q.set('cursor', cursor);
+  return q.toString();
+}
+
+/** The label and prefix filter: pages of GET api/schedule-page while set, else null (the overview's list is shown). */
+function useFilter(tick) {
+  const [labels, setLabels] = useState('');
+  const [prefix, setPrefix] = useState('');
+  const [applied, setApplied] = useState(null); // { query, cursor }
+  const [page, setPage] = useState(null);
+  useEffect(() => {
+    if (!applied) return setPage(null);
+    const q = filterQuery(applied.labels, applied.prefix, applied.cursor);
+    if (!q) return setPage(null);
+    api('schedule-page?' + q).then(setPage, (err) => setPage({ error: err.message, items: [], cursor: null }));
+  }, [applied, tick]);
+  const form = html`<form
+    class="filter"
+    data-testid="schedule-filter"
+    onSubmit=${(e) => {
+      e.preventDefault();
+      setApplied({ labels, prefix, cursor: null });
+    }}
+  >
+    <input
+      data-testid="filter-labels"
+      placeholder="labels: tenant=acme kind=digest"
+      value=${labels}
+      onInput=${(e) => setLabels(e.target.value)}
+    />
+    <input data-testid="filter-prefix" placeholder="name prefix" value=${prefix} onInput=${(e) => setPrefix(e.target.value)} />
+    <button type="submit" data-testid="filter-apply">filter</button>
+    ${
+      applied &&
+      html`<button
+        type="button"
+        data-testid="filter-clear"
+        onClick=${() => {
+          setLabels('');
+          setPrefix('');
+          setApplied(null);
+        }}
+      >
+        clear
+      </button>`
+    }
+    ${page?.error && html`<span class="notice error" data-testid="filter-error">${page.error}</span>`}
+    ${page?.cursor && html`<button type="button" data-testid="filter-next" onClick=${() => setApplied({ ...applied, cursor: page.cursor })}>next page</button>`}
+  </form>`;
+  return { form, page };
+}
+
+function Labels({ s }) {
+  const entries = Object.entries(s.labels ?? {});
+  if (entries.length === 0) return null;
+  return html`<div data-testid="labels">${entries.map(([k, v]) => html`<span class="badge">${k}=${v}</span> `)}</div>`;
+}
+
 export function SchedulesPage({ data, readOnly, can, tick }) {
   const [notice, setNotice] = useState(null);
   const activity = useActivity(tick);
+  const { form, page } = useFilter(tick);
+  const list = page ? page.items : data.schedules;
   return html`<section data-testid="schedules">
     <h2>Schedules</h2>
     <${Notice} notice=${notice} />
+    ${form}
     <table>
       <thead>
         <tr>
@@ -100,15 +167,15 @@ export function SchedulesPage({ data, readOnly, can, tick }) {
       </thead>
       <tbody>
         ${
-          data.schedules.length === 0 &&
+          list.length === 0 &&
           html`<tr>
             <td colspan="9" class="muted">No schedules.</td>
           </tr>`
         }
-        ${data.schedules.map(
+        ${list.map(
           (s) =>
             html`<tr data-schedule=${s.name}>
-              <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a></td>
+              <td><a href=${'#/schedules/' + enc(s.name)}>${s.name}</a><${Labels} s=${s} /></td>
               <td><span data-testid="spec-words">${s.description}</span><br /><code class="muted">${s.expression}</code></td>
               <td>${s.queue} · ${s.type}</td>
               <td data-testid="next-runs">
@@ -157,6 +224,7 @@ export function SchedulePage({ readOnly, can, name, tick }) {
     s.maxRuns !== undefined && ['max runs', `${s.maxRuns} (${s.runsLeft ?? s.maxRuns} left)`],
     s.buffered && ['buffered', `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}`],
     ['origin', s.origin],
+    s.labels && ['labels', html`<${Labels} s=${s} />`],
     ['last fired', when(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],
     ['next due', notFiring(s) ? `none: ${notFiring(s)}` : when(s.nextDueAt)],

@@ -14,6 +14,7 @@ import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdat
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
+import { schedulePage, type SchedulePage, type SchedulePageQuery } from './schedule-page.js';
 import * as ta from './task-acts.js';
 import * as t from './tasks.js';
 import type {
@@ -41,6 +42,7 @@ import type {
 
 export * from './types.js';
 export type { AuditQuery, AuditPage } from './audit.js';
+export type { SchedulePage, SchedulePageQuery, ScheduleState } from './schedule-page.js';
 
 /**
  * Reads and acts over the Chronos key layout of one namespace: the single door for the NestJS
@@ -294,6 +296,19 @@ export class Inspector {
    */
   schedules(n = 5): Promise<ScheduleInfo[]> {
     return s.schedules(this.ctx, n);
+  }
+
+  /**
+   * A page of schedules in name order, filtered by labels (all of them), name prefix and state
+   * (`active`, `paused`, `orphaned`); `cursor` of the result (null at the end) gives the next page.
+   * The view of {@link schedules} for the page's schedules only, over the registry's indexes
+   * (backfilled first when a version without them wrote it). Cost: ZRANGEBYLEX of the smallest
+   * label index and HMGET of the definitions, at most 5,000 looked at per call (a sparse filter
+   * may return a short page with a cursor), then the view of the page. `limit` 1-1000 (default 100).
+   * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor or label.
+   */
+  schedulePage(query: SchedulePageQuery = {}): Promise<SchedulePage> {
+    return schedulePage(this.ctx, query);
   }
 
   /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError */

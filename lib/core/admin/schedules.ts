@@ -143,9 +143,15 @@ async function orphanedSinceOf(ctx: InspectorContext, names: string[]): Promise<
  * Builds the view of stored schedules: the declaring instances (MGET of their declarations,
  * SMISMEMBER of the names per digest), lastFired (HMGET per target queue), next `n` triggers
  * (pure, one spec per expression and zone), the stored orphaned-since instants of the orphaned
- * ones (HMGET, none when none is orphaned). Every read is chunked and pipelined.
+ * ones (HMGET, none when none is orphaned). Every read is chunked and pipelined. `defs`: name and
+ * stored JSON, in the order of the result; `notes`: pause note JSON by name.
  */
-async function build(ctx: InspectorContext, defs: [string, string][], notes: Record<string, string>, n: number): Promise<ScheduleInfo[]> {
+export async function build(
+  ctx: InspectorContext,
+  defs: [string, string][],
+  notes: Record<string, string>,
+  n: number,
+): Promise<ScheduleInfo[]> {
   const insts = await instances(ctx);
   const declaredBy = await declaredByOf(
     ctx,
@@ -200,6 +206,8 @@ async function build(ctx: InspectorContext, defs: [string, string][], notes: Rec
       runtime: s.runtime,
       origin: s.runtime ? 'runtime' : 'code',
       paused: s.paused === true,
+      // sorted by key (the scripts' JSON re-encoding keeps no order)
+      ...(s.labels ? { labels: Object.fromEntries(Object.entries(s.labels).sort(([a], [b]) => (a < b ? -1 : 1))) } : {}),
       orphaned: !s.runtime && !by.some((d) => d.alive),
       registeredAt: s.registeredAt,
       ...(s.offsetMs ? { offsetMs: s.offsetMs } : {}),

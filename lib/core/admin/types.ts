@@ -304,6 +304,8 @@ export interface ScheduleInfo extends ScheduleBoundsInfo {
   origin: 'runtime' | 'code';
   /** True while the schedule is paused fleet-wide (its triggers are skipped). */
   paused: boolean;
+  /** Its labels (`ScheduleDefinition.labels`), sorted by key; absent for none. */
+  labels?: Record<string, string>;
   /** The operator's note, while it is paused through the Inspector. */
   pause?: PauseNote;
   /** No live instance declares it (and it is not a runtime schedule): it does not fire. */

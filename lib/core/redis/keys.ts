@@ -219,7 +219,15 @@ export class SchedulerKeys {
    * last heartbeat + the liveness window), stored once by the leader while the schedule is orphaned.
    */
   readonly orphaned: string;
-  private readonly prefix: string;
+  /** ZSET every stored schedule name, score 0: the registry by name (ZRANGEBYLEX pages and prefixes). */
+  readonly nameIndex: string;
+  /**
+   * HASH { phase: `scan` | `prune` | `ready`, cursor }: the backfill of {@link nameIndex} and the
+   * label indexes from the registry (a layout without them), `ready` once complete.
+   */
+  readonly indexState: string;
+  /** The scheduler's key prefix `<ns>:{<ns>:sched}:`, passed to the scripts that build keys on it (the schedule indexes). */
+  readonly prefix: string;
 
   /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
@@ -234,6 +242,13 @@ export class SchedulerKeys {
     this.pauseNotes = this.prefix + 'pause-notes';
     this.changesChannel = this.prefix + 'changes';
     this.orphaned = this.prefix + 'orphaned';
+    this.nameIndex = this.prefix + 'index:names';
+    this.indexState = this.prefix + 'index:state';
+  }
+
+  /** ZSET the names of the schedules with label `key` = `value`, score 0 (kept by the scripts that write the registry). */
+  label(key: string, value: string): string {
+    return this.prefix + 'label:' + key + '=' + value;
   }
 
   /**

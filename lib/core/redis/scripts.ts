@@ -40,6 +40,7 @@ export const SCRIPT_NAMES = [
   'schedule-admin',
   'put-schedules',
   'remove-schedules',
+  'index-schedules',
   'page-tasks',
   'run-tasks',
   'delete-tasks',

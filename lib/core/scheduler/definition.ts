@@ -92,6 +92,56 @@ export interface ScheduleDefinition {
    * other groups, under its per-group limits). 1 to 200 characters, no control characters.
    */
   group?: string;
+  /**
+   * Labels to find the schedule by (`Inspector.schedulePage({ labels })`, the CLI's
+   * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`. At most 16
+   * labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`; a value is 0
+   * to 128 characters without control characters or `=`. Changing only the labels of a schedule
+   * changes neither its triggers, nor its generation (no fence). @defaultValue none
+   */
+  labels?: Record<string, string>;
+}
+
+/** Limits of a schedule's {@link ScheduleDefinition.labels}: most labels, longest key and value (characters). */
+export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
+
+/** A label key: 1 to 64 characters of `[A-Za-z0-9_./-]`. */
+const LABEL_KEY = /^[A-Za-z0-9_./-]{1,64}$/;
+/** A label value: up to 128 characters, none a control character or `=`. */
+// eslint-disable-next-line no-control-regex
+const LABEL_VALUE = /^[^\u0000-\u001f\u007f=]{0,128}$/;
+
+/**
+ * Checks labels (see {@link ScheduleDefinition.labels}) and returns them sorted by key; undefined
+ * for none (undefined or `{}`).
+ * @throws InvalidScheduleError naming the schedule and the offending label (`labels.<key>`) or value.
+ */
+export function validateLabels(schedule: string | undefined, labels: unknown): Record<string, string> | undefined {
+  if (labels === undefined) return undefined;
+  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+    throw new InvalidScheduleError(schedule, JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values');
+  }
+  const keys = Object.keys(labels).sort();
+  if (keys.length > LABEL_LIMITS.count) {
+    throw new InvalidScheduleError(schedule, keys.join(','), `labels: expected at most ${LABEL_LIMITS.count} labels, got ${keys.length}`);
+  }
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    const v = (labels as Record<string, unknown>)[k];
+    if (!LABEL_KEY.test(k)) {
+      throw new InvalidScheduleError(schedule, k, `labels: a key is 1 to ${LABEL_LIMITS.keyLength} characters of [A-Za-z0-9_./-]`);
+    }
+    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) {
+      const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
+      throw new InvalidScheduleError(
+        schedule,
+        text,
+        `labels.${k}: expected a string of at most ${LABEL_LIMITS.valueLength} characters without control characters or "="`,
+      );
+    }
+    out[k] = v;
+  }
+  return keys.length === 0 ? undefined : out;
 }
 
 /** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */
@@ -124,10 +174,17 @@ export interface StoredSchedule extends StoredBounds {
   overlap: OverlapPolicy;
   /** The group of each trigger's task; absent for none. */
   group?: string;
+  /** The schedule's labels (key order not kept: the scripts re-encode the JSON); absent for none. */
+  labels?: Record<string, string>;
   /** Added through the runtime API (lives in Redis only) rather than declared in code. */
   runtime: boolean;
   /** Fingerprint of everything above: a change replaces the stored definition. */
   fp: string;
+  /**
+   * Fingerprint of everything above but the labels, when it has labels (else it is `fp`): a
+   * replaced definition with the same one changed its labels only and keeps its generation (no fence).
+   */
+  tfp?: string;
   /** True while the schedule is paused fleet-wide (its triggers are skipped). */
   paused?: boolean;
   /** When the schedule was first registered (Redis time, epoch ms): triggers before it never fire. */
@@ -164,6 +221,7 @@ const DEF_KEYS = new Set([
   'endAt',
   'maxRuns',
   'group',
+  'labels',
 ]);
 
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
@@ -234,6 +292,7 @@ export function toStored(
   if (def.group !== undefined && !isGroupName(def.group))
     p.expected('group', 'a string of 1 to 200 characters without control characters', def.group);
   throwFirst(p, name);
+  const labels = validateLabels(name, def.labels);
   const queue = def.queue ?? DEFAULTS.queue;
   const type = def.type ?? name;
   const maxRetry = def.maxRetry ?? DEFAULTS.maxRetry;
@@ -266,10 +325,19 @@ export function toStored(
     ...bounds,
     runtime,
   };
+  const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
   const text = JSON.stringify(body);
-  const fp = hash('sha1', text, 'hex').slice(0, 16);
-  // the JSON of { ...body, fp } (the same keys in the same order), without a second stringify
-  return { stored: { ...body, fp }, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
+  // without labels `labels` is left out of the JSON: the fingerprint of an unlabelled schedule is as before labels existed
+  if (labels === undefined) {
+    const fp = fingerprint(text);
+    // the JSON of { ...body, fp } (the same keys in the same order), without a second stringify
+    return { stored: { ...body, fp }, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
+  }
+  const labelled = { ...body, labels };
+  const labelledText = JSON.stringify(labelled);
+  const fp = fingerprint(labelledText);
+  const tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
+  return { stored: { ...labelled, fp, tfp }, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
 }
 
 /**

@@ -7,6 +7,7 @@ import { SchedulerKeys } from '../redis/keys.js';
 import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
+import { backfillIndexes } from './index-backfill.js';
 import { LeaderLease } from '../leadership/lease.js';
 import { Declarations } from './registry.js';
 import { InspectorContext } from '../admin/context.js';
@@ -114,7 +115,11 @@ export class Scheduler {
       this.leaderTtlMs,
       this.logger,
       {
-        acquired: (term) => this.firing.acquired(term),
+        acquired: (term) => {
+          this.firing.acquired(term);
+          // in the background: the registry's indexes, for one written by a version without them (index-backfill.ts)
+          void backfillIndexes(this.conn.client, this.keys, () => this.firing.leading && this.state === 'running', this.logger);
+        },
         lost: (term, reason) => this.firing.lost(term, reason),
         version: (v) => this.firing.versionSeen(v),
         clockSample: (sentAt, redisNow, receivedAt) => this.time.sample(sentAt, redisNow, receivedAt),

@@ -57,6 +57,12 @@ export interface ScheduleOptions {
    * groups, under its per-group limits). @defaultValue the static `group` of a `dispatch` payload class, of `payload`
    */
   group?: string;
+  /**
+   * Labels to find the schedule by (Inspector `schedulePage({ labels })`, CLI `schedule ls --label`,
+   * the console), e.g. `{ tenant: 'acme' }`: limits as core's `ScheduleDefinition.labels`. A change of
+   * labels alone does not change the triggers. @defaultValue none
+   */
+  labels?: Record<string, string>;
   /** `@nestjs/schedule`'s name for `overlap: 'skip'` (true) / `'allow'` (false); contradicting `overlap` is an error. */
   waitForCompletion?: boolean;
   /**

@@ -35,6 +35,7 @@ const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
   'endAt',
   'maxRuns',
   'group',
+  'labels',
   'waitForCompletion',
   'disabled',
   'dispatch',
@@ -273,6 +274,7 @@ export class ChronosExplorer implements OnModuleInit {
     if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
     if (overlap !== undefined) def.overlap = overlap;
     for (const key of ['jitter', 'startAt', 'endAt', 'maxRuns'] as const) if (o[key] !== undefined) Object.assign(def, { [key]: o[key] });
+    if (o.labels !== undefined) def.labels = o.labels;
     if (o.group !== undefined) def.group = o.group;
     else if (typeof o.dispatch === 'function' && o.payload !== undefined) {
       const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload

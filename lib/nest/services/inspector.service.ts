@@ -19,6 +19,8 @@ import {
   type QueueInfo,
   type RedisInfo,
   type ScheduleInfo,
+  type SchedulePage,
+  type SchedulePageQuery,
   type ServerInfo,
   type TaskFilter,
   type TaskInfo,
@@ -119,6 +121,15 @@ export class InspectorService {
   /** Every schedule with its next `n` triggers (epoch ms), last fire, time zone, paused (and note), origin and liveness. */
   schedules(n = 5): Promise<ScheduleInfo[]> {
     return this.inspector.schedules(n);
+  }
+
+  /**
+   * A page of schedules in name order, filtered by labels, name prefix and state; pass the result's
+   * `cursor` (null at the end) for the next page. `limit` 1-1000 (default 100).
+   * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor or label.
+   */
+  schedulePage(query: SchedulePageQuery = {}): Promise<SchedulePage> {
+    return this.inspector.schedulePage(query);
   }
 
   /** One schedule. @throws ScheduleNotFoundError */

@@ -57,7 +57,7 @@ export async function putSchedulesScript(
   for (const d of definitions) a.push(d.name, d.fp, JSON.stringify([d.expression, d.timeZone, d.offsetMs, d.queue]), d.json);
   const [added, changed, unchanged, redisNow, generation, flat, existing] = await runScript<
     [number, number, number, number, number, string[], string[]]
-  >(client, 'put-schedules', [keys.schedules, keys.version], a);
+  >(client, 'put-schedules', [keys.schedules, keys.version, keys.prefix], a);
   const fences: Fence[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) fences.push({ schedule: flat[i], queue: flat[i + 1], generation });
   return { added, changed, unchanged, existing, redisNow, generation, fences };
@@ -82,7 +82,7 @@ export async function removeSchedulesScript(client: RedisClient, keys: Scheduler
   const [removed, redisNow, generation, flat, missing] = await runScript<[number, number, number, string[], string[]]>(
     client,
     'remove-schedules',
-    [keys.schedules, keys.version, keys.pauseNotes],
+    [keys.schedules, keys.version, keys.pauseNotes, keys.prefix],
     names,
   );
   const fences: Fence[] = [];

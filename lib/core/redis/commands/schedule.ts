@@ -177,7 +177,7 @@ export async function registerSchedulesScript(
   const [changed, now, flat] = await runScript<[number, number, (string | number)[]]>(
     client,
     'register-schedules',
-    [keys.schedules, keys.version],
+    [keys.schedules, keys.version, keys.prefix],
     a,
   );
   const fences: Fence[] = [];
@@ -262,10 +262,29 @@ export async function scheduleAdminScript(
   const [code, redisNow, generation, queue] = await runScript<[number, number, number, string]>(
     client,
     'schedule-admin',
-    [keys.schedules, keys.version],
+    [keys.schedules, keys.version, keys.prefix],
     args,
   );
   return { status: adminStatus(code), redisNow, generation, previousQueue: queue === '' ? undefined : queue };
+}
+
+/**
+ * One bounded step of the backfill of the registry's indexes (index-schedules.lua): one HSCAN or
+ * ZSCAN call of about `count` entries. @returns whether the indexes are complete, and how many
+ * entries this step indexed or pruned.
+ */
+export async function indexSchedulesScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  count: number,
+): Promise<{ ready: boolean; indexed: number }> {
+  const [code, indexed] = await runScript<[number, number]>(
+    client,
+    'index-schedules',
+    [keys.schedules, keys.nameIndex, keys.indexState, keys.prefix],
+    [count],
+  );
+  return { ready: code === 1, indexed };
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */
@@ -279,4 +298,5 @@ export const SCHEDULE_SCRIPTS = {
   'declare-schedules': declareSchedulesScript,
   heartbeat: heartbeatScript,
   'schedule-admin': scheduleAdminScript,
+  'index-schedules': indexSchedulesScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

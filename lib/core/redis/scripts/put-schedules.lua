@@ -7,22 +7,26 @@
   (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
   An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
   new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
-  schedule it wrote. Nothing is announced here: the caller raises the replaced schedules'
+  schedule it wrote, except a replacement that changed only the labels (the `schedule-index`
+  snippet's labelsOnly): it keeps its generation and is not fenced. The registry's indexes (names,
+  labels) follow every write (the `schedule-index` snippet). Nothing is announced here: the caller raises the replaced schedules'
   generations in their previous queues' slots (fence-schedules.lua), then announces the whole
   call once on the changes channel.
   KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
+  KEYS[3]  <ns>:{<ns>:sched}:           the scheduler's key prefix, for its indexes (schedule-index)
   ARGV[1]  mode                         "add" | "upsert"
   ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
            queue] of the definition), definition JSON (the registry form without registeredAt,
            changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
-           chunk's new one (0 when nothing was written); fences is a flat list of name, previous
+           chunk's new one (0 when nothing but labels was written); fences is a flat list of name, previous
            queue for each replaced definition; existing lists the names mode "add" left untouched
 ]]
 -- @include now-ms
 -- @include rising-counter
 -- @include schedule-timing
+-- @include schedule-index
 -- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
 local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
 local now = nowMs()
@@ -57,9 +61,13 @@ local added, changed, generation = 0, 0, 0
 local fences = {}
 local hset = {}
 if #writes > 0 then
-  generation = risingCounter(KEYS[2], now)
   for _, w in ipairs(writes) do
-    local name, oldJson, newJson, old = w[1], w[2], w[3], w[4]
+    local name, newJson, old = w[1], w[3], w[4]
+    -- the new definition is decoded only when the indexes or the label-only rule need it: a new
+    -- name without labels goes to the names index as it is
+    local new = (old or string.find(newJson, '"labels":', 1, true)) and cjson.decode(newJson)
+    local keep = old and old['generation'] and labelsOnly(old, new) and old['generation']
+    if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
     -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
     -- none of the fields carryOver and the generation set, so they are appended without decoding it
     local def = {}
@@ -67,8 +75,10 @@ if #writes > 0 then
       local t = cjson.decode(w[5])
       def = {expression = t[1], timeZone = t[2], offsetMs = t[3], queue = t[4]}
       changed = changed + 1
-      fences[#fences + 1] = name
-      fences[#fences + 1] = old['queue']
+      if not keep then
+        fences[#fences + 1] = name
+        fences[#fences + 1] = old['queue']
+      end
     else
       added = added + 1
     end
@@ -78,9 +88,13 @@ if #writes > 0 then
       local v = def[field]
       if v ~= nil and v ~= cjson.null then tail[#tail + 1] = '"' .. field .. '":' .. tostring(v) end
     end
-    tail[#tail + 1] = '"generation":' .. generation .. '}'
+    tail[#tail + 1] = '"generation":' .. (keep or generation) .. '}'
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
-    -- index hook: old/new definition (oldJson: the stored JSON, or false for a new name; newJson: what is stored now)
+    if new then
+      scheduleIndexed(KEYS[3], name, old, new)
+    else
+      redis.call('ZADD', KEYS[3] .. 'index:names', 0, name)
+    end
     hset[#hset + 1] = name
     hset[#hset + 1] = newJson
   end

@@ -7,9 +7,13 @@
   changedAt = `now`. A chunk with changes takes a new registry version (a rising counter:
   max(INCR, Redis time ms)), which is its changed schedules' new `generation`; the caller raises
   the generations in the previous queues' slots (fence-schedules.lua), then announces the change
-  once on the changes channel so the leader reloads.
+  once on the changes channel so the leader reloads. A definition that changed only its labels (the
+  `schedule-index` snippet's labelsOnly) is stored under its generation: it takes no version, is not
+  counted as changed and needs no fence. The registry's indexes follow every stored definition.
   KEYS[1]  <ns>:{<ns>:sched}:schedules   HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:version     STRING  rising counter
+  KEYS[3]  <ns>:{<ns>:sched}:            prefix  the scheduler's key prefix: the registry's indexes are
+                                                 built on it (the `schedule-index` snippet)
   ARGV[1]  nowMs                         "" = Redis server time (always, outside tests) | a test clock's epoch ms
   ARGV[2..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint)
   Returns  {changed definitions, redisNowMs, fences}: fences is a flat list of name, previous
@@ -18,6 +22,7 @@
 -- @include now-ms
 -- @include rising-counter
 -- @include schedule-timing
+-- @include schedule-index
 local redisNow = nowMs()
 local now = tonumber(ARGV[1]) or redisNow
 local changed = {}
@@ -32,7 +37,13 @@ for a = 2, #ARGV, 3 do
     if not old or old['fp'] ~= fp then
       local def = cjson.decode(ARGV[a + 2])
       carryOver(def, old, now)
-      changed[#changed + 1] = {name, def, old}
+      scheduleIndexed(KEYS[3], name, old, def)
+      if labelsOnly(old, def) and old['generation'] then
+        def['generation'] = old['generation']
+        redis.call('HSET', KEYS[1], name, cjson.encode(def))
+      else
+        changed[#changed + 1] = {name, def, old}
+      end
     end
   end
 end

@@ -1,12 +1,13 @@
 --[[ remove-schedules
   Remove one chunk of schedules from the registry (the bulk runtime API sends about 250 names per
   call, pipelined, after its guard on schedules declared in code by a live instance), with their
-  pause notes. A chunk that removes any takes one new registry version (a rising counter:
+  pause notes and their entries in the registry's indexes (the `schedule-index` snippet). A chunk that removes any takes one new registry version (a rising counter:
   max(INCR, Redis time ms)), the generation the caller raises in each removed schedule's queue
   slot (fence-schedules.lua) before it announces the whole call once on the changes channel.
   KEYS[1]  <ns>:{<ns>:sched}:schedules    HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:version      STRING  rising counter
   KEYS[3]  <ns>:{<ns>:sched}:pause-notes  HASH    name -> an operator's pause note
+  KEYS[4]  <ns>:{<ns>:sched}:             the scheduler's key prefix, for its indexes (schedule-index)
   ARGV[1..] names
   Returns  {removed, redisNowMs, generation, fences, missing}: generation is the chunk's new one (0
            when nothing was removed); fences is a flat list of name, queue of each removed
@@ -14,6 +15,7 @@
 ]]
 -- @include now-ms
 -- @include rising-counter
+-- @include schedule-index
 local now = nowMs()
 local found = {}
 local missing = {}
@@ -29,11 +31,11 @@ if #found > 0 then
   generation = risingCounter(KEYS[2], now)
   local names = {}
   for _, f in ipairs(found) do
-    local name, oldJson, newJson = f[1], f[2], nil
-    -- index hook: old/new definition (oldJson: the stored JSON; newJson: nil, the schedule is removed)
+    local name, old = f[1], cjson.decode(f[2])
+    scheduleIndexed(KEYS[4], name, old, nil)
     names[#names + 1] = name
     fences[#fences + 1] = name
-    fences[#fences + 1] = cjson.decode(oldJson)['queue']
+    fences[#fences + 1] = old['queue']
   end
   redis.call('HDEL', KEYS[1], unpack(names))
   redis.call('HDEL', KEYS[3], unpack(names))

@@ -7,9 +7,13 @@
   refuses a trigger planned under the old state even if the notice is lost.
   A replaced definition keeps registeredAt, paused and resumedAt; its changedAt (from when its
   triggers count) becomes Redis time when the spec, zone, offset or queue changed. A resume sets
-  resumedAt: the triggers of the pause are skipped, not caught up.
+  resumedAt: the triggers of the pause are skipped, not caught up. A put that changes only the
+  labels (the `schedule-index` snippet's labelsOnly) keeps the schedule's generation and takes no
+  version (the fence then raises nothing). The registry's indexes follow every change.
   KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
+  KEYS[3]  <ns>:{<ns>:sched}:           prefix  the scheduler's key prefix: the registry's indexes are
+                                                built on it (the `schedule-index` snippet)
   ARGV[1]  op                           "put" | "delete" | "pause" | "resume"
   ARGV[2]  name                         string
   ARGV[3]  channel                      <ns>:{<ns>:sched}:changes (a channel, not a key)
@@ -21,16 +25,18 @@
 -- @include now-ms
 -- @include rising-counter
 -- @include schedule-timing
+-- @include schedule-index
 local now = nowMs()
 local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
 local old = cur and cjson.decode(cur)
 if op ~= 'put' and not old then return {0, now, 0, ''} end
-local generation = risingCounter(KEYS[2], now)
-local def
+local def, generation
 if op == 'put' then
   def = cjson.decode(ARGV[4])
   carryOver(def, old, now)
+  -- (one without a generation, stored by an older version, takes one: the leader plans it under the registry version)
+  if labelsOnly(old, def) and old['generation'] then generation = old['generation'] end
 elseif op == 'delete' then
   redis.call('HDEL', KEYS[1], name)
 else
@@ -38,6 +44,8 @@ else
   def['paused'] = (op == 'pause')
   if op == 'resume' then def['resumedAt'] = now end
 end
+generation = generation or risingCounter(KEYS[2], now)
+scheduleIndexed(KEYS[3], name, old, def)
 if def then
   def['generation'] = generation
   redis.call('HSET', KEYS[1], name, cjson.encode(def))

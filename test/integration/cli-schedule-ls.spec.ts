@@ -1,0 +1,62 @@
+// `chronos schedule ls` with labels, a name prefix, a state, --limit and --cursor: one page of
+// Inspector.schedulePage, with the labels and the next cursor. A child process (dist/lib/cli/main.js).
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import type { SchedulePage } from '../../lib/core/admin/inspector.js';
+import { cliRunner } from '../helpers/cli.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+
+let ns: string;
+let inspector: Inspector;
+const { chronos, json } = cliRunner(() => ns);
+
+beforeAll(async () => {
+  ns = newNamespace('cli-labels');
+  inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  for (const [name, tenant, kind] of [
+    ['acme.digest', 'acme', 'digest'],
+    ['acme.digest-weekly', 'acme', 'digest'],
+    ['acme.report', 'acme', 'report'],
+    ['globex.digest', 'globex', 'digest'],
+  ]) {
+    await inspector.addSchedule({ name, spec: '@every 60s', labels: { tenant, kind } });
+  }
+  await inspector.pauseSchedule('acme.digest-weekly');
+});
+afterAll(async () => {
+  await inspector.close();
+  await deleteNamespace(ns);
+});
+
+test('schedule ls --label … --label …: only the schedules with every label, their labels, and the end of the list', async () => {
+  const r = await chronos('schedule', 'ls', '--label', 'tenant=acme', '--label', 'kind=digest');
+  expect(r.code).toBe(0);
+  const rows = r.out.split('\n').filter((l) => l.startsWith('│') && !l.includes('schedule'));
+  expect(rows.map((l) => l.split('│')[1].trim())).toEqual(['acme.digest', 'acme.digest-weekly']);
+  expect(r.out).toMatch(/│ acme\.digest-weekly +│.*│ kind=digest tenant=acme +│ paused +│/);
+  expect(r.out).toContain('End of the list.');
+  expect(r.out).not.toContain('globex');
+  expect((await chronos('schedule', 'show', 'acme.report')).out).toMatch(/│ labels +│ kind=report tenant=acme +│/);
+});
+
+test('schedule ls --limit/--cursor pages by name; --prefix and --state filter; bad input is a usage error naming it', async () => {
+  const first = await json<SchedulePage>('schedule', 'ls', '--limit', '3');
+  expect(first.items.map((i) => i.name)).toEqual(['acme.digest', 'acme.digest-weekly', 'acme.report']);
+  expect(first.cursor).not.toBeNull();
+  const text = await chronos('schedule', 'ls', '--limit', '3');
+  expect(text.out).toContain(`Next page: --cursor ${first.cursor}`);
+  const second = await json<SchedulePage>('schedule', 'ls', '--limit', '3', '--cursor', first.cursor!);
+  expect([second.items.map((i) => i.name), second.cursor]).toEqual([['globex.digest'], null]);
+  expect((await json<SchedulePage>('schedule', 'ls', '--prefix', 'acme.d')).items.map((i) => i.name)).toEqual([
+    'acme.digest',
+    'acme.digest-weekly',
+  ]);
+  expect((await json<SchedulePage>('schedule', 'ls', '--state', 'paused')).items.map((i) => i.name)).toEqual(['acme.digest-weekly']);
+  const badLabel = await chronos('schedule', 'ls', '--label', 'tenant');
+  expect([badLabel.code, badLabel.err]).toEqual([2, 'error: --label: expected key=value, got "tenant"\n']);
+  const badLimit = await chronos('schedule', 'ls', '--limit', '5000');
+  expect(badLimit.code).not.toBe(0);
+  expect(badLimit.err).toContain('5000');
+  const badState = await chronos('schedule', 'ls', '--state', 'asleep');
+  expect(badState.code).not.toBe(0);
+  expect(badState.err).toContain('asleep');
+});
