@@ -7,7 +7,7 @@
 //   3. the leader's heap per schedule at 10,000 and N (sd-leader.ts, --expose-gc), Redis bytes per schedule;
 //   4. N due at one instant with 3 worker processes, and 10,000 with jitter 60 s (schedules-data-burst.ts);
 //   5. the leader's idle commands/s with N schedules and none due (INFO commandstats over 10 s);
-//   6. Inspector.schedulePage of 100 by label, when the library has it (p50/p99 over 50 calls).
+//   6. Inspector.schedulePage of 100 by one and by two labels, when the library has it (p50/p99 over 50 calls each).
 import { BenchChild } from '../lib/children.js';
 import { digest, labelsSupported } from '../lib/schedules-data.js';
 import { latencySummary } from '../lib/stats.js';
@@ -182,7 +182,8 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
       log(
         `leader over ${fmtInt(n)}: heap ${fmtInt(big.heapPerSchedule)} B per schedule; idle ${fmt(big.idleCmdsPerSec, 1)} commands/s over ${idleMs / 1000} s (${big.idleFires} fires)` +
           (pages.pageP50 !== undefined
-            ? `; schedulePage of 100 by label p50 ${fmt(pages.pageP50, 1)} ms, p99 ${fmt(pages.pageP99, 1)} ms (${pages.pageItems} items)`
+            ? `; schedulePage of 100 by one label (plan=pro) p50 ${fmt(pages.pageP50, 1)} ms, p99 ${fmt(pages.pageP99, 1)} ms (${pages.pageItems} items), ` +
+              `by two labels p50 ${fmt(pages.page2P50, 1)} ms, p99 ${fmt(pages.page2P99, 1)} ms (${pages.page2Items} items), first call ${fmt(pages.pageFirstMs, 1)} ms`
             : '; no Inspector.schedulePage in this build'),
       );
     } finally {
