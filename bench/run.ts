@@ -504,7 +504,7 @@ async function main(): Promise<number> {
       costTable(results),
   );
   console.log(
-    `\nTargets (issues #5, #13, #15, #21, #22)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+    `\nTargets (issues #5, #13, #15, #21, #22, 25)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
   );
   for (const t of targets)
     console.log(
