@@ -113,7 +113,16 @@ export class Forwarder {
     this.names = queues.map((q) => q.name);
     this.canFold = !isCluster(o.client);
     // a new connection (Redis restarted, failed over) may have lost the scripts: the next round runs them one by one
-    if (this.canFold) o.client.on('ready', () => (this.scriptsReady = false));
+    if (this.canFold) o.client.on('ready', this.onReady);
+  }
+
+  private readonly onReady = () => {
+    this.scriptsReady = false;
+  };
+
+  /** Stops listening to the client's reconnects (the client may be the app's and outlive the server). */
+  close(): void {
+    this.client.off('ready', this.onReady);
   }
 
   /** The loop; ends when the server stops running. */
