@@ -57,7 +57,8 @@ export interface ForwarderOptions {
  * {@link RedisTime} (the estimate it holds trigger tasks by, filtered by round trip).
  *
  * Due by the hints: the forwarder remembers, per queue, the earliest due time it heard of (a wake, its
- * own retries, the queue's last forward). The queues whose remembered time has come are forwarded in
+ * own retries, the next due time its last claimed forward of the queue found: so of several servers of
+ * a queue, only the one that claimed it forwards it early next time; a wake reaches them all). The queues whose remembered time has come are forwarded in
  * the same socket write as the round's claim (forward.lua sent just after claim-due.lua on the one
  * connection, so Redis runs it after the claim): a woken queue's due task reaches its stream one round
  * trip after the wake, not two; the claim and the settle keep the index as before (a hinted queue
@@ -250,11 +251,11 @@ export class Forwarder {
       if (o.status === 'rejected') failed ??= o.reason;
       else moved.push(o.value);
       const due = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
-      if (claimedNames.has(q.name)) next.set(q.name, due);
-      if (due !== undefined) {
-        at = Math.min(at, due);
-        this.hint(q.name, due);
-      }
+      if (due !== undefined) at = Math.min(at, due);
+      if (!claimedNames.has(q.name)) return;
+      next.set(q.name, due);
+      // only the claimer hints its next due time: the other servers of the queue claim nothing then, so they forward nothing
+      if (due !== undefined) this.hint(q.name, due);
     };
     early.forEach((q, i) => take(q, earlyOut[i]));
     queues.forEach((q, i) => take(q, outcomes[i]));
