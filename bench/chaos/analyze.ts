@@ -6,6 +6,7 @@ import { FLEET, SCHEDULES, type ChaosRecord } from './common.js';
 import type { Crash, Fault, OutputStats } from './fleet.js';
 import type { RedisStop } from './redis.js';
 import { judgeLimits, type LimitOutcome } from './limits.js';
+import { dueOf, judgeRuntime, type RuntimeOutcome, type RuntimeSchedules } from './runtime.js';
 
 /** A handler start counts as early only when it is before its instant by more than this, ms (see the README). */
 export const EARLY_TOLERANCE_MS = 1;
@@ -29,6 +30,8 @@ export interface RunLog {
   floodLinesPerSecond: number;
   /** Writes Redis acknowledged this long before a SIGKILL of Redis may be lost with the AOF (0 after SHUTDOWN/SIGTERM). */
   aofLossMs: number;
+  /** The runtime schedules (bulk API) and what was done to them; absent with `--runtime-schedules 0`. */
+  runtime?: RuntimeSchedules;
 }
 
 export type DupCause = 'sigstop' | 'sigkill' | 'clockstep' | 'partition' | 'redis' | 'other';
@@ -73,6 +76,8 @@ export interface Outcome {
   maxLinesPerSecond: { name: string; n: number };
   /** The limited queue: never over its concurrency, nor one group over its groupConcurrency (limits.ts). */
   limits: LimitOutcome;
+  /** The runtime schedules (runtime.ts), when the run had any. */
+  runtime?: RuntimeOutcome;
   failures: string[];
 }
 
@@ -202,7 +207,8 @@ export function analyze(log: RunLog): Outcome {
       early.unmeasured++;
       continue;
     }
-    const by = r.tr - (r.rt + r.eb!); // before the instant even at the latest Redis time the estimate allows
+    // before the (jitter-shifted) instant even at the latest Redis time the estimate allows
+    const by = dueOf(log.runtime, r.id, r.tr) - (r.rt + r.eb!);
     if (by <= EARLY_TOLERANCE_MS) continue;
     early.starts++;
     earlyIds.add(r.id);
@@ -295,6 +301,16 @@ export function analyze(log: RunLog): Outcome {
   const limits = judgeLimits(log);
   if (limits.over.length) failures.push(`the limited queue ran over its limits (${limits.over[0]})`);
   if (limits.starts === 0) failures.push('no task of the limited queue ran');
+  const runtime = log.runtime ? judgeRuntime(log.runtime, log.window, log.records, (id) => byId.get(id)?.dones.length ?? 0) : undefined;
+  if (runtime) {
+    const u = runtime.unexpected;
+    const unexpected = u.afterRemoval + u.oldSpec + u.overMaxRuns + u.outOfBounds + u.other;
+    if (runtime.missing) failures.push(`${runtime.missing} runtime-schedule trigger(s) missing`);
+    if (runtime.duplicated) failures.push(`${runtime.duplicated} runtime-schedule trigger(s) duplicated`);
+    if (unexpected) failures.push(`${unexpected} runtime-schedule trigger(s) that should not have fired`);
+    if (runtime.overMaxRuns) failures.push(`${runtime.overMaxRuns} runtime schedule(s) over their maxRuns`);
+    if (runtime.stalePayload) failures.push(`${runtime.stalePayload} runtime-schedule start(s) with a stale payload`);
+  }
   return {
     triggers,
     dupTriggerCauses,
@@ -310,6 +326,7 @@ export function analyze(log: RunLog): Outcome {
     floods,
     maxLinesPerSecond,
     limits,
+    runtime,
     failures,
   };
 }
