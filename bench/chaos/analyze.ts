@@ -303,6 +303,9 @@ export function analyze(log: RunLog): Outcome {
   if (limits.starts === 0) failures.push('no task of the limited queue ran');
   const runtime = log.runtime ? judgeRuntime(log.runtime, log.window, log.records, (id) => byId.get(id)?.dones.length ?? 0) : undefined;
   if (runtime) {
+    const causes: Record<DupCause, number> = { sigstop: 0, sigkill: 0, clockstep: 0, partition: 0, redis: 0, other: 0 };
+    for (const d of runtime.duplicates) causes[detail(d.id, dupCause(byId.get(d.id)!, d.tr - 2000, log), byId.get(d.id)!)]++;
+    runtime.dupCauses = causes;
     const u = runtime.unexpected;
     const unexpected = u.afterRemoval + u.oldSpec + u.overMaxRuns + u.outOfBounds + u.other;
     if (runtime.missing) failures.push(`${runtime.missing} runtime-schedule trigger(s) missing`);

@@ -143,7 +143,7 @@ function runtimeRows(o: Outcome): string[][] {
     ],
     ['  once', n0(r.once), ''],
     ['  missing', n0(r.missing), r.missingIds.slice(0, 4).join(', ')],
-    ['  duplicated', n0(r.duplicated), r.duplicatedIds.slice(0, 4).join(', ')],
+    ['  duplicated', n0(r.duplicated), r.duplicated ? causes(r.dupCauses) : ''],
     [
       '  should not have fired',
       n0(unexpected),

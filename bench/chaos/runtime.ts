@@ -242,7 +242,10 @@ export interface RuntimeOutcome {
   optionalRan: number;
   missingIds: string[];
   unexpectedIds: string[];
-  duplicatedIds: string[];
+  /** Every duplicated instant (the analyzer gives each a cause, as for the code schedules). */
+  duplicates: { id: string; tr: number }[];
+  /** The duplicates' causes (filled by analyze.ts). */
+  dupCauses: Record<string, number>;
   /** maxRuns schedules that started more distinct triggers than their maxRuns (over the whole run). */
   overMaxRuns: number;
   /** Trigger starts of runtime schedules, and of jittered ones. */
@@ -288,7 +291,8 @@ export function judgeRuntime(
     optionalRan: 0,
     missingIds: [],
     unexpectedIds: [],
-    duplicatedIds: [],
+    duplicates: [],
+    dupCauses: {},
     overMaxRuns: 0,
     starts: 0,
     jitteredStarts: 0,
@@ -301,7 +305,7 @@ export function judgeRuntime(
       const n = dones(x.id);
       if (n > 1) {
         o.duplicated++;
-        if (o.duplicatedIds.length < 8) o.duplicatedIds.push(x.id);
+        o.duplicates.push({ id: x.id, tr: x.tr });
       }
       if (!x.required) {
         if (n > 0) o.optionalRan++;
