@@ -106,10 +106,11 @@ function group(records: ChaosRecord[]): Map<string, Runs> {
  *   between `from` (enqueue, or 2 s before the instant) and 1 s after that run's end (a run that
  *   finished just before the stop, its ack not yet written) — the entry was reclaimed by another
  *   worker while the stopped one still held it;
- * - `outage`: one of its runs ended while Redis was unreachable for longer than the visibility
- *   timeout (from 100 ms before the stop was sent — an ack in flight — to the restarted Redis
- *   answering): its ack could not be written before the entry was idle past the visibility timeout,
- *   so another worker may take it — documented at-least-once (README, Guarantees 4), not a failure;
+ * - `outage`: one of its runs ended while Redis was down (from 100 ms before the stop was sent —
+ *   an ack in flight — to the restarted Redis answering), so its ack could not be written, and
+ *   either the outage outlasted the visibility timeout (the entry was idle past it) or that process
+ *   was SIGKILLed before Redis answered (the ack died with it): another worker takes the entry —
+ *   documented at-least-once (README, Guarantees 4), not a failure;
  * - `sigkill`: a process that had finished it was SIGKILLed within 1 s after (before its ack);
  * - `clockstep` / `partition`: one of its runs was on a process during a step of its wall clock or a
  *   partition of its connection, or within 1 s after it ended;
@@ -126,8 +127,12 @@ function dupCause(runs: Runs, from: number, log: RunLog): DupCause {
     });
     if (hit) return 'sigstop';
   }
-  const long = log.restarts.filter((x) => x.upAt - x.at > FLEET.visibilityTimeoutMs);
-  if (runs.dones.some((d) => long.some((x) => d.t >= x.at - 100 && d.t <= x.upAt))) return 'outage';
+  // a run that ended in a Redis outage (from 100 ms before the stop: an ack in flight) could not write its ack
+  const inOutage = (d: { t: number }, x: RedisRestart) => d.t >= x.at - 100 && d.t <= x.upAt;
+  const ackLost = (d: { i: string; t: number }, x: RedisRestart) =>
+    x.upAt - x.at > FLEET.visibilityTimeoutMs ||
+    log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= x.upAt);
+  if (runs.dones.some((d) => log.restarts.some((x) => inOutage(d, x) && ackLost(d, x)))) return 'outage';
   for (const d of runs.dones) {
     if (log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= d.t + 1000)) return 'sigkill';
   }
