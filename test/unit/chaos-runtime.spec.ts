@@ -87,3 +87,27 @@ test('a jittered trigger is due at its shifted instant, within [instant, instant
   expect(new Set(shifts).size).toBeGreaterThan(1);
   expect(dueOf(rt, `every-1:${W / 1000}`, W)).toBe(W);
 });
+
+test('a duplicate whose first run ended in a Redis outage longer than the visibility timeout is documented, not a failure', async () => {
+  const { analyze } = await import('../../bench/chaos/analyze.js');
+  const rt = fleet({ name: 'f', versions: [{ spec: { every: 60_000 }, v: 0, at: -Infinity, end: -Infinity }] });
+  const tr = W + 60_000;
+  const twice = [...ran('f', W), ...ran('f', tr), ...ran('f', tr).map((r) => ({ ...r, i: 'r2.1', t: r.t + 8000 }))];
+  const log = (downMs: number) => ({
+    records: twice,
+    window,
+    faults: [],
+    crashes: [],
+    restarts: [{ how: 'sigterm' as const, at: tr, downAt: tr + 50, upAt: tr + downMs }],
+    outputs: [],
+    floodLinesPerSecond: 20,
+    aofLossMs: 0,
+    runtime: rt,
+  });
+  const ownFailures = (o: { failures: string[] }) => o.failures.filter((f) => f.includes('runtime'));
+  const long = analyze(log(7000));
+  expect([long.runtime!.duplicated, long.runtime!.dupCauses.outage, ownFailures(long)]).toEqual([1, 1, []]);
+  // a 2 s outage and no SIGKILL: the ack was written late but in time, so a second run is a failure
+  const short = analyze(log(2000));
+  expect([short.runtime!.dupCauses.redis, ownFailures(short)]).toEqual([1, ['1 runtime-schedule trigger(s) duplicated']]);
+});
