@@ -11,7 +11,7 @@ const range = (lo: number, hi: number) => (n1(lo) === n1(hi) ? n1(lo) : `${n1(lo
 
 function causes(c: Record<string, number>): string {
   return (
-    `SIGSTOP > visibility timeout ${c.sigstop}, ack lost to a Redis outage ${c.outage} (documented, not a failure), ` +
+    `SIGSTOP > visibility timeout ${c.sigstop}, ack lost to a Redis outage ${c.outage} (these two documented, not failures), ` +
     `SIGKILL before ack ${c.sigkill}, clock step ${c.clockstep}, partition ${c.partition}, ` +
     `Redis restart ${c.redis}, other ${c.other}`
   );

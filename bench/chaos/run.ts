@@ -1,4 +1,4 @@
-// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15+N/250]
+// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15+N/250+10]
 //                   [--out FILE] [--records FILE] [--runtime-schedules 500]
 //
 // The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
@@ -20,7 +20,7 @@ import { makePlan } from './plan.js';
 import { ChaosRedis, RecordsRedis, type RedisStop } from './redis.js';
 import { render } from './report.js';
 import { Scheduler } from '../../lib/core/index.js';
-import { RuntimeSchedules, requiredIds } from './runtime.js';
+import { MAX_JITTER_MS, RuntimeSchedules, requiredIds } from './runtime.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): Args {
     stops: ['shutdown', 'sigterm'],
     downMs: [0, 2000],
     flood: 20,
-    drainSec: 0, // 0: 15 s + 1 s per 250 runtime schedules (the end of the window can be a burst of all of them)
+    drainSec: 0, // 0: 15 s, + 1 s per 250 runtime schedules (the window's end can be a burst of all of them) + the largest jitter
     out: '',
     records: '',
     runtimeSchedules: 500,
@@ -86,7 +86,8 @@ function parseArgs(argv: string[]): Args {
       process.exit(0);
     } else throw new Error(`unknown argument ${argv[i]} (see bench/README.md, "Chaos run")`);
   }
-  args.drainSec ||= 15 + Math.ceil(args.runtimeSchedules / 250);
+  // a trigger at the window's end may start up to the largest jitter later
+  args.drainSec ||= 15 + (args.runtimeSchedules ? Math.ceil(args.runtimeSchedules / 250) + MAX_JITTER_MS / 1000 : 0);
   args.out ||= join(ROOT, `bench/results/chaos-seed${args.seed}-${args.seconds}s.json`);
   return args;
 }

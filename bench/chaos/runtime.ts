@@ -42,6 +42,9 @@ export interface RuntimeSchedule {
   removed?: { at: number; end: number };
 }
 
+/** The largest jitter of a runtime schedule, ms. */
+export const MAX_JITTER_MS = 10_000;
+
 /** Every-periods (s) and 5-field crons with their weights: ≈ N × 0.06 triggers/s on average, every one due at each whole minute. */
 const SPECS: { spec: Spec; w: number; periodMs: number }[] = [
   ...(
@@ -85,8 +88,9 @@ export class RuntimeSchedules {
       const s = pick(this.rand);
       const r: RuntimeSchedule = { name: `rt-${i}`, versions: [{ spec: s.spec, v: 0, at: -Infinity, end: -Infinity }] };
       const u = this.rand();
-      // a third jittered (less than the period: always less than the gap to the next trigger)
-      if (this.rand() < 1 / 3 && s.periodMs >= 2000) r.jitter = 1 + Math.floor(this.rand() * (Math.min(s.periodMs, 30_000) - 1));
+      // a third jittered (less than the period: always less than the gap to the next trigger), at most
+      // MAX_JITTER_MS (the rig's drain waits that much longer for the window's last shifted starts)
+      if (this.rand() < 1 / 3 && s.periodMs >= 2000) r.jitter = 1 + Math.floor(this.rand() * (Math.min(s.periodMs, MAX_JITTER_MS) - 1));
       if (u < 0.1) {
         r.maxRuns = 1 + Math.floor(this.rand() * 5);
         r.startAt = windowStart;
