@@ -11,6 +11,9 @@ import { dueOf, judgeRuntime, type RuntimeOutcome, type RuntimeSchedules } from 
 /** A handler start counts as early only when it is before its instant by more than this, ms (see the README). */
 export const EARLY_TOLERANCE_MS = 1;
 
+/** The longest wait between two attempts of a failed ack (lib/core/worker/ack-batcher.ts RETRY_MS): a SIGKILL this soon after Redis answers can still take the ack with it. */
+const ACK_RETRY_MAX_MS = 2000;
+
 /** A Redis restart as it happened (local epoch ms): stop sent, process gone, answering again. */
 export interface RedisRestart {
   how: RedisStop;
@@ -109,7 +112,8 @@ function group(records: ChaosRecord[]): Map<string, Runs> {
  * - `outage`: one of its runs ended while Redis was down (from 100 ms before the stop was sent —
  *   an ack in flight — to the restarted Redis answering), so its ack could not be written, and
  *   either the outage outlasted the visibility timeout (the entry was idle past it) or that process
- *   was SIGKILLed before Redis answered (the ack died with it): another worker takes the entry —
+ *   was SIGKILLed before Redis answered or within the ack's retry backoff after (≤ 2 s: the ack died
+ *   with it): another worker takes the entry —
  *   documented at-least-once (README, Guarantees 4), not a failure;
  * - `sigkill`: a process that had finished it was SIGKILLed within 1 s after (before its ack);
  * - `clockstep` / `partition`: one of its runs was on a process during a step of its wall clock or a
@@ -131,7 +135,7 @@ function dupCause(runs: Runs, from: number, log: RunLog): DupCause {
   const inOutage = (d: { t: number }, x: RedisRestart) => d.t >= x.at - 100 && d.t <= x.upAt;
   const ackLost = (d: { i: string; t: number }, x: RedisRestart) =>
     x.upAt - x.at > FLEET.visibilityTimeoutMs ||
-    log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= x.upAt);
+    log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= x.upAt + ACK_RETRY_MAX_MS);
   if (runs.dones.some((d) => log.restarts.some((x) => inOutage(d, x) && ackLost(d, x)))) return 'outage';
   for (const d of runs.dones) {
     if (log.faults.some((f) => f.kind === 'sigkill' && f.name === d.i && f.at >= d.t && f.at <= d.t + 1000)) return 'sigkill';

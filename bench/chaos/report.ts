@@ -144,7 +144,7 @@ function runtimeRows(o: Outcome): string[][] {
     ],
     ['  once', n0(r.once), ''],
     ['  missing', n0(r.missing), r.missingIds.slice(0, 4).join(', ')],
-    ['  duplicated', n0(r.duplicated), r.duplicated ? causes(r.dupCauses) : ''],
+    ['  duplicated', n0(r.duplicated), `${r.duplicated ? causes(r.dupCauses) + '; ' : ''}enqueued twice: ${r.firedTwice}`],
     [
       '  should not have fired',
       n0(unexpected),

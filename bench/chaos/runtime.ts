@@ -252,6 +252,8 @@ export interface RuntimeOutcome {
   dupCauses: Record<string, number>;
   /** maxRuns schedules that started more distinct triggers than their maxRuns (over the whole run). */
   overMaxRuns: number;
+  /** `fired` records beyond the first of a trigger (a trigger enqueued twice: its guarantee is exactly once). */
+  firedTwice: number;
   /** Trigger starts of runtime schedules, and of jittered ones. */
   starts: number;
   jitteredStarts: number;
@@ -283,7 +285,12 @@ export function judgeRuntime(
   dones: (id: string) => number,
 ): RuntimeOutcome {
   const firedIds = new Set<string>();
-  for (const x of records) if (x.k === 'fired') firedIds.add(x.id);
+  let firedTwice = 0;
+  for (const x of records) {
+    if (x.k !== 'fired' || !rt.byName.has(scheduleOf(x.id))) continue;
+    if (firedIds.has(x.id)) firedTwice++;
+    firedIds.add(x.id);
+  }
   const o: RuntimeOutcome = {
     counts: rt.counts(),
     expected: 0,
@@ -298,6 +305,7 @@ export function judgeRuntime(
     duplicates: [],
     dupCauses: {},
     overMaxRuns: 0,
+    firedTwice,
     starts: 0,
     jitteredStarts: 0,
   };
