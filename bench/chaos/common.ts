@@ -67,14 +67,26 @@ export interface ProducerConfig {
  * - `start` / `done`: a handler started / finished task `id` (`q` 't' trigger, 'd' task, 'l' a task of
  *   the limited queue, with its group `g`); a trigger's
  *   start carries `tr` (its instant), `rt` (the start by Redis time: `t` + the process's offset
- *   estimate) and `eb` (that estimate's error bound, ms).
+ *   estimate) and `eb` (that estimate's error bound, ms); a runtime schedule's trigger also `pv`, its payload's `v`.
  * - `fired`: this instance's scheduler enqueued trigger `id`; `lead`: leadership acquired (`a`) or lost.
  * - `up`: the process is running (scheduler and worker started).
  */
 export type ChaosRecord =
   | { k: 'enq'; id: string; n: number; t: number; i: string }
   | { k: 'enqfail'; n: number; t: number; i: string; err: string }
-  | { k: 'start'; id: string; q: 't' | 'd' | 'l'; t: number; i: string; tr?: number; rt?: number; eb?: number; r: number; g?: string }
+  | {
+      k: 'start';
+      id: string;
+      q: 't' | 'd' | 'l';
+      t: number;
+      i: string;
+      tr?: number;
+      rt?: number;
+      eb?: number;
+      r: number;
+      g?: string;
+      pv?: number;
+    }
   | { k: 'done'; id: string; q: 't' | 'd' | 'l'; t: number; i: string; g?: string }
   | { k: 'fired'; id: string; tr: number; t: number; i: string }
   | { k: 'lead'; a: boolean; term: number; t: number; i: string; reason?: string }

@@ -68,7 +68,19 @@ server.handle(FLEET.limitedType, async (task: Task) => {
 server.handle(FLEET.triggerType, async (task: Task) => {
   const t = nowMs();
   const { rt, eb } = clock.at(t);
-  await rec.write({ k: 'start', id: task.id, q: 't', t, i, tr: task.triggerAt, rt, eb, r: task.retried });
+  const pv = (task.payload as { v?: number } | null)?.v;
+  await rec.write({
+    k: 'start',
+    id: task.id,
+    q: 't',
+    t,
+    i,
+    tr: task.triggerAt,
+    rt,
+    eb,
+    r: task.retried,
+    ...(pv !== undefined ? { pv } : {}),
+  });
   await sleep(FLEET.handlerMs);
   await rec.write({ k: 'done', id: task.id, q: 't', t: nowMs(), i });
 });

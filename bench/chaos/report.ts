@@ -11,7 +11,8 @@ const range = (lo: number, hi: number) => (n1(lo) === n1(hi) ? n1(lo) : `${n1(lo
 
 function causes(c: Record<string, number>): string {
   return (
-    `SIGSTOP > visibility timeout ${c.sigstop}, SIGKILL before ack ${c.sigkill}, clock step ${c.clockstep}, partition ${c.partition}, ` +
+    `SIGSTOP > visibility timeout ${c.sigstop}, ack lost to a Redis outage ${c.outage} (these two documented, not failures), ` +
+    `SIGKILL before ack ${c.sigkill}, clock step ${c.clockstep}, partition ${c.partition}, ` +
     `Redis restart ${c.redis}, other ${c.other}`
   );
 }
@@ -90,6 +91,7 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
       `of its tasks / of one group, over ${n0(o.limits.starts)} starts (limits: concurrency ${FLEET.limits.concurrency}, ` +
         `groupConcurrency ${FLEET.limits.groupConcurrency}); over a limit: ${o.limits.over.length ? o.limits.over.join('; ') : 'never'}`,
     ],
+    ...runtimeRows(o),
     ['crashes', String(log.crashes.length), log.crashes.map((c) => `${c.name} code=${c.code} signal=${c.signal}`).join('; ')],
     [
       `log floods (> ${log.floodLinesPerSecond} lines/s)`,
@@ -115,9 +117,43 @@ export function render(log: RunLog, o: Outcome, head: { seed: number; seconds: n
   out.push(
     o.failures.length
       ? `FAIL: ${o.failures.join(', ')}`
-      : 'PASS: no trigger missing, duplicated or early; no task lost; the limited queue never over its limits',
+      : 'PASS: no trigger missing, duplicated or early; no task lost; the limited queue never over its limits' +
+          (o.runtime ? '; no runtime-schedule trigger missing, duplicated, unexpected or over maxRuns' : ''),
   );
   return out.join('\n');
+}
+
+/** The rows of the runtime schedules (runtime.ts), none when the run had none. */
+function runtimeRows(o: Outcome): string[][] {
+  const r = o.runtime;
+  if (!r) return [];
+  const c = r.counts;
+  const u = r.unexpected;
+  const unexpected = u.afterRemoval + u.oldSpec + u.overMaxRuns + u.outOfBounds + u.other;
+  return [
+    [
+      'runtime schedules',
+      n0(c.schedules),
+      `bulk API: ${c.jittered} jittered, ${c.maxRuns} with maxRuns, ${c.endAt} with endAt; upserts: ${c.specChanges} spec and ` +
+        `${c.payloadChanges} payload changes; ${c.removed} removed`,
+    ],
+    [
+      '  triggers expected',
+      n0(r.expected),
+      `${n0(r.starts)} starts (${n0(r.jitteredStarts)} jittered); ${n0(r.optionalRan)} optional ones ran (around a change or removal)`,
+    ],
+    ['  once', n0(r.once), ''],
+    ['  missing', n0(r.missing), r.missingIds.slice(0, 4).join(', ')],
+    ['  duplicated', n0(r.duplicated), `${r.duplicated ? causes(r.dupCauses) + '; ' : ''}enqueued twice: ${r.firedTwice}`],
+    [
+      '  should not have fired',
+      n0(unexpected),
+      `after removal ${u.afterRemoval}, old spec ${u.oldSpec}, over maxRuns ${u.overMaxRuns} (schedules over: ${r.overMaxRuns}), ` +
+        `outside startAt/endAt ${u.outOfBounds}, other ${u.other}` +
+        (r.unexpectedIds.length ? `: ${r.unexpectedIds.slice(0, 3).join(', ')}` : ''),
+    ],
+    ['  stale payload', n0(r.stalePayload), 'starts more than 1 s after a change carrying the payload before it'],
+  ];
 }
 
 /** The rule about Redis restarts and the AOF, as the run applied it. */

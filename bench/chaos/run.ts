@@ -1,11 +1,12 @@
-// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15]
-//                   [--out FILE] [--records FILE]
+// npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15+N/250+10]
+//                   [--out FILE] [--records FILE] [--runtime-schedules 500]
 //
 // The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
 // producer on a private Redis with AOF on, a seeded fault every 3–8 s (SIGKILL + restart, SIGSTOP
 // 3–8 s, SIGTERM + restart, a ±1 h step of a replica's wall clock for 3–8 s, a silent partition of a
 // replica's Redis connection for 2.5–4.5 s) and two Redis restarts; every process records to a second private
-// Redis. Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
+// Redis. The rig also adds N runtime schedules through the bulk API before the window, upserts some
+// twice and removes some during it (runtime.ts). Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
 // early, or a task is lost (2 when the rig itself failed). See bench/README.md, "Chaos run".
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +19,8 @@ import { ChaosProcess, Fleet } from './fleet.js';
 import { makePlan } from './plan.js';
 import { ChaosRedis, RecordsRedis, type RedisStop } from './redis.js';
 import { render } from './report.js';
+import { Scheduler } from '../../lib/core/index.js';
+import { MAX_JITTER_MS, RuntimeSchedules, requiredIds } from './runtime.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -32,6 +35,8 @@ interface Args {
   out: string;
   /** Where to write every record, one JSON per line ('' = nowhere). */
   records: string;
+  /** Runtime schedules the rig adds through the bulk API (0 = none). */
+  runtimeSchedules: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -41,9 +46,10 @@ function parseArgs(argv: string[]): Args {
     stops: ['shutdown', 'sigterm'],
     downMs: [0, 2000],
     flood: 20,
-    drainSec: 15,
+    drainSec: 0, // 0: 15 s, + 1 s per 250 runtime schedules (the window's end can be a burst of all of them) + the largest jitter
     out: '',
     records: '',
+    runtimeSchedules: 500,
   };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i].split('=', 2);
@@ -59,6 +65,7 @@ function parseArgs(argv: string[]): Args {
     else if (name === '--drain') args.drainSec = int(1);
     else if (name === '--out') args.out = resolve(value());
     else if (name === '--records') args.records = resolve(value());
+    else if (name === '--runtime-schedules') args.runtimeSchedules = int(0);
     else if (name === '--redis-down') {
       const m = /^(\d+)-(\d+)$/.exec(value());
       if (!m || Number(m[1]) > Number(m[2])) throw new Error('--redis-down: expected MIN-MAX in ms, e.g. 0-2000');
@@ -79,6 +86,8 @@ function parseArgs(argv: string[]): Args {
       process.exit(0);
     } else throw new Error(`unknown argument ${argv[i]} (see bench/README.md, "Chaos run")`);
   }
+  // a trigger at the window's end may start up to the largest jitter later
+  args.drainSec ||= 15 + (args.runtimeSchedules ? Math.ceil(args.runtimeSchedules / 250) + MAX_JITTER_MS / 1000 : 0);
   args.out ||= join(ROOT, `bench/results/chaos-seed${args.seed}-${args.seconds}s.json`);
   return args;
 }
@@ -88,6 +97,7 @@ class Records {
   readonly all: ChaosRecord[] = [];
   readonly done = new Set<string>();
   readonly enqueued = new Set<string>();
+  readonly fired = new Set<string>();
   private readonly redis: Redis;
   constructor(url: string) {
     this.redis = new Redis(url);
@@ -100,6 +110,7 @@ class Records {
         this.all.push(r);
         if (r.k === 'done') this.done.add(r.id);
         if (r.k === 'enq') this.enqueued.add(r.id);
+        if (r.k === 'fired') this.fired.add(r.id);
       }
       if (batch.length < 10000) return;
     }
@@ -142,10 +153,39 @@ try {
     }
   });
   await Promise.all([fleet.start(), producer!.waitReady()]);
-  const windowStart = Math.ceil((nowMs() + 2000) / 1000) * 1000;
+  // the runtime schedules are added before the window (their maxRuns ones start at it): 2 s plus ~0.5 ms each of margin
+  const windowStart = Math.ceil((nowMs() + 2000 + args.runtimeSchedules / 2) / 1000) * 1000;
   const window = { start: windowStart, end: windowStart + args.seconds * 1000 };
   const plan = makePlan(args.seed, args.seconds * 1000, FLEET.replicas, args.stops, args.downMs);
   log(`fleet up; seed ${args.seed}: ${plan.faults.length} replica faults and ${plan.redis.length} Redis restarts over ${args.seconds} s`);
+  const rt = args.runtimeSchedules ? new RuntimeSchedules(args.runtimeSchedules, args.seed, windowStart, args.seconds) : undefined;
+  const admin = new Scheduler({ connection: chaos.url, namespace: base.namespace, instanceId: 'rig-admin' });
+  const acts: { act: string; at: number; ms: number; result: unknown }[] = [];
+  /** A bulk call, repeated until it succeeds (they are safe to repeat); its start and resolve are recorded. */
+  const act = async (name: string, call: () => Promise<unknown>, commit: (at: number, end: number) => void) => {
+    const at = nowMs();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await call();
+        const end = nowMs();
+        commit(at, end);
+        acts.push({ act: name, at: at - windowStart, ms: Math.round(end - at), result });
+        log(`${name}: ${JSON.stringify(result).slice(0, 120)} in ${Math.round(end - at)} ms${attempt > 1 ? ` (attempt ${attempt})` : ''}`);
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await sleep(250);
+      }
+    }
+  };
+  if (rt) {
+    await act(
+      `addSchedules(${rt.list.length})`,
+      () => admin.addSchedules(rt.list.map((r) => rt.define(r))),
+      () => {},
+    );
+    if (nowMs() > windowStart - 200) throw new Error('the runtime schedules were not added 200 ms before the window start');
+  }
   await sleepUntil(windowStart);
   producer!.proc.send({ type: 'go' });
 
@@ -156,6 +196,23 @@ try {
         await sleepUntil(windowStart + f.at);
         const slot = await fleet.target(f.preferLeader, f.slot);
         if (slot) await fleet.inject(slot, f.kind, f.stopMs, f.stepMs);
+      })(),
+    );
+  }
+  if (rt) {
+    work.push(
+      (async () => {
+        for (const [frac, specShare, payloadShare] of [
+          [0.35, 0.05, 0.05],
+          [0.65, 0.05, 0.05],
+        ]) {
+          await sleepUntil(windowStart + frac * args.seconds * 1000);
+          const c = rt.change(specShare, payloadShare);
+          await act(`upsertSchedules(${c.defs.length})`, () => admin.upsertSchedules(c.defs), c.commit);
+        }
+        await sleepUntil(windowStart + 0.8 * args.seconds * 1000);
+        const r = rt.remove(0.05);
+        await act(`removeSchedules(${r.names.length})`, () => admin.removeSchedules(r.names), r.commit);
       })(),
     );
   }
@@ -190,7 +247,11 @@ try {
   const drainUntil = nowMs() + args.drainSec * 1000;
   for (;;) {
     await rec.poll();
-    const pending = expected.filter((x) => !rec.done.has(x.id)).length + [...rec.enqueued].filter((id) => !rec.done.has(id)).length;
+    const runtimeIds = rt ? requiredIds(rt, window, rec.fired) : [];
+    const pending =
+      expected.filter((x) => !rec.done.has(x.id)).length +
+      [...rec.enqueued].filter((id) => !rec.done.has(id)).length +
+      runtimeIds.filter((id) => !rec.done.has(id)).length;
     if (pending === 0) {
       await sleep(2000);
       break;
@@ -201,6 +262,7 @@ try {
     }
     await sleep(500);
   }
+  await admin.stop();
   await fleet.stop();
   producer!.expectExit = true;
   producer!.proc.send({ type: 'exit' });
@@ -221,14 +283,16 @@ try {
     outputs: [...fleet.processes, producer!].map((p) => p.output),
     floodLinesPerSecond: args.flood,
     aofLossMs: args.stops.includes('sigkill') ? 2000 : 0,
+    runtime: rt,
   };
   const outcome = analyze(runLog);
   console.log('');
   console.log(render(runLog, outcome, { seed: args.seed, seconds: args.seconds }));
   mkdirSync(dirname(args.out), { recursive: true });
-  const { records: _records, outputs: _outputs, ...kept } = runLog;
+  const { records: _records, outputs: _outputs, runtime: _runtime, ...kept } = runLog;
   const leadership = rec.all.filter((r) => r.k === 'lead');
-  writeFileSync(args.out, JSON.stringify({ args, plan, ...kept, leadership, outcome }, null, 1));
+  const runtime = rt ? { acts, schedules: rt.list } : undefined;
+  writeFileSync(args.out, JSON.stringify({ args, plan, ...kept, leadership, runtime, outcome }, null, 1));
   if (args.records) writeFileSync(args.records, rec.all.map((r) => JSON.stringify(r)).join('\n') + '\n');
   console.log(`(details: ${args.out}${args.records ? `; records: ${args.records}` : ''})`);
   process.exitCode = outcome.failures.length ? 1 : 0;

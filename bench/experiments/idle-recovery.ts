@@ -38,7 +38,8 @@ try {
     );
     for (const server of servers) await server.start();
     await new Promise((r) => setTimeout(r, warmupMs));
-    const mon = await new Redis(url).monitor();
+    const monitorBase = new Redis(url); // closed with the monitor: left open, it kept the process alive after the run
+    const mon = await monitorBase.monitor();
     mon.on('error', () => {});
     const bySource = new Map<string, number>();
     let current = '';
@@ -56,6 +57,7 @@ try {
     await new Promise((r) => setTimeout(r, windowSec * 1000));
     const after = await readSnapshot(admin, true);
     mon.disconnect();
+    monitorBase.disconnect();
     let total = 0;
     for (const [k, v] of Object.entries(after.calls)) if (k !== 'info' && k !== 'monitor') total += v - (before.calls[k] ?? 0);
     const ms = after.at - before.at;

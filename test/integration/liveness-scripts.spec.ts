@@ -1,6 +1,7 @@
 // The liveness scripts against a real Redis (lib/core/redis/commands/recovery.ts): reclaim-consumer.lua
 // takes one consumer's entries at once (requeued with the crash counted, poison, lost) and nobody
-// else's; presence.lua reports overdue servers and those without a subscriber on their channel.
+// else's; presence.lua reports overdue servers and those without a subscriber on their channel, and a
+// tick that finds one silent asks for its confirming tick sooner than the period.
 import type { Redis } from 'ioredis';
 import { openConnection, duplicateConnection } from '../../lib/core/redis/connection.js';
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
@@ -8,7 +9,9 @@ import { decodeDays } from '../../lib/core/admin/history.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { META, entryFields, newMeta } from '../../lib/core/redis/protocol.js';
 import { presenceScript, reclaimConsumerScript } from '../../lib/core/redis/commands/recovery.js';
+import { Liveness } from '../../lib/core/recovery/liveness.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 let ns: string;
 let client: Redis;
@@ -109,5 +112,27 @@ test('presence, sharded: shard-channel subscribers count (SSUBSCRIBE), plain one
   } finally {
     shard.disconnect();
     plain.disconnect();
+  }
+});
+
+test('a presence tick that finds a channel silent asks for its confirming tick sooner than the period; that tick finds the server dead', async () => {
+  const g = new GlobalKeys(ns);
+  const quiet = { log() {}, warn() {}, error() {} };
+  const live = new Liveness(client, g, 'me', { visibilityTimeout: 30_000, recoverInterval: 2000 }, quiet);
+  try {
+    await live.open(); // subscribes 'me' and ticks: nobody else is there
+    expect(live.nextTickInMs()).toBe(live.tickMs);
+    await client.zadd(g.live, Date.now() + 60_000, 'ghost'); // present, but no process holds its channel
+    expect((await live.tick()).dead).toEqual([]); // silent once: not judged yet
+    expect(live.nextTickInMs()).toBeLessThan(live.tickMs);
+    const dead = await waitFor(async () => {
+      const v = await live.tick();
+      return v.dead.length > 0 ? v.dead : undefined;
+    }, 'the confirming tick to find ghost dead');
+    expect(dead).toEqual(['ghost']);
+    live.handled('ghost');
+    expect(live.nextTickInMs()).toBe(live.tickMs); // handled: back to the period
+  } finally {
+    await live.close();
   }
 });

@@ -4,7 +4,7 @@
 // forwarder re-armed its timer to it. Real worker processes on a real Redis.
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { GlobalKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { lowerDue } from '../../lib/core/redis/commands/due.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { readRecords } from '../helpers/records.js';
@@ -29,6 +29,23 @@ test('a delayed task enqueued by another process starts at its due time, not at 
   const later = await rig.client.enqueue('quick', {}, { delay: 1500 });
   const earlier = await rig.client.enqueue('quick', {}, { delay: 300 });
   await waitFor(async () => (await started(earlier.id)) && (await started(later.id)), 'both to start', 20_000);
+});
+
+test('two workers woken for one queue both forward it beside their claim: the task runs once, and the index keeps the next due time', async () => {
+  await startWorker(rig, 'W1', NO_POLL);
+  await startWorker(rig, 'W2', NO_POLL);
+  const far = await rig.client.enqueue('quick', {}, { delay: 600_000 });
+  const farAt = Number(await rig.redis.zscore(new QueueKeys(rig.ns, 'default').scheduled, far.id));
+  const due = new GlobalKeys(rig.ns).due;
+  for (let round = 0; round < 3; round++) {
+    const { id } = await rig.client.enqueue('quick', {}, { delay: 300 });
+    await waitFor(() => started(id), `delayed task ${round} to start`, 20_000);
+    // whichever worker claimed the queue put it back at the far task's due time (not left at a claim mark, not removed)
+    await waitFor(async () => Number(await rig.redis.zscore(due, 'default')) === farAt, 'the index back at the far due time');
+  }
+  const starts = (await readRecords(rig.redis, rig.recordKey)).filter((r) => r.phase === 'start');
+  expect(starts.length).toBe(3); // each delayed task once (the far one not yet)
+  expect(new Set(starts.map((r) => r.id)).size).toBe(3);
 });
 
 test('on 100 queues: a delayed task of one of them starts at its due time', async () => {

@@ -1,10 +1,11 @@
 // The fast paths of the enqueue and the fetch give what the careful paths give: the meta text of a
 // new task, the payload checks (problems named with their path, cycles and deep values included),
-// and the strings of a stream entry read as bytes.
+// the strings of a stream entry read as bytes, and the quick reading of a task's meta text.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { encodeMeta, encodeNewMeta, encodePayload } from '../../lib/core/queue/codec.js';
 import { entryStrings } from '../../lib/core/fetch/consumer.js';
 import { newMeta } from '../../lib/core/redis/protocol.js';
+import { quickMeta } from '../../lib/core/queue/quick-meta.js';
 
 test('encodeNewMeta is the text encodeMeta gives for newMeta', () => {
   for (const [m, t, e] of [
@@ -54,4 +55,52 @@ test('entryStrings gives the strings of a string reply', () => {
   expect(entryStrings(flat.map((s) => Buffer.from(s)))).toEqual(flat);
   const odd = ['type', 'id', 'idx', 'é', 'payload'];
   expect(entryStrings(odd.map((s) => Buffer.from(s)))).toEqual(odd);
+});
+
+describe('quickMeta', () => {
+  test('what it reads is what JSON.parse gives', () => {
+    const texts = [
+      '{}',
+      '{"m":25,"t":1800000,"e":1764600000000}',
+      '{"r":2,"m":25,"e":0,"s":"nightly-report","tr":1764600000000,"o":1,"u":1,"c":3}',
+      '{"tp":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","e":1}',
+      '{"a":1,"a":2}',
+      '{"2":1,"1":"x","b":""}',
+      '{"":0}',
+      '{"k":"\u00e9\u4e2d"}',
+      '{"n":999999999999999}',
+    ];
+    for (const t of texts) expect(quickMeta(t)).toStrictEqual(JSON.parse(t));
+  });
+
+  test('anything else is left to JSON.parse, valid or not', () => {
+    const texts = [
+      '{"n":1.5}',
+      '{"n":-1}',
+      '{"n":1e3}',
+      '{"n":01}',
+      '{"n":1234567890123456}',
+      '{"s":"a\\"b"}',
+      '{"s":"a\\nb"}',
+      '{"a":true}',
+      '{"a":null}',
+      '{"a":{"b":1}}',
+      '{"a":[1]}',
+      '{ "a":1}',
+      '{"a" :1}',
+      '{"a":1 }',
+      '{"__proto__":1}',
+      '[1]',
+      '{"a":1,}',
+      '{"a":1}}',
+      '{"a":1,"b"}',
+      '{"a":',
+      '{"a"1}',
+      '{"a":"x}',
+      '{',
+      '',
+      '{"m":25,"t":1800000,"e":1764600000000',
+    ];
+    for (const t of texts) expect(quickMeta(t)).toBeUndefined();
+  });
 });

@@ -26,3 +26,15 @@ test('a queue asked for later is swept once its time has come, besides the one i
   expect(plan.pick(false, 60)).toEqual(['b', 'c']);
   expect(plan.pick(false, 300)).toEqual(['c']); // in turn; the request was served once
 });
+
+test('with a turn gap, a queue in turn is picked at most once per gap; the first tick, sweepAll and requests are not held back', () => {
+  const plan = new SweepPlan(['a', 'b'], 100);
+  expect(plan.pick(false, 0)).toEqual(['a', 'b']);
+  expect(plan.pick(false, 50)).toEqual([]);
+  expect(plan.pick(false, 100)).toEqual(['a']);
+  plan.later('b', 120);
+  expect(plan.pick(false, 150)).toEqual(['b']); // asked for: not held back by the gap
+  expect(plan.pick(true, 160)).toEqual(['a', 'b']);
+  expect(plan.pick(false, 200)).toEqual([]);
+  expect(plan.pick(false, 260)).toEqual(['b']);
+});

@@ -3,6 +3,7 @@ import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { forwardScript, type ForwardOutcome } from '../redis/commands/queue.js';
 import { claimDue, lowerDue, settleDue } from '../redis/commands/due.js';
+import { isCluster } from '../redis/cluster.js';
 import type { ConsumedQueue } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -12,6 +13,8 @@ import type { Signals } from '../runtime/signals.js';
 const FORWARD_LIMIT = 1000;
 /** Most queues one claim-due.lua call claims. */
 const CLAIM_LIMIT = 100;
+/** Most queues a round forwards beside its claim, in the same write (see {@link Forwarder} "due by the hints"). */
+const EARLY_LIMIT = 16;
 /**
  * Every queue is swept (forward.lua whatever the index says) once per this period, a few queues per
  * round, and all of them at start: finds delayed tasks the index does not know (written by a version
@@ -52,6 +55,16 @@ export interface ForwarderOptions {
  * A rolling sweep runs forward.lua on every queue once per `sweepPeriodMs` (default {@link SWEEP_PERIOD_MS}; and on all of
  * them at start). Each claim round trip is also a sample of Redis time for the server's
  * {@link RedisTime} (the estimate it holds trigger tasks by, filtered by round trip).
+ *
+ * Due by the hints: the forwarder remembers, per queue, the earliest due time it heard of (a wake, its
+ * own retries, the next due time its last claimed forward of the queue found: so of several servers of
+ * a queue, only the one that claimed it forwards it early next time; a wake reaches them all). The queues whose remembered time has come are forwarded in
+ * the same socket write as the round's claim (forward.lua sent just after claim-due.lua on the one
+ * connection, so Redis runs it after the claim): a woken queue's due task reaches its stream one round
+ * trip after the wake, not two; the claim and the settle keep the index as before (a hinted queue
+ * the claim did not take is only forwarded, not settled). Not on a Cluster (the index and the queue
+ * live on different nodes: no order between the two), nor before a round's claim has run on the
+ * current connection (a claim-due.lua not loaded there would be sent again, after the forward).
  */
 export class Forwarder {
   /** Failures of the forward loop (reported by the server's `health()`). */
@@ -68,6 +81,11 @@ export class Forwarder {
   /** Start of the rolling sweep (epoch ms) and how many queues it has swept since. */
   private sweepFrom = 0;
   private swept = 0;
+  /** Queue → the earliest due time (epoch ms, Redis time) heard of or seen by its last forward (see the class doc). */
+  private readonly hints = new Map<string, number>();
+  /** Whether the claim and forward scripts ran on the client's current connection (rounds may send them in one write). */
+  private scriptsReady = false;
+  private readonly canFold: boolean;
 
   private readonly client: RedisClient;
   private readonly queues: readonly ConsumedQueue[];
@@ -94,6 +112,18 @@ export class Forwarder {
     this.failures = new FailureLog(logger, 'Forwarding due tasks');
     this.byName = new Map(queues.map((q) => [q.name, q]));
     this.names = queues.map((q) => q.name);
+    this.canFold = !isCluster(o.client);
+    // a new connection (Redis restarted, failed over) may have lost the scripts: the next round runs them one by one
+    if (this.canFold) o.client.on('ready', this.onReady);
+  }
+
+  private readonly onReady = () => {
+    this.scriptsReady = false;
+  };
+
+  /** Stops listening to the client's reconnects (the client may be the app's and outlive the server). */
+  close(): void {
+    this.client.off('ready', this.onReady);
   }
 
   /** The loop; ends when the server stops running. */
@@ -135,6 +165,7 @@ export class Forwarder {
    */
   forwardBy(delayMs: number, queue?: { readonly name: string }, dueAt?: number): void {
     if (queue && dueAt !== undefined) {
+      this.hint(queue.name, dueAt);
       lowerDue(this.client, this.dueKey, queue.name, dueAt).catch((err: unknown) => {
         this.logger.warn(`Could not index a retry's due time; the sweep finds it (queue=${queue.name} error=${String(err)})`);
       });
@@ -148,7 +179,29 @@ export class Forwarder {
    * makes sure the loop is awake by then (re-arms its one timer when `dueAt` is earlier); others are ignored.
    */
   dueAt(queue: string, dueAt: number): void {
-    if (this.byName.has(queue)) this.wakeBy(dueAt);
+    if (!this.byName.has(queue)) return;
+    this.hint(queue, dueAt);
+    this.wakeBy(dueAt);
+  }
+
+  /** Remembers that `queue` has a task due at `at` (epoch ms, Redis time), when that is its earliest. */
+  private hint(queue: string, at: number): void {
+    if (!this.canFold) return;
+    const was = this.hints.get(queue);
+    if (was === undefined || at < was) this.hints.set(queue, at);
+  }
+
+  /** The queues whose hinted due time has come (at most {@link EARLY_LIMIT}; their hints are taken). */
+  private hintedDue(): ConsumedQueue[] {
+    if (!this.canFold || !this.scriptsReady || this.hints.size === 0) return [];
+    const now = this.time.now();
+    const out: ConsumedQueue[] = [];
+    for (const [name, at] of this.hints) {
+      if (at > now) continue;
+      this.hints.delete(name); // a due hint is spent either way: beyond the limit the claim covers it
+      if (out.length < EARLY_LIMIT) out.push(this.byName.get(name)!);
+    }
+    return out;
   }
 
   /** Runs a round now (e.g. the wake subscription reconnected: wakes published meanwhile were lost). */
@@ -171,24 +224,43 @@ export class Forwarder {
   private async round(): Promise<number> {
     const sent = this.time.localNow();
     this.heardAt = Infinity; // the claim reads every due time written before it
-    const claim = await claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
+    const early = this.hintedDue();
+    const claimed = claimDue(this.client, this.dueKey, CLAIM_LIMIT, this.names);
+    // sent after the claim on the same connection, so Redis runs them after it (see the class doc)
+    const earlyDone = Promise.allSettled(early.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
+    const claim = await claimed.catch(async (err: unknown) => {
+      await earlyDone;
+      throw err;
+    });
     this.time.sample(sent, claim.redisNow, this.time.localNow());
+    this.scriptsReady = true; // claim-due.lua is loaded on this connection: a later claim runs before the forwards sent after it
     let at = claim.claimed.length >= CLAIM_LIMIT ? claim.redisNow : claim.redisNow + this.forwardIntervalMs;
     if (claim.nextDueAt !== undefined) at = Math.min(at, claim.nextDueAt);
-    if (claim.claimed.length === 0) return at;
-    const queues = claim.claimed.map((name) => this.byName.get(name)!);
-    const outcomes = await Promise.allSettled(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT)));
+    const earlyNames = new Set(early.map((q) => q.name));
+    const queues = claim.claimed.filter((name) => !earlyNames.has(name)).map((name) => this.byName.get(name)!);
+    const [earlyOut, outcomes] = await Promise.all([
+      earlyDone,
+      Promise.allSettled(queues.map((q) => forwardScript(this.client, q.keys, FORWARD_LIMIT))),
+    ]);
+    const claimedNames = new Set(claim.claimed);
     const next = new Map<string, number | undefined>();
     let failed: unknown;
-    outcomes.forEach((o, i) => {
+    const moved: ForwardOutcome[] = [];
+    const take = (q: ConsumedQueue, o: PromiseSettledResult<ForwardOutcome>) => {
       // a queue whose forward failed is due again at once (the next round retries it)
       if (o.status === 'rejected') failed ??= o.reason;
+      else moved.push(o.value);
       const due = o.status === 'rejected' ? claim.redisNow : nextAt(o.value);
-      next.set(queues[i].name, due);
       if (due !== undefined) at = Math.min(at, due);
-    });
+      if (!claimedNames.has(q.name)) return;
+      next.set(q.name, due);
+      // only the claimer hints its next due time: the other servers of the queue claim nothing then, so they forward nothing
+      if (due !== undefined) this.hint(q.name, due);
+    };
+    early.forEach((q, i) => take(q, earlyOut[i]));
+    queues.forEach((q, i) => take(q, outcomes[i]));
     await settleDue(this.client, this.dueKey, claim.mark, next);
-    if (this.signals.active) this.announce(outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
+    if (this.signals.active) this.announce(moved);
     if (failed !== undefined) throw failed;
     return at;
   }

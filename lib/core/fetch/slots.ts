@@ -2,7 +2,7 @@ import type { ChronosLogger } from '../runtime/logger.js';
 import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
 import { decodeEntry, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
-import { errorMessage, TaskRun, type Executor } from '../worker/executor.js';
+import { errorMessage, TaskRun, type Executor, type RunOwner } from '../worker/executor.js';
 import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
 import { EntryTable } from './entry-table.js';
@@ -51,7 +51,7 @@ export interface SlotsDeps {
  * server's estimate of Redis time, so its handler starts on time; one that waited too long
  * (recovery/stale.ts) is skipped at its start instead of run.
  */
-export class Slots {
+export class Slots implements RunOwner {
   private active = 0;
   /** Runs in flight by (queue, entry id): an entry id is unique only within its stream. */
   private readonly inflight = new EntryTable<TaskRun>();
@@ -272,10 +272,11 @@ export class Slots {
       void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
       return;
     }
-    this.deps.executor.execute(run, reg, () => this.finish(run));
+    this.deps.executor.execute(run, reg, this);
   }
 
-  private finish(run: TaskRun): void {
+  /** A run ended (its outcome recorded, or abandoned): its slot is free. @internal the executor's call ({@link RunOwner}). */
+  finish(run: TaskRun): void {
     this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();

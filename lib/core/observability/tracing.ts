@@ -74,7 +74,25 @@ function noProvider(a: Api): boolean {
  */
 export function consumerSpanWanted(traceparent: string | undefined): boolean {
   const o = otel();
-  return o !== undefined && !(traceparent === undefined && noProvider(o.api));
+  return o !== undefined && !(traceparent === undefined && noProviderThisTurn(o.api));
+}
+
+/** {@link noProvider}'s answer for the rest of this synchronous run; undefined = not asked yet. */
+let providerMissing: boolean | undefined;
+const forgetProviderCheck = () => (providerMissing = undefined);
+
+/**
+ * {@link noProvider}, asked once per synchronous run: the tasks of one fetched batch start in one
+ * (the fetcher hands them to the slots in a loop), so a batch of 50 asks once, not 50 times. The
+ * answer is forgotten at the next microtask checkpoint: a provider registered later is seen by
+ * the next batch.
+ */
+function noProviderThisTurn(a: Api): boolean {
+  if (providerMissing === undefined) {
+    providerMissing = noProvider(a);
+    queueMicrotask(forgetProviderCheck);
+  }
+  return providerMissing;
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;

@@ -9,6 +9,7 @@
 import { InvalidPayloadError, TaskDecodeError } from '../runtime/errors.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { ENTRY_FIELDS, META, isEntryLayout, newMeta, type TaskMeta } from '../redis/protocol.js';
+import { quickMeta } from './quick-meta.js';
 
 export type { TaskMeta } from '../redis/protocol.js';
 export { utcDay } from '../redis/keys.js';
@@ -293,7 +294,7 @@ export function decodeEntry(entryId: string, flat: readonly string[] | null): De
   // fast path: the layout Chronos writes (entryFields: values at 1, 3, 5, 7 in ENTRY_FIELDS order)
   if (flat && isEntryLayout(flat) && flat[3] !== '') {
     try {
-      const meta = JSON.parse(flat[7]) as TaskMeta;
+      const meta = (quickMeta(flat[7]) ?? JSON.parse(flat[7])) as TaskMeta;
       const payload: unknown = JSON.parse(flat[5]);
       if (typeof meta === 'object' && meta !== null && !Array.isArray(meta) && typeof (meta[META.retried] ?? 0) === 'number') {
         withMetaDefaults(meta);

@@ -5,6 +5,11 @@ import type { GlobalKeys } from '../redis/keys.js';
 import { presenceScript } from '../redis/commands/recovery.js';
 import { engineTime } from '../runtime/time.js';
 
+/** Shortest presence tick period, ms (the period of earlier versions, kept with a short visibility timeout). */
+const MIN_TICK_MS = 1000;
+/** A confirming tick comes this much after the grace (Node timers and the Redis-time estimate may be early), ms. */
+const CONFIRM_SLACK_MS = 50;
+
 /** What one presence tick found. */
 export interface PresenceView {
   /** Servers found dead by their liveness and not handled yet: reclaim their entries now, then call {@link Liveness.handled}. */
@@ -21,10 +26,14 @@ export interface PresenceView {
  *
  * The rule. Each server keeps a dedicated subscriber connection on its own channel
  * (`<ns>:{<ns>:global}:alive:<id>`, nothing is published on it) for as long as its process lives, and
- * ticks every `DEFAULTS.livenessCheckMs` (1 s) from its main event loop (presence.lua): its score in
- * `<ns>:live` becomes Redis now + `staleAfterMs`, and it reads the others in one call.
+ * ticks every {@link Liveness.tickMs} (`DEFAULTS.livenessCheckMs`, 2.5 s; a quarter of a short visibility
+ * timeout, at least 1 s) from its main event loop (presence.lua): its score in `<ns>:live` becomes
+ * Redis now + `staleAfterMs` (two ticks, or half the visibility timeout when that is longer, at most
+ * `DEFAULTS.livenessStaleMs`), and it reads the others in one call.
  * - **Dead**: another server's channel had no subscriber in ticks at least `DEFAULTS.livenessGraceMs`
- *   (750 ms) apart, Redis time: two ticks in a row, so about 1–2 s after the death. When a process dies
+ *   (750 ms) apart, Redis time: a tick that finds a channel silent asks for a confirming tick that
+ *   much later ({@link Liveness.nextTickInMs}), so a death is found about 1–3.3 s after it (at most a tick
+ *   plus the grace) at one tick's cost while nobody dies. When a process dies
  *   (SIGKILL, OOM, a crash) the kernel closes its sockets and Redis drops its subscription at once; its
  *   entries are reclaimed at once (reclaim-consumer.lua).
  * - **Alive but unresponsive**: a stopped (SIGSTOP), hung or busy process keeps its sockets, so it
@@ -65,6 +74,10 @@ export class Liveness {
   /** Dead servers whose entries this server has reclaimed: not reported again unless they come back. */
   private readonly done = new Set<string>();
   private readonly staleAfterMs: number;
+  /** This server's presence tick period, ms (see the class doc). */
+  readonly tickMs: number;
+  /** Redis time (epoch ms) of the last tick's reply; -Infinity before the first. */
+  private lastNowMs = -Infinity;
   private readonly onReady = () => {
     this.readyAt = engineTime.now();
     this.epoch++;
@@ -78,8 +91,11 @@ export class Liveness {
     private readonly opts: { readonly visibilityTimeout: number; readonly recoverInterval: number },
     private readonly logger: ChronosLogger,
   ) {
-    // late by this much means the main loop stopped; at most half the visibility timeout, at least 2 ticks
-    this.staleAfterMs = Math.max(2 * DEFAULTS.livenessCheckMs, Math.min(DEFAULTS.livenessStaleMs, Math.floor(opts.visibilityTimeout / 2)));
+    // late by this much means the main loop stopped: at most half the visibility timeout, at least 2 ticks; the
+    // tick is short enough that an overdue score is seen before a stopped server's entries cross the timeout
+    const stale = Math.min(DEFAULTS.livenessStaleMs, Math.floor(opts.visibilityTimeout / 2));
+    this.tickMs = Math.min(DEFAULTS.livenessCheckMs, Math.max(MIN_TICK_MS, Math.floor(stale / 2)));
+    this.staleAfterMs = Math.max(2 * this.tickMs, stale);
   }
 
   /** True when this server judges deaths (one Redis, Sentinel, and a cluster of Redis ≥ 7.0; see the class doc); known after {@link open}. */
@@ -128,9 +144,10 @@ export class Liveness {
       register: true,
     });
     engineTime.sample(sent, r.nowMs, engineTime.localNow()); // a sample of Redis time every tick (the forwarder's rounds are rare when idle)
+    this.lastNowMs = r.nowMs;
     const o = this.opts;
     // an overdue server's entries may pass the visibility timeout from (its last tick + VT): sweep until two sweeps after that
-    const window = o.visibilityTimeout - this.staleAfterMs + 2 * o.recoverInterval + DEFAULTS.livenessCheckMs;
+    const window = o.visibilityTimeout - this.staleAfterMs + 2 * o.recoverInterval + this.tickMs;
     const sweepAll = r.overdue.some((s) => !this.done.has(s.id) && s.overdueMs <= window);
     const silent = new Set(r.silent);
     for (const id of this.done) if (!silent.has(id)) this.done.delete(id); // back (it was not dead) or forgotten
@@ -152,6 +169,21 @@ export class Liveness {
     }
     if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
     return { dead, sweepAll };
+  }
+
+  /**
+   * When the next presence tick is due, ms from now: {@link tickMs}, or sooner when the last tick
+   * found a channel silent for the first time (the tick that can confirm its death comes
+   * `DEFAULTS.livenessGraceMs` after it, Redis time).
+   */
+  nextTickInMs(): number {
+    let wait = this.tickMs;
+    for (const since of this.silentSince.values()) {
+      const confirmAt = since + DEFAULTS.livenessGraceMs;
+      // one past its grace already was reported (and is retried at the next regular tick when its reclaim failed)
+      if (confirmAt > this.lastNowMs) wait = Math.min(wait, confirmAt - this.lastNowMs + CONFIRM_SLACK_MS);
+    }
+    return wait;
   }
 
   /**

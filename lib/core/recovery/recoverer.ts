@@ -51,14 +51,19 @@ export class Recoverer {
   private readonly plan: SweepPlan<ConsumedQueue>;
 
   constructor(private readonly deps: RecovererDeps) {
-    this.plan = new SweepPlan(deps.queues);
+    // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
+    // max(queues × recoverInterval, visibilityTimeout / 2), so few queues cost few calls (half a tick of slack for timer jitter)
+    const { visibilityTimeout, recoverInterval } = deps.opts;
+    const gap = visibilityTimeout / 2 / Math.max(1, deps.queues.length) - recoverInterval / 2;
+    this.plan = new SweepPlan(deps.queues, Math.max(0, gap));
   }
 
   /**
    * One tick of the visibility-timeout sweep (every `recoverInterval` ms): reclaims entries idle past
    * the visibility timeout (recover.lua via {@link Consumer.recover}) in the queues {@link SweepPlan}
    * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
-   * queue in turn plus queues asked for — so its idle cost does not grow with the number of queues.
+   * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
+   * asked for — so its idle cost does not grow with the number of queues.
    */
   async recover(sweepAll = true): Promise<void> {
     const o = this.deps.opts;

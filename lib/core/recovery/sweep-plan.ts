@@ -8,28 +8,40 @@ import { engineTime } from '../runtime/time.js';
  * - the first tick: every queue (orphans from before this server started);
  * - while `sweepAll` (an overdue server's entries may be crossing the visibility timeout): every queue,
  *   so such entries come back about one `recoverInterval` after the timeout, as they always did;
- * - otherwise: one queue in turn (each queue is swept every `queues × recoverInterval` ms), plus the
- *   queues asked for with {@link later} once their time has come.
- * So an idle server costs about one recover.lua per `recoverInterval`, whatever its number of queues.
+ * - otherwise: one queue in turn, at most one per `turnGapMs` (the caller makes each queue swept about
+ *   every `max(queues × recoverInterval, visibilityTimeout / 2)` ms), plus the queues asked for with
+ *   {@link later} once their time has come.
+ * So an idle server costs at most one recover.lua per `recoverInterval`, whatever its number of queues,
+ * and fewer with few queues.
  */
 export class SweepPlan<Q> {
   private next = 0;
   private first = true;
+  /** When the last queue in turn was picked (epoch ms); -Infinity before. */
+  private turnAt = -Infinity;
   /** Queue → when it wants a sweep (epoch ms, local clock). */
   private readonly due = new Map<Q, number>();
 
-  /** @param queues every queue of the server, in a fixed order. */
-  constructor(private readonly queues: readonly Q[]) {}
+  /**
+   * @param queues every queue of the server, in a fixed order.
+   * @param turnGapMs least time between two picks of a queue in turn, ms (0: one on every tick).
+   */
+  constructor(
+    private readonly queues: readonly Q[],
+    private readonly turnGapMs = 0,
+  ) {}
 
   /** The queues to sweep on this tick; `now` is epoch ms. */
   pick(sweepAll: boolean, now = engineTime.now()): Q[] {
     if (this.first || sweepAll) {
       this.first = false;
       this.due.clear();
+      this.turnAt = now;
       return [...this.queues];
     }
     const out = new Set<Q>();
-    if (this.queues.length > 0) {
+    if (this.queues.length > 0 && now - this.turnAt >= this.turnGapMs) {
+      this.turnAt = now;
       out.add(this.queues[this.next]);
       this.next = (this.next + 1) % this.queues.length;
     }

@@ -51,15 +51,18 @@ export const DEFAULTS = Object.freeze({
   /** Interval of worker server heartbeats (its info for the Inspector), ms; a server is gone after 3 missed beats. */
   serverHeartbeatMs: 5_000,
   /**
-   * Interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
-   * `<ns>:live` and checks the other servers' liveness channels.
+   * Longest interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
+   * `<ns>:live` and checks the other servers' liveness channels. A tick that finds a channel without a
+   * subscriber is confirmed by another tick `livenessGraceMs` later (so a death is found within about
+   * this interval plus the grace). With a short visibility timeout the tick is shorter (a quarter of
+   * the timeout, at least 1 s), so a server is overdue before its entries cross the timeout.
    */
-  livenessCheckMs: 1_000,
+  livenessCheckMs: 2_500,
   /** A server whose presence tick is this late is overdue (stopped, hung, busy or dead): its queues get the visibility-timeout sweep, ms. */
   livenessStaleMs: 5_000,
   /**
    * A server whose liveness channel had no subscriber in presence ticks at least this far apart (Redis
-   * time, no reconnect of the observer between them) is dead, ms: with ticks every second, two ticks in a row.
+   * time, no reconnect of the observer between them) is dead, ms: the confirming tick comes this long after the first.
    */
   livenessGraceMs: 750,
   /** After the observer's own connection (re)connects (a Redis restart, a failover), nobody is judged dead for this long, ms. */

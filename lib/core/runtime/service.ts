@@ -63,12 +63,17 @@ export class ServiceStatus {
 
 /**
  * A job run every `intervalMs` while started, never two at once (a tick is skipped while the last
- * one is busy), or while `when()` is false. A failure is logged once per run of failures.
+ * one is busy), or while `when()` is false. A failure is logged once per run of failures. With
+ * `nextInMs`, the job instead runs again that many ms after each run ends (a job that wants its
+ * next run sooner, e.g. a presence tick confirming what it saw).
  */
 export class PeriodicService implements Service {
   readonly name: string;
   private readonly status: ServiceStatus;
   private timer?: NodeJS.Timeout;
+  private started = false;
+  /** Bumped by every start and stop: a run that ends after a stop does not chain the next one. */
+  private generation = 0;
 
   constructor(
     private readonly o: {
@@ -80,6 +85,8 @@ export class PeriodicService implements Service {
       logger: ChronosLogger;
       /** The job is skipped while this is false (its owner is stopping). */
       when: () => boolean;
+      /** When given: the delay before the next run, ms, asked after each run (and before the first: `intervalMs`). */
+      nextInMs?: () => number;
     },
   ) {
     this.name = o.name;
@@ -87,24 +94,42 @@ export class PeriodicService implements Service {
   }
 
   start(): void {
-    if (this.timer) return;
+    if (this.started) return;
+    this.started = true;
     this.status.running = true;
+    const next = this.o.nextInMs;
+    if (next) {
+      const generation = ++this.generation;
+      const chain = (ms: number) => {
+        this.timer = setTimeout(() => {
+          if (!this.o.when()) return chain(this.o.intervalMs);
+          void this.once().finally(() => {
+            if (this.generation === generation) chain(next());
+          });
+        }, ms);
+      };
+      chain(this.o.intervalMs);
+      return;
+    }
     let busy = false;
     this.timer = setInterval(() => {
       if (busy || !this.o.when()) return;
       busy = true;
-      this.o
-        .run()
-        .then(
-          () => this.status.ok(),
-          (err) => this.status.failed(err),
-        )
-        .finally(() => (busy = false));
+      void this.once().finally(() => (busy = false));
     }, this.o.intervalMs);
   }
 
+  private once(): Promise<void> {
+    return this.o.run().then(
+      () => this.status.ok(),
+      (err) => this.status.failed(err),
+    );
+  }
+
   stop(): void {
-    clearInterval(this.timer);
+    this.started = false;
+    this.generation++;
+    clearInterval(this.timer); // clears a timeout as well
     this.timer = undefined;
     this.status.running = false;
   }

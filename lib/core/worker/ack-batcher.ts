@@ -123,11 +123,12 @@ export class AckBatcher {
       if (p.attempts > 0) {
         this.logger.log(`Acked ${acked} finished task(s) once Redis answered (queue=${p.keys.queue} attempts=${p.attempts + 1})`);
       }
-      const name = names(p);
+      // the entry → task id map is for the messages: built only when there is one to write
+      const name = reclaimed.length > 0 || gone.length > 0 ? names(p) : undefined;
       if (reclaimed.length > 0) {
         this.logger.warn(
           `${reclaimed.length} task(s) finished after they were reclaimed by another consumer (idle past the visibility ` +
-            `timeout); they run again there (queue=${p.keys.queue} ids=${reclaimed.map(name).join(',')})`,
+            `timeout); they run again there (queue=${p.keys.queue} ids=${reclaimed.map(name!).join(',')})`,
         );
       }
       if (gone.length > 0) {
@@ -136,7 +137,7 @@ export class AckBatcher {
           p.attempts > 0
             ? 'finished and were no longer pending (an earlier attempt probably reached Redis, or they were deleted)'
             : 'finished but their stream entries were gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)';
-        this.logger.warn(`${gone.length} task(s) ${why} (queue=${p.keys.queue} ids=${gone.map(name).join(',')})`);
+        this.logger.warn(`${gone.length} task(s) ${why} (queue=${p.keys.queue} ids=${gone.map(name!).join(',')})`);
       }
     } catch (err) {
       p.attempts++;

@@ -124,11 +124,16 @@ const NO_HANDLER_BOUNCES = 3;
 /** No markers to release (most tasks): one shared empty list, never written to. */
 const NO_MARKERS: readonly string[] = Object.freeze([]);
 
+/** Told when a run's outcome is recorded (or the run was abandoned): the slot table, one object for every run (no closure per task). */
+export interface RunOwner {
+  finish(run: TaskRun): void;
+}
+
 /** One attempt being run: what settling it needs (one object per task instead of closures). */
 interface Attempt {
   readonly run: TaskRun;
   readonly reg: Registration;
-  readonly done: () => void;
+  readonly owner: RunOwner;
   readonly span: ChronosSpan | undefined;
   settled: boolean;
   /** The attempt's own timeout timer (timeouts up to OWN_TIMER_MAX_MS). */
@@ -175,11 +180,11 @@ export class Executor {
   }
 
   /**
-   * Runs the handler; calls `done` once the outcome is recorded (or the run was abandoned).
+   * Runs the handler; calls `owner.finish(run)` once the outcome is recorded (or the run was abandoned).
    * Synchronous handlers settle without a promise; no promise race per task: the timeout timer
    * (or the sweep, for long timeouts) settles the run itself.
    */
-  execute(run: TaskRun, reg: Registration, done: () => void): void {
+  execute(run: TaskRun, reg: Registration, owner: RunOwner): void {
     const { entry: task, ref: queue } = run;
     if (this.events.active) this.emitStarted(run);
     const m = task.meta;
@@ -195,7 +200,7 @@ export class Executor {
           traceparent: m[META.traceparent],
         })
       : undefined;
-    const a: Attempt = { run, reg, done, span, settled: false, timer: undefined, dueAt: 0 };
+    const a: Attempt = { run, reg, owner, span, settled: false, timer: undefined, dueAt: 0 };
     const timeoutMs = run.timeoutMs;
     if (timeoutMs > 0) {
       if (timeoutMs <= OWN_TIMER_MAX_MS) a.timer = setTimeout(() => this.expire(a), timeoutMs);
@@ -237,14 +242,14 @@ export class Executor {
       if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
       span.end(ok || run.abandoned ? undefined : err);
     }
-    if (run.abandoned) return a.done();
+    if (run.abandoned) return a.owner.finish(run);
     if (run.cancelled) {
       // expected: the Inspector dead-lettered it before aborting its signal; there is nothing to record
       const outcome = ok ? 'succeeded' : `failed: ${errorMessage(err)}`;
       this.logger.debug?.(
         `Cancelled task ended; its outcome is not recorded, it is dead already (${taskRef(run.entry, run.ref)} outcome=${outcome})`,
       );
-      return a.done();
+      return a.owner.finish(run);
     }
     // a superseded run (overlap cancel-previous) leaves the queue like a success, whatever its outcome: never retried
     if (ok || run.superseded) {
@@ -258,9 +263,9 @@ export class Executor {
         const retried = run.retried;
         this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
       }
-      return a.done();
+      return a.owner.finish(run);
     }
-    void this.fail(run, err, a.reg.options.backoff).finally(a.done);
+    void this.fail(run, err, a.reg.options.backoff).finally(() => a.owner.finish(run));
   }
 
   private emitStarted(run: TaskRun): void {

@@ -318,6 +318,7 @@ export class ChronosServer {
     } else await this.liveness.close(false);
     this.state = 'stopped';
     this.executor.stop();
+    this.forwarder.close();
     await this.notices.stop();
     await this.fetcher.close();
     await closeConnection(this.conn);

@@ -155,22 +155,29 @@ export interface WorkerParts {
 export function workerServices(p: WorkerParts): Service[] {
   const { runtime, opts, fetcher, forwarder, recoverer, liveness, heartbeat, isRunning } = p;
   const logger = runtime.logger;
-  const every = (name: string, intervalMs: number, what: string, run: () => Promise<void>) =>
-    new PeriodicService({ name, what, intervalMs, run, logger, when: isRunning });
+  const every = (name: string, intervalMs: number, what: string, run: () => Promise<void>, nextInMs?: () => number) =>
+    new PeriodicService({ name, what, intervalMs, run, logger, when: isRunning, nextInMs });
   let sweepAll = true;
   return [
     every('heartbeat', DEFAULTS.serverHeartbeatMs, 'Server heartbeat', () => heartbeat.beat()),
-    every('liveness', DEFAULTS.livenessCheckMs, 'Checking the liveness of worker servers', async () => {
-      const view = await liveness.tick();
-      sweepAll = view.sweepAll;
-      for (const id of view.dead) {
-        const count = await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
-        if (count > 0) fetcher.freed(fetcher.queueNames()); // slots of fleet-wide limits freed: tell waiting workers
-        liveness.handled(id);
-        await heartbeat.forget(id);
-        if (runtime.signals.active) runtime.signals.emit('reclaimed', { from: id, count });
-      }
-    }),
+    // the presence tick: every liveness.tickMs, sooner to confirm a silent channel (liveness.nextTickInMs)
+    every(
+      'liveness',
+      liveness.tickMs,
+      'Checking the liveness of worker servers',
+      async () => {
+        const view = await liveness.tick();
+        sweepAll = view.sweepAll;
+        for (const id of view.dead) {
+          const count = await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
+          if (count > 0) fetcher.freed(fetcher.queueNames()); // slots of fleet-wide limits freed: tell waiting workers
+          liveness.handled(id);
+          await heartbeat.forget(id);
+          if (runtime.signals.active) runtime.signals.emit('reclaimed', { from: id, count });
+        }
+      },
+      () => liveness.nextTickInMs(),
+    ),
     every('recover', opts.recoverInterval, 'Recovering idle tasks', () => recoverer.recover(sweepAll)),
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),

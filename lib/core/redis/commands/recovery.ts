@@ -173,7 +173,7 @@ export interface PresenceOutcome {
   silent: string[];
   /** Other servers whose score has passed (their main loop has not ticked for their `staleAfterMs`), with by how much, ms. */
   overdue: { id: string; overdueMs: number }[];
-  /** Subscribers of the ticking server's own liveness channel on the Redis that ran the script (0 without `judge`). */
+  /** Subscribers of the ticking server's own liveness shard channel on the Redis that ran the script (judge `'sharded'` only, else 0). */
   ownSubscribers: number;
 }
 

@@ -1,5 +1,5 @@
 --[[ presence
-  A worker server's presence tick (every DEFAULTS.livenessCheckMs from its main event loop): renew its
+  A worker server's presence tick (every liveness.ts tickMs from its main event loop): renew its
   own score in <ns>:live (now + staleAfterMs) and read the others. A server is overdue when its score
   has passed (its main loop has not ticked for staleAfterMs: stopped, hung, busy or dead); members
   overdue longer than keepMs are dropped. With judge = "1" (standalone Redis, Sentinel) it also
@@ -19,7 +19,7 @@
   ARGV[5]  channelPrefix                 string  <ns>:{<ns>:global}:alive: (+ server id = its channel)
   ARGV[6]  register                      "1" to write this server's own score, else "0" (shutting down)
   Returns  {redisNowMs, {ids of other servers without a subscriber}, {id, ms overdue, id, ms overdue, …} of the
-           other servers overdue, subscribers of the ticking server's own channel (0 without judge)}
+           other servers overdue, subscribers of the ticking server's own channel (judge = "2" only, else 0)}
 ]]
 -- @include now-ms
 local now = nowMs()
@@ -42,7 +42,8 @@ if #gone > 0 then redis.call('ZREM', KEYS[1], unpack(gone)) end
 local silent, own = {}, 0
 if ARGV[4] == '1' or ARGV[4] == '2' then
   local numsub = ARGV[4] == '2' and 'SHARDNUMSUB' or 'NUMSUB'
-  own = tonumber(redis.call('PUBSUB', numsub, ARGV[5] .. ARGV[1])[2])
+  -- its own subscription matters on a cluster only (a failover drops shard subscriptions: liveness.ts)
+  if ARGV[4] == '2' then own = tonumber(redis.call('PUBSUB', numsub, ARGV[5] .. ARGV[1])[2]) end
   for i = 1, #others, 500 do
     local channels = {}
     for j = i, math.min(i + 499, #others) do channels[#channels + 1] = ARGV[5] .. others[j] end

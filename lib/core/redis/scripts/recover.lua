@@ -27,11 +27,12 @@
 -- @include now-ms
 -- @include stats
 -- @include reclaim-entries
-local now = nowMs()
 local group = ARGV[1]
 local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 local requeued, poison, lost = {}, {}, {}
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
+if #res[2] == 0 and #lost == 0 then return {requeued, poison, lost, res[1]} end -- the idle sweep: one call, no TIME
+local now = nowMs()
 reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
 if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, res[1]}

@@ -4,7 +4,7 @@
   id's time, or its trigger instant when later, as admin/latency.ts readyAt) into the current minute
   of its counts, and the largest of them into the current hour and day (layout: protocol.ts STATS).
   At most once per minute and queue: a call in a minute already sampled (by any server) does nothing
-  more than one BITFIELD. Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
+  more than one BITFIELD (that also rolls the counts to now, as any count would). Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream   STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:counts   STRING  the queue's counts (stats.lua)
   ARGV[1]  group                    string
@@ -16,7 +16,8 @@
 local META = { triggerAt = 'tr' } -- protocol.ts META
 local now = nowMs()
 local minute = math.floor(now / 60000)
-local last = redis.call('BITFIELD', KEYS[2], 'SET', 'u32', '#' .. STATS.stampSample, minute)[1]
+local b = rollStats(KEYS[2], now, ARGV[2], minute) -- the roll also stamps the sample (one BITFIELD)
+local last = b.sampled
 if last >= minute then
   if last > minute then redis.call('BITFIELD', KEYS[2], 'SET', 'u32', '#' .. STATS.stampSample, last) end
   return {0}
@@ -50,14 +51,17 @@ if depth > 0 then
     latency = math.max(0, now - ready)
   end
 end
-local b = rollStats(KEYS[2], now, ARGV[2])
 local d, l = math.min(depth + 1, 4294967295), math.min(latency + 1, 4294967295)
-local m = statsRings[1]
-redis.call('BITFIELD', KEYS[2], 'SET', 'u32', statsSlot(m, b[1], STATS.depth), d, 'SET', 'u32', statsSlot(m, b[1], STATS.latency), l)
+-- the hour and day hold the largest sample: one BITFIELD reads them, one writes the minute and both
+local r = statsRings
+local slots = {}
 for i = 2, 3 do
-  local ring = statsRings[i]
-  local ds, ls = statsSlot(ring, b[i], STATS.depth), statsSlot(ring, b[i], STATS.latency)
-  local cur = redis.call('BITFIELD', KEYS[2], 'GET', 'u32', ds, 'GET', 'u32', ls)
-  redis.call('BITFIELD', KEYS[2], 'SET', 'u32', ds, math.max(d, cur[1]), 'SET', 'u32', ls, math.max(l, cur[2]))
+  slots[#slots + 1] = statsSlot(r[i], b[i], STATS.depth)
+  slots[#slots + 1] = statsSlot(r[i], b[i], STATS.latency)
 end
+local cur = redis.call('BITFIELD', KEYS[2], 'GET', 'u32', slots[1], 'GET', 'u32', slots[2], 'GET', 'u32', slots[3], 'GET', 'u32', slots[4])
+redis.call('BITFIELD', KEYS[2],
+  'SET', 'u32', statsSlot(r[1], b[1], STATS.depth), d, 'SET', 'u32', statsSlot(r[1], b[1], STATS.latency), l,
+  'SET', 'u32', slots[1], math.max(d, cur[1]), 'SET', 'u32', slots[2], math.max(l, cur[2]),
+  'SET', 'u32', slots[3], math.max(d, cur[3]), 'SET', 'u32', slots[4], math.max(l, cur[4]))
 return {1, depth, latency}

@@ -7,8 +7,9 @@
 --   zeroes the buckets passed since the last write (at most 2 SETRANGE per ring) and, once a day,
 --   renews the key's lifetime to ttlMs (ms). A write dated before the last one (two processes'
 --   clocks) keeps the newer stamp.
--- rollStats(key, nowMs, ttlMs) does that roll alone (sample-queue.lua) and returns the minute, hour and
---   day buckets of nowMs (epoch ms).
+-- rollStats(key, nowMs, ttlMs[, sampleStamp]) does that roll alone (sample-queue.lua) and returns the
+--   minute, hour and day buckets of nowMs (epoch ms); with sampleStamp it also sets the sample stamp in
+--   the same BITFIELD and returns the old one as `.sampled`.
 -- statsSlot(ring, bucket, field) is the BITFIELD offset (`#i`) of a field of a bucket of a ring
 --   (statsRings[1] minutes, [2] hours, [3] days).
 local STATS = { stampMinute = 0, stampHour = 1, stampDay = 2, stampSample = 3, fields = 5, processed = 0, failed = 1, lost = 2, depth = 3, latency = 4, minutes = 60, hours = 24, days = 8, minuteBase = 8, hourBase = 308, dayBase = 428 } -- protocol.ts STATS
@@ -63,13 +64,21 @@ local function countStats(key, field, n, nowMs, ttlMs)
     if old[i] ~= b[i] then settleRing(key, i, old[i], b[i], field, n, ttlMs) end
   end
 end
-local function rollStats(key, nowMs, ttlMs)
+local function rollStats(key, nowMs, ttlMs, sampleStamp)
   local b = {}
   for i, ring in ipairs(statsRings) do b[i] = math.floor(nowMs / ring.ms) end
   local r = statsRings
-  local old = redis.call('BITFIELD', key, 'SET', 'u32', '#' .. r[1].stamp, b[1], 'SET', 'u32', '#' .. r[2].stamp, b[2], 'SET', 'u32', '#' .. r[3].stamp, b[3])
+  local args = {'SET', 'u32', '#' .. r[1].stamp, b[1], 'SET', 'u32', '#' .. r[2].stamp, b[2], 'SET', 'u32', '#' .. r[3].stamp, b[3]}
+  if sampleStamp then
+    args[#args + 1] = 'SET'
+    args[#args + 1] = 'u32'
+    args[#args + 1] = '#' .. STATS.stampSample
+    args[#args + 1] = sampleStamp
+  end
+  local old = redis.call('BITFIELD', key, unpack(args))
   for i = 1, 3 do
     if old[i] ~= b[i] then settleRing(key, i, old[i], b[i], nil, 0, ttlMs) end
   end
+  b.sampled = old[4]
   return b
 end
