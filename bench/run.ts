@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N] [--w10-eligible 0]
+// npm run bench [-- --quick] [--rounds N] [--only w1,w3-c50,w5] [--contenders chronos,limit] [--redis-url [URL]] [--cpu-prof] [--out FILE] [--w5-concurrency N] [--w5-schedules N] [--w10-schedules N] [--w10-eligible 0] [--w13-schedules N] [--w13-rounds N]
 //
 // Runs each workload for Chronos and BullMQ alternately (plus the plain-Redis limit), prints a table
 // of medians with min–max and Chronos/BullMQ ratios, checks the targets of issue #5, and writes the
@@ -21,6 +21,7 @@ import { handoverWorkload } from './workloads/handover.js';
 import { clusterWorkload } from './workloads/cluster.js';
 import { memoryWorkload } from './workloads/memory.js';
 import { manySchedulesWorkload } from './workloads/many-schedules.js';
+import { schedulesDataTargets, schedulesDataWorkload } from './workloads/schedules-data.js';
 import { manyQueuesWorkload } from './workloads/many-queues.js';
 import { delayedLatenessWorkload } from './workloads/delayed-lateness.js';
 import { limitsWorkload } from './workloads/limits.js';
@@ -67,7 +68,14 @@ function parseArgs(argv: string[]): Args {
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
-    else if (name === '--w5-concurrency' || name === '--w5-schedules' || name === '--w10-schedules' || name === '--w10-eligible') {
+    else if (
+      name === '--w5-concurrency' ||
+      name === '--w5-schedules' ||
+      name === '--w10-schedules' ||
+      name === '--w10-eligible' ||
+      name === '--w13-schedules' ||
+      name === '--w13-rounds'
+    ) {
       const v = Number(value());
       if (!Number.isInteger(v) || v < (name === '--w10-eligible' ? 0 : 1)) throw new Error(`${name}: expected an integer >= 1`);
       args.knobs[name.slice(2)] = v;
@@ -110,6 +118,7 @@ const WORKLOADS: Workload[] = [
   { id: 'w11', run: (ctx) => manyQueuesWorkload(ctx) },
   { id: 'w11-delayed', run: (ctx) => delayedLatenessWorkload(ctx) },
   { id: 'w12', run: (ctx) => limitsWorkload(ctx) },
+  { id: 'w13', run: (ctx) => schedulesDataWorkload(ctx) },
 ];
 
 interface Target {
@@ -359,6 +368,7 @@ function judge(results: WorkloadResult[], quick: boolean): Target[] {
     atMost('many-schedules-heap', `${at}: leader heap per schedule ≤ 4 KiB`, 'w10', 'leaderHeapPerSchedule', 4096, 'B', 'median');
     atMost('many-schedules-loop', `${at}: no event-loop block over 100 ms (leader)`, 'w10', 'loopMaxMsLeader', 100, 'ms', 'max');
   }
+  out.push(...schedulesDataTargets(get('w13')));
   const w8 = get('w8');
   if (w8) {
     const r = ratioSpread(w8, 'cmdsPerTask', 'cluster', 'standalone');
@@ -494,7 +504,7 @@ async function main(): Promise<number> {
       costTable(results),
   );
   console.log(
-    `\nTargets (issues #5, #13, #15, #21, #22)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
+    `\nTargets (issues #5, #13, #15, #21, #22, 25)${args.quick ? ' — quick run: reduced sizes and timeouts, the verdicts below say nothing about the targets' : ''}:`,
   );
   for (const t of targets)
     console.log(
