@@ -6,7 +6,7 @@ import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
-import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
+import { fireScript, indexSchedulesScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_MODE, META, newMeta } from '../../lib/core/redis/protocol.js';
@@ -307,4 +307,18 @@ test('the bulk path keeps the label indexes: pages find what upsertSchedules sto
   expect(await client.zscore(k.label('tenant', 'moved'), 'digest.1')).toBeNull();
   const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
   expect(rest.items).toHaveLength(150);
+});
+
+test('a registry written by the bulk path from the start needs no backfill: the first step marks its index ready', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const k = new SchedulerKeys(ns);
+  await s.upsertSchedules(digests(600).map((d) => ({ ...d, labels: { tenant: 'acme' } })));
+  await client.del(k.indexState); // as before any leader ran its backfill
+  expect(await indexSchedulesScript(client, k, 250)).toEqual({ ready: true, indexed: 0 });
+  // a registry an older writer added to (not indexed) is still backfilled
+  await client.hset(k.schedules, 'old.1', (await client.hget(k.schedules, 'digest.1'))!.replace('digest.1', 'old.1'));
+  await client.del(k.indexState);
+  const step = await indexSchedulesScript(client, k, 250);
+  expect(step.indexed).toBeGreaterThan(0);
 });

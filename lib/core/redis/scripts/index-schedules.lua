@@ -7,7 +7,8 @@
   are decoded), `prune` drops from the
   names index the names of one ZSCAN call that the registry no longer holds, then `ready`. A ready
   index whose size differs from the registry's (an old instance stored or deleted one since) starts
-  over. A step costs ~ARGV[1] entries (a few ms at 250; a scan step stops at 4 ms).
+  over. The first step ever, when the index is already as large as the registry (written by this
+  version from the start: nothing to backfill), marks it ready at once. A step costs ~ARGV[1] entries (a few ms at 250; a scan step stops at 4 ms).
   KEYS[1]  <ns>:{<ns>:sched}:schedules    HASH    name -> definition JSON
   KEYS[2]  <ns>:{<ns>:sched}:index:names  ZSET    every stored name, score 0
   KEYS[3]  <ns>:{<ns>:sched}:index:state  HASH    phase ("scan" | "prune" | "ready"), cursor
@@ -19,7 +20,16 @@
 -- @include now-ms
 -- @include schedule-index
 local st = redis.call('HMGET', KEYS[3], 'phase', 'cursor')
-local phase, cursor = st[1] or 'scan', st[2] or '0'
+local phase, cursor = st[1], st[2] or '0'
+if not phase then
+  -- no step ever ran: every writer of this version indexes what it stores, so an index as large as the
+  -- registry was kept since the registry began (a layout of an older version has fewer names indexed)
+  if redis.call('HLEN', KEYS[1]) == redis.call('ZCARD', KEYS[2]) then
+    redis.call('HSET', KEYS[3], 'phase', 'ready')
+    return {1, 0}
+  end
+  phase = 'scan'
+end
 if phase == 'ready' then
   if redis.call('HLEN', KEYS[1]) == redis.call('ZCARD', KEYS[2]) then return {1, 0} end
   phase, cursor = 'scan', '0'
