@@ -7,6 +7,7 @@ import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { decodeDays } from '../../lib/core/admin/history.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
+import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
 import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
@@ -23,6 +24,15 @@ afterEach(async () => {
 test('fault 4: a task that ends while Redis is SIGSTOPped for 5 s is acked once Redis answers again: it runs once', async () => {
   const r = (redis = await PrivateRedis.start());
   const logger = recordingLogger();
+  // past the reconnect grace of a Redis just started (no idle sweep in it): the sweep's commands during the
+  // stall are what drops the socket, so the ack fails and is retried (the path under test)
+  const up = new QueueClient({ connection: r.url }).redis;
+  closers.push(() => up.quit());
+  await waitFor(
+    async () => Number(/uptime_in_seconds:(\d+)/.exec(await up.info('server'))![1]) * 1000 >= DEFAULTS.livenessReconnectGraceMs,
+    'Redis past its reconnect grace',
+    20_000,
+  );
   // fail fast instead of waiting (README: maxRetriesPerRequest), and drop a socket that gets no answer for 2 s
   // (more than the 1 s blocking reads take): during the stall commands fail instead of waiting in the socket
   const connection = { host: '127.0.0.1', port: r.port, maxRetriesPerRequest: 1, socketTimeout: 2000 };

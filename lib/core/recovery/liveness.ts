@@ -67,7 +67,7 @@ export class Liveness {
   /** Sharded: since when (Redis time, epoch ms) this server's own subscription has been seen; -Infinity from the start on, undefined while missing. */
   private ownSince?: number;
   /** When the observer's connection last became ready, epoch ms (local); bumps {@link epoch}. */
-  private readyAt = engineTime.now();
+  private readyAt = engineTime.now() - DEFAULTS.livenessReconnectGraceMs;
   private epoch = 0;
   /** Server id → Redis time (epoch ms) of the first tick that found its channel without a subscriber. */
   private readonly silentSince = new Map<string, number>();
@@ -169,6 +169,18 @@ export class Liveness {
     }
     if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
     return { dead, sweepAll };
+  }
+
+  /**
+   * True during the reconnect grace: less than `DEFAULTS.livenessReconnectGraceMs` (5 s) since this
+   * server's connection came back, or since Redis itself started (a restart). The holders of entries may
+   * still be reconnecting then: their claim renewals and acks, held back by the outage, land late, and an
+   * entry's idle time (Redis's, which ran on while nobody could renew) overstates how long its holder
+   * has been silent. So no entry is judged by its idle time during the grace (the worker's `recover`
+   * job waits it out), as no server is judged dead by its channel.
+   */
+  get settling(): boolean {
+    return engineTime.now() - this.readyAt < DEFAULTS.livenessReconnectGraceMs;
   }
 
   /**

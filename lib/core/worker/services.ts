@@ -178,7 +178,10 @@ export function workerServices(p: WorkerParts): Service[] {
       },
       () => liveness.nextTickInMs(),
     ),
-    every('recover', opts.recoverInterval, 'Recovering idle tasks', () => recoverer.recover(sweepAll)),
+    // not during the reconnect grace (liveness.settling): an entry's idle time then counts the outage, while its holder reconnects
+    every('recover', opts.recoverInterval, 'Recovering idle tasks', async () => {
+      if (!liveness.settling) await recoverer.recover(sweepAll);
+    }),
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),
     every('gone-consumers', 5 * 60_000, 'Deleting consumers of gone servers', () => recoverer.deleteGoneConsumers()),
