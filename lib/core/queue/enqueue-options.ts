@@ -1,0 +1,247 @@
+// An enqueue's options, its result, and their checking: what a QueueClient prepares before it writes
+// a task (client.ts writes it, enqueue-write.ts holds the write paths).
+import { newTaskId } from './task-id.js';
+import { DEFAULTS } from '../runtime/defaults.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
+import { OptionProblems } from '../runtime/options.js';
+import { isGroupName, type QueueKeys } from '../redis/keys.js';
+import type { DedupMode } from '../redis/commands/queue.js';
+import { encodePayload } from './codec.js';
+import type { Prepared } from './enqueue-write.js';
+import { engineTime } from '../runtime/time.js';
+
+/**
+ * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
+ * @publicApi
+ */
+export interface EnqueueOptions {
+  /** Queue name. @defaultValue 'default' */
+  queue?: string;
+  /** Run no earlier than this many ms from now, measured by Redis server time. Exclusive with `processAt`. */
+  delay?: number;
+  /** Run no earlier than this instant (epoch ms or a Date). Exclusive with `delay`. */
+  processAt?: number | Date;
+  /** Retries after a failure before the task is dead. @defaultValue 25 */
+  maxRetry?: number;
+  /** Timeout of one attempt, ms; the handler's signal aborts when it elapses. 0 = none. @defaultValue 1800000 (30 min) */
+  timeout?: number;
+  /**
+   * Explicit task id (≤ 200 characters). While a task with this id is live (pending, scheduled,
+   * retrying or running) in the queue, another enqueue with it returns that task with
+   * `deduplicated: true`. A done or dead task frees the id.
+   */
+  taskId?: string;
+  /**
+   * Dedup key: a second enqueue with the same key in the same queue within `dedupTtl` returns the
+   * first task's id with `deduplicated: true`, whatever that task's state. The same as
+   * `dedup: { key, ttl }` (mode `first`); exclusive with `dedup`.
+   */
+  dedupKey?: string;
+  /** Lifetime of the dedup key, ms. @defaultValue 3600000 (1 h) */
+  dedupTtl?: number;
+  /**
+   * A keyed enqueue (exclusive with `dedupKey`/`dedupTtl`): `key` (≤ 400 characters) names the
+   * task within the queue for `ttl` ms (default 3600000, 1 h), and `mode` says what a second enqueue
+   * with the key does:
+   * - `first` (default): nothing; it returns the first task's id with `deduplicated: true`;
+   * - `debounce` (needs `delay`): while the key's task still waits for its time, it is replaced by
+   *   this one (type, payload, options; its id stays) and starts `delay` ms after this enqueue
+   *   (`deduplicated: true, replaced: true`); once it is due or has run, a new task is enqueued;
+   * - `replace`: the same, but the start time stays as it was (the newest payload wins).
+   * The key of `debounce` and `replace` lives `ttl` ms, and at least until its task is due. Not
+   * with `taskId`.
+   */
+  dedup?: DedupOptions;
+  /**
+   * The task's group (e.g. a tenant id; 1 to 200 characters, no control characters). The tasks of a
+   * queue's groups are served round-robin between the groups (a group with 10 tasks behind another
+   * with 100,000 gets its turn within a few tasks), under the queue's per-group limits
+   * (`setQueueLimits`: `groupConcurrency`, `groupRate`). Ungrouped tasks of the same queue go first.
+   * The handler sees it as `task.group`.
+   */
+  group?: string;
+  /**
+   * `false`: no PRODUCER span and no traceparent for this task (its attempts start new traces).
+   * Only matters with `@opentelemetry/api` and an SDK installed. @defaultValue true
+   */
+  trace?: boolean;
+}
+
+/** A keyed enqueue (enqueue option `dedup`). @publicApi */
+export interface DedupOptions {
+  /** The key (1 to 400 characters), within the queue. */
+  key: string;
+  /** What a second enqueue with the key does. @defaultValue 'first' */
+  mode?: DedupMode;
+  /** Lifetime of the key, ms (debounce/replace: at least until its task is due). @defaultValue 3600000 (1 h) */
+  ttl?: number;
+}
+
+/** What an enqueue did. `deduplicated: true` means no new task was made and `id` is the existing task's. */
+export interface EnqueueResult {
+  /** The task's id: the `taskId` option, else a generated one (22 random base64url characters); the existing task's id when deduplicated. */
+  id: string;
+  /** The queue the task is in. */
+  queue: string;
+  /** True when a live task with the same `taskId`, or the same dedup key within its TTL, existed: no new task was made. */
+  deduplicated: boolean;
+  /** True when the dedup key's task (mode `debounce` or `replace`) was still waiting and this enqueue replaced it. */
+  replaced?: boolean;
+  /** Where the task is now: in the stream (`pending`) or waiting for its time (`scheduled`). */
+  state: 'pending' | 'scheduled';
+}
+
+/** One task of {@link QueueClient.enqueueBulk}. */
+export interface BulkTask {
+  /** The task's type, which selects its handler. */
+  type: string;
+  /** The payload (JSON-serialisable). @defaultValue null */
+  payload?: unknown;
+  /** Options of this task's enqueue, over the client's `defaults`. */
+  options?: EnqueueOptions;
+}
+
+const ENQUEUE_KEYS = new Set([
+  'queue',
+  'delay',
+  'processAt',
+  'maxRetry',
+  'timeout',
+  'taskId',
+  'dedupKey',
+  'dedupTtl',
+  'dedup',
+  'trace',
+  'group',
+]);
+const DEDUP_KEYS = new Set(['key', 'mode', 'ttl']);
+const DEDUP_MODES: readonly DedupMode[] = ['first', 'debounce', 'replace'];
+
+/** The options of an enqueue that gives none (shared: never written to). */
+export const NO_OPTIONS: EnqueueOptions = Object.freeze({});
+
+/** What {@link prepareTask} needs of its client: the defaults of an enqueue, the payload limit, the keys of a queue. */
+export interface EnqueueContext {
+  readonly defaults: { readonly queue: string; readonly maxRetry: number; readonly timeoutMs: number };
+  /** Largest payload accepted, UTF-8 bytes of its JSON; 0 = no limit. */
+  readonly maxPayloadBytes: number;
+  keysOf(queue: string): QueueKeys;
+}
+
+/**
+ * Checks an enqueue's type and options and prepares the task for its write: with no options, the
+ * client's defaults and nothing to check but the type and the payload; else every option checked and
+ * every problem named in one `InvalidOptionsError`. The payload is encoded here (`InvalidPayloadError`,
+ * `PayloadTooLargeError` from codec.ts).
+ */
+export function prepareTask(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
+  if (isIdText(type, 200) && (options === NO_OPTIONS || isEmptyObject(options))) {
+    // no options: the defaults, nothing to check but the type (checked) and the payload
+    const { queue, maxRetry, timeoutMs } = c.defaults;
+    return {
+      keys: c.keysOf(queue),
+      id: newTaskId(),
+      type,
+      payload: encodePayload(type, payload === undefined ? null : payload, c.maxPayloadBytes),
+      maxRetry,
+      timeoutMs,
+      enqueuedAt: engineTime.now(),
+      processAt: 0,
+      delayMs: 0,
+      dedupTtlMs: DEFAULTS.dedupTtlMs,
+      unique: false,
+    };
+  }
+  return prepareWith(c, type, payload, options);
+}
+
+/** prepareTask() for an enqueue with options: every option checked, every problem named. */
+function prepareWith(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
+  const p = new OptionProblems();
+  if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
+  p.unknownKeys(options, ENQUEUE_KEYS);
+  p.name('queue', options.queue);
+  p.int('maxRetry', options.maxRetry, 0);
+  p.int('timeout', options.timeout, 0, 'ms');
+  const queue = options.queue ?? c.defaults.queue;
+  const maxRetry = options.maxRetry ?? c.defaults.maxRetry;
+  const timeout = options.timeout ?? c.defaults.timeoutMs;
+  let processAt = 0;
+  let delayMs = 0;
+  if (options.delay !== undefined && options.processAt !== undefined) p.add('', 'delay and processAt are mutually exclusive');
+  if (options.delay !== undefined) {
+    if (typeof options.delay !== 'number' || !Number.isFinite(options.delay) || options.delay < 0) {
+      p.expected('delay', 'a finite number >= 0 (ms)', options.delay);
+    } else delayMs = Math.ceil(options.delay);
+  }
+  if (options.processAt !== undefined) {
+    const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
+    if (typeof at !== 'number' || !Number.isFinite(at)) p.expected('processAt', 'epoch ms or a valid Date', options.processAt);
+    else if (at > engineTime.now()) processAt = Math.ceil(at);
+  }
+  const id = options.taskId ?? newTaskId();
+  if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
+    p.expected('taskId', 'a non-empty string of at most 200 characters', options.taskId);
+  }
+  if (options.dedupKey !== undefined && !isIdText(options.dedupKey, 400)) {
+    p.expected('dedupKey', 'a non-empty string of at most 400 characters', options.dedupKey);
+  }
+  p.bool('trace', options.trace);
+  if (options.group !== undefined && !isGroupName(options.group))
+    p.expected('group', 'a string of 1 to 200 characters without control characters', options.group);
+  let dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
+  if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
+  p.int('dedupTtl', options.dedupTtl, 1, 'ms');
+  let dedupKey = options.dedupKey;
+  let dedupMode: DedupMode | undefined;
+  const d = options.dedup;
+  if (d !== undefined) {
+    if (options.dedupKey !== undefined || options.dedupTtl !== undefined) p.add('dedup', 'exclusive with dedupKey and dedupTtl');
+    if (typeof d !== 'object' || d === null) p.expected('dedup', '{ key, mode?, ttl? }', d);
+    else {
+      p.unknownKeys(d, DEDUP_KEYS, 'dedup');
+      if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters', d.key);
+      if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
+      p.int('dedup.ttl', d.ttl, 1, 'ms');
+      if (d.mode === 'debounce' && !(delayMs > 0)) p.add('dedup.mode', 'debounce needs a delay (its window, ms)');
+      if ((d.mode === 'debounce' || d.mode === 'replace') && options.taskId !== undefined)
+        p.add('dedup.mode', `${d.mode} is not given with taskId (the key's task keeps its id)`);
+      dedupKey = d.key;
+      dedupTtlMs = d.ttl ?? DEFAULTS.dedupTtlMs;
+      if (d.mode !== undefined && d.mode !== 'first') dedupMode = d.mode;
+    }
+  }
+  p.throwIfAny(`enqueue options of task type ${JSON.stringify(type)}`);
+  const encoded = encodePayload(type, payload === undefined ? null : payload, c.maxPayloadBytes);
+  const unique = options.taskId !== undefined;
+  return {
+    keys: c.keysOf(queue),
+    id,
+    type,
+    payload: encoded,
+    maxRetry,
+    timeoutMs: timeout,
+    enqueuedAt: engineTime.now(),
+    processAt,
+    delayMs,
+    dedupKey,
+    dedupTtlMs,
+    dedupMode,
+    unique,
+    group: options.group,
+  };
+}
+
+/** An object with no enumerable key (what an enqueue without options passes). */
+function isEmptyObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  for (const _ in v) return false;
+  return true;
+}
+
+/** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
+function isIdText(v: unknown, max: number): boolean {
+  return typeof v === 'string' && v.length > 0 && v.length <= max;
+}
