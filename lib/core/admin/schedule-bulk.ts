@@ -10,7 +10,7 @@ import type { Fence } from '../redis/commands/schedule.js';
 import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
 import type { ScheduleSpec } from '../scheduler/spec.js';
-import { raiseFences } from '../scheduler/registry.js';
+import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instances } from './schedules.js';
 
@@ -134,22 +134,23 @@ async function pipelined<T>(count: number, call: (i: number) => Promise<T>): Pro
   return Promise.all(calls);
 }
 
-/**
- * After the writes: the fences, the maxRuns counters left behind (README "Jitter, start and end,
- * maxRuns": a removed schedule's, and a moved one's in its previous queue), the queues listed, one
- * notice (when anything was written).
- * @param queueOf the queue a schedule targets after the call (undefined: removed)
- */
-async function settle(
-  ctx: InspectorContext,
-  fences: Fence[],
-  queues: Set<string>,
-  wrote: boolean,
-  queueOf: (schedule: string) => string | undefined,
-): Promise<void> {
+/** Deletes the maxRuns counters of removed schedules: one DEL per queue slot and chunk of {@link BULK_CHUNK}. */
+async function dropRuns(ctx: InspectorContext, fences: readonly Fence[]): Promise<void> {
+  const byQueue = new Map<string, string[]>();
+  for (const f of fences) {
+    const keys = byQueue.get(f.queue) ?? [];
+    if (keys.length === 0) byQueue.set(f.queue, keys);
+    keys.push(ctx.keys(f.queue).runs(f.schedule));
+  }
+  const calls: Promise<number>[] = [];
+  for (const keys of byQueue.values())
+    for (let i = 0; i < keys.length; i += BULK_CHUNK) calls.push(ctx.client.del(...keys.slice(i, i + BULK_CHUNK)));
+  await Promise.all(calls);
+}
+
+/** After the writes: the fences, the queues listed, one notice (when anything was written). */
+async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string>, wrote: boolean): Promise<void> {
   await raiseFences(ctx.client, ctx.namespace, fences);
-  const stale = fences.filter((f) => f.queue !== '' && queueOf(f.schedule) !== f.queue);
-  if (stale.length > 0) await Promise.all(stale.map((f) => ctx.client.del(ctx.keys(f.queue).runs(f.schedule))));
   if (queues.size > 0) await ctx.client.sadd(ctx.global.queues, ...queues);
   if (wrote) await ctx.client.publish(ctx.sched.changesChannel, ctx.actor);
 }
@@ -164,8 +165,10 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   const existing = new Set(outcomes.flatMap((o) => o.existing));
   const queues = new Set<string>();
   for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
+  await settle(ctx, fences, queues, wrote);
+  // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there
   const queueOf = new Map(stored.map(({ stored: s }) => [s.name, s.queue]));
-  await settle(ctx, fences, queues, wrote, (name) => queueOf.get(name));
+  await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
   return outcomes;
 }
 
@@ -272,13 +275,10 @@ export async function removeSchedules(
     removeSchedulesScript(ctx.client, ctx.sched, list.slice(i * BULK_CHUNK, (i + 1) * BULK_CHUNK)),
   );
   const removed = outcomes.reduce((n, o) => n + o.removed, 0);
-  await settle(
-    ctx,
-    outcomes.flatMap((o) => o.fences),
-    new Set(),
-    removed > 0,
-    () => undefined,
-  );
+  const fences = outcomes.flatMap((o) => o.fences);
+  await settle(ctx, fences, new Set(), removed > 0);
+  // as removeSchedule: a removed schedule's maxRuns count goes with it
+  await dropRuns(ctx, fences);
   if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something
   return { removed, missing: outcomes.flatMap((o) => o.missing) };
 }
