@@ -100,8 +100,12 @@ export class QueueClient {
   private readonly knownQueues = new Set<string>();
   /** Queues this client marked as grouped (their fetch goes through fetch-limited.lua; queue/limits.ts markGrouped). */
   private readonly groupedQueues = new Set<string>();
-  /** The defaults of an enqueue and the payload limit, for prepareTask (enqueue-options.ts). */
-  private readonly enqueueContext: EnqueueContext;
+  /**
+   * The defaults of an enqueue and the payload limit, for prepareTask (enqueue-options.ts); the testing
+   * kit's client checks its enqueues with it, as the engine does.
+   * @internal
+   */
+  protected readonly enqueueContext: EnqueueContext;
   private readonly events?: EventBus;
   private readonly tracing: boolean;
 

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
 import type { Prepared } from '../../core/queue/enqueue-write.js';
+import { prepareTask } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
 import type { NewTask } from './testing-store.js';
 
@@ -76,9 +77,9 @@ export class TestingChronosClient extends ChronosClient {
     });
   }
 
-  /** The engine client's own checks and defaults (its `prepare`): the same errors as in production. */
+  /** The engine client's own checks and defaults (enqueue-options.ts prepareTask): the same errors as in production. */
   private prepareTask(type: string, payload: unknown, options: EnqueueOptions): Prepared {
-    return (this as unknown as { prepare(t: string, p: unknown, o: EnqueueOptions): Prepared }).prepare(type, payload, options);
+    return prepareTask(this.enqueueContext, type, payload, options);
   }
 }
 
