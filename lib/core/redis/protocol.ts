@@ -333,6 +333,25 @@ export const DUE_INDEX = {
   claimBase: 1_000_000_000_000_000,
 } as const;
 
+/**
+ * The shards of a namespace's schedules (docs/scheduler-shards.md): each holds its part of the
+ * registry, its indexes and its due index in a hash slot of its own, under a lease of its own.
+ * Fixed: every instance of a namespace must agree on it (a schedule's shard is keys.ts `shardOf`).
+ */
+export const SHARD_COUNT = 16;
+
+/**
+ * The due index of a shard (`<ns>:{<tag>}:due`, name → wake instant, epoch ms): a leader writes
+ * integer scores; a registry change marks a schedule `changeMark` past Redis ms ("look at it
+ * now"), so a mark never equals a score a leader read before the change (advance-due.lua's
+ * compare-and-set then fails, and the schedule is planned again with its new definition).
+ */
+export const SHARD_DUE = {
+  changeMark: 0.5,
+  /** Schedules per take-due.lua call (one batch of a shard's tick). */
+  batch: 500,
+} as const;
+
 /** The XAUTOCLAIM cursor that starts a scan of the pending entries list, and that recover.lua returns when it is done. */
 export const SCAN_START = '0-0';
 
