@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { cliRunner } from '../helpers/cli.js';
 import { QueueRig } from '../helpers/queue.js';
 import { redisUrl } from '../helpers/redis.js';
+import { registryKey, storedJson } from '../helpers/registry.js';
 
 let rig: QueueRig;
 let inspector: Inspector;
@@ -31,10 +32,9 @@ const MIN = 60_000;
 /** Adds a runtime schedule registered `agoMs` ago whose last fire was `lastAgoMs` ago (state seeded as the engine stores it). */
 async function seed(name: string, every: string, agoMs: number, lastAgoMs: number): Promise<void> {
   await inspector.addSchedule({ name, spec: every, type: 'report', queue: 'reports' });
-  const sk = new SchedulerKeys(rig.namespace);
-  const stored = JSON.parse((await rig.client.redis.hget(sk.schedules, name))!) as Record<string, unknown>;
+  const stored = JSON.parse((await storedJson(rig.client.redis, rig.namespace, name))!) as Record<string, unknown>;
   const now = engineTime.now();
-  await rig.client.redis.hset(sk.schedules, name, JSON.stringify({ ...stored, registeredAt: now - agoMs }));
+  await rig.client.redis.hset(registryKey(rig.namespace, name), name, JSON.stringify({ ...stored, registeredAt: now - agoMs }));
   await rig.client.redis.hset(new QueueKeys(rig.namespace, 'reports').lastFired, name, String(Math.floor((now - lastAgoMs) / MIN) * MIN));
 }
 
@@ -88,9 +88,15 @@ test('paused for an hour or more is silent (paused); a short pause is not; its t
   await seed('report.paused', '@every 60s', 3 * 3600_000, 0);
   await inspector.pauseSchedule('report.paused', { note: 'disk maintenance', actor: 'ops:ada' });
   expect((await inspector.scheduleActivity())[0].silent).toBeUndefined(); // paused just now
-  const sk = new SchedulerKeys(rig.namespace);
-  const note = JSON.parse((await rig.client.redis.hget(sk.pauseNotes, 'report.paused'))!) as Record<string, unknown>;
-  await rig.client.redis.hset(sk.pauseNotes, 'report.paused', JSON.stringify({ ...note, at: engineTime.now() - 2 * 3600_000 }));
+  const note = JSON.parse((await rig.client.redis.hget(new SchedulerKeys(rig.namespace).pauseNotes, 'report.paused'))!) as Record<
+    string,
+    unknown
+  >;
+  await rig.client.redis.hset(
+    new SchedulerKeys(rig.namespace).pauseNotes,
+    'report.paused',
+    JSON.stringify({ ...note, at: engineTime.now() - 2 * 3600_000 }),
+  );
   const [a] = await inspector.scheduleActivity();
   expect(a.silent).toMatchObject({ reason: 'paused', message: 'paused for 2h+ by ops:ada ("disk maintenance")' });
   expect(a.overdue).toBe(0); // a paused schedule's triggers are skipped, not missed

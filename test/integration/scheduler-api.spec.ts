@@ -15,6 +15,7 @@ import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { deferred, recordingLogger, waitFor } from '../helpers/wait.js';
+import { storedJson } from '../helpers/registry.js';
 
 let ns: string;
 const started: { stop(): Promise<void> }[] = [];
@@ -96,9 +97,8 @@ test('runtime API: add, triggerNow (cadence unchanged), pause, resume, remove; t
   }
   const manualId = await s.triggerNow('pinger');
   await waitFor(() => runs.some((r) => r.id === manualId), 'the manual run');
-  const k = new SchedulerKeys(ns);
   await s.pauseSchedule('pinger');
-  expect(JSON.parse((await w.redis.hget(k.schedules, 'pinger'))!).paused).toBe(true);
+  expect(JSON.parse((await storedJson(w.redis, ns, 'pinger'))!).paused).toBe(true);
   // the leader reloads at its next renewal (every leaderTtl/2 = 500 ms); after that nothing fires.
   // Time is counted in tock's fires (enqueued half a period ahead: a fire of trigger t means it is t − 500 ms)
   const firedOf = (schedule: string) =>

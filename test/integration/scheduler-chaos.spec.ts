@@ -2,12 +2,13 @@
 // fall-back with failovers inside the repeated hour, on a fake clock).
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { nextTriggers, parseSpec } from '../../lib/core/scheduler/spec.js';
 import { alignedTriggers, expectOnceEach as expectOnce, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { Witness } from '../helpers/witness.js';
+import { registryNames } from '../helpers/registry.js';
 
 jest.setTimeout(120_000);
 
@@ -154,6 +155,6 @@ test('B17: DST fall-back with a leader failover inside the repeated hour: 30 1 *
   expect(nextTriggers(spec, at('2025-11-02T02:10:00-05:00'), 1)).toEqual([at('2025-11-03T01:30:00-05:00')]);
   const last = await fleet.redis.hget(new QueueKeys(fleet.ns, 'default').lastFired, 'nightly');
   expect(Number(last)).toBe(1762061400000);
-  expect((await fleet.redis.hkeys(new SchedulerKeys(fleet.ns).schedules)).sort()).toEqual(['marker', 'nightly']); // one definition each
+  expect(await registryNames(fleet.redis, fleet.ns)).toEqual(['marker', 'nightly']); // one definition each
   await fleet.stopAll();
 });

@@ -13,6 +13,7 @@ import type { Rec } from '../helpers/records.js';
 import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { registryKey, storedJson } from '../helpers/registry.js';
 
 jest.setTimeout(120_000);
 
@@ -141,12 +142,11 @@ test('fault 2: even if the notice is lost, a fenced change stops the old state a
   await f.start('A');
   await f.waitLeader();
   await waitFor(async () => of(await f.records(), 'fired', 'n').length > 0, 'a first fire');
-  const keys = new SchedulerKeys(f.ns);
   await pastAnInstant(f);
   // what pauseSchedule() writes, minus the notice and the version bump the renewal would see
-  const def = JSON.parse((await f.redis.hget(keys.schedules, 'n'))!) as { generation?: number };
+  const def = JSON.parse((await storedJson(f.redis, f.ns, 'n'))!) as { generation?: number };
   const generation = Math.max((def.generation ?? 0) + 1, Date.now());
-  await f.redis.hset(keys.schedules, 'n', JSON.stringify({ ...def, paused: true, generation }));
+  await f.redis.hset(registryKey(f.ns, 'n'), 'n', JSON.stringify({ ...def, paused: true, generation }));
   await f.redis.hset(new QueueKeys(f.ns, 'default').generation, 'n', generation); // what fence-schedules.lua does
   const fencedAt = Date.now();
   await tockPassed(f, fencedAt + 4500);
@@ -168,7 +168,7 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
   await f.waitLeader();
   await f.start('C');
   await waitFor(async () => of(await f.records(), 'fired', 'stop').length > 0, 'the old spec to fire');
-  const { registeredAt } = JSON.parse((await f.redis.hget(new SchedulerKeys(f.ns).schedules, 'burst'))!) as { registeredAt: number };
+  const { registeredAt } = JSON.parse((await storedJson(f.redis, f.ns, 'burst'))!) as { registeredAt: number };
   await tockPassed(f, registeredAt + 5500); // the new spec's instants since the registration: 5 or more
   const changeStart = Date.now();
   await f.start('B', { SCHEDULES: JSON.stringify(newDefs) }); // a newer replica of a rolling deploy
@@ -181,7 +181,7 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
   const backdated = at(of(recs, 'fired', 'burst')).filter((t) => t < changeStart);
   expect({ backdated }).toEqual({ backdated: [] });
   // the new spec's first trigger is its first instant after the change was stored
-  const stored0 = JSON.parse((await f.redis.hget(new SchedulerKeys(f.ns).schedules, 'burst'))!) as { changedAt: number };
+  const stored0 = JSON.parse((await storedJson(f.redis, f.ns, 'burst'))!) as { changedAt: number };
   expect(stored0.changedAt).toBeGreaterThanOrEqual(changeStart);
   expect(Math.min(...at(of(recs, 'fired', 'burst')))).toBe(nextAligned(stored0.changedAt, 1000));
   const oldAfterChange = at(of(recs, 'fired', 'stop')).filter((t) => t > changedAt + 1000);
@@ -197,7 +197,7 @@ test('fault 3: a changed spec fires nothing dated before the change, the old spe
   await expectOnceEach(f, 'burst', nextAligned(changedAt, 1000), Date.now() - 1000);
   recs = await f.records();
   expect(at(of(recs, 'fired', 'stop')).filter((t) => t > changedAt + 1000)).toEqual([]);
-  const stored = JSON.parse((await f.redis.hget(new SchedulerKeys(f.ns).schedules, 'burst'))!) as { expression: string };
+  const stored = JSON.parse((await storedJson(f.redis, f.ns, 'burst'))!) as { expression: string };
   expect(stored.expression).toBe('@every 1s');
   await f.stopAll();
 });

@@ -6,6 +6,7 @@ import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { storedJson } from '../helpers/registry.js';
 
 let redis: PrivateRedis | undefined;
 const closers: (() => Promise<unknown>)[] = [];
@@ -55,7 +56,7 @@ test('fault 8: after a Redis restart without persistence an instance declares ag
   // a heartbeat a minute apart: only the reconnect can publish the declarations again within the wait below
   const { logger, check } = await startScheduler(r, 60_000);
   await r.restart(); // empty
-  const declared = async () => (await declares(check, 'nightly')) === 1 && (await check.hexists(keys.schedules, 'nightly')) === 1;
+  const declared = async () => (await declares(check, 'nightly')) === 1 && (await storedJson(check, 'chronos', 'nightly')) !== null;
   await waitFor(declared, 'the declarations to be published again', 15_000);
   expect(lostLine(logger)?.message).toMatch(/restarted/);
 }, 30_000);

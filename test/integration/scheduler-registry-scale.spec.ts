@@ -12,6 +12,7 @@ import { REGISTER_CHUNK } from '../../lib/core/scheduler/registry.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { storedJson } from '../helpers/registry.js';
 
 const N = 5_000;
 const ZONES = ['UTC', 'Europe/Berlin', 'Asia/Kolkata'];
@@ -146,5 +147,5 @@ test('5,000 schedules from 3 instances: chunked registration, one shared names s
   // EVALSHA sha numkeys key, then a schedule and its generation per pair
   expect(fenceCalls.map(([, , , args]) => argCount(args)).filter((n) => n > 4 + 2 * REGISTER_CHUNK)).toEqual([]);
   expect(await admin.hlen(new QueueKeys('chronos', 'q0').generation)).toBe(Math.ceil(N / 3));
-  expect(JSON.parse((await admin.hget(keys.schedules, 's0'))!).payload).toBe(JSON.stringify({ v: 2 }));
+  expect(JSON.parse((await storedJson(admin, 'chronos', 's0'))!).payload).toBe(JSON.stringify({ v: 2 }));
 }, 60_000);

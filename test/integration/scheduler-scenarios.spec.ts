@@ -2,10 +2,11 @@
 // trigger, slow and doubled ticks — each trigger still enqueued exactly once.
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { SchedulerKeys, QueueKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { expectOnceEach as expectOnce, Fleet, nextAligned, perTrigger, waitTriggers } from '../helpers/fleet.js';
 import { waitFor } from '../helpers/wait.js';
 import { redisUrl } from '../helpers/redis.js';
+import { registrySize, storedJson } from '../helpers/registry.js';
 
 jest.setTimeout(90_000);
 
@@ -25,7 +26,7 @@ test('B02: five replicas register the same schedule: one definition, one enqueue
   await f.waitLeader();
   const T0 = nextAligned(Date.now(), 2000);
   await expectOnce(f, 'report', T0, T0 + 8000, 2000); // five triggers, once each
-  expect(await f.redis.hlen(new SchedulerKeys(f.ns).schedules)).toBe(1);
+  expect(await registrySize(f.redis, f.ns)).toBe(1);
   await f.stopAll();
   expect(f.children).toHaveLength(5);
   for (const c of f.children) expect(c.output).not.toMatch(/ERROR/);
@@ -97,9 +98,8 @@ test('B13: restarting an instance 5 times (new metadata each boot) keeps one sch
   const doneSinceT0 = [...perTrigger(recs, 'tick', 'done')].filter(([t]) => t >= T0);
   expect(doneSinceT0.length).toBeGreaterThanOrEqual(5 + 3); // one per boot, and the tail's four (its first may be boot 5's)
   expect(doneSinceT0.filter(([, n]) => n > 1)).toEqual([]);
-  const k = new SchedulerKeys(f.ns);
-  expect(await f.redis.hlen(k.schedules)).toBe(1);
-  expect(JSON.parse((await f.redis.hget(k.schedules, 'tick'))!).payload).toBe('{"build":6}');
+  expect(await registrySize(f.redis, f.ns)).toBe(1);
+  expect(JSON.parse((await storedJson(f.redis, f.ns, 'tick'))!).payload).toBe('{"build":6}');
   // no growing set of future triggers: nothing is pre-created
   const q = new QueueKeys(f.ns, 'default');
   expect(await f.redis.zcard(q.scheduled)).toBe(0);

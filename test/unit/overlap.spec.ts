@@ -2,7 +2,7 @@
 // fire mode and lead of each policy, the meta a trigger's task carries, and the supersede notices.
 import { fireLeadMs, fireModeOf, OVERLAP_POLICIES, toStored, type OverlapPolicy } from '../../lib/core/scheduler/definition.js';
 import { fireTriggers, supersedeNotices, type FireItem } from '../../lib/core/scheduler/fire-triggers.js';
-import type { Entry } from '../../lib/core/scheduler/firing-load.js';
+import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_MODE, META, type TaskMeta } from '../../lib/core/redis/protocol.js';
 import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';

@@ -2,7 +2,7 @@ import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { storedSpec, toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { plan, wakeAt } from '../../lib/core/scheduler/plan.js';
 import { fireTriggers } from '../../lib/core/scheduler/fire-triggers.js';
-import type { Entry } from '../../lib/core/scheduler/firing-load.js';
+import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
 import { jitterShiftMs, MAX_JITTER_MS } from '../../lib/core/scheduler/schedule-bounds.js';
 import { nextTriggers, triggersBetween } from '../../lib/core/scheduler/spec.js';

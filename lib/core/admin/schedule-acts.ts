@@ -4,6 +4,7 @@ import { encodeMeta } from '../queue/codec.js';
 import { backfillScript } from '../redis/commands/admin.js';
 import { scheduleAdminScript } from '../redis/commands/schedule.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
+import { shardKeysFor } from '../redis/keys.js';
 import { fireDedupTtlMs, storedSpec, toStored, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
@@ -16,8 +17,8 @@ import type { BackfillResult } from './types.js';
  * The operator's acts on schedules: the only code that changes the schedule registry on request
  * (the Inspector's, and the `Scheduler`'s runtime API, which delegates here with a context of its
  * own). Every registry change is two single-slot steps, in this order: schedule-admin.lua in the
- * scheduler's slot (it takes a new generation and announces the change: the leader reloads at
- * once), then the fence in the slot of the queue the schedule targeted (scheduler/registry.ts
+ * slot of the schedule's shard (it takes a new generation, keeps the shard's due index and announces
+ * the change: the shard's leader looks at it at once), then the fence in the slot of the queue the schedule targeted (scheduler/registry.ts
  * raiseFences): once the call resolves, fire.lua refuses any trigger planned under the old state,
  * even by a leader that missed the notice.
  */
@@ -32,7 +33,7 @@ const BACKFILL_CHUNK = 250;
  * operator's pause note (a pause) or drops it. @throws ScheduleNotFoundError naming it
  */
 async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
-  const r = await scheduleAdminScript(ctx.client, ctx.sched, op, name);
+  const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, name), ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
   await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
   if (op === 'delete') await ctx.client.del(ctx.keys(r.previousQueue!).runs(name)); // its maxRuns count
@@ -50,7 +51,7 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
-  const r = await scheduleAdminScript(ctx.client, ctx.sched, 'put', stored.name, JSON.stringify(stored));
+  const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, stored.name), ctx.sched, 'put', stored.name, JSON.stringify(stored));
   if (r.previousQueue !== undefined) {
     const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];
     await raiseFences(ctx.client, ctx.namespace, fences);

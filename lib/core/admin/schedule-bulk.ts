@@ -7,6 +7,7 @@ import {
   type PutOutcome,
 } from '../redis/commands/schedule-bulk.js';
 import type { Fence } from '../redis/commands/schedule.js';
+import { byShard, type ShardKeys } from '../redis/keys.js';
 import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
 import type { ScheduleSpec } from '../scheduler/spec.js';
@@ -18,10 +19,10 @@ import { instances } from './schedules.js';
  * The bulk acts on runtime schedules: many definitions per call, the same guarantees as the
  * single acts of schedule-acts.ts (which stay the model). Every definition is validated before
  * anything is written; then put-schedules.lua / remove-schedules.lua in chunks of
- * {@link BULK_CHUNK} (pipelined, each chunk atomic and one new generation), the fences of the
- * replaced or removed schedules in the slots of the queues they targeted (fence-schedules.lua),
- * one SADD of the queues, and one notice on the changes channel for the whole call (the leader
- * reloads once). A Redis failure midway leaves the chunks before it written: the calls are safe to
+ * {@link BULK_CHUNK} names of one shard (pipelined, each chunk atomic and one new generation of its
+ * shard), the fences of the replaced or removed schedules in the slots of the queues they targeted
+ * (fence-schedules.lua), one SADD of the queues, and one notice on the changes channel for the
+ * whole call, naming the shards written (their leaders look at their due index at once). A Redis failure midway leaves the chunks before it written: the calls are safe to
  * repeat (`upsertSchedules` of the same definitions writes nothing more).
  */
 
@@ -104,22 +105,44 @@ export function validateNames(names: readonly string[]): string[] {
   });
 }
 
-/** Chunks of at most {@link BULK_CHUNK} definitions and about {@link CHUNK_BYTES} of JSON. */
-function chunks(stored: readonly { stored: StoredSchedule; json: string }[]): PutDefinition[][] {
-  const out: PutDefinition[][] = [];
-  let chunk: PutDefinition[] = [];
-  let bytes = 0;
-  for (const { stored: s, json } of stored) {
-    if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
-      out.push(chunk);
-      chunk = [];
-      bytes = 0;
+/** A chunk of a bulk call: names of one shard. */
+interface Chunk<T> {
+  keys: ShardKeys;
+  items: T[];
+}
+
+/** Chunks of at most {@link BULK_CHUNK} definitions of one shard and about {@link CHUNK_BYTES} of JSON. */
+function chunks(namespace: string, stored: readonly { stored: StoredSchedule; json: string }[]): Chunk<PutDefinition>[] {
+  const out: Chunk<PutDefinition>[] = [];
+  for (const [keys, group] of byShard(namespace, stored, (d) => d.stored.name)) {
+    let chunk: PutDefinition[] = [];
+    let bytes = 0;
+    for (const { stored: s, json } of group) {
+      if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
+        out.push({ keys, items: chunk });
+        chunk = [];
+        bytes = 0;
+      }
+      chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
+      bytes += json.length;
     }
-    chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
-    bytes += json.length;
+    if (chunk.length > 0) out.push({ keys, items: chunk });
   }
-  if (chunk.length > 0) out.push(chunk);
   return out;
+}
+
+/** Chunks of at most {@link BULK_CHUNK} names of one shard. */
+function nameChunks(namespace: string, names: readonly string[]): Chunk<string>[] {
+  const out: Chunk<string>[] = [];
+  for (const [keys, group] of byShard(namespace, names, (n) => n)) {
+    for (let i = 0; i < group.length; i += BULK_CHUNK) out.push({ keys, items: group.slice(i, i + BULK_CHUNK) });
+  }
+  return out;
+}
+
+/** The changes notice of a bulk call: the numbers of the shards it wrote, comma separated. */
+function shardsNotice(written: readonly Chunk<unknown>[]): string {
+  return [...new Set(written.map((c) => c.keys.shard))].join(',');
 }
 
 /** Runs the calls of a bulk act pipelined (all on the wire before the first reply), yielding between them. */
@@ -148,24 +171,24 @@ async function dropRuns(ctx: InspectorContext, fences: readonly Fence[]): Promis
   await Promise.all(calls);
 }
 
-/** After the writes: the fences, the queues listed, one notice (when anything was written). */
-async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string>, wrote: boolean): Promise<void> {
+/** After the writes: the fences, the queues listed, one notice naming the shards written (none when nothing was). */
+async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string>, written: readonly Chunk<unknown>[]): Promise<void> {
   await raiseFences(ctx.client, ctx.namespace, fences);
   if (queues.size > 0) await ctx.client.sadd(ctx.global.queues, ...queues);
-  if (wrote) await ctx.client.publish(ctx.sched.changesChannel, ctx.actor);
+  if (written.length > 0) await ctx.client.publish(ctx.sched.changesChannel, shardsNotice(written));
 }
 
 /** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
 async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
   const stored = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
-  const parts = chunks(stored);
-  const outcomes = await pipelined(parts.length, (i) => putSchedulesScript(ctx.client, ctx.sched, mode, parts[i]));
+  const parts = chunks(ctx.namespace, stored);
+  const outcomes = await pipelined(parts.length, (i) => putSchedulesScript(ctx.client, parts[i].keys, mode, parts[i].items));
   const fences = outcomes.flatMap((o) => o.fences);
-  const wrote = outcomes.some((o) => o.added + o.changed > 0);
+  const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
   const existing = new Set(outcomes.flatMap((o) => o.existing));
   const queues = new Set<string>();
   for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
-  await settle(ctx, fences, queues, wrote);
+  await settle(ctx, fences, queues, written);
   // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there
   const queueOf = new Map(stored.map(({ stored: s }) => [s.name, s.queue]));
   await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
@@ -233,14 +256,14 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
     }
   }
   if (out.size === 0) return out;
-  const candidates = [...out.keys()];
-  const q = ctx.client.pipeline();
-  for (let i = 0; i < candidates.length; i += GUARD_CHUNK) q.hmget(ctx.sched.schedules, ...candidates.slice(i, i + GUARD_CHUNK));
-  const raws = ((await q.exec())! as [Error | null, (string | null)[]][]).flatMap(([, v]) => v);
-  raws.forEach((raw, i) => {
-    const runtime = raw !== null && (JSON.parse(raw) as StoredSchedule).runtime;
-    if (raw === null || runtime) out.delete(candidates[i]);
-  });
+  const asked = nameChunks(ctx.namespace, [...out.keys()]);
+  const defs = await Promise.all(asked.map((c) => ctx.client.hmget(c.keys.schedules, ...c.items)));
+  asked.forEach((c, i) =>
+    defs[i].forEach((raw, j) => {
+      const runtime = raw !== null && (JSON.parse(raw) as StoredSchedule).runtime;
+      if (raw === null || runtime) out.delete(c.items[j]);
+    }),
+  );
   return out;
 }
 
@@ -270,13 +293,18 @@ export async function removeSchedules(
       );
     }
   }
-  const count = Math.ceil(list.length / BULK_CHUNK);
-  const outcomes = await pipelined(count, (i) =>
-    removeSchedulesScript(ctx.client, ctx.sched, list.slice(i * BULK_CHUNK, (i + 1) * BULK_CHUNK)),
-  );
+  const parts = nameChunks(ctx.namespace, list);
+  const outcomes = await pipelined(parts.length, (i) => removeSchedulesScript(ctx.client, parts[i].keys, parts[i].items));
   const removed = outcomes.reduce((n, o) => n + o.removed, 0);
   const fences = outcomes.flatMap((o) => o.fences);
-  await settle(ctx, fences, new Set(), removed > 0);
+  // their pause notes (the scheduler's slot), one HDEL per chunk
+  await Promise.all(parts.map((c, i) => outcomes[i].removed > 0 && ctx.client.hdel(ctx.sched.pauseNotes, ...c.items)));
+  await settle(
+    ctx,
+    fences,
+    new Set(),
+    parts.filter((_, i) => outcomes[i].removed > 0),
+  );
   // as removeSchedule: a removed schedule's maxRuns count goes with it
   await dropRuns(ctx, fences);
   if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something

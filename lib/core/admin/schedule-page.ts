@@ -1,13 +1,11 @@
 /**
  * A page of the schedule registry, filtered by labels, name prefix and state, over its indexes
- * (the `schedule-index` Lua snippet: a names ZSET and one ZSET per label pair, all in the
- * scheduler's slot): the view of {@link build} for the page's schedules only, never the whole
- * registry. A registry written without the indexes (a rolling deploy from a version before labels)
- * is backfilled first, in bounded steps (index-schedules.lua).
+ * (the `schedule-index` Lua snippet: in each shard, a names ZSET and one ZSET per label pair): the
+ * shards' indexes are read in name order side by side and merged, and the view of {@link build} is
+ * made for the page's schedules only, never the whole registry.
  */
 import { InvalidOptionsError } from '../runtime/errors.js';
-import { isValidName } from '../redis/keys.js';
-import { indexSchedulesScript } from '../redis/commands/schedule.js';
+import { byShard, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
 import type { StoredSchedule } from '../scheduler/definition.js';
 import type { InspectorContext } from './context.js';
 import { build } from './schedules.js';
@@ -40,8 +38,6 @@ export interface SchedulePage {
 
 /** Most index members one page call looks at: a sparse filter returns a short page and a cursor. */
 export const PAGE_SCAN_CAP = 5000;
-/** Registry entries per backfill step (index-schedules.lua: a few ms of Redis each, under 10 ms with labels on every one). */
-export const BACKFILL_COUNT = 250;
 const STATES: readonly ScheduleState[] = ['active', 'paused', 'orphaned'];
 /** Above every name character in byte order (names are ASCII): the upper bound of a prefix range. */
 const PAST_NAMES = '\u00ff';
@@ -69,33 +65,31 @@ function checked(q: SchedulePageQuery): { limit: number; after?: string; labels:
 }
 
 /**
- * Completes the registry's indexes when they are missing or behind (index-schedules.lua steps of
- * {@link BACKFILL_COUNT} entries until ready: one step when they are complete). Concurrent callers
- * share the progress (kept in Redis).
- */
-export async function ensureIndexed(ctx: InspectorContext): Promise<void> {
-  while (!(await indexSchedulesScript(ctx.client, ctx.sched, BACKFILL_COUNT)).ready);
-}
-
-/**
- * A page of schedules by name (see {@link SchedulePageQuery}). Walks the smallest of the filter's
- * label ZSETs (else the names index) with ZRANGEBYLEX from the cursor, checks the other labels and
- * the state on the definitions (HMGET), and builds the view of the page's schedules only. Cost:
- * one index step (more while a backfill runs), ZCARD per label, then per batch one ZRANGEBYLEX and
- * one HMGET, at most {@link PAGE_SCAN_CAP} members looked at, and the view of the page. An index
- * member whose definition is gone or no longer carries the label (a version without the indexes
- * changed it) is skipped, never removed here: a removal could race a writer that just put it back.
+ * A page of schedules by name (see {@link SchedulePageQuery}). In each shard, walks the smallest of
+ * the filter's label ZSETs (by their size summed over the shards; else the names index) with
+ * ZRANGEBYLEX from the cursor, merges the shards' names in byte order, checks the other labels and
+ * the state on the definitions (HMGET per shard), and builds the view of the page's schedules only.
+ * Cost: ZCARD per label and shard, then per batch one ZRANGEBYLEX and one HMGET per shard (all in
+ * flight), at most {@link PAGE_SCAN_CAP} members looked at, and the view of the page. An index
+ * member whose definition is gone or no longer carries the label is skipped, never removed here: a
+ * removal could race a writer that just put it back.
  * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor or label value.
  */
 export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery = {}, n = 5): Promise<SchedulePage> {
   const { limit, after, labels } = checked(q);
-  await ensureIndexed(ctx);
-  let source = ctx.sched.nameIndex;
+  const shards = shardKeysOf(ctx.namespace);
+  let source = (k: ShardKeys): string => k.nameIndex;
   if (labels.length > 0) {
-    const sizes = (await Promise.all(labels.map(([k, v]) => ctx.client.zcard(ctx.sched.label(k, v))))) as number[];
+    const sizes = await Promise.all(
+      labels.map(async ([key, value]) => {
+        const each = await Promise.all(shards.map((k) => ctx.client.zcard(k.label(key, value))));
+        return each.reduce((a, b) => a + b, 0);
+      }),
+    );
     const i = sizes.indexOf(Math.min(...sizes));
     if (sizes[i] === 0) return { items: [], cursor: null };
-    source = ctx.sched.label(...labels[i]);
+    const [key, value] = labels[i];
+    source = (k) => k.label(key, value);
   }
   const prefix = q.prefix;
   let min = after !== undefined && (prefix === undefined || after >= prefix) ? `(${after}` : prefix ? `[${prefix}` : '-';
@@ -107,16 +101,18 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
   let more = true;
   while (items.length < limit && scanned < PAGE_SCAN_CAP && more) {
     const want = Math.min(1000, PAGE_SCAN_CAP - scanned, Math.max(limit - items.length, 50) * (labels.length > 1 || q.state ? 4 : 1));
-    // one more than wanted, looked at only to know whether anything follows (no empty last page)
-    const names = await ctx.client.zrangebylex(source, min, max, 'LIMIT', 0, want + 1);
-    more = names.length > want;
-    if (more) names.length = want;
+    // each shard's next names, one more than wanted (to know whether anything follows: no empty last
+    // page); merged in byte order (names are ASCII), the first `want` of them are this batch
+    const lists = await Promise.all(shards.map((k) => ctx.client.zrangebylex(source(k), min, max, 'LIMIT', 0, want + 1)));
+    const merged = lists.flat().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    more = merged.length > want;
+    const names = merged.slice(0, want);
     if (names.length === 0) break;
-    const raws = await ctx.client.hmget(ctx.sched.schedules, ...names);
+    const raws = await definitionsOf(ctx, names);
     const candidates: [string, string][] = [];
-    names.forEach((name, i) => {
-      const raw = raws[i];
-      if (raw == null) return; // deleted by a version without the indexes (the backfill's prune drops it)
+    names.forEach((name) => {
+      const raw = raws.get(name);
+      if (raw == null) return; // deleted meanwhile
       let s: StoredSchedule;
       try {
         s = JSON.parse(raw) as StoredSchedule;
@@ -145,6 +141,15 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
     min = `(${last}`;
   }
   return { items, cursor: more && last !== undefined ? Buffer.from(last, 'utf8').toString('base64url') : null };
+}
+
+/** The stored definitions of `names`, by name (HMGET per shard, all in flight); a name with none is absent. */
+export async function definitionsOf(ctx: InspectorContext, names: readonly string[]): Promise<Map<string, string>> {
+  const groups = [...byShard(ctx.namespace, names, (name) => name)];
+  const replies = await Promise.all(groups.map(([k, group]) => ctx.client.hmget(k.schedules, ...group)));
+  const out = new Map<string, string>();
+  groups.forEach(([, group], i) => group.forEach((name, j) => replies[i][j] != null && out.set(name, replies[i][j]!)));
+  return out;
 }
 
 /** The view of `defs` (name, stored JSON), with their pause notes (HMGET). */

@@ -9,6 +9,7 @@ import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
+import { shardKeysFor, shardKeysOf } from '../redis/keys.js';
 import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
@@ -264,22 +265,25 @@ async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string,
 
 /**
  * Every registered schedule, by name: spec, zone, next `n` triggers, last fired, paused (with its
- * note), origin, declaring instances with liveness, orphaned (with since when). Cost: HSCAN of the
- * registry and of the pause notes (1,000 fields per call), the instances' pipeline, MGET of their
+ * note), origin, declaring instances with liveness, orphaned (with since when). Cost: HSCAN of each
+ * shard's registry and of the pause notes (1,000 fields per call), the instances' pipeline, MGET of their
  * declarations, one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and
  * HMGET (per target queue, 1,000 names per call), and, when some are orphaned, HMGET of their
  * orphaned-since instants (1,000 names per call). No single command walks a whole set or hash.
  */
 export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleInfo[]> {
-  const [registry, notes] = await Promise.all([scanHash(ctx, ctx.sched.schedules), scanHash(ctx, ctx.sched.pauseNotes)]);
+  const [shards, notes] = await Promise.all([
+    Promise.all(shardKeysOf(ctx.namespace).map((k) => scanHash(ctx, k.schedules))),
+    scanHash(ctx, ctx.sched.pauseNotes),
+  ]);
   const byName = new Intl.Collator().compare; // the order of localeCompare, at a fraction of its cost
-  const defs = [...registry.entries()].sort(([a], [b]) => byName(a, b));
+  const defs = shards.flatMap((registry) => [...registry.entries()]).sort(([a], [b]) => byName(a, b));
   return build(ctx, defs, Object.fromEntries(notes), n);
 }
 
 /** The stored definition of a schedule. @throws ScheduleNotFoundError */
 export async function storedSchedule(ctx: InspectorContext, name: string): Promise<StoredSchedule> {
-  const raw = await ctx.client.hget(ctx.sched.schedules, name);
+  const raw = await ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name);
   if (!raw) throw new ScheduleNotFoundError(name);
   return JSON.parse(raw) as StoredSchedule;
 }
@@ -289,10 +293,9 @@ export async function storedSchedule(ctx: InspectorContext, name: string): Promi
  * `buffer-one` (one GET more). @throws ScheduleNotFoundError
  */
 export async function schedule(ctx: InspectorContext, name: string, n = 5): Promise<ScheduleInfo> {
-  const r = (await ctx.client.pipeline().hget(ctx.sched.schedules, name).hget(ctx.sched.pauseNotes, name).exec())!;
-  const raw = r[0][1] as string | null;
+  // two slots (the shard's registry, the scheduler's pause notes): two commands in flight, not one pipeline (a cluster)
+  const [raw, note] = await Promise.all([ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name), ctx.client.hget(ctx.sched.pauseNotes, name)]);
   if (!raw) throw new ScheduleNotFoundError(name);
-  const note = r[1][1] as string | null;
   const info = (await build(ctx, [[name, raw]], note ? { [name]: note } : {}, n))[0];
   if (info.overlap === 'buffer-one') {
     const b = decodeBuffered(await ctx.client.get(ctx.keys(info.queue).buffered(name)));

@@ -207,7 +207,7 @@ export class SchedulerKeys {
    * HASH schedule name → definition JSON: the registry of the versions before shards (a rolling
    * deploy's source: migrated into the shards' registries, {@link ShardKeys.schedules}, then emptied).
    */
-  readonly schedules: string;
+  readonly legacySchedules: string;
   /**
    * HASH shard number → `<instanceId>|<term>|<expiresAtMs>`: the shard leases, one entry per shard
    * (shards.lua: taken, renewed and balanced in one call per instance).
@@ -233,14 +233,7 @@ export class SchedulerKeys {
    * last heartbeat + the liveness window), stored once by the leader while the schedule is orphaned.
    */
   readonly orphaned: string;
-  /** ZSET every stored schedule name, score 0: the registry by name (ZRANGEBYLEX pages and prefixes). */
-  readonly nameIndex: string;
-  /**
-   * HASH { phase: `scan` | `prune` | `ready`, cursor }: the backfill of {@link nameIndex} and the
-   * label indexes from the registry (a layout without them), `ready` once complete.
-   */
-  readonly indexState: string;
-  /** The scheduler's key prefix `<ns>:{<ns>:sched}:`, passed to the scripts that build keys on it (the schedule indexes). */
+  /** The scheduler's key prefix `<ns>:{<ns>:sched}:` (the legacy registry's indexes were built on it). */
   readonly prefix: string;
 
   /** @param namespace Key prefix of the app (e.g. `chronos`). */
@@ -249,7 +242,7 @@ export class SchedulerKeys {
     this.lease = this.prefix + 'lease';
     this.term = this.prefix + 'term';
     this.leader = this.prefix + 'leader';
-    this.schedules = this.prefix + 'schedules';
+    this.legacySchedules = this.prefix + 'schedules';
     this.shards = this.prefix + 'shards';
     this.members = this.prefix + 'members';
     this.version = this.prefix + 'version';
@@ -258,13 +251,6 @@ export class SchedulerKeys {
     this.pauseNotes = this.prefix + 'pause-notes';
     this.changesChannel = this.prefix + 'changes';
     this.orphaned = this.prefix + 'orphaned';
-    this.nameIndex = this.prefix + 'index:names';
-    this.indexState = this.prefix + 'index:state';
-  }
-
-  /** ZSET the names of the schedules with label `key` = `value`, score 0 (kept by the scripts that write the registry). */
-  label(key: string, value: string): string {
-    return this.prefix + 'label:' + key + '=' + value;
   }
 
   /**
@@ -376,6 +362,16 @@ const SHARDS_BY_NAMESPACE = new Map<string, readonly ShardKeys[]>();
 /** The keys of the shard that holds schedule `name`. */
 export function shardKeysFor(namespace: string, name: string): ShardKeys {
   return shardKeysOf(namespace)[shardOf(name)];
+}
+
+/** `items` grouped by the shard of their schedule (`nameOf`), in shard order, each group in the order given. */
+export function byShard<T>(namespace: string, items: Iterable<T>, nameOf: (item: T) => string): Map<ShardKeys, T[]> {
+  const all = shardKeysOf(namespace);
+  const groups: T[][] = all.map(() => []);
+  for (const item of items) groups[shardOf(nameOf(item))].push(item);
+  const out = new Map<ShardKeys, T[]>();
+  groups.forEach((g, k) => g.length > 0 && out.set(all[k], g));
+  return out;
 }
 
 /** Keys shared by a namespace. All share the hash tag `{<ns>:global}` (one slot, so a MULTI over them works on a cluster). */

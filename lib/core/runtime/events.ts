@@ -223,22 +223,26 @@ export type ChronosEvent =
       count: number;
     }
   | {
-      /** This instance acquired the scheduler lease and now fires the schedules. */
+      /** This instance took shard leases (docs/scheduler-shards.md) and now fires the schedules of those shards. */
       type: 'leader.acquired';
       /** Id of this instance. */
       instanceId: string;
-      /** The fencing term of the lease, incremented at every acquisition. */
+      /** The fencing term of the lease, incremented at every acquisition (of several shards taken at once: the newest). */
       term: number;
+      /** The shards taken (0 to 15: docs/scheduler-shards.md); a fleet of one takes all 16 at its start. */
+      shards: number[];
     }
   | {
-      /** This instance lost (or resigned) the scheduler lease and stopped firing. */
+      /** This instance lost (or released) shard leases and stopped firing the schedules of those shards. */
       type: 'leader.lost';
       /** Id of this instance. */
       instanceId: string;
-      /** The term that ended. */
+      /** The term that ended (of several shards: the newest). */
       term: number;
-      /** Why, in words: `resigned`, a token mismatch, or the lease expired by the local clock. */
+      /** Why, in words: `resigned`, released for a fair share, a token mismatch, or the lease expired by the local clock. */
       reason: string;
+      /** The shards lost. */
+      shards: number[];
     }
   | {
       /** An operator acted on a queue, task or schedule through the Inspector (or a `Scheduler`'s runtime API: actor `app:<instanceId>`). */

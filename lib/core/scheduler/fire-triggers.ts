@@ -10,7 +10,7 @@ import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode, type SupersedeNo
 import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey } from './definition.js';
 import type { ObservedTrigger } from './fire-observer.js';
-import type { Entry } from './firing-load.js';
+import type { Entry } from './due-entry.js';
 import { jitterShiftMs } from './schedule-bounds.js';
 import { lowerDue } from '../redis/commands/due.js';
 import type { RedisClient } from '../redis/connection.js';

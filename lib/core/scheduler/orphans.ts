@@ -9,23 +9,24 @@
  *   writer's instant stands), so the Inspector shows the leader's instant, and a later leader knows it
  *   (a leader that never saw the last declarer live, its declaration gone before this leader's first
  *   read, stores the schedule's lastFired: the last trigger enqueued, an earlier instant);
- * - when a live instance declares the schedule again, skips the orphaned span like a paused one
- *   (plan.ts: counted, logged once, `schedule.skipped` with reason `orphaned`), never catching it up,
- *   then forgets the stored instant.
+ * - takes an orphaned schedule out of its shard's due index; when a live instance declares it
+ *   again, the leader's liveness refresh marks it "look at it now" (mark-due.lua), and its plan
+ *   skips the orphaned span like a paused one (plan.ts: counted, logged once, `schedule.skipped`
+ *   with reason `orphaned`), never catching it up, then forgets the stored instant.
  * Units: epoch ms (Redis time).
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
-import type { Entry } from './firing-load.js';
+import type { Entry } from './due-entry.js';
 import type { LiveRead } from './live-names.js';
 
-/** Fields asked for per HSCAN call of the orphaned hash. */
+/** Fields asked for per HSCAN / HMGET call of the orphaned hash. */
 const SCAN_COUNT = 1000;
 
 /**
  * When `name` became orphaned, by a read that found it undeclared: the latest final liveUntil of
- * the digests holding it that stopped being live (recently: live-names.ts); else `fallback` (the
- * liveUntil the leader knew before: a lower bound, and no trigger after it was enqueued).
+ * the digests holding it that stopped being live (recently: live-names.ts); else `fallback` (its
+ * lastFired: a lower bound, and no trigger after it was enqueued).
  */
 export function orphanedSinceOf(name: string, read: LiveRead, fallback: number): number {
   let since = -Infinity;
@@ -42,6 +43,22 @@ export async function readOrphaned(client: RedisClient, keys: SchedulerKeys): Pr
     for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i], Number(flat[i + 1]));
     cursor = next;
   } while (cursor !== '0');
+  return out;
+}
+
+/** The stored orphaned-since instants of `names` (HMGET in chunks of {@link SCAN_COUNT}, all in flight), by name. */
+export async function orphanedOf(client: RedisClient, keys: SchedulerKeys, names: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const calls: Promise<void>[] = [];
+  for (let i = 0; i < names.length; i += SCAN_COUNT) {
+    const chunk = names.slice(i, i + SCAN_COUNT);
+    calls.push(
+      client.hmget(keys.orphaned, ...chunk).then((values) => {
+        values.forEach((v, j) => v !== null && v !== undefined && out.set(chunk[j], Number(v)));
+      }),
+    );
+  }
+  await Promise.all(calls);
   return out;
 }
 
@@ -67,28 +84,31 @@ export async function forgetOrphaned(client: RedisClient, keys: SchedulerKeys, n
 }
 
 /**
- * Applies a liveness read to one entry: its liveUntil, and the transitions. A live entry found
- * undeclared gets its orphaned-since instant (returns 'orphaned': store it); an orphaned one found
- * declared again gets its span to skip, (orphanedSince, now] (returns 'returned').
+ * Applies a liveness read to the code-declared entries of a batch (runtime ones are always live):
+ * each one's liveUntil; a live one with a stored orphaned-since instant gets the span to skip,
+ * (since, now]; an undeclared one gets its orphaned-since instant (the stored one, else from the
+ * read: {@link orphanedSinceOf}) and is returned to be stored.
+ * @param stored the stored orphaned-since instants of these entries ({@link orphanedOf})
  */
-export function markLiveness(
-  e: Entry,
+export function applyLiveness(
+  entries: readonly Entry[],
   read: LiveRead,
+  stored: ReadonlyMap<string, number>,
   now: number,
   liveUntilOf: (name: string) => number,
-): 'orphaned' | 'returned' | undefined {
-  const name = e.stored.name;
-  const before = e.liveUntil;
-  e.liveUntil = e.stored.runtime ? Infinity : liveUntilOf(name);
-  const live = e.stored.runtime || read.names.has(name);
-  if (!live && e.live) {
-    e.orphanedSince = orphanedSinceOf(name, read, before);
-    return 'orphaned';
+): Entry[] {
+  const toStore: Entry[] = [];
+  for (const e of entries) {
+    const name = e.stored.name;
+    e.liveUntil = liveUntilOf(name);
+    e.live = read.names.has(name);
+    const at = stored.get(name);
+    if (!e.live) {
+      e.orphanedSince = at ?? orphanedSinceOf(name, read, e.lastFired);
+      if (at === undefined) toStore.push(e);
+    } else if (at !== undefined) {
+      e.orphanSpan = { since: at, until: Math.max(now, at) };
+    }
   }
-  if (live && !e.live && e.orphanedSince !== undefined) {
-    e.orphanSpan = { since: e.orphanedSince, until: Math.max(now, e.orphanedSince) };
-    e.orphanedSince = undefined;
-    return 'returned';
-  }
-  return undefined;
+  return toStore;
 }

@@ -5,7 +5,7 @@
  */
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import type { Entry } from './firing-load.js';
+import type { Entry } from './due-entry.js';
 import type { Plan } from './plan.js';
 
 /** Reports plans, remembering which paused and orphaned spans were reported. */

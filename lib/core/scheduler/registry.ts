@@ -7,8 +7,9 @@
  * written by lib/core/admin/schedule-acts.ts only, for the Inspector and the Scheduler alike.
  *
  * Every change (pause, resume, remove, a new definition) is two single-slot steps, in this order:
- * the registry change in the scheduler's slot, which takes a new generation and announces it on the
- * changes channel (the leader reloads at once), then {@link raiseFences} in the slot of the queue
+ * the registry change in the slot of the schedule's shard, which takes a new generation, marks the
+ * schedule in the shard's due index and is announced on the changes channel (the shard's leader
+ * looks at it at once), then {@link raiseFences} in the slot of the queue
  * the schedule targeted, beside its lastFired. Once the call resolves, fire.lua refuses any trigger
  * planned under the old state, even by a leader that missed the notice.
  */
@@ -22,7 +23,7 @@ import {
   registerSchedulesScript,
   type Fence,
 } from '../redis/commands/schedule.js';
-import { GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
+import { byShard, GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
 import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
 import { engineTime } from '../runtime/time.js';
@@ -141,9 +142,10 @@ export class Declarations {
   /**
    * Publishes the declared schedules: records their names (declare-schedules.lua; the names set of
    * their digest is filled only if no instance made it yet), then the definitions in chunks of
-   * {@link REGISTER_CHUNK} (register-schedules.lua, pipelined: a changed definition replaces the
-   * stored one and takes effect from now), fences the replaced ones, announces the change once and
-   * lists their queues. The names come first, so the leader never sees a new schedule undeclared.
+   * {@link REGISTER_CHUNK} of one shard (register-schedules.lua, pipelined: a changed definition
+   * replaces the stored one and takes effect from now), fences the replaced ones, announces the
+   * change once (naming the shards that changed) and lists their queues. The names come first, so
+   * a leader never sees a new schedule undeclared.
    */
   async publish(): Promise<void> {
     const { client, keys } = this.ctx;
@@ -152,25 +154,27 @@ export class Declarations {
     this.digest = names.size > 0 ? namesDigest(names) : undefined;
     this.live.own(this.digest, names);
     await this.declareNames(names, local);
-    const defs = [...this.declared.values()];
-    const calls: ReturnType<typeof registerSchedulesScript>[] = [];
-    for (let i = 0; i < defs.length; i += REGISTER_CHUNK) {
-      const definitions = defs.slice(i, i + REGISTER_CHUNK).map((s) => [s.name, s.fp, JSON.stringify(s)] as const);
-      const call = registerSchedulesScript(client, keys, { nowMs: local, definitions });
-      call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
-      calls.push(call);
-      // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
-      if (i + REGISTER_CHUNK < defs.length) await new Promise((resolve) => setImmediate(resolve));
+    const calls: { shard: number; call: ReturnType<typeof registerSchedulesScript> }[] = [];
+    for (const [shard, defs] of byShard(this.ctx.namespace, this.declared.values(), (s) => s.name)) {
+      for (let i = 0; i < defs.length; i += REGISTER_CHUNK) {
+        const definitions = defs.slice(i, i + REGISTER_CHUNK).map((s) => [s.name, s.fp, JSON.stringify(s)] as const);
+        const call = registerSchedulesScript(client, shard, { nowMs: local, definitions });
+        call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
+        calls.push({ shard: shard.shard, call });
+        // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
-    let changed = 0;
+    const changedShards = new Set<number>();
     const fences: Fence[] = [];
-    for (const r of await Promise.all(calls)) {
-      changed += r.changed;
+    const results = await Promise.all(calls.map((c) => c.call));
+    results.forEach((r, i) => {
+      if (r.changed > 0) changedShards.add(calls[i].shard);
       fences.push(...r.fences);
-    }
+    });
     await raiseFences(client, this.ctx.namespace, fences);
     await dropMovedRuns(client, this.ctx.namespace, fences, (name) => this.declared.get(name)?.queue);
-    if (changed > 0) await client.publish(keys.changesChannel, this.ctx.instanceId);
+    if (changedShards.size > 0) await client.publish(keys.changesChannel, [...changedShards].join(','));
     this.lastBeatAt = engineTime.now();
     this.runId = (await this.serverRun()).runId;
     if (this.declared.size > 0) {

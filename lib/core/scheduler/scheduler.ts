@@ -4,11 +4,12 @@ import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
+import { SHARD_COUNT } from '../redis/protocol.js';
 import { engineTime } from '../runtime/time.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { Firing } from './firing.js';
-import { backfillIndexes } from './index-backfill.js';
-import { LeaderLease } from '../leadership/lease.js';
+import { migrateLegacyRegistry } from './migrate.js';
+import { ShardLeases } from '../leadership/shards.js';
 import { Declarations } from './registry.js';
 import { InspectorContext } from '../admin/context.js';
 import * as acts from '../admin/schedule-acts.js';
@@ -25,18 +26,20 @@ export type { SchedulerOptions } from './scheduler-options.js';
 
 /**
  * The leader-elected scheduler. Every instance runs one: it publishes the schedules it declares,
- * campaigns for the lease, and — while it leads — enqueues every trigger of every live schedule
- * exactly once, fleet-wide: each trigger goes through `fire.lua` (dedup key
+ * campaigns for shard leases, and — for each of the 16 shards it leads (docs/scheduler-shards.md:
+ * the fleet's instances share them fairly) — enqueues every trigger of every live schedule of the
+ * shard exactly once, fleet-wide: each trigger goes through `fire.lua` (dedup key
  * `<schedule>:<trigger-unix>` SET NX + enqueue + lastFired, atomic, refused if not due by Redis
- * time). A new leader fires every trigger in (lastFired, now] under the catch-up policy, which
- * decides about any gap (plan.ts); registry changes reach the leader by a notice and are fenced in
- * the queue's slot (registry.ts).
+ * time). A shard's new leader fires every trigger in (lastFired, now] under the catch-up policy,
+ * which decides about any gap (plan.ts); registry changes mark the schedule in its shard's due
+ * index, reach the shard's leader by a notice, and are fenced in the queue's slot (registry.ts).
  *
- * The pieces, each owning its state: the lease (lease.ts), this instance's declarations and
- * heartbeat (registry.ts), the leader's table and firing loop (firing.ts, planning in plan.ts),
- * and the estimate of Redis time (lib/core/runtime/time.ts: the process's one time source, shared with the worker).
- * Its background loops are services of one shape (services.ts: notices, lease, firing, heartbeat),
- * started in order and stopped in reverse.
+ * The pieces, each owning its state: the shard leases (leadership/shards.ts), this instance's
+ * declarations and heartbeat (registry.ts), the shards' firing loops (firing.ts, shard-loop.ts,
+ * planning in plan.ts; no table of schedules: a bounded batch of a shard's due index at a time),
+ * and the estimate of Redis time (lib/core/runtime/time.ts: the process's one time source, shared
+ * with the worker). Its background loops are services of one shape (services.ts: notices, leases,
+ * firing, heartbeat), started in order and stopped in reverse.
  * @publicApi
  */
 export class Scheduler {
@@ -63,7 +66,7 @@ export class Scheduler {
   private readonly services: Service[];
   private readonly declarations: Declarations;
   private readonly firing: Firing;
-  private readonly lease: LeaderLease;
+  private readonly leases: ShardLeases;
   /** The operator's acts of the runtime API (lib/core/admin/schedule-acts.ts), on this scheduler's connection and bus. */
   private readonly admin: InspectorContext;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -103,32 +106,29 @@ export class Scheduler {
       trustLocalClock: this.trustLocalClock,
       time: this.time,
       now: () => this.now(),
-      leaseValid: () => this.lease.check(),
+      leads: (shard) => this.leases.check(shard),
       running: () => this.state === 'running',
       declarations: this.declarations,
       signals: this.runtime.signals,
     });
-    this.lease = new LeaderLease(
-      this.conn.client,
-      this.keys,
-      this.instanceId,
-      this.leaderTtlMs,
-      this.logger,
-      {
-        acquired: (term) => {
-          this.firing.acquired(term);
-          // in the background: the registry's indexes, for one written by a version without them (index-backfill.ts)
-          void backfillIndexes(this.conn.client, this.keys, () => this.firing.leading && this.state === 'running', this.logger);
-        },
-        lost: (term, reason) => this.firing.lost(term, reason),
-        version: (v) => this.firing.versionSeen(v),
+    this.leases = new ShardLeases({
+      client: this.conn.client,
+      keys: this.keys,
+      instanceId: this.instanceId,
+      ttlMs: this.leaderTtlMs,
+      shardCount: SHARD_COUNT,
+      logger: this.logger,
+      listener: {
+        acquired: (taken) => this.firing.acquired(taken),
+        lost: (shards, reason) => this.firing.lost(shards, reason),
         clockSample: (sentAt, redisNow, receivedAt) => this.time.sample(sentAt, redisNow, receivedAt),
       },
-      () => this.time.localNow(),
-    );
+      localNow: () => this.time.localNow(),
+    });
     const { client } = this.conn;
-    const { keys, firing, lease, declarations } = this;
-    const leader = this.eligible ? [new NoticeService({ client, keys, firing, lease }), new LeaseService({ lease })] : [];
+    const { keys, firing, leases, declarations } = this;
+    const migrate = () => this.migrate();
+    const leader = this.eligible ? [new NoticeService({ client, keys, firing, leases, migrate }), new LeaseService({ leases })] : [];
     this.services = [...leader, new FiringService({ firing }), new HeartbeatService({ client, declarations })];
   }
 
@@ -141,15 +141,23 @@ export class Scheduler {
     return this.runtime.signals;
   }
 
-  /** True while this instance leads (holds the lease by its own clock). */
+  /** True while this instance leads at least one shard (holds its lease by its own clock). */
   get isLeader(): boolean {
-    return this.firing.leading && this.lease.isLeader;
+    return this.firing.leading && this.leases.isLeader;
   }
 
-  /** Fencing term of this instance's current or last leadership (0 if it never led). */
-  get term(): number {
-    return this.lease.term;
+  /** The shards this instance leads now (0 to 15, ascending; docs/scheduler-shards.md). */
+  get shards(): number[] {
+    return this.firing.shards.filter((k) => this.leases.held.has(k));
   }
+
+  /** Fencing term of this instance's newest shard leadership (0 if it never led one). */
+  get term(): number {
+    let term = this.lastTerm;
+    for (const t of this.leases.held.values()) term = Math.max(term, t);
+    return (this.lastTerm = term);
+  }
+  private lastTerm = 0;
 
   /**
    * Health of this scheduler: whether it runs, leads (and its term), and whether its heartbeat
@@ -158,9 +166,11 @@ export class Scheduler {
   health(): {
     /** True between `start()` and `stop()`. */
     running: boolean;
-    /** True while this instance holds the lease (see {@link Scheduler.isLeader}). */
+    /** True while this instance leads at least one shard (see {@link Scheduler.isLeader}). */
     leader: boolean;
-    /** Fencing term of the current or last leadership; 0 if it never led. */
+    /** The shards it leads (see {@link Scheduler.shards}). */
+    shards: number[];
+    /** Fencing term of the newest shard leadership; 0 if it never led. */
     term: number;
     /** The liveness heartbeat that publishes this instance's declared schedules. */
     heartbeat: FailureLog['status'];
@@ -172,6 +182,7 @@ export class Scheduler {
     return {
       running: this.state === 'running',
       leader: this.isLeader,
+      shards: this.shards,
       term: this.term,
       heartbeat: this.declarations.failures.status,
       firing: this.firing.failures.status,
@@ -213,6 +224,7 @@ export class Scheduler {
     const stopped = () => (this.state as string) === 'stopped'; // stop() was called while starting
     try {
       await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.requireNoEviction });
+      await this.migrate(); // the registry of a version before shards, if any (a rolling deploy)
       await this.declarations.publish();
       for (const service of this.services) {
         if (stopped()) return;
@@ -336,10 +348,20 @@ export class Scheduler {
     return acts.triggerSchedule(this.admin, name);
   }
 
-  /** Wakes the firing loop at once (for fake clocks that jump). */
+  /** Wakes the firing loops at once (for fake clocks that jump). */
   clockChanged(): void {
     this.firing.wake();
   }
+
+  /** A migration pass of the registry of a version before shards (migrate.ts), one at a time; a failure is logged (the next notice or start tries again). */
+  private migrate(): Promise<void> {
+    this.migrating ??= migrateLegacyRegistry(this.conn.client, this.keys, this.logger, () => this.state === 'running')
+      .then(() => undefined)
+      .catch((err: unknown) => this.logger.warn(`Could not move the earlier version's schedules into the shards (error=${String(err)})`))
+      .finally(() => (this.migrating = undefined));
+    return this.migrating;
+  }
+  private migrating?: Promise<void>;
 
   /** Redis time now (the process's time source), or the test clock. */
   private now(): number {

@@ -2,7 +2,7 @@ import type { FailureLog } from '../runtime/logger.js';
 import type { Service, ServiceHealth } from '../runtime/service.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
-import type { LeaderLease } from '../leadership/lease.js';
+import type { ShardLeases } from '../leadership/shards.js';
 import type { Firing } from './firing.js';
 import type { Declarations } from './registry.js';
 
@@ -65,22 +65,22 @@ export class FiringService implements Service {
   }
 }
 
-/** The lease keeper (leadership/lease.ts): campaigns, renews while leading; stopping resigns. */
+/** The shard leases' keeper (leadership/shards.ts): campaigns for a fair share, renews; stopping releases its shards at once. */
 export class LeaseService implements Service {
   readonly name = 'lease';
   private started = false;
 
-  constructor(private readonly o: { lease: LeaderLease }) {}
+  constructor(private readonly o: { leases: ShardLeases }) {}
 
   start(): void {
     this.started = true;
-    this.o.lease.start();
+    this.o.leases.start();
   }
 
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await this.o.lease.stop();
+    await this.o.leases.stop();
   }
 
   health(): ServiceHealth {
@@ -89,21 +89,41 @@ export class LeaseService implements Service {
 }
 
 /**
- * The notice subscriber: its own connection, subscribed to the resignation channel (campaign at
- * once) and the registry's changes channel (the leader reloads its table).
+ * The shards named by a changes notice (`3` or `1,5,7`); undefined when the message is not such a
+ * list (an older version's notice: a schedule or instance name).
+ */
+export function noticeShards(message: string): number[] | undefined {
+  if (!/^\d+(,\d+)*$/.test(message)) return undefined;
+  return message.split(',').map(Number);
+}
+
+/**
+ * The notice subscriber: its own connection, subscribed to the resignation channel (a shard was
+ * released: campaign at once) and the registry's changes channel (the named shards' loops tick at
+ * once; an older version's notice starts a migration pass, then ticks them all). When its
+ * connection is back after a loss, every loop ticks (a notice may have been lost meanwhile).
  */
 export class NoticeService implements Service {
   readonly name = 'notices';
   private subscriber?: RedisClient;
 
-  constructor(private readonly o: { client: RedisClient; keys: SchedulerKeys; firing: Firing; lease: LeaderLease }) {}
+  constructor(
+    private readonly o: { client: RedisClient; keys: SchedulerKeys; firing: Firing; leases: ShardLeases; migrate(): Promise<void> },
+  ) {}
 
   async start(): Promise<void> {
-    const { keys, firing, lease } = this.o;
+    const { keys, firing, leases, migrate } = this.o;
     const subscriber = (this.subscriber = duplicateConnection(this.o.client));
-    subscriber.on('message', (channel: string) => {
-      if (channel === keys.changesChannel) firing.changed();
-      else lease.onResignation();
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== keys.changesChannel) return leases.onResignation();
+      const shards = noticeShards(message);
+      if (shards !== undefined) return firing.changed(shards);
+      void migrate().then(() => firing.changed());
+    });
+    let connected = false;
+    subscriber.on('ready', () => {
+      if (connected) firing.changed();
+      connected = true;
     });
     await subscriber.subscribe(keys.resignChannel, keys.changesChannel);
   }

@@ -6,6 +6,8 @@
  * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
  * - schedule-bulk.ts: put-schedules, remove-schedules (the bulk runtime API of the registry);
+ * - shard-due.ts: take-due, advance-due, mark-due (the shards' due index), adopt-schedules, drop-legacy
+ *   (the migration of the registry of a version before shards);
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
  *   retry-dead, backfill);
  * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits);
@@ -26,6 +28,7 @@ import { QUEUE_SCRIPTS } from './queue.js';
 import { RECOVERY_SCRIPTS } from './recovery.js';
 import { SCHEDULE_SCRIPTS } from './schedule.js';
 import { SCHEDULE_BULK_SCRIPTS } from './schedule-bulk.js';
+import { SHARD_DUE_SCRIPTS } from './shard-due.js';
 import { STATS_SCRIPTS } from './stats.js';
 
 /** Each area's wrappers, by script; the file of area `a` is `./<a>.ts`. */
@@ -35,6 +38,7 @@ export const SCRIPT_AREAS = {
   recovery: RECOVERY_SCRIPTS,
   schedule: SCHEDULE_SCRIPTS,
   'schedule-bulk': SCHEDULE_BULK_SCRIPTS,
+  'shard-due': SHARD_DUE_SCRIPTS,
   admin: ADMIN_SCRIPTS,
   limits: LIMITS_SCRIPTS,
   stats: STATS_SCRIPTS,
@@ -47,6 +51,7 @@ export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
   ...RECOVERY_SCRIPTS,
   ...SCHEDULE_SCRIPTS,
   ...SCHEDULE_BULK_SCRIPTS,
+  ...SHARD_DUE_SCRIPTS,
   ...ADMIN_SCRIPTS,
   ...LIMITS_SCRIPTS,
   ...STATS_SCRIPTS,

@@ -3,7 +3,7 @@
  * (add or upsert one chunk of definitions) and remove-schedules (one chunk of names). Definitions
  * are JSON text; instants are epoch ms (Redis time).
  */
-import type { SchedulerKeys } from '../keys.js';
+import type { ShardKeys } from '../keys.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 import type { Fence } from './schedule.js';
@@ -44,12 +44,13 @@ export interface PutOutcome {
 }
 
 /**
- * Stores one chunk of runtime schedules under one new registry version (put-schedules.lua); the
- * caller raises the fences, then announces the change; about 250 definitions per call.
+ * Stores one chunk of runtime schedules of one shard under one new version of the shard
+ * (put-schedules.lua); the caller raises the fences, then announces the change; about 250
+ * definitions per call.
  */
 export async function putSchedulesScript(
   client: RedisClient,
-  keys: SchedulerKeys,
+  keys: ShardKeys,
   mode: PutMode,
   definitions: readonly PutDefinition[],
 ): Promise<PutOutcome> {
@@ -65,7 +66,7 @@ export async function putSchedulesScript(
 
 /** What remove-schedules.lua did with one chunk. */
 export interface RemoveOutcome {
-  /** Schedules removed (with their pause notes). */
+  /** Schedules removed. */
   removed: number;
   /** Names the registry did not hold. */
   missing: string[];
@@ -77,12 +78,15 @@ export interface RemoveOutcome {
   fences: Fence[];
 }
 
-/** Removes one chunk of schedules and their pause notes under one new registry version (remove-schedules.lua); about 250 names per call. */
-export async function removeSchedulesScript(client: RedisClient, keys: SchedulerKeys, names: readonly string[]): Promise<RemoveOutcome> {
+/**
+ * Removes one chunk of schedules of one shard under one new version of the shard
+ * (remove-schedules.lua; the caller deletes their pause notes); about 250 names per call.
+ */
+export async function removeSchedulesScript(client: RedisClient, keys: ShardKeys, names: readonly string[]): Promise<RemoveOutcome> {
   const [removed, redisNow, generation, flat, missing] = await runScript<[number, number, number, string[], string[]]>(
     client,
     'remove-schedules',
-    [keys.schedules, keys.version, keys.pauseNotes, keys.prefix],
+    [keys.schedules, keys.version, keys.prefix],
     names,
   );
   const fences: Fence[] = [];

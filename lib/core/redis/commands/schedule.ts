@@ -4,7 +4,7 @@
  * heartbeat, and schedule-admin. Definitions are JSON text.
  */
 import { codeNames, type EncodedTask } from './queue.js';
-import type { QueueKeys, SchedulerKeys } from '../keys.js';
+import type { QueueKeys, SchedulerKeys, ShardKeys } from '../keys.js';
 import {
   ACQUIRE_RESULT,
   ADMIN_RESULT,
@@ -162,14 +162,14 @@ export interface Fence {
 }
 
 /**
- * Stores the definitions of one chunk that changed (the last writer wins), under a new registry
- * version if any did (register-schedules.lua). The caller announces the change.
+ * Stores the definitions of one chunk (of one shard) that changed (the last writer wins), under a
+ * new version of the shard if any did (register-schedules.lua). The caller announces the change.
  * @returns how many stored definitions changed, Redis's (or the test clock's) `now` (epoch ms), and
  * the fences to raise for the definitions that replaced stored ones.
  */
 export async function registerSchedulesScript(
   client: RedisClient,
-  keys: SchedulerKeys,
+  keys: ShardKeys,
   r: RegisterArgs,
 ): Promise<{ changed: number; now: number; fences: Fence[] }> {
   const a: string[] = [r.nowMs === undefined ? '' : String(r.nowMs)];
@@ -249,15 +249,19 @@ export interface AdminOutcome {
   previousQueue: string | undefined;
 }
 
-/** Changes the schedule registry and announces it (schedule-admin.lua); `definition` is JSON, for `put` only. */
+/**
+ * Changes the schedule registry (the schedule's shard, `keys`) and announces it on the changes
+ * channel with the shard's number (schedule-admin.lua); `definition` is JSON, for `put` only.
+ */
 export async function scheduleAdminScript(
   client: RedisClient,
-  keys: SchedulerKeys,
+  keys: ShardKeys,
+  sched: SchedulerKeys,
   op: AdminOp,
   name: string,
   definition?: string,
 ): Promise<AdminOutcome> {
-  const args = [op, name, keys.changesChannel];
+  const args = [op, name, sched.changesChannel, String(keys.shard)];
   if (definition !== undefined) args.push(definition);
   const [code, redisNow, generation, queue] = await runScript<[number, number, number, string]>(
     client,
@@ -266,25 +270,6 @@ export async function scheduleAdminScript(
     args,
   );
   return { status: adminStatus(code), redisNow, generation, previousQueue: queue === '' ? undefined : queue };
-}
-
-/**
- * One bounded step of the backfill of the registry's indexes (index-schedules.lua): one HSCAN or
- * ZSCAN call of about `count` entries. @returns whether the indexes are complete, and how many
- * entries this step indexed or pruned.
- */
-export async function indexSchedulesScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  count: number,
-): Promise<{ ready: boolean; indexed: number }> {
-  const [code, indexed] = await runScript<[number, number]>(
-    client,
-    'index-schedules',
-    [keys.schedules, keys.nameIndex, keys.indexState, keys.prefix],
-    [count],
-  );
-  return { ready: code === 1, indexed };
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */
@@ -298,5 +283,4 @@ export const SCHEDULE_SCRIPTS = {
   'declare-schedules': declareSchedulesScript,
   heartbeat: heartbeatScript,
   'schedule-admin': scheduleAdminScript,
-  'index-schedules': indexSchedulesScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

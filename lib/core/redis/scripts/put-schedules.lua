@@ -8,13 +8,15 @@
   An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
   new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
   schedule it wrote, except a replacement that changed only the labels (the `schedule-index`
-  snippet's labelsOnly): it keeps its generation and is not fenced. The registry's indexes (names,
-  labels) follow every write (the `schedule-index` snippet). Nothing is announced here: the caller raises the replaced schedules'
+  snippet's labelsOnly): it keeps its generation and is not fenced. The shard's indexes (names,
+  labels) follow every write, and its due index: a written schedule is marked "look at it now"
+  unless it is paused (taken out) or only its labels changed (the `schedule-index` snippet). Every
+  name of a call is of one shard. Nothing is announced here: the caller raises the replaced schedules'
   generations in their previous queues' slots (fence-schedules.lua), then announces the whole
   call once on the changes channel.
-  KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
-  KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
-  KEYS[3]  <ns>:{<ns>:sched}:           the scheduler's key prefix, for its indexes (schedule-index)
+  KEYS[1]  <ns>:{<tag>}:schedules  HASH    name -> definition JSON (the shard's: keys.ts ShardKeys)
+  KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
+  KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1]  mode                         "add" | "upsert"
   ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
            queue] of the definition), definition JSON (the registry form without registeredAt,
@@ -89,6 +91,11 @@ if #writes > 0 then
       if v ~= nil and v ~= cjson.null then tail[#tail + 1] = '"' .. field .. '":' .. tostring(v) end
     end
     tail[#tail + 1] = '"generation":' .. (keep or generation) .. '}'
+    if def['paused'] == true then
+      redis.call('ZREM', KEYS[3] .. 'due', name)
+    elseif not keep then
+      markDue(KEYS[3], name, now)
+    end
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
     if new then
       scheduleIndexed(KEYS[3], name, old, new)

@@ -9,11 +9,13 @@
   the generations in the previous queues' slots (fence-schedules.lua), then announces the change
   once on the changes channel so the leader reloads. A definition that changed only its labels (the
   `schedule-index` snippet's labelsOnly) is stored under its generation: it takes no version, is not
-  counted as changed and needs no fence. The registry's indexes follow every stored definition.
-  KEYS[1]  <ns>:{<ns>:sched}:schedules   HASH    name -> definition JSON
-  KEYS[2]  <ns>:{<ns>:sched}:version     STRING  rising counter
-  KEYS[3]  <ns>:{<ns>:sched}:            prefix  the scheduler's key prefix: the registry's indexes are
-                                                 built on it (the `schedule-index` snippet)
+  counted as changed and needs no fence. The shard's indexes and due index follow every stored
+  definition (the `schedule-index` snippet's scheduleIndexed and dueFollows). Every name of a call
+  is of one shard.
+  KEYS[1]  <ns>:{<tag>}:schedules   HASH    name -> definition JSON (the shard's: keys.ts ShardKeys)
+  KEYS[2]  <ns>:{<tag>}:version     STRING  rising counter
+  KEYS[3]  <ns>:{<tag>}:            prefix  the shard's key prefix: its indexes and due index are
+                                            built on it (the `schedule-index` snippet)
   ARGV[1]  nowMs                         "" = Redis server time (always, outside tests) | a test clock's epoch ms
   ARGV[2..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint)
   Returns  {changed definitions, redisNowMs, fences}: fences is a flat list of name, previous
@@ -38,6 +40,7 @@ for a = 2, #ARGV, 3 do
       local def = cjson.decode(ARGV[a + 2])
       carryOver(def, old, now)
       scheduleIndexed(KEYS[3], name, old, def)
+      dueFollows(KEYS[3], name, old, def, redisNow)
       if labelsOnly(old, def) and old['generation'] then
         def['generation'] = old['generation']
         redis.call('HSET', KEYS[1], name, cjson.encode(def))

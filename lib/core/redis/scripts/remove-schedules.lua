@@ -1,13 +1,13 @@
 --[[ remove-schedules
   Remove one chunk of schedules from the registry (the bulk runtime API sends about 250 names per
-  call, pipelined, after its guard on schedules declared in code by a live instance), with their
-  pause notes and their entries in the registry's indexes (the `schedule-index` snippet). A chunk that removes any takes one new registry version (a rising counter:
+  call, pipelined, after its guard on schedules declared in code by a live instance; every name of
+  a call is of one shard), with their entries in the shard's indexes and due index (the
+  `schedule-index` snippet); the caller deletes their pause notes (the scheduler's slot). A chunk that removes any takes one new registry version (a rising counter:
   max(INCR, Redis time ms)), the generation the caller raises in each removed schedule's queue
   slot (fence-schedules.lua) before it announces the whole call once on the changes channel.
-  KEYS[1]  <ns>:{<ns>:sched}:schedules    HASH    name -> definition JSON
-  KEYS[2]  <ns>:{<ns>:sched}:version      STRING  rising counter
-  KEYS[3]  <ns>:{<ns>:sched}:pause-notes  HASH    name -> an operator's pause note
-  KEYS[4]  <ns>:{<ns>:sched}:             the scheduler's key prefix, for its indexes (schedule-index)
+  KEYS[1]  <ns>:{<tag>}:schedules    HASH    name -> definition JSON (the shard's: keys.ts ShardKeys)
+  KEYS[2]  <ns>:{<tag>}:version      STRING  rising counter
+  KEYS[3]  <ns>:{<tag>}:             the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1..] names
   Returns  {removed, redisNowMs, generation, fences, missing}: generation is the chunk's new one (0
            when nothing was removed); fences is a flat list of name, queue of each removed
@@ -32,12 +32,12 @@ if #found > 0 then
   local names = {}
   for _, f in ipairs(found) do
     local name, old = f[1], cjson.decode(f[2])
-    scheduleIndexed(KEYS[4], name, old, nil)
+    scheduleIndexed(KEYS[3], name, old, nil)
     names[#names + 1] = name
     fences[#fences + 1] = name
     fences[#fences + 1] = old['queue']
   end
   redis.call('HDEL', KEYS[1], unpack(names))
-  redis.call('HDEL', KEYS[3], unpack(names))
+  redis.call('ZREM', KEYS[3] .. 'due', unpack(names))
 end
 return {#found, now, generation, fences, missing}

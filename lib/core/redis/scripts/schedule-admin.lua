@@ -9,15 +9,18 @@
   triggers count) becomes Redis time when the spec, zone, offset or queue changed. A resume sets
   resumedAt: the triggers of the pause are skipped, not caught up. A put that changes only the
   labels (the `schedule-index` snippet's labelsOnly) keeps the schedule's generation and takes no
-  version (the fence then raises nothing). The registry's indexes follow every change.
-  KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH    name -> definition JSON
-  KEYS[2]  <ns>:{<ns>:sched}:version    STRING  rising counter
-  KEYS[3]  <ns>:{<ns>:sched}:           prefix  the scheduler's key prefix: the registry's indexes are
-                                                built on it (the `schedule-index` snippet)
-  ARGV[1]  op                           "put" | "delete" | "pause" | "resume"
-  ARGV[2]  name                         string
-  ARGV[3]  channel                      <ns>:{<ns>:sched}:changes (a channel, not a key)
-  ARGV[4?] definition JSON              string  (op "put" only)
+  version (the fence then raises nothing). The shard's indexes follow every change, and its due
+  index: a put that may change the triggers and a resume mark the schedule "look at it now", a
+  pause or a delete takes it out (the `schedule-index` snippet's dueFollows).
+  KEYS[1]  <ns>:{<tag>}:schedules  HASH    name -> definition JSON (the schedule's shard: keys.ts ShardKeys)
+  KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
+  KEYS[3]  <ns>:{<tag>}:           prefix  the shard's key prefix: its indexes and due index are
+                                           built on it (the `schedule-index` snippet)
+  ARGV[1]  op                      "put" | "delete" | "pause" | "resume"
+  ARGV[2]  name                    string
+  ARGV[3]  channel                 <ns>:{<ns>:sched}:changes (a channel, not a key)
+  ARGV[4]  notice                  what is published there: the shard's number
+  ARGV[5?] definition JSON         string  (op "put" only)
   Returns  {code, redisNowMs, generation, previous queue} (codes: protocol.ts ADMIN_RESULT): 1 done |
            0 notFound (no such schedule: nothing done); the previous queue is the one the schedule
            targeted before the change ("" for a new schedule), where its generation is to be raised
@@ -33,16 +36,23 @@ local old = cur and cjson.decode(cur)
 if op ~= 'put' and not old then return {0, now, 0, ''} end
 local def, generation
 if op == 'put' then
-  def = cjson.decode(ARGV[4])
+  def = cjson.decode(ARGV[5])
   carryOver(def, old, now)
   -- (one without a generation, stored by an older version, takes one: the leader plans it under the registry version)
   if labelsOnly(old, def) and old['generation'] then generation = old['generation'] end
+  dueFollows(KEYS[3], name, old, def, now)
 elseif op == 'delete' then
   redis.call('HDEL', KEYS[1], name)
+  redis.call('ZREM', KEYS[3] .. 'due', name)
 else
   def = old
   def['paused'] = (op == 'pause')
-  if op == 'resume' then def['resumedAt'] = now end
+  if op == 'resume' then
+    def['resumedAt'] = now
+    markDue(KEYS[3], name, now)
+  else
+    redis.call('ZREM', KEYS[3] .. 'due', name)
+  end
 end
 generation = generation or risingCounter(KEYS[2], now)
 scheduleIndexed(KEYS[3], name, old, def)
@@ -50,5 +60,5 @@ if def then
   def['generation'] = generation
   redis.call('HSET', KEYS[1], name, cjson.encode(def))
 end
-redis.call('PUBLISH', ARGV[3], name)
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 return {1, now, generation, old and old['queue'] or ''}

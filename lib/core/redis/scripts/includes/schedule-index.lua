@@ -1,13 +1,20 @@
--- @snippet schedule-index: the indexes of the schedule registry, on the scheduler's key prefix P
--- (keys.ts SchedulerKeys: `<ns>:{<ns>:sched}:`, one slot): P..'index:names' ZSET every stored name,
--- score 0 (paged and prefix-filtered with ZRANGEBYLEX), and P..'label:'..k..'='..v ZSET the names
--- of the schedules with label k = v, score 0. A definition is a decoded registry JSON (a table with
+-- @snippet schedule-index: the indexes of one shard of the schedule registry, on the shard's key
+-- prefix P (keys.ts ShardKeys: `<ns>:{<tag>}:`, one slot): P..'index:names' ZSET every stored name,
+-- score 0 (paged and prefix-filtered with ZRANGEBYLEX), P..'label:'..k..'='..v ZSET the names of
+-- the schedules with label k = v, score 0, and P..'due' ZSET the due index (name -> wake instant,
+-- epoch ms; docs/scheduler-shards.md). A definition is a decoded registry JSON (a table with
 -- `labels`, an object of strings, absent for none), or nil/false for none.
--- scheduleIndexed(P, name, old, new) keeps the indexes of one schedule after its definition went
---   from `old` (nil: it was not stored) to `new` (nil: deleted). Every script that stores or deletes
---   a definition calls it, in the same script, with the decoded definitions. O(labels · log N).
+-- scheduleIndexed(P, name, old, new) keeps the names and label indexes of one schedule after its
+--   definition went from `old` (nil: it was not stored) to `new` (nil: deleted). Every script that
+--   stores or deletes a definition calls it, in the same script, with the decoded definitions. O(labels · log N).
 -- labelsOnly(old, new) is true when `new` replaces `old` with the same triggers, only the labels
 --   changed (their `tfp`, else `fp`, fingerprints are equal): it keeps the generation, no fence.
+-- markDue(P, name, now) marks a schedule "look at it now" in the due index: score now + 0.5 (a
+--   leader writes integer scores only, so a mark never equals a score a leader read before it; a
+--   mark already at or past it in the same millisecond is moved 1 ms on). protocol.ts SHARD_DUE.
+-- dueFollows(P, name, old, new, now) keeps the due index after a stored definition changed from
+--   `old` to `new` (nil: deleted): unplanned (removed) when deleted or paused; marked when it is new,
+--   its triggers may have changed (not labelsOnly), or it was paused before; else left alone.
 local function scheduleIndexed(P, name, old, new)
   local was = old and old['labels'] or {}
   local now = new and new['labels'] or {}
@@ -26,4 +33,17 @@ end
 local function labelsOnly(old, new)
   if not old or not new then return false end
   return (old['tfp'] or old['fp']) == (new['tfp'] or new['fp'])
+end
+local function markDue(P, name, now)
+  local v = now + 0.5
+  local cur = tonumber(redis.call('ZSCORE', P .. 'due', name))
+  if cur and cur >= v and cur % 1 == 0.5 then v = cur + 1 end
+  redis.call('ZADD', P .. 'due', v, name)
+end
+local function dueFollows(P, name, old, new, now)
+  if not new or new['paused'] == true then
+    redis.call('ZREM', P .. 'due', name)
+  elseif not old or old['paused'] == true or not labelsOnly(old, new) then
+    markDue(P, name, now)
+  end
 end

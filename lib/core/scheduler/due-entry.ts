@@ -1,0 +1,153 @@
+/**
+ * One schedule as a shard's leader works with it during one batch of a tick (docs/scheduler-shards.md):
+ * decoded from the due index's batch (take-due.lua), its lastFired read from its queue's slot, its
+ * spec from a bounded cache shared by the schedules of one spec text and zone. Nothing outlives the
+ * batch but the caches (bounded: {@link SpecCache}), so the leader's memory does not grow with the
+ * number of schedules. Units: epoch milliseconds.
+ */
+import type { RedisClient } from '../redis/connection.js';
+import { QueueKeys } from '../redis/keys.js';
+import type { DueItem } from '../redis/commands/shard-due.js';
+import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';
+import type { ScheduleSpec } from './spec.js';
+
+/** Names per `HMGET` of a queue's lastFired. */
+export const HMGET_CHUNK = 1000;
+/** Longest run of tick work between two turns of the event loop, ms. */
+export const SLICE_MS = 8;
+/** Most specs the cache keeps (schedules of one expression, zone, offset and bounds share one). */
+const SPEC_CACHE_SIZE = 4096;
+
+/** One schedule of a batch. */
+export interface Entry {
+  stored: StoredSchedule;
+  spec: ScheduleSpec;
+  /** Keys of its queue (one object per queue, shared by its schedules). */
+  keys: QueueKeys;
+  /** Its score in the due index as take-due.lua returned it (advance-due.lua compares it). */
+  score: string;
+  lastFired: number;
+  next: number | null;
+  /** Declared by a live instance, or added at run time. */
+  live: boolean;
+  dedupTtlMs: number;
+  /** How long before its instant a trigger is enqueued, ms (workers start it at the instant). */
+  leadMs: number;
+  /** The generation it is planned under (its stored definition's; 0 when it has none). */
+  generation: number;
+  /** Until when a live instance declares it by the last liveness read (epoch ms, Redis time; Infinity for a runtime one): no trigger after it is planned. */
+  liveUntil: number;
+  /** While orphaned: since when (epoch ms, Redis time; orphans.ts). */
+  orphanedSince?: number;
+  /** Declared again after being orphaned: the span whose triggers are skipped, (since, until] (epoch ms). */
+  orphanSpan?: { since: number; until: number };
+  /** fire.lua found its maxRuns reached: taken out of the due index. */
+  exhausted?: boolean;
+  /** When to look at it again instead of its next wake (Redis said a trigger was early, a fence, a liveness bound), epoch ms. */
+  retryAt?: number;
+}
+
+/** Paces a long loop: {@link pace} yields a turn of the event loop once a slice of work has run. */
+export class Slicer {
+  private sliceStart = performance.now();
+
+  constructor(private readonly sliceMs = SLICE_MS) {}
+
+  /** Whether the current slice is used up (cheap: call it per item, await {@link yield} when true). */
+  get due(): boolean {
+    return performance.now() - this.sliceStart >= this.sliceMs;
+  }
+
+  /** Gives the event loop a turn (setImmediate: timers and I/O run), then starts a new slice. */
+  async yield(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.sliceStart = performance.now();
+  }
+
+  /** Yields when the slice is used up. */
+  async pace(): Promise<void> {
+    if (this.due) await this.yield();
+  }
+}
+
+/**
+ * Parsed specs by text, zone, offset and bounds (a spec is pure: one serves every schedule that
+ * shares them), at most {@link SPEC_CACHE_SIZE}, the oldest dropped first; and the queues' keys.
+ */
+export class SpecCache {
+  private readonly specs = new Map<string, ScheduleSpec>();
+  private readonly queues = new Map<string, QueueKeys>();
+
+  constructor(private readonly namespace: string) {}
+
+  /** The spec of a stored definition. @throws InvalidScheduleError when it does not parse */
+  spec(s: StoredSchedule): ScheduleSpec {
+    const key = `${s.expression}\u0000${s.timeZone}\u0000${s.offsetMs ?? 0}\u0000${s.startAt ?? ''}\u0000${s.endAt ?? ''}`;
+    let spec = this.specs.get(key);
+    if (spec === undefined) {
+      spec = storedSpec(s);
+      if (this.specs.size >= SPEC_CACHE_SIZE) this.specs.delete(this.specs.keys().next().value!);
+      this.specs.set(key, spec);
+    }
+    return spec;
+  }
+
+  /** The keys of a queue (one object per queue name; queues are few). */
+  queue(name: string): QueueKeys {
+    let k = this.queues.get(name);
+    if (k === undefined) this.queues.set(name, (k = new QueueKeys(this.namespace, name)));
+    return k;
+  }
+}
+
+/**
+ * The entry of one due item: its definition decoded, its spec, lead and dedup TTL; lastFired is its
+ * registration (else `now`, epoch ms) until {@link readLastFired}. @throws an Error (JSON) or InvalidScheduleError (spec)
+ * when the stored definition is not one this version can fire.
+ */
+export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now: number): Entry {
+  const stored = JSON.parse(item.json) as StoredSchedule;
+  const spec = cache.spec(stored);
+  return {
+    stored,
+    spec,
+    keys: cache.queue(stored.queue),
+    score: item.score,
+    lastFired: stored.registeredAt ?? now,
+    next: null,
+    live: stored.runtime,
+    dedupTtlMs: fireDedupTtlMs(stored, spec),
+    leadMs: fireLeadMs(stored, spec),
+    generation: stored.generation ?? 0,
+    liveUntil: Infinity,
+  };
+}
+
+/** Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names each, all in flight) and sets their next trigger. */
+export async function readLastFired(client: RedisClient, entries: readonly Entry[]): Promise<void> {
+  const byQueue = new Map<QueueKeys, Entry[]>();
+  for (const e of entries) pushTo(byQueue, e.keys, e);
+  const calls: Promise<void>[] = [];
+  for (const [keys, list] of byQueue) {
+    for (let c = 0; c < list.length; c += HMGET_CHUNK) {
+      const chunk = list.slice(c, c + HMGET_CHUNK);
+      calls.push(
+        client.hmget(keys.lastFired, ...chunk.map((e) => e.stored.name)).then((values) => {
+          chunk.forEach((e, i) => {
+            const v = values[i];
+            if (v !== null && v !== undefined) e.lastFired = Number(v);
+          });
+        }),
+      );
+    }
+  }
+  await Promise.all(calls);
+  for (const e of entries) e.next = e.spec.nextAfter(e.lastFired);
+}
+
+/** Appends `value` to the list of `key` (first use creates the list, in insertion order). */
+export function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

@@ -1,0 +1,183 @@
+/**
+ * What the shards' loops of one leader share (shard-loop.ts): the context, the caches, the
+ * deadline bound of its calls, the health of its firing, and the fire path itself — applying a
+ * plan to an entry, running fire.lua per queue in chunks (all in flight) and settling each result
+ * into the entry (lastFired, maxRuns, a retry instant) with its events and logs.
+ * Units: epoch ms.
+ */
+import type { ChronosEvent } from '../runtime/events.js';
+import { FailureLog } from '../runtime/logger.js';
+import { fireScript, type FireResult } from '../redis/commands/schedule.js';
+import { markGrouped } from '../queue/limits.js';
+import { FIRE_MODE } from '../redis/protocol.js';
+import { triggerKey } from './definition.js';
+import { LeaseBound } from '../leadership/deadline.js';
+import { pushTo, SpecCache, type Entry } from './due-entry.js';
+import { FireObserver } from './fire-observer.js';
+import { announceSuperseding, fireTriggers, indexDelayed, observedOf, type FireItem } from './fire-triggers.js';
+import { LATE_TOLERANCE_MS, type Plan } from './plan.js';
+import { PlanReports } from './plan-report.js';
+import type { FiringContext } from './firing.js';
+import type { LiveRead } from './live-names.js';
+
+type ScheduleFired = Extract<ChronosEvent, { type: 'schedule.fired' }>;
+
+/** Fire-script calls carry at most this many triggers (keeps each script short for Redis). */
+export const FIRE_CHUNK = 250;
+/** How soon a schedule whose trigger fire.lua refused as fenced or orphaned is looked at again, ms. */
+const REFUSED_RECHECK_MS = 1_000;
+
+/** The leader's shared fire path and state; see the module doc. */
+export class FiringShared {
+  readonly cache: SpecCache;
+  /** The leader's calls in flight, abandoned when it leads no shard any more: a silent socket never holds a loop past the step-down (a fire that reaches Redis later is deduplicated by its dedup key). */
+  readonly bound = new LeaseBound();
+  /** Health of the firing loops. */
+  readonly failures: FailureLog;
+  private readonly reports: PlanReports;
+  private readonly observer: FireObserver;
+  /** Queues this leader marked as grouped (a schedule with a `group` targets them; queue/limits.ts markGrouped). */
+  private readonly grouped = new Set<string>();
+  /** Schedules whose fenced refusal was logged (bounded: cleared past {@link LOGGED_MAX}). */
+  private readonly fencedLogged = new Set<string>();
+
+  constructor(
+    readonly ctx: FiringContext,
+    /** Whether this instance leads a shard now (its lease's own clock). */
+    readonly leads: (shard: number) => boolean,
+    /** The last liveness read of the declared schedules (read first when none is yet). */
+    readonly liveRead: () => Promise<LiveRead>,
+    /** fire.lua refused a trigger as orphaned: read liveness again. */
+    private readonly livenessStale: () => void,
+  ) {
+    this.cache = new SpecCache(ctx.namespace);
+    this.failures = new FailureLog(ctx.logger, 'Firing schedules');
+    this.observer = new FireObserver(ctx.client, ctx.instanceId);
+    this.reports = new PlanReports(ctx.logger, ctx.events);
+  }
+
+  /** Applies one schedule's plan: moves its lastFired, reports catch-up and skips (plan-report.ts), queues its triggers. */
+  apply(e: Entry, p: Plan, items: FireItem[]): void {
+    e.lastFired = p.lastFired;
+    this.reports.report(e, p);
+    for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
+    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly, advancedBy: p.advancedBy });
+    if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
+  }
+
+  /**
+   * Runs fire.lua per queue in chunks of {@link FIRE_CHUNK} (every chunk in flight at once), settles
+   * each result into its entry, and moves each entry's next trigger on.
+   * @param leading whether the loop still leads its shard (checked before each call)
+   */
+  async fire(items: FireItem[], leading: () => boolean): Promise<void> {
+    const { client } = this.ctx;
+    const byQueue = new Map<string, FireItem[]>();
+    for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
+    let leadMs = 0;
+    for (const i of items) leadMs = Math.max(leadMs, i.entry.leadMs);
+    const calls: Promise<void>[] = [];
+    for (const [queue, queueItems] of byQueue) {
+      if (!this.grouped.has(queue) && queueItems.some((i) => i.entry.stored.group !== undefined)) {
+        await markGrouped(client, queueItems[0].entry.keys.namespace, queue); // before its first grouped trigger task is in the stream
+        this.grouped.add(queue);
+      }
+      for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
+        if (!leading()) break;
+        calls.push(this.fireChunk(queue, queueItems.slice(c, c + FIRE_CHUNK), leadMs));
+      }
+    }
+    await Promise.all(calls);
+    let previous: Entry | undefined;
+    for (const { entry: e } of items) {
+      if (e !== previous) e.next = e.spec.nextAfter(e.lastFired); // an entry's items are adjacent
+      previous = e;
+    }
+  }
+
+  /** One fire.lua call and what follows it: the history and spans, the clock sample, the settling, the notices, the delayed index. */
+  private async fireChunk(queue: string, chunk: FireItem[], leadMs: number): Promise<void> {
+    const { client, time, trustLocalClock } = this.ctx;
+    const nowArg = trustLocalClock ? this.ctx.now() : undefined;
+    const observed = observedOf(chunk);
+    const triggers = fireTriggers(chunk, this.observer.begin(observed), this.ctx.now(), trustLocalClock);
+    const sentAt = time.localNow();
+    let fired: Awaited<ReturnType<typeof fireScript>>;
+    try {
+      fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
+    } catch (err) {
+      this.observer.fail(err);
+      throw err;
+    }
+    const { results, now: redisNow } = fired;
+    this.observer.end(chunk[0].entry.keys, observed, results, redisNow);
+    // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
+    if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
+    chunk.forEach((item, i) => this.settle(item, results[i]));
+    announceSuperseding(client, this.ctx.namespace, this.ctx.logger, chunk, results);
+    await this.bound.call(indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow), 'the due-time index write'); // jittered trigger tasks (fire-triggers.ts)
+  }
+
+  /** Applies one fire result to its entry, with its events and logs. */
+  private settle(item: FireItem, result: FireResult): void {
+    const { entry, triggerAt } = item;
+    const s = entry.stored;
+    const retry = (at: number) => (entry.retryAt = Math.min(entry.retryAt ?? Infinity, at));
+    if (result === 'early') {
+      retry(triggerAt - entry.leadMs); // come back when it is due (the time source was reset by this reply)
+      return;
+    }
+    if (result === 'fenced') {
+      // a change came after the definition was read: its mark makes the next tick plan it afresh
+      if (!this.fencedLogged.has(s.name)) {
+        if (this.fencedLogged.size >= LOGGED_MAX) this.fencedLogged.clear();
+        this.fencedLogged.add(s.name);
+        this.ctx.logger.warn(
+          `Trigger refused: planned under an older definition of its schedule, which changed meanwhile; planned again (schedule=${s.name} trigger=${triggerKey(s.name, triggerAt)})`,
+        );
+      }
+      retry(this.ctx.now() + REFUSED_RECHECK_MS);
+      return;
+    }
+    if (result === 'orphaned') {
+      this.livenessStale(); // dated after its liveUntil: never planned so; read liveness again
+      retry(this.ctx.now() + REFUSED_RECHECK_MS);
+      return;
+    }
+    if (result === 'exhausted' && !entry.exhausted) {
+      entry.exhausted = true; // taken out of the due index (a new maxRuns marks it again)
+      this.ctx.logger.log(`Schedule has enqueued its maxRuns triggers; no more fire (schedule=${s.name} maxRuns=${s.maxRuns})`);
+    }
+    entry.lastFired = Math.max(entry.lastFired, triggerAt);
+    if (result === 'enqueued' || result === 'buffered' || result === 'superseding') {
+      const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
+      const taskId = triggerKey(s.name, triggerAt);
+      if (result === 'buffered') {
+        this.ctx.logger.debug?.(
+          'Trigger buffered: the previous task of this schedule is still live; it starts when that one ends ' +
+            `(schedule=${s.name} trigger=${taskId} overlap=buffer-one)`,
+        );
+      } else if (result === 'superseding') {
+        this.ctx.logger.log(
+          'Trigger supersedes the previous task of this schedule: its signal is aborted ' +
+            `(schedule=${s.name} trigger=${taskId} overlap=cancel-previous)`,
+        );
+      }
+      const fired: ScheduleFired = { type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId, triggerAt, caughtUp };
+      if (result === 'buffered') fired.buffered = true;
+      this.ctx.events.emit(fired);
+    } else if (result === 'duplicate') {
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
+    } else if (result === 'skipped') {
+      const trigger = triggerKey(s.name, triggerAt);
+      this.ctx.logger.warn(
+        'Trigger skipped: the previous task of this schedule is still pending or running ' +
+          `(schedule=${s.name} trigger=${trigger} overlap=skip)`,
+      );
+      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'overlap', count: 1 });
+    }
+  }
+}
+
+/** Most names a set of logged schedules keeps before it starts afresh (the leader's memory stays bounded). */
+const LOGGED_MAX = 10_000;

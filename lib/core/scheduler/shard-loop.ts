@@ -1,0 +1,181 @@
+/**
+ * One shard's firing loop, while this instance leads the shard (docs/scheduler-shards.md): a tick
+ * takes what its due index says is due, a batch of {@link SHARD_DUE}.batch at a time (take-due.lua:
+ * the scores and the definitions), reads their lastFired, applies liveness to the code-declared ones,
+ * plans each (plan.ts: every rule of a gap), fires them (fire.lua per queue, chunks of 250, all in
+ * flight), settles each result (firing-settle.ts) and moves each score on by compare-and-set
+ * (advance-due.lua). Then it arms its timer for the next wake in the index, at most
+ * {@link IDLE_RECHECK_MS} ahead. Ticks of one shard never overlap; a notice of a change, an
+ * acquisition or a fake clock's jump ticks at once. Nothing is kept between ticks but the caches.
+ * Units: epoch ms.
+ */
+import { takeDueScript, advanceDueScript, type DueItem, type DueMove } from '../redis/commands/shard-due.js';
+import type { ShardKeys } from '../redis/keys.js';
+import { SHARD_DUE } from '../redis/protocol.js';
+import { CallDeadlineError } from '../leadership/deadline.js';
+import { entryOf, readLastFired, Slicer, type Entry } from './due-entry.js';
+import type { FireItem } from './fire-triggers.js';
+import { applyLiveness, forgetOrphaned, orphanedOf, storeOrphaned } from './orphans.js';
+import { isPlanned, plan, wakeAt } from './plan.js';
+import type { FiringShared } from './firing-settle.js';
+
+/** The longest a shard's leader waits between two looks at its due index, ms (a lost change notice costs at most this). */
+export const IDLE_RECHECK_MS = 10_000;
+/** How soon a schedule that could not be decided now is looked at again, ms (a liveness bound, a fence, an orphaned refusal). */
+const RECHECK_MS = 1_000;
+
+/** One shard's loop; see the module doc. */
+export class ShardLoop {
+  /** When this leadership of the shard began (Redis time, epoch ms): triggers due before it came due while nobody led. */
+  private leaderSince: number;
+  private timer?: NodeJS.Timeout;
+  private work: Promise<void> = Promise.resolve();
+  private queued = false;
+  private stopped = false;
+
+  constructor(
+    private readonly shared: FiringShared,
+    readonly keys: ShardKeys,
+    /** The fencing term of this leadership of the shard. */
+    readonly term: number,
+  ) {
+    this.leaderSince = shared.ctx.now();
+  }
+
+  /** Ticks as soon as the tick under way (if any) is done; further requests meanwhile are one. */
+  wake(): void {
+    if (this.stopped || this.queued) return;
+    this.queued = true;
+    this.work = this.work
+      .then(() => {
+        this.queued = false;
+        return this.tick();
+      })
+      .catch((err: unknown) => this.failed(err));
+  }
+
+  /** Stops the loop (the shard was lost or the scheduler stops); {@link idle} waits for its tick. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** Resolves when the tick under way is done. */
+  async idle(): Promise<void> {
+    await this.work.catch(() => {});
+  }
+
+  private leading(): boolean {
+    return !this.stopped && this.shared.ctx.running() && this.shared.leads(this.keys.shard);
+  }
+
+  private failed(err: unknown): void {
+    if (err instanceof CallDeadlineError && !this.leading()) return;
+    this.shared.failures.failed(err);
+    if (this.leading()) this.arm(this.shared.failures.backoffMs);
+  }
+
+  private arm(ms: number): void {
+    clearTimeout(this.timer);
+    if (!this.leading()) return;
+    this.timer = setTimeout(() => {
+      const { signals } = this.shared.ctx;
+      if (signals.active) signals.emit('tick.start', {});
+      this.wake();
+    }, ms);
+  }
+
+  /** Fires what is due, a batch at a time, then arms the timer for the next wake. */
+  private async tick(): Promise<void> {
+    clearTimeout(this.timer);
+    if (!this.leading()) return;
+    const { ctx } = this.shared;
+    const slicer = new Slicer();
+    let now = ctx.now();
+    let next: number | undefined;
+    let retryAt = Infinity;
+    for (;;) {
+      const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
+      next = batch.next;
+      if (batch.items.length > 0) retryAt = Math.min(retryAt, await this.batch(batch.items, now));
+      if (batch.items.length < SHARD_DUE.batch) break;
+      await slicer.yield(); // a full batch: more may be due; a turn of the event loop first
+      if (!this.leading()) return;
+      now = ctx.now();
+    }
+    this.shared.failures.ok();
+    const wakeAtMs = Math.min(next ?? Infinity, retryAt);
+    this.arm(wakeAtMs === Infinity ? IDLE_RECHECK_MS : Math.min(IDLE_RECHECK_MS, Math.max(1, Math.ceil(wakeAtMs - ctx.now()))));
+    if (ctx.signals.active) ctx.signals.emit('tick.done', {});
+  }
+
+  /** One batch: decode, lastFired, liveness, plan, fire, settle, advance. @returns the earliest retry instant (Infinity: none). */
+  private async batch(items: DueItem[], now: number): Promise<number> {
+    const { ctx, cache, bound } = this.shared;
+    const entries: Entry[] = [];
+    const moves: DueMove[] = [];
+    for (const item of items) {
+      try {
+        if (item.json === undefined) throw new Error('no definition in the registry');
+        entries.push(entryOf(item as DueItem & { json: string }, cache, now));
+      } catch (err) {
+        ctx.logger.error(`Schedule definition in Redis is invalid; it does not fire (schedule=${item.name} error=${(err as Error).message})`);
+        moves.push({ name: item.name, read: item.score, next: undefined });
+      }
+    }
+    await bound.call(readLastFired(ctx.client, entries), 'the lastFired read');
+    await this.liveness(entries, now);
+    const fire: FireItem[] = [];
+    const slicer = new Slicer();
+    for (const e of entries) {
+      if (isPlanned(e, now)) {
+        const { stored, spec, lastFired, leadMs, liveUntil, orphanSpan: orphaned } = e;
+        this.shared.apply(e, plan({ stored, spec, lastFired, now, leadMs, leaderSince: this.leaderSince, liveUntil, orphaned }), fire);
+      }
+      await slicer.pace();
+    }
+    if (fire.length > 0) await this.shared.fire(fire, () => this.leading());
+    // the orphaned spans are skipped in Redis (lastFired moved past them): their stored instants go
+    const spans = entries.filter((e) => e.orphanSpan !== undefined && e.lastFired >= e.orphanSpan.until);
+    if (spans.length > 0) await bound.call(forgetOrphaned(ctx.client, ctx.keys, spans.map((e) => e.stored.name)), 'the orphaned forget');
+    let retryAt = Infinity;
+    for (const e of entries) {
+      const n = this.nextScore(e, now);
+      if (e.retryAt !== undefined) retryAt = Math.min(retryAt, e.retryAt);
+      moves.push({ name: e.stored.name, read: e.score, next: n });
+    }
+    await bound.call(advanceDueScript(ctx.client, this.keys, moves), 'the due index advance');
+    return retryAt;
+  }
+
+  /**
+   * Liveness of the batch's code-declared schedules (runtime ones are always live): liveUntil,
+   * orphaned-since (stored once), the orphaned span of one declared again (orphans.ts).
+   */
+  private async liveness(entries: Entry[], now: number): Promise<void> {
+    const code = entries.filter((e) => !e.stored.runtime);
+    if (code.length === 0) return;
+    const { ctx, bound } = this.shared;
+    const read = await this.shared.liveRead();
+    const names = code.map((e) => e.stored.name);
+    const stored = await bound.call(orphanedOf(ctx.client, ctx.keys, names), 'the orphaned read');
+    const toStore = applyLiveness(code, read, stored, now, (name) => ctx.declarations.liveUntilOf(name, read));
+    await bound.call(storeOrphaned(ctx.client, ctx.keys, toStore), 'the orphaned-since write');
+    for (const e of code) ctx.declarations.setLive(e, e.live);
+  }
+
+  /**
+   * The entry's next score in the due index: its next wake; out of the index (undefined) when it
+   * has nothing to plan (no next trigger, maxRuns reached, orphaned, paused); or a look again soon
+   * when it could not be decided now (its next trigger is past its liveUntil, a retry instant).
+   */
+  private nextScore(e: Entry, now: number): number | undefined {
+    if (e.exhausted || !e.live || e.stored.paused || e.next === null) return undefined;
+    if (e.retryAt !== undefined) return Math.max(e.retryAt, now + 1);
+    if (e.next > e.liveUntil) {
+      e.retryAt = now + RECHECK_MS; // the next liveness read decides
+      return e.retryAt;
+    }
+    return wakeAt(e);
+  }
+}
