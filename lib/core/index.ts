@@ -62,6 +62,7 @@ export {
   type TaskState,
   type ScheduleInfo,
   type LeaderInfo,
+  type ShardLeaseInfo,
   type ServerInfo,
   type InstanceInfo,
   type HistoryWindow,

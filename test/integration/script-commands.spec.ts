@@ -11,7 +11,8 @@ import {
   type FireTrigger,
 } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
+import { advanceDueScript, markDueScript, takeDueScript } from '../../lib/core/redis/commands/shard-due.js';
 import { FIRE_MODE, META, entryFields, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
@@ -104,10 +105,16 @@ test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', 
 
 test('registry scripts: register counts changes, declare shares a names set, heartbeat sees a lost declaration, admin notFound', async () => {
   const keys = new SchedulerKeys(ns);
+  const s1 = shardKeysFor(ns, 's1');
+  const s2 = shardKeysFor(ns, 's2');
   const def = JSON.stringify({ fp: 'f1' });
   const reg = { nowMs: undefined, definitions: [['s1', 'f1', def] as const] };
-  expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(1);
-  expect((await registerSchedulesScript(client, keys, reg)).changed).toBe(0);
+  expect((await registerSchedulesScript(client, s1, reg)).changed).toBe(1);
+  // a new schedule is marked "look at it now" in its shard's due index: Redis ms + 0.5
+  const marked = Number(await client.zscore(s1.due, 's1'));
+  expect(marked % 1).toBe(0.5);
+  expect((await registerSchedulesScript(client, s1, reg)).changed).toBe(0);
+  expect(Number(await client.zscore(s1.due, 's1'))).toBe(marked); // unchanged: not marked again
   // two instances declaring the same names: the first one's building set becomes the shared set, the second's is dropped
   const digest = '1.d';
   for (const id of ['i1', 'i2']) {
@@ -124,36 +131,66 @@ test('registry scripts: register counts changes, declare shares a names set, hea
   await client.del(keys.names(digest));
   expect((await heartbeatScript(client, keys, 'i2', 60_000, digest)).status).toBe('declaredLost');
   expect((await heartbeatScript(client, keys, 'i4', 60_000, undefined)).status).toBe('ok'); // declares nothing
-  const pause = await scheduleAdminScript(client, keys, 'pause', 's1');
+  const pause = await scheduleAdminScript(client, s1, keys, 'pause', 's1');
   expect(pause.status).toBe('done');
-  const paused = JSON.parse((await client.hget(keys.schedules, 's1'))!);
+  expect(await client.zscore(s1.due, 's1')).toBeNull(); // paused: nothing to plan
+  const paused = JSON.parse((await client.hget(s1.schedules, 's1'))!);
   expect(paused).toMatchObject({ fp: 'f1', paused: true, generation: pause.generation });
   // the version is a rising counter seeded from Redis time: every change takes a newer one
   expect(pause.generation).toBeGreaterThanOrEqual(pause.redisNow);
-  const resume = await scheduleAdminScript(client, keys, 'resume', 's1');
+  const resume = await scheduleAdminScript(client, s1, keys, 'resume', 's1');
   expect(resume.generation).toBeGreaterThan(pause.generation);
-  expect(JSON.parse((await client.hget(keys.schedules, 's1'))!)).toMatchObject({ paused: false, resumedAt: resume.redisNow });
-  expect((await scheduleAdminScript(client, keys, 'delete', 'nope')).status).toBe('notFound');
+  expect(JSON.parse((await client.hget(s1.schedules, 's1'))!)).toMatchObject({ paused: false, resumedAt: resume.redisNow });
+  expect(Number(await client.zscore(s1.due, 's1'))).toBe(resume.redisNow + 0.5); // resumed: look at it now
+  const nope = shardKeysFor(ns, 'nope');
+  expect((await scheduleAdminScript(client, nope, keys, 'delete', 'nope')).status).toBe('notFound');
   // a new definition replacing a stored one: fenced in the queue it targeted; changedAt moves only with the timing
   const timed = (fp: string, expression: string, queue: string) => JSON.stringify({ fp, expression, timeZone: 'UTC', offsetMs: 0, queue });
   const reg2 = (fp: string, expression: string, queue: string) => ({
     ...reg,
     definitions: [['s2', fp, timed(fp, expression, queue)] as const],
   });
-  const first = await registerSchedulesScript(client, keys, reg2('a', '@every 1s', 'q1'));
+  const first = await registerSchedulesScript(client, s2, reg2('a', '@every 1s', 'q1'));
   expect(first.fences).toEqual([]);
-  const stored = () => client.hget(keys.schedules, 's2').then((j) => JSON.parse(j!) as Record<string, number>);
+  const stored = () => client.hget(s2.schedules, 's2').then((j) => JSON.parse(j!) as Record<string, number>);
   const born = await stored();
   expect(born.changedAt).toBe(first.now);
   expect(born.registeredAt).toBe(first.now);
-  const payloadOnly = await registerSchedulesScript(client, keys, { ...reg2('b', '@every 1s', 'q1') });
+  const payloadOnly = await registerSchedulesScript(client, s2, { ...reg2('b', '@every 1s', 'q1') });
   expect(payloadOnly.fences).toEqual([{ schedule: 's2', queue: 'q1', generation: (await stored()).generation }]);
   expect((await stored()).changedAt).toBe(born.changedAt);
-  const moved = await registerSchedulesScript(client, keys, reg2('c', '@every 2s', 'q2'));
+  const moved = await registerSchedulesScript(client, s2, reg2('c', '@every 2s', 'q2'));
   expect(moved.fences).toEqual([{ schedule: 's2', queue: 'q1', generation: (await stored()).generation }]);
   expect((await stored()).changedAt).toBe(moved.now);
   expect((await stored()).registeredAt).toBe(born.registeredAt);
-  const removed = await scheduleAdminScript(client, keys, 'delete', 's2');
+  const removed = await scheduleAdminScript(client, s2, keys, 'delete', 's2');
   expect(removed).toMatchObject({ status: 'done', previousQueue: 'q2' });
+  expect(await client.zscore(s2.due, 's2')).toBeNull();
   expect(removed.generation).toBeGreaterThan(moved.fences[0].generation);
+});
+
+test('due index: take-due reads what came due with its definition; advance-due moves it only when no change marked it meanwhile', async () => {
+  const k = shardKeysFor(ns, 'a');
+  const b = 'b'; // stored in this shard's hash by the test itself (the scripts take the keys they are given)
+  await client.hset(k.schedules, 'a', '{"fp":"x"}');
+  await client.zadd(k.due, 1000, 'a', 3000, 'gone');
+  const batch = await takeDueScript(client, k, 2000, 10);
+  expect(batch.items).toEqual([{ name: 'a', score: '1000', json: '{"fp":"x"}' }]);
+  expect(batch.next).toBe(3000);
+  expect((await takeDueScript(client, k, 5000, 10)).items[1]).toEqual({ name: 'gone', score: '3000', json: undefined });
+  // a leader's advance: set when unchanged
+  expect(await advanceDueScript(client, k, [{ name: 'a', read: '1000', next: 9000 }])).toBe(0);
+  expect(await client.zscore(k.due, 'a')).toBe('9000');
+  // a change's mark between the read and the advance: the advance leaves it
+  const read = (await takeDueScript(client, k, 9000, 10)).items[0];
+  expect(await markDueScript(client, k, ['a'])).toBe(1);
+  const mark = await client.zscore(k.due, 'a');
+  expect(Number(mark) % 1).toBe(0.5);
+  expect(await advanceDueScript(client, k, [{ name: 'a', read: read.score, next: 20_000 }])).toBe(1);
+  expect(await client.zscore(k.due, 'a')).toBe(mark);
+  // taken out: a removal by the leader; a paused or missing schedule is not marked
+  expect(await advanceDueScript(client, k, [{ name: 'gone', read: '3000', next: undefined }])).toBe(0);
+  expect(await client.zscore(k.due, 'gone')).toBeNull();
+  await client.hset(k.schedules, b, '{"fp":"y","paused":true}');
+  expect(await markDueScript(client, k, [b, 'missing'])).toBe(0);
 });

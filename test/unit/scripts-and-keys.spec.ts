@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
-import { ENTRY_FIELDS, META, entryFields, isEntryLayout } from '../../lib/core/redis/protocol.js';
+import calculateSlot from 'cluster-key-slot';
+import { GlobalKeys, QueueKeys, SchedulerKeys, shardKeysFor, shardKeysOf, shardOf, shardTag } from '../../lib/core/redis/keys.js';
+import { ENTRY_FIELDS, META, SHARD_COUNT, entryFields, isEntryLayout } from '../../lib/core/redis/protocol.js';
 import { SCRIPT_NAMES, expandIncludes, expandedSource, includeSource, scriptCommand, scriptSource } from '../../lib/core/redis/scripts.js';
 import { decodeEntry, encodeMeta, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
 import { taskWith } from '../../lib/core/queue/task.js';
@@ -152,20 +153,37 @@ test('every key of a queue starts with the namespace and carries the queue hash 
     s.lease,
     s.term,
     s.leader,
-    s.schedules,
+    s.legacySchedules,
+    s.shards,
+    s.members,
     s.version,
     s.instances,
     s.declaration('i'),
     s.names('1.d'),
     s.namesBuilding('1.d', 'i'),
-    s.nameIndex,
-    s.indexState,
-    s.label('tenant', 'acme'),
   ]) {
     expect(key.startsWith('app:{app:sched}:')).toBe(true);
   }
-  expect(s.label('tenant', 'acme')).toBe('app:{app:sched}:label:tenant=acme'); // the schedule-index snippet builds exactly this name
-  expect(s.nameIndex).toBe(s.prefix + 'index:names');
+  // a shard's keys share its tag; the tags of the 16 shards lie each in its 1/16 of the cluster's slots
+  const shards = shardKeysOf('app');
+  expect(shards).toHaveLength(SHARD_COUNT);
+  shards.forEach((sh, k) => {
+    const tag = shardTag('app', k);
+    expect(sh.prefix).toBe(`app:{${tag}}:`);
+    const slot = calculateSlot(sh.due);
+    expect(Math.floor(slot / (16384 / SHARD_COUNT))).toBe(k);
+    for (const key of [sh.schedules, sh.due, sh.version, sh.nameIndex, sh.indexState, sh.label('tenant', 'acme')]) {
+      expect(calculateSlot(key)).toBe(slot);
+    }
+  });
+  expect(shards[0].label('tenant', 'acme')).toBe(shards[0].prefix + 'label:tenant=acme'); // the schedule-index snippet builds exactly this name
+  expect(shards[0].nameIndex).toBe(shards[0].prefix + 'index:names');
+  // a schedule's shard is a pure function of its name, and spreads names about evenly
+  const counts = new Array<number>(SHARD_COUNT).fill(0);
+  for (let i = 0; i < 16_000; i++) counts[shardOf(`tenant-${i}:digest`)]++;
+  expect(Math.min(...counts)).toBeGreaterThan(800);
+  expect(Math.max(...counts)).toBeLessThan(1200);
+  expect(shardKeysFor('app', 'x').shard).toBe(shardOf('x'));
   const g = new GlobalKeys('app');
   for (const key of [g.queues, g.paused, g.servers, g.server('x')]) expect(key.startsWith('app:')).toBe(true);
 });

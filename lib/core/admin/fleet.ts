@@ -1,20 +1,37 @@
 import { checkServer } from '../redis/connection.js';
 import type { InspectorContext } from './context.js';
-import type { LeaderInfo, RedisInfo, ServerInfo } from './types.js';
+import type { LeaderInfo, RedisInfo, ServerInfo, ShardLeaseInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
 
-/** The current leader, or null when nobody holds the lease: one MULTI of GET + PTTL (lease) and HGETALL (leader). */
+/**
+ * The shards' leaders (docs/scheduler-shards.md), or null when no shard's lease is held: one MULTI of
+ * HGETALL (the `shards` hash: `<instance>|<term>|<expiresAtMs>` per shard) and TIME; an expired
+ * entry counts as not held. The instance leading the most shards is named first (see {@link LeaderInfo}).
+ */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
-  const multi = ctx.client.multi().get(ctx.sched.lease).pttl(ctx.sched.lease).hgetall(ctx.sched.leader);
-  const [[, lease], [, ttl], [, info]] = (await multi.exec()) as [
-    [unknown, string | null],
-    [unknown, number],
-    [unknown, Record<string, string>],
-  ];
-  if (!lease) return null;
-  const sep = lease.lastIndexOf('|');
-  const term = Number(lease.slice(sep + 1));
-  return { instance: lease.slice(0, sep), term, since: info.term === String(term) ? Number(info.since) : NaN, ttlMs: ttl };
+  const multi = ctx.client.multi().hgetall(ctx.sched.shards).time();
+  const [[, table], [, time]] = (await multi.exec()) as [[unknown, Record<string, string>], [unknown, [string, string]]];
+  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const shards: ShardLeaseInfo[] = [];
+  for (const [field, value] of Object.entries(table)) {
+    const parts = value.split('|');
+    if (parts.length < 3) continue;
+    const expiresAt = Number(parts[parts.length - 1]);
+    const term = Number(parts[parts.length - 2]);
+    if (!(expiresAt > now)) continue;
+    shards.push({ shard: Number(field), instance: parts.slice(0, -2).join('|'), term, ttlMs: expiresAt - now });
+  }
+  if (shards.length === 0) return null;
+  shards.sort((a, b) => a.shard - b.shard);
+  const count = new Map<string, number>();
+  for (const s of shards) count.set(s.instance, (count.get(s.instance) ?? 0) + 1);
+  let top = shards[0].instance;
+  for (const s of shards) if (count.get(s.instance)! > count.get(top)!) top = s.instance;
+  const own = shards.filter((s) => s.instance === top);
+  const newest = own.reduce((a, b) => (b.term > a.term ? b : a));
+  // a term is max(INCR, Redis ms) at its acquisition: the acquisition instant unless terms ran ahead of the clock
+  const since = newest.term <= now && newest.term > now - 366 * 86_400_000 ? newest.term : NaN;
+  return { instance: top, term: newest.term, since, ttlMs: Math.min(...own.map((s) => s.ttlMs)), shards };
 }
 
 /** Live worker servers (heartbeat within 3 beats): ZRANGEBYSCORE + MGET of their info keys. */

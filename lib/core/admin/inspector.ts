@@ -424,7 +424,10 @@ export class Inspector {
 
   // ---------------------------------------------------------------- fleet
 
-  /** The current leader (instance, term, since, TTL left), or null. One MULTI (GET, PTTL, HGETALL). */
+  /**
+   * The shards' leaders (each shard's instance, term and TTL left) and the instance leading the most
+   * of them, or null when no shard is led. One MULTI (HGETALL of the shard leases, TIME).
+   */
   leader(): Promise<LeaderInfo | null> {
     return fleet.leader(this.ctx);
   }

@@ -259,12 +259,26 @@ export * from './schedule-types.js';
 
 /** The current leader. @publicApi */
 export interface LeaderInfo {
-  /** Id of the scheduler instance holding the lease. */
+  /** Id of the scheduler instance leading the most shards (of a tie, the one leading the lowest shard). */
   instance: string;
-  /** The lease's fencing term, incremented at every acquisition. */
+  /** The fencing term of its newest shard lease (incremented at every acquisition). */
   term: number;
-  /** When this leadership began (epoch ms, Redis time). */
+  /** When that lease began (epoch ms, Redis time; NaN when unknown). */
   since: number;
+  /** Remaining time of its shard lease that expires first, ms. */
+  ttlMs: number;
+  /** Every shard's lease that is held (docs/scheduler-shards.md: 16 shards, led by the fleet's instances in fair shares). */
+  shards: ShardLeaseInfo[];
+}
+
+/** One shard's lease (see {@link LeaderInfo.shards}). @publicApi */
+export interface ShardLeaseInfo {
+  /** The shard, 0 to 15. */
+  shard: number;
+  /** Id of the scheduler instance leading it. */
+  instance: string;
+  /** The lease's fencing term. */
+  term: number;
   /** Remaining lease time, ms. */
   ttlMs: number;
 }

@@ -94,6 +94,9 @@ export class ChronosMetrics {
   private readonly lag: Histogram;
   private readonly reclaimed: Counter;
   private readonly leader: Prom.Gauge<string>;
+  private readonly leaderShards: Prom.Gauge<string>;
+  /** The shards each instance whose events this process sees leads (from leader.acquired / leader.lost). */
+  private readonly led = new Map<string, Set<number>>();
   private readonly leaderChanges: Counter;
   private readonly limited: Counter;
   private readonly fleet?: FleetGauges;
@@ -165,8 +168,10 @@ export class ChronosMetrics {
         registers,
       }),
     );
-    const leaderHelp = '1 while this instance holds the leader lease';
+    const leaderHelp = '1 while this instance leads at least one shard of the schedules (holds its lease)';
     this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: leaderHelp, labelNames: ['instance'], registers }));
+    const shardsHelp = 'How many of the 16 shards of the schedules this instance leads';
+    this.leaderShards = add(new prom.Gauge({ name: 'chronos_leader_shards', help: shardsHelp, labelNames: ['instance'], registers }));
     const changesHelp = 'Leaderships this process acquired';
     this.leaderChanges = add(new prom.Counter({ name: 'chronos_leader_changes_total', help: changesHelp, registers }));
     this.limited = add(
@@ -279,12 +284,16 @@ export class ChronosMetrics {
         this.triggerOf(e.schedule, SKIP_OUTCOME[e.reason]).inc(e.count);
         return;
       case 'leader.acquired':
-        this.leader.labels(e.instanceId).set(1);
-        this.leaderChanges.inc();
+      case 'leader.lost': {
+        const led = new Set(this.led.get(e.instanceId));
+        for (const k of e.shards) if (e.type === 'leader.acquired') led.add(k);
+        else led.delete(k);
+        this.led.set(e.instanceId, led);
+        this.leader.labels(e.instanceId).set(led.size > 0 ? 1 : 0);
+        this.leaderShards.labels(e.instanceId).set(led.size);
+        if (e.type === 'leader.acquired') this.leaderChanges.inc();
         return;
-      case 'leader.lost':
-        this.leader.labels(e.instanceId).set(0);
-        return;
+      }
       case 'queue.limited':
         this.limited.labels(e.queue, e.limit).inc(e.ms / 1000);
         return;

@@ -162,17 +162,22 @@ export class ChronosHealthIndicator {
       term: this.scheduler.term,
     };
     if (lease !== undefined) {
-      const ageMs = lease ? Math.max(0, this.options.leaderTtl - lease.ttlMs) : 0;
-      scheduler.lease = lease && { holder: lease.instance, term: lease.term, ageMs, ttlMs: lease.ttlMs };
+      // the shards this instance leads, as Redis has them: the oldest renewal among them, and any held by another
+      const mine = this.scheduler.shards;
+      const held = (lease?.shards ?? []).filter((s) => mine.includes(s.shard));
+      const own = held.filter((s) => s.instance === this.scheduler.instanceId);
+      const ttlMs = own.length > 0 ? Math.min(...own.map((s) => s.ttlMs)) : (lease?.ttlMs ?? 0);
+      const ageMs = lease ? Math.max(0, this.options.leaderTtl - ttlMs) : 0;
+      scheduler.lease = lease && { holder: own.length > 0 ? this.scheduler.instanceId : lease.instance, term: this.scheduler.term, ageMs, ttlMs };
+      const lost = mine.filter((k) => !own.some((s) => s.shard === k));
+      if (!schedulerFailing && scheduler.leader && lost.length > 0) {
+        const other = (lease?.shards ?? []).find((s) => s.shard === lost[0]);
+        scheduler.failing = `this instance leads shard ${lost[0]} but Redis has its lease held by ${other ? other.instance : 'nobody'}`;
+      }
     }
     if (schedulerFailing) scheduler.failing = schedulerFailing;
-    else if (scheduler.leader && scheduler.lease !== undefined) {
-      const l = scheduler.lease;
-      if (l?.holder !== this.scheduler.instanceId) {
-        scheduler.failing = `this instance leads but Redis has the lease held by ${l ? l.holder : 'nobody'}`;
-      } else if (l.ageMs > this.options.leaderTtl * 0.75) {
-        scheduler.failing = `lease renewal late: last renewed ${l.ageMs} ms ago (leaderTtl ${this.options.leaderTtl} ms)`;
-      }
+    else if (scheduler.leader && scheduler.lease && !scheduler.failing && scheduler.lease.ageMs > this.options.leaderTtl * 0.75) {
+      scheduler.failing = `lease renewal late: last renewed ${scheduler.lease.ageMs} ms ago (leaderTtl ${this.options.leaderTtl} ms)`;
     }
     const details: ChronosHealthDetails = { redis, ...(redisError ? { redisError } : {}), worker, scheduler };
     const roleUp = (r: { enabled: boolean; running: boolean; failing?: string }) => !r.enabled || (r.running && !r.failing);

@@ -53,12 +53,17 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     return this.running;
   }
 
-  /** True while this instance is the leader (holds the lease). */
+  /** True while this instance leads at least one of the 16 shards (docs/scheduler-shards.md). */
   get isLeader(): boolean {
     return this.running && this.scheduler.isLeader;
   }
 
-  /** Fencing term of this instance's current or last leadership (0 if it never led). */
+  /** The shards this instance leads (0 to 15, ascending); empty when it leads none or the role is off. */
+  get shards(): number[] {
+    return this.running ? this.scheduler.shards : [];
+  }
+
+  /** Fencing term of this instance's newest shard leadership (0 if it never led one). */
   get term(): number {
     return this.scheduler.term;
   }

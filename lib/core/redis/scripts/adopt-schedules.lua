@@ -8,7 +8,7 @@
   KEYS[1]  <ns>:{<tag>}:schedules  HASH    name -> definition JSON (the shard's)
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           prefix  the shard's key prefix (indexes, due index)
-  ARGV     pairs: name, definition JSON as the legacy registry holds it (names of this shard)
+  ARGV[1..] pairs: name, definition JSON as the legacy registry holds it (names of this shard)
   Returns  {adopted, flat list of the names the shard now holds at least as new (the caller deletes
            them from the legacy registry when unchanged there: drop-legacy.lua)}
 ]]

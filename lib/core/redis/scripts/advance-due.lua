@@ -4,7 +4,7 @@
   A score that moved meanwhile is a registry change's mark ("look at it now"): it is left, and the
   schedule is planned again with its new definition.
   KEYS[1]  <ns>:{<tag>}:due  ZSET  schedule name -> wake instant (epoch ms)
-  ARGV     triples: name, the score read (as take-due.lua returned it), the new wake instant (epoch
+  ARGV[1..] triples: name, the score read (as take-due.lua returned it), the new wake instant (epoch
            ms, an integer) or "" to take the schedule out of the index (ended, exhausted, orphaned,
            a definition that does not parse)
   Returns  how many scores had moved meanwhile (left as they were)

@@ -3,7 +3,7 @@
   shards the definitions a shard now holds, each only when it is still the one read (an older
   version that wrote it again meanwhile keeps it for the next step: compare-and-delete).
   KEYS[1]  <ns>:{<ns>:sched}:schedules  HASH  name -> definition JSON (the legacy registry)
-  ARGV     pairs: name, definition JSON as read
+  ARGV[1..] pairs: name, definition JSON as read
   Returns  {deleted, definitions left in the legacy registry}
 ]]
 local n = 0

@@ -4,7 +4,7 @@
   again after it was orphaned (the leader took it out of the index), a migrated definition.
   KEYS[1]  <ns>:{<tag>}:schedules  HASH    schedule name -> definition JSON
   KEYS[2]  <ns>:{<tag>}:           prefix  the shard's key prefix (its due index)
-  ARGV     schedule names (of this shard)
+  ARGV[1..] schedule names (of this shard)
   Returns  how many were marked
 ]]
 -- @include now-ms
