@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Scheduler, type ScheduleDefinition } from '../../lib/core/index.js';
 import { validateDefinitions } from '../../lib/core/admin/schedule-bulk.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { shardKeysOf } from '../../lib/core/redis/keys.js';
 import { expandedSource, SCRIPT_NAMES } from '../../lib/core/redis/scripts.js';
 import { BenchRedis } from '../lib/redis.js';
 
@@ -86,7 +86,8 @@ async function timed<T>(what: string, count: number, f: () => Promise<T>): Promi
 }
 
 async function memory(ns: string, count: number, before: number): Promise<void> {
-  const hash = Number(await admin.call('MEMORY', 'USAGE', new SchedulerKeys(ns).schedules, 'SAMPLES', '0'));
+  let hash = 0;
+  for (const k of shardKeysOf(ns)) hash += Number(await admin.call('MEMORY', 'USAGE', k.schedules, 'SAMPLES', '0'));
   const delta = (await used()) - before;
   console.log(
     `  memory: registry hash ${(hash / count).toFixed(0)} B per schedule, used_memory delta ${(delta / count).toFixed(0)} B per schedule`,
@@ -135,10 +136,10 @@ try {
   const added = await timed(`after: addSchedules(${n})`, n, () => s.addSchedules(defs));
   if (added.added !== n) throw new Error(`added ${added.added} of ${n}`);
   await memory('bulk', n, before);
-  const version = await admin.get(new SchedulerKeys('bulk').version);
+  const versions = async (): Promise<string> => (await Promise.all(shardKeysOf('bulk').map((k) => admin.get(k.version)))).join(',');
+  const version = await versions();
   const same = await timed(`after: upsertSchedules(${n}) unchanged`, n, () => s.upsertSchedules(defs));
-  if (same.unchanged !== n || (await admin.get(new SchedulerKeys('bulk').version)) !== version)
-    throw new Error('an unchanged upsert wrote');
+  if (same.unchanged !== n || (await versions()) !== version) throw new Error('an unchanged upsert wrote');
   const changedDefs = defs.map((_, i) => digest(i, 2));
   const changed = await timed(`after: upsertSchedules(${n}) changed`, n, () => s.upsertSchedules(changedDefs));
   if (changed.changed !== n) throw new Error(`changed ${changed.changed} of ${n}`);

@@ -4,17 +4,14 @@
 //   - write: schedules/s through register-schedules.lua with the index upkeep;
 //   - schedulePage({ labels: { tenant: 't42' }, limit: 100 }) p50/p99/max over --calls calls, first page
 //     each time, and again walking the pages by cursor; also with a second label and with a prefix;
-//   - Redis bytes per schedule the indexes add (MEMORY USAGE … SAMPLES 0 of the names index and of every
-//     label ZSET, ÷ N), beside the registry hash's;
-//   - the migration: the indexes dropped, the backfill steps (index-schedules.lua, BACKFILL_COUNT entries each):
-//     count, total, slowest step (ms, Node-side round trip);
+//   - Redis bytes per schedule the indexes add (MEMORY USAGE … SAMPLES 0 of every shard's names index, label
+//     ZSETs and due index, ÷ N), beside the registries' (docs/scheduler-shards.md);
 //   - with --full: Inspector.schedules() (the whole registry) once, for comparison.
 //   node --expose-gc dist/bench/experiments/schedule-page.js --n 1000000 [--calls 50] [--full]
 import { performance } from 'node:perf_hooks';
 import { Inspector } from '../../lib/core/admin/inspector.js';
-import { BACKFILL_COUNT } from '../../lib/core/admin/schedule-page.js';
-import { indexSchedulesScript, registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
+import { byShard, shardKeysOf } from '../../lib/core/redis/keys.js';
 import { toStored } from '../../lib/core/scheduler/definition.js';
 import { BenchRedis } from '../lib/redis.js';
 
@@ -43,7 +40,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
 async function main(): Promise<void> {
   const redis = await BenchRedis.open(arg('redis-url', '') || undefined);
   const client = redis.client;
-  const keys = new SchedulerKeys(ns);
+  const shards = shardKeysOf(ns);
   await redis.clean(ns);
   // write: 100 per register-schedules.lua call, up to 64 calls in flight
   const t0 = performance.now();
@@ -64,7 +61,9 @@ async function main(): Promise<void> {
       );
       definitions.push([stored.name, stored.fp, JSON.stringify(stored)]);
     }
-    inFlight.push(registerSchedulesScript(client, keys, { nowMs: undefined, definitions }));
+    for (const [keys, group] of byShard(ns, definitions, (d) => d[0])) {
+      inFlight.push(registerSchedulesScript(client, keys, { nowMs: undefined, definitions: group }));
+    }
     if (inFlight.length >= 64) await Promise.all(inFlight.splice(0));
   }
   await Promise.all(inFlight);
@@ -74,14 +73,20 @@ async function main(): Promise<void> {
   );
 
   // memory: the indexes vs the registry hash
-  const labelKeys = [...Array(100).keys()].map((t) => keys.label('tenant', `t${t}`)).concat(KINDS.map((k) => keys.label('kind', k)));
   const usage = async (key: string): Promise<number> => Number((await client.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-  const namesBytes = await usage(keys.nameIndex);
+  let namesBytes = 0;
   let labelBytes = 0;
-  for (const k of labelKeys) labelBytes += await usage(k);
-  const hashBytes = await usage(keys.schedules);
+  let hashBytes = 0;
+  let dueBytes = 0;
+  for (const keys of shards) {
+    const labelKeys = [...Array(100).keys()].map((t) => keys.label('tenant', `t${t}`)).concat(KINDS.map((k) => keys.label('kind', k)));
+    namesBytes += await usage(keys.nameIndex);
+    for (const k of labelKeys) labelBytes += await usage(k);
+    hashBytes += await usage(keys.schedules);
+    dueBytes += await usage(keys.due);
+  }
   console.log(
-    `memory per schedule: names index ${ms(namesBytes / n)} B + label indexes (2 labels) ${ms(labelBytes / n)} B = ${ms((namesBytes + labelBytes) / n)} B; registry hash ${ms(hashBytes / n)} B`,
+    `memory per schedule: names index ${ms(namesBytes / n)} B + label indexes (2 labels) ${ms(labelBytes / n)} B = ${ms((namesBytes + labelBytes) / n)} B; registry hashes ${ms(hashBytes / n)} B; due index ${ms(dueBytes / n)} B`,
   );
 
   const inspector = new Inspector({ connection: redis.url, namespace: ns });
@@ -135,54 +140,6 @@ async function main(): Promise<void> {
     console.log(`Inspector.schedules() (the whole registry): ${ms(dt)} ms for ${list.length}`);
   }
 
-  // migration: the indexes dropped, then backfilled step by step
-  await client.unlink(keys.nameIndex, keys.indexState, ...labelKeys);
-  // Redis's own time per step: the mean from INFO commandstats, the slow ones from SLOWLOG (over 2 ms: no command
-  // a script calls takes that long, so only whole steps are logged; a private Redis only)
-  const evalStats = async (): Promise<[number, number]> => {
-    const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec((await client.info('commandstats')) as string);
-    return m ? [Number(m[1]), Number(m[2])] : [0, 0];
-  };
-  if (redis.own)
-    await client.config('SET', 'slowlog-log-slower-than', '2000').then(() => client.config('SET', 'slowlog-max-len', '100000'));
-  if (redis.own) await client.call('SLOWLOG', 'RESET');
-  const before = await evalStats();
-  const steps: number[] = [];
-  const byPhase: Record<string, number[]> = { scan: [], prune: [] };
-  for (;;) {
-    const phase = (await client.hget(keys.indexState, 'phase')) ?? 'scan';
-    const [dt, r] = await timed(() => indexSchedulesScript(client, keys, BACKFILL_COUNT));
-    steps.push(dt);
-    byPhase[phase]?.push(dt);
-    if (r.ready) break;
-  }
-  for (const [phase, t] of Object.entries(byPhase)) {
-    if (t.length === 0) continue;
-    const slowest = t
-      .map((x, i) => [x, i] as const)
-      .sort((a, b) => b[0] - a[0])
-      .slice(0, 5);
-    console.log(
-      `  ${phase}: ${t.length} steps, p50 ${ms(pct(t, 50))} ms, p99 ${ms(pct(t, 99))} ms; slowest at step ${slowest.map(([x, i]) => `${i} (${ms(x)} ms)`).join(', ')}`,
-    );
-  }
-  const total = steps.reduce((a, b) => a + b, 0);
-  console.log(
-    `backfill of ${n}: ${steps.length} steps of ${BACKFILL_COUNT} in ${(total / 1000).toFixed(2)} s, step p50 ${ms(pct(steps, 50))} ms, p99 ${ms(pct(steps, 99))} ms, max ${ms(Math.max(...steps))} ms (round trip)`,
-  );
-  const after = await evalStats();
-  const meanMs = (after[1] - before[1]) / Math.max(1, after[0] - before[0]) / 1000;
-  if (redis.own) {
-    const log = (await client.call('SLOWLOG', 'GET', '100000')) as [number, number, number, string[]][];
-    const slow = log.filter((e) => /^(evalsha|eval)$/i.test(String(e[3][0]))).map((e) => e[2] / 1000);
-    await client.config('SET', 'slowlog-log-slower-than', '10000');
-    console.log(
-      `  Redis time per step: mean ${ms(meanMs)} ms (INFO commandstats); steps over 2 ms ${slow.length}, over 10 ms ${slow.filter((x) => x > 10).length}, slowest ${ms(Math.max(0, ...slow))} ms (SLOWLOG)`,
-    );
-  }
-  console.log(
-    `after the backfill: names index ${await client.zcard(keys.nameIndex)}, tenant=t42 ${await client.zcard(keys.label('tenant', 't42'))}`,
-  );
   await inspector.close();
   await redis.clean(ns);
   await redis.close();

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { SchedulerKeys, shardOf } from '../../lib/core/redis/keys.js';
 import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { startChild, killAllChildren, type Child } from './children.js';
 import { readRecords, type Rec } from './records.js';
@@ -7,11 +7,13 @@ import { deleteNamespace, newNamespace, redisUrl } from './redis.js';
 import { expect } from '@jest/globals';
 import { waitFor } from './wait.js';
 
-/** Leadership changes reported by fixture processes. */
+/** Leadership changes reported by fixture processes: shards taken or lost (docs/scheduler-shards.md). */
 export interface LeaderEvent {
   child: Child;
   acquired: boolean;
   term: number;
+  /** The shards taken or lost. */
+  shards: number[];
   t: number;
 }
 
@@ -54,33 +56,58 @@ export class Fleet {
       .flatMap((child) =>
         child.messages
           .filter((m) => m.event === 'leader')
-          .map((m) => ({ child, acquired: m.acquired as boolean, term: m.term as number, t: m.t as number })),
+          .map((m) => ({
+            child,
+            acquired: m.acquired as boolean,
+            term: m.term as number,
+            shards: (m.shards as number[] | undefined) ?? [],
+            t: m.t as number,
+          })),
       )
       .sort((a, b) => a.t - b.t);
   }
 
-  /** The live child that currently leads (its last leader event is an acquisition). */
-  currentLeader(): Child | undefined {
-    const leaders = this.children.filter((c) => {
-      if (!c.alive) return false;
-      const mine = c.messages.filter((m) => m.event === 'leader');
-      return mine.length > 0 && mine[mine.length - 1].acquired === true;
-    });
+  /**
+   * The shard whose leader a test means by "the leader": the shard of `schedule`, by default the
+   * fleet's first schedule (tests that fail a leader over fail over the shard of what they watch).
+   */
+  shardOf(schedule?: string): number {
+    const name = schedule ?? this.schedules[0]?.name;
+    if (name === undefined) throw new Error('a fleet without schedules has no leader of a schedule');
+    return shardOf(name);
+  }
+
+  /** Whether `child`'s own events say it leads `shard` now (its last event naming the shard is an acquisition). */
+  private leads(child: Child, shard: number, events = this.leaderEvents()): LeaderEvent | undefined {
+    const mine = events.filter((e) => e.child === child && e.shards.includes(shard));
+    const last = mine[mine.length - 1];
+    return last?.acquired ? last : undefined;
+  }
+
+  /** The live child that leads the shard of `schedule` (default: the fleet's first schedule), when exactly one does by its events. */
+  currentLeader(schedule?: string): Child | undefined {
+    const shard = this.shardOf(schedule);
+    const leaders = this.children.filter((c) => c.alive && this.leads(c, shard) !== undefined);
     return leaders.length === 1 ? leaders[0] : undefined;
   }
 
-  /** Waits for a leadership acquired at or after `since` (epoch ms) by a live child that still holds it. */
-  async waitLeader(since = 0, timeoutMs = 10_000): Promise<LeaderEvent> {
+  /**
+   * Waits for the shard of `schedule` (default: the fleet's first schedule) to be taken at or after
+   * `since` (epoch ms) by a live child that still leads it.
+   */
+  async waitLeader(since = 0, timeoutMs = 10_000, schedule?: string): Promise<LeaderEvent> {
+    const shard = this.shardOf(schedule);
     return waitFor(
       () => {
         const all = this.leaderEvents();
-        return all.find((e) => {
-          if (!e.acquired || e.t < since || !e.child.alive) return false;
-          const mine = all.filter((x) => x.child === e.child);
-          return mine[mine.length - 1] === e;
-        });
+        for (const c of this.children) {
+          if (!c.alive) continue;
+          const e = this.leads(c, shard, all);
+          if (e !== undefined && e.t >= since) return e;
+        }
+        return undefined;
       },
-      'a leader',
+      `a leader of shard ${shard}`,
       timeoutMs,
     );
   }
@@ -178,18 +205,29 @@ export async function expectOnceEach(f: Fleet, schedule: string, from: number, t
 }
 
 /**
- * Waits until the leader lease of namespace `ns` was just renewed (PTTL ≥ `ttlMs` − `freshMs`) and
- * returns a lower bound of the epoch ms at which it would expire if nobody touched it again: a
- * hand-over before that instant came from a resignation, not from the lease running out.
+ * Waits until the lease of shard `shard` of namespace `ns` was just renewed (its entry in the shard
+ * leases hash expires at least `ttlMs` − `freshMs` from now, by Redis time) and returns a lower bound
+ * of the epoch ms at which it would expire if nobody touched it again: a hand-over before that
+ * instant came from a release, not from the lease running out.
  */
-export async function freshLease(redis: Redis, ns: string, ttlMs: number, freshMs = 300): Promise<number> {
-  const key = new SchedulerKeys(ns).lease;
+export async function freshLease(redis: Redis, ns: string, ttlMs: number, shard: number, freshMs = 300): Promise<number> {
+  const key = new SchedulerKeys(ns).shards;
   return waitFor(
     async () => {
       const sentAt = Date.now();
-      const pttl = await redis.pttl(key);
+      const [[, value], [, time]] = (await redis.multi().hget(key, String(shard)).time().exec()) as [
+        [null, string | null],
+        [null, [string, string]],
+      ];
+      if (value === null) return 0;
+      const expiresAt = Number(value.split('|').pop());
+      const pttl = expiresAt - (Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000));
       return pttl >= ttlMs - freshMs ? sentAt + pttl : 0;
     },
-    { what: `the lease ${key} to be renewed (PTTL ≥ ${ttlMs - freshMs} ms)`, timeoutMs: ttlMs + 10_000, intervalMs: 10 },
+    {
+      what: `the lease of shard ${shard} of ${ns} to be renewed (≥ ${ttlMs - freshMs} ms left)`,
+      timeoutMs: ttlMs + 10_000,
+      intervalMs: 10,
+    },
   );
 }

@@ -51,7 +51,7 @@ test('leader SIGTERMed → it resigns and a follower leads before the old lease 
   const T0 = nextAligned(Date.now(), 1000);
   await waitTriggers(fleet, 'tick', T0, T0 + 3000, { phase: 'fired' });
   // SIGTERM right after a renewal: had the leader not resigned, its lease would hold until leaseUntil (≈ TTL from now)
-  const leaseUntil = await freshLease(fleet.redis, fleet.ns, TTL);
+  const leaseUntil = await freshLease(fleet.redis, fleet.ns, TTL, fleet.shardOf());
   const stoppedAt = Date.now();
   first.child.kill('SIGTERM');
   const next = await fleet.waitLeader(stoppedAt);

@@ -5,6 +5,7 @@
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { killAllChildren, startChild, type Child } from '../helpers/children.js';
+import { shardOf } from '../../lib/core/redis/keys.js';
 import { alignedTriggers, freshLease, nextAligned, untilTriggerMs } from '../helpers/fleet.js';
 import { readRecords, type Rec } from '../helpers/records.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -42,11 +43,14 @@ async function start(name: string): Promise<Child> {
   return child;
 }
 
-/** The live child whose last leader event is an acquisition, acquired at or after `since`. */
+/** The shard of the health check (docs/scheduler-shards.md): "the leader" below is the leader of this shard. */
+const SHARD = shardOf(HEALTH);
+
+/** The live child whose last leader event naming the health check's shard is an acquisition, acquired at or after `since`. */
 function leader(since = 0): Child | undefined {
   return children.find((c) => {
     if (!c.alive) return false;
-    const mine = c.messages.filter((m) => m.event === 'leader');
+    const mine = c.messages.filter((m) => m.event === 'leader' && (m.shards as number[]).includes(SHARD));
     const last = mine[mine.length - 1];
     return last?.acquired === true && (last.t as number) >= since;
   });
@@ -88,17 +92,18 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
     { what: `the first leader to fire ${firstFour.join(', ')}`, timeoutMs: untilTriggerMs(T0 + 3000) },
   );
   // SIGTERM right after a renewal: had the leader not resigned, its lease would hold until leaseUntil (≈ leaderTtl 1500 ms from now)
-  const leaseUntil = await freshLease(redis, ns, 1500);
+  const leaseUntil = await freshLease(redis, ns, 1500, SHARD);
   const stoppedAt = Date.now();
   first.kill('SIGTERM');
   const next = await waitFor(() => leader(stoppedAt), { what: 'the other replica to lead', timeoutMs: 10_000 });
   expect(next).toBe(other);
   // resigned, not expired: was `< 1000 ms` after the signal (bench/workloads/handover.ts, w7-term, measures the
   // hand-over); order-only now — after the signal, before the old lease would have run out
-  const handOverAt = next.messages.filter((m) => m.event === 'leader').at(-1)!.t as number;
+  const handOverAt = next.messages.filter((m) => m.event === 'leader' && (m.shards as number[]).includes(SHARD)).at(-1)!.t as number;
   expect(handOverAt).toBeGreaterThanOrEqual(stoppedAt);
   expect(handOverAt).toBeLessThan(leaseUntil);
-  expect((await first.message((m) => m.event === 'leader' && m.acquired === false)).reason).toBe('resigned');
+  const lost = (m: Record<string, unknown>) => m.event === 'leader' && m.acquired === false && (m.shards as number[]).includes(SHARD);
+  expect((await first.message(lost)).reason).toBe('resigned');
   const exit = await first.exited;
   expect(exit.signal === 'SIGTERM' || exit.code === 0).toBe(true);
   emails.push(...(await sendEmails(other, 10, 'c')));
