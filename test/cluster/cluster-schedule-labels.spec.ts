@@ -1,9 +1,12 @@
-// Schedule labels on a real 3-master Redis Cluster (issue 25): the registry's indexes live in the
-// scheduler's slot, built on the key prefix the scripts are given, so the puts, the backfill and the
-// paged listing run there like on one server. Run with `npm run test:cluster`.
+// Schedule labels on a real 3-master Redis Cluster (issue 25): each shard's registry and indexes live
+// in the shard's slot (docs/scheduler-shards.md), built on the key prefix the scripts are given, and
+// the 16 shards spread over the masters; the puts, the migration of an older version's registry and
+// the paged listing across the shards run there like on one server. Run with `npm run test:cluster`.
 import { jest } from '@jest/globals';
 import { Inspector } from '../../lib/core/admin/inspector.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { SchedulerKeys, shardKeysOf } from '../../lib/core/redis/keys.js';
+import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
+import { recordingLogger } from '../helpers/wait.js';
 import { toStored } from '../../lib/core/scheduler/definition.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { newNamespace } from '../helpers/redis.js';
@@ -28,15 +31,21 @@ afterEach(async () => {
   await inspector.close();
 });
 
-test('labelled puts, a backfill of definitions written without indexes, and filtered pages, on a cluster', async () => {
+test("labelled puts, a migration of an older version's registry, and filtered pages across the shards, on a cluster", async () => {
   const keys = new SchedulerKeys(ns);
-  expect(cluster.masterOf(keys.label('tenant', 'acme')).port).toBe(cluster.masterOf(keys.schedules).port);
-  expect(cluster.masterOf(keys.nameIndex).port).toBe(cluster.masterOf(keys.schedules).port);
+  const perMaster = new Map<number, number>();
+  for (const k of shardKeysOf(ns)) {
+    const port = cluster.masterOf(k.schedules).port;
+    for (const key of [k.label('tenant', 'acme'), k.nameIndex, k.due, k.version]) expect(cluster.masterOf(key).port).toBe(port);
+    perMaster.set(port, (perMaster.get(port) ?? 0) + 1);
+  }
+  expect([...perMaster.values()].sort()).toEqual([5, 5, 6]); // the shards' tags spread over the masters' slot ranges
   await inspector.addSchedule({ name: 'a.digest', spec: '@every 60s', labels: { tenant: 'acme', kind: 'digest' } });
   await inspector.addSchedule({ name: 'g.digest', spec: '@every 60s', labels: { tenant: 'globex', kind: 'digest' } });
-  // an older version's write: the definition only
+  // an older version's write, to the registry before shards, moved into its shard
   const old = toStored({ name: 'a.old', spec: '@every 60s', labels: { tenant: 'acme', kind: 'digest' } }, 'UTC', true).stored;
-  await inspector.redis.hset(keys.schedules, old.name, JSON.stringify(old));
+  await inspector.redis.hset(keys.legacySchedules, old.name, JSON.stringify(old));
+  expect(await migrateLegacyRegistry(inspector.redis, keys, recordingLogger())).toEqual({ adopted: 1, dropped: 1, left: 0 });
   const page = await inspector.schedulePage({ labels: { tenant: 'acme', kind: 'digest' }, limit: 1 });
   expect(page.items.map((i) => i.name)).toEqual(['a.digest']);
   const next = await inspector.schedulePage({ labels: { tenant: 'acme', kind: 'digest' }, limit: 1, cursor: page.cursor! });

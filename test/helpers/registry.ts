@@ -39,3 +39,35 @@ export async function dueScore(redis: Redis, ns: string, name: string): Promise<
   const v = await redis.zscore(shardKeysFor(ns, name).due, name);
   return v === null ? null : Number(v);
 }
+
+/** The members of one index ZSET of every shard (`key` builds it from a shard's keys), merged in name order. */
+async function acrossShards(redis: Redis, ns: string, key: (k: ReturnType<typeof shardKeysOf>[number]) => string): Promise<string[]> {
+  const all = await Promise.all(shardKeysOf(ns).map((k) => redis.zrange(key(k), 0, -1)));
+  return all.flat().sort();
+}
+
+/** The names indexed under label `k` = `v`, every shard's, in name order. */
+export function labelMembers(redis: Redis, ns: string, k: string, v: string): Promise<string[]> {
+  return acrossShards(redis, ns, (s) => s.label(k, v));
+}
+
+/** The names in the names index, every shard's, in name order. */
+export function indexedNames(redis: Redis, ns: string): Promise<string[]> {
+  return acrossShards(redis, ns, (s) => s.nameIndex);
+}
+
+/** Every stored definition of a namespace, by name (HGETALL of each shard's registry). */
+export async function allDefinitions(redis: Redis, ns: string): Promise<Record<string, string>> {
+  const all = await Promise.all(shardKeysOf(ns).map((k) => redis.hgetall(k.schedules)));
+  return Object.assign({}, ...all) as Record<string, string>;
+}
+
+/** The shards' registry versions (rising counters), joined: unchanged while no registry write took a generation. */
+export async function shardVersions(redis: Redis, ns: string): Promise<string> {
+  return (await Promise.all(shardKeysOf(ns).map((k) => redis.get(k.version)))).join(',');
+}
+
+/** The registry version of the shard of schedule `name` (0 when none yet). */
+export async function versionOf(redis: Redis, ns: string, name: string): Promise<number> {
+  return Number((await redis.get(shardKeysFor(ns, name).version)) ?? 0);
+}

@@ -1,10 +1,12 @@
-// Schedule labels (issue 25): validation, the registry's indexes (every writer keeps them; a layout
-// without them is backfilled) and the paged, filtered listing Inspector.schedulePage.
+// Schedule labels (issue 25): validation, the shards' indexes (every writer keeps them; the registry of a
+// version before shards is moved into them, indexed) and the paged, filtered listing Inspector.schedulePage.
 import type { Redis } from 'ioredis';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
-import { indexSchedulesScript, registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
+import { byShard, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
+import { registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
+import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
+import { dueScore, indexedNames, labelMembers, registryNames, storedDefinition } from '../helpers/registry.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -26,9 +28,9 @@ afterEach(async () => {
   await deleteNamespace(ns);
 });
 
-const stored = (name: string): Promise<StoredSchedule> =>
-  redis.hget(keys.schedules, name).then((raw) => JSON.parse(raw!) as StoredSchedule);
-const members = (key: string): Promise<string[]> => redis.zrange(key, 0, -1);
+const stored = (name: string): Promise<StoredSchedule> => storedDefinition<StoredSchedule>(redis, ns, name).then((s) => s!);
+const label = (k: string, v: string): Promise<string[]> => labelMembers(redis, ns, k, v);
+const names = (): Promise<string[]> => indexedNames(redis, ns);
 
 /** Every page of a query, following the cursors. */
 async function all(query: Parameters<Inspector['schedulePage']>[0]): Promise<{ names: string[]; pages: number }> {
@@ -67,32 +69,38 @@ test('labels are validated, naming the offending label; stored sorted; unlabelle
 
 test('a runtime put keeps the label indexes; a label change alone keeps the generation and changedAt, a spec change does not', async () => {
   await inspector.addSchedule({ name: 'r1', spec: '@every 10s', labels: { tenant: 'acme', kind: 'digest' } });
-  expect(await members(keys.label('tenant', 'acme'))).toEqual(['r1']);
-  expect(await members(keys.label('kind', 'digest'))).toEqual(['r1']);
-  expect(await members(keys.nameIndex)).toEqual(['r1']);
+  expect(await label('tenant', 'acme')).toEqual(['r1']);
+  expect(await label('kind', 'digest')).toEqual(['r1']);
+  expect(await names()).toEqual(['r1']);
   const before = await stored('r1');
   await inspector.addSchedule({ name: 'r1', spec: '@every 10s', labels: { tenant: 'globex', kind: 'digest' } });
   const relabelled = await stored('r1');
   expect(relabelled.labels).toEqual({ kind: 'digest', tenant: 'globex' });
   expect(relabelled.generation).toBe(before.generation);
   expect(relabelled.changedAt).toBe(before.changedAt);
-  expect(await members(keys.label('tenant', 'acme'))).toEqual([]);
-  expect(await members(keys.label('tenant', 'globex'))).toEqual(['r1']);
+  expect(await label('tenant', 'acme')).toEqual([]);
+  expect(await label('tenant', 'globex')).toEqual(['r1']);
   await inspector.addSchedule({ name: 'r1', spec: '@every 20s', labels: { tenant: 'globex' } });
   const respecced = await stored('r1');
   expect(respecced.generation).toBeGreaterThan(before.generation!);
-  expect(await members(keys.label('kind', 'digest'))).toEqual([]);
+  expect(await label('kind', 'digest')).toEqual([]);
   await inspector.removeSchedule('r1');
-  expect(await members(keys.label('tenant', 'globex'))).toEqual([]);
-  expect(await members(keys.nameIndex)).toEqual([]);
+  expect(await label('tenant', 'globex')).toEqual([]);
+  expect(await names()).toEqual([]);
 });
 
 test('register-schedules keeps the indexes; a code schedule whose labels alone changed is not counted as changed and keeps its generation', async () => {
-  const reg = (defs: ScheduleDefinition[]) =>
-    registerSchedulesScript(redis, keys, {
-      nowMs: undefined,
-      definitions: defs.map((d) => toStored(d, 'UTC', false).stored).map((s) => [s.name, s.fp, JSON.stringify(s)] as const),
-    });
+  // one call per shard, as the Scheduler's publish makes them; the outcomes summed
+  const reg = async (defs: ScheduleDefinition[]) => {
+    const all = defs.map((d) => toStored(d, 'UTC', false).stored).map((s) => [s.name, s.fp, JSON.stringify(s)] as const);
+    const out = { changed: 0, fences: [] as unknown[] };
+    for (const [k, definitions] of byShard(ns, all, (d) => d[0])) {
+      const r = await registerSchedulesScript(redis, k, { nowMs: undefined, definitions });
+      out.changed += r.changed;
+      out.fences.push(...r.fences);
+    }
+    return out;
+  };
   expect(
     (
       await reg([
@@ -106,9 +114,9 @@ test('register-schedules keeps the indexes; a code schedule whose labels alone c
   expect(relabel).toMatchObject({ changed: 0, fences: [] });
   expect((await stored('c1')).generation).toBe(g);
   expect((await stored('c1')).labels).toEqual({ tenant: 'initech' });
-  expect(await members(keys.label('tenant', 'initech'))).toEqual(['c1']);
-  expect(await members(keys.label('tenant', 'acme'))).toEqual([]);
-  expect(await members(keys.nameIndex)).toEqual(['c1', 'c2']);
+  expect(await label('tenant', 'initech')).toEqual(['c1']);
+  expect(await label('tenant', 'acme')).toEqual([]);
+  expect(await names()).toEqual(['c1', 'c2']);
   const respec = await reg([{ name: 'c1', spec: '@every 6s', labels: { tenant: 'initech' } }]);
   expect(respec.changed).toBe(1);
   expect(respec.fences).toHaveLength(1);
@@ -156,8 +164,8 @@ test('schedulePage: pages in name order through every schedule, filters by label
   await expect(inspector.schedulePage({ prefix: 'a b' })).rejects.toThrow(/prefix: .*"a b"/);
 });
 
-test('migration: a registry written without indexes is backfilled in bounded steps, and re-indexed when an old writer adds or deletes', async () => {
-  // the layout of a version before labels: definitions only (some with labels, as a newer writer would leave them)
+test('migration: the registry of a version before shards moves into them in bounded steps, indexed and marked due; a newer shard definition wins', async () => {
+  // the layout of a version before shards: one HASH in the scheduler's slot, with its own indexes
   const p = redis.pipeline();
   for (let i = 0; i < 1200; i++) {
     const s = toStored(
@@ -165,62 +173,57 @@ test('migration: a registry written without indexes is backfilled in bounded ste
       'UTC',
       false,
     ).stored;
-    p.hset(keys.schedules, s.name, JSON.stringify(s));
+    p.hset(keys.legacySchedules, s.name, JSON.stringify({ ...s, registeredAt: 1, changedAt: 1, generation: 5 }));
   }
-  // labels with braces in a value: the backfill decodes those with the whole definition
+  // labels with braces in a value
   const braces = toStored({ name: 'old-braces', spec: '@every 60s', labels: { tenant: 'x}{y', kind: '{' } }, 'UTC', false).stored;
-  p.hset(keys.schedules, braces.name, JSON.stringify(braces));
+  p.hset(keys.legacySchedules, braces.name, JSON.stringify({ ...braces, generation: 5 }));
+  p.zadd(keys.prefix + 'index:names', 0, 'old-0000').zadd(keys.prefix + 'label:tenant=acme', 0, 'old-0000');
   await p.exec();
-  const steps: number[] = [];
-  for (let r = await indexSchedulesScript(redis, keys, 500); !r.ready; r = await indexSchedulesScript(redis, keys, 500))
-    steps.push(r.indexed);
-  expect(steps.length).toBeGreaterThan(2); // 1,200 entries at ~500 per step, then the prune
-  expect(Math.max(...steps)).toBeLessThan(1200);
-  expect(await redis.zcard(keys.nameIndex)).toBe(1201);
-  expect(await members(keys.label('tenant', 'x}{y'))).toEqual(['old-braces']);
-  expect(await members(keys.label('kind', '{'))).toEqual(['old-braces']);
-  await redis.hdel(keys.schedules, 'old-braces');
-  expect(await redis.hget(keys.indexState, 'phase')).toBe('ready');
+  // a schedule changed through the shards already (a newer generation) keeps its definition
+  const newer = toStored({ name: 'old-0005', spec: '@every 30s' }, 'UTC', true).stored;
+  await redis.hset(shardKeysFor(ns, 'old-0005').schedules, 'old-0005', JSON.stringify({ ...newer, generation: 9 }));
+  const r = await migrateLegacyRegistry(redis, keys, recordingLogger());
+  expect(r).toEqual({ adopted: 1200, dropped: 1201, left: 0 });
+  expect(await redis.exists(keys.legacySchedules, keys.prefix + 'index:names', keys.prefix + 'label:tenant=acme')).toBe(0);
+  expect(await registryNames(redis, ns)).toHaveLength(1201);
+  expect((await stored('old-0005')).expression).toBe('@every 30s');
+  expect((await stored('old-0006')).generation).toBe(5);
+  expect(await names()).toHaveLength(1201);
+  expect(await label('tenant', 'x}{y')).toEqual(['old-braces']);
+  expect(await label('kind', '{')).toEqual(['old-braces']);
+  expect(Number(await dueScore(redis, ns, 'old-0007')) % 1).toBe(0.5); // marked: its shard's leader plans it at once
+  // a shard's next change takes a generation above every migrated one
+  expect(Number(await redis.get(shardKeysFor(ns, 'old-0007').version))).toBeGreaterThanOrEqual(5);
   expect((await all({ labels: { tenant: 'acme' }, limit: 5 })).names).toEqual(
     [...Array(12).keys()].map((i) => `old-${String(i * 100).padStart(4, '0')}`),
   );
-  // an old instance replaces a labelled definition by one without labels: its stale label entry is skipped
-  const unlabelled = toStored({ name: 'old-0100', spec: '@every 60s' }, 'UTC', false).stored;
-  await redis.hset(keys.schedules, unlabelled.name, JSON.stringify(unlabelled));
-  const acme = (await all({ labels: { tenant: 'acme' } })).names;
-  expect(acme).toHaveLength(11);
-  expect(acme).not.toContain('old-0100');
-  expect(await redis.zscore(keys.label('tenant', 'acme'), 'old-0100')).toBe('0'); // left in place: only skipped
-  // an old instance stores one and deletes another, bypassing the indexes: the next page re-indexes
-  const extra = toStored({ name: 'old-new', spec: '@every 60s' }, 'UTC', false).stored;
-  await redis.hset(keys.schedules, extra.name, JSON.stringify(extra));
-  await redis.hdel(keys.schedules, 'old-0001', 'old-0002');
-  const listed = await all({ prefix: 'old-', limit: 1000 });
-  expect(listed.names).toHaveLength(1199);
-  expect(listed.names).toContain('old-new');
-  expect(listed.names).not.toContain('old-0001');
-  expect(await redis.zscore(keys.nameIndex, 'old-0002')).toBeNull();
   expect((await inspector.schedulePage({ prefix: 'old-000', limit: 3 })).items.map((i) => [i.name, i.orphaned])).toEqual([
     ['old-0000', true], // code-declared, no live instance declares it
-    ['old-0003', true],
-    ['old-0004', true],
+    ['old-0001', true],
+    ['old-0002', true],
   ]);
   expect((await all({ state: 'orphaned', prefix: 'old-001' })).names).toHaveLength(10);
-  expect((await all({ state: 'active', prefix: 'old-' })).names).toEqual([]);
+  expect((await all({ state: 'active', prefix: 'old-' })).names).toEqual(['old-0005']);
+  // an older instance still running writes the legacy registry again: the next pass moves it too
+  const late = toStored({ name: 'old-late', spec: '@every 60s' }, 'UTC', true).stored;
+  await redis.hset(keys.legacySchedules, late.name, JSON.stringify({ ...late, generation: 7 }));
+  expect(await migrateLegacyRegistry(redis, keys, recordingLogger())).toEqual({ adopted: 1, dropped: 1, left: 0 });
+  expect((await stored('old-late')).generation).toBe(7);
 });
 
-test('migration: the leader backfills the indexes of a registry written without them, in the background, at its acquisition', async () => {
+test('migration: a scheduler of this version over the registry of an earlier one fires its schedules; the notice of an older writer moves its later write', async () => {
   const p = redis.pipeline();
-  for (let i = 0; i < 700; i++) {
+  for (let i = 0; i < 50; i++) {
     const s = toStored(
-      { name: `pre-${String(i).padStart(3, '0')}`, spec: '0 0 1 1 *', labels: { tenant: `t${i % 7}` } },
+      { name: `pre-${String(i).padStart(2, '0')}`, spec: '@every 1s', labels: { tenant: `t${i % 7}` } },
       'UTC',
       true,
     ).stored;
-    p.hset(keys.schedules, s.name, JSON.stringify(s));
+    p.hset(keys.legacySchedules, s.name, JSON.stringify({ ...s, registeredAt: Date.now(), changedAt: Date.now(), generation: 1 }));
   }
   await p.exec();
-  expect(await redis.exists(keys.nameIndex)).toBe(0);
+  const fired = new Set<string>();
   const leader = new Scheduler({
     connection: redisUrl(),
     namespace: ns,
@@ -228,11 +231,21 @@ test('migration: the leader backfills the indexes of a registry written without 
     heartbeatInterval: 200,
     logger: recordingLogger(),
   });
+  leader.events.subscribe((e) => e.type === 'schedule.fired' && fired.add(e.schedule));
   try {
     await leader.start();
-    await waitFor(async () => (await redis.hget(keys.indexState, 'phase')) === 'ready', 'the leader to complete the indexes');
-    expect(await redis.zcard(keys.nameIndex)).toBe(700);
-    expect(await redis.zcard(keys.label('tenant', 't3'))).toBe(100);
+    await waitFor(() => fired.size === 50, 'every migrated schedule to fire');
+    expect(await redis.hlen(keys.legacySchedules)).toBe(0);
+    expect(await label('tenant', 't3')).toHaveLength(7);
+    // an instance of the earlier version adds one the old way: its registry write and its notice (a schedule name)
+    const late = toStored({ name: 'pre-late', spec: '@every 1s' }, 'UTC', true).stored;
+    await redis.hset(
+      keys.legacySchedules,
+      late.name,
+      JSON.stringify({ ...late, registeredAt: Date.now(), changedAt: Date.now(), generation: 2 }),
+    );
+    await redis.publish(keys.changesChannel, 'pre-late');
+    await waitFor(() => fired.has('pre-late'), 'the later write to be moved and fired');
   } finally {
     await leader.stop();
   }

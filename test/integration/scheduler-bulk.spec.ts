@@ -6,9 +6,21 @@ import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
-import { fireScript, indexSchedulesScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
+import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
+import {
+  allDefinitions,
+  dueScore,
+  indexedNames,
+  labelMembers,
+  registryKey,
+  registryNames,
+  registrySize,
+  shardVersions,
+  storedJson,
+  versionOf,
+} from '../helpers/registry.js';
 import { FIRE_MODE, META, newMeta } from '../../lib/core/redis/protocol.js';
 import type { ScheduleDefinition, StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
@@ -48,7 +60,7 @@ function digests(n: number, extra: Partial<ScheduleDefinition> = {}): ScheduleDe
 }
 
 async function stored(name: string): Promise<StoredSchedule> {
-  return JSON.parse((await client.hget(new SchedulerKeys(ns).schedules, name))!) as StoredSchedule;
+  return JSON.parse((await storedJson(client, ns, name))!) as StoredSchedule;
 }
 
 /** A trigger of schedule `name` planned under `generation`, for fire.lua. */
@@ -85,8 +97,7 @@ test('addSchedules: 1,000 schedules visible at once; the every-second ones are f
   await s.start();
   const defs = [...digests(997), ...fast.map((name) => ({ name, spec: { every: 1000 }, type: 'tick' }))];
   expect(await s.addSchedules(defs)).toEqual({ added: 1000, existing: [] });
-  const k = new SchedulerKeys(ns);
-  expect(await client.hlen(k.schedules)).toBe(1000);
+  expect(await registrySize(client, ns)).toBe(1000);
   const d = await stored('digest.1');
   expect(d).toMatchObject({ expression: '0 3 * * *', timeZone: 'Europe/Paris', queue: 'digests', runtime: true, payload: '{"tenant":1}' });
   expect(d.generation).toBeGreaterThan(0);
@@ -108,8 +119,8 @@ test('upsertSchedules: an unchanged definition writes nothing (no generation, no
   await s.pauseSchedule('digest.7');
   await s.pauseSchedule('digest.8');
   await s.resumeSchedule('digest.8');
-  const before = await client.hgetall(k.schedules);
-  const version = await client.get(k.version);
+  const before = await allDefinitions(client, ns);
+  const version = await shardVersions(client, ns);
   const notices: string[] = [];
   const sub = openConnection(redisUrl()).client as Redis;
   try {
@@ -122,8 +133,8 @@ test('upsertSchedules: an unchanged definition writes nothing (no generation, no
       return notices.splice(0).filter((m) => m !== marker);
     };
     expect(await s.upsertSchedules(digests(300))).toEqual({ added: 0, changed: 0, unchanged: 300 });
-    expect(await client.get(k.version)).toBe(version);
-    expect(await client.hgetall(k.schedules)).toEqual(before);
+    expect(await shardVersions(client, ns)).toBe(version);
+    expect(await allDefinitions(client, ns)).toEqual(before);
     expect(await noticesBefore('m1')).toEqual([]);
 
     // 7 and 8 change their payload, 9 moves to another queue, 300 is new, the rest is unchanged
@@ -141,7 +152,7 @@ test('upsertSchedules: an unchanged definition writes nothing (no generation, no
     expect(await stored('digest.8')).toMatchObject({ paused: false, resumedAt: old8.resumedAt, registeredAt: old8.registeredAt });
     expect(old8.resumedAt).toBeGreaterThan(0);
     expect((await stored('digest.9')).changedAt).toBeGreaterThanOrEqual(old9.changedAt!); // a new queue: its timing restarts
-    expect(await client.hget(k.schedules, 'digest.10')).toBe(before['digest.10']);
+    expect(await storedJson(client, ns, 'digest.10')).toBe(before['digest.10']);
     // fenced in the queue each targeted: a trigger planned under the old generation is refused, one under the new taken
     const q = new QueueKeys(ns, 'digests');
     expect(Number(await client.hget(q.generation, 'digest.7'))).toBe(new7.generation);
@@ -166,14 +177,13 @@ async function redisNow(): Promise<number> {
 test('upsertSchedules over a stored form without registeredAt or changedAt (an older writer) stores valid JSON', async () => {
   const s = scheduler({ eligible: false });
   await s.start();
-  const k = new SchedulerKeys(ns);
   await s.addSchedule({ name: 'old', spec: '@every 1h' });
   const { registeredAt, changedAt, ...bare } = await stored('old');
   expect(registeredAt).toBe(changedAt);
-  await client.hset(k.schedules, 'old', JSON.stringify({ ...bare, paused: true }));
+  await client.hset(registryKey(ns, 'old'), 'old', JSON.stringify({ ...bare, paused: true }));
   expect(await s.upsertSchedules([{ name: 'old', spec: '@every 2h' }])).toEqual({ added: 0, changed: 1, unchanged: 0 });
   const now = await stored('old');
-  expect(now).toMatchObject({ expression: '@every 2h', paused: true, generation: Number(await client.get(k.version)) });
+  expect(now).toMatchObject({ expression: '@every 2h', paused: true, generation: await versionOf(client, ns, 'old') });
   expect(now.registeredAt).toBeUndefined();
   expect(now.changedAt).toBeGreaterThan(0); // a new spec: its timing starts now
 });
@@ -182,18 +192,17 @@ test('addSchedules leaves an existing name untouched and reports it', async () =
   const s = scheduler({ eligible: false });
   await s.start();
   await s.addSchedule({ name: 'a', spec: '@every 1h' });
-  const k = new SchedulerKeys(ns);
-  const a = await client.hget(k.schedules, 'a');
-  const version = await client.get(k.version);
+  const a = await storedJson(client, ns, 'a');
+  const version = await versionOf(client, ns, 'b');
   expect(
     await s.addSchedules([
       { name: 'a', spec: '@every 5m' },
       { name: 'b', spec: '@every 5m' },
     ]),
   ).toEqual({ added: 1, existing: ['a'] });
-  expect(await client.hget(k.schedules, 'a')).toBe(a);
-  expect((await stored('b')).generation).toBe(Number(await client.get(k.version)));
-  expect(Number(await client.get(k.version))).toBeGreaterThan(Number(version));
+  expect(await storedJson(client, ns, 'a')).toBe(a);
+  expect((await stored('b')).generation).toBe(await versionOf(client, ns, 'b'));
+  expect(await versionOf(client, ns, 'b')).toBeGreaterThan(version);
   expect(await s.addSchedules([{ name: 'a', spec: '@every 5m' }])).toEqual({ added: 0, existing: ['a'] });
   expect(await s.addSchedules([])).toEqual({ added: 0, existing: [] });
 });
@@ -201,7 +210,6 @@ test('addSchedules leaves an existing name untouched and reports it', async () =
 test('a bad definition or a name given twice is refused before anything is written, naming it and its index', async () => {
   const s = scheduler({ eligible: false });
   await s.start();
-  const k = new SchedulerKeys(ns);
   const defs = [...digests(600), { name: 'broken', spec: '61 * * * *' }];
   const err = (await s.upsertSchedules(defs).catch((e: unknown) => e)) as InvalidScheduleError;
   expect(err).toBeInstanceOf(InvalidScheduleError);
@@ -220,7 +228,7 @@ test('a bad definition or a name given twice is refused before anything is writt
   expect(twice).toBeInstanceOf(DuplicateScheduleError);
   expect((twice as Error).message).toMatch(/"digest.1".*indexes 1 and 3/);
   await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(DuplicateScheduleError);
-  expect(await client.exists(k.schedules, k.version)).toBe(0);
+  expect([await registrySize(client, ns), await shardVersions(client, ns)]).toEqual([0, ','.repeat(15)]);
 });
 
 test('removeSchedules: removed and fenced, missing names reported, one operator.acted; live code schedules refuse the call', async () => {
@@ -238,11 +246,11 @@ test('removeSchedules: removed and fenced, missing names reported, one operator.
   // a schedule this live instance declares in code: the whole call is refused, nothing removed
   await expect(s.removeSchedules(['digest.1', 'code.job'])).rejects.toThrow(ChronosStateError);
   await expect(s.removeSchedules(['digest.1', 'code.job'])).rejects.toThrow(/"code.job" \(.*\).*nothing was removed/);
-  expect(await client.hexists(k.schedules, 'digest.1')).toBe(1);
+  expect(await storedJson(client, ns, 'digest.1')).not.toBeNull();
 
   const names = [...digests(600).map((d) => d.name), 'nope.1', 'nope.2'];
   expect(await s.removeSchedules(names)).toEqual({ removed: 600, missing: ['nope.1', 'nope.2'] });
-  expect(await client.hkeys(k.schedules)).toEqual(['code.job']);
+  expect(await registryNames(client, ns)).toEqual(['code.job']);
   expect(await client.hexists(k.pauseNotes, 'digest.3')).toBe(0);
   const fence = Number(await client.hget(new QueueKeys(ns, 'digests').generation, 'digest.3'));
   expect(fence).toBeGreaterThan(old3.generation!);
@@ -274,7 +282,6 @@ test('the bulk path drops the maxRuns counters a removal or a change of queue le
 test('the bulk path keeps the label indexes: pages find what upsertSchedules stored; a label-only change keeps the generation; removal unindexes', async () => {
   const s = scheduler({ eligible: false });
   await s.start();
-  const k = new SchedulerKeys(ns);
   const defs = digests(300).map((d, i) => ({ ...d, labels: { tenant: `t${i % 3}`, kind: 'digest' } }));
   await s.upsertSchedules(defs);
   const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
@@ -286,10 +293,10 @@ test('the bulk path keeps the label indexes: pages find what upsertSchedules sto
       .map((d) => d.name)
       .sort(),
   );
-  expect(await client.zcard(k.nameIndex)).toBe(300);
+  expect(await indexedNames(client, ns)).toHaveLength(300);
 
   const before = await stored('digest.1');
-  const version = await client.get(k.version);
+  const version = await shardVersions(client, ns);
   // digest.1 moves tenant (labels only): same generation, no new version, no fence
   expect(await s.upsertSchedules([{ ...defs[1], labels: { tenant: 'moved', kind: 'digest' } }])).toEqual({
     added: 0,
@@ -297,28 +304,41 @@ test('the bulk path keeps the label indexes: pages find what upsertSchedules sto
     unchanged: 0,
   });
   expect((await stored('digest.1')).generation).toBe(before.generation);
-  expect(await client.get(k.version)).toBe(version);
+  expect(await shardVersions(client, ns)).toBe(version);
   expect(await client.hexists(new QueueKeys(ns, 'digests').generation, 'digest.1')).toBe(0);
-  expect(await client.zscore(k.label('tenant', 't1'), 'digest.1')).toBeNull();
-  expect(await client.zscore(k.label('tenant', 'moved'), 'digest.1')).toBe('0');
+  expect(await labelMembers(client, ns, 'tenant', 't1')).not.toContain('digest.1');
+  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual(['digest.1']);
 
   await s.removeSchedules(defs.slice(0, 150).map((d) => d.name));
-  expect(await client.zcard(k.nameIndex)).toBe(150);
-  expect(await client.zscore(k.label('tenant', 'moved'), 'digest.1')).toBeNull();
+  expect(await indexedNames(client, ns)).toHaveLength(150);
+  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual([]);
   const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
   expect(rest.items).toHaveLength(150);
 });
 
-test('a registry written by the bulk path from the start needs no backfill: the first step marks its index ready', async () => {
+test('the bulk path keeps the due index: added and changed ones are marked, a paused one is out, a label-only change and an unchanged one leave it', async () => {
   const s = scheduler({ eligible: false });
   await s.start();
-  const k = new SchedulerKeys(ns);
-  await s.upsertSchedules(digests(600).map((d) => ({ ...d, labels: { tenant: 'acme' } })));
-  await client.del(k.indexState); // as before any leader ran its backfill
-  expect(await indexSchedulesScript(client, k, 250)).toEqual({ ready: true, indexed: 0 });
-  // a registry an older writer added to (not indexed) is still backfilled
-  await client.hset(k.schedules, 'old.1', (await client.hget(k.schedules, 'digest.1'))!.replace('digest.1', 'old.1'));
-  await client.del(k.indexState);
-  const step = await indexSchedulesScript(client, k, 250);
-  expect(step.indexed).toBeGreaterThan(0);
+  const defs = digests(20).map((d) => ({ ...d, labels: { tenant: 'acme' } }));
+  await s.upsertSchedules(defs);
+  const marks = await Promise.all(defs.map((d) => dueScore(client, ns, d.name)));
+  expect(marks.every((m) => m !== null && m % 1 === 0.5)).toBe(true); // "look at it now": Redis ms + 0.5
+  await s.pauseSchedule('digest.2');
+  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
+  // what a leader would have written after planning them: their next wake, an integer
+  for (const d of defs) if (d.name !== 'digest.2') await client.zadd(shardKeysFor(ns, d.name).due, 4_000_000_000_000, d.name);
+  await s.upsertSchedules([
+    { ...defs[1], labels: { tenant: 'globex' } }, // labels only: its triggers did not change
+    { ...defs[2], payload: { v: 2 } }, // paused: stays out
+    { ...defs[3], payload: { v: 2 } }, // changed: marked again
+    defs[4], // unchanged
+  ]);
+  expect(await dueScore(client, ns, 'digest.1')).toBe(4_000_000_000_000);
+  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
+  expect((await dueScore(client, ns, 'digest.3'))! % 1).toBe(0.5);
+  expect(await dueScore(client, ns, 'digest.4')).toBe(4_000_000_000_000);
+  await s.resumeSchedule('digest.2');
+  expect((await dueScore(client, ns, 'digest.2'))! % 1).toBe(0.5);
+  await s.removeSchedules(['digest.3']);
+  expect(await dueScore(client, ns, 'digest.3')).toBeNull();
 });

@@ -3,7 +3,7 @@
 // removes a code-declared schedule as removeSchedule does.
 import { Injectable } from '@nestjs/common';
 import { Cron, InvalidScheduleError, SchedulerService } from '../../lib/index.js';
-import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { registryNames, storedJson } from '../helpers/registry.js';
 import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import type { Redis } from 'ioredis';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
@@ -27,8 +27,8 @@ test('upsertSchedules / addSchedules / removeSchedules apply the module defaults
   const scheduler = app.get(SchedulerService);
   const redis = connect();
   opened.push(redis);
-  const k = new SchedulerKeys(app.namespace);
-  const read = async (name: string) => JSON.parse((await redis.hget(k.schedules, name))!) as StoredSchedule;
+  const ns = app.namespace;
+  const read = async (name: string) => JSON.parse((await storedJson(redis, ns, name))!) as StoredSchedule;
 
   await scheduler.addSchedule({ name: 'single', spec: '0 8 * * *', type: 'digest' });
   const single = await read('single');
@@ -61,7 +61,7 @@ test('upsertSchedules / addSchedules / removeSchedules apply the module defaults
   );
 
   // like removeSchedule, a schedule this live instance declares in code is removed too
-  expect(await redis.hexists(k.schedules, 'code.nightly')).toBe(1);
+  expect(await storedJson(redis, ns, 'code.nightly')).not.toBeNull();
   expect(await scheduler.removeSchedules(['code.nightly', 'bulk', 'nope'])).toEqual({ removed: 2, missing: ['nope'] });
-  expect((await redis.hkeys(k.schedules)).sort()).toEqual(['other', 'single']);
+  expect(await registryNames(redis, ns)).toEqual(['other', 'single']);
 });

@@ -51,7 +51,14 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
-  const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, stored.name), ctx.sched, 'put', stored.name, JSON.stringify(stored));
+  const r = await scheduleAdminScript(
+    ctx.client,
+    shardKeysFor(ctx.namespace, stored.name),
+    ctx.sched,
+    'put',
+    stored.name,
+    JSON.stringify(stored),
+  );
   if (r.previousQueue !== undefined) {
     const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];
     await raiseFences(ctx.client, ctx.namespace, fences);

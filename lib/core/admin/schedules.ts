@@ -294,7 +294,10 @@ export async function storedSchedule(ctx: InspectorContext, name: string): Promi
  */
 export async function schedule(ctx: InspectorContext, name: string, n = 5): Promise<ScheduleInfo> {
   // two slots (the shard's registry, the scheduler's pause notes): two commands in flight, not one pipeline (a cluster)
-  const [raw, note] = await Promise.all([ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name), ctx.client.hget(ctx.sched.pauseNotes, name)]);
+  const [raw, note] = await Promise.all([
+    ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name),
+    ctx.client.hget(ctx.sched.pauseNotes, name),
+  ]);
   if (!raw) throw new ScheduleNotFoundError(name);
   const info = (await build(ctx, [[name, raw]], note ? { [name]: note } : {}, n))[0];
   if (info.overlap === 'buffer-one') {

@@ -286,8 +286,9 @@ export class ChronosMetrics {
       case 'leader.acquired':
       case 'leader.lost': {
         const led = new Set(this.led.get(e.instanceId));
-        for (const k of e.shards) if (e.type === 'leader.acquired') led.add(k);
-        else led.delete(k);
+        for (const k of e.shards)
+          if (e.type === 'leader.acquired') led.add(k);
+          else led.delete(k);
         this.led.set(e.instanceId, led);
         this.leader.labels(e.instanceId).set(led.size > 0 ? 1 : 0);
         this.leaderShards.labels(e.instanceId).set(led.size);

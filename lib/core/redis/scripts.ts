@@ -34,6 +34,8 @@ export const SCRIPT_NAMES = [
   'acquire-lease',
   'renew-lease',
   'release-lease',
+  'shards',
+  'release-shards',
   'register-schedules',
   'declare-schedules',
   'heartbeat',

@@ -115,7 +115,10 @@ export class FiringShared {
     if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
     chunk.forEach((item, i) => this.settle(item, results[i]));
     announceSuperseding(client, this.ctx.namespace, this.ctx.logger, chunk, results);
-    await this.bound.call(indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow), 'the due-time index write'); // jittered trigger tasks (fire-triggers.ts)
+    await this.bound.call(
+      indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow),
+      'the due-time index write',
+    ); // jittered trigger tasks (fire-triggers.ts)
   }
 
   /** Applies one fire result to its entry, with its events and logs. */

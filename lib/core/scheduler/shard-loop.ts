@@ -119,7 +119,9 @@ export class ShardLoop {
         if (item.json === undefined) throw new Error('no definition in the registry');
         entries.push(entryOf(item as DueItem & { json: string }, cache, now));
       } catch (err) {
-        ctx.logger.error(`Schedule definition in Redis is invalid; it does not fire (schedule=${item.name} error=${(err as Error).message})`);
+        ctx.logger.error(
+          `Schedule definition in Redis is invalid; it does not fire (schedule=${item.name} error=${(err as Error).message})`,
+        );
         moves.push({ name: item.name, read: item.score, next: undefined });
       }
     }
@@ -137,7 +139,15 @@ export class ShardLoop {
     if (fire.length > 0) await this.shared.fire(fire, () => this.leading());
     // the orphaned spans are skipped in Redis (lastFired moved past them): their stored instants go
     const spans = entries.filter((e) => e.orphanSpan !== undefined && e.lastFired >= e.orphanSpan.until);
-    if (spans.length > 0) await bound.call(forgetOrphaned(ctx.client, ctx.keys, spans.map((e) => e.stored.name)), 'the orphaned forget');
+    if (spans.length > 0)
+      await bound.call(
+        forgetOrphaned(
+          ctx.client,
+          ctx.keys,
+          spans.map((e) => e.stored.name),
+        ),
+        'the orphaned forget',
+      );
     let retryAt = Infinity;
     for (const e of entries) {
       const n = this.nextScore(e, now);

@@ -168,7 +168,12 @@ export class ChronosHealthIndicator {
       const own = held.filter((s) => s.instance === this.scheduler.instanceId);
       const ttlMs = own.length > 0 ? Math.min(...own.map((s) => s.ttlMs)) : (lease?.ttlMs ?? 0);
       const ageMs = lease ? Math.max(0, this.options.leaderTtl - ttlMs) : 0;
-      scheduler.lease = lease && { holder: own.length > 0 ? this.scheduler.instanceId : lease.instance, term: this.scheduler.term, ageMs, ttlMs };
+      scheduler.lease = lease && {
+        holder: own.length > 0 ? this.scheduler.instanceId : lease.instance,
+        term: this.scheduler.term,
+        ageMs,
+        ttlMs,
+      };
       const lost = mine.filter((k) => !own.some((s) => s.shard === k));
       if (!schedulerFailing && scheduler.leader && lost.length > 0) {
         const other = (lease?.shards ?? []).find((s) => s.shard === lost[0]);

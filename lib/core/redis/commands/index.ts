@@ -6,6 +6,7 @@
  * - recovery.ts: recover, reclaim-consumer, presence, claim, renew-markers (the pending entries lists);
  * - schedule.ts: fire, fence-schedules, the lease's, the schedule registry's and schedule-admin;
  * - schedule-bulk.ts: put-schedules, remove-schedules (the bulk runtime API of the registry);
+ * - shards.ts: shards, release-shards (the shard leases);
  * - shard-due.ts: take-due, advance-due, mark-due (the shards' due index), adopt-schedules, drop-legacy
  *   (the migration of the registry of a version before shards);
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
@@ -29,6 +30,7 @@ import { RECOVERY_SCRIPTS } from './recovery.js';
 import { SCHEDULE_SCRIPTS } from './schedule.js';
 import { SCHEDULE_BULK_SCRIPTS } from './schedule-bulk.js';
 import { SHARD_DUE_SCRIPTS } from './shard-due.js';
+import { SHARDS_SCRIPTS } from './shards.js';
 import { STATS_SCRIPTS } from './stats.js';
 
 /** Each area's wrappers, by script; the file of area `a` is `./<a>.ts`. */
@@ -39,6 +41,7 @@ export const SCRIPT_AREAS = {
   schedule: SCHEDULE_SCRIPTS,
   'schedule-bulk': SCHEDULE_BULK_SCRIPTS,
   'shard-due': SHARD_DUE_SCRIPTS,
+  shards: SHARDS_SCRIPTS,
   admin: ADMIN_SCRIPTS,
   limits: LIMITS_SCRIPTS,
   stats: STATS_SCRIPTS,
@@ -52,6 +55,7 @@ export const SCRIPT_WRAPPERS: Readonly<Record<ScriptName, ScriptWrapper>> = {
   ...SCHEDULE_SCRIPTS,
   ...SCHEDULE_BULK_SCRIPTS,
   ...SHARD_DUE_SCRIPTS,
+  ...SHARDS_SCRIPTS,
   ...ADMIN_SCRIPTS,
   ...LIMITS_SCRIPTS,
   ...STATS_SCRIPTS,

@@ -1,0 +1,223 @@
+import { performance } from 'node:perf_hooks';
+import type { ChronosLogger } from '../runtime/logger.js';
+import { within } from './deadline.js';
+import { releaseShardsScript, shardsScript, type ShardsOutcome } from '../redis/commands/shards.js';
+import type { SchedulerKeys } from '../redis/keys.js';
+import type { RedisClient } from '../redis/types.js';
+
+/** What the shard leases tell their owner. */
+export interface ShardLeaseListener {
+  /** Shards this instance took in one call (each with its new fencing term). */
+  acquired(taken: ReadonlyArray<{ shard: number; term: number }>): void;
+  /** Shards this instance no longer leads: released for a fair share, found taken, expired by the local clock, or stopped (`resigned`). */
+  lost(shards: readonly number[], reason: string): void;
+  /** A round trip for the time source: sent and received on its local (monotonic) base, epoch ms, answered with Redis time (epoch ms). */
+  clockSample(sentAtMs: number, redisNowMs: number, receivedAtMs: number): void;
+}
+
+/** What {@link ShardLeases} works with. */
+export interface ShardLeasesOptions {
+  client: RedisClient;
+  keys: SchedulerKeys;
+  instanceId: string;
+  /** The lease of each shard and of the membership, ms; renewed every ttlMs / 2. */
+  ttlMs: number;
+  /** How many shards (protocol.ts SHARD_COUNT). */
+  shardCount: number;
+  logger: ChronosLogger;
+  listener: ShardLeaseListener;
+  /** The time source's local (monotonic) now, epoch ms. */
+  localNow(): number;
+}
+
+/** After a notice or at another's expiry, how long past the instant to call, ms (Redis and this clock differ by a little). */
+const EXPIRY_SLACK_MS = 5;
+
+/**
+ * The shard leases of one instance (docs/scheduler-shards.md): one shards.lua call every TTL/2
+ * renews its membership and every shard it leads, releases those above its fair share and takes
+ * free or expired ones up to it; another call comes at once on a resign notice (a shard was freed,
+ * an instance joined) and at the earliest expiry of another's lease (a SIGKILLed instance's shards
+ * are taken within the TTL). The instance leads its shards until `sent + ttl − margin` of its last
+ * successful call, measured on the monotonic clock from when the call was sent; a timer steps down
+ * at that deadline whatever calls are in flight (a paused process, a silent socket), so it stops
+ * firing before any lease can expire in Redis and be taken. A reply that came after that deadline
+ * is not trusted: its shards are announced only by the next call, made at once. `stop()` releases
+ * every shard at once (release-shards.lua), so the others take them without waiting.
+ */
+export class ShardLeases {
+  private readonly heldTerms = new Map<number, number>();
+  private validUntil = 0;
+  private running = false;
+  private joined = false;
+  private calling = false;
+  private again = false;
+  private callTimer?: NodeJS.Timeout;
+  private expiryTimer?: NodeJS.Timeout;
+  private readonly marginMs: number;
+
+  constructor(private readonly o: ShardLeasesOptions) {
+    this.marginMs = Math.min(250, Math.floor(o.ttlMs / 10));
+  }
+
+  /** The shards this instance leads now (by its own monotonic clock), with their terms. */
+  get held(): ReadonlyMap<number, number> {
+    return performance.now() < this.validUntil ? this.heldTerms : new Map();
+  }
+
+  /** True while this instance leads at least one shard. */
+  get isLeader(): boolean {
+    return this.held.size > 0;
+  }
+
+  /** Starts campaigning (the first call announces this instance, so the others rebalance at once). */
+  start(): void {
+    this.running = true;
+    void this.call();
+  }
+
+  /** A notice on the resign channel (a shard was released, an instance joined): call at once. */
+  onResignation(): void {
+    if (this.running) void this.call();
+  }
+
+  /**
+   * Whether this instance leads `shard` now; steps down from every shard (logging why) when the
+   * local validity of its leases has run out.
+   */
+  check(shard: number): boolean {
+    if (!this.heldTerms.has(shard)) return false;
+    if (performance.now() < this.validUntil) return true;
+    this.expired();
+    return false;
+  }
+
+  /** The step-down timer: the local validity ran out without a successful call. */
+  private expired(): void {
+    if (this.heldTerms.size > 0 && performance.now() >= this.validUntil) {
+      this.stepDown('lease expired by the local clock: no successful renewal within leaderTtl (paused process or lost connection)');
+    }
+  }
+
+  /** Stops campaigning and releases every shard and the membership (bounded by the TTL); the shards are reported lost as `resigned`. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.callTimer);
+    clearTimeout(this.expiryTimer);
+    const had = [...this.heldTerms.keys()];
+    this.heldTerms.clear();
+    this.validUntil = 0;
+    try {
+      const n = await within(releaseShardsScript(this.o.client, this.o.keys, this.o.instanceId), this.o.ttlMs, 'shard release');
+      if (n > 0) this.o.logger.log(`Released ${n} shard lease(s)`);
+    } catch (err) {
+      this.o.logger.warn(
+        `Could not release the shard leases; they expire by themselves within ${this.o.ttlMs} ms (error=${(err as Error).message})`,
+      );
+    }
+    if (had.length > 0) this.o.listener.lost(had, 'resigned');
+  }
+
+  /** One shards.lua call at a time; a request while one is in flight makes one more right after it. */
+  private async call(): Promise<void> {
+    if (!this.running) return;
+    if (this.calling) {
+      this.again = true;
+      return;
+    }
+    this.calling = true;
+    clearTimeout(this.callTimer);
+    let nextIn = Math.floor(this.o.ttlMs / 2);
+    try {
+      const sent = performance.now();
+      const local = this.o.localNow();
+      // past ttl − margin the leases it renews are spent by this clock: a reply after that is not trusted
+      const r = await within(
+        shardsScript(this.o.client, this.o.keys, this.o.instanceId, this.o.ttlMs, this.o.shardCount, !this.joined),
+        this.o.ttlMs - this.marginMs,
+        'shard lease call',
+      );
+      this.joined = true;
+      this.o.listener.clockSample(local, r.redisNow, this.o.localNow());
+      if (!this.running) return;
+      nextIn = this.applied(r, sent, nextIn);
+    } catch (err) {
+      this.o.logger.warn(`Could not renew or take shard leases (error=${(err as Error).message})`);
+      // the leases still hold: try again soon rather than let them run out unrenewed
+      const left = this.validUntil - performance.now();
+      nextIn = left > 0 ? Math.max(0, Math.min(Math.floor(this.o.ttlMs / 10), Math.floor(left / 2))) : Math.floor(this.o.ttlMs / 4);
+    } finally {
+      this.calling = false;
+    }
+    if (!this.running) return;
+    if (this.again) {
+      this.again = false;
+      nextIn = 0;
+    }
+    this.callTimer = setTimeout(() => void this.call(), nextIn);
+  }
+
+  /** Applies a reply sent at `sent` (monotonic ms). @returns when to call next, ms. */
+  private applied(r: ShardsOutcome, sent: number, regular: number): number {
+    const validUntil = sent + this.o.ttlMs - this.marginMs;
+    if (performance.now() >= validUntil) {
+      // came back spent: what it renewed or took is confirmed by the next call, made at once
+      this.stepDown('the shard lease call came back after the leases it renewed were spent by the local clock');
+      return 0;
+    }
+    const lost = [...this.heldTerms.keys()].filter((k) => r.mine.get(k) !== this.heldTerms.get(k));
+    if (lost.length > 0) {
+      const released = lost.filter((k) => r.released.includes(k));
+      const gone = lost.filter((k) => !r.released.includes(k));
+      for (const k of lost) this.heldTerms.delete(k);
+      if (released.length > 0) this.o.listener.lost(released, 'released: above this instance’s fair share of the shards');
+      if (gone.length > 0) this.o.listener.lost(gone, 'token mismatch: the shard lease expired or another instance holds it');
+    }
+    const taken: { shard: number; term: number }[] = [];
+    for (const [shard, term] of r.mine) {
+      if (this.heldTerms.get(shard) !== term) taken.push({ shard, term });
+      this.heldTerms.set(shard, term);
+    }
+    this.validUntil = validUntil;
+    clearTimeout(this.expiryTimer);
+    if (this.heldTerms.size > 0) this.expiryTimer = setTimeout(() => this.expired(), Math.max(0, validUntil - performance.now()));
+    if (taken.length > 0) {
+      this.o.logger.log(`Shard leadership acquired (shards=${taken.map((t) => t.shard).join(',')} leaderTtlMs=${this.o.ttlMs})`);
+      this.o.listener.acquired(taken);
+    }
+    // call again at the next renewal, or right after another's lease or membership expires (its shards become free)
+    const sinceSent = performance.now() - sent;
+    const renewIn = Math.max(0, regular - sinceSent);
+    if (r.nextCheckAt === undefined) return renewIn;
+    return Math.max(0, Math.min(renewIn, r.nextCheckAt - r.redisNow + EXPIRY_SLACK_MS));
+  }
+
+  /** Steps down from every shard (they are reported lost); campaigns again soon. */
+  private stepDown(reason: string): void {
+    clearTimeout(this.expiryTimer);
+    const had = [...this.heldTerms.keys()];
+    this.heldTerms.clear();
+    this.validUntil = 0;
+    if (had.length === 0) return;
+    this.o.logger.warn(`Lost shard leadership (shards=${had.join(',')} reason=${reason})`);
+    this.o.listener.lost(had, reason);
+    if (this.running && !this.calling) {
+      clearTimeout(this.callTimer);
+      this.callTimer = setTimeout(() => void this.call(), 0);
+    }
+  }
+}
+
+/** The shard leases as Redis holds them (for the Inspector and tests): one HGETALL; expired entries included. */
+export async function readShardLeases(
+  client: RedisClient,
+  keys: SchedulerKeys,
+): Promise<{ shard: number; instance: string; term: number; expiresAt: number }[]> {
+  const table = await client.hgetall(keys.shards);
+  return Object.entries(table)
+    .map(([field, value]) => {
+      const parts = value.split('|');
+      return { shard: Number(field), instance: parts.slice(0, -2).join('|'), term: Number(parts.at(-2)), expiresAt: Number(parts.at(-1)) };
+    })
+    .sort((a, b) => a.shard - b.shard);
+}

@@ -1,0 +1,56 @@
+/**
+ * The typed wrappers of the shard leases' scripts (conventions as in index.ts; docs/scheduler-shards.md):
+ * shards (one instance's renewal, release above and take up to its fair share) and release-shards
+ * (an instance that stops lets go). Instants are epoch ms, Redis time.
+ */
+import type { SchedulerKeys } from '../keys.js';
+import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import type { RedisClient } from '../types.js';
+
+/** What shards.lua did for one instance. */
+export interface ShardsOutcome {
+  /** Redis time of the call, epoch ms. */
+  redisNow: number;
+  /** Every shard the instance leads after the call, with its term (taken ones included). */
+  mine: Map<number, number>;
+  /** Shards taken by this call. */
+  taken: number[];
+  /** Shards released by this call (above the instance's fair share). */
+  released: number[];
+  /** The earliest expiry of another member or of another's shard lease, epoch ms; undefined when none. */
+  nextCheckAt: number | undefined;
+}
+
+/**
+ * Renews an instance's membership and shard leases, releases the shards above its fair share and
+ * takes free or expired ones up to it (shards.lua). `join` on its first call (the others rebalance at once).
+ */
+export async function shardsScript(
+  client: RedisClient,
+  keys: SchedulerKeys,
+  instanceId: string,
+  ttlMs: number,
+  count: number,
+  join: boolean,
+): Promise<ShardsOutcome> {
+  const [redisNow, flat, taken, released, nextCheck] = await runScript<[number, number[], number[], number[], number]>(
+    client,
+    'shards',
+    [keys.shards, keys.members, keys.term],
+    [instanceId, ttlMs, count, keys.resignChannel, join ? '1' : '0'],
+  );
+  const mine = new Map<number, number>();
+  for (let i = 0; i + 1 < flat.length; i += 2) mine.set(Number(flat[i]), Number(flat[i + 1]));
+  return { redisNow, mine, taken: taken.map(Number), released: released.map(Number), nextCheckAt: nextCheck > 0 ? nextCheck : undefined };
+}
+
+/** Releases every shard lease an instance holds and its membership, announcing it (release-shards.lua). @returns how many shards */
+export function releaseShardsScript(client: RedisClient, keys: SchedulerKeys, instanceId: string): Promise<number> {
+  return runScript<number>(client, 'release-shards', [keys.shards, keys.members], [instanceId, keys.resignChannel]);
+}
+
+/** The wrapper of each script of this area (the registry in index.ts). */
+export const SHARDS_SCRIPTS = {
+  shards: shardsScript,
+  'release-shards': releaseShardsScript,
+} as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

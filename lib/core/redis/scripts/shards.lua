@@ -1,0 +1,80 @@
+--[[ shards
+  One instance's call on the shard leases (docs/scheduler-shards.md), every TTL/2 and on a notice:
+  renews its membership, drops expired members, and from the live members (sorted by id) takes its
+  fair share: floor(count / n) shards, one more for the first `count mod n` members. It renews the
+  shards it holds, releases those above its share (announced on the resign channel, so the others
+  take them at once), and takes free or expired ones while under its share, each with a new term
+  (the rising counter: fencing). A first call ("join") announces itself on the resign channel too,
+  so the instances above their new share release at once instead of at their next call.
+  KEYS[1]  <ns>:{<ns>:sched}:shards   HASH    shard -> "<instanceId>|<term>|<expiresAtMs>"
+  KEYS[2]  <ns>:{<ns>:sched}:members  ZSET    instanceId -> expiresAt (epoch ms, Redis time)
+  KEYS[3]  <ns>:{<ns>:sched}:term     STRING  rising counter (max(INCR, Redis ms)): the terms
+  ARGV[1]  instanceId                 string
+  ARGV[2]  ttlMs                      integer ms: the lease of each shard and of the membership
+  ARGV[3]  count                      integer: how many shards (protocol.ts SHARD_COUNT)
+  ARGV[4]  channel                    <ns>:{<ns>:sched}:resign (a channel, not a key)
+  ARGV[5]  join                       "1" on an instance's first call, else "0"
+  Returns  {redisNowMs, mine, taken, released, nextCheckMs}: mine is a flat list of shard, term of
+           every shard this instance leads after the call (taken ones included); taken and released
+           list shard numbers; nextCheckMs is the earliest expiry of another member or another's
+           shard (epoch ms; 0 when there is none): the instance calls again then
+]]
+-- @include now-ms
+-- @include rising-counter
+local now = nowMs()
+local me, ttl, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZADD', KEYS[2], now + ttl, me)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local members = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+local ids = {}
+local nextCheck = 0
+for i = 1, #members, 2 do
+  ids[#ids + 1] = members[i]
+  local at = tonumber(members[i + 1])
+  if members[i] ~= me and (nextCheck == 0 or at < nextCheck) then nextCheck = at end
+end
+table.sort(ids)
+local rank = 0
+for i, id in ipairs(ids) do
+  if id == me then rank = i - 1 end
+end
+local n = #ids
+local target = math.floor(count / n) + ((rank < count % n) and 1 or 0)
+local mine, free = {}, {}
+local entries = redis.call('HGETALL', KEYS[1])
+local held = {}
+for i = 1, #entries, 2 do held[tonumber(entries[i])] = entries[i + 1] end
+for k = 0, count - 1 do
+  local v = held[k]
+  local holder, term, expiresAt
+  if v then holder, term, expiresAt = string.match(v, '^(.*)|(%d+)|(%d+)$') end
+  expiresAt = tonumber(expiresAt)
+  if holder == me and expiresAt and expiresAt > now then
+    mine[#mine + 1] = {k, term}
+  elseif not expiresAt or expiresAt <= now then
+    free[#free + 1] = k
+  elseif nextCheck == 0 or expiresAt < nextCheck then
+    nextCheck = expiresAt
+  end
+end
+local released = {}
+while #mine > target do
+  local k = table.remove(mine)[1]
+  redis.call('HDEL', KEYS[1], k)
+  released[#released + 1] = k
+end
+local taken = {}
+for _, k in ipairs(free) do
+  if #mine >= target then break end
+  local term = risingCounter(KEYS[3], now)
+  mine[#mine + 1] = {k, term}
+  taken[#taken + 1] = k
+end
+local flat = {}
+for _, m in ipairs(mine) do
+  redis.call('HSET', KEYS[1], m[1], me .. '|' .. m[2] .. '|' .. (now + ttl))
+  flat[#flat + 1] = m[1]
+  flat[#flat + 1] = tonumber(m[2])
+end
+if #released > 0 or ARGV[5] == '1' then redis.call('PUBLISH', ARGV[4], me) end
+return {now, flat, taken, released, nextCheck}
