@@ -5,6 +5,7 @@ import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
 import { silenceOf } from '../core/admin/schedule-activity.js';
+import { shardLed } from '../core/admin/fleet.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -91,7 +92,7 @@ async function overview(ctx: ApiContext): Promise<unknown> {
   // schedules that should have fired and did not (from the spec and lastFired: no Redis call)
   const now = engineTime.now();
   for (const s of schedules) {
-    const { silent } = silenceOf(s, now, leader !== null);
+    const { silent } = silenceOf(s, now, shardLed(leader, s.name));
     if (silent && silent.reason !== 'orphaned')
       warnings.push({ schedule: s.name, message: `schedule ${s.name} is silent: ${silent.message}` });
   }

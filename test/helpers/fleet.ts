@@ -112,6 +112,17 @@ export class Fleet {
     );
   }
 
+  /**
+   * The message in which `child` reports losing the shard of `schedule` (default: the fleet's first
+   * schedule) at or after `since` (epoch ms); waits for it.
+   */
+  lossOf(child: Child, since = 0, schedule?: string): Promise<Record<string, unknown>> {
+    const shard = this.shardOf(schedule);
+    return child.message(
+      (m) => m.event === 'leader' && m.acquired === false && (m.shards as number[]).includes(shard) && (m.t as number) >= since,
+    );
+  }
+
   records(): Promise<Rec[]> {
     return readRecords(this.redis, this.recordKey);
   }

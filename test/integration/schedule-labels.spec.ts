@@ -181,8 +181,7 @@ test('migration: the registry of a version before shards moves into them in boun
   p.zadd(keys.prefix + 'index:names', 0, 'old-0000').zadd(keys.prefix + 'label:tenant=acme', 0, 'old-0000');
   await p.exec();
   // a schedule changed through the shards already (a newer generation) keeps its definition
-  const newer = toStored({ name: 'old-0005', spec: '@every 30s' }, 'UTC', true).stored;
-  await redis.hset(shardKeysFor(ns, 'old-0005').schedules, 'old-0005', JSON.stringify({ ...newer, generation: 9 }));
+  await inspector.addSchedule({ name: 'old-0005', spec: '@every 30s' });
   const r = await migrateLegacyRegistry(redis, keys, recordingLogger());
   expect(r).toEqual({ adopted: 1200, dropped: 1201, left: 0 });
   expect(await redis.exists(keys.legacySchedules, keys.prefix + 'index:names', keys.prefix + 'label:tenant=acme')).toBe(0);

@@ -5,7 +5,7 @@
 import * as prom from 'prom-client';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosMetrics } from '../../lib/core/observability/metrics.js';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { QueueKeys, SchedulerKeys, shardOf } from '../../lib/core/redis/keys.js';
 import { recordFires } from '../../lib/core/scheduler/history.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { createConsoleHandler } from '../../lib/console/handler.js';
@@ -69,8 +69,10 @@ test('no leader: a schedule whose triggers are overdue is silent (no-leader), wi
   // chronos stats says so
   const stats = await cliRunner(() => rig.namespace).chronos('stats');
   expect(stats.out).toMatch(/\nSILENT: schedule report\.minutely: (9|10) triggers due since .* not fired: no leader\n/);
-  // with a leader that does not fire it: not-firing
-  await rig.client.redis.set(new SchedulerKeys(rig.namespace).lease, 'stuck-leader|1', 'PX', 60_000);
+  // with a leader of its shard that does not fire it: not-firing
+  const [sec] = await rig.client.redis.time();
+  const shard = String(shardOf('report.minutely'));
+  await rig.client.redis.hset(new SchedulerKeys(rig.namespace).shards, shard, `stuck-leader|1|${Number(sec) * 1000 + 60_000}`);
   expect((await inspector.scheduleActivity())[0].silent?.reason).toBe('not-firing');
   // fired up to now: not silent, nothing missed
   await rig.client.redis.hset(

@@ -10,7 +10,7 @@ import * as acts from '../../lib/core/admin/schedule-acts.js';
 import type { RedisClient } from '../../lib/core/redis/types.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import type { Rec } from '../helpers/records.js';
-import { expectOnceEach, Fleet, nextAligned, waitTriggers } from '../helpers/fleet.js';
+import { expectOnceEach, Fleet, freshLease, nextAligned, waitTriggers } from '../helpers/fleet.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 import { registryKey, storedJson } from '../helpers/registry.js';
@@ -57,17 +57,18 @@ async function pastAnInstant(f: Fleet): Promise<void> {
 }
 
 /**
- * Waits until the leader lease was renewed 200 to 800 ms ago (TTL − PTTL in that range, polled in
- * Redis): the renewal's registry reload is behind it, and the next renewal is ttl/2 − 800 ms or more away.
+ * Waits until the lease of the shard of schedule `n` was renewed 200 to 800 ms ago (TTL − time left
+ * in that range, polled in Redis): the next renewal is ttl/2 − 800 ms or more away.
  */
 async function afterRenewal(f: Fleet, ttlMs: number): Promise<void> {
-  const lease = new SchedulerKeys(f.ns).lease;
+  const shard = f.shardOf('n');
   await waitFor(
     async () => {
-      const age = ttlMs - (await f.redis.pttl(lease));
+      const until = await freshLease(f.redis, f.ns, ttlMs, shard, ttlMs);
+      const age = ttlMs - (until - Date.now());
       return age >= 200 && age <= 800;
     },
-    { what: `the lease ${lease} renewed 200-800 ms ago`, timeoutMs: ttlMs + 10_000, intervalMs: 10 },
+    { what: `the lease of shard ${shard} renewed 200-800 ms ago`, timeoutMs: ttlMs + 10_000, intervalMs: 10 },
   );
 }
 

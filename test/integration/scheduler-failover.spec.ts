@@ -60,7 +60,7 @@ test('leader SIGTERMed → it resigns and a follower leads before the old lease 
   expect(next.child).not.toBe(first.child);
   expect(next.t).toBeGreaterThanOrEqual(stoppedAt);
   expect(next.t).toBeLessThan(leaseUntil);
-  const lost = await first.child.message((m) => m.event === 'leader' && m.acquired === false);
+  const lost = await fleet.lossOf(first.child, first.t);
   expect(lost.reason).toBe('resigned');
   expect((await first.child.exited).code).toBe(0);
   await expectOnceEach(fleet, 'tick', T0, nextAligned(next.t, 1000) + 3000);
@@ -81,7 +81,7 @@ test('B03: leader SIGSTOPped for 3 × TTL then SIGCONT → it steps down; still 
   await waitTriggers(fleet, 'tick', T0, stoppedAt + 3 * TTL, { phase: 'fired' });
   first.child.kill('SIGCONT');
   // it says it lost leadership, and never reports itself leader alongside the new one
-  const lost = await first.child.message((m) => m.event === 'leader' && m.acquired === false);
+  const lost = await fleet.lossOf(first.child, first.t);
   expect(String(lost.reason)).toMatch(/lease expired by the local clock|token mismatch/);
   // four triggers after it woke: time for a stale fire of the woken one to show up
   await expectOnceEach(fleet, 'tick', T0, nextAligned(Date.now(), 1000) + 3000);
@@ -98,7 +98,7 @@ test("B03b: the leader's event loop blocked for 3 × TTL by a busy loop → it s
   first.child.proc.send({ cmd: 'block', ms: 3 * TTL });
   const next = await fleet.waitLeader(blockedAt, TTL + HEARTBEAT + SLACK);
   expect(next.child).not.toBe(first.child);
-  const lost = await first.child.message((m) => m.event === 'leader' && m.acquired === false);
+  const lost = await fleet.lossOf(first.child, first.t);
   expect(String(lost.reason)).toMatch(/lease expired by the local clock|token mismatch/);
   // four triggers after it woke (it reports the loss once awake): time for a stale fire to show up
   await expectOnceEach(fleet, 'tick', T0, nextAligned(Date.now(), 1000) + 3000);

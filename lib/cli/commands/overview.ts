@@ -3,6 +3,8 @@ import { QueueNotFoundError } from '../../core/runtime/errors.js';
 import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
 import { historyText, parseWindow } from './history.js';
 import { silenceOf } from '../../core/admin/schedule-activity.js';
+import { shardLed } from '../../core/admin/fleet.js';
+import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
@@ -43,15 +45,23 @@ function redisLine(r: RedisInfo): string {
 }
 
 function leaderLine(l: LeaderInfo | null): string {
-  if (!l) return 'Leader: none (no scheduler holds the lease)';
-  return `Leader: ${l.instance} · term ${l.term} · since ${when(l.since)} · lease ${duration(l.ttlMs)} left`;
+  if (!l) return 'Leader: none (no scheduler leads a shard of the schedules)';
+  const head = `Leader: ${l.instance} · term ${l.term} · since ${when(l.since)} · lease ${duration(l.ttlMs)} left`;
+  return `${head} · ${l.shards.length}/${SHARD_COUNT} shards led (${shardsBy(l)})`;
 }
 
-function scheduleLine(s: ScheduleInfo[], hasLeader: boolean): string {
+/** The shards each instance leads: `api-1: 0-5, api-2: 6-10`. */
+function shardsBy(l: LeaderInfo): string {
+  const by = new Map<string, number[]>();
+  for (const s of l.shards) by.set(s.instance, [...(by.get(s.instance) ?? []), s.shard]);
+  return [...by].map(([instance, shards]) => `${instance}: ${shards.join(',')}`).join('; ');
+}
+
+function scheduleLine(s: ScheduleInfo[], leader: LeaderInfo | null): string {
   if (s.length === 0) return 'Schedules: none';
   const now = engineTime.now();
   const silent = s.flatMap((x) => {
-    const why = silenceOf(x, now, hasLeader).silent;
+    const why = silenceOf(x, now, shardLed(leader, x.name)).silent;
     return why ? [`\nSILENT: schedule ${x.name}: ${why.message}`] : [];
   });
   const paused = s.filter((x) => x.paused).length;
@@ -83,7 +93,7 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
     redisLine(s.redis),
     leaderLine(s.leader),
     `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
-    scheduleLine(s.schedules, s.leader !== null),
+    scheduleLine(s.schedules, s.leader),
     queueTable(s.queues),
   ].join('\n');
 }
@@ -197,7 +207,7 @@ export function overviewCommands(program: Command, run: Run): void {
 
   program
     .command('leader')
-    .description('the current leader: instance, term, since, lease time left')
+    .description("the shards' leaders: the instance leading the most, its term, since, lease time left, and every shard's")
     .action(
       run(async (cli) => {
         const l = await (await cli.inspector()).leader();
@@ -208,6 +218,7 @@ export function overviewCommands(program: Command, run: Run): void {
                 ['term', l.term],
                 ['since', when(l.since)],
                 ['lease left', duration(l.ttlMs)],
+                ['shards', `${l.shards.length}/${SHARD_COUNT} led (${shardsBy(l)})`],
               ])
             : leaderLine(null),
         );

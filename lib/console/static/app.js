@@ -33,6 +33,12 @@ function Chart({ days }) {
 
 function Overview({ data, tick }) {
   const { queues, leader, servers, redis, warnings } = data;
+  // the shards each instance leads (docs/scheduler-shards.md), when more than one leads
+  const shardsBy = (l) => {
+    const by = new Map();
+    for (const s of l.shards) by.set(s.instance, (by.get(s.instance) ?? 0) + 1);
+    return by.size > 1 ? ': ' + [...by].map(([i, n]) => `${i} ${n}`).join(', ') : '';
+  };
   return html`<section data-testid="overview">
     ${warnings.map((w) => html`<p class="warning" data-testid=${w.schedule ? 'silent-schedule' : 'warning'}>⚠ ${w.message}</p>`)}
     <${HistoryPanel} tick=${tick} />
@@ -83,8 +89,9 @@ function Overview({ data, tick }) {
           leader
             ? html`<p><strong>${leader.instance}</strong></p>
                 <p>term ${leader.term} · since ${when(leader.since)}</p>
-                <p class="muted">lease ${duration(leader.ttlMs)} left</p>`
-            : html`<p class="warning">No leader: no scheduler holds the lease, schedules do not fire.</p>`
+                <p class="muted">lease ${duration(leader.ttlMs)} left</p>
+                <p class="muted" data-testid="shards">${leader.shards.length}/16 shards led${shardsBy(leader)}</p>`
+            : html`<p class="warning">No leader: no scheduler leads a shard of the schedules, they do not fire.</p>`
         }
       </div>
       <div class="card">

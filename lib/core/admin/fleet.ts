@@ -1,4 +1,5 @@
 import { checkServer } from '../redis/connection.js';
+import { shardOf } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
 import type { LeaderInfo, RedisInfo, ServerInfo, ShardLeaseInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
@@ -32,6 +33,12 @@ export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> 
   // a term is max(INCR, Redis ms) at its acquisition: the acquisition instant unless terms ran ahead of the clock
   const since = newest.term <= now && newest.term > now - 366 * 86_400_000 ? newest.term : NaN;
   return { instance: top, term: newest.term, since, ttlMs: Math.min(...own.map((s) => s.ttlMs)), shards };
+}
+
+/** Whether some instance leads the shard of schedule `name` by `leader` (what {@link leader} read); false for null. */
+export function shardLed(leader: LeaderInfo | null, name: string): boolean {
+  const shard = shardOf(name);
+  return leader !== null && leader.shards.some((s) => s.shard === shard);
 }
 
 /** Live worker servers (heartbeat within 3 beats): ZRANGEBYSCORE + MGET of their info keys. */

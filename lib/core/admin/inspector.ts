@@ -335,7 +335,7 @@ export class Inspector {
    */
   async scheduleActivity(schedules?: ScheduleInfo[]): Promise<ScheduleActivity[]> {
     const [list, leader] = await Promise.all([schedules ?? s.schedules(this.ctx, 1), fleet.leader(this.ctx)]);
-    return act.scheduleActivity(this.ctx, list, leader !== null);
+    return act.scheduleActivity(this.ctx, list, (name) => fleet.shardLed(leader, name));
   }
 
   /** Scheduler instances seen in the last day, with liveness. One pipeline (ZRANGE + TIME). */

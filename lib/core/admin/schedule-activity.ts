@@ -37,7 +37,8 @@ function count(spec: ScheduleSpec, afterMs: number, untilMs: number): number {
 /**
  * Why a schedule should have fired and did not, or undefined: `orphaned` (no live instance
  * declares it), `paused` for {@link PAUSED_LONG_MS} or longer, `no-leader` or `not-firing`
- * (triggers due more than {@link SILENT_GRACE_MS} ago are not fired, with or without a leader),
+ * (triggers due more than {@link SILENT_GRACE_MS} ago are not fired, with or without a leader of
+ * the schedule's shard: `hasLeader`),
  * `failing` (the last 3 fires' tasks all failed; needs `marks`). Pure: no Redis call.
  */
 export function silenceOf(
@@ -115,7 +116,7 @@ function windowFires(
 export async function scheduleActivity(
   ctx: InspectorContext,
   infos: readonly ScheduleInfo[],
-  hasLeader: boolean,
+  hasLeader: (schedule: string) => boolean,
 ): Promise<ScheduleActivity[]> {
   const now = engineTime.now();
   const byQueue = new Map<string, ScheduleInfo[]>();
@@ -147,7 +148,7 @@ export async function scheduleActivity(
         mark: markOf(r, r.taskId !== undefined && failed.has(r.taskId)),
       }))
       .reverse();
-    const { overdue, silent } = silenceOf(s, now, hasLeader, fires);
+    const { overdue, silent } = silenceOf(s, now, hasLeader(s.name), fires);
     const spec = specOf(s);
     const complete = recs.length < ACTIVITY_FIRES;
     const none: WindowFires = { expected: 0, fired: 0, exact: true };

@@ -199,7 +199,7 @@ export class ShardLeases {
     this.heldTerms.clear();
     this.validUntil = 0;
     if (had.length === 0) return;
-    this.o.logger.warn(`Lost shard leadership (shards=${had.join(',')} reason=${reason})`);
+    this.o.logger.warn(`Lost leadership (shards=${had.join(',')} reason=${reason})`);
     this.o.listener.lost(had, reason);
     if (this.running && !this.calling) {
       clearTimeout(this.callTimer);

@@ -1,6 +1,7 @@
 import type * as Prom from 'prom-client';
 import type { Inspector, LeaderInfo, QueueInfo, ScheduleInfo } from '../admin/inspector.js';
 import { silenceOf } from '../admin/schedule-activity.js';
+import { shardLed } from '../admin/fleet.js';
 import { engineTime } from '../runtime/time.js';
 
 /** One read of the fleet's state. Instants are epoch ms, durations ms. */
@@ -114,7 +115,7 @@ export class FleetGauges {
         this.inspector.leader(),
       ]);
       const now = engineTime.now();
-      return { queues, schedules, leader, silence: schedules.map((sc) => silenceOf(sc, now, leader !== null)) };
+      return { queues, schedules, leader, silence: schedules.map((sc) => silenceOf(sc, now, shardLed(leader, sc.name))) };
     } catch {
       this.errors.inc();
       return undefined;

@@ -45,8 +45,8 @@ export class FiringShared {
     readonly ctx: FiringContext,
     /** Whether this instance leads a shard now (its lease's own clock). */
     readonly leads: (shard: number) => boolean,
-    /** The last liveness read of the declared schedules (read first when none is yet). */
-    readonly liveRead: () => Promise<LiveRead>,
+    /** The last liveness read of the declared schedules (read first when none is yet, or when `fresh`). */
+    readonly liveRead: (fresh?: boolean) => Promise<LiveRead>,
     /** fire.lua refused a trigger as orphaned: read liveness again. */
     private readonly livenessStale: () => void,
   ) {

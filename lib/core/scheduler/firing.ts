@@ -57,7 +57,7 @@ export class Firing {
     this.shared = new FiringShared(
       ctx,
       (shard) => this.loops.has(shard) && ctx.leads(shard),
-      () => this.liveRead(),
+      (fresh) => this.liveRead(fresh),
       () => this.refreshLiveness(),
     );
   }
@@ -133,9 +133,9 @@ export class Firing {
     await Promise.all([...this.loops.values()].map((l) => l.idle()));
   }
 
-  /** The last liveness read, or a new one when none is. */
-  private liveRead(): Promise<LiveRead> {
-    if (this.live === undefined) {
+  /** The last liveness read, or a new one when none is or `fresh` asks for one. */
+  private liveRead(fresh = false): Promise<LiveRead> {
+    if (this.live === undefined || fresh) {
       const read = this.ctx.declarations.readLive();
       this.live = read;
       read.catch(() => {

@@ -93,23 +93,27 @@ export class ShardLoop {
     const slicer = new Slicer();
     let now = ctx.now();
     let next: number | undefined;
-    let retryAt = Infinity;
+    let written = Infinity;
     for (;;) {
       const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
       next = batch.next;
-      if (batch.items.length > 0) retryAt = Math.min(retryAt, await this.batch(batch.items, now));
+      if (batch.items.length > 0) written = Math.min(written, await this.batch(batch.items, now));
       if (batch.items.length < SHARD_DUE.batch) break;
       await slicer.yield(); // a full batch: more may be due; a turn of the event loop first
       if (!this.leading()) return;
       now = ctx.now();
     }
     this.shared.failures.ok();
-    const wakeAtMs = Math.min(next ?? Infinity, retryAt);
+    const wakeAtMs = Math.min(next ?? Infinity, written);
     this.arm(wakeAtMs === Infinity ? IDLE_RECHECK_MS : Math.min(IDLE_RECHECK_MS, Math.max(1, Math.ceil(wakeAtMs - ctx.now()))));
     if (ctx.signals.active) ctx.signals.emit('tick.done', {});
   }
 
-  /** One batch: decode, lastFired, liveness, plan, fire, settle, advance. @returns the earliest retry instant (Infinity: none). */
+  /**
+   * One batch: decode, lastFired, liveness, plan, fire, settle, advance. @returns the earliest wake
+   * instant the batch wrote (a new score or a retry; Infinity: none): take-due.lua's next wake was
+   * read before these were written.
+   */
   private async batch(items: DueItem[], now: number): Promise<number> {
     const { ctx, cache, bound } = this.shared;
     const entries: Entry[] = [];
@@ -148,14 +152,14 @@ export class ShardLoop {
         ),
         'the orphaned forget',
       );
-    let retryAt = Infinity;
+    let earliest = Infinity;
     for (const e of entries) {
       const n = this.nextScore(e, now);
-      if (e.retryAt !== undefined) retryAt = Math.min(retryAt, e.retryAt);
+      if (n !== undefined) earliest = Math.min(earliest, n);
       moves.push({ name: e.stored.name, read: e.score, next: n });
     }
     await bound.call(advanceDueScript(ctx.client, this.keys, moves), 'the due index advance');
-    return retryAt;
+    return earliest;
   }
 
   /**
@@ -166,7 +170,9 @@ export class ShardLoop {
     const code = entries.filter((e) => !e.stored.runtime);
     if (code.length === 0) return;
     const { ctx, bound } = this.shared;
-    const read = await this.shared.liveRead();
+    let read = await this.shared.liveRead();
+    // only a fresh read may find a schedule undeclared: the last one may predate its declaration (a new instance)
+    if (code.some((e) => !read.names.has(e.stored.name))) read = await bound.call(this.shared.liveRead(true), 'the liveness read');
     const names = code.map((e) => e.stored.name);
     const stored = await bound.call(orphanedOf(ctx.client, ctx.keys, names), 'the orphaned read');
     const toStore = applyLiveness(code, read, stored, now, (name) => ctx.declarations.liveUntilOf(name, read));
