@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { SchedulerKeys, shardOf } from '../../lib/core/redis/keys.js';
+import { SHARD_COUNT } from '../../lib/core/redis/protocol.js';
 import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { startChild, killAllChildren, type Child } from './children.js';
 import { readRecords, type Rec } from './records.js';
@@ -26,6 +27,8 @@ export class Fleet {
   readonly recordKey: string;
   readonly redis: Redis;
   readonly children: Child[] = [];
+  /** The children that campaign for shard leases (a scheduler, eligible). */
+  private readonly campaigning = new Set<Child>();
 
   constructor(
     readonly schedules: ScheduleDefinition[],
@@ -48,7 +51,42 @@ export class Fleet {
       ...env,
     });
     this.children.push(child);
+    const all = { ...this.baseEnv, ...env };
+    if (String(all.ELIGIBLE ?? '1') !== '0' && String(all.SCHEDULER ?? '1') !== '0') this.campaigning.add(child);
     return child;
+  }
+
+  /** The shards each live child leads now, by its own events. */
+  ledBy(): Map<Child, Set<number>> {
+    const out = new Map<Child, Set<number>>();
+    for (const e of this.leaderEvents()) {
+      const set = out.get(e.child) ?? new Set<number>();
+      for (const k of e.shards)
+        if (e.acquired) set.add(k);
+        else set.delete(k);
+      out.set(e.child, set);
+    }
+    for (const c of [...out.keys()]) if (!c.alive) out.delete(c);
+    return out;
+  }
+
+  /**
+   * Waits until the live campaigning children lead the 16 shards between them, none twice, each
+   * its fair share (16 ÷ n, ± 1), by their events: the fleet has settled after starts and stops.
+   */
+  async waitBalanced(timeoutMs = 15_000): Promise<Map<Child, Set<number>>> {
+    return waitFor(
+      () => {
+        const n = [...this.campaigning].filter((c) => c.alive).length;
+        const led = this.ledBy();
+        const all = [...led.values()].flatMap((set) => [...set]);
+        const fair = [...led.values()].every((set) => set.size === 0 || Math.abs(set.size - SHARD_COUNT / n) <= 1);
+        const leaders = [...led.values()].filter((set) => set.size > 0).length;
+        return n > 0 && leaders === n && all.length === SHARD_COUNT && new Set(all).size === SHARD_COUNT && fair ? led : undefined;
+      },
+      'the fleet to lead the shards in fair shares',
+      timeoutMs,
+    );
   }
 
   leaderEvents(): LeaderEvent[] {
@@ -93,10 +131,13 @@ export class Fleet {
 
   /**
    * Waits for the shard of `schedule` (default: the fleet's first schedule) to be taken at or after
-   * `since` (epoch ms) by a live child that still leads it.
+   * `since` (epoch ms) by a live child that still leads it. Without `since` (the leader of a fleet
+   * just started): once the fleet has settled ({@link waitBalanced}), so the leader returned is the
+   * one that keeps the shard, not one that hands it to a later starter.
    */
   async waitLeader(since = 0, timeoutMs = 10_000, schedule?: string): Promise<LeaderEvent> {
     const shard = this.shardOf(schedule);
+    if (since === 0) await this.waitBalanced(timeoutMs + 5000);
     return waitFor(
       () => {
         const all = this.leaderEvents();

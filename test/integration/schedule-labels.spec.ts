@@ -191,7 +191,7 @@ test('migration: the registry of a version before shards moves into them in boun
   expect(await names()).toHaveLength(1201);
   expect(await label('tenant', 'x}{y')).toEqual(['old-braces']);
   expect(await label('kind', '{')).toEqual(['old-braces']);
-  expect(Number(await dueScore(redis, ns, 'old-0007')) % 1).toBe(0.5); // marked: its shard's leader plans it at once
+  expect(await dueScore(redis, ns, 'old-0007')).toBeLessThan(0); // marked: its shard's leader plans it at once
   // a shard's next change takes a generation above every migrated one
   expect(Number(await redis.get(shardKeysFor(ns, 'old-0007').version))).toBeGreaterThanOrEqual(5);
   expect((await all({ labels: { tenant: 'acme' }, limit: 5 })).names).toEqual(

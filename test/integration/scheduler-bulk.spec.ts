@@ -322,7 +322,7 @@ test('the bulk path keeps the due index: added and changed ones are marked, a pa
   const defs = digests(20).map((d) => ({ ...d, labels: { tenant: 'acme' } }));
   await s.upsertSchedules(defs);
   const marks = await Promise.all(defs.map((d) => dueScore(client, ns, d.name)));
-  expect(marks.every((m) => m !== null && m % 1 === 0.5)).toBe(true); // "look at it now": Redis ms + 0.5
+  expect(marks.every((m) => m !== null && m < 0)).toBe(true); // "look at it now": a change's mark, below every wake instant
   await s.pauseSchedule('digest.2');
   expect(await dueScore(client, ns, 'digest.2')).toBeNull();
   // what a leader would have written after planning them: their next wake, an integer
@@ -335,10 +335,10 @@ test('the bulk path keeps the due index: added and changed ones are marked, a pa
   ]);
   expect(await dueScore(client, ns, 'digest.1')).toBe(4_000_000_000_000);
   expect(await dueScore(client, ns, 'digest.2')).toBeNull();
-  expect((await dueScore(client, ns, 'digest.3'))! % 1).toBe(0.5);
+  expect(await dueScore(client, ns, 'digest.3')).toBeLessThan(0);
   expect(await dueScore(client, ns, 'digest.4')).toBe(4_000_000_000_000);
   await s.resumeSchedule('digest.2');
-  expect((await dueScore(client, ns, 'digest.2'))! % 1).toBe(0.5);
+  expect(await dueScore(client, ns, 'digest.2')).toBeLessThan(0);
   await s.removeSchedules(['digest.3']);
   expect(await dueScore(client, ns, 'digest.3')).toBeNull();
 });

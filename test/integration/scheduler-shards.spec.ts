@@ -4,9 +4,7 @@
 import { jest } from '@jest/globals';
 import { SHARD_COUNT } from '../../lib/core/redis/protocol.js';
 import { shardOf } from '../../lib/core/redis/keys.js';
-import { alignedTriggers, Fleet, nextAligned, perTrigger, waitTriggers, type LeaderEvent } from '../helpers/fleet.js';
-import type { Child } from '../helpers/children.js';
-import { waitFor } from '../helpers/wait.js';
+import { alignedTriggers, Fleet, nextAligned, perTrigger, waitTriggers } from '../helpers/fleet.js';
 
 jest.setTimeout(90_000);
 
@@ -20,36 +18,6 @@ beforeEach(() => {
 afterEach(async () => {
   await fleet.close();
 });
-
-/** The shards each live child leads now, by its own events. */
-function ledBy(events: LeaderEvent[]): Map<Child, Set<number>> {
-  const out = new Map<Child, Set<number>>();
-  for (const e of events) {
-    const set = out.get(e.child) ?? new Set<number>();
-    for (const k of e.shards)
-      if (e.acquired) set.add(k);
-      else set.delete(k);
-    out.set(e.child, set);
-  }
-  for (const c of [...out.keys()]) if (!c.alive) out.delete(c);
-  return out;
-}
-
-/** Waits until the live children lead every shard between them, none twice, each its fair share (16 ÷ n, ± 1). */
-async function balanced(n: number): Promise<Map<Child, Set<number>>> {
-  return waitFor(
-    () => {
-      const led = ledBy(fleet.leaderEvents());
-      if (led.size !== n) return undefined;
-      const counts = [...led.values()].map((s) => s.size);
-      const all = [...led.values()].flatMap((s) => [...s]);
-      const fair = counts.every((c) => Math.abs(c - SHARD_COUNT / n) <= 1);
-      return all.length === SHARD_COUNT && new Set(all).size === SHARD_COUNT && fair ? led : undefined;
-    },
-    `${n} instances to lead the ${SHARD_COUNT} shards in fair shares`,
-    TTL * 4 + 10_000,
-  );
-}
 
 /** Every trigger of every schedule in [from, to] done exactly once and enqueued once. */
 async function expectEachOnce(from: number, to: number): Promise<void> {
@@ -69,7 +37,7 @@ async function expectEachOnce(from: number, to: number): Promise<void> {
 test('a fleet of one leads all 16 shards and fires every schedule of every shard', async () => {
   expect(new Set(SCHEDULES.map((s) => shardOf(s.name))).size).toBe(SHARD_COUNT); // the names cover every shard
   await fleet.start('A');
-  await balanced(1);
+  await fleet.waitBalanced();
   const T0 = nextAligned(Date.now(), 1000);
   await expectEachOnce(T0, T0 + 3000);
   await fleet.stopAll();
@@ -77,14 +45,14 @@ test('a fleet of one leads all 16 shards and fires every schedule of every shard
 
 test('three instances share the shards fairly; the shards of a SIGKILLed one are led again, and every trigger fires once', async () => {
   for (const n of ['A', 'B', 'C']) await fleet.start(n);
-  const led = await balanced(3);
+  const led = await fleet.waitBalanced();
   const T0 = nextAligned(Date.now(), 1000);
   await waitTriggers(fleet, 's0', T0, T0 + 2000, { phase: 'fired' });
   const [victim, shards] = [...led.entries()].find(([c]) => c.name === 'B')!;
   const killedAt = Date.now();
   victim.kill('SIGKILL');
   // its shards are taken by the two others, in fair shares again
-  const after = await balanced(2);
+  const after = await fleet.waitBalanced();
   for (const k of shards) expect([...after.values()].some((s) => s.has(k))).toBe(true);
   const retakenAt = Math.max(
     ...fleet
@@ -99,12 +67,12 @@ test('three instances share the shards fairly; the shards of a SIGKILLed one are
 test('an instance that stops hands over only its own shards, at once; one that joins takes its share', async () => {
   await fleet.start('A');
   await fleet.start('B');
-  const two = await balanced(2);
+  const two = await fleet.waitBalanced();
   const [a, aShards] = [...two.entries()].find(([c]) => c.name === 'A')!;
   const bShards = [...two.entries()].find(([c]) => c.name === 'B')![1];
   const stoppedAt = Date.now();
   a.kill('SIGTERM');
-  const one = await balanced(1);
+  const one = await fleet.waitBalanced();
   // B kept what it led (no lost event for its own shards) and took A's
   const bLost = fleet.leaderEvents().filter((e) => e.child.name === 'B' && !e.acquired && e.t >= stoppedAt);
   expect(bLost).toEqual([]);
@@ -112,7 +80,7 @@ test('an instance that stops hands over only its own shards, at once; one that j
   for (const k of [...aShards, ...bShards]) expect([...one.values()][0].has(k)).toBe(true);
   const T0 = nextAligned(Date.now(), 1000);
   await fleet.start('C');
-  await balanced(2);
+  await fleet.waitBalanced();
   await expectEachOnce(T0, nextAligned(Date.now(), 1000) + 2000);
   await fleet.stopAll();
 });

@@ -315,7 +315,7 @@ export class ShardKeys {
   readonly schedules: string;
   /**
    * ZSET schedule name → wake instant (epoch ms, Redis time): when the shard's leader must look at
-   * it next; integer scores are a leader's, `x.5` a registry change's mark (protocol.ts SHARD_DUE);
+   * it next; non-negative integer scores are a leader's, negative ones a registry change's mark (protocol.ts SHARD_DUE);
    * absent: nothing to plan (paused, ended, exhausted, orphaned).
    */
   readonly due: string;

@@ -342,12 +342,12 @@ export const SHARD_COUNT = 16;
 
 /**
  * The due index of a shard (`<ns>:{<tag>}:due`, name → wake instant, epoch ms): a leader writes
- * integer scores; a registry change marks a schedule `changeMark` past Redis ms ("look at it
- * now"), so a mark never equals a score a leader read before the change (advance-due.lua's
+ * non-negative integer scores; a registry change marks a schedule "look at it now" with a negative
+ * score, −(Redis ms of the change + 0.5): below every wake instant (whatever clock the leader plans
+ * by), and never equal to a score a leader read before the change (advance-due.lua's
  * compare-and-set then fails, and the schedule is planned again with its new definition).
  */
 export const SHARD_DUE = {
-  changeMark: 0.5,
   /** Schedules per take-due.lua call (one batch of a shard's tick). */
   batch: 500,
 } as const;

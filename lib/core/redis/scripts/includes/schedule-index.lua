@@ -9,9 +9,11 @@
 --   stores or deletes a definition calls it, in the same script, with the decoded definitions. O(labels · log N).
 -- labelsOnly(old, new) is true when `new` replaces `old` with the same triggers, only the labels
 --   changed (their `tfp`, else `fp`, fingerprints are equal): it keeps the generation, no fence.
--- markDue(P, name, now) marks a schedule "look at it now" in the due index: score now + 0.5 (a
---   leader writes integer scores only, so a mark never equals a score a leader read before it; a
---   mark already at or past it in the same millisecond is moved 1 ms on). protocol.ts SHARD_DUE.
+-- markDue(P, name, now) marks a schedule "look at it now" in the due index: score -(now + 0.5), below
+--   every wake instant (a leader writes non-negative integers, whatever its clock: Redis time or a
+--   test's), so the next tick takes it, first; and never equal to a score a leader read before the
+--   change (a mark already at or below it, from the same millisecond, is moved 1 further down).
+--   protocol.ts SHARD_DUE.
 -- dueFollows(P, name, old, new, now) keeps the due index after a stored definition changed from
 --   `old` to `new` (nil: deleted): unplanned (removed) when deleted or paused; marked when it is new,
 --   its triggers may have changed (not labelsOnly), or it was paused before; else left alone.
@@ -35,9 +37,9 @@ local function labelsOnly(old, new)
   return (old['tfp'] or old['fp']) == (new['tfp'] or new['fp'])
 end
 local function markDue(P, name, now)
-  local v = now + 0.5
+  local v = -(now + 0.5)
   local cur = tonumber(redis.call('ZSCORE', P .. 'due', name))
-  if cur and cur >= v and cur % 1 == 0.5 then v = cur + 1 end
+  if cur and cur < 0 and cur <= v then v = cur - 1 end
   redis.call('ZADD', P .. 'due', v, name)
 end
 local function dueFollows(P, name, old, new, now)
