@@ -284,8 +284,10 @@ export function analyze(log: RunLog): Outcome {
   }
   for (const [id, runs] of byId) if (runs.dones[0]?.q === 'd' && !enq.has(id)) tasks.unrecorded++;
 
-  // hand-overs: from a leader's fault to the next leader.acquired by another process
-  const acquired = log.records.filter((r): r is Extract<ChaosRecord, { k: 'lead' }> => r.k === 'lead' && r.a).sort((a, b) => a.t - b.t);
+  // hand-overs: from a fault of the leader of shard 0 (the fleet's faults aim at it) to the next acquisition of it by another process
+  const acquired = log.records
+    .filter((r): r is Extract<ChaosRecord, { k: 'lead' }> => r.k === 'lead' && r.a && (r.sh === undefined || r.sh.includes(0)))
+    .sort((a, b) => a.t - b.t);
   const handovers = log.faults
     .filter((f) => f.wasLeader)
     .map((f) => {

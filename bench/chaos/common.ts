@@ -89,7 +89,7 @@ export type ChaosRecord =
     }
   | { k: 'done'; id: string; q: 't' | 'd' | 'l'; t: number; i: string; g?: string }
   | { k: 'fired'; id: string; tr: number; t: number; i: string }
-  | { k: 'lead'; a: boolean; term: number; t: number; i: string; reason?: string }
+  | { k: 'lead'; a: boolean; term: number; t: number; i: string; reason?: string; /** the shards taken or lost */ sh?: number[] }
   | { k: 'up'; t: number; i: string };
 
 /** A connection to the records Redis: `write` is an RPUSH (await it where the record must precede what follows). */

@@ -153,14 +153,17 @@ export class Fleet {
   constructor(private readonly base: Omit<ReplicaConfig, 'name' | 'clockUrl'>) {
     this.admin = new Redis(base.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 300 });
     this.admin.on('error', () => {});
-    this.leaseKey = new SchedulerKeys(base.namespace).lease;
+    this.leaseKey = new SchedulerKeys(base.namespace).shards;
   }
 
-  /** Who holds the lease now (`<instance>|<term>` in Redis); the IPC view when Redis does not answer. */
+  /**
+   * Who leads shard 0 now (its lease `<instance>|<term>|<expiresAtMs>` in Redis): "the leader" the
+   * faults aim at (every replica leads about 16 ÷ 5 shards); the IPC view when Redis does not answer.
+   */
   async holder(): Promise<string | undefined> {
     try {
-      const v = await this.admin.get(this.leaseKey);
-      return v ? v.slice(0, v.lastIndexOf('|')) : undefined;
+      const v = await this.admin.hget(this.leaseKey, '0');
+      return v ? v.split('|').slice(0, -2).join('|') : undefined;
     } catch {
       return this.leader;
     }
@@ -185,7 +188,7 @@ export class Fleet {
     // the engine goes through the slot's proxy; the replica's Redis-time measurement (the judge of early) does not
     const config: ReplicaConfig = { ...this.base, url: slot.proxy.url, clockUrl: this.base.url, name };
     const p = new ChaosProcess(name, 'replica', config, (proc, m) => {
-      if (m.type !== 'leader') return;
+      if (m.type !== 'leader' || !(m.shards as number[] | undefined)?.includes(0)) return;
       if (m.acquired) this.leader = proc.name;
       else if (this.leader === proc.name) this.leader = undefined;
     });

@@ -3,7 +3,7 @@
 // Config (BENCH_CONFIG): ReplicaConfig. Every handler run is recorded (awaited RPUSH to the records
 // Redis) at its start and at its end; a trigger's start also carries its Redis-time estimate (see
 // RedisClock). Leadership changes and fired triggers are recorded too, and sent over IPC as
-// { type: 'leader', acquired, term }. SIGTERM: a graceful stop (scheduler resigns, server drains),
+// { type: 'leader', acquired, term, shards }. SIGTERM: a graceful stop (scheduler resigns, server drains),
 // exit 0. Logs go to stdout/stderr as the engine writes them (the parent counts the lines).
 // The engine reaches Redis at cfg.url (the slot's proxy, which the rig may blackhole: a silent
 // partition); the RedisClock at cfg.clockUrl (the chaos Redis itself). `Date.now` is patched, as the
@@ -34,8 +34,8 @@ events.subscribe((e) => {
   if (e.type === 'schedule.fired') void rec.write({ k: 'fired', id: e.taskId, tr: e.triggerAt, t: nowMs(), i });
   if (e.type === 'leader.acquired' || e.type === 'leader.lost') {
     const acquired = e.type === 'leader.acquired';
-    void rec.write({ k: 'lead', a: acquired, term: e.term, t: nowMs(), i, reason: acquired ? undefined : e.reason });
-    send({ type: 'leader', acquired, term: e.term });
+    void rec.write({ k: 'lead', a: acquired, term: e.term, t: nowMs(), i, reason: acquired ? undefined : e.reason, sh: e.shards });
+    send({ type: 'leader', acquired, term: e.term, shards: e.shards });
   }
 });
 

@@ -35,7 +35,7 @@ const CASES: [string][] = [['scheduler'], ['busy queue']];
 test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no trigger twice', async (kill) => {
   const ns = newNamespace('clf');
   const sched = new SchedulerKeys(ns);
-  const schedPort = cluster.masterOf(sched.lease).port;
+  const schedPort = cluster.masterOf(sched.shards).port;
   const busy = queuesOnEachMaster(cluster, ns, 'busy').find((q) => cluster.masterOf(new QueueKeys(ns, q).stream).port !== schedPort)!;
   const connection = { cluster: cluster.seeds, options: { redisOptions: { maxRetriesPerRequest: null } } };
   const events = new EventBus();
@@ -82,7 +82,7 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
     await waitFor(() => leaderSince(0), 'a first leader');
     await new Promise((r) => setTimeout(r, 2000)); // load and fires run a while, so the kill lands mid-traffic
     for (const what of [kill]) {
-      const key = what === 'scheduler' ? sched.lease : new QueueKeys(ns, busy).stream;
+      const key = what === 'scheduler' ? sched.shards : new QueueKeys(ns, busy).stream;
       const node = cluster.masterOf(key);
       const killAt = Date.now();
       await node.kill();

@@ -221,7 +221,7 @@ test('fault 6: the fencing term never decreases, even when its key is gone', asy
     await b.stop();
     expect(second).toBeGreaterThan(first);
     const r = connect();
-    await r.del(keys.term, keys.lease); // as after a FLUSHDB (of this namespace only)
+    await r.del(keys.term, keys.shards, keys.members); // as after a FLUSHDB (of this namespace only)
     r.disconnect();
     const c = make();
     await c.start();

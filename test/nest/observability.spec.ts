@@ -55,7 +55,8 @@ test('events$ streams task, schedule and leadership events; the Inspector shows 
   expect(of(id).filter((t) => t !== 'task.enqueued')).toEqual(['task.started', 'task.succeeded']);
   expect(of(bad.id).filter((t) => t !== 'task.enqueued')).toEqual(['task.started', 'task.failed', 'task.dead']);
   expect(of(id).filter((t) => t === 'task.enqueued')).toHaveLength(1);
-  expect(events[0]).toEqual({ type: 'leader.acquired', instanceId: 'obs-1', term: scheduler.term });
+  const all = [...Array(16).keys()]; // a fleet of one leads every shard
+  expect(events[0]).toEqual({ type: 'leader.acquired', instanceId: 'obs-1', term: scheduler.term, shards: all });
 
   const inspector = app.get(InspectorService);
   await waitFor(async () => (await inspector.servers()).length === 1, 'the worker heartbeat');
@@ -77,7 +78,7 @@ test('events$ streams task, schedule and leadership events; the Inspector shows 
   expect((await inspector.tasks('default', 'dead')).map((t) => t.id)).toEqual([bad.id]);
 
   await app.close();
-  expect(events.at(-1)).toEqual({ type: 'leader.lost', instanceId: 'obs-1', term: scheduler.term, reason: 'resigned' });
+  expect(events.at(-1)).toEqual({ type: 'leader.lost', instanceId: 'obs-1', term: scheduler.term, reason: 'resigned', shards: all });
   sub.unsubscribe();
 });
 

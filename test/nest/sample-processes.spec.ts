@@ -77,6 +77,17 @@ function count(recs: Rec[], phase: string, pred: (r: Rec) => boolean = () => tru
 
 test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, every task exactly once', async () => {
   const [a, b] = await Promise.all([start('A'), start('B')]);
+  // settled: both lead a fair share (8 each) of the 16 shards, so the health check's leader keeps it
+  const led = (c: Child) => {
+    const set = new Set<number>();
+    for (const m of c.messages)
+      if (m.event === 'leader')
+        for (const k of m.shards as number[])
+          if (m.acquired) set.add(k);
+          else set.delete(k);
+    return set.size;
+  };
+  await waitFor(() => led(a) === 8 && led(b) === 8, 'the two replicas to lead 8 shards each');
   const first = await waitFor(() => leader(), 'a leader');
   const other = first === a ? b : a;
   const T0 = nextAligned(Date.now(), 1000);

@@ -51,7 +51,7 @@ test('the sample boots, leads, answers /status, /health and /metrics, and stops 
     const exit = await within(sample.exited, 15_000, 'the sample to exit');
     // Nest's shutdown hooks re-raise the signal once the app is closed
     expect(exit.signal === 'SIGTERM' || exit.code === 0).toBe(true);
-    expect(sample.output).toMatch(/Leadership resigned \(term=\d+\)/);
+    expect(sample.output).toMatch(/Leadership resigned \(term=\d+ shards=[\d,]+\)/);
     expect(sample.output).toMatch(/Worker stopped \(server=smoke-1/);
     expect(sample.output).not.toMatch(/ERROR|unhandled/i);
   } finally {

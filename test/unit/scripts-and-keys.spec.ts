@@ -150,9 +150,7 @@ test('every key of a queue starts with the namespace and carries the queue hash 
   expect(k.lost('2026-01-01')).toBe('app:{app:mail}:lost:2026-01-01'); // the Inspector reads exactly this name
   const s = new SchedulerKeys('app');
   for (const key of [
-    s.lease,
     s.term,
-    s.leader,
     s.legacySchedules,
     s.shards,
     s.members,

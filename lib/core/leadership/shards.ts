@@ -105,11 +105,12 @@ export class ShardLeases {
     clearTimeout(this.callTimer);
     clearTimeout(this.expiryTimer);
     const had = [...this.heldTerms.keys()];
+    const term = Math.max(0, ...this.heldTerms.values());
     this.heldTerms.clear();
     this.validUntil = 0;
     try {
       const n = await within(releaseShardsScript(this.o.client, this.o.keys, this.o.instanceId), this.o.ttlMs, 'shard release');
-      if (n > 0) this.o.logger.log(`Released ${n} shard lease(s)`);
+      if (n > 0) this.o.logger.log(`Leadership resigned (term=${term} shards=${had.join(',')})`);
     } catch (err) {
       this.o.logger.warn(
         `Could not release the shard leases; they expire by themselves within ${this.o.ttlMs} ms (error=${(err as Error).message})`,
@@ -182,7 +183,8 @@ export class ShardLeases {
     clearTimeout(this.expiryTimer);
     if (this.heldTerms.size > 0) this.expiryTimer = setTimeout(() => this.expired(), Math.max(0, validUntil - performance.now()));
     if (taken.length > 0) {
-      this.o.logger.log(`Shard leadership acquired (shards=${taken.map((t) => t.shard).join(',')} leaderTtlMs=${this.o.ttlMs})`);
+      const term = Math.max(...taken.map((t) => t.term));
+      this.o.logger.log(`Leadership acquired (term=${term} shards=${taken.map((t) => t.shard).join(',')} leaderTtlMs=${this.o.ttlMs})`);
       this.o.listener.acquired(taken);
     }
     // call again at the next renewal, or right after another's lease or membership expires (its shards become free)

@@ -197,12 +197,8 @@ export class QueueKeys {
 
 /** Keys of the scheduler. All share the hash tag `{<ns>:sched}`. */
 export class SchedulerKeys {
-  /** STRING `<instanceId>|<term>` with PX leaderTtl: whoever holds it is the leader. */
-  readonly lease: string;
   /** STRING counter: the fencing term, max(incremented, Redis time ms) at each acquisition, so it never decreases. */
   readonly term: string;
-  /** HASH { instance, term, since }: the current or last leader, for the Inspector. */
-  readonly leader: string;
   /**
    * HASH schedule name → definition JSON: the registry of the versions before shards (a rolling
    * deploy's source: migrated into the shards' registries, {@link ShardKeys.schedules}, then emptied).
@@ -239,9 +235,7 @@ export class SchedulerKeys {
   /** @param namespace Key prefix of the app (e.g. `chronos`). */
   constructor(readonly namespace: string) {
     this.prefix = `${namespace}:{${namespace}:sched}:`;
-    this.lease = this.prefix + 'lease';
     this.term = this.prefix + 'term';
-    this.leader = this.prefix + 'leader';
     this.legacySchedules = this.prefix + 'schedules';
     this.shards = this.prefix + 'shards';
     this.members = this.prefix + 'members';

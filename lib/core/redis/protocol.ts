@@ -219,28 +219,6 @@ export const ENQUEUE_RESULT = {
   replaced: 3,
 } as const;
 
-/** acquire-lease.lua's first element. */
-export const ACQUIRE_RESULT = {
-  /** Someone else leads; the second element is the remaining lease time, ms. */
-  heldByOther: 0,
-  /** Acquired (or already ours, renewed); the second element is the fencing term. */
-  acquired: 1,
-} as const;
-
-/** renew-lease.lua's first element. */
-export const RENEW_RESULT = {
-  /** The lease expired or another instance holds it: nothing done. */
-  notOurs: 0,
-  renewed: 1,
-} as const;
-
-/** release-lease.lua's reply. */
-export const RELEASE_RESULT = {
-  /** Not ours: nothing done. */
-  notOurs: 0,
-  released: 1,
-} as const;
-
 /** declare-schedules.lua's first element. */
 export const DECLARE_RESULT = {
   /** Neither the shared names set nor the instance's building set exists: fill it again and retry. */

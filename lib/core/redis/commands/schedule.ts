@@ -1,19 +1,16 @@
 /**
  * The typed wrappers of the scheduler's and the lease's Lua scripts (conventions as in index.ts):
- * fire, fence-schedules, the lease's acquire/renew/release, the registry's register, declare and
- * heartbeat, and schedule-admin. Definitions are JSON text.
+ * fire, fence-schedules, the registry's register, declare and heartbeat, and schedule-admin (the
+ * shard leases' are in shards.ts). Definitions are JSON text.
  */
 import { codeNames, type EncodedTask } from './queue.js';
 import type { QueueKeys, SchedulerKeys, ShardKeys } from '../keys.js';
 import {
-  ACQUIRE_RESULT,
   ADMIN_RESULT,
   DECLARE_RESULT,
   FIRE_MODE,
   FIRE_RESULT,
   HEARTBEAT_RESULT,
-  RELEASE_RESULT,
-  RENEW_RESULT,
   type AdminOp,
   type FireMode,
 } from '../protocol.js';
@@ -93,57 +90,6 @@ export function fenceSchedulesScript(
   fences: readonly (readonly [schedule: string, generation: number])[],
 ): Promise<number> {
   return runScript<number>(client, 'fence-schedules', [keys.generation], fences.flat());
-}
-
-const acquireStatus = codeNames('acquire-lease', ACQUIRE_RESULT);
-
-/** What acquire-lease.lua did; `redisNow` is Redis server time, epoch ms. */
-export type AcquireOutcome =
-  | { status: 'acquired'; term: number; redisNow: number }
-  | { status: 'heldByOther'; /** Remaining time of the other holder's lease, ms. */ pttlMs: number; redisNow: number };
-
-/** Becomes leader if nobody holds the lease, with a new fencing term (acquire-lease.lua). */
-export async function acquireLeaseScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  instanceId: string,
-  ttlMs: number,
-): Promise<AcquireOutcome> {
-  const [code, value, redisNow] = await runScript<[number, number, number]>(
-    client,
-    'acquire-lease',
-    [keys.lease, keys.term, keys.leader],
-    [instanceId, ttlMs],
-  );
-  if (acquireStatus(code) === 'acquired') return { status: 'acquired', term: value, redisNow };
-  return { status: 'heldByOther', pttlMs: value, redisNow };
-}
-
-export type RenewStatus = keyof typeof RENEW_RESULT;
-const renewStatus = codeNames('renew-lease', RENEW_RESULT);
-
-/** Extends the lease if `holder` still holds it (renew-lease.lua); also reads the registry version. */
-export async function renewLeaseScript(
-  client: RedisClient,
-  keys: SchedulerKeys,
-  holder: string,
-  ttlMs: number,
-): Promise<{ status: RenewStatus; version: number; redisNow: number }> {
-  const [code, version, redisNow] = await runScript<[number, number, number]>(
-    client,
-    'renew-lease',
-    [keys.lease, keys.version],
-    [holder, ttlMs],
-  );
-  return { status: renewStatus(code), version, redisNow };
-}
-
-export type ReleaseStatus = keyof typeof RELEASE_RESULT;
-const releaseStatus = codeNames('release-lease', RELEASE_RESULT);
-
-/** Deletes the lease if `holder` holds it and announces the resignation (release-lease.lua). */
-export async function releaseLeaseScript(client: RedisClient, keys: SchedulerKeys, holder: string): Promise<ReleaseStatus> {
-  return releaseStatus(await runScript<number>(client, 'release-lease', [keys.lease], [holder, keys.resignChannel]));
 }
 
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */
@@ -276,9 +222,6 @@ export async function scheduleAdminScript(
 export const SCHEDULE_SCRIPTS = {
   fire: fireScript,
   'fence-schedules': fenceSchedulesScript,
-  'acquire-lease': acquireLeaseScript,
-  'renew-lease': renewLeaseScript,
-  'release-lease': releaseLeaseScript,
   'register-schedules': registerSchedulesScript,
   'declare-schedules': declareSchedulesScript,
   heartbeat: heartbeatScript,
