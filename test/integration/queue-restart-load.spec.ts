@@ -98,3 +98,17 @@ test('a worker that reconnects while Redis loads its data is back once Redis ans
   await startWorker(rig, 'W2', { CHRONOS_URL: r.url, CONCURRENCY: 4 });
   await expectEachRanOnce(r);
 });
+
+test('a server started just after a Redis restart that loaded its data for seconds waits its reconnect grace: a worker back 3 s after Redis answered keeps its tasks', async () => {
+  // ~6 s of load: Redis's uptime (which counts it) is past the 5 s grace as soon as it answers
+  const r = await holderWithTasks(26_000);
+  proxy!.blackhole(); // W1's path to Redis stays silent until 3 s after Redis answers (a reconnect backoff, a slow network)
+  await r.stopSaving();
+  r.startFrom(dir!, SLOW_LOAD);
+  await r.answering();
+  const answeredAt = Date.now();
+  await startWorker(rig, 'W2', { CHRONOS_URL: r.url, CONCURRENCY: 4 });
+  while (Date.now() < answeredAt + 3000) await new Promise((res) => setTimeout(res, 20)); // W1's late return is the point
+  proxy!.heal();
+  await expectEachRanOnce(r);
+});
