@@ -4,6 +4,8 @@
 // (IPC), a silent partition of a replica's Redis connection and its heal (each replica reaches the
 // chaos Redis through its own loopback TCP proxy) — only ever on processes it forked.
 import { fork, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { SchedulerKeys } from '../../lib/core/internal.js';
@@ -60,19 +62,26 @@ export class ChaosProcess {
   wallMinusTrueMs?: number;
   private tail: string[] = [];
   private ready = false;
+  /** Every line of its output, each prefixed with the rig's clock when it was read (see {@link logLine}). */
+  private readonly log?: WriteStream;
 
+  /** `logDir`: where its output is kept, as `<logDir>/<name>.log` (undefined: only counted). */
   constructor(
     readonly name: string,
     file: string,
     config: ReplicaConfig | ProducerConfig,
     onMessage: (p: ChaosProcess, m: { type: string; [k: string]: unknown }) => void,
+    logDir?: string,
   ) {
     const path = fileURLToPath(new URL(`./${file}.js`, import.meta.url));
     const env: NodeJS.ProcessEnv = { ...process.env, BENCH_CONFIG: JSON.stringify(config) };
     delete env.NODE_OPTIONS;
     this.proc = fork(path, [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     this.output = { name, lines: 0, perSecond: new Map(), messages: new Map() };
+    if (logDir) this.log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
     this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal, at: nowMs() })));
+    // 'close': after the exit and the last output (its streams are closed)
+    this.proc.on('close', (code, signal) => this.log?.end(logLine(`(exited: code=${code} signal=${signal})`)));
     this.proc.on('error', () => {});
     this.proc.on('message', (m) => {
       const msg = m as { type: string };
@@ -91,6 +100,7 @@ export class ChaosProcess {
   }
 
   private count(line: string): void {
+    this.log?.write(logLine(line));
     const o = this.output;
     o.lines++;
     const second = Math.floor(nowMs() / 1000);
@@ -127,6 +137,14 @@ export class ChaosProcess {
   }
 }
 
+/**
+ * One line of a kept log: the rig's clock when the line was read (`nowMs()`, epoch ms: the clock of
+ * the records' `t`, which no clock step of a replica moves) as ISO time, then the line.
+ */
+export function logLine(line: string): string {
+  return `${new Date(nowMs()).toISOString()} | ${line}\n`;
+}
+
 interface Slot {
   index: number;
   incarnation: number;
@@ -150,7 +168,11 @@ export class Fleet {
   private readonly admin: Redis;
   private readonly leaseKey: string;
 
-  constructor(private readonly base: Omit<ReplicaConfig, 'name' | 'clockUrl'>) {
+  /** `logDir`: where each replica's output is kept (`<logDir>/r<slot>.<incarnation>.log`); undefined: not kept. */
+  constructor(
+    private readonly base: Omit<ReplicaConfig, 'name' | 'clockUrl'>,
+    private readonly logDir?: string,
+  ) {
     this.admin = new Redis(base.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 300 });
     this.admin.on('error', () => {});
     this.leaseKey = new SchedulerKeys(base.namespace).shards;
@@ -187,11 +209,17 @@ export class Fleet {
     const name = `r${slot.index}.${slot.incarnation}`;
     // the engine goes through the slot's proxy; the replica's Redis-time measurement (the judge of early) does not
     const config: ReplicaConfig = { ...this.base, url: slot.proxy.url, clockUrl: this.base.url, name };
-    const p = new ChaosProcess(name, 'replica', config, (proc, m) => {
-      if (m.type !== 'leader' || !(m.shards as number[] | undefined)?.includes(0)) return;
-      if (m.acquired) this.leader = proc.name;
-      else if (this.leader === proc.name) this.leader = undefined;
-    });
+    const p = new ChaosProcess(
+      name,
+      'replica',
+      config,
+      (proc, m) => {
+        if (m.type !== 'leader' || !(m.shards as number[] | undefined)?.includes(0)) return;
+        if (m.acquired) this.leader = proc.name;
+        else if (this.leader === proc.name) this.leader = undefined;
+      },
+      this.logDir,
+    );
     slot.proc = p;
     this.processes.push(p);
     void p.exited.then(({ code, signal, at }) => {

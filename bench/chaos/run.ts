@@ -1,5 +1,5 @@
 // npm run chaos -- [--seconds 120] [--seed 1] [--redis-stop shutdown,sigterm] [--redis-down 0-2000] [--flood 20] [--drain 15+N/250+10]
-//                   [--out FILE] [--records FILE] [--runtime-schedules 500]
+//                   [--out FILE] [--records FILE] [--logs DIR] [--runtime-schedules 500]
 //
 // The chaos experiment of issue 8: five replicas (Scheduler + ChronosServer) and a 200 tasks/s
 // producer on a private Redis with AOF on, a seeded fault every 3–8 s (SIGKILL + restart, SIGSTOP
@@ -8,14 +8,14 @@
 // Redis. The rig also adds N runtime schedules through the bulk API before the window, upserts some
 // twice and removes some during it (runtime.ts). Prints the faults and the outcomes; exits 1 when a trigger is missing, duplicated or
 // early, or a task is lost (2 when the rig itself failed). See bench/README.md, "Chaos run".
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { nowMs, sleep, sleepUntil } from '../lib/time.js';
 import { analyze, expectedTriggers, type RedisRestart } from './analyze.js';
 import { FLEET, RECORDS_KEY, type ChaosRecord } from './common.js';
-import { ChaosProcess, Fleet } from './fleet.js';
+import { ChaosProcess, Fleet, logLine } from './fleet.js';
 import { makePlan } from './plan.js';
 import { ChaosRedis, RecordsRedis, type RedisStop } from './redis.js';
 import { render } from './report.js';
@@ -35,6 +35,8 @@ interface Args {
   out: string;
   /** Where to write every record, one JSON per line ('' = nowhere). */
   records: string;
+  /** Where to keep every process's output (`<name>.log`), the rig's own log (`rig.log`) and the chaos Redis's (`redis.log`). */
+  logs: string;
   /** Runtime schedules the rig adds through the bulk API (0 = none). */
   runtimeSchedules: number;
 }
@@ -49,6 +51,7 @@ function parseArgs(argv: string[]): Args {
     drainSec: 0, // 0: 15 s, + 1 s per 250 runtime schedules (the window's end can be a burst of all of them) + the largest jitter
     out: '',
     records: '',
+    logs: '',
     runtimeSchedules: 500,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -65,6 +68,7 @@ function parseArgs(argv: string[]): Args {
     else if (name === '--drain') args.drainSec = int(1);
     else if (name === '--out') args.out = resolve(value());
     else if (name === '--records') args.records = resolve(value());
+    else if (name === '--logs') args.logs = resolve(value());
     else if (name === '--runtime-schedules') args.runtimeSchedules = int(0);
     else if (name === '--redis-down') {
       const m = /^(\d+)-(\d+)$/.exec(value());
@@ -89,6 +93,7 @@ function parseArgs(argv: string[]): Args {
   // a trigger at the window's end may start up to the largest jitter later
   args.drainSec ||= 15 + (args.runtimeSchedules ? Math.ceil(args.runtimeSchedules / 250) + MAX_JITTER_MS / 1000 : 0);
   args.out ||= join(ROOT, `bench/results/chaos-seed${args.seed}-${args.seconds}s.json`);
+  args.logs ||= args.out.replace(/\.json$/, '') + '-logs';
   return args;
 }
 
@@ -121,10 +126,13 @@ class Records {
 }
 
 const args = parseArgs(process.argv.slice(2));
+// a fresh directory per run: the logs of one run only
+rmSync(args.logs, { recursive: true, force: true });
+mkdirSync(args.logs, { recursive: true });
 const records = await RecordsRedis.start();
 const chaos = await ChaosRedis.start();
 const base = { url: chaos.url, recordsUrl: records.url, namespace: 'chaos' };
-const fleet = new Fleet(base);
+const fleet = new Fleet(base, args.logs);
 let producer: ChaosProcess | undefined;
 const killAll = () => {
   fleet.killSync();
@@ -139,12 +147,21 @@ process.on('SIGINT', () => {
 });
 
 try {
-  const log = (m: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 23)}] ${m}`);
+  const log = (m: string) => {
+    console.log(`[chaos ${new Date().toISOString().slice(11, 23)}] ${m}`);
+    appendFileSync(join(args.logs, 'rig.log'), logLine(m));
+  };
   log(`chaos Redis 127.0.0.1:${chaos.port} (AOF in ${chaos.dir}), records Redis ${records.url}; starting ${FLEET.replicas} replicas`);
   const ended = new Promise<{ acked: number; failed: number }>((resolveEnded) => {
-    producer = new ChaosProcess('producer', 'producer', base, (_, m) => {
-      if (m.type === 'ended') resolveEnded(m as unknown as { acked: number; failed: number });
-    });
+    producer = new ChaosProcess(
+      'producer',
+      'producer',
+      base,
+      (_, m) => {
+        if (m.type === 'ended') resolveEnded(m as unknown as { acked: number; failed: number });
+      },
+      args.logs,
+    );
   });
   void producer!.exited.then(({ code, signal }) => {
     if (!producer!.expectExit) {
@@ -158,6 +175,7 @@ try {
   const window = { start: windowStart, end: windowStart + args.seconds * 1000 };
   const plan = makePlan(args.seed, args.seconds * 1000, FLEET.replicas, args.stops, args.downMs);
   log(`fleet up; seed ${args.seed}: ${plan.faults.length} replica faults and ${plan.redis.length} Redis restarts over ${args.seconds} s`);
+  log(`window: ${new Date(window.start).toISOString()} to ${new Date(window.end).toISOString()}`);
   const rt = args.runtimeSchedules ? new RuntimeSchedules(args.runtimeSchedules, args.seed, windowStart, args.seconds) : undefined;
   const admin = new Scheduler({ connection: chaos.url, namespace: base.namespace, instanceId: 'rig-admin' });
   const acts: { act: string; at: number; ms: number; result: unknown }[] = [];
@@ -195,7 +213,11 @@ try {
       (async () => {
         await sleepUntil(windowStart + f.at);
         const slot = await fleet.target(f.preferLeader, f.slot);
-        if (slot) await fleet.inject(slot, f.kind, f.stopMs, f.stepMs);
+        if (!slot) return;
+        const name = slot.proc.name;
+        log(`fault ${f.kind} on ${name} (${f.kind === 'clockstep' ? `step ${f.stepMs} ms, ` : ''}${f.stopMs} ms)`);
+        await fleet.inject(slot, f.kind, f.stopMs, f.stepMs);
+        log(`fault ${f.kind} on ${name}: over`);
       })(),
     );
   }
@@ -225,9 +247,11 @@ try {
         log(`Redis ${r.how.toUpperCase()}, down for ${r.downMs} ms`);
         await chaos.stop(r.how);
         const downAt = nowMs();
+        log(`Redis exited (${Math.round(downAt - at)} ms after the stop was sent)`);
         await sleep(r.downMs - (downAt - at));
         await chaos.launch();
         restarts.push({ how: r.how, at, downAt, upAt: nowMs() });
+        log(`Redis answers again (down ${Math.round(nowMs() - downAt)} ms)`);
       }
     })(),
   );
@@ -271,6 +295,8 @@ try {
   clearTimeout(exitTimer);
   await rec.poll();
   rec.close();
+  await chaos.stop('sigterm');
+  if (existsSync(join(chaos.dir, 'redis.log'))) copyFileSync(join(chaos.dir, 'redis.log'), join(args.logs, 'redis.log'));
   await chaos.close();
   await records.close();
 
@@ -294,7 +320,7 @@ try {
   const runtime = rt ? { acts, schedules: rt.list } : undefined;
   writeFileSync(args.out, JSON.stringify({ args, plan, ...kept, leadership, runtime, outcome }, null, 1));
   if (args.records) writeFileSync(args.records, rec.all.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  console.log(`(details: ${args.out}${args.records ? `; records: ${args.records}` : ''})`);
+  console.log(`(details: ${args.out}${args.records ? `; records: ${args.records}` : ''}; logs: ${args.logs})`);
   process.exitCode = outcome.failures.length ? 1 : 0;
 } catch (err) {
   console.error('chaos run failed:', (err as Error).stack ?? err);

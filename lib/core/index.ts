@@ -12,7 +12,13 @@ export * from './runtime/errors.js';
 export { EventBus, type ChronosEvent, type ChronosEventListener, type OperatorAction, type ScheduleSkipReason } from './runtime/events.js';
 export type { ChronosLogger } from './runtime/logger.js';
 export type { Clock } from './runtime/clock.js';
-export { CLUSTER_FAILOVER_BOUND_MS, CLUSTER_RETRY_OPTIONS, type RedisConnection, type RedisClient } from './redis/connection.js';
+export {
+  CLUSTER_FAILOVER_BOUND_MS,
+  CLUSTER_RETRY_OPTIONS,
+  LOADING_POLL_MS,
+  type RedisConnection,
+  type RedisClient,
+} from './redis/connection.js';
 export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';
 export {
   QueueClient,

@@ -61,15 +61,34 @@ export class PrivateRedis {
    * the data, as a persistent Redis does; clients see their connections drop and come back.
    */
   async restartKeepingData(dir: string, extraArgs: string[] = []): Promise<void> {
+    await this.stopSaving();
+    this.startFrom(dir, extraArgs);
+    await this.answering();
+  }
+
+  /** The first half of {@link restartKeepingData}: `SHUTDOWN SAVE` into the directory it was started with; waits for the exit. */
+  async stopSaving(): Promise<void> {
     this.child.kill('SIGCONT');
     const exited = new Promise((r) => this.child.once('exit', r));
     spawn('redis-cli', ['-p', String(this.port), 'SHUTDOWN', 'SAVE'], { stdio: 'ignore' });
     await exited;
+  }
+
+  /**
+   * The second half: starts the server again on the same port from the snapshot in `dir`, with
+   * `extraArgs`, and returns at once — while it loads the snapshot it accepts connections and
+   * answers `INFO` (`loading:1`), other commands get `-LOADING`. Then {@link answering}.
+   */
+  startFrom(dir: string, extraArgs: string[] = []): void {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
+  }
+
+  /** Resolves once the server answers `PING` (its data loaded), within 30 s. */
+  async answering(): Promise<void> {
     await waitFor(() => ping('127.0.0.1', this.port, 200), {
       what: `redis-server to answer PING again on port ${this.port}`,
-      timeoutMs: 10_000,
+      timeoutMs: 30_000,
     });
   }
 

@@ -1,14 +1,15 @@
 // The liveness scripts against a real Redis (lib/core/redis/commands/recovery.ts): reclaim-consumer.lua
 // takes one consumer's entries at once (requeued with the crash counted, poison, lost) and nobody
 // else's; presence.lua reports overdue servers and those without a subscriber on their channel, and a
-// tick that finds one silent asks for its confirming tick sooner than the period.
+// tick that finds one silent asks for its confirming tick sooner than the period; redis-run.lua
+// records since when a Redis process has been answering the servers.
 import type { Redis } from 'ioredis';
 import { openConnection, duplicateConnection } from '../../lib/core/redis/connection.js';
 import { CONSUMER_GROUP, GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { decodeDays } from '../../lib/core/admin/history.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { META, entryFields, newMeta } from '../../lib/core/redis/protocol.js';
-import { presenceScript, reclaimConsumerScript } from '../../lib/core/redis/commands/recovery.js';
+import { presenceScript, reclaimConsumerScript, redisRunScript } from '../../lib/core/redis/commands/recovery.js';
 import { Liveness } from '../../lib/core/recovery/liveness.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -135,4 +136,17 @@ test('a presence tick that finds a channel silent asks for its confirming tick s
   } finally {
     await live.close();
   }
+});
+
+test("redis-run.lua: since when the Redis process has been answering the namespace's servers — Redis's start without a record, the record under the same process, now under another", async () => {
+  const g = new GlobalKeys(ns);
+  const run = (runId: string, uptimeMs: number) => redisRunScript(client, g, { runId, uptimeMs });
+  const first = await run('aaa', 3_600_000); // no record (a new namespace): Redis's own start
+  expect(first.nowMs - first.sinceMs).toBe(3_600_000);
+  const again = await run('aaa', 10); // the same process: what was recorded, whatever the uptime says
+  expect(again.sinceMs).toBe(first.sinceMs);
+  const restarted = await run('bbb', 3_600_000); // another process (a restart, a failover): its first server, now
+  expect(restarted.sinceMs).toBe(restarted.nowMs);
+  expect(await client.get(g.redisRun)).toBe(`bbb ${restarted.sinceMs}`);
+  expect((await run('bbb', 0)).sinceMs).toBe(restarted.sinceMs);
 });

@@ -49,6 +49,8 @@ const CORE = [
   // a cluster client's retry options and the failover they wait through (an app's own ioredis Cluster)
   'CLUSTER_RETRY_OPTIONS',
   'CLUSTER_FAILOVER_BOUND_MS',
+  // how often Chronos's connections ask a loading Redis whether it is done (an app's own client may use it)
+  'LOADING_POLL_MS',
   // handlers and retries
   'defaultBackoff',
   'exponentialBackoff',

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
-import { presenceScript } from '../redis/commands/recovery.js';
+import { presenceScript, redisRunScript } from '../redis/commands/recovery.js';
 import { engineTime } from '../runtime/time.js';
 
 /** Shortest presence tick period, ms (the period of earlier versions, kept with a short visibility timeout). */
@@ -43,9 +43,11 @@ export interface PresenceView {
  * - **Redis restarted or failed over**: this server's own connection drops and reconnects; for
  *   `DEFAULTS.livenessReconnectGraceMs` (5 s) after that nobody is judged, so every live server has
  *   time to reconnect and resubscribe (ioredis resubscribes by itself). A server that starts judges
- *   once Redis has been up that long (its `uptime_in_seconds`). A live server still away after the
- *   grace (reconnect attempts more than ~5 s apart) is taken for dead: its tasks run again elsewhere
- *   (at least once).
+ *   once the Redis process has been answering the servers that long: since the first server started
+ *   under it (redis-run.lua; Redis's uptime would count the time it spent loading its data, and
+ *   whole seconds), or since Redis's own start when no server recorded one. A live server still
+ *   away after the grace (reconnect attempts more than ~5 s apart) is taken for dead: its tasks run
+ *   again elsewhere (at least once).
  * - **Redis Cluster** (Redis ≥ 7.0): the channel is a shard channel (`SSUBSCRIBE`, one subscriber
  *   connection per master), which lives on the master that owns its slot; it carries the hash tag
  *   `{<ns>:global}` of `<ns>:live`, so presence.lua runs on that master and counts its subscribers
@@ -118,9 +120,12 @@ export class Liveness {
       }
     } else {
       this.mode = 'channels';
-      // the reconnect grace counts from Redis's own start (uptime): a server started long after it judges at once
+      // the reconnect grace counts from when this Redis process began answering the servers (redis-run.lua): a server
+      // started long after it judges at once; Redis's uptime would count its loading time, and whole seconds
+      const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
       const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
-      this.readyAt = engineTime.now() - Math.min(upMs, DEFAULTS.livenessReconnectGraceMs);
+      const run = await redisRunScript(this.client, this.keys, { runId, uptimeMs: upMs });
+      this.readyAt = engineTime.now() - Math.min(Math.max(0, run.nowMs - run.sinceMs), DEFAULTS.livenessReconnectGraceMs);
       const sub = (this.sub = duplicateConnection(this.client));
       // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
       sub.on('ready', () => void sub.subscribe(channel).catch(() => {}));
@@ -173,7 +178,8 @@ export class Liveness {
 
   /**
    * True during the reconnect grace: less than `DEFAULTS.livenessReconnectGraceMs` (5 s) since this
-   * server's connection came back, or since Redis itself started (a restart). The holders of entries may
+   * server's connection came back, or (a server that starts) since the Redis process began answering
+   * the servers (see the class doc: a restart). The holders of entries may
    * still be reconnecting then: their claim renewals and acks, held back by the outage, land late, and an
    * entry's idle time (Redis's, which ran on while nobody could renew) overstates how long its holder
    * has been silent. So no entry is judged by its idle time during the grace (the worker's `recover`

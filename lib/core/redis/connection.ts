@@ -52,6 +52,19 @@ export const CLUSTER_RETRY_OPTIONS: Readonly<ClusterOptions> = Object.freeze({
   clusterRetryStrategy: (times: number) => Math.min(100 + times * 2, 2000),
 });
 
+/**
+ * How often a connection Chronos opens asks a Redis that is still loading its data (AOF or RDB, after
+ * a restart) whether it is done, ms (ioredis `maxLoadingRetryTime`, given to the clients it creates
+ * and to its duplicates of a client you pass; that client itself keeps its own). ioredis's ready check waits Redis's estimate of the time left between two asks, up to 10 s
+ * by default, and that estimate is wildly high in the load's first whole second (elapsed whole
+ * seconds × bytes left ÷ bytes loaded): a connection that came back then stayed offline (its
+ * commands queued: acks, claim renewals, the liveness subscription) for up to 10 s after Redis
+ * answered, longer than the 5 s the other servers wait for it (`DEFAULTS.livenessReconnectGraceMs`),
+ * so they took it for dead and ran its tasks again (`queue-restart-load.spec.ts`). Each ask is one
+ * `INFO`, while Redis loads only.
+ */
+export const LOADING_POLL_MS = 250;
+
 /** How long a command on a Redis Cluster waits through a failover before it rejects, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
 export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
 
@@ -92,13 +105,16 @@ export function isRedisClient(value: unknown): value is RedisClient {
 export function openConnection(input: RedisConnection | undefined): ConnectionHandle {
   let client: RedisClient;
   let owned = true;
-  if (input === undefined) client = new Redis();
-  else if (typeof input === 'string') client = new Redis(input);
+  const loading = { maxLoadingRetryTime: LOADING_POLL_MS };
+  if (input === undefined) client = new Redis(loading);
+  else if (typeof input === 'string') client = new Redis(input, loading);
   else if (isRedisClient(input)) {
     client = input;
     owned = false;
-  } else if ('cluster' in input) client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...input.options });
-  else client = new Redis(input as RedisOptions);
+  } else if ('cluster' in input) {
+    const redisOptions = { ...loading, ...input.options?.redisOptions };
+    client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...input.options, redisOptions });
+  } else client = new Redis({ ...loading, ...(input as RedisOptions) });
   rejectKeyPrefix(client);
   defineScripts(client);
   if (owned) watchErrors(client);
@@ -118,15 +134,24 @@ function watchErrors(client: RedisClient): void {
 
 /**
  * A dedicated connection for blocking reads or pub/sub, owned by Chronos. Commands wait for a
- * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want. With
+ * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want; while Redis loads its
+ * data it asks every {@link LOADING_POLL_MS} at most, whatever `client` does. With
  * `shardedSubscribers` a cluster client gets one subscriber connection per master, for SSUBSCRIBE
  * (ioredis resubscribes after a failover or a slot move); ignored for one Redis.
  */
 export function duplicateConnection(client: RedisClient, { shardedSubscribers = false } = {}): RedisClient {
-  const dup =
-    client instanceof Cluster || (client as { isCluster?: boolean }).isCluster
-      ? (client as Cluster).duplicate([], shardedSubscribers ? { shardedSubscribers } : {})
-      : (client as Redis).duplicate({ maxRetriesPerRequest: null });
+  const poll = (given: number | undefined) => Math.min(given ?? LOADING_POLL_MS, LOADING_POLL_MS);
+  let dup: RedisClient;
+  if (client instanceof Cluster || (client as { isCluster?: boolean }).isCluster) {
+    const given = (client as Cluster).options.redisOptions;
+    const redisOptions = { ...given, maxLoadingRetryTime: poll(given?.maxLoadingRetryTime) };
+    dup = (client as Cluster).duplicate([], shardedSubscribers ? { shardedSubscribers, redisOptions } : { redisOptions });
+  } else {
+    dup = (client as Redis).duplicate({
+      maxRetriesPerRequest: null,
+      maxLoadingRetryTime: poll((client as Redis).options.maxLoadingRetryTime),
+    });
+  }
   defineScripts(dup);
   watchErrors(dup);
   return dup;

@@ -382,6 +382,12 @@ export class GlobalKeys {
    */
   readonly live: string;
   /**
+   * STRING `<run id> <since, epoch ms>`: the running Redis process (INFO `run_id`) and since when it
+   * has been answering the worker servers (Redis time), recorded by the first server that started
+   * under it (redis-run.lua); a server that starts counts its reconnect grace from it.
+   */
+  readonly redisRun: string;
+  /**
    * ZSET queue name → earliest due time (epoch ms) of its delayed and retry tasks, or a claim mark
    * while a forwarder moves them (protocol.ts DUE_INDEX): the forwarders' one read per round instead
    * of a poll per queue. A hint kept at or before the real time: enqueuers lower it (`ZADD LT`).
@@ -423,6 +429,7 @@ export class GlobalKeys {
     this.paused = this.prefix + 'paused';
     this.servers = this.prefix + 'servers';
     this.live = this.prefix + 'live';
+    this.redisRun = this.prefix + 'redis-run';
     this.due = this.prefix + 'due';
     this.dueWake = dueWakeChannel(this.due);
     this.pausedWake = this.prefix + 'paused:wake';

@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   'recover',
   'reclaim-consumer',
   'presence',
+  'redis-run',
   'claim',
   'renew-markers',
   'requeue',

@@ -5,7 +5,8 @@ import type { RedisClient } from '../types.js';
 /**
  * Typed wrappers of the scripts that keep the pending entries lists honest: recover.lua (reclaim
  * past the visibility timeout, poison, lost), reclaim-consumer.lua (reclaim a dead consumer's
- * entries at once), presence.lua (liveness of the worker servers),
+ * entries at once), presence.lua (liveness of the worker servers), redis-run.lua (since when the
+ * running Redis process has been answering them),
  * claim.lua (claims and markers of a live consumer) and renew-markers.lua (markers of tasks put back
  * in the stream). Conventions as in index.ts.
  */
@@ -201,11 +202,27 @@ export async function presenceScript(
   return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0) };
 }
 
+/**
+ * Since when the running Redis process (`runId`, INFO server `run_id`) has been answering the worker
+ * servers of the namespace, Redis time (redis-run.lua): as recorded by the first server that started
+ * under it; now when this call is that first one (Redis restarted or failed over since the record); or
+ * Redis's own start (now − `uptimeMs`) when there is no record.
+ */
+export async function redisRunScript(
+  client: RedisClient,
+  keys: GlobalKeys,
+  p: { runId: string; uptimeMs: number },
+): Promise<{ sinceMs: number; nowMs: number }> {
+  const [sinceMs, nowMs] = await runScript<[number, number]>(client, 'redis-run', [keys.redisRun], [p.runId, p.uptimeMs]);
+  return { sinceMs, nowMs };
+}
+
 /** The wrapper of each script of this area (the registry in index.ts). */
 export const RECOVERY_SCRIPTS = {
   recover: recoverScript,
   'reclaim-consumer': reclaimConsumerScript,
   presence: presenceScript,
+  'redis-run': redisRunScript,
   claim: claimScript,
   'renew-markers': renewMarkersScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

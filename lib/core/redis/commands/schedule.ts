@@ -5,15 +5,7 @@
  */
 import { codeNames, type EncodedTask } from './queue.js';
 import type { QueueKeys, SchedulerKeys, ShardKeys } from '../keys.js';
-import {
-  ADMIN_RESULT,
-  DECLARE_RESULT,
-  FIRE_MODE,
-  FIRE_RESULT,
-  HEARTBEAT_RESULT,
-  type AdminOp,
-  type FireMode,
-} from '../protocol.js';
+import { ADMIN_RESULT, DECLARE_RESULT, FIRE_MODE, FIRE_RESULT, HEARTBEAT_RESULT, type AdminOp, type FireMode } from '../protocol.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 
