@@ -9,6 +9,11 @@ import { engineTime } from '../runtime/time.js';
 const TRIM_EVERY = 10;
 /** How often the leader renews a schedule's history TTL (30 days), ms. */
 const RENEW_TTL_EVERY_MS = 3_600_000;
+/**
+ * Most schedules whose upkeep is remembered, the least recently written dropped first: the leader's
+ * memory stays bounded at any schedule count (a dropped one trims and renews at its next write).
+ */
+const UPKEEP_MEMORY = 100_000;
 
 /** One trigger of a fire chunk as the observer sees it. Instants are epoch ms. */
 export interface ObservedTrigger {
@@ -72,7 +77,9 @@ export class FireObserver {
     if (trim) u.sinceTrim = 0;
     const expire = now - u.expiredAt >= RENEW_TTL_EVERY_MS;
     if (expire) u.expiredAt = now;
+    this.upkept.delete(schedule); // to the end: the Map's order is the order of use
     this.upkept.set(schedule, u);
+    if (this.upkept.size > UPKEEP_MEMORY) this.upkept.delete(this.upkept.keys().next().value!);
     return { trim, expire };
   }
 

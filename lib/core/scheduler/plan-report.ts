@@ -8,6 +8,16 @@ import type { ChronosLogger } from '../runtime/logger.js';
 import type { Entry } from './due-entry.js';
 import type { Plan } from './plan.js';
 
+/** Most schedules whose reported spans are remembered (the oldest dropped first): the leader's memory stays bounded. */
+const REPORTED_MEMORY = 10_000;
+
+/** Remembers `key` → `value` in `map`, dropping the oldest entry past {@link REPORTED_MEMORY}. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REPORTED_MEMORY) map.delete(map.keys().next().value!);
+}
+
 /** Reports plans, remembering which paused and orphaned spans were reported. */
 export class PlanReports {
   /** Schedule → the resume whose skipped triggers were reported. */
@@ -24,14 +34,14 @@ export class PlanReports {
   report(e: Entry, p: Plan): void {
     const s = e.stored;
     if (p.paused && this.pauseReported.get(s.name) !== s.resumedAt) {
-      this.pauseReported.set(s.name, s.resumedAt!);
+      remember(this.pauseReported, s.name, s.resumedAt!);
       this.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
       const { newest: triggerAt, count } = p.paused;
       this.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
     }
     const since = e.orphanSpan?.since;
     if (p.orphaned && since !== undefined && this.orphanReported.get(s.name) !== since) {
-      this.orphanReported.set(s.name, since);
+      remember(this.orphanReported, s.name, since);
       const { newest: triggerAt, count } = p.orphaned;
       this.logger.warn(`Skipped ${count} trigger(s) while orphaned (schedule=${s.name} orphanedSince=${since})`);
       this.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'orphaned', count });
@@ -49,17 +59,4 @@ export class PlanReports {
       this.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt: p.skippedAt, reason: 'catch-up', count: p.skipped });
     }
   }
-}
-
-/**
- * fire.lua refused a trigger as planned under an older generation of its schedule: the schedule
- * was paused, removed or changed and the notice has not come (or was lost). Reloads once per
- * registry version loaded; refused again under the same version, it says so once and waits for
- * the next change.
- */
-export function fencedNote(schedule: string, trigger: string, again: boolean): string {
-  return again
-    ? `Trigger refused again after a reload: the queue holds a newer generation of the schedule than the registry; ` +
-        `waiting for the next registry change (schedule=${schedule} trigger=${trigger})`
-    : `Trigger refused: the schedule changed since it was loaded; reloading (schedule=${schedule} trigger=${trigger})`;
 }
