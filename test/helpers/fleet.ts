@@ -73,6 +73,7 @@ export class Fleet {
   /**
    * Waits until the live campaigning children lead the 16 shards between them, none twice, each
    * its fair share (16 ÷ n, ± 1), by their events: the fleet has settled after starts and stops.
+   * After a kill, await the child's `exited` first: until then it counts as live.
    */
   async waitBalanced(timeoutMs = 15_000): Promise<Map<Child, Set<number>>> {
     return waitFor(

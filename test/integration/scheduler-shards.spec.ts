@@ -51,6 +51,7 @@ test('three instances share the shards fairly; the shards of a SIGKILLed one are
   const [victim, shards] = [...led.entries()].find(([c]) => c.name === 'B')!;
   const killedAt = Date.now();
   victim.kill('SIGKILL');
+  await victim.exited;
   // its shards are taken by the two others, in fair shares again
   const after = await fleet.waitBalanced();
   for (const k of shards) expect([...after.values()].some((s) => s.has(k))).toBe(true);
@@ -72,6 +73,7 @@ test('an instance that stops hands over only its own shards, at once; one that j
   const bShards = [...two.entries()].find(([c]) => c.name === 'B')![1];
   const stoppedAt = Date.now();
   a.kill('SIGTERM');
+  await a.exited;
   const one = await fleet.waitBalanced();
   // B kept what it led (no lost event for its own shards) and took A's
   const bLost = fleet.leaderEvents().filter((e) => e.child.name === 'B' && !e.acquired && e.t >= stoppedAt);
