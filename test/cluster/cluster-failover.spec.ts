@@ -97,7 +97,12 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       await waitFor(() => accepted.size > before + 50, { what: `enqueues after the ${what} failover`, timeoutMs: 20_000 });
       await new Promise((r) => setTimeout(r, 2000)); // load goes on after the failover: tasks the promoted master accepts
       // issue 20 fault 7: a leader elected during the failover keeps the lease (no second change a moment later)
-      const leaderships = seen.filter((e) => e.type === 'leader.acquired' && e.at >= killAt).length;
+      // the most times one shard was taken after the kill: once, and moved at most once more when the other
+      // instance's membership comes back and the shards are shared again (docs/scheduler-shards.md)
+      const taken = new Map<number, number>();
+      for (const e of seen)
+        if (e.type === 'leader.acquired' && e.at >= killAt) for (const k of e.shards) taken.set(k, (taken.get(k) ?? 0) + 1);
+      const leaderships = Math.max(0, ...taken.values());
       const losses = seen.filter((e) => e.type === 'leader.lost' && e.at >= killAt).map((e) => (e as { reason?: string }).reason);
       figures.push({ killed: what, killAt, promotedAfterMs: okAt - killAt, leaderAfterMs: leaderAt - killAt, leaderships, losses });
     }
@@ -140,7 +145,7 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       `cluster failover: ${JSON.stringify({ figures, accepted: accepted.size, refused, lost, lostMsBeforeKill, triggersFired: triggers.length, gaps, twice, ranNotFired: [...ran].filter((t) => !count.has(t)) })}`,
     );
     expect(twice).toEqual([]);
-    for (const f of figures) expect(f.leaderships).toBeLessThanOrEqual(1); // one leadership change per failover (or none)
+    for (const f of figures) expect(f.leaderships).toBeLessThanOrEqual(2); // per shard: taken once, then shared once at most (or none)
     // the leader after the failover goes on firing, and catches up (catchUp 'all') the triggers the
     // failover window missed: no gap of more than one period between consecutive triggers
     expect(triggers[triggers.length - 1]).toBeGreaterThan(killAt);

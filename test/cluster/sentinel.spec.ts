@@ -140,12 +140,18 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
       triggersFiredTwice: [...firedCount].filter(([, n]) => n > 1).map(([k]) => k),
       triggersRunTwice: [...triggersRun].filter(([, n]) => n > 1).map(([k]) => k),
       // issue 20 fault 7: a leader elected during the failover must not lose the lease a moment later
-      leadershipsAfterKill: seen.filter((e) => e.type === 'leader.acquired' && e.at >= killAt).length,
+      // the most times one shard was taken after the kill (see cluster-failover.spec.ts)
+      leadershipsAfterKill: Math.max(
+        0,
+        ...[...Array(16).keys()].map(
+          (k) => seen.filter((e) => e.type === 'leader.acquired' && e.at >= killAt && e.shards.includes(k)).length,
+        ),
+      ),
       lossesAfterKill: seen.filter((e) => e.type === 'leader.lost' && e.at >= killAt).map((e) => (e as { reason?: string }).reason),
     };
     console.log(`sentinel failover: ${JSON.stringify(report)}`);
     expect(report.triggersFiredTwice).toEqual([]);
-    expect(report.leadershipsAfterKill).toBeLessThanOrEqual(1); // one leadership change per failover (or none: the lease survived)
+    expect(report.leadershipsAfterKill).toBeLessThanOrEqual(2); // per shard: taken once, then shared once at most (or none: the leases survived)
     // a lost task was acknowledged by the old primary shortly before it died (not yet replicated)
     for (const ago of report.lostAcceptedBeforeKillMs) expect(ago).toBeGreaterThanOrEqual(-50);
     // a missing trigger lies in the failover gap: from the kill (less one period: the trigger due
