@@ -92,9 +92,16 @@ export class ShardLeases {
     return false;
   }
 
-  /** The step-down timer: the local validity ran out without a successful call. */
-  private expired(): void {
-    if (this.heldTerms.size > 0 && performance.now() >= this.validUntil) {
+  /**
+   * The local validity ran out without a successful call: steps down from every shard. `armedFor`
+   * is the validity the step-down timer was armed for: when it fires and no reply has extended that
+   * validity since, the leases are spent, even if `performance.now()` still reads a fraction of a ms
+   * short (Node fires a timer on the event loop's cached time, which lags the monotonic clock by up
+   * to ~1 ms; re-checking the clock there once left a silent leader leading until some other check).
+   */
+  private expired(armedFor?: number): void {
+    if (this.heldTerms.size === 0) return;
+    if (armedFor === this.validUntil || performance.now() >= this.validUntil) {
       this.stepDown('lease expired by the local clock: no successful renewal within leaderTtl (paused process or lost connection)');
     }
   }
@@ -147,6 +154,7 @@ export class ShardLeases {
       // the leases still hold: try again soon rather than let them run out unrenewed
       const left = this.validUntil - performance.now();
       nextIn = left > 0 ? Math.max(0, Math.min(Math.floor(this.o.ttlMs / 10), Math.floor(left / 2))) : Math.floor(this.o.ttlMs / 4);
+      this.expired();
     } finally {
       this.calling = false;
     }
@@ -181,7 +189,7 @@ export class ShardLeases {
     }
     this.validUntil = validUntil;
     clearTimeout(this.expiryTimer);
-    if (this.heldTerms.size > 0) this.expiryTimer = setTimeout(() => this.expired(), Math.max(0, validUntil - performance.now()));
+    if (this.heldTerms.size > 0) this.expiryTimer = setTimeout(() => this.expired(validUntil), Math.max(0, validUntil - performance.now()));
     if (taken.length > 0) {
       const term = Math.max(...taken.map((t) => t.term));
       this.o.logger.log(`Leadership acquired (term=${term} shards=${taken.map((t) => t.shard).join(',')} leaderTtlMs=${this.o.ttlMs})`);
