@@ -2,8 +2,8 @@
   One instance's call on the shard leases (docs/scheduler-shards.md), every TTL/2 and on a notice:
   renews its membership, drops expired members, and from the live members (sorted by id) takes its
   fair share: floor(count / n) shards, one more for the first `count mod n` members. It renews the
-  shards it holds, releases those above its share (announced on the resign channel, so the others
-  take them at once), and takes free or expired ones while under its share, each with a new term
+  shards it holds, releases those above its share, newest-taken first (announced on the resign
+  channel, so the others take them at once), and takes free or expired ones while under its share, each with a new term
   (the rising counter: fencing). A first call ("join") announces itself on the resign channel too,
   so the instances above their new share release at once instead of at their next call.
   KEYS[1]  <ns>:{<ns>:sched}:shards   HASH    shard -> "<instanceId>|<term>|<expiresAtMs>"
@@ -57,6 +57,9 @@ for k = 0, count - 1 do
     nextCheck = expiresAt
   end
 end
+-- above the share, release the newest-taken first (highest term): after a blip (one member's leases
+-- expired and another took them) each shard goes back to where it was, instead of swapping owners
+table.sort(mine, function(a, b) return tonumber(a[2]) < tonumber(b[2]) end)
 local released = {}
 while #mine > target do
   local k = table.remove(mine)[1]

@@ -1,0 +1,56 @@
+// shards.lua on a real Redis, one instance's calls at a time (docs/scheduler-shards.md): fair
+// shares, and which shards an instance above its share releases. After a blip (A's leases expired
+// and B took them), A's return must give A back the shards it had, not swap owners: every swap is
+// a hand-over the fleet did not need. Before the fix B released its own highest-numbered shards.
+import { shardsScript } from '../../lib/core/redis/commands/shards.js';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { connect, deleteNamespace, newNamespace } from '../helpers/redis.js';
+
+const redis = connect();
+let ns: string;
+let keys: SchedulerKeys;
+beforeEach(() => {
+  ns = newNamespace('shard-script');
+  keys = new SchedulerKeys(ns);
+});
+afterEach(async () => {
+  await deleteNamespace(ns);
+});
+afterAll(() => redis.disconnect());
+
+const call = (id: string, ttl: number, join = false) => shardsScript(redis, keys, id, ttl, 16, join);
+const held = (mine: Map<number, number>) => [...mine.keys()].sort((a, b) => a - b);
+
+test('two members split 16 shards 8 and 8; a third joins and each ends with 5 or 6, every shard led once', async () => {
+  await call('a', 10_000, true);
+  await call('b', 10_000, true);
+  const a = await call('a', 10_000);
+  const b = await call('b', 10_000);
+  expect(a.mine.size).toBe(8);
+  expect(b.mine.size).toBe(8);
+  await call('c', 10_000, true);
+  const [a2, b2] = [await call('a', 10_000), await call('b', 10_000)];
+  const c2 = await call('c', 10_000);
+  expect([a2.mine.size, b2.mine.size, c2.mine.size]).toEqual([6, 5, 5]);
+  expect(new Set([...held(a2.mine), ...held(b2.mine), ...held(c2.mine)]).size).toBe(16);
+});
+
+test('after a blip (A’s leases expired, B took them), A’s return gives A back the same shards: B releases the newest-taken', async () => {
+  const TTL = 300;
+  await call('a', TTL, true);
+  await call('b', TTL, true);
+  await call('a', TTL); // above its share: releases 8
+  const before = { a: held((await call('a', TTL)).mine), b: held((await call('b', TTL)).mine) };
+  expect(before.a.length).toBe(8);
+  expect(before.b.length).toBe(8);
+  // A goes silent: its membership and leases expire; B, renewing all along, takes A's shards
+  let alone = await call('b', TTL);
+  while (alone.mine.size < 16) alone = await call('b', TTL);
+  expect(held(alone.mine)).toEqual([...Array(16).keys()]);
+  // A comes back: B releases those it took last, A takes them again
+  await call('a', TTL, true);
+  const b = await call('b', TTL);
+  const a = await call('a', TTL);
+  expect(held(b.mine)).toEqual(before.b);
+  expect(held(a.mine)).toEqual(before.a);
+});
