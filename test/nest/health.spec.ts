@@ -1,7 +1,8 @@
 // The health indicator on Terminus's HealthIndicatorService: the worker's blocking connection, the
 // leader's lease age, with and without TerminusModule imported.
 import { HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { ChronosHealthIndicator, SchedulerService } from '../../lib/index.js';
+import { jest } from '@jest/globals';
+import { ChronosHealthIndicator, InspectorService, SchedulerService } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -33,8 +34,36 @@ test("a follower without TerminusModule imported: same result shape, up, showing
   const leader = await createChronosTestApp({ options: { instanceId: 'health-a' } });
   apps.push(leader);
   await waitFor(() => leader.get(SchedulerService).isLeader, 'leadership');
-  const follower = await createChronosTestApp({ options: { namespace: leader.namespace, instanceId: 'health-b' } });
+  // never eligible: with shards, an eligible second replica leads its fair share (8 of 16) moments after its start
+  const follower = await createChronosTestApp({
+    options: { namespace: leader.namespace, instanceId: 'health-b', scheduler: { eligible: false } },
+  });
   apps.push(follower);
   const r = await follower.get(ChronosHealthIndicator).isHealthy('q');
   expect(r.q).toMatchObject({ status: 'up', scheduler: { leader: false, lease: { holder: 'health-a' } }, worker: { blocking: 'up' } });
+});
+
+test('a replica that takes shards while its health check reads the leases stays up: only shards led through the read are compared', async () => {
+  const first = await createChronosTestApp({ options: { instanceId: 'health-c' } });
+  apps.push(first);
+  const second = await createChronosTestApp({ options: { namespace: first.namespace, instanceId: 'health-d' } });
+  apps.push(second);
+  await waitFor(
+    () => first.get(SchedulerService).shards.length === 8 && second.get(SchedulerService).shards.length === 8,
+    'the fair shares',
+  );
+  // the first's lease read answers while it leads 8; before the check goes on, the second stops and the first takes its 8
+  const inspector = first.get(InspectorService);
+  const read = inspector.leader.bind(inspector);
+  const spy = jest.spyOn(inspector, 'leader').mockImplementation(async () => {
+    const answer = await read();
+    await second.module.close(); // its shutdown hooks (it resigns), not the namespace's deletion: the first still uses it
+    await waitFor(() => first.get(SchedulerService).shards.length === 16, 'the first replica to take the second one’s shards');
+    return answer;
+  });
+  const r = await first.get(ChronosHealthIndicator).isHealthy('q');
+  spy.mockRestore();
+  expect(r.q.scheduler).toMatchObject({ leader: true, lease: { holder: 'health-c' } });
+  expect(r.q.scheduler.failing).toBeUndefined();
+  expect(r.q.status).toBe('up');
 });

@@ -130,6 +130,8 @@ export class ChronosHealthIndicator {
     let redis: 'up' | 'down' = 'up';
     let redisError: string | undefined;
     let lease: LeaderInfo | null | undefined;
+    // shards taken while the lease read is under way cannot be in its answer: only those led before it count
+    const ledBefore = this.scheduler.shards;
     try {
       await withTimeout(this.client.redis.ping(), timeoutMs, 'PING');
       if (this.scheduler.enabled) lease = await withTimeout(this.inspector.leader(), timeoutMs, 'the lease read');
@@ -162,8 +164,9 @@ export class ChronosHealthIndicator {
       term: this.scheduler.term,
     };
     if (lease !== undefined) {
-      // the shards this instance leads, as Redis has them: the oldest renewal among them, and any held by another
-      const mine = this.scheduler.shards;
+      // the shards this instance led through the read, as Redis has them: the oldest renewal among them, and any held by another
+      const now = this.scheduler.shards;
+      const mine = ledBefore.filter((k) => now.includes(k));
       const held = (lease?.shards ?? []).filter((s) => mine.includes(s.shard));
       const own = held.filter((s) => s.instance === this.scheduler.instanceId);
       const ttlMs = own.length > 0 ? Math.min(...own.map((s) => s.ttlMs)) : (lease?.ttlMs ?? 0);
