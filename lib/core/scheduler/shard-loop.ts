@@ -87,11 +87,11 @@ export class ShardLoop {
   }
 
   /**
-   * Fires what is due, a batch at a time, then arms the timer for the next wake. A batch that holds
-   * anything is decoded, planned, fired and advanced in a slot of the leader's gate (batch-gate.ts:
-   * the shards' batches take turns); the read of the due index is not gated, so a shard with
-   * nothing due never waits behind a burst in the others (the batch is planned at the `now` it was
-   * read at; fire.lua's fence and advance-due.lua's compare-and-set cover a change meanwhile).
+   * Fires what is due, a batch at a time, each in a slot of the leader's gate (batch-gate.ts: the
+   * shards' batches take turns), then arms the timer for the next wake. The read of the due index
+   * is in the slot too: 16 replies of a full batch decoded together block the loop as well (about
+   * 100 ms measured when a leader takes 16 shards behind a burst). So a tick waits its turn even
+   * when nothing is due: a round trip per batch ahead of it.
    */
   private async tick(): Promise<void> {
     clearTimeout(this.timer);
@@ -101,19 +101,19 @@ export class ShardLoop {
     let next: number | undefined;
     let written = Infinity;
     for (;;) {
-      const now = ctx.now();
-      const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
-      next = batch.next;
-      if (batch.items.length > 0) {
-        const release = await gate.acquire(); // an empty read never waits behind other shards' batches
-        try {
-          if (!this.leading()) return;
-          written = Math.min(written, await this.batch(batch.items, now));
-        } finally {
-          release();
-        }
+      const release = await gate.acquire();
+      let full: boolean;
+      try {
+        if (!this.leading()) return;
+        const now = ctx.now(); // after the wait for the slot
+        const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
+        next = batch.next;
+        if (batch.items.length > 0) written = Math.min(written, await this.batch(batch.items, now));
+        full = batch.items.length >= SHARD_DUE.batch;
+      } finally {
+        release();
       }
-      if (batch.items.length < SHARD_DUE.batch) break;
+      if (!full) break;
       await slicer.yield(); // a full batch: more may be due; a turn of the event loop first
       if (!this.leading()) return;
     }
