@@ -10,6 +10,7 @@ import { QueueKeys } from '../redis/keys.js';
 import type { DueItem } from '../redis/commands/shard-due.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';
 import type { ScheduleSpec } from './spec.js';
+import { RecentMap } from '../runtime/recent-map.js';
 
 /** Names per `HMGET` of a queue's lastFired. */
 export const HMGET_CHUNK = 1000;
@@ -72,10 +73,11 @@ export class Slicer {
 
 /**
  * Parsed specs by text, zone, offset and bounds (a spec is pure: one serves every schedule that
- * shares them), at most {@link SPEC_CACHE_SIZE}, the oldest dropped first; and the queues' keys.
+ * shares them), at most {@link SPEC_CACHE_SIZE} (a {@link RecentMap}: the last half of them parsed at
+ * least); and the queues' keys.
  */
 export class SpecCache {
-  private readonly specs = new Map<string, ScheduleSpec>();
+  private readonly specs = new RecentMap<string, ScheduleSpec>(SPEC_CACHE_SIZE / 2);
   private readonly queues = new Map<string, QueueKeys>();
 
   constructor(private readonly namespace: string) {}
@@ -86,7 +88,6 @@ export class SpecCache {
     let spec = this.specs.get(key);
     if (spec === undefined) {
       spec = storedSpec(s);
-      if (this.specs.size >= SPEC_CACHE_SIZE) this.specs.delete(this.specs.keys().next().value!);
       this.specs.set(key, spec);
     }
     return spec;

@@ -4,14 +4,16 @@ import type { QueueKeys } from '../redis/keys.js';
 import type { FireResult } from '../redis/commands/schedule.js';
 import { outcomeOfFire, recordFires } from './history.js';
 import { engineTime } from '../runtime/time.js';
+import { RecentMap } from '../runtime/recent-map.js';
 
 /** A schedule's history is trimmed to HISTORY_LIMIT once per this many records written by the leader. */
 const TRIM_EVERY = 10;
 /** How often the leader renews a schedule's history TTL (30 days), ms. */
 const RENEW_TTL_EVERY_MS = 3_600_000;
 /**
- * Most schedules whose upkeep is remembered, the least recently written dropped first: the leader's
- * memory stays bounded at any schedule count (a dropped one trims and renews at its next write).
+ * Most schedules whose upkeep is remembered (the last 50,000 written at least, in two generations of a
+ * {@link RecentMap}): the leader's memory stays bounded at any schedule count (a forgotten one trims
+ * and renews at its next write).
  */
 const UPKEEP_MEMORY = 100_000;
 
@@ -35,7 +37,7 @@ export interface ObservedTrigger {
 export class FireObserver {
   private spans: (ChronosSpan | undefined)[] = [];
   /** Per schedule: records pushed since the last trim, and when its history's TTL was last renewed (epoch ms). */
-  private readonly upkept = new Map<string, { sinceTrim: number; expiredAt: number }>();
+  private readonly upkept = new RecentMap<string, { sinceTrim: number; expiredAt: number }>(UPKEEP_MEMORY / 2);
 
   constructor(
     private readonly client: RedisClient,
@@ -77,9 +79,7 @@ export class FireObserver {
     if (trim) u.sinceTrim = 0;
     const expire = now - u.expiredAt >= RENEW_TTL_EVERY_MS;
     if (expire) u.expiredAt = now;
-    this.upkept.delete(schedule); // to the end: the Map's order is the order of use
-    this.upkept.set(schedule, u);
-    if (this.upkept.size > UPKEEP_MEMORY) this.upkept.delete(this.upkept.keys().next().value!);
+    this.upkept.set(schedule, u); // into the current generation: remembered while in use
     return { trim, expire };
   }
 

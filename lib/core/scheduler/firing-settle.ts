@@ -1,6 +1,6 @@
 /**
  * What the shards' loops of one leader share (shard-loop.ts): the context, the caches, the
- * deadline bound of its calls, the health of its firing, and the fire path itself — applying a
+ * gate of their batches, the deadline bound of its calls, the health of its firing, and the fire path itself — applying a
  * plan to an entry, running fire.lua per queue in chunks (all in flight) and settling each result
  * into the entry (lastFired, maxRuns, a retry instant) with its events and logs.
  * Units: epoch ms.
@@ -12,6 +12,7 @@ import { markGrouped } from '../queue/limits.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import { triggerKey } from './definition.js';
 import { LeaseBound } from '../leadership/deadline.js';
+import { BatchGate } from './batch-gate.js';
 import { pushTo, SpecCache, type Entry } from './due-entry.js';
 import { FireObserver } from './fire-observer.js';
 import { announceSuperseding, fireTriggers, indexDelayed, observedOf, type FireItem } from './fire-triggers.js';
@@ -34,6 +35,8 @@ export class FiringShared {
   readonly bound = new LeaseBound();
   /** Health of the firing loops. */
   readonly failures: FailureLog;
+  /** The slots of the shards' batches: at most two run at once across the loops (batch-gate.ts). */
+  readonly gate = new BatchGate();
   private readonly reports: PlanReports;
   private readonly observer: FireObserver;
   /** Queues this leader marked as grouped (a schedule with a `group` targets them; queue/limits.ts markGrouped). */

@@ -7,23 +7,17 @@ import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import type { Entry } from './due-entry.js';
 import type { Plan } from './plan.js';
+import { RecentMap } from '../runtime/recent-map.js';
 
-/** Most schedules whose reported spans are remembered (the oldest dropped first): the leader's memory stays bounded. */
+/** Most schedules whose reported spans are remembered (the last 5,000 reported at least, in two generations): the leader's memory stays bounded. */
 const REPORTED_MEMORY = 10_000;
-
-/** Remembers `key` → `value` in `map`, dropping the oldest entry past {@link REPORTED_MEMORY}. */
-function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > REPORTED_MEMORY) map.delete(map.keys().next().value!);
-}
 
 /** Reports plans, remembering which paused and orphaned spans were reported. */
 export class PlanReports {
   /** Schedule → the resume whose skipped triggers were reported. */
-  private readonly pauseReported = new Map<string, number>();
+  private readonly pauseReported = new RecentMap<string, number>(REPORTED_MEMORY / 2);
   /** Schedule → the orphaned-since instant whose skipped triggers were reported. */
-  private readonly orphanReported = new Map<string, number>();
+  private readonly orphanReported = new RecentMap<string, number>(REPORTED_MEMORY / 2);
 
   constructor(
     private readonly logger: ChronosLogger,
@@ -34,14 +28,14 @@ export class PlanReports {
   report(e: Entry, p: Plan): void {
     const s = e.stored;
     if (p.paused && this.pauseReported.get(s.name) !== s.resumedAt) {
-      remember(this.pauseReported, s.name, s.resumedAt!);
+      this.pauseReported.set(s.name, s.resumedAt!);
       this.logger.warn(`Skipped ${p.paused.count} trigger(s) while paused (schedule=${s.name} resumedAt=${s.resumedAt})`);
       const { newest: triggerAt, count } = p.paused;
       this.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'pause', count });
     }
     const since = e.orphanSpan?.since;
     if (p.orphaned && since !== undefined && this.orphanReported.get(s.name) !== since) {
-      remember(this.orphanReported, s.name, since);
+      this.orphanReported.set(s.name, since);
       const { newest: triggerAt, count } = p.orphaned;
       this.logger.warn(`Skipped ${count} trigger(s) while orphaned (schedule=${s.name} orphanedSince=${since})`);
       this.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'orphaned', count });

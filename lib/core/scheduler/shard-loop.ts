@@ -4,7 +4,8 @@
  * the scores and the definitions), reads their lastFired, applies liveness to the code-declared ones,
  * plans each (plan.ts: every rule of a gap), fires them (fire.lua per queue, chunks of 250, all in
  * flight), settles each result (firing-settle.ts) and moves each score on by compare-and-set
- * (advance-due.lua). Then it arms its timer for the next wake in the index, at most
+ * (advance-due.lua), in a slot of the leader's gate (batch-gate.ts: at most two shards' batches at
+ * once). Then it arms its timer for the next wake in the index, at most
  * {@link IDLE_RECHECK_MS} ahead. Ticks of one shard never overlap; a notice of a change, an
  * acquisition or a fake clock's jump ticks at once. Nothing is kept between ticks but the caches.
  * Units: epoch ms.
@@ -85,23 +86,36 @@ export class ShardLoop {
     }, ms);
   }
 
-  /** Fires what is due, a batch at a time, then arms the timer for the next wake. */
+  /**
+   * Fires what is due, a batch at a time, each in a slot of the leader's gate (batch-gate.ts: the
+   * shards' batches take turns), then arms the timer for the next wake. The read of the due index
+   * is in the slot too: 16 replies of a full batch decoded together block the loop as well (about
+   * 100 ms measured when a leader takes 16 shards behind a burst). So a tick waits its turn even
+   * when nothing is due: a round trip per batch ahead of it.
+   */
   private async tick(): Promise<void> {
     clearTimeout(this.timer);
     if (!this.leading()) return;
-    const { ctx } = this.shared;
+    const { ctx, gate } = this.shared;
     const slicer = new Slicer();
-    let now = ctx.now();
     let next: number | undefined;
     let written = Infinity;
     for (;;) {
-      const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
-      next = batch.next;
-      if (batch.items.length > 0) written = Math.min(written, await this.batch(batch.items, now));
-      if (batch.items.length < SHARD_DUE.batch) break;
+      const release = await gate.acquire();
+      let full: boolean;
+      try {
+        if (!this.leading()) return;
+        const now = ctx.now(); // after the wait for the slot
+        const batch = await this.shared.bound.call(takeDueScript(ctx.client, this.keys, now, SHARD_DUE.batch), 'the due index read');
+        next = batch.next;
+        if (batch.items.length > 0) written = Math.min(written, await this.batch(batch.items, now));
+        full = batch.items.length >= SHARD_DUE.batch;
+      } finally {
+        release();
+      }
+      if (!full) break;
       await slicer.yield(); // a full batch: more may be due; a turn of the event loop first
       if (!this.leading()) return;
-      now = ctx.now();
     }
     this.shared.failures.ok();
     const wakeAtMs = Math.min(next ?? Infinity, written);
