@@ -142,6 +142,7 @@ export class ChronosServer {
       stale: new StaleTriggers(acker, events, logger),
       slotFreed: fetchWake,
       released: (queue) => this.fetcher.released(queue),
+      holdBeyond: () => (this.liveness.alone ? Math.max(0, DEFAULTS.heldAloneMax - opts.concurrency) : 0),
     }));
     const recoverer = (this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events }));
     const fetcher = (this.fetcher = new Fetcher({

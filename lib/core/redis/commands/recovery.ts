@@ -176,6 +176,8 @@ export interface PresenceOutcome {
   overdue: { id: string; overdueMs: number }[];
   /** Subscribers of the ticking server's own liveness shard channel on the Redis that ran the script (judge `'sharded'` only, else 0). */
   ownSubscribers: number;
+  /** Other servers of the namespace in `<ns>:live` (live, or overdue by less than `keepMs`): 0 when the ticking server is alone. */
+  others: number;
 }
 
 /**
@@ -191,7 +193,7 @@ export async function presenceScript(
   p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean | 'sharded'; register: boolean },
 ): Promise<PresenceOutcome> {
   const judge = p.judge === 'sharded' ? '2' : p.judge ? '1' : '0';
-  const [nowMs, silent, flat, own] = await runScript<[number, string[], (string | number)[], number]>(
+  const [nowMs, silent, flat, own, others] = await runScript<[number, string[], (string | number)[], number, number]>(
     client,
     'presence',
     [keys.live],
@@ -199,7 +201,7 @@ export async function presenceScript(
   );
   const overdue: { id: string; overdueMs: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
-  return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0) };
+  return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0), others: Number(others ?? 0) };
 }
 
 /**
