@@ -88,6 +88,8 @@ test('presence: overdue servers and servers without a subscriber on their livene
     expect(r.silent.sort()).toEqual(['down', 'stopped']);
     expect(r.overdue.map((o) => o.id)).toEqual(['stopped']);
     expect(r.overdue[0].overdueMs).toBeGreaterThanOrEqual(9000);
+    expect(r.exactNowMs - r.nowMs).toBeGreaterThanOrEqual(0); // with Redis's microseconds: a sub-ms sample for the time source
+    expect(r.exactNowMs - r.nowMs).toBeLessThan(1);
     expect(r.others).toBe(3); // up, down and the overdue one: only the forgotten one does not count
     expect(await client.zscore(g.live, 'forgotten')).toBeNull();
     const noJudge = await presenceScript(client, g, { serverId: 'me', staleAfterMs: 5000, keepMs: 60_000, judge: false, register: true });

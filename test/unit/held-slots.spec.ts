@@ -114,3 +114,31 @@ test('a claims round may leave out a held task held since the given instant (its
   expect([...t.slots.entries()].length).toBe(3);
   t.slots.takeUnstarted();
 });
+
+test('a held trigger task starts within a turn of the event loop once the time source (with its fraction of a ms) reaches its instant, not a whole-ms timer later', async () => {
+  let clock = 1_700_000_000_000.25;
+  let startedAt: number | undefined;
+  const slots = new Slots({
+    concurrency: 1,
+    visibilityTimeoutMs: 30_000,
+    consumer: {} as Consumer,
+    executor: { execute: () => (startedAt = clock) } as unknown as Executor,
+    mux: { get: () => ({}), types: () => [] } as unknown as Mux,
+    logger: silent,
+    isRunning: () => true,
+    redisNow: () => Math.floor(clock),
+    exactNow: () => clock,
+    stale: { skipIfStale: () => false } as unknown as StaleTriggers,
+    slotFreed: { wake: () => {} },
+  });
+  const at = 1_700_000_000_002; // 1.75 ms ahead
+  const meta = { ...newMeta(0, 0, at - 1000), [META.schedule]: 's', [META.triggerAt]: at };
+  slots.accept({ queue, entryId: '1-0', fields: entryFields(`s:${at}`, 's', '{}', JSON.stringify(meta)) });
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  clock = at - 0.01;
+  for (let i = 0; i < 3; i++) await turn();
+  expect(startedAt).toBeUndefined(); // never before its instant
+  clock = at;
+  for (let i = 0; i < 3 && startedAt === undefined; i++) await turn();
+  expect(startedAt).toBe(at);
+});

@@ -7,6 +7,7 @@ import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
 import { EntryTable } from './entry-table.js';
 import { isCancelPrevious } from '../worker/supersede.js';
+import { atInstant, type InstantTimer } from '../runtime/instant.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -17,7 +18,7 @@ export interface Waiting {
 
 /** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
 export interface Held extends Waiting {
-  /** When its instant's timer should fire (Redis time, epoch ms); one timer per instant, kept by the group. */
+  /** Its instant, when its timer fires (Redis time, epoch ms); one timer per instant, kept by the group. */
   readonly dueAt: number;
   /** When it was held (Redis time, epoch ms): about when the read delivered it, so when its claim was last fresh. */
   readonly heldAt: number;
@@ -37,6 +38,8 @@ export interface SlotsDeps {
   readonly isRunning: () => boolean;
   /** Redis time now (the process's time source, epoch ms): when a trigger's instant comes by this server's estimate. */
   readonly redisNow: () => number;
+  /** Redis time now with its fraction of a ms (epoch ms; `redisNow` when absent): what a held task's instant is timed by. */
+  readonly exactNow?: () => number;
   /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
   readonly stale: StaleTriggers;
   /** Rung when a slot came free: the fetch loop (waiting on it) may read again. */
@@ -72,7 +75,7 @@ export class Slots implements RunOwner {
    * 1,000 triggers of one second is one timer, not 1,000 (fire lag p99 at c=1,000: 14.5 -> 9.1 ms).
    * A cancelled or taken task stays in its group; its release then finds it no longer held and does nothing.
    */
-  private readonly groups = new Map<number, { timer: NodeJS.Timeout; tasks: Held[] }>();
+  private readonly groups = new Map<number, { timer: InstantTimer; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly deps: SlotsDeps) {}
@@ -173,7 +176,7 @@ export class Slots implements RunOwner {
    * instant, their timers cleared) out of the table, for the caller to put back in the queue.
    */
   takeUnstarted(): Waiting[] {
-    for (const g of this.groups.values()) clearTimeout(g.timer);
+    for (const g of this.groups.values()) g.timer.cancel();
     this.groups.clear();
     const unstarted = [...this.buffer.splice(0), ...this.held.values()];
     this.held.clear();
@@ -197,30 +200,22 @@ export class Slots implements RunOwner {
   private admit(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const m = task.meta;
     const tr = m[META.triggerAt];
-    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - this.deps.redisNow() : 0;
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (this.deps.exactNow ?? this.deps.redisNow)() : 0;
     if (early > 0) {
-      // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
-      const delay = Math.ceil(early) + 1;
       const at = tr!;
       let group = this.groups.get(at);
       if (!group) {
         const tasks: Held[] = [];
-        const g: { timer: NodeJS.Timeout; tasks: Held[] } = { timer: setTimeout(() => due(), delay), tasks };
-        // the instant is re-checked when the timer fires: one that fires early by the estimate (it moved) waits again
-        const due = () => {
-          const left = at - this.deps.redisNow();
-          if (left > 0) {
-            g.timer = setTimeout(due, Math.ceil(left) + 1);
-            return;
-          }
+        // the instant by the time source with its fraction of a ms (runtime/instant.ts), re-read until it has come
+        const timer = atInstant(at, this.deps.exactNow ?? this.deps.redisNow, () => {
           this.groups.delete(at);
           for (const h of tasks) void this.release(h);
-        };
-        group = g;
+        });
+        group = { timer, tasks };
         this.groups.set(at, group);
       }
       const heldAt = this.deps.redisNow();
-      const h: Held = { queue, task, payload, dueAt: heldAt + delay, heldAt };
+      const h: Held = { queue, task, payload, dueAt: at, heldAt };
       group.tasks.push(h);
       this.held.set(queue.name, task.entryId, h);
       return;

@@ -150,7 +150,7 @@ export class Liveness {
       judge: this.mode === 'sharded' ? 'sharded' : this.mode === 'channels',
       register: true,
     });
-    engineTime.sample(sent, r.nowMs, engineTime.localNow()); // a sample of Redis time every tick (the forwarder's rounds are rare when idle)
+    engineTime.sample(sent, r.exactNowMs, engineTime.localNow()); // a sub-ms sample of Redis time every tick (the forwarder's rounds are rare when idle)
     this.lastNowMs = r.nowMs;
     this.aloneUntil = r.others === 0 ? engineTime.localNow() + this.staleAfterMs : -Infinity;
     const o = this.opts;

@@ -139,6 +139,7 @@ export class ChronosServer {
       logger,
       isRunning,
       redisNow: () => time.now(),
+      exactNow: () => time.exactNow(),
       stale: new StaleTriggers(acker, events, logger),
       slotFreed: fetchWake,
       released: (queue) => this.fetcher.released(queue),

@@ -168,8 +168,10 @@ export async function reclaimConsumerScript(
 
 /** What one presence tick saw (presence.lua), Redis time. */
 export interface PresenceOutcome {
-  /** Redis time of the tick, epoch ms. */
+  /** Redis time of the tick, whole epoch ms. */
   nowMs: number;
+  /** The same with its sub-millisecond part (Redis's TIME has microseconds), epoch ms: a tighter sample for the time source. */
+  exactNowMs: number;
   /** Other servers with no subscriber on their liveness channel (only read with `judge`). */
   silent: string[];
   /** Other servers whose score has passed (their main loop has not ticked for their `staleAfterMs`), with by how much, ms. */
@@ -193,7 +195,7 @@ export async function presenceScript(
   p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean | 'sharded'; register: boolean },
 ): Promise<PresenceOutcome> {
   const judge = p.judge === 'sharded' ? '2' : p.judge ? '1' : '0';
-  const [nowMs, silent, flat, own, others] = await runScript<[number, string[], (string | number)[], number, number]>(
+  const [nowMs, silent, flat, own, others, us] = await runScript<[number, string[], (string | number)[], number, number, number]>(
     client,
     'presence',
     [keys.live],
@@ -201,7 +203,14 @@ export async function presenceScript(
   );
   const overdue: { id: string; overdueMs: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
-  return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0), others: Number(others ?? 0) };
+  return {
+    nowMs,
+    exactNowMs: nowMs + Number(us ?? 0) / 1000,
+    silent,
+    overdue,
+    ownSubscribers: Number(own ?? 0),
+    others: Number(others ?? 0),
+  };
 }
 
 /**
