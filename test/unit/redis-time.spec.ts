@@ -77,3 +77,23 @@ test('a round trip that proves the estimate ahead (Redis time stepped back, or s
   trip(c, -2900, T + 5000, 1, 1);
   expect(c.offsetMs).toBe(-2901);
 });
+
+test('exactNow() keeps the fraction of a ms that now() rounds down; a sub-ms sample sets it', () => {
+  let local = T;
+  const c = new RedisTime(() => local);
+  c.sample(T, T + 250.6, T + 0.2); // Redis's TIME with its microseconds
+  local = T + 1000.3;
+  expect(c.exactNow()).toBeCloseTo(T + 1000.3 + 250.4, 2);
+  expect(c.now()).toBe(T + 1250);
+});
+
+test('a reply in whole ms (rounded down) with a short round trip does not prove ahead an estimate from a sub-ms sample', () => {
+  let local = T;
+  const c = new RedisTime(() => local);
+  c.sample(T, T + 250.9, T + 0.1); // offset at least 250.8
+  // a whole-ms reply (Redis time T + 1251.x) to a round trip of 0.65 ms: its upper bound, taken as 1251 − 1000.3,
+  // would be below 250.8 and restart the window on the worse sample; Redis time was up to 1 ms past what it says
+  local = T + 1000.95;
+  c.sample(T + 1000.3, T + 1251, T + 1000.95);
+  expect(c.offsetMs).toBeCloseTo(250.8, 2);
+});

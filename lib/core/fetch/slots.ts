@@ -7,6 +7,7 @@ import type { Mux } from '../worker/mux.js';
 import type { StaleTriggers } from '../recovery/stale.js';
 import { EntryTable } from './entry-table.js';
 import { isCancelPrevious } from '../worker/supersede.js';
+import { atInstant, type InstantTimer } from '../runtime/instant.js';
 
 /** A decoded task waiting for a slot (fetched beyond the free slots by a multi-queue read). */
 export interface Waiting {
@@ -17,8 +18,10 @@ export interface Waiting {
 
 /** A schedule trigger's task fetched before its instant, held until then with a slot reserved. */
 export interface Held extends Waiting {
-  /** When its instant's timer should fire (Redis time, epoch ms); one timer per instant, kept by the group. */
+  /** Its instant, when its timer fires (Redis time, epoch ms); one timer per instant, kept by the group. */
   readonly dueAt: number;
+  /** When it was held (Redis time, epoch ms): about when the read delivered it, so when its claim was last fresh. */
+  readonly heldAt: number;
 }
 
 /** What the slot table needs from the server. */
@@ -35,12 +38,21 @@ export interface SlotsDeps {
   readonly isRunning: () => boolean;
   /** Redis time now (the process's time source, epoch ms): when a trigger's instant comes by this server's estimate. */
   readonly redisNow: () => number;
+  /** Redis time now with its fraction of a ms (epoch ms; `redisNow` when absent): what a held task's instant is timed by. */
+  readonly exactNow?: () => number;
   /** Skips a trigger task that waited past its schedule's catch-up policy, at its start. */
   readonly stale: StaleTriggers;
   /** Rung when a slot came free: the fetch loop (waiting on it) may read again. */
   readonly slotFreed: { wake(): void };
   /** A task of `queue` this server held ended or was let go (a slot of the queue's fleet-wide limit, if it has one, is free). */
   readonly released?: (queue: string) => void;
+  /**
+   * How many early trigger tasks may be held now beyond `concurrency` (none when absent): while the
+   * server is its queues' only consumer, a burst of one instant is read ahead whole (up to a bound)
+   * instead of a slot's worth per round trip after the instant; with other consumers, 0 (a task held
+   * here beyond its slots would wait while another server idles).
+   */
+  readonly holdBeyond?: () => number;
 }
 
 /**
@@ -63,7 +75,7 @@ export class Slots implements RunOwner {
    * 1,000 triggers of one second is one timer, not 1,000 (fire lag p99 at c=1,000: 14.5 -> 9.1 ms).
    * A cancelled or taken task stays in its group; its release then finds it no longer held and does nothing.
    */
-  private readonly groups = new Map<number, { timer: NodeJS.Timeout; tasks: Held[] }>();
+  private readonly groups = new Map<number, { timer: InstantTimer; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(private readonly deps: SlotsDeps) {}
@@ -73,9 +85,14 @@ export class Slots implements RunOwner {
     return this.active;
   }
 
-  /** Slots neither running a handler nor reserved by a held task. */
+  /**
+   * Slots neither running a handler nor reserved by a held task. Held tasks within
+   * {@link SlotsDeps.holdBeyond} reserve none: they start in the slots free at their instant, the
+   * rest wait in the buffer for a slot (so no more than `concurrency` handlers ever run).
+   */
   get freeSlots(): number {
-    return this.deps.concurrency - this.active - this.held.size;
+    const beyond = this.deps.holdBeyond?.() ?? 0;
+    return this.deps.concurrency - this.active - Math.max(0, this.held.size - beyond);
   }
 
   /** The runs in flight (handlers running now, or abandoned by a shutdown and not yet ended). */
@@ -83,12 +100,21 @@ export class Slots implements RunOwner {
     return [...this.inflight.values()];
   }
 
-  /** Every entry this server holds, with its task: running (unless abandoned), waiting for a slot, held for its instant — in that order. */
-  *entries(): Iterable<{ queue: ConsumedQueue; entryId: string; task: StreamTask }> {
+  /**
+   * Every entry this server holds, with its task: running (unless abandoned), waiting for a slot, held
+   * for its instant — in that order. With `heldSince` (Redis time, epoch ms), a held task with no
+   * markers that was held at or after it is left out: its claim (the read that delivered it) is that
+   * recent, so a claims round may skip it (a burst held ahead would cost 3 calls per task otherwise).
+   */
+  *entries(heldSince = Infinity): Iterable<{ queue: ConsumedQueue; entryId: string; task: StreamTask }> {
     for (const run of this.inflight.values()) {
       if (!run.abandoned) yield { queue: run.ref as ConsumedQueue, entryId: run.entry.entryId, task: run.entry };
     }
-    for (const w of [...this.buffer, ...this.held.values()]) yield { queue: w.queue, entryId: w.task.entryId, task: w.task };
+    for (const w of this.buffer) yield { queue: w.queue, entryId: w.task.entryId, task: w.task };
+    for (const h of this.held.values()) {
+      if (h.heldAt >= heldSince && markerKeys(h.queue.keys, h.task).length === 0) continue;
+      yield { queue: h.queue, entryId: h.task.entryId, task: h.task };
+    }
   }
 
   /** Decodes a fetched entry: garbage goes to dead at once; a task starts, is held, or waits for a slot. */
@@ -150,7 +176,7 @@ export class Slots implements RunOwner {
    * instant, their timers cleared) out of the table, for the caller to put back in the queue.
    */
   takeUnstarted(): Waiting[] {
-    for (const g of this.groups.values()) clearTimeout(g.timer);
+    for (const g of this.groups.values()) g.timer.cancel();
     this.groups.clear();
     const unstarted = [...this.buffer.splice(0), ...this.held.values()];
     this.held.clear();
@@ -174,29 +200,22 @@ export class Slots implements RunOwner {
   private admit(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const m = task.meta;
     const tr = m[META.triggerAt];
-    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - this.deps.redisNow() : 0;
+    const early = tr !== undefined && m[META.retried] === 0 && !m[META.crashes] ? tr - (this.deps.exactNow ?? this.deps.redisNow)() : 0;
     if (early > 0) {
-      // +1 ms: a Node timer may fire up to 1 ms before its delay (whole-ms rounding)
-      const delay = Math.ceil(early) + 1;
       const at = tr!;
       let group = this.groups.get(at);
       if (!group) {
         const tasks: Held[] = [];
-        const g: { timer: NodeJS.Timeout; tasks: Held[] } = { timer: setTimeout(() => due(), delay), tasks };
-        // the instant is re-checked when the timer fires: one that fires early by the estimate (it moved) waits again
-        const due = () => {
-          const left = at - this.deps.redisNow();
-          if (left > 0) {
-            g.timer = setTimeout(due, Math.ceil(left) + 1);
-            return;
-          }
+        // the instant by the time source with its fraction of a ms (runtime/instant.ts), re-read until it has come
+        const timer = atInstant(at, this.deps.exactNow ?? this.deps.redisNow, () => {
           this.groups.delete(at);
           for (const h of tasks) void this.release(h);
-        };
-        group = g;
+        });
+        group = { timer, tasks };
         this.groups.set(at, group);
       }
-      const h: Held = { queue, task, payload, dueAt: this.deps.redisNow() + delay };
+      const heldAt = this.deps.redisNow();
+      const h: Held = { queue, task, payload, dueAt: at, heldAt };
       group.tasks.push(h);
       this.held.set(queue.name, task.entryId, h);
       return;
@@ -250,6 +269,10 @@ export class Slots implements RunOwner {
       }
     }
     this.held.delete(q, entryId);
+    if (this.active >= this.deps.concurrency) {
+      this.buffer.push(h); // held beyond the slots (holdBeyond): it starts when a handler ends
+      return;
+    }
     if (!this.start(h.queue, h.task, h.payload)) this.finishReserved(q);
   }
 

@@ -80,6 +80,8 @@ export class Liveness {
   readonly tickMs: number;
   /** Redis time (epoch ms) of the last tick's reply; -Infinity before the first. */
   private lastNowMs = -Infinity;
+  /** Until when this server counts as the namespace's only worker server (local base, epoch ms): see {@link alone}. */
+  private aloneUntil = -Infinity;
   private readonly onReady = () => {
     this.readyAt = engineTime.now();
     this.epoch++;
@@ -148,8 +150,9 @@ export class Liveness {
       judge: this.mode === 'sharded' ? 'sharded' : this.mode === 'channels',
       register: true,
     });
-    engineTime.sample(sent, r.nowMs, engineTime.localNow()); // a sample of Redis time every tick (the forwarder's rounds are rare when idle)
+    engineTime.sample(sent, r.exactNowMs, engineTime.localNow()); // a sub-ms sample of Redis time every tick (the forwarder's rounds are rare when idle)
     this.lastNowMs = r.nowMs;
+    this.aloneUntil = r.others === 0 ? engineTime.localNow() + this.staleAfterMs : -Infinity;
     const o = this.opts;
     // an overdue server's entries may pass the visibility timeout from (its last tick + VT): sweep until two sweeps after that
     const window = o.visibilityTimeout - this.staleAfterMs + 2 * o.recoverInterval + this.tickMs;
@@ -174,6 +177,16 @@ export class Liveness {
     }
     if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
     return { dead, sweepAll };
+  }
+
+  /**
+   * True when the last presence tick, less than `staleAfterMs` ago, found no other worker server in
+   * the namespace (none live, none overdue within `keepMs`): this server is then the only consumer
+   * of its queues, and may hold more early trigger tasks than its concurrency (fetch/slots.ts). A
+   * server that starts meanwhile is seen at the next tick (at most {@link tickMs} later).
+   */
+  get alone(): boolean {
+    return engineTime.localNow() < this.aloneUntil;
   }
 
   /**

@@ -152,7 +152,8 @@ export class Recoverer {
   async extendClaims(): Promise<void> {
     const o = this.deps.opts;
     const ttl = MARKER_TTL.activeVisibilityTimeouts * o.visibilityTimeout;
-    for (const [q, entries] of byQueue(this.deps.slots.entries())) {
+    // a task held for its instant since less than a third of the timeout: its claim is fresh until the next round
+    for (const [q, entries] of byQueue(this.deps.slots.entries(engineTime.now() - o.visibilityTimeout / 3))) {
       const { gone, taken } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
       // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
       if (gone.length > 0) this.plan.later(q, engineTime.now() + o.visibilityTimeout + o.recoverInterval);

@@ -69,6 +69,13 @@ export const DEFAULTS = Object.freeze({
   livenessReconnectGraceMs: 5_000,
   /** An overdue server is still looked at (its queues swept) for this long past its expiry; then forgotten, ms. */
   livenessKeepMs: 5 * 60_000,
+  /**
+   * Early trigger tasks a worker server holds at most (running and waiting for their instant) while
+   * it is the only worker server of its namespace (its presence tick found no other): a burst of one
+   * instant is read ahead whole, not a concurrency's worth per round trip after the instant. With
+   * other servers a held task reserves a slot (at most `concurrency` held), so the burst is shared.
+   */
+  heldAloneMax: 2_000,
   /** Leader lease TTL, ms (renewed every TTL/2). */
   leaderTtlMs: 5_000,
   /** Default IANA time zone of cron schedules. */

@@ -44,6 +44,14 @@ export class RedisTime {
     return Math.floor(this.local() + this.#offsetMs);
   }
 
+  /**
+   * Redis time now (estimated) with its fraction of a millisecond, epoch ms: never ahead of Redis
+   * time like {@link now}, without its rounding down (what an instant's timer is held by: runtime/instant.ts).
+   */
+  exactNow(): number {
+    return this.local() + this.#offsetMs;
+  }
+
   /** The local base now, epoch ms: what a round trip's send and receipt are read on ({@link sample}). */
   localNow(): number {
     return this.local();
@@ -63,11 +71,14 @@ export class RedisTime {
 
   /**
    * Takes one round trip: sent at `sentAtMs`, received at `receivedAtMs` (both read with
-   * {@link localNow}, epoch ms), whose reply said Redis time was `redisNowMs` (epoch ms).
+   * {@link localNow}, epoch ms), whose reply said Redis time was `redisNowMs` (epoch ms: whole ms rounded
+   * down, or with its fraction when the reply has Redis's microseconds).
    */
   sample(sentAtMs: number, redisNowMs: number, receivedAtMs: number): void {
     const rttMs = Math.max(0, receivedAtMs - sentAtMs);
-    const s: Sample = { lowMs: redisNowMs - receivedAtMs, highMs: redisNowMs - sentAtMs, rttMs, at: receivedAtMs };
+    // most replies carry whole ms (rounded down): Redis time was up to 1 ms past redisNowMs, so the upper bound allows it
+    // (else a sample in whole ms with a short round trip would seem to prove ahead an estimate from a sub-ms one)
+    const s: Sample = { lowMs: redisNowMs - receivedAtMs, highMs: redisNowMs + 1 - sentAtMs, rttMs, at: receivedAtMs };
     if (this.#samples.length > 0 && this.#offsetMs > s.highMs) this.#samples = []; // the estimate ran ahead: start again
     this.#samples = this.#samples.filter((old) => old.at > receivedAtMs - WINDOW_MS && old.at <= receivedAtMs);
     this.#samples.push(s);

@@ -139,9 +139,11 @@ export class ChronosServer {
       logger,
       isRunning,
       redisNow: () => time.now(),
+      exactNow: () => time.exactNow(),
       stale: new StaleTriggers(acker, events, logger),
       slotFreed: fetchWake,
       released: (queue) => this.fetcher.released(queue),
+      holdBeyond: () => (this.liveness.alone ? Math.max(0, DEFAULTS.heldAloneMax - opts.concurrency) : 0),
     }));
     const recoverer = (this.recoverer = new Recoverer({ client, queues, consumer, slots, executor, opts, logger, events }));
     const fetcher = (this.fetcher = new Fetcher({

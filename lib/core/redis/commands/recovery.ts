@@ -168,14 +168,18 @@ export async function reclaimConsumerScript(
 
 /** What one presence tick saw (presence.lua), Redis time. */
 export interface PresenceOutcome {
-  /** Redis time of the tick, epoch ms. */
+  /** Redis time of the tick, whole epoch ms. */
   nowMs: number;
+  /** The same with its sub-millisecond part (Redis's TIME has microseconds), epoch ms: a tighter sample for the time source. */
+  exactNowMs: number;
   /** Other servers with no subscriber on their liveness channel (only read with `judge`). */
   silent: string[];
   /** Other servers whose score has passed (their main loop has not ticked for their `staleAfterMs`), with by how much, ms. */
   overdue: { id: string; overdueMs: number }[];
   /** Subscribers of the ticking server's own liveness shard channel on the Redis that ran the script (judge `'sharded'` only, else 0). */
   ownSubscribers: number;
+  /** Other servers of the namespace in `<ns>:live` (live, or overdue by less than `keepMs`): 0 when the ticking server is alone. */
+  others: number;
 }
 
 /**
@@ -191,7 +195,7 @@ export async function presenceScript(
   p: { serverId: string; staleAfterMs: number; keepMs: number; judge: boolean | 'sharded'; register: boolean },
 ): Promise<PresenceOutcome> {
   const judge = p.judge === 'sharded' ? '2' : p.judge ? '1' : '0';
-  const [nowMs, silent, flat, own] = await runScript<[number, string[], (string | number)[], number]>(
+  const [nowMs, silent, flat, own, others, us] = await runScript<[number, string[], (string | number)[], number, number, number]>(
     client,
     'presence',
     [keys.live],
@@ -199,7 +203,14 @@ export async function presenceScript(
   );
   const overdue: { id: string; overdueMs: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) overdue.push({ id: String(flat[i]), overdueMs: Number(flat[i + 1]) });
-  return { nowMs, silent, overdue, ownSubscribers: Number(own ?? 0) };
+  return {
+    nowMs,
+    exactNowMs: nowMs + Number(us ?? 0) / 1000,
+    silent,
+    overdue,
+    ownSubscribers: Number(own ?? 0),
+    others: Number(others ?? 0),
+  };
 }
 
 /**

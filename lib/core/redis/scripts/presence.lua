@@ -19,10 +19,12 @@
   ARGV[5]  channelPrefix                 string  <ns>:{<ns>:global}:alive: (+ server id = its channel)
   ARGV[6]  register                      "1" to write this server's own score, else "0" (shutting down)
   Returns  {redisNowMs, {ids of other servers without a subscriber}, {id, ms overdue, id, ms overdue, …} of the
-           other servers overdue, subscribers of the ticking server's own channel (judge = "2" only, else 0)}
+           other servers overdue, subscribers of the ticking server's own channel (judge = "2" only, else 0),
+           how many other servers are in <ns>:live (overdue ones within keepMs included),
+           the microseconds of Redis time past redisNowMs (0–999: a sub-ms sample for the time source)}
 ]]
 -- @include now-ms
-local now = nowMs()
+local now, nowUs = nowMsUs()
 local keep = tonumber(ARGV[3])
 if ARGV[6] == '1' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) end
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -53,4 +55,4 @@ if ARGV[4] == '1' or ARGV[4] == '2' then
     end
   end
 end
-return {now, silent, overdue, own}
+return {now, silent, overdue, own, #others, nowUs}
