@@ -70,7 +70,9 @@ export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): R
     tls: u.protocol === 'rediss:' ? (ca ? { ca } : {}) : undefined,
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
-    retryStrategy: reconnect ? (times: number) => Math.min(times * 200, 2000) : () => null,
+    // one-shot commands connect twice at most: a reset of the first attempt (an HTTP server closing on the
+    // bytes it could not parse resets before its answer is read) is followed by one more, 100 ms later
+    retryStrategy: reconnect ? (times: number) => Math.min(times * 200, 2000) : (times: number) => (times <= 1 ? 100 : null),
   };
 }
 

@@ -2,7 +2,7 @@
 // wording. A child process (dist/lib/cli/main.js) against its own seeded namespace, as cli.spec.ts.
 import { spawn } from 'node:child_process';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { seedDemo, type Seeded } from '../fixtures/cli-seed.js';
 import { CLI_MAIN, cliRunner } from '../helpers/cli.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -40,6 +40,23 @@ test('issue 24: a queue name that is not known is refused (pause, resume, task l
     'No next trigger: the schedule is paused (chronos schedule resume tenant-42.digest).',
   );
   expect(await json('queue', 'resume', 'later', '--force')).toEqual({ queue: 'later', paused: false });
+});
+
+test('"not Redis" still when the HTTP port reset the first attempt (the CLI connects twice at most; it gave up after the reset)', async () => {
+  let connections = 0;
+  const web = createTcpServer((socket: Socket) => {
+    if (connections++ === 0) socket.resetAndDestroy();
+    else socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => web.once('listening', resolve));
+  try {
+    const port = (web.address() as AddressInfo).port;
+    const r = await chronos('--redis-url', `redis://127.0.0.1:${port}`, 'queue', 'ls');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port}/0 is not Redis: it answered with "H"`));
+  } finally {
+    web.close();
+  }
 });
 
 test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP port', async () => {
