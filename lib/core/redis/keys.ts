@@ -181,8 +181,9 @@ export class QueueKeys {
 
   /**
    * LIST of a schedule's last fires, newest first (JSON records, see scheduler/history.ts): capped
-   * at `HISTORY_LIMIT` entries and expiring `HISTORY_TTL_MS` after the last write. Under the target
-   * queue's hash tag, beside `last-fired`, so a fire script could write it in the same call.
+   * at `HISTORY.limit` entries (+ `trimSlack`) and expiring `HISTORY.ttlMs` after its TTL was last
+   * renewed (protocol.ts HISTORY). Under the target queue's hash tag, beside `last-fired`: fire.lua
+   * writes it in the same call as the fire.
    */
   history(schedule: string): string {
     return this.prefix + 'history:' + schedule;

@@ -245,6 +245,14 @@ export const ADMIN_RESULT = {
  * schedule's overlap key (META.overlapSkip). Every marker is bounded, so a task that vanished by any
  * path (deleted, evicted, lost with a dead worker) frees its id and its schedule within these.
  */
+/**
+ * A schedule's fire history (scheduler/history.ts): a capped LIST, newest first. `limit`: most
+ * records kept; `trimSlack`: a writer trims to `limit` once the list holds `limit + trimSlack`
+ * (one LTRIM per `trimSlack` records); `ttlMs`: the list expires this long after its TTL was last
+ * renewed (30 days), so a removed schedule's history goes away.
+ */
+export const HISTORY = { limit: 100, trimSlack: 10, ttlMs: 30 * 24 * 60 * 60_000 } as const;
+
 export const MARKER_TTL = {
   /**
    * While the task waits in the stream (not fetched yet, or put back), and past its due time while it

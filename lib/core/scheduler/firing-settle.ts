@@ -55,7 +55,7 @@ export class FiringShared {
   ) {
     this.cache = new SpecCache(ctx.namespace);
     this.failures = new FailureLog(ctx.logger, 'Firing schedules');
-    this.observer = new FireObserver(ctx.client, ctx.instanceId);
+    this.observer = new FireObserver();
     this.reports = new PlanReports(ctx.logger, ctx.events);
   }
 
@@ -98,22 +98,23 @@ export class FiringShared {
     }
   }
 
-  /** One fire.lua call and what follows it: the history and spans, the clock sample, the settling, the notices, the delayed index. */
+  /** One fire.lua call (it writes the fire history too) and what follows it: the spans, the clock sample, the settling, the notices, the delayed index. */
   private async fireChunk(queue: string, chunk: FireItem[], leadMs: number): Promise<void> {
     const { client, time, trustLocalClock } = this.ctx;
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
     const observed = observedOf(chunk);
     const triggers = fireTriggers(chunk, this.observer.begin(observed), this.ctx.now(), trustLocalClock);
+    this.observer.historyFlags(observed, triggers);
     const sentAt = time.localNow();
     let fired: Awaited<ReturnType<typeof fireScript>>;
     try {
-      fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers), 'the fire script');
+      fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId), 'the fire script');
     } catch (err) {
       this.observer.fail(err);
       throw err;
     }
     const { results, now: redisNow } = fired;
-    this.observer.end(chunk[0].entry.keys, observed, results, redisNow);
+    this.observer.end(results);
     // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
     if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
     chunk.forEach((item, i) => this.settle(item, results[i]));

@@ -1,11 +1,14 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
+import { HISTORY } from '../redis/protocol.js';
 
 /**
  * The fire history of schedules: per schedule, a capped LIST of its last fires, newest first, at
- * `QueueKeys.history(schedule)` (the target queue's hash tag). The scheduler's fire path writes it
- * with {@link recordFires}; the Inspector's trigger and backfill acts add theirs; the Inspector reads
- * it with {@link readFires}. One pipeline per call and queue (one hash slot).
+ * `QueueKeys.history(schedule)` (the target queue's hash tag), capped and expiring by protocol.ts
+ * HISTORY. The scheduler's fire path writes it inside fire.lua, with the fire itself (the same
+ * records, see {@link outcomeOfFire}); the Inspector's trigger and backfill acts add theirs with
+ * {@link recordFires} (one pipeline per call and queue: one hash slot); the Inspector reads it
+ * with {@link readFires}.
  */
 
 /**
@@ -37,9 +40,9 @@ export interface FireRecord {
 }
 
 /** Most records kept per schedule (the oldest are trimmed). */
-export const HISTORY_LIMIT = 100;
+export const HISTORY_LIMIT: number = HISTORY.limit;
 /** A schedule's history expires this long after its last record, ms (30 days): a removed schedule's goes away. */
-export const HISTORY_TTL_MS = 30 * 24 * 60 * 60_000;
+export const HISTORY_TTL_MS: number = HISTORY.ttlMs;
 
 /**
  * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, buffered,

@@ -30,6 +30,12 @@ export interface FireTrigger extends EncodedTask {
   dueAt?: number;
   /** The schedule's maxRuns (undefined: none): fire.lua refuses the trigger once the schedule's runs counter reached it. */
   maxRuns?: number;
+  /**
+   * Whether fire.lua records the outcome in the schedule's history (scheduler/history.ts), and how:
+   * `r` record, `p` / `c` record an advance-only trigger as skipped by the pause / the catch-up
+   * policy; upper case also renews the history's TTL. Undefined: no record.
+   */
+  history?: 'r' | 'p' | 'c' | 'R' | 'P' | 'C';
 }
 
 /** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
@@ -43,6 +49,7 @@ export interface FireOutcome {
  * older generation of their schedule and those dated after their liveUntil (fire.lua).
  * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
  * @param leadMs how long before its instant a trigger may be enqueued, ms.
+ * @param by who fires (the leader's instance id): the `by` of the history records of triggers with a `history` flag.
  */
 export async function fireScript(
   client: RedisClient,
@@ -50,9 +57,10 @@ export async function fireScript(
   nowMs: number | undefined,
   leadMs: number,
   triggers: readonly FireTrigger[],
+  by = '',
 ): Promise<FireOutcome> {
   const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks];
-  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs];
+  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs, by];
   for (const t of triggers) {
     k.push(keys.dedup(t.taskId));
     if (t.mode === FIRE_MODE.skipOverlap || t.mode === FIRE_MODE.bufferOne || t.mode === FIRE_MODE.cancelPrevious) {
@@ -60,10 +68,11 @@ export async function fireScript(
     }
     if (t.mode === FIRE_MODE.bufferOne) k.push(keys.buffered(t.schedule));
     if (t.maxRuns !== undefined) k.push(keys.runs(t.schedule));
+    if (t.history !== undefined) k.push(keys.history(t.schedule));
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
     a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation, liveUntil);
-    a.push(t.dueAt === undefined ? '' : Math.floor(t.dueAt), t.maxRuns ?? '');
+    a.push(t.dueAt === undefined ? '' : Math.floor(t.dueAt), t.maxRuns ?? '', t.history ?? '');
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);
   const results: FireResult[] = new Array(triggers.length);

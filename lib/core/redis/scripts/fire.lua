@@ -21,11 +21,13 @@
             when its mode is "s", "b" or "c", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule> (set with a
             TTL: protocol.ts MARKER_TTL), then, when it is "b", the buffer key
             <ns>:{<ns>:<q>}:buffered:<schedule> (overlap.lua), then, when it has a maxRuns, its
-            runs counter <ns>:{<ns>:<q>}:runs:<schedule> (HASH: max, n)
+            runs counter <ns>:{<ns>:<q>}:runs:<schedule> (HASH: max, n), then, when its history flag
+            is not "", its history LIST <ns>:{<ns>:<q>}:history:<schedule> (scheduler/history.ts)
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
-  ARGV[3..] per trigger, 12 values: schedule name, triggerAtMs (epoch ms), task id, task type,
+  ARGV[3]   by: who fires (the leader's instance id), written into history records
+  ARGV[4..] per trigger, 13 values: schedule name, triggerAtMs (epoch ms), task id, task type,
             payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
             (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
             schedule's previous task is live (overlap skip) | "b" enqueue, or while the previous task is
@@ -38,7 +40,13 @@
             A trigger dated after it is refused in the enqueue modes: no trigger after the
             instant the schedule became orphaned is ever enqueued; then dueAt (epoch ms; "" = none):
             when its task may start (nominal instant plus the schedule's jitter shift); then
-            maxRuns ("" = none): the most triggers the schedule enqueues in total
+            maxRuns ("" = none): the most triggers the schedule enqueues in total; then its history
+            flag: "" no record | "r" record the outcome (a trigger of mode x: "p" skipped by the pause,
+            "c" by the catch-up policy); upper case ("R", "P", "C") also renews the list's TTL
+            (whatever the outcome). A record (JSON: triggerAt, at = now, outcome, taskId, by) is pushed at
+            the head of the list for every result but early, stale, fenced, orphaned and exhausted,
+            in trigger order, and the list is trimmed to HISTORY_LIMIT once it holds HISTORY_LIMIT
+            + trimSlack (protocol.ts HISTORY; history.ts outcomeOfFire and recordFires write the same records)
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
             (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
@@ -53,10 +61,25 @@
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', cancelPrevious = 'c', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
 local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
+local HISTORY = { limit = 100, trimSlack = 10, ttlMs = 2592000000 } -- protocol.ts HISTORY
+local historyOutcome = { [0] = 'duplicate', [1] = 'enqueued', [2] = 'skipped-overlap', [8] = 'buffered', [9] = 'superseding' } -- history.ts outcomeOfFire
+local withTaskId = { [0] = true, [1] = true, [8] = true, [9] = true }
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
+local by = cjson.encode(ARGV[3])
 local out = {}
 local k = 6
+-- pushes one fire record at the head of a schedule's history (see history flag above)
+local function record(key, flag, code, triggerAt, taskId)
+  local outcome = historyOutcome[code]
+  if code == FIRE_RESULT.advanced then outcome = (flag == 'p' or flag == 'P') and 'skipped-paused' or 'skipped-catch-up' end
+  if outcome then
+    local id = withTaskId[code] and (',"taskId":' .. cjson.encode(taskId)) or ''
+    local rec = '{"triggerAt":' .. triggerAt .. ',"at":' .. string.format('%d', now) .. ',"outcome":"' .. outcome .. '"' .. id .. ',"by":' .. by .. '}'
+    if redis.call('LPUSH', key, rec) >= HISTORY.limit + HISTORY.trimSlack then redis.call('LTRIM', key, 0, HISTORY.limit - 1) end
+  end
+  if flag == 'R' or flag == 'P' or flag == 'C' then redis.call('PEXPIRE', key, HISTORY.ttlMs) end
+end
 -- writes a trigger's task: to the stream, or as a delayed task when it may start only later
 local function enqueueAt(dueAt)
   if not dueAt or dueAt <= now then return function(id, taskType, payload, meta) addEntry(KEYS[1], id, taskType, payload, meta) end end
@@ -65,13 +88,14 @@ local function enqueueAt(dueAt)
     redis.call('ZADD', KEYS[4], dueAt, id)
   end
 end
-for a = 3, #ARGV, 12 do
+for a = 4, #ARGV, 13 do
   local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local ttl, mode, generation = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8])
   local liveUntil = tonumber(ARGV[a + 9]) or math.huge
   local dueAt, maxRuns = tonumber(ARGV[a + 10]), tonumber(ARGV[a + 11])
   local dedupKey = KEYS[k]
-  local overlapKey, bufferKey, runsKey
+  local overlapKey, bufferKey, runsKey, historyKey
+  local historyFlag = ARGV[a + 12]
   k = k + 1
   if mode == FIRE_MODE.skipOverlap or mode == FIRE_MODE.bufferOne or mode == FIRE_MODE.cancelPrevious then
     overlapKey = KEYS[k]
@@ -79,6 +103,7 @@ for a = 3, #ARGV, 12 do
   end
   if mode == FIRE_MODE.bufferOne then bufferKey = KEYS[k]; k = k + 1 end
   if maxRuns then runsKey = KEYS[k]; k = k + 1 end
+  if historyFlag ~= '' then historyKey = KEYS[k]; k = k + 1 end
   local code
   local fence = tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
@@ -124,6 +149,7 @@ for a = 3, #ARGV, 12 do
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end
   if generation > fence and code ~= FIRE_RESULT.fenced and code ~= FIRE_RESULT.orphaned then redis.call('HSET', KEYS[3], schedule, generation) end
+  if historyKey then record(historyKey, historyFlag, code, ARGV[a + 1], taskId) end
   out[#out + 1] = code
 end
 out[#out + 1] = now
