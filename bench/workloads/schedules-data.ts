@@ -72,6 +72,17 @@ async function leaderAt(ctx: Ctx, prefix: string, tag: string, n: number, idleMs
     await leader.waitFor('loaded', 120_000);
     const out: Record<string, number> = {};
     if (idleMs > 0) {
+      // planning the schedules just added (each is marked "look now" in its shard's due index: a negative score) is
+      // not idleness: the sentinel's shard may be done long before the others
+      const keysModule = (await import('../../lib/core/redis/keys.js')) as { shardKeysOf?: (ns: string) => readonly { due: string }[] };
+      if (keysModule.shardKeysOf !== undefined) {
+        const dues = keysModule.shardKeysOf(prefix).map((k) => k.due);
+        const lookNow = async () =>
+          (await Promise.all(dues.map((d) => ctx.redis.client.zcount(d, '-inf', '(0')))).reduce((a, b) => a + b, 0);
+        const t0 = nowMs();
+        while ((await lookNow()) > 0 && nowMs() - t0 < 180_000) await sleep(100);
+        out.planMs = nowMs() - t0;
+      }
       // the leader's one-time backfill of the registry's indexes (at its first acquisition over this registry) is not idleness
       const { SchedulerKeys } = await import('../../lib/core/redis/keys.js');
       const stateKey = (new SchedulerKeys(prefix) as unknown as { indexState?: string }).indexState;
@@ -190,6 +201,7 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
       Object.assign(chronos, {
         heapPerSchedule: big.heapPerSchedule,
         idleCmdsPerSec: big.idleCmdsPerSec,
+        planMs: big.planMs,
         backfillMs: big.backfillMs,
         backfillCmds: big.backfillCmds,
       });
@@ -197,6 +209,7 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
       Object.assign(chronos, pages);
       log(
         `leader over ${fmtInt(n)}: heap ${fmtInt(big.heapPerSchedule)} B per schedule; idle ${fmt(big.idleCmdsPerSec, 1)} commands/s over ${idleMs / 1000} s (${big.idleFires} fires)` +
+          (big.planMs !== undefined ? `, once every schedule was planned (${fmtInt(big.planMs)} ms after the sentinel's fire)` : '') +
           (big.backfillMs !== undefined
             ? ` after its one-time index backfill (${fmtInt(big.backfillMs)} ms from the table's load, ${fmtInt(big.backfillCmds)} commands)`
             : '') +
