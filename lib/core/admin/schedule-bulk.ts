@@ -123,7 +123,7 @@ function chunks(namespace: string, stored: readonly { stored: StoredSchedule; js
         chunk = [];
         bytes = 0;
       }
-      chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
+      chunk.push({ name: s.name, fp: s.fp, json });
       bytes += json.length;
     }
     if (chunk.length > 0) out.push({ keys, items: chunk });

@@ -18,8 +18,7 @@
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1]  mode                         "add" | "upsert"
-  ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
-           queue] of the definition), definition JSON (the registry form without registeredAt,
+  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form without registeredAt,
            changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
            chunk's new one (0 when nothing but labels was written); fences is a flat list of name, previous
@@ -34,7 +33,7 @@ local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
 local names = {}
-for a = 2, #ARGV, 4 do names[#names + 1] = ARGV[a] end
+for a = 2, #ARGV, 3 do names[#names + 1] = ARGV[a] end
 if #names == 0 then return {0, 0, 0, now, 0, {}, {}} end
 -- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
 local stored = redis.call('HMGET', KEYS[1], unpack(names))
@@ -42,7 +41,7 @@ local writes = {}
 local existing = {}
 local unchanged = 0
 for i, name in ipairs(names) do
-  local a = 2 + (i - 1) * 4
+  local a = 2 + (i - 1) * 3
   local fp, cur = ARGV[a + 1], stored[i]
   if cur and not upsert then
     existing[#existing + 1] = name
@@ -55,13 +54,16 @@ for i, name in ipairs(names) do
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     else
-      writes[#writes + 1] = {name, cur, ARGV[a + 3], old, ARGV[a + 2]}
+      writes[#writes + 1] = {name, cur, ARGV[a + 2], old}
     end
   end
 end
 local added, changed, generation = 0, 0, 0
 local fences = {}
 local hset = {}
+-- the names index and the due marks of the chunk: one ZADD each (and one ZMSCORE), not one per name
+local named = {}
+local marked = {}
 if #writes > 0 then
   for _, w in ipairs(writes) do
     local name, newJson, old = w[1], w[3], w[4]
@@ -70,12 +72,12 @@ if #writes > 0 then
     local new = (old or string.find(newJson, '"labels":', 1, true)) and cjson.decode(newJson)
     local keep = old and old['generation'] and labelsOnly(old, new) and old['generation']
     if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
-    -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
-    -- none of the fields carryOver and the generation set, so they are appended without decoding it
+    -- carryOver decides from the timing alone (of `new`, decoded when there is an `old`); the JSON
+    -- sent ends with its closing brace and holds none of the fields carryOver and the generation
+    -- set, so they are appended to it as it is
     local def = {}
     if old then
-      local t = cjson.decode(w[5])
-      def = {expression = t[1], timeZone = t[2], offsetMs = t[3], queue = t[4]}
+      def = {expression = new['expression'], timeZone = new['timeZone'], offsetMs = new['offsetMs'], queue = new['queue']}
       changed = changed + 1
       if not keep then
         fences[#fences + 1] = name
@@ -94,17 +96,17 @@ if #writes > 0 then
     if def['paused'] == true then
       redis.call('ZREM', KEYS[3] .. 'due', name)
     elseif not keep then
-      markDue(KEYS[3], name, now)
+      marked[#marked + 1] = name
     end
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
-    if new then
-      scheduleIndexed(KEYS[3], name, old, new)
-    else
-      redis.call('ZADD', KEYS[3] .. 'index:names', 0, name)
-    end
+    if new then labelsIndexed(KEYS[3], name, old, new) end
+    named[#named + 1] = 0
+    named[#named + 1] = name
     hset[#hset + 1] = name
     hset[#hset + 1] = newJson
   end
+  markDueAll(KEYS[3], marked, now)
+  redis.call('ZADD', KEYS[3] .. 'index:names', unpack(named))
   redis.call('HSET', KEYS[1], unpack(hset))
 end
 return {added, changed, unchanged, now, generation, fences, existing}
