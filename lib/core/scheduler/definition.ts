@@ -327,17 +327,23 @@ export function toStored(
   };
   const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
   const text = JSON.stringify(body);
+  // the registry form is `body` with the fingerprints appended (no copy of it: a bulk call makes
+  // 100,000 of them); the key order is that of { ...body, labels, fp, tfp }
+  const stored: StoredSchedule = body as typeof body & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
   // without labels `labels` is left out of the JSON: the fingerprint of an unlabelled schedule is as before labels existed
   if (labels === undefined) {
     const fp = fingerprint(text);
-    // the JSON of { ...body, fp } (the same keys in the same order), without a second stringify
-    return { stored: { ...body, fp }, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
+    stored.fp = fp;
+    // the JSON of the registry form, without a second stringify
+    return { stored, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
   }
-  const labelled = { ...body, labels };
-  const labelledText = JSON.stringify(labelled);
+  stored.labels = labels;
+  const labelledText = JSON.stringify(stored);
   const fp = fingerprint(labelledText);
   const tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
-  return { stored: { ...labelled, fp, tfp }, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
+  stored.fp = fp;
+  stored.tfp = tfp;
+  return { stored, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
 }
 
 /**
