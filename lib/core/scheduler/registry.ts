@@ -31,7 +31,7 @@ import { engineTime } from '../runtime/time.js';
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
 export const REGISTER_CHUNK = 100;
 /** Schedules per fence-schedules.lua call (one HMGET and one HSET each). */
-const FENCE_CHUNK = 250;
+export const FENCE_CHUNK = 250;
 /** Names per SADD while filling a names set. */
 const NAMES_CHUNK = 1000;
 

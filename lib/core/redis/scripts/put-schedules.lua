@@ -54,7 +54,7 @@ for i, name in ipairs(names) do
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     else
-      writes[#writes + 1] = {name, cur, ARGV[a + 2], old}
+      writes[#writes + 1] = {name, cur, ARGV[a + 2], old, fp}
     end
   end
 end
@@ -66,18 +66,28 @@ local named = {}
 local marked = {}
 if #writes > 0 then
   for _, w in ipairs(writes) do
-    local name, newJson, old = w[1], w[3], w[4]
-    -- the new definition is decoded only when the indexes or the label-only rule need it: a new
-    -- name without labels goes to the names index as it is
-    local new = (old or string.find(newJson, '"labels":', 1, true)) and cjson.decode(newJson)
-    local keep = old and old['generation'] and labelsOnly(old, new) and old['generation']
+    local name, cur, newJson, old, fp = w[1], w[2], w[3], w[4], w[5]
+    -- the new definition is decoded only when the label indexes or the timing need it: one with
+    -- labels, or one replacing a stored definition whose JSON does not begin with the same timing
+    local new = string.find(newJson, '"labels":', 1, true) and cjson.decode(newJson)
+    -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
+    local keep = old and old['generation'] and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and old['generation']
     if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
-    -- carryOver decides from the timing alone (of `new`, decoded when there is an `old`); the JSON
-    -- sent ends with its closing brace and holds none of the fields carryOver and the generation
-    -- set, so they are appended to it as it is
+    -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
+    -- none of the fields carryOver and the generation set, so they are appended to it as it is
     local def = {}
     if old then
-      def = {expression = new['expression'], timeZone = new['timeZone'], offsetMs = new['offsetMs'], queue = new['queue']}
+      -- the JSON sent begins with the timing ({"name":…,"expression":…,"timeZone":…,"offsetMs":…,
+      -- "queue":…,"type":; the first unescaped `,"type":` ends it): a stored JSON that begins with
+      -- the same bytes has the same timing (one this script wrote; another writer's key order
+      -- just takes the decoding path)
+      local t = string.find(newJson, ',"type":', 1, true)
+      if t and string.sub(cur, 1, t + 7) == string.sub(newJson, 1, t + 7) then
+        def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
+      else
+        new = new or cjson.decode(newJson)
+        def = {expression = new['expression'], timeZone = new['timeZone'], offsetMs = new['offsetMs'], queue = new['queue']}
+      end
       changed = changed + 1
       if not keep then
         fences[#fences + 1] = name
@@ -99,7 +109,7 @@ if #writes > 0 then
       marked[#marked + 1] = name
     end
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
-    if new then labelsIndexed(KEYS[3], name, old, new) end
+    if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}) end
     named[#named + 1] = 0
     named[#named + 1] = name
     hset[#hset + 1] = name
