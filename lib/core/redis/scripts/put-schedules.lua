@@ -64,6 +64,8 @@ local hset = {}
 -- the names index and the due marks of the chunk: one ZADD each (and one ZMSCORE), not one per name
 local named = {}
 local marked = {}
+-- the label indexes' additions, one ZADD per label key (labelsIndexed)
+local labelAdds = {}
 if #writes > 0 then
   for _, w in ipairs(writes) do
     local name, cur, newJson, old, fp = w[1], w[2], w[3], w[4], w[5]
@@ -109,13 +111,14 @@ if #writes > 0 then
       marked[#marked + 1] = name
     end
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
-    if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}) end
+    if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
     named[#named + 1] = 0
     named[#named + 1] = name
     hset[#hset + 1] = name
     hset[#hset + 1] = newJson
   end
   markDueAll(KEYS[3], marked, now)
+  for key, list in pairs(labelAdds) do redis.call('ZADD', key, unpack(list)) end
   redis.call('ZADD', KEYS[3] .. 'index:names', unpack(named))
   redis.call('HSET', KEYS[1], unpack(hset))
 end

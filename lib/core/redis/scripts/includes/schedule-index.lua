@@ -16,18 +16,32 @@
 --   protocol.ts SHARD_DUE.
 -- markDueAll(P, names, now) marks each of `names` (a list of at most a few thousand) as markDue does,
 --   with one ZMSCORE and one ZADD.
--- labelsIndexed(P, name, old, new) is the label part of scheduleIndexed (the caller keeps the names index).
+-- labelsIndexed(P, name, old, new, adds) is the label part of scheduleIndexed (the caller keeps the names
+--   index); with a table `adds`, the ZADDs are left in it (label key -> {0, name, …}) for one ZADD per key.
 -- dueFollows(P, name, old, new, now) keeps the due index after a stored definition changed from
 --   `old` to `new` (nil: deleted): unplanned (removed) when deleted or paused; marked when it is new,
 --   its triggers may have changed (not labelsOnly), or it was paused before; else left alone.
-local function labelsIndexed(P, name, old, new)
+local function labelsIndexed(P, name, old, new, adds)
   local was = old and old['labels'] or {}
   local now = new and new['labels'] or {}
   for k, v in pairs(was) do
     if now[k] ~= v then redis.call('ZREM', P .. 'label:' .. k .. '=' .. v, name) end
   end
   for k, v in pairs(now) do
-    if was[k] ~= v or not old then redis.call('ZADD', P .. 'label:' .. k .. '=' .. v, 0, name) end
+    if was[k] ~= v or not old then
+      local key = P .. 'label:' .. k .. '=' .. v
+      if adds then
+        local list = adds[key]
+        if not list then
+          list = {}
+          adds[key] = list
+        end
+        list[#list + 1] = 0
+        list[#list + 1] = name
+      else
+        redis.call('ZADD', key, 0, name)
+      end
+    end
   end
 end
 local function scheduleIndexed(P, name, old, new)
