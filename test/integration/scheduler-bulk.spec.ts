@@ -309,11 +309,26 @@ test('the bulk path keeps the label indexes: pages find what upsertSchedules sto
   expect(await labelMembers(client, ns, 'tenant', 't1')).not.toContain('digest.1');
   expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual(['digest.1']);
 
+  // labels dropped: digest.201 loses them only (same generation, unindexed), digest.200 also gets a new payload (new generation)
+  const [old200, old201] = [await stored('digest.200'), await stored('digest.201')];
+  const { labels: _l200, ...bare200 } = defs[200];
+  const { labels: _l201, ...bare201 } = defs[201];
+  expect(await s.upsertSchedules([{ ...bare200, payload: { v: 2 } }, bare201])).toEqual({ added: 0, changed: 2, unchanged: 0 });
+  expect((await stored('digest.201')).generation).toBe(old201.generation);
+  expect((await stored('digest.200')).generation).toBeGreaterThan(old200.generation!);
+  expect(await stored('digest.200')).toMatchObject({ changedAt: old200.changedAt, registeredAt: old200.registeredAt });
+  expect((await stored('digest.200')).labels).toBeUndefined();
+  for (const name of ['digest.200', 'digest.201']) {
+    expect(await labelMembers(client, ns, 'kind', 'digest')).not.toContain(name);
+    expect(await labelMembers(client, ns, 'tenant', `t${name === 'digest.200' ? 2 : 0}`)).not.toContain(name);
+  }
+  expect(await indexedNames(client, ns)).toHaveLength(300);
+
   await s.removeSchedules(defs.slice(0, 150).map((d) => d.name));
   expect(await indexedNames(client, ns)).toHaveLength(150);
   expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual([]);
   const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
-  expect(rest.items).toHaveLength(150);
+  expect(rest.items).toHaveLength(148); // 150 left, 2 of them without labels
 });
 
 test('the bulk path keeps the due index: added and changed ones are marked, a paused one is out, a label-only change and an unchanged one leave it', async () => {

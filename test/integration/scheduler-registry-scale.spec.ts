@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { expandedSource } from '../../lib/core/redis/scripts.js';
-import { REGISTER_CHUNK } from '../../lib/core/scheduler/registry.js';
+import { FENCE_CHUNK, REGISTER_CHUNK } from '../../lib/core/scheduler/registry.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
@@ -132,7 +132,7 @@ test('5,000 schedules from 3 instances: chunked registration, one shared names s
   expect((await inspector.schedule('b.only.9')).orphaned).toBe(false);
 
   // a new version of the app changes every definition (a new payload): each replaced one is fenced in
-  // its queue's slot, in calls of at most REGISTER_CHUNK schedules
+  // its queue's slot, in calls of at most FENCE_CHUNK schedules
   await admin.call('SLOWLOG', 'RESET');
   await admin.config('SET', 'slowlog-log-slower-than', '0');
   const d = instance('d', [], false, recordingLogger(), { v: 2 });
@@ -143,9 +143,9 @@ test('5,000 schedules from 3 instances: chunked registration, one shared names s
   const fenceCalls = fenceEntries.filter(
     ([, , , args]) => args[0].toLowerCase().startsWith('eval') && (args[1] === fence || /fence-schedules/.test(args[1])),
   );
-  expect(fenceCalls.length).toBeGreaterThanOrEqual(Math.ceil(N / REGISTER_CHUNK));
+  expect(fenceCalls.length).toBeGreaterThanOrEqual(Math.ceil(N / FENCE_CHUNK));
   // EVALSHA sha numkeys key, then a schedule and its generation per pair
-  expect(fenceCalls.map(([, , , args]) => argCount(args)).filter((n) => n > 4 + 2 * REGISTER_CHUNK)).toEqual([]);
+  expect(fenceCalls.map(([, , , args]) => argCount(args)).filter((n) => n > 4 + 2 * FENCE_CHUNK)).toEqual([]);
   expect(await admin.hlen(new QueueKeys('chronos', 'q0').generation)).toBe(Math.ceil(N / 3));
   expect(JSON.parse((await storedJson(admin, 'chronos', 's0'))!).payload).toBe(JSON.stringify({ v: 2 }));
 }, 60_000);

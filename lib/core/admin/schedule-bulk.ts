@@ -8,9 +8,15 @@ import {
 } from '../redis/commands/schedule-bulk.js';
 import type { Fence } from '../redis/commands/schedule.js';
 import { byShard, type ShardKeys } from '../redis/keys.js';
-import { toStored, validateScheduleName, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
+import {
+  checkDefinition,
+  finishStored,
+  validateScheduleName,
+  type CheckedDefinition,
+  type ScheduleDefinition,
+  type StoredSchedule,
+} from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
-import type { ScheduleSpec } from '../scheduler/spec.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instances } from './schedules.js';
@@ -77,20 +83,17 @@ function once(seen: Map<string, number>, name: string, index: number, what: stri
 }
 
 /**
- * Validates every definition (as addSchedule does) and builds their registry forms, before any write.
+ * Validates every definition (as addSchedule does), before any write; their registry forms are
+ * made chunk by chunk as they are sent ({@link chunks}).
  * @throws InvalidScheduleError naming the first bad one and its index; DuplicateScheduleError for a name given twice.
  */
-export function validateDefinitions(
-  defs: readonly ScheduleDefinition[],
-  defaultTimeZone: string,
-  what: string,
-): { stored: StoredSchedule; json: string; spec: ScheduleSpec }[] {
+export function validateDefinitions(defs: readonly ScheduleDefinition[], defaultTimeZone: string, what: string): CheckedDefinition[] {
   if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, String(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   return defs.map((def, i) => {
-    const { stored, json, spec } = at(i, () => toStored(def, defaultTimeZone, true));
-    once(seen, stored.name, i, what);
-    return { stored, json, spec };
+    const checked = at(i, () => checkDefinition(def, defaultTimeZone, true));
+    once(seen, checked.body.name, i, what);
+    return checked;
   });
 }
 
@@ -111,24 +114,27 @@ interface Chunk<T> {
   items: T[];
 }
 
-/** Chunks of at most {@link BULK_CHUNK} definitions of one shard and about {@link CHUNK_BYTES} of JSON. */
-function chunks(namespace: string, stored: readonly { stored: StoredSchedule; json: string }[]): Chunk<PutDefinition>[] {
-  const out: Chunk<PutDefinition>[] = [];
-  for (const [keys, group] of byShard(namespace, stored, (d) => d.stored.name)) {
+/**
+ * Chunks of at most {@link BULK_CHUNK} definitions of one shard and about {@link CHUNK_BYTES} of
+ * JSON, each made when it is taken (its definitions' registry forms and fingerprints then: the
+ * first chunks are written while the next ones are made).
+ */
+function* chunks(namespace: string, checked: readonly CheckedDefinition[]): Generator<Chunk<PutDefinition>> {
+  for (const [keys, group] of byShard(namespace, checked, (d) => d.body.name)) {
     let chunk: PutDefinition[] = [];
     let bytes = 0;
-    for (const { stored: s, json } of group) {
+    for (const c of group) {
+      const { stored: s, json } = finishStored(c);
       if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
-        out.push({ keys, items: chunk });
+        yield { keys, items: chunk };
         chunk = [];
         bytes = 0;
       }
-      chunk.push({ name: s.name, fp: s.fp, expression: s.expression, timeZone: s.timeZone, offsetMs: s.offsetMs, queue: s.queue, json });
+      chunk.push({ name: s.name, fp: s.fp, json });
       bytes += json.length;
     }
-    if (chunk.length > 0) out.push({ keys, items: chunk });
+    if (chunk.length > 0) yield { keys, items: chunk };
   }
-  return out;
 }
 
 /** Chunks of at most {@link BULK_CHUNK} names of one shard. */
@@ -145,16 +151,21 @@ function shardsNotice(written: readonly Chunk<unknown>[]): string {
   return [...new Set(written.map((c) => c.keys.shard))].join(',');
 }
 
-/** Runs the calls of a bulk act pipelined (all on the wire before the first reply), yielding between them. */
-async function pipelined<T>(count: number, call: (i: number) => Promise<T>): Promise<T[]> {
+/**
+ * Runs the calls of a bulk act pipelined (each on the wire as soon as its chunk is taken, before
+ * the first reply), yielding between them. Resolves to the chunks and their outcomes, in order.
+ */
+async function pipelined<C, T>(parts: Iterable<C>, call: (part: C) => Promise<T>): Promise<{ parts: C[]; outcomes: T[] }> {
+  const taken: C[] = [];
   const calls: Promise<T>[] = [];
-  for (let i = 0; i < count; i++) {
-    const c = call(i);
+  for (const part of parts) {
+    const c = call(part);
     c.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
+    taken.push(part);
     calls.push(c);
-    if (i + 1 < count && i % 16 === 15) await new Promise((resolve) => setImmediate(resolve));
+    if (calls.length % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  return Promise.all(calls);
+  return { parts: taken, outcomes: await Promise.all(calls) };
 }
 
 /** Deletes the maxRuns counters of removed schedules: one DEL per queue slot and chunk of {@link BULK_CHUNK}. */
@@ -180,17 +191,16 @@ async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string
 
 /** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
 async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
-  const stored = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
-  const parts = chunks(ctx.namespace, stored);
-  const outcomes = await pipelined(parts.length, (i) => putSchedulesScript(ctx.client, parts[i].keys, mode, parts[i].items));
+  const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
+  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked), (c) => putSchedulesScript(ctx.client, c.keys, mode, c.items));
   const fences = outcomes.flatMap((o) => o.fences);
   const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
   const existing = new Set(outcomes.flatMap((o) => o.existing));
   const queues = new Set<string>();
-  for (const { stored: s } of stored) if (!existing.has(s.name)) queues.add(s.queue);
+  for (const { body } of checked) if (!existing.has(body.name)) queues.add(body.queue);
   await settle(ctx, fences, queues, written);
   // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there
-  const queueOf = new Map(stored.map(({ stored: s }) => [s.name, s.queue]));
+  const queueOf = new Map(checked.map(({ body }) => [body.name, body.queue]));
   await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
   return outcomes;
 }
@@ -293,8 +303,7 @@ export async function removeSchedules(
       );
     }
   }
-  const parts = nameChunks(ctx.namespace, list);
-  const outcomes = await pipelined(parts.length, (i) => removeSchedulesScript(ctx.client, parts[i].keys, parts[i].items));
+  const { parts, outcomes } = await pipelined(nameChunks(ctx.namespace, list), (c) => removeSchedulesScript(ctx.client, c.keys, c.items));
   const removed = outcomes.reduce((n, o) => n + o.removed, 0);
   const fences = outcomes.flatMap((o) => o.fences);
   // their pause notes (the scheduler's slot), one HDEL per chunk

@@ -258,6 +258,20 @@ function throwFirst(p: OptionProblems, schedule: string | undefined): void {
   throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)), describeProblem(first, false));
 }
 
+/** The registry form of a schedule without its fingerprints: what {@link checkDefinition} builds. */
+export type CheckedBody = Omit<
+  StoredSchedule,
+  'fp' | 'tfp' | 'labels' | 'paused' | 'registeredAt' | 'changedAt' | 'resumedAt' | 'generation'
+>;
+
+/** A definition validated ({@link checkDefinition}): its body, labels and spec; {@link finishStored} makes its registry form. */
+export interface CheckedDefinition {
+  body: CheckedBody;
+  /** Its labels, sorted by key; undefined for none. */
+  labels: Record<string, string> | undefined;
+  spec: ScheduleSpec;
+}
+
 /**
  * Validates a definition and builds its registry form.
  * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
@@ -274,6 +288,15 @@ export function toStored(
   /** `JSON.stringify(stored)`, made without a second stringify (what the bulk runtime API sends). */
   json: string;
 } {
+  return finishStored(checkDefinition(def, defaultTimeZone, runtime));
+}
+
+/**
+ * Validates a definition (every check of {@link toStored}; the bulk API checks all of a call's
+ * before it fingerprints any, chunk by chunk while earlier chunks are written).
+ * @throws InvalidScheduleError naming the schedule, the value and the problem.
+ */
+export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): CheckedDefinition {
   const name = validateScheduleName(def?.name);
   const p = new OptionProblems();
   p.unknownKeys(def, DEF_KEYS);
@@ -307,7 +330,7 @@ export function toStored(
   } catch (err) {
     throw new InvalidScheduleError(name, 'payload', (err as Error).message, { cause: err });
   }
-  const body = {
+  const body: CheckedBody = {
     name,
     expression: typeof def.spec === 'object' ? `@every ${spec.everyMs! / 1000}s` : def.spec,
     timeZone: spec.timeZone,
@@ -325,19 +348,33 @@ export function toStored(
     ...bounds,
     runtime,
   };
+  return { body, labels, spec };
+}
+
+/**
+ * The registry form of a checked definition, its spec and its JSON (`JSON.stringify(stored)`,
+ * made without a second stringify). Throws nothing. The registry form is `c.body` itself with its
+ * labels and fingerprints appended (no copy: a bulk call makes 100,000 of them); the key order is
+ * that of { ...body, labels, fp, tfp }.
+ */
+export function finishStored(c: CheckedDefinition): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
+  const { body, labels, spec } = c;
   const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
   const text = JSON.stringify(body);
+  const stored = body as CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
   // without labels `labels` is left out of the JSON: the fingerprint of an unlabelled schedule is as before labels existed
   if (labels === undefined) {
     const fp = fingerprint(text);
-    // the JSON of { ...body, fp } (the same keys in the same order), without a second stringify
-    return { stored: { ...body, fp }, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
+    stored.fp = fp;
+    return { stored, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
   }
-  const labelled = { ...body, labels };
-  const labelledText = JSON.stringify(labelled);
+  stored.labels = labels;
+  const labelledText = JSON.stringify(stored);
   const fp = fingerprint(labelledText);
   const tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
-  return { stored: { ...labelled, fp, tfp }, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
+  stored.fp = fp;
+  stored.tfp = tfp;
+  return { stored, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
 }
 
 /**

@@ -30,6 +30,8 @@ import { engineTime } from '../runtime/time.js';
 
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
 export const REGISTER_CHUNK = 100;
+/** Schedules per fence-schedules.lua call (one HMGET and one HSET each). */
+export const FENCE_CHUNK = 250;
 /** Names per SADD while filling a names set. */
 const NAMES_CHUNK = 1000;
 
@@ -53,7 +55,7 @@ export async function dropMovedRuns(
 
 /**
  * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
- * queue, {@link REGISTER_CHUNK} schedules per call, the calls of a queue pipelined.
+ * queue, {@link FENCE_CHUNK} schedules per call, all calls pipelined.
  */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
   const byQueue = new Map<string, [string, number][]>();
@@ -62,12 +64,12 @@ export async function raiseFences(client: RedisClient, namespace: string, fences
     if (list) list.push([f.schedule, f.generation]);
     else byQueue.set(f.queue, [[f.schedule, f.generation]]);
   }
+  const calls: Promise<number>[] = [];
   for (const [queue, list] of byQueue) {
     const keys = new QueueKeys(namespace, queue);
-    const calls: Promise<number>[] = [];
-    for (let i = 0; i < list.length; i += REGISTER_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + REGISTER_CHUNK)));
-    await Promise.all(calls);
+    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + FENCE_CHUNK)));
   }
+  await Promise.all(calls);
 }
 
 // ------------------------------------------------------------------ declarations and liveness

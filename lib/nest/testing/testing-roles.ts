@@ -6,7 +6,7 @@
  */
 import { DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
 import { Mux } from '../../core/worker/mux.js';
-import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
+import { finishStored, toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
 import {
   validateDefinitions,
@@ -132,7 +132,7 @@ export class TestingSchedulerService {
     const withDefaults = Array.isArray(defs)
       ? defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def))
       : defs;
-    return validateDefinitions(withDefaults, o.timeZone, what);
+    return validateDefinitions(withDefaults, o.timeZone, what).map(finishStored);
   }
 
   /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError */

@@ -11,16 +11,11 @@ import type { Fence } from './schedule.js';
 /** How put-schedules.lua treats a name the registry holds: `add` leaves it untouched, `upsert` replaces it when its fingerprint differs. */
 export type PutMode = 'add' | 'upsert';
 
-/** One definition for put-schedules.lua: its registry form's timing fields and its JSON. */
+/** One definition for put-schedules.lua: its name, fingerprint and JSON. */
 export interface PutDefinition {
   name: string;
   /** The fingerprint (`fp`) of the definition. */
   fp: string;
-  expression: string;
-  timeZone: string;
-  /** Offset of an every-spec, ms (0 for none). */
-  offsetMs: number;
-  queue: string;
   /** The registry form as JSON text, without registeredAt, changedAt, paused, resumedAt and generation. */
   json: string;
 }
@@ -55,7 +50,7 @@ export async function putSchedulesScript(
   definitions: readonly PutDefinition[],
 ): Promise<PutOutcome> {
   const a: string[] = [mode];
-  for (const d of definitions) a.push(d.name, d.fp, JSON.stringify([d.expression, d.timeZone, d.offsetMs, d.queue]), d.json);
+  for (const d of definitions) a.push(d.name, d.fp, d.json);
   const [added, changed, unchanged, redisNow, generation, flat, existing] = await runScript<
     [number, number, number, number, number, string[], string[]]
   >(client, 'put-schedules', [keys.schedules, keys.version, keys.prefix], a);

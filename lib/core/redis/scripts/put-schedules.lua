@@ -18,8 +18,7 @@
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1]  mode                         "add" | "upsert"
-  ARGV[2..] quadruples: name, fingerprint, timing (the JSON array [expression, timeZone, offsetMs,
-           queue] of the definition), definition JSON (the registry form without registeredAt,
+  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form without registeredAt,
            changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
            chunk's new one (0 when nothing but labels was written); fences is a flat list of name, previous
@@ -34,7 +33,7 @@ local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
 local names = {}
-for a = 2, #ARGV, 4 do names[#names + 1] = ARGV[a] end
+for a = 2, #ARGV, 3 do names[#names + 1] = ARGV[a] end
 if #names == 0 then return {0, 0, 0, now, 0, {}, {}} end
 -- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
 local stored = redis.call('HMGET', KEYS[1], unpack(names))
@@ -42,7 +41,7 @@ local writes = {}
 local existing = {}
 local unchanged = 0
 for i, name in ipairs(names) do
-  local a = 2 + (i - 1) * 4
+  local a = 2 + (i - 1) * 3
   local fp, cur = ARGV[a + 1], stored[i]
   if cur and not upsert then
     existing[#existing + 1] = name
@@ -55,27 +54,42 @@ for i, name in ipairs(names) do
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     else
-      writes[#writes + 1] = {name, cur, ARGV[a + 3], old, ARGV[a + 2]}
+      writes[#writes + 1] = {name, cur, ARGV[a + 2], old, fp}
     end
   end
 end
 local added, changed, generation = 0, 0, 0
 local fences = {}
 local hset = {}
+-- the names index and the due marks of the chunk: one ZADD each (and one ZMSCORE), not one per name
+local named = {}
+local marked = {}
+-- the label indexes' additions, one ZADD per label key (labelsIndexed)
+local labelAdds = {}
 if #writes > 0 then
   for _, w in ipairs(writes) do
-    local name, newJson, old = w[1], w[3], w[4]
-    -- the new definition is decoded only when the indexes or the label-only rule need it: a new
-    -- name without labels goes to the names index as it is
-    local new = (old or string.find(newJson, '"labels":', 1, true)) and cjson.decode(newJson)
-    local keep = old and old['generation'] and labelsOnly(old, new) and old['generation']
+    local name, cur, newJson, old, fp = w[1], w[2], w[3], w[4], w[5]
+    -- the new definition is decoded only when the label indexes or the timing need it: one with
+    -- labels, or one replacing a stored definition whose JSON does not begin with the same timing
+    local new = string.find(newJson, '"labels":', 1, true) and cjson.decode(newJson)
+    -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
+    local keep = old and old['generation'] and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and old['generation']
     if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
     -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
-    -- none of the fields carryOver and the generation set, so they are appended without decoding it
+    -- none of the fields carryOver and the generation set, so they are appended to it as it is
     local def = {}
     if old then
-      local t = cjson.decode(w[5])
-      def = {expression = t[1], timeZone = t[2], offsetMs = t[3], queue = t[4]}
+      -- the JSON sent begins with the timing ({"name":…,"expression":…,"timeZone":…,"offsetMs":…,
+      -- "queue":…,"type":; the first unescaped `,"type":` ends it): a stored JSON that begins with
+      -- the same bytes has the same timing (one this script wrote; another writer's key order
+      -- just takes the decoding path)
+      local t = string.find(newJson, ',"type":', 1, true)
+      if t and string.sub(cur, 1, t + 7) == string.sub(newJson, 1, t + 7) then
+        def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
+      else
+        new = new or cjson.decode(newJson)
+        def = {expression = new['expression'], timeZone = new['timeZone'], offsetMs = new['offsetMs'], queue = new['queue']}
+      end
       changed = changed + 1
       if not keep then
         fences[#fences + 1] = name
@@ -94,17 +108,18 @@ if #writes > 0 then
     if def['paused'] == true then
       redis.call('ZREM', KEYS[3] .. 'due', name)
     elseif not keep then
-      markDue(KEYS[3], name, now)
+      marked[#marked + 1] = name
     end
     newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
-    if new then
-      scheduleIndexed(KEYS[3], name, old, new)
-    else
-      redis.call('ZADD', KEYS[3] .. 'index:names', 0, name)
-    end
+    if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
+    named[#named + 1] = 0
+    named[#named + 1] = name
     hset[#hset + 1] = name
     hset[#hset + 1] = newJson
   end
+  markDueAll(KEYS[3], marked, now)
+  for key, list in pairs(labelAdds) do redis.call('ZADD', key, unpack(list)) end
+  redis.call('ZADD', KEYS[3] .. 'index:names', unpack(named))
   redis.call('HSET', KEYS[1], unpack(hset))
 end
 return {added, changed, unchanged, now, generation, fences, existing}

@@ -14,18 +14,38 @@
 --   test's), so the next tick takes it, first; and never equal to a score a leader read before the
 --   change (a mark already at or below it, from the same millisecond, is moved 1 further down).
 --   protocol.ts SHARD_DUE.
+-- markDueAll(P, names, now) marks each of `names` (a list of at most a few thousand) as markDue does,
+--   with one ZMSCORE and one ZADD.
+-- labelsIndexed(P, name, old, new, adds) is the label part of scheduleIndexed (the caller keeps the names
+--   index); with a table `adds`, the ZADDs are left in it (label key -> {0, name, …}) for one ZADD per key.
 -- dueFollows(P, name, old, new, now) keeps the due index after a stored definition changed from
 --   `old` to `new` (nil: deleted): unplanned (removed) when deleted or paused; marked when it is new,
 --   its triggers may have changed (not labelsOnly), or it was paused before; else left alone.
-local function scheduleIndexed(P, name, old, new)
+local function labelsIndexed(P, name, old, new, adds)
   local was = old and old['labels'] or {}
   local now = new and new['labels'] or {}
   for k, v in pairs(was) do
     if now[k] ~= v then redis.call('ZREM', P .. 'label:' .. k .. '=' .. v, name) end
   end
   for k, v in pairs(now) do
-    if was[k] ~= v or not old then redis.call('ZADD', P .. 'label:' .. k .. '=' .. v, 0, name) end
+    if was[k] ~= v or not old then
+      local key = P .. 'label:' .. k .. '=' .. v
+      if adds then
+        local list = adds[key]
+        if not list then
+          list = {}
+          adds[key] = list
+        end
+        list[#list + 1] = 0
+        list[#list + 1] = name
+      else
+        redis.call('ZADD', key, 0, name)
+      end
+    end
   end
+end
+local function scheduleIndexed(P, name, old, new)
+  labelsIndexed(P, name, old, new)
   if new then
     redis.call('ZADD', P .. 'index:names', 0, name)
   elseif old then
@@ -41,6 +61,18 @@ local function markDue(P, name, now)
   local cur = tonumber(redis.call('ZSCORE', P .. 'due', name))
   if cur and cur < 0 and cur <= v then v = cur - 1 end
   redis.call('ZADD', P .. 'due', v, name)
+end
+local function markDueAll(P, names, now)
+  if #names == 0 then return end
+  local v = -(now + 0.5)
+  local cur = redis.call('ZMSCORE', P .. 'due', unpack(names))
+  local args = {}
+  for i, name in ipairs(names) do
+    local c = tonumber(cur[i])
+    args[#args + 1] = (c and c < 0 and c <= v) and c - 1 or v
+    args[#args + 1] = name
+  end
+  redis.call('ZADD', P .. 'due', unpack(args))
 end
 local function dueFollows(P, name, old, new, now)
   if not new or new['paused'] == true then
