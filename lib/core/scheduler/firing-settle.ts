@@ -112,7 +112,10 @@ export class FiringShared {
     const sentAt = time.localNow();
     let fired: Awaited<ReturnType<typeof fireScript>>;
     try {
-      fired = await this.bound.call(fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId), 'the fire script');
+      fired = await this.bound.call(
+        fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId),
+        'the fire script',
+      );
     } catch (err) {
       this.observer.fail(err);
       throw err;
