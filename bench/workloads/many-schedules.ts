@@ -162,6 +162,10 @@ async function runSize(
         Math.max(...followers.map((s) => s.heapUsed as number)) / n - Math.min(...regs.map((r) => r.heapBaseline ?? 0)) / n,
       loopMaxMsLeader: leaderStats.loopMaxMs as number,
       loopMaxMsFollower: Math.max(...followers.map((s) => s.loopMaxMs as number)),
+      // the same from start() on, and the declaration loop (the child's own synchronous register() calls) before it
+      loopMaxFromStartMsLeader: leaderStats.loopMaxFromStartMs as number,
+      loopMaxFromStartMsFollower: Math.max(...followers.map((s) => s.loopMaxFromStartMs as number)),
+      declaredMsMax: Math.max(...regs.map((r) => (r.declaredMs as number | undefined) ?? NaN)),
     });
     const byCmd = Object.entries(delta.byCommand)
       .sort((a, b) => b[1] - a[1])
@@ -179,7 +183,8 @@ async function runSize(
       `inspect ${fmtInt(inspectMs)} ms (CPU ${fmtInt(inspectCpuMs)} ms, ${listed.length} listed; warm ${fmtInt(inspectWarmMs)} ms), ` +
       `heap/schedule leader ${fmtInt(metrics.leaderHeapPerSchedule)} B ` +
       `follower ${fmtInt(metrics.followerHeapPerSchedule)} B, loop max leader ${fmtInt(metrics.loopMaxMsLeader)} ms ` +
-      `follower ${fmtInt(metrics.loopMaxMsFollower)} ms`;
+      `follower ${fmtInt(metrics.loopMaxMsFollower)} ms (declaring ${fmtInt(n)} with register(): ${fmtInt(metrics.declaredMsMax)} ms; ` +
+      `from start() on: leader ${fmtInt(metrics.loopMaxFromStartMsLeader)} ms follower ${fmtInt(metrics.loopMaxFromStartMsFollower)} ms)`;
     return { metrics, line };
   } finally {
     await Promise.all(children.map((c) => c.stop()));
@@ -245,6 +250,8 @@ export async function manySchedulesWorkload(ctx: Ctx): Promise<WorkloadResult> {
     row(`leader idle CPU ÷ at ${fmtInt(small)}`, 'leaderCpuGrowth', '×', 2),
     row('leader heap per schedule', 'leaderHeapPerSchedule', 'B', 0),
     row('max event-loop block (leader)', 'loopMaxMsLeader', 'ms', 0),
+    row('  of it from start() on (leader)', 'loopMaxFromStartMsLeader', 'ms', 0),
+    row('  declaring with register() (slowest instance)', 'declaredMsMax', 'ms', 0),
     row(`burst of ~${fmtInt(n / 10)}: last enqueued − instant`, 'burstLagMax', 'ms', 1),
   ];
   return {
