@@ -59,6 +59,24 @@ test('"not Redis" still when the HTTP port reset the first attempt (the CLI conn
   }
 });
 
+test('"not Redis" still when the HTTP port answered the first attempt and reset the second (a later reset does not hide the foreign reply)', async () => {
+  let connections = 0;
+  const web = createTcpServer((socket: Socket) => {
+    if (connections++ === 0) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.resetAndDestroy();
+  }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => web.once('listening', resolve));
+  try {
+    const port = (web.address() as AddressInfo).port;
+    const r = await chronos('--redis-url', `redis://127.0.0.1:${port}`, 'queue', 'ls');
+    expect(connections).toBeGreaterThanOrEqual(2);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^error: 127\\.0\\.0\\.1:${port}/0 is not Redis: it answered with "H"`));
+  } finally {
+    web.close();
+  }
+});
+
 test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP port', async () => {
   const bad = await chronos('--namespace', 'a b', 'queue', 'ls');
   expect([bad.code, bad.err]).toEqual([

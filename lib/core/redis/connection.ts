@@ -122,14 +122,23 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
 }
 
 const lastErrors = new WeakMap<object, string>();
+/** ioredis's parser meeting another protocol ("Protocol error, got "H" as reply type byte"): the server is not Redis. */
+const FOREIGN_REPLY = /^Protocol error, got ".*?" as reply type byte/;
 
 /**
  * Records a client's connection errors instead of letting ioredis print "Unhandled error event"
  * on every reconnect attempt: the loops that use the client log a failure once per run of
- * failures (FailureLog), and start-up reports the last one ({@link checkServer}).
+ * failures (FailureLog), and start-up reports the most telling one ({@link checkServer}): the
+ * last, unless an attempt was answered in another protocol. That proves the address is not
+ * Redis, and a later attempt's transport error (a server closing on bytes it cannot parse may
+ * reset the connection before its answer is read) must not hide it.
  */
 function watchErrors(client: RedisClient): void {
-  client.on('error', (err: Error) => lastErrors.set(client, err.message));
+  client.on('error', (err: Error) => {
+    const seen = lastErrors.get(client);
+    if (seen !== undefined && FOREIGN_REPLY.test(seen) && !FOREIGN_REPLY.test(err.message)) return;
+    lastErrors.set(client, err.message);
+  });
 }
 
 /**
