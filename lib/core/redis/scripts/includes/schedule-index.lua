@@ -56,12 +56,6 @@ local function labelsOnly(old, new)
   if not old or not new then return false end
   return (old['tfp'] or old['fp']) == (new['tfp'] or new['fp'])
 end
-local function markDue(P, name, now)
-  local v = -(now + 0.5)
-  local cur = tonumber(redis.call('ZSCORE', P .. 'due', name))
-  if cur and cur < 0 and cur <= v then v = cur - 1 end
-  redis.call('ZADD', P .. 'due', v, name)
-end
 local function markDueAll(P, names, now)
   if #names == 0 then return end
   local v = -(now + 0.5)
@@ -73,6 +67,9 @@ local function markDueAll(P, names, now)
     args[#args + 1] = name
   end
   redis.call('ZADD', P .. 'due', unpack(args))
+end
+local function markDue(P, name, now)
+  markDueAll(P, {name}, now)
 end
 local function dueFollows(P, name, old, new, now)
   if not new or new['paused'] == true then
