@@ -6,6 +6,7 @@ import {
   RedisUnreachableError,
   RedisVersionError,
 } from '../runtime/errors.js';
+import { foreignReply } from '../runtime/foreign-reply.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
@@ -122,8 +123,6 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
 }
 
 const lastErrors = new WeakMap<object, string>();
-/** ioredis's parser meeting another protocol ("Protocol error, got "H" as reply type byte"): the server is not Redis. */
-const FOREIGN_REPLY = /^Protocol error, got ".*?" as reply type byte/;
 
 /**
  * Records a client's connection errors instead of letting ioredis print "Unhandled error event"
@@ -136,7 +135,7 @@ const FOREIGN_REPLY = /^Protocol error, got ".*?" as reply type byte/;
 function watchErrors(client: RedisClient): void {
   client.on('error', (err: Error) => {
     const seen = lastErrors.get(client);
-    if (seen !== undefined && FOREIGN_REPLY.test(seen) && !FOREIGN_REPLY.test(err.message)) return;
+    if (seen !== undefined && foreignReply(seen) !== undefined && foreignReply(err.message) === undefined) return;
     lastErrors.set(client, err.message);
   });
 }

@@ -3,6 +3,7 @@
  * Expected outcomes (a deduplicated enqueue, a trigger already fired) are values, not errors.
  * @publicApi
  */
+import { foreignReply } from './foreign-reply.js';
 
 /** Machine-readable codes carried by every {@link ChronosError}. */
 export type ChronosErrorCode =
@@ -287,12 +288,11 @@ export class RedisUnreachableError extends ChronosError {
     readonly timeoutMs: number,
     options?: ErrorOptions,
   ) {
-    // ioredis's parser meeting another protocol: "Protocol error, got "H" as reply type byte. Please report this."
-    const foreign = /^Protocol error, got "(.*?)" as reply type byte/.exec(lastError);
+    const foreign = foreignReply(lastError);
     super(
       'REDIS_UNREACHABLE',
-      foreign
-        ? `${where} is not Redis: it answered with ${JSON.stringify(foreign[1])}, not the Redis protocol (${foreign[1] === 'H' ? 'an HTTP server? ' : ''}check the address: REDIS_URL / --redis-url).`
+      foreign !== undefined
+        ? `${where} is not Redis: it answered with ${JSON.stringify(foreign)}, not the Redis protocol (${foreign === 'H' ? 'an HTTP server? ' : ''}check the address: REDIS_URL / --redis-url).`
         : `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
       options,
     );
