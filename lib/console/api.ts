@@ -6,6 +6,7 @@ import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../c
 import { describeSpec } from './describe.js';
 import { silenceOf } from '../core/admin/schedule-activity.js';
 import { shardLed } from '../core/admin/fleet.js';
+import { labelFilterOf } from '../core/scheduler/labels.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -207,14 +208,10 @@ function taskActOf(body: Record<string, unknown>): ConsoleAct {
  */
 async function schedulePage(ctx: ApiContext): Promise<unknown> {
   const q = ctx.query;
-  const labels: Record<string, string> = {};
-  for (const l of q.getAll('label')) {
-    const eq = l.indexOf('=');
-    if (eq < 1) throw new ApiError(400, `label: expected key=value, got ${JSON.stringify(l)}`);
-    labels[l.slice(0, eq)] = l.slice(eq + 1);
-  }
+  const filter = labelFilterOf(q.getAll('label'));
+  if ('problem' in filter) throw new ApiError(400, filter.problem);
   const page = await ctx.inspector.schedulePage({
-    labels,
+    labels: filter.labels,
     prefix: q.get('prefix') || undefined,
     state: (q.get('state') || undefined) as 'active' | 'paused' | 'orphaned' | undefined,
     cursor: q.get('cursor') || undefined,

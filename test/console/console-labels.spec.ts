@@ -97,6 +97,12 @@ run('the schedules page filters by labels and name prefix (issue 25)', () => {
     expect(await page.locator('[data-testid=filter-error]').textContent()).toContain('label: expected key=value, got "tenant"');
     const ok = await fetch(`${base}api/schedule-page?label=kind%3Dreport`, { headers: { accept: 'application/json' } });
     expect(((await ok.json()) as { items: { name: string }[] }).items.map((i) => i.name)).toEqual(['acme.report']);
+    // a key no label can have is a 400 naming it (as on a definition), never an empty page
+    const badKey = await fetch(`${base}api/schedule-page?label=ten%20ant%3Dacme`, { headers: { accept: 'application/json' } });
+    expect([badKey.status, ((await badKey.json()) as { error: string }).error]).toEqual([
+      400,
+      'label: a key is 1 to 64 characters of [A-Za-z0-9_./-], got "ten ant"',
+    ]);
     const refused = await fetch(`${base}api/schedule-page?label=kind%3Dreport`, {
       headers: { accept: 'application/json', 'x-role': 'nobody' },
     });

@@ -53,6 +53,18 @@ test('schedule ls --limit/--cursor pages by name; --prefix and --state filter; b
   expect((await json<SchedulePage>('schedule', 'ls', '--state', 'paused')).items.map((i) => i.name)).toEqual(['acme.digest-weekly']);
   const badLabel = await chronos('schedule', 'ls', '--label', 'tenant');
   expect([badLabel.code, badLabel.err]).toEqual([2, 'error: --label: expected key=value, got "tenant"\n']);
+  // a label no schedule could carry is a usage error naming it (as on a definition), never an empty list
+  const badKey = await chronos('schedule', 'ls', '--label', 'ten ant=acme');
+  expect([badKey.code, badKey.err]).toEqual([2, 'error: --label: a key is 1 to 64 characters of [A-Za-z0-9_./-], got "ten ant"\n']);
+  const badValue = await chronos('schedule', 'ls', '--label', 'tenant=a=b');
+  expect([badValue.code, badValue.err]).toEqual([
+    2,
+    'error: --label tenant: expected a string of at most 128 characters without control characters or "=", got "a=b"\n',
+  ]);
+  const twice = await chronos('schedule', 'ls', '--label', 'tenant=acme', '--label', 'tenant=globex');
+  expect([twice.code, twice.err]).toEqual([2, 'error: --label: key "tenant" given twice, got "tenant=globex"\n']);
+  const many = await chronos('schedule', 'ls', ...[...Array(17).keys()].flatMap((i) => ['--label', `k${i}=v`]));
+  expect([many.code, many.err]).toEqual([2, 'error: --label: expected at most 16 labels, got 17\n']);
   const badLimit = await chronos('schedule', 'ls', '--limit', '5000');
   expect(badLimit.code).not.toBe(0);
   expect(badLimit.err).toContain('5000');

@@ -137,7 +137,7 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
 
 test('schedule ls, show, history, pause (with a note), resume, trigger, backfill, rm', async () => {
   const ls = await chronos('schedule', 'ls');
-  expect(ls.out).toMatch(/│ tenant-42\.digest +│ 0 6 \* \* MON +│ Europe\/Paris +│ emails +│ email\.digest +│ runtime +│ paused +│/);
+  expect(ls.out).toMatch(/│ tenant-42\.digest +│ 0 6 \* \* MON +│ Europe\/Paris +│ emails +│ email\.digest +│ runtime +│ - +│ paused +│/);
   const names = (await json<{ name: string }[]>('schedule', 'ls')).map((s) => s.name);
   expect(names).toEqual(['health-check', 'nightly-report', 'tenant-42.digest']);
   const show = await chronos('schedule', 'show', 'tenant-42.digest');

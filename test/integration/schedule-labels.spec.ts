@@ -164,6 +164,18 @@ test('schedulePage: pages in name order through every schedule, filters by label
   await expect(inspector.schedulePage({ prefix: 'a b' })).rejects.toThrow(/prefix: .*"a b"/);
 });
 
+test('schedulePage: a label filter no schedule could carry is an error naming it, as on a definition; never an empty page', async () => {
+  await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(InvalidOptionsError);
+  await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(/labels: a key .*"ten ant"/);
+  await expect(inspector.schedulePage({ labels: { tenant: 't0=x' } })).rejects.toThrow(/labels\.tenant: .*"t0=x"/);
+  await expect(inspector.schedulePage({ labels: { tenant: 7 as never } })).rejects.toThrow(/labels\.tenant: .*"7"/);
+  const seventeen = Object.fromEntries([...Array(17).keys()].map((i) => [`k${i}`, 'v']));
+  await expect(inspector.schedulePage({ labels: seventeen })).rejects.toThrow(/at most 16 labels, got 17/);
+  await expect(inspector.schedulePage({ labels: ['x'] as never })).rejects.toThrow(/labels: expected an object/);
+  // a valid filter that matches nothing is still an empty page, not an error
+  expect(await inspector.schedulePage({ labels: { tenant: 'nobody' } })).toEqual({ items: [], cursor: null });
+});
+
 test('migration: the registry of a version before shards moves into them in bounded steps, indexed and marked due; a newer shard definition wins', async () => {
   // the layout of a version before shards: one HASH in the scheduler's slot, with its own indexes
   const p = redis.pipeline();

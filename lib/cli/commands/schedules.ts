@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { FireInfo, ScheduleInfo, SchedulePage, SchedulePageQuery } from '../../core/admin/inspector.js';
 import { parseInstant, positiveInt, UsageError, type Cli } from '../context.js';
 import { fields, table, when } from '../format.js';
+import { labelFilterOf } from '../../core/scheduler/labels.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
 
@@ -20,33 +21,31 @@ export function notFiring(s: ScheduleInfo): string | undefined {
   return s.ended ? `ended (${s.ended === 'end-at' ? 'past its endAt' : 'its maxRuns reached'})` : undefined;
 }
 
-export function scheduleTable(list: ScheduleInfo[]): string {
-  if (list.length === 0) return 'No schedules.';
+/** A schedule's labels as `k=v k=v`, or undefined for none. */
+function labelsText(s: ScheduleInfo): string | undefined {
+  const pairs = Object.entries(s.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  return pairs.length ? pairs.join(' ') : undefined;
+}
+
+/** The table of `schedule ls`, the same columns with or without a filter (a page). */
+function scheduleRows(list: readonly ScheduleInfo[]): string {
   return table(
-    ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'state', 'last fired', 'next'],
+    ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'labels', 'state', 'last fired', 'next'],
     list.map((s) => {
       const idle = notFiring(s);
       const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
-      return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, stateOf(s), when(s.lastFiredAt), next];
+      return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), when(s.lastFiredAt), next];
     }),
   );
 }
 
-/** A page of `schedule ls` with a filter: the table with the labels, and how to get the next page. */
+export function scheduleTable(list: ScheduleInfo[]): string {
+  return list.length === 0 ? 'No schedules.' : scheduleRows(list);
+}
+
+/** A page of `schedule ls` with a filter: the table, and how to get the next page. */
 export function schedulePageText(page: SchedulePage): string {
-  const rows = page.items.length
-    ? table(
-        ['schedule', 'spec', 'queue', 'labels', 'state', 'last fired', 'next'],
-        page.items.map((s) => {
-          const idle = notFiring(s);
-          const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
-          const labels = Object.entries(s.labels ?? {})
-            .map(([k, v]) => `${k}=${v}`)
-            .join(' ');
-          return [s.name, s.expression, s.queue, labels || '-', stateOf(s), when(s.lastFiredAt), next];
-        }),
-      )
-    : 'No schedules in this page.';
+  const rows = page.items.length ? scheduleRows(page.items) : 'No schedules in this page.';
   return `${rows}
 ${page.cursor ? `Next page: --cursor ${page.cursor}` : 'End of the list.'}`;
 }
@@ -60,18 +59,14 @@ interface LsOptions {
   cursor?: string;
 }
 
-/** The page query of `schedule ls` options; undefined for none (the whole list). @throws UsageError for a label not `key=value` */
+/** The page query of `schedule ls` options; undefined for none (the whole list). @throws UsageError for a label not `key=value`, a key given twice, or a key or value no label can have */
 export function pageQuery(o: LsOptions): SchedulePageQuery | undefined {
   if (o.label.length === 0 && o.prefix === undefined && o.state === undefined && o.limit === undefined && o.cursor === undefined)
     return undefined;
-  const labels: Record<string, string> = {};
-  for (const l of o.label) {
-    const eq = l.indexOf('=');
-    if (eq < 1) throw new UsageError(`--label: expected key=value, got ${JSON.stringify(l)}`);
-    labels[l.slice(0, eq)] = l.slice(eq + 1);
-  }
+  const filter = labelFilterOf(o.label);
+  if ('problem' in filter) throw new UsageError(`--${filter.problem}`);
   return {
-    ...(o.label.length ? { labels } : {}),
+    ...(o.label.length ? { labels: filter.labels } : {}),
     ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
     ...(o.state !== undefined ? { state: o.state as SchedulePageQuery['state'] } : {}),
     ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
@@ -88,14 +83,7 @@ function scheduleText(s: ScheduleInfo): string {
     ['task type', s.type],
     ['origin', s.origin],
     ['state', stateOf(s)],
-    [
-      'labels',
-      s.labels
-        ? Object.entries(s.labels)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(' ')
-        : undefined,
-    ],
+    ['labels', labelsText(s)],
     ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
     ['catch-up', s.catchUp],
     ['overlap', s.overlap],
@@ -145,7 +133,7 @@ export function scheduleCommands(program: Command, run: Run): void {
   schedule
     .command('ls')
     .description(
-      'every schedule: spec, zone, origin, state, last fired, next trigger; with a filter, --limit or --cursor: one page by name, with the labels and the next cursor',
+      'every schedule: spec, zone, queue, type, origin, labels, state, last fired, next trigger; with a filter, --limit or --cursor: one page by name, with the next cursor',
     )
     .option('--label <key=value>', 'only schedules with this label (repeat: all of them)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--prefix <text>', 'only schedules whose name starts with this')

@@ -7,6 +7,7 @@
 import { InvalidOptionsError } from '../runtime/errors.js';
 import { byShard, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
 import type { StoredSchedule } from '../scheduler/definition.js';
+import { labelsProblem } from '../scheduler/labels.js';
 import type { InspectorContext } from './context.js';
 import { build } from './schedules.js';
 import type { ScheduleInfo } from './types.js';
@@ -16,7 +17,10 @@ export type ScheduleState = 'active' | 'paused' | 'orphaned';
 
 /** What `Inspector.schedulePage` lists. @publicApi */
 export interface SchedulePageQuery {
-  /** Only schedules with every one of these labels (`{ tenant: 'acme' }`: label tenant = acme). */
+  /**
+   * Only schedules with every one of these labels (`{ tenant: 'acme' }`: label tenant = acme); keys and
+   * values follow the rules of `ScheduleDefinition.labels` (a filter that breaks them throws).
+   */
   labels?: Record<string, string>;
   /** Only schedules whose name starts with this (a name's characters, 1 to 200). */
   prefix?: string;
@@ -59,9 +63,10 @@ function checked(q: SchedulePageQuery): { limit: number; after?: string; labels:
     after = typeof q.cursor === 'string' ? Buffer.from(q.cursor, 'base64url').toString('utf8') : '';
     if (!isValidName(after)) bad(`cursor: expected a cursor of a previous page, got ${JSON.stringify(q.cursor)}`);
   }
-  const labels = Object.entries(q.labels ?? {});
-  for (const [k, v] of labels) if (typeof v !== 'string') bad(`labels.${k}: expected a string, got ${JSON.stringify(v)}`);
-  return { limit, after, labels };
+  // a filter is checked as a definition's labels are: one no schedule can carry matches none, and says so
+  const problem = labelsProblem(q.labels);
+  if (problem) bad(problem.issue);
+  return { limit, after, labels: Object.entries(q.labels ?? {}) };
 }
 
 /**
@@ -73,7 +78,8 @@ function checked(q: SchedulePageQuery): { limit: number; after?: string; labels:
  * flight), at most {@link PAGE_SCAN_CAP} members looked at, and the view of the page. An index
  * member whose definition is gone or no longer carries the label is skipped, never removed here: a
  * removal could race a writer that just put it back.
- * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor or label value.
+ * @throws InvalidOptionsError naming a bad limit, prefix, state, cursor, label key or label value (labels as in
+ *   `ScheduleDefinition.labels`: at most 16, keys of [A-Za-z0-9_./-], values without control characters or `=`).
  */
 export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery = {}, n = 5): Promise<SchedulePage> {
   const { limit, after, labels } = checked(q);

@@ -5,6 +5,7 @@ import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
 import { FIRE_MODE, type FireMode } from '../redis/protocol.js';
+import { validateLabels } from './labels.js';
 import { checkBounds, type StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
@@ -100,48 +101,6 @@ export interface ScheduleDefinition {
    * changes neither its triggers, nor its generation (no fence). @defaultValue none
    */
   labels?: Record<string, string>;
-}
-
-/** Limits of a schedule's {@link ScheduleDefinition.labels}: most labels, longest key and value (characters). */
-export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
-
-/** A label key: 1 to 64 characters of `[A-Za-z0-9_./-]`. */
-const LABEL_KEY = /^[A-Za-z0-9_./-]{1,64}$/;
-/** A label value: up to 128 characters, none a control character or `=`. */
-// eslint-disable-next-line no-control-regex
-const LABEL_VALUE = /^[^\u0000-\u001f\u007f=]{0,128}$/;
-
-/**
- * Checks labels (see {@link ScheduleDefinition.labels}) and returns them sorted by key; undefined
- * for none (undefined or `{}`).
- * @throws InvalidScheduleError naming the schedule and the offending label (`labels.<key>`) or value.
- */
-export function validateLabels(schedule: string | undefined, labels: unknown): Record<string, string> | undefined {
-  if (labels === undefined) return undefined;
-  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
-    throw new InvalidScheduleError(schedule, JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values');
-  }
-  const keys = Object.keys(labels).sort();
-  if (keys.length > LABEL_LIMITS.count) {
-    throw new InvalidScheduleError(schedule, keys.join(','), `labels: expected at most ${LABEL_LIMITS.count} labels, got ${keys.length}`);
-  }
-  const out: Record<string, string> = {};
-  for (const k of keys) {
-    const v = (labels as Record<string, unknown>)[k];
-    if (!LABEL_KEY.test(k)) {
-      throw new InvalidScheduleError(schedule, k, `labels: a key is 1 to ${LABEL_LIMITS.keyLength} characters of [A-Za-z0-9_./-]`);
-    }
-    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) {
-      const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
-      throw new InvalidScheduleError(
-        schedule,
-        text,
-        `labels.${k}: expected a string of at most ${LABEL_LIMITS.valueLength} characters without control characters or "="`,
-      );
-    }
-    out[k] = v;
-  }
-  return keys.length === 0 ? undefined : out;
 }
 
 /** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */

@@ -1,0 +1,93 @@
+/**
+ * The rules of a schedule's labels (`ScheduleDefinition.labels`): one checker of them for a
+ * definition (addSchedule & co.) and for a label filter (`Inspector.schedulePage`, the CLI's
+ * `--label`, the console's `label=`), so a filter no schedule could ever match is an error naming
+ * its value, never an empty page.
+ */
+import { InvalidScheduleError } from '../runtime/errors.js';
+
+/** Limits of a schedule's labels: most labels, longest key and value (characters). */
+export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
+
+/** A label key: 1 to 64 characters of `[A-Za-z0-9_./-]`. */
+const LABEL_KEY = /^[A-Za-z0-9_./-]{1,64}$/;
+/** A label value: up to 128 characters, none a control character or `=`. */
+// eslint-disable-next-line no-control-regex
+const LABEL_VALUE = /^[^\u0000-\u001f\u007f=]{0,128}$/;
+
+/** What is wrong with some labels. */
+export interface LabelsProblem {
+  /** The offending value as text (a key, a value, the keys when too many). */
+  value: string;
+  /** What is wrong with it (`labels: …` or `labels.<key>: …`), without the value. */
+  problem: string;
+  /** One line naming both, for an options error: `labels.tenant: expected …, got "a=b"`. */
+  issue: string;
+}
+
+/**
+ * The first problem of `labels` against the rules above, in key order; undefined when they hold
+ * (undefined is valid: no labels).
+ */
+export function labelsProblem(labels: unknown): LabelsProblem | undefined {
+  if (labels === undefined) return undefined;
+  const found = (value: string, problem: string, got = JSON.stringify(value)): LabelsProblem => ({
+    value,
+    problem,
+    issue: `${problem}, got ${got}`,
+  });
+  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+    return found(JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values');
+  }
+  const keys = Object.keys(labels).sort();
+  if (keys.length > LABEL_LIMITS.count) {
+    return found(keys.join(','), `labels: expected at most ${LABEL_LIMITS.count} labels`, `${keys.length}`);
+  }
+  for (const k of keys) {
+    const v = (labels as Record<string, unknown>)[k];
+    if (!LABEL_KEY.test(k)) return found(k, `labels: a key is 1 to ${LABEL_LIMITS.keyLength} characters of [A-Za-z0-9_./-]`);
+    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) {
+      const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
+      return found(
+        text,
+        `labels.${k}: expected a string of at most ${LABEL_LIMITS.valueLength} characters without control characters or "="`,
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks a definition's labels and returns them sorted by key; undefined for none (undefined or `{}`).
+ * @throws InvalidScheduleError naming the schedule and the offending label (`labels.<key>`) or value.
+ */
+export function validateLabels(schedule: string | undefined, labels: unknown): Record<string, string> | undefined {
+  const bad = labelsProblem(labels);
+  if (bad) throw new InvalidScheduleError(schedule, bad.value, bad.problem);
+  if (labels === undefined) return undefined;
+  const keys = Object.keys(labels as object).sort();
+  if (keys.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const k of keys) out[k] = (labels as Record<string, string>)[k];
+  return out;
+}
+
+/**
+ * A label filter from `key=value` texts (the CLI's repeated `--label`, the console's repeated
+ * `label=`): `{ key: value }`, checked as a definition's labels are.
+ * @returns the labels, or the problem naming the offending text (`label: …` or `label <key>: …`): not
+ *   `key=value`, a key given twice (no schedule has two values of one key), a key or value a label
+ *   cannot have, or more labels than one schedule can carry.
+ */
+export function labelFilterOf(pairs: readonly string[]): { labels: Record<string, string> } | { problem: string } {
+  const labels: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) return { problem: `label: expected key=value, got ${JSON.stringify(pair)}` };
+    const key = pair.slice(0, eq);
+    if (Object.hasOwn(labels, key)) return { problem: `label: key ${JSON.stringify(key)} given twice, got ${JSON.stringify(pair)}` };
+    labels[key] = pair.slice(eq + 1);
+  }
+  const bad = labelsProblem(labels);
+  return bad ? { problem: bad.issue.replace(/^labels\.?/, (m) => (m.endsWith('.') ? 'label ' : 'label')) } : { labels };
+}
