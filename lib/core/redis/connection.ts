@@ -198,15 +198,28 @@ const warnedEviction = new Set<string>();
  */
 export async function checkServer(client: RedisClient, options: CheckServerOptions = {}): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const started = performance.now();
   let info: string;
   let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
   try {
     info = await Promise.race([
       client.info(),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), timeoutMs))),
+      new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(() => {
+            timedOut = true;
+            reject(new Error('no answer'));
+          }, timeoutMs)),
+      ),
     ]);
   } catch (err) {
-    throw new RedisUnreachableError(describe(client), lastErrors.get(client) ?? (err as Error).message, timeoutMs, { cause: err });
+    // the client may stop retrying before the bound (a one-shot CLI connects twice at most): say how long it took
+    const waitedMs = timedOut ? timeoutMs : Math.min(timeoutMs - 1, Math.round(performance.now() - started));
+    throw new RedisUnreachableError(describe(client), lastErrors.get(client) ?? (err as Error).message, timeoutMs, {
+      cause: err,
+      waitedMs,
+    });
   } finally {
     clearTimeout(timer);
   }

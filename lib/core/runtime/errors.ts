@@ -154,15 +154,29 @@ export class DuplicateHandlerError extends ChronosError {
   }
 }
 
-/** A schedule with this name is already registered. */
+/** A schedule with this name is already registered, or is given twice in one bulk call (`indexes`). */
 export class DuplicateScheduleError extends ChronosError {
+  /** The two positions of the name in the array of one bulk call (`addSchedules`, `upsertSchedules`, `removeSchedules`). */
+  readonly indexes?: readonly [number, number];
+
   constructor(
     /** The schedule name declared twice. */
     readonly schedule: string,
-    /** Where the declarations come from, when known (e.g. `A#tick and B#tick` for decorated methods). */
+    /** Where the declarations come from, when known (e.g. `A#tick and B#tick` for decorated methods, or the bulk call's name). */
     readonly source?: string,
+    options?: {
+      /** The two positions of the name in the array of one bulk call. */
+      indexes?: readonly [number, number];
+    },
   ) {
-    super('DUPLICATE_SCHEDULE', `A schedule named "${schedule}" is already registered${source ? ` (${source})` : ''}`);
+    const i = options?.indexes;
+    super(
+      'DUPLICATE_SCHEDULE',
+      i
+        ? `A schedule named "${schedule}" is given twice in one call${source ? ` to ${source}` : ''}: at [${i[0]}] and [${i[1]}]`
+        : `A schedule named "${schedule}" is already registered${source ? ` (${source})` : ''}`,
+    );
+    this.indexes = i;
   }
 }
 
@@ -277,25 +291,41 @@ export class RedisVersionError extends ChronosError {
   }
 }
 
-/** Redis did not answer at start (wrong address, down, auth). Names the address, never a password. */
+/**
+ * Redis did not answer at start (wrong address, down, auth). Names the address, never a password, the last
+ * connection error, and how long Chronos waited: the bound (`within 10000 ms`), or less when the client gave up
+ * first (`the client gave up after 312 ms`).
+ */
 export class RedisUnreachableError extends ChronosError {
+  /** How long Chronos waited before it gave up, in ms: `timeoutMs` when the wait ran out, less when the client stopped retrying first. */
+  readonly waitedMs: number;
+
   constructor(
     /** The server's address as `host:port/db` (or `cluster`), never the password. */
     readonly where: string,
     /** Message of the last connection error the client saw (e.g. `connect ECONNREFUSED 127.0.0.1:6379`), or `no answer`. */
     readonly lastError: string,
-    /** How long Chronos waited for an answer, in ms. */
+    /** How long Chronos would wait for an answer (the bound), in ms. */
     readonly timeoutMs: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & {
+      /** How long it waited, in ms, when the client gave up before `timeoutMs` (a one-shot CLI connects twice at most). */
+      waitedMs?: number;
+    },
   ) {
     const foreign = foreignReply(lastError);
+    const waited = options?.waitedMs !== undefined && options.waitedMs < timeoutMs ? options.waitedMs : timeoutMs;
+    const how =
+      waited < timeoutMs
+        ? `(the client gave up after ${waited} ms; last error: ${lastError})`
+        : `within ${timeoutMs} ms (last error: ${lastError})`;
     super(
       'REDIS_UNREACHABLE',
       foreign !== undefined
         ? `${where} is not Redis: it answered with ${JSON.stringify(foreign)}, not the Redis protocol (${foreign === 'H' ? 'an HTTP server? ' : ''}check the address: REDIS_URL / --redis-url).`
-        : `Redis at ${where} did not answer within ${timeoutMs} ms (last error: ${lastError}). Check the connection option (REDIS_URL) and that Redis is running.`,
+        : `Redis at ${where} did not answer ${how}. Check the connection option (REDIS_URL) and that Redis is running.`,
       options,
     );
+    this.waitedMs = waited;
   }
 }
 
