@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, Delete, HttpCode, Param, Put } from '@nestjs/common';
 import { DuplicateScheduleError, InvalidScheduleError, SchedulerService } from '@chronos/nest';
-import { digestScheduleName, TENANT_DIGEST } from '../tenants/tenant-digest.service.js';
+import { digestDefinition, digestScheduleName } from '../tenants/tenant-digest.service.js';
 
 /** A tenant's digest settings: a 5-field cron (`'0 8 * * MON-FRI'`) read in an IANA zone. */
 interface DigestBody {
@@ -11,7 +11,7 @@ interface DigestBody {
 /**
  * Per-tenant schedules at run time: each tenant's digest is a schedule in Redis (fired once per
  * trigger fleet-wide, whichever replica took the request), written with `upsertSchedules`, so
- * sending the same settings again changes nothing.
+ * sending the same settings again changes nothing; labelled `tenant=<id>`, `kind=digest`.
  */
 @Controller('tenants')
 export class TenantsController {
@@ -49,7 +49,7 @@ export class TenantsController {
     const defs = entries.map((e, i) => {
       if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string'))
         throw new BadRequestException(`entry [${i}]: expected {"cron": string, "timeZone"?: string}`);
-      return { name: digestScheduleName(e.id), spec: e.cron, timeZone: e.timeZone, type: TENANT_DIGEST, payload: { tenant: e.id } };
+      return digestDefinition(e.id, e.cron, e.timeZone);
     });
     try {
       return await this.scheduler.upsertSchedules(defs);

@@ -5,7 +5,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { ChronosTesting, ChronosTestingModule } from '@chronos/nest/testing';
 import { SchedulerService } from '@chronos/nest';
 import { TenantsController } from '../http/tenants.controller.js';
-import { TenantDigestService } from '../tenants/tenant-digest.service.js';
+import { digestDefinition, TenantDigestService } from '../tenants/tenant-digest.service.js';
 
 let module: TestingModule;
 let chronos: ChronosTesting;
@@ -57,7 +57,14 @@ test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 nam
   expect((err as Error).message).toMatch(/tenant\.c\.digest.*\[2\].*Mars\/Olympus/);
   expect(await scheduler.removeSchedules(['tenant.a.digest'])).toEqual({ removed: 0, missing: ['tenant.a.digest'] });
   expect(await tenants.setDigests(body.slice(0, 2))).toEqual({ added: 2, changed: 0, unchanged: 0 });
-  await expect(tenants.setDigests([body[0], body[0]])).rejects.toThrow(/indexes 0 and 1/);
+  await expect(tenants.setDigests([body[0], body[0]])).rejects.toThrow(/given twice in one call to upsertSchedules: at \[0\] and \[1\]/);
   await expect(tenants.setDigest('d', { cron: 42 })).rejects.toThrow(BadRequestException);
   expect((await chronos.advanceTo('2026-03-02T23:59:00Z')).map((t) => t.schedule)).toEqual(['tenant.b.digest', 'tenant.a.digest']);
+});
+
+test("a tenant's digest schedule is labelled with the tenant, so `schedule ls --label tenant=<id>` finds it", () => {
+  expect(digestDefinition('acme', '0 8 * * *', 'Europe/Paris')).toMatchObject({
+    name: 'tenant.acme.digest',
+    labels: { tenant: 'acme', kind: 'digest' },
+  });
 });

@@ -226,8 +226,13 @@ test('a bad definition or a name given twice is refused before anything is writt
   expect(badName.message).toMatch(/no spaces/);
   const twice = await s.addSchedules([...digests(3), { name: 'digest.1', spec: '@every 1s' }]).catch((e: unknown) => e);
   expect(twice).toBeInstanceOf(DuplicateScheduleError);
-  expect((twice as Error).message).toMatch(/"digest.1".*indexes 1 and 3/);
-  await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(DuplicateScheduleError);
+  expect([(twice as Error).message, (twice as DuplicateScheduleError).indexes]).toEqual([
+    'A schedule named "digest.1" is given twice in one call to addSchedules: at [1] and [3]',
+    [1, 3],
+  ]);
+  await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(
+    'A schedule named "x" is given twice in one call to removeSchedules: at [0] and [2]',
+  );
   expect([await registrySize(client, ns), await shardVersions(client, ns)]).toEqual([0, ','.repeat(15)]);
 });
 

@@ -78,7 +78,7 @@ function at<T>(index: number, f: () => T): T {
 /** @throws DuplicateScheduleError when `name` came before in the same call. */
 function once(seen: Map<string, number>, name: string, index: number, what: string): void {
   const first = seen.get(name);
-  if (first !== undefined) throw new DuplicateScheduleError(name, `${what}: indexes ${first} and ${index} of one call`);
+  if (first !== undefined) throw new DuplicateScheduleError(name, what, { indexes: [first, index] });
   seen.set(name, index);
 }
 
