@@ -12,7 +12,7 @@ export { systemClock } from './runtime/clock.js';
 export { QueueKeys, SchedulerKeys, GlobalKeys, CONSUMER_GROUP } from './redis/keys.js';
 export { everySpec, parseDurationMs } from './scheduler/spec.js';
 export { TRIGGERS_BETWEEN_COUNT_LIMIT } from './scheduler/spec-base.js';
-export { recordFires, readFires, outcomeOfFire, HISTORY_LIMIT, HISTORY_TTL_MS } from './scheduler/history.js';
+export { recordFires, readFires, HISTORY_LIMIT, HISTORY_TTL_MS } from './scheduler/history.js';
 export { listenForCancels, type CancelNotice, type CancelListener, type Cancellable } from './worker/cancel-listener.js';
 export { TASK_OUTCOMES, TRIGGER_OUTCOMES } from './observability/metrics.js';
 export {

@@ -19,7 +19,7 @@ export interface ObservedTrigger {
   readonly triggerAt: number;
   /** `<schedule>:<trigger-unix>`. */
   readonly taskId: string;
-  /** An advance-only trigger: what skipped it (see history.ts outcomeOfFire). */
+  /** An advance-only trigger: what skipped it (its history outcome: skipped-paused or skipped-catch-up). */
   readonly advancedBy?: 'pause' | 'catch-up';
 }
 

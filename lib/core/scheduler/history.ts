@@ -6,7 +6,8 @@ import { HISTORY } from '../redis/protocol.js';
  * The fire history of schedules: per schedule, a capped LIST of its last fires, newest first, at
  * `QueueKeys.history(schedule)` (the target queue's hash tag), capped and expiring by protocol.ts
  * HISTORY. The scheduler's fire path writes it inside fire.lua, with the fire itself (the same
- * records, see {@link outcomeOfFire}); the Inspector's trigger and backfill acts add theirs with
+ * records; fire.lua's `historyOutcome` maps its results to {@link FireOutcome}s, and early, stale or
+ * fenced triggers leave none); the Inspector's trigger and backfill acts add theirs with
  * {@link recordFires} (one pipeline per call and queue: one hash slot); the Inspector reads it
  * with {@link readFires}.
  */
@@ -45,36 +46,12 @@ export const HISTORY_LIMIT: number = HISTORY.limit;
 export const HISTORY_TTL_MS: number = HISTORY.ttlMs;
 
 /**
- * The history outcome of a fire.lua result (protocol.ts FIRE_RESULT): enqueued, buffered,
- * superseding, duplicate, skipped (overlap) and advanced (lastFired moved past skipped triggers: `skipped-paused` when `advancedBy`
- * is the pause, else `skipped-catch-up`); early, stale and fenced change nothing and leave no record.
- */
-export function outcomeOfFire(result: string, advancedBy?: 'pause' | 'catch-up'): FireOutcome | undefined {
-  switch (result) {
-    case 'enqueued':
-      return 'enqueued';
-    case 'buffered':
-      return 'buffered';
-    case 'superseding':
-      return 'superseding';
-    case 'duplicate':
-      return 'duplicate';
-    case 'skipped':
-      return 'skipped-overlap';
-    case 'advanced':
-      return advancedBy === 'pause' ? 'skipped-paused' : 'skipped-catch-up';
-    default:
-      return undefined;
-  }
-}
-
-/**
  * Appends fire records of schedules that target one queue (`keys`): per schedule one `LPUSH` of
  * its records (oldest first in `records`, so the newest ends up at the head), `LTRIM` to
  * {@link HISTORY_LIMIT} and `PEXPIRE` {@link HISTORY_TTL_MS} — one pipeline, one round trip.
  * `upkeep(schedule, added)` may leave the trim or the expiry out of a call (the leader trims every
  * few fires and renews the TTL about hourly, so a fire costs about one command of history).
- * Records whose `outcome` is undefined are left out (see {@link outcomeOfFire}).
+ * Records whose `outcome` is undefined are left out.
  */
 export async function recordFires(
   client: RedisClient,

@@ -46,7 +46,7 @@
             (whatever the outcome). A record (JSON: triggerAt, at = now, outcome, taskId, by) is pushed at
             the head of the list for every result but early, stale, fenced, orphaned and exhausted,
             in trigger order, and the list is trimmed to HISTORY_LIMIT once it holds HISTORY_LIMIT
-            + trimSlack (protocol.ts HISTORY; history.ts outcomeOfFire and recordFires write the same records)
+            + trimSlack (protocol.ts HISTORY; history.ts recordFires writes the same records)
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
             (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
@@ -62,7 +62,7 @@ local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', canc
 local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local HISTORY = { limit = 100, trimSlack = 10, ttlMs = 2592000000 } -- protocol.ts HISTORY
-local historyOutcome = { [0] = 'duplicate', [1] = 'enqueued', [2] = 'skipped-overlap', [8] = 'buffered', [9] = 'superseding' } -- history.ts outcomeOfFire
+local historyOutcome = { [0] = 'duplicate', [1] = 'enqueued', [2] = 'skipped-overlap', [8] = 'buffered', [9] = 'superseding' } -- history.ts FireOutcome (advanced: skipped-paused / skipped-catch-up by the trigger's flag)
 local withTaskId = { [0] = true, [1] = true, [8] = true, [9] = true }
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
