@@ -48,6 +48,10 @@ test('a wrong Redis address fails with one clear line and exit 1', async () => {
     /^error: Redis at 127\.0\.0\.1:1\/0 did not answer \(the client gave up after \d+ ms; last error: .*ECONNREFUSED.*\n$/,
   );
   expect(r.err.split('\n')).toHaveLength(2);
+  // a database the server does not have: an error, never database 0 in its place (ioredis goes on with 0)
+  const db = await chronos('--redis-url', `${redisUrl()}/99`, 'stats');
+  expect([db.code, db.out]).toEqual([1, '']);
+  expect(db.err).toMatch(/^error: Redis at [\d.]+:\d+\/99: database 99 cannot be used \(ERR DB index is out of range\)/);
   // a port that accepts connections but never answers (not Redis): the answer timeout ends it
   const silent = createServer(() => {}).listen(0, '127.0.0.1');
   await new Promise((resolve) => silent.once('listening', resolve));

@@ -1,4 +1,5 @@
 import {
+  ChronosError,
   InvalidOptionsError,
   InvalidPayloadError,
   NonRetryableError,
@@ -9,6 +10,7 @@ import { ChronosServer } from '../../lib/core/worker/server.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
+import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor, within } from '../helpers/wait.js';
 
 let rig: QueueRig;
@@ -325,3 +327,15 @@ test('a server whose Redis does not answer fails to start with one clear error n
   expect(Date.now() - started).toBeLessThan(15_000);
   await server.shutdown();
 }, 20_000);
+
+test('a server whose URL names a database Redis does not have fails to start naming it, and writes nothing to database 0', async () => {
+  const server = new ChronosServer({ connection: `${redisUrl()}/99`, namespace: rig.namespace + '-db', logger: rig.logger });
+  const err = await server.start().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ChronosError);
+  expect([(err as ChronosError).code, (err as Error).message]).toEqual([
+    'CONFIG',
+    expect.stringMatching(/\/99: database 99 cannot be used \(ERR DB index is out of range\); the connection stayed on database 0/),
+  ]);
+  await server.shutdown();
+  expect(await rig.client.redis.keys(`${rig.namespace}-db*`)).toEqual([]);
+});

@@ -195,6 +195,7 @@ const warnedEviction = new Set<string>();
  * @throws RedisUnreachableError naming the address and the last connection error.
  * @throws RedisVersionError naming the version and the address (never a password).
  * @throws RedisEvictionPolicyError naming the policy, with `requireNoEviction`.
+ * @throws ChronosError (code `CONFIG`) when the database of the options (`/db` of the URL) cannot be selected.
  */
 export async function checkServer(client: RedisClient, options: CheckServerOptions = {}): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -226,6 +227,7 @@ export async function checkServer(client: RedisClient, options: CheckServerOptio
   const version = /redis_version:([0-9.]+)/.exec(info)?.[1] ?? '0';
   const [major, minor] = version.split('.').map(Number);
   if (major < 6 || (major === 6 && minor < 2)) throw new RedisVersionError(version, describe(client));
+  await checkDatabase(client);
   const policy = /maxmemory_policy:(\S+)/.exec(info)?.[1];
   if (policy !== undefined && policy !== 'noeviction') {
     const where = describe(client);
@@ -242,6 +244,27 @@ export async function checkServer(client: RedisClient, options: CheckServerOptio
     }
   }
   return version;
+}
+
+/**
+ * Checks that the connection is on the database its options name: ioredis reports a failed `SELECT`
+ * (`ERR DB index is out of range`) as an error event only and goes on with database 0, so a typo in
+ * the URL's `/db` would put every key in database 0. One `CLIENT INFO` (Redis >= 6.2), only when a
+ * database other than 0 is asked for (a cluster has database 0 only).
+ * @throws ChronosError (code `CONFIG`) naming the database asked for, the address and the server's error.
+ */
+async function checkDatabase(client: RedisClient): Promise<void> {
+  if ((client as { isCluster?: boolean }).isCluster) return;
+  const db = (client as Redis).options.db ?? 0;
+  if (db === 0) return;
+  const selected = Number(/\bdb=(\d+)/.exec(String(await (client as Redis).client('INFO')))?.[1] ?? 0);
+  if (selected !== db) {
+    const why = lastErrors.get(client) ?? 'the server did not select it';
+    throw new ChronosError(
+      'CONFIG',
+      `Redis at ${describe(client)}: database ${db} cannot be used (${why}); the connection stayed on database ${selected}. Check the /db of the connection URL (REDIS_URL / --redis-url) against the server's "databases" setting.`,
+    );
+  }
 }
 
 /** `host:port/db` of a client, for messages (never the password). */
