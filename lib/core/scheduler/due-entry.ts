@@ -18,8 +18,6 @@ export const HMGET_CHUNK = 1000;
 export const SLICE_MS = 8;
 /** Most specs the cache keeps (schedules of one expression, zone, offset and bounds share one). */
 const SPEC_CACHE_SIZE = 4096;
-/** Most decoded definitions the cache keeps, by their stored JSON text (the schedules fired most often). */
-const DEFINITION_CACHE_SIZE = 2048;
 
 /** One schedule of a batch. */
 export interface Entry {
@@ -48,14 +46,6 @@ export interface Entry {
   exhausted?: boolean;
   /** When to look at it again instead of its next wake (Redis said a trigger was early, a fence, a liveness bound), epoch ms. */
   retryAt?: number;
-}
-
-/** A stored definition decoded once for every batch that meets its text ({@link SpecCache.decoded}). */
-interface Decoded {
-  readonly stored: StoredSchedule;
-  readonly spec: ScheduleSpec;
-  readonly dedupTtlMs: number;
-  readonly leadMs: number;
 }
 
 /** Paces a long loop: {@link pace} yields a turn of the event loop once a slice of work has run. */
@@ -88,24 +78,7 @@ export class Slicer {
  */
 export class SpecCache {
   private readonly specs = new RecentMap<string, ScheduleSpec>(SPEC_CACHE_SIZE / 2);
-  private readonly definitions = new RecentMap<string, Decoded>(DEFINITION_CACHE_SIZE / 2);
   private readonly queues = new Map<string, QueueKeys>();
-
-  /**
-   * A stored definition decoded, with its spec, dedup TTL and lead: by its JSON text, so a schedule
-   * that fires every tick is parsed once while its definition is unchanged (a change is another text).
-   * The result is shared: read it, never change it. @throws as {@link entryOf}
-   */
-  decoded(json: string): Decoded {
-    let d = this.definitions.get(json);
-    if (d === undefined) {
-      const stored = JSON.parse(json) as StoredSchedule;
-      const spec = this.spec(stored);
-      d = { stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
-      this.definitions.set(json, d);
-    }
-    return d;
-  }
 
   constructor(private readonly namespace: string) {}
 
@@ -134,7 +107,8 @@ export class SpecCache {
  * when the stored definition is not one this version can fire.
  */
 export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now: number): Entry {
-  const { stored, spec, dedupTtlMs, leadMs } = cache.decoded(item.json);
+  const stored = JSON.parse(item.json) as StoredSchedule;
+  const spec = cache.spec(stored);
   return {
     stored,
     spec,
@@ -143,8 +117,8 @@ export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now:
     lastFired: stored.registeredAt ?? now,
     next: null,
     live: stored.runtime,
-    dedupTtlMs,
-    leadMs,
+    dedupTtlMs: fireDedupTtlMs(stored, spec),
+    leadMs: fireLeadMs(stored, spec),
     generation: stored.generation ?? 0,
     liveUntil: Infinity,
   };
