@@ -18,6 +18,19 @@ export const HMGET_CHUNK = 1000;
 export const SLICE_MS = 8;
 /** Most specs the cache keeps (schedules of one expression, zone, offset and bounds share one). */
 const SPEC_CACHE_SIZE = 4096;
+/** Most decoded definitions the cache keeps (one per schedule: the last text seen of its definition). */
+const DEFINITION_CACHE_SIZE = 4096;
+
+/** What a stored definition's JSON text decodes to: pure, so one serves every batch while the text is unchanged. */
+interface Decoded {
+  /** The stored JSON text it was decoded from. */
+  json: string;
+  /** Read-only: shared by the entries of every batch that sees this text. */
+  stored: StoredSchedule;
+  spec: ScheduleSpec;
+  dedupTtlMs: number;
+  leadMs: number;
+}
 
 /** One schedule of a batch. */
 export interface Entry {
@@ -74,10 +87,14 @@ export class Slicer {
 /**
  * Parsed specs by text, zone, offset and bounds (a spec is pure: one serves every schedule that
  * shares them), at most {@link SPEC_CACHE_SIZE} (a {@link RecentMap}: the last half of them parsed at
- * least); and the queues' keys.
+ * least); each schedule's decoded definition with the stored JSON text it came from, at most
+ * {@link DEFINITION_CACHE_SIZE} (so an unchanged definition is parsed once, not at every due batch; a
+ * changed one is a new text, decoded anew); and the queues' keys.
  */
 export class SpecCache {
   private readonly specs = new RecentMap<string, ScheduleSpec>(SPEC_CACHE_SIZE / 2);
+  /** By schedule name (a short key to hash; the text is then compared, not hashed). */
+  private readonly definitions = new RecentMap<string, Decoded>(DEFINITION_CACHE_SIZE / 2);
   private readonly queues = new Map<string, QueueKeys>();
 
   constructor(private readonly namespace: string) {}
@@ -91,6 +108,21 @@ export class SpecCache {
       this.specs.set(key, spec);
     }
     return spec;
+  }
+
+  /**
+   * The decoded definition of a schedule's stored JSON text (the cached one while its text is unchanged).
+   * @throws an Error (JSON) or InvalidScheduleError (spec) when it is not one this version can fire
+   */
+  decoded(name: string, json: string): Decoded {
+    let d = this.definitions.get(name);
+    if (d === undefined || d.json !== json) {
+      const stored = JSON.parse(json) as StoredSchedule;
+      const spec = this.spec(stored);
+      d = { json, stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
+      this.definitions.set(name, d);
+    }
+    return d;
   }
 
   /** The keys of a queue (one object per queue name; queues are few). */
@@ -107,8 +139,7 @@ export class SpecCache {
  * when the stored definition is not one this version can fire.
  */
 export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now: number): Entry {
-  const stored = JSON.parse(item.json) as StoredSchedule;
-  const spec = cache.spec(stored);
+  const { stored, spec, dedupTtlMs, leadMs } = cache.decoded(item.name, item.json);
   return {
     stored,
     spec,
@@ -117,8 +148,8 @@ export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now:
     lastFired: stored.registeredAt ?? now,
     next: null,
     live: stored.runtime,
-    dedupTtlMs: fireDedupTtlMs(stored, spec),
-    leadMs: fireLeadMs(stored, spec),
+    dedupTtlMs,
+    leadMs,
     generation: stored.generation ?? 0,
     liveUntil: Infinity,
   };

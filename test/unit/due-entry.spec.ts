@@ -1,0 +1,47 @@
+import { toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { entryOf, SpecCache } from '../../lib/core/scheduler/due-entry.js';
+
+/** Unit tests of a due batch's entries (scheduler/due-entry.ts): the decoded-definition cache. No Redis. */
+
+const NOW = Date.parse('2024-03-01T12:00:00Z');
+
+function json(def: Partial<ScheduleDefinition>, generation?: number): string {
+  const { stored } = toStored({ name: 'job', type: 'email', spec: { every: 1000 }, ...def } as ScheduleDefinition, 'UTC', false);
+  return JSON.stringify(generation === undefined ? stored : { ...stored, generation });
+}
+
+test('an unchanged stored text is decoded once: its entries share the definition, each batch gets its own entry', () => {
+  const cache = new SpecCache('ns');
+  const text = json({});
+  const a = entryOf({ name: 'job', score: '1', json: text }, cache, NOW);
+  a.lastFired = NOW + 5000;
+  a.exhausted = true;
+  const b = entryOf({ name: 'job', score: '2', json: `${text}` }, cache, NOW);
+  expect(b).not.toBe(a);
+  expect(b.stored).toBe(a.stored);
+  expect(b.spec).toBe(a.spec);
+  expect(b.score).toBe('2');
+  expect(b.lastFired).toBe(a.stored.registeredAt ?? NOW);
+  expect(b.exhausted).toBeUndefined();
+  expect([b.dedupTtlMs, b.leadMs, b.generation]).toEqual([a.dedupTtlMs, a.leadMs, a.generation]);
+});
+
+test('a changed stored text (a new generation, another spec) is decoded anew', () => {
+  const cache = new SpecCache('ns');
+  const a = entryOf({ name: 'job', score: '1', json: json({}, 1) }, cache, NOW);
+  const b = entryOf({ name: 'job', score: '1', json: json({}, 2) }, cache, NOW);
+  expect(b.stored).not.toBe(a.stored);
+  expect([a.generation, b.generation]).toEqual([1, 2]);
+  const c = entryOf({ name: 'job', score: '1', json: json({ spec: { every: 60_000 } }, 2) }, cache, NOW);
+  expect(c.spec.nextAfter(NOW)).toBe(NOW + 60_000);
+  expect(b.spec.nextAfter(NOW)).toBe(NOW + 1000);
+});
+
+test('a text that does not decode throws at every batch (nothing is cached for it)', () => {
+  const cache = new SpecCache('ns');
+  expect(() => entryOf({ name: 'job', score: '1', json: '{not json' }, cache, NOW)).toThrow();
+  expect(() => entryOf({ name: 'job', score: '1', json: '{not json' }, cache, NOW)).toThrow();
+  const bad = json({}).replace('@every 1s', '@every nothing');
+  expect(bad).not.toBe(json({}));
+  expect(() => entryOf({ name: 'job', score: '1', json: bad }, cache, NOW)).toThrow();
+});
