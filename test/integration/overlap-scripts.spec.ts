@@ -203,3 +203,25 @@ test('a trigger buffered behind a task fired under skip (the policy changed to b
   await ack(t);
   expect(await state()).toEqual({ marker: 'job:1000000060', buffered: undefined, stream: ['job:1000000060'] });
 });
+
+test('ack.lua: plain entries and a flagged task in one batch: each acked and deleted, the flagged one released, a plain one no longer pending reported gone', async () => {
+  expect(await fire(trigger(0, FIRE_MODE.bufferOne), trigger(60, FIRE_MODE.bufferOne))).toEqual(['enqueued', 'buffered']);
+  const plainIds: string[] = [];
+  for (let i = 0; i < 3; i++)
+    plainIds.push((await client.xadd(keys.stream, '*', 'id', `p${i}`, 'type', 't', 'payload', '1', 'meta', '{}'))!);
+  const fetched = await fetch();
+  const flagged = fetched.find((t) => t.id === 'job:1000000000')!;
+  expect(fetched.map((t) => t.entryId).sort()).toEqual([flagged.entryId, ...plainIds].sort());
+  // acked and deleted meanwhile (say, by an operator): not pending any more, so not counted, and gone
+  await client.xack(keys.stream, CONSUMER_GROUP, plainIds[1]);
+  await client.xdel(keys.stream, plainIds[1]);
+  const out = await ackScript(client, keys, {
+    plain: plainIds,
+    flagged: [[flagged.entryId, flagged.id, markerKeys(keys, flagged)]],
+    counterTtlMs: 60_000,
+  });
+  expect(out).toEqual({ acked: 3, reclaimed: [], gone: [plainIds[1]] });
+  expect(await client.xpending(keys.stream, CONSUMER_GROUP)).toEqual([0, null, null, null]);
+  // the flagged task's marker went to the trigger buffered behind it, which is now the only entry
+  expect(await state()).toEqual({ marker: 'job:1000000060', buffered: undefined, stream: ['job:1000000060'] });
+});

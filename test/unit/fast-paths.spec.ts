@@ -2,8 +2,7 @@
 // new task, the payload checks (problems named with their path, cycles and deep values included),
 // the strings of a stream entry read as bytes, and the quick reading of a task's meta text.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
-import { encodeMeta, encodeNewMeta, encodePayload } from '../../lib/core/queue/codec.js';
-import { entryStrings } from '../../lib/core/fetch/consumer.js';
+import { decodeEntry, encodeMeta, encodeNewMeta, encodePayload, entryStrings } from '../../lib/core/queue/codec.js';
 import { newMeta } from '../../lib/core/redis/protocol.js';
 import { quickMeta } from '../../lib/core/queue/quick-meta.js';
 
@@ -55,6 +54,33 @@ test('entryStrings gives the strings of a string reply', () => {
   expect(entryStrings(flat.map((s) => Buffer.from(s)))).toEqual(flat);
   const odd = ['type', 'id', 'idx', 'é', 'payload'];
   expect(entryStrings(odd.map((s) => Buffer.from(s)))).toEqual(odd);
+});
+
+test('decodeEntry decodes the bytes of a buffer reply as it decodes the strings of a string reply', () => {
+  const bytes = (flat: string[]) => flat.map((s) => Buffer.from(s));
+  const cases = [
+    ['id', 'a', 'type', 'email', 'payload', '{"s":"é"}', 'meta', '{"m":2,"e":1}'],
+    ['id', 'b', 'type', 'sms', 'payload', '[1]', 'meta', '{"r":1,"m":2,"t":5,"e":1,"s":"x"}'],
+    ['id', 'c', 'type', 'email', 'payload', '2', 'meta', '{"m":2, "e":1}'], // not the quick form: JSON.parse
+    ['id', 'd', 'type', 'é', 'payload', '{}', 'meta', '{"m":2,"e":1}'],
+    ['id', 'e', 'type', 'email', 'payload', '{x', 'meta', '{"m":2,"e":1}'], // garbage payload
+    ['id', 'f', 'type', '', 'payload', '1', 'meta', '{"m":2,"e":1}'], // no type
+    ['type', 'email', 'id', 'g', 'payload', '1', 'meta', '{"m":2,"e":1}'], // another order
+    ['id', 'h', 'type', 'email', 'payload', '1', 'meta', '[1]'], // meta not an object
+    ['id', 'i', 'type', 'email', 'payload', '1'], // no meta
+    ['id', 'j', 'type', 'email', 'payload', '1', 'meta', '{"m":2,"e":1}', 'extra', 'v'],
+  ];
+  for (const flat of cases) {
+    const fromBytes = decodeEntry('1-0', bytes(flat));
+    expect(fromBytes).toEqual(decodeEntry('1-0', flat));
+    if (fromBytes.ok) expect(fromBytes.task.type).toBe(flat[flat.indexOf('type') + 1]);
+  }
+  // the last type's bytes are a copy: a reply's buffer written over later does not change the next decode
+  const reused = Buffer.from('fresh');
+  expect(decodeEntry('1-0', [...bytes(['id', 'a', 'type']), reused, ...bytes(['payload', '1', 'meta', '{}'])]).ok).toBe(true);
+  reused.write('other');
+  const next = decodeEntry('1-1', bytes(['id', 'b', 'type', 'other', 'payload', '1', 'meta', '{}']));
+  expect(next.ok && next.task.type).toBe('other');
 });
 
 describe('quickMeta', () => {

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands/queue.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
-import { ENTRY_FIELDS, SCAN_START } from '../redis/protocol.js';
+import { SCAN_START } from '../redis/protocol.js';
 import {
   claimScript,
   recoverScript,
@@ -24,31 +24,8 @@ export interface ConsumedQueue {
 export interface Fetched<Q extends ConsumedQueue = ConsumedQueue> {
   readonly queue: Q;
   readonly entryId: string;
-  readonly fields: string[] | null;
-}
-
-/** The field names Chronos writes, as bytes (see entryStrings). */
-const FIELD_BYTES = ENTRY_FIELDS.map((name) => Buffer.from(name));
-
-/**
- * The field/value list of a stream entry read as bytes, as strings: a field name that is the one
- * Chronos writes at its place is that name's string (no decode); everything else is decoded as
- * UTF-8, as ioredis would. The same strings as a string reply, with fewer decodes.
- */
-export function entryStrings(flat: readonly Buffer[]): string[] {
-  const out: string[] = new Array(flat.length);
-  for (let i = 0; i < flat.length; i++) {
-    const b = flat[i];
-    const name = (i & 1) === 0 ? FIELD_BYTES[i >> 1] : undefined;
-    out[i] = name !== undefined && sameBytes(b, name) ? ENTRY_FIELDS[i >> 1] : b.toString();
-  }
-  return out;
-}
-
-function sameBytes(a: Buffer, b: Buffer): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  /** Its field/value list: the bytes of a buffer reply (a read), or strings (a script's reply); see codec.ts decodeEntry. */
+  readonly fields: readonly string[] | readonly Buffer[] | null;
 }
 
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
@@ -102,7 +79,7 @@ export class Consumer {
     const out: Fetched<Q>[] = [];
     for (const [key, entries] of reply) {
       const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
-      for (const [entryId, fields] of entries) out.push({ queue, entryId: entryId.toString(), fields: fields && entryStrings(fields) });
+      for (const [entryId, fields] of entries) out.push({ queue, entryId: entryId.toString(), fields });
     }
     return out;
   }

@@ -91,8 +91,11 @@ export class Slots implements RunOwner {
    * rest wait in the buffer for a slot (so no more than `concurrency` handlers ever run).
    */
   get freeSlots(): number {
+    const held = this.held.size;
+    // nothing held (most of the time): no need to ask holdBeyond (it reads the clock), read 2-3 times per task
+    if (held === 0) return this.deps.concurrency - this.active;
     const beyond = this.deps.holdBeyond?.() ?? 0;
-    return this.deps.concurrency - this.active - Math.max(0, this.held.size - beyond);
+    return this.deps.concurrency - this.active - Math.max(0, held - beyond);
   }
 
   /** The runs in flight (handlers running now, or abandoned by a shutdown and not yet ended). */

@@ -285,24 +285,80 @@ export type DecodedEntry =
   | { ok: true; task: StreamTask; payload: unknown }
   | { ok: false; entryId: string; error: TaskDecodeError; fields: Record<string, string>; task: StreamTask };
 
+/** The field names Chronos writes, as bytes (see entryStrings). */
+const FIELD_BYTES = ENTRY_FIELDS.map((name) => Buffer.from(name));
+
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The field/value list of a stream entry read as bytes, as strings: a field name that is the one
+ * Chronos writes at its place is that name's string (no decode); everything else is decoded as
+ * UTF-8, as ioredis would. The same strings as a string reply, with fewer decodes.
+ */
+export function entryStrings(flat: readonly Buffer[]): string[] {
+  const out: string[] = new Array(flat.length);
+  for (let i = 0; i < flat.length; i++) {
+    const b = flat[i];
+    const name = (i & 1) === 0 ? FIELD_BYTES[i >> 1] : undefined;
+    out[i] = name !== undefined && sameBytes(b, name) ? ENTRY_FIELDS[i >> 1] : b.toString();
+  }
+  return out;
+}
+
+/** The last task type decoded from bytes, and its bytes (a copy: a reply's buffers are views of its socket chunk). */
+let lastType = '';
+let lastTypeBytes = Buffer.alloc(0);
+
+/** The type of a bytes entry: the last one's string when the bytes are the same (most tasks of a read share a type), no decode. */
+function typeOf(b: Buffer): string {
+  if (sameBytes(b, lastTypeBytes)) return lastType;
+  lastTypeBytes = Buffer.from(b);
+  lastType = b.toString();
+  return lastType;
+}
+
+/** The fast path's task (values as Chronos writes them), or undefined: then the careful path says what is wrong. */
+function fastTask(entryId: string, id: string, type: string, payloadText: string, metaText: string): DecodedEntry | undefined {
+  try {
+    const meta = (quickMeta(metaText) ?? JSON.parse(metaText)) as TaskMeta;
+    const payload: unknown = JSON.parse(payloadText);
+    if (typeof meta === 'object' && meta !== null && !Array.isArray(meta) && typeof (meta[META.retried] ?? 0) === 'number') {
+      withMetaDefaults(meta);
+      return { ok: true, task: { entryId, id, type, payload: payloadText, meta }, payload };
+    }
+  } catch {
+    /* fall through to the careful path, which says what is wrong */
+  }
+  return undefined;
+}
+
 /**
  * Decodes a stream entry `[entryId, [k1, v1, k2, v2, …]]` and parses its payload. Garbage (a
  * missing field, invalid JSON) is returned as a problem carrying the raw fields, so the caller can
- * dead-letter it with the error; this function never throws.
+ * dead-letter it with the error; this function never throws. The fields may be the bytes of a
+ * buffer reply (the fetch's read): the layout Chronos writes is then decoded in one pass, only
+ * its values (and its type only when it differs from the last one's), with no string list between.
  */
-export function decodeEntry(entryId: string, flat: readonly string[] | null): DecodedEntry {
+export function decodeEntry(entryId: string, raw: readonly string[] | readonly Buffer[] | null): DecodedEntry {
+  let flat: readonly string[] | null;
+  if (raw !== null && raw.length > 0 && typeof raw[0] !== 'string') {
+    const b = raw as readonly Buffer[];
+    if (b.length === 8 && sameBytes(b[0], FIELD_BYTES[0]) && sameBytes(b[2], FIELD_BYTES[1]) && b[3].length > 0) {
+      if (sameBytes(b[4], FIELD_BYTES[2]) && sameBytes(b[6], FIELD_BYTES[3])) {
+        const fast = fastTask(entryId, b[1].toString(), typeOf(b[3]), b[5].toString(), b[7].toString());
+        if (fast) return fast;
+      }
+    }
+    flat = entryStrings(b);
+  } else flat = raw as readonly string[] | null;
   // fast path: the layout Chronos writes (entryFields: values at 1, 3, 5, 7 in ENTRY_FIELDS order)
   if (flat && isEntryLayout(flat) && flat[3] !== '') {
-    try {
-      const meta = (quickMeta(flat[7]) ?? JSON.parse(flat[7])) as TaskMeta;
-      const payload: unknown = JSON.parse(flat[5]);
-      if (typeof meta === 'object' && meta !== null && !Array.isArray(meta) && typeof (meta[META.retried] ?? 0) === 'number') {
-        withMetaDefaults(meta);
-        return { ok: true, task: { entryId, id: flat[1], type: flat[3], payload: flat[5], meta }, payload };
-      }
-    } catch {
-      /* fall through to the careful path, which says what is wrong */
-    }
+    const fast = fastTask(entryId, flat[1], flat[3], flat[5], flat[7]);
+    if (fast) return fast;
   }
   const fields: Record<string, string> = {};
   if (flat) for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]] = flat[i + 1];

@@ -193,7 +193,7 @@ export interface AckOutcome {
 /** Acks and deletes the entries, releases their keys, counts them (ack.lua). */
 export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<AckOutcome> {
   const k = [keys.stream, keys.counts, keys.reclaimed];
-  const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, engineTime.now(), batch.plain.length, ...batch.plain];
+  const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, engineTime.now(), batch.plain.length, batch.plain.join(' ')];
   for (const [entryId, taskId, release] of batch.flagged) {
     k.push(...release);
     a.push(entryId, taskId, release.length);

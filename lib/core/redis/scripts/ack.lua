@@ -12,8 +12,9 @@
   ARGV[2]   counterTtlMs                    integer ms
   ARGV[3]   nowMs                           integer epoch ms (the engine's Redis time): the minute counted
   ARGV[4]   P: number of plain entry ids    integer
-  ARGV[5 .. 4+P]  plain entry ids (no keys to release)
-  then per flagged task: entry id, task id, n (its keys are the next n of KEYS[4..])
+  ARGV[5]   the P plain entry ids (no keys to release), space-separated ('' when P is 0): one argument
+            instead of P (the client lays out and writes a few arguments per batch, not 50)
+  ARGV[6..] per flagged task: entry id, task id, n (its keys are the next n of KEYS[4..])
   Returns   {acked, {entry ids reclaimed}, {entry ids gone}}: acked counts the entries still pending; a
             plain entry deleted while pending is acked and listed as gone
 ]]
@@ -28,7 +29,7 @@ local function missing(entry)
 end
 if p > 0 then
   local ids = {}
-  for i = 1, p do ids[i] = ARGV[4 + i] end
+  for id in string.gmatch(ARGV[5], '%S+') do ids[#ids + 1] = id end
   acked = redis.call('XACK', KEYS[1], group, unpack(ids))
   if acked < p then
     -- rare: find which; an entry that is not pending any more was deleted too (requeued, lost, FLUSHDB)
@@ -38,7 +39,7 @@ if p > 0 then
   end
   redis.call('XDEL', KEYS[1], unpack(ids))
 end
-local a = 5 + p
+local a = 6
 local k = 4
 while a <= #ARGV do
   local entry, taskId, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
