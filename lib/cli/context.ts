@@ -4,7 +4,6 @@ import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
-import { QueueNotFoundError } from '../core/runtime/errors.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
 
 /** A mistake in how the command was called: exit code 2. */
@@ -114,12 +113,8 @@ export class Cli {
    */
   async knownQueue(queue: string, hint = ''): Promise<Inspector> {
     const inspector = await this.inspector();
-    const names = await inspector.queueNames();
-    if (names.includes(queue)) return inspector;
-    const err = new QueueNotFoundError(queue);
-    const known = names.length ? `known: ${names.join(', ')}` : 'it has no queue yet';
-    err.message = `Queue "${queue}" not found in namespace "${inspector.namespace}" (${known})${hint}`;
-    throw err;
+    await inspector.requireQueue(queue, hint);
+    return inspector;
   }
 
   async close(): Promise<void> {

@@ -203,6 +203,17 @@ function taskActOf(body: Record<string, unknown>): ConsoleAct {
 }
 
 /**
+ * An integer query parameter (`limit=25`), `fallback` when absent; the engine checks its range.
+ * @throws ApiError 400 naming the text when it is not an integer (`limit: expected an integer, got "abc"`)
+ */
+function intParam(q: URLSearchParams, name: string, fallback: number): number {
+  const text = q.get(name);
+  if (text === null) return fallback;
+  if (!/^-?\d{1,15}$/.test(text)) throw new ApiError(400, `${name}: expected an integer, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/**
  * GET schedule-page?label=k=v&label=…&prefix=&state=&cursor=&limit=: one page of
  * `Inspector.schedulePage` (`{ items, cursor }`, items with the spec in words); a bad value is a 400 naming it.
  */
@@ -215,7 +226,7 @@ async function schedulePage(ctx: ApiContext): Promise<unknown> {
     prefix: q.get('prefix') || undefined,
     state: (q.get('state') || undefined) as 'active' | 'paused' | 'orphaned' | undefined,
     cursor: q.get('cursor') || undefined,
-    limit: q.has('limit') ? Number(q.get('limit')) : 100,
+    limit: intParam(q, 'limit', 100),
   });
   return { items: page.items.map(withWords), cursor: page.cursor };
 }
@@ -240,7 +251,8 @@ export const ROUTES: Route[] = [
     pattern: re('/queues/:p/tasks'),
     run: async (ctx, [queue]) => {
       const q = ctx.query;
-      const limit = q.has('limit') ? Number(q.get('limit')) : 25;
+      const limit = intParam(q, 'limit', 25);
+      await ctx.inspector.requireQueue(queue); // a typo is a 404, not an empty queue
       const page = await ctx.inspector.taskPage(queue, state(q.get('state')), {
         cursor: q.get('cursor') ?? undefined,
         limit,
@@ -287,6 +299,7 @@ export const ROUTES: Route[] = [
     pattern: re('/queues/:p/(pause|resume)'),
     act: ([, verb]) => `queue.${verb as 'pause' | 'resume'}`,
     run: async (ctx, [queue, verb]) => {
+      await ctx.inspector.requireQueue(queue); // as the CLI without --force: a typo is a 404, never a paused name
       if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
       return { ok: true };

@@ -100,6 +100,24 @@ describe('console doors', () => {
     }
   });
 
+  test('a queue named by hand that does not exist is a 404 naming it (as the CLI says), never paused; a limit that is not a number names its text', async () => {
+    const ops = { 'x-operator': 'yes' };
+    const pause = await raw(`${base}api/queues/nosuch/pause`, 'POST', { ...json, ...ops }, '{}');
+    expect([pause.status, JSON.parse(pause.body)]).toEqual([
+      404,
+      {
+        error: expect.stringMatching(/^Queue "nosuch" not found in namespace "[^"]+" \((known: .*|it has no queue yet)\)$/),
+        code: 'QUEUE_NOT_FOUND',
+      },
+    ]);
+    expect((await inspector.inspector.queueNames()).includes('nosuch')).toBe(false);
+    expect((await inspector.queues()).some((q) => q.name === 'nosuch')).toBe(false);
+    expect((await raw(`${base}api/queues/nosuch/resume`, 'POST', { ...json, ...ops }, '{}')).status).toBe(404);
+    expect((await raw(`${base}api/queues/nosuch/tasks?state=pending`, 'GET', ops)).status).toBe(404);
+    const limit = await raw(`${base}api/schedule-page?limit=abc`, 'GET', ops);
+    expect([limit.status, JSON.parse(limit.body).error]).toEqual([400, 'limit: expected an integer, got "abc"']);
+  });
+
   test('a malformed %-escape in a path parameter is a 400 naming it, not a 500', async () => {
     const r = await raw(`${base}api/tasks/%E0%A4%A`, 'GET', { 'x-operator': 'yes' });
     expect(r.status).toBe(400);

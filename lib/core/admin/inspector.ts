@@ -97,6 +97,17 @@ export class Inspector {
     return q.queueNames(this.ctx);
   }
 
+  /**
+   * Checks that a queue is known in the namespace (it had a task, a worker or a schedule), for an
+   * operator's act or read named by hand (the CLI, the console): a typo is refused, not served as an
+   * empty queue. One SMEMBERS.
+   * @param hint appended to the message (e.g. how to act on a queue before its first task)
+   * @throws QueueNotFoundError naming the queue, the namespace and the known queues
+   */
+  requireQueue(queue: string, hint = ''): Promise<void> {
+    return q.requireQueue(this.ctx, queue, hint);
+  }
+
   /** Every known queue with its counts; two SMEMBERS, then two round trips per queue (see {@link queue}). */
   queues(): Promise<QueueInfo[]> {
     return q.queues(this.ctx);

@@ -6,6 +6,7 @@ import { writePause } from '../redis/commands/pause.js';
 import type { InspectorContext } from './context.js';
 import type { DayCounts, QueueInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
+import { QueueNotFoundError } from '../runtime/errors.js';
 import { LIMIT_READS, limitState, limitsView, pipeLimits } from './queue-limits.js';
 
 /** Days of counters a {@link QueueInfo} carries. */
@@ -15,6 +16,16 @@ const DAY_MS = 86_400_000;
 /** Queue names known in the namespace (enqueued to, served or scheduled), sorted. One `SMEMBERS`. */
 export async function queueNames(ctx: InspectorContext): Promise<string[]> {
   return (await ctx.client.smembers(ctx.global.queues)).sort();
+}
+
+/** @throws QueueNotFoundError naming the queue, the namespace and the known queues (see `Inspector.requireQueue`). */
+export async function requireQueue(ctx: InspectorContext, queue: string, hint: string): Promise<void> {
+  const names = await queueNames(ctx);
+  if (names.includes(queue)) return;
+  const err = new QueueNotFoundError(queue);
+  const known = names.length ? `known: ${names.join(', ')}` : 'it has no queue yet';
+  err.message = `Queue "${queue}" not found in namespace "${ctx.namespace}" (${known})${hint}`;
+  throw err;
 }
 
 /** Every known queue with its counts: `SMEMBERS` ×2, then {@link queueInfo}'s two round trips per queue (in parallel). */
