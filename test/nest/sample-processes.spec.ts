@@ -130,9 +130,13 @@ test('two replicas: once per trigger, a hand-over without a gap on SIGTERM, ever
   await waitFor(
     async () => {
       const done = count(await readRecords(redis, recordKey), 'done');
-      return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id));
+      // an inventory trigger whose fan-out is under way (one listener done) is waited for, not judged half done
+      const fanOut = new Map<string, number>();
+      for (const id of done.keys())
+        if (/^inventory\.sync:\d+#/.test(id)) fanOut.set(id.split('#')[0], (fanOut.get(id.split('#')[0]) ?? 0) + 1);
+      return expected.every((id) => done.has(id)) && emails.every((id) => done.has(id)) && [...fanOut.values()].every((n) => n >= 2);
     },
-    { what: 'every trigger and every email to be done', timeoutMs: untilTriggerMs(end) },
+    { what: 'every trigger, every email and every started fan-out to be done', timeoutMs: untilTriggerMs(end) },
   );
   const recs = await readRecords(redis, recordKey);
   const done = count(recs, 'done');
