@@ -1,15 +1,13 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
-import { assertName } from '../runtime/options.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
-import { checkState, InspectorContext } from './context.js';
+import { checkState } from './context.js';
+import { InspectorCore } from './inspector-core.js';
 import * as fleet from './fleet.js';
 import * as hist from './history.js';
 import * as act from './schedule-activity.js';
 import * as au from './audit.js';
 import type { AuditPage, AuditQuery } from './audit.js';
-import { audited, checkWindow, counted, filterText, type AuditTarget } from './audited.js';
-import type { OperatorAction } from '../runtime/events.js';
+import { checkWindow, counted, filterText } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as sa from './schedule-acts.js';
@@ -25,7 +23,6 @@ import type {
   FireInfo,
   FleetHistory,
   HistoryWindow,
-  InspectorOptions,
   InstanceInfo,
   LeaderInfo,
   QueueHistory,
@@ -55,41 +52,7 @@ export type { SchedulePage, SchedulePageQuery, ScheduleState } from './schedule-
  * `actor`. Instants are epoch ms, durations ms. The Redis cost of every call is in its docstring.
  * @publicApi
  */
-export class Inspector {
-  /** Key prefix of the app inspected (`namespace` option, default `chronos`). */
-  readonly namespace: string;
-  private readonly conn: ConnectionHandle;
-  private readonly ctx: InspectorContext;
-  private readonly origin?: string;
-
-  /** @throws InvalidOptionsError for an invalid namespace. */
-  constructor(options: InspectorOptions = {}) {
-    this.namespace = options.namespace ?? DEFAULTS.namespace;
-    assertName('namespace', this.namespace, 'inspector options');
-    this.conn = openConnection(options.connection);
-    const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
-    this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
-    this.origin = options.origin;
-  }
-
-  /** The Redis client (shared when one was passed in). */
-  get redis(): RedisClient {
-    return this.conn.client;
-  }
-
-  /** Closes the connection if this Inspector opened it. */
-  async close(): Promise<void> {
-    await closeConnection(this.conn);
-  }
-
-  /**
-   * Checks that Redis answers within `timeoutMs` and is >= 6.2 (one `INFO server`).
-   * @returns the version. @throws RedisUnreachableError naming the address and the last error.
-   */
-  check(timeoutMs = 5000): Promise<string> {
-    return fleet.check(this.ctx, timeoutMs);
-  }
-
+export class Inspector extends InspectorCore {
   // ---------------------------------------------------------------- queues
 
   /** Queue names known in the namespace, sorted. One SMEMBERS. */
@@ -420,17 +383,6 @@ export class Inspector {
    */
   audit(query: AuditQuery = {}): Promise<AuditPage> {
     return au.readAudit(this.ctx, query);
-  }
-
-  /** Runs an act and records it in the audit trail (audited.ts). */
-  private rec<T>(
-    action: OperatorAction,
-    opts: ActOptions,
-    target: AuditTarget,
-    run: () => Promise<T>,
-    count?: (r: T) => number | undefined,
-  ): Promise<T> {
-    return audited(this.ctx, this.origin, action, opts, target, run, count);
   }
 
   // ---------------------------------------------------------------- fleet

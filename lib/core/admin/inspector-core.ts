@@ -1,0 +1,62 @@
+/**
+ * What an {@link Inspector} owns: its connection to Redis, the context its reads and acts run in
+ * (namespace keys, liveness window, default actor, events), and the recording of its acts in the
+ * audit trail. The Inspector's reads and acts (inspector.ts) are built on it.
+ */
+import { DEFAULTS } from '../runtime/defaults.js';
+import type { OperatorAction } from '../runtime/events.js';
+import { assertName } from '../runtime/options.js';
+import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
+import { audited, type AuditTarget } from './audited.js';
+import { InspectorContext } from './context.js';
+import * as fleet from './fleet.js';
+import type { ActOptions, InspectorOptions } from './types.js';
+
+/** The connection, context and act recording of an Inspector (see `Inspector`). @publicApi */
+export class InspectorCore {
+  /** Key prefix of the app inspected (`namespace` option, default `chronos`). */
+  readonly namespace: string;
+  private readonly conn: ConnectionHandle;
+  /** The context every read and act runs in. @internal */
+  protected readonly ctx: InspectorContext;
+  private readonly origin?: string;
+
+  /** @throws InvalidOptionsError for an invalid namespace. */
+  constructor(options: InspectorOptions = {}) {
+    this.namespace = options.namespace ?? DEFAULTS.namespace;
+    assertName('namespace', this.namespace, 'inspector options');
+    this.conn = openConnection(options.connection);
+    const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
+    this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
+    this.origin = options.origin;
+  }
+
+  /** The Redis client (shared when one was passed in). */
+  get redis(): RedisClient {
+    return this.conn.client;
+  }
+
+  /** Closes the connection if this Inspector opened it. */
+  async close(): Promise<void> {
+    await closeConnection(this.conn);
+  }
+
+  /**
+   * Checks that Redis answers within `timeoutMs` and is >= 6.2 (one `INFO server`).
+   * @returns the version. @throws RedisUnreachableError naming the address and the last error.
+   */
+  check(timeoutMs = 5000): Promise<string> {
+    return fleet.check(this.ctx, timeoutMs);
+  }
+
+  /** Runs an act and records it in the audit trail (audited.ts). @internal */
+  protected rec<T>(
+    action: OperatorAction,
+    opts: ActOptions,
+    target: AuditTarget,
+    run: () => Promise<T>,
+    count?: (r: T) => number | undefined,
+  ): Promise<T> {
+    return audited(this.ctx, this.origin, action, opts, target, run, count);
+  }
+}
