@@ -345,18 +345,20 @@ function fastTask(entryId: string, id: string, type: string, payloadText: string
  */
 export function decodeEntry(entryId: string, raw: readonly string[] | readonly Buffer[] | null): DecodedEntry {
   let flat: readonly string[] | null;
+  let triedFast = false;
   if (raw !== null && raw.length > 0 && typeof raw[0] !== 'string') {
     const b = raw as readonly Buffer[];
     if (b.length === 8 && sameBytes(b[0], FIELD_BYTES[0]) && sameBytes(b[2], FIELD_BYTES[1]) && b[3].length > 0) {
       if (sameBytes(b[4], FIELD_BYTES[2]) && sameBytes(b[6], FIELD_BYTES[3])) {
         const fast = fastTask(entryId, b[1].toString(), typeOf(b[3]), b[5].toString(), b[7].toString());
         if (fast) return fast;
+        triedFast = true; // the layout is Chronos's, its values are not: the careful path says why
       }
     }
     flat = entryStrings(b);
   } else flat = raw as readonly string[] | null;
   // fast path: the layout Chronos writes (entryFields: values at 1, 3, 5, 7 in ENTRY_FIELDS order)
-  if (flat && isEntryLayout(flat) && flat[3] !== '') {
+  if (!triedFast && flat && isEntryLayout(flat) && flat[3] !== '') {
     const fast = fastTask(entryId, flat[1], flat[3], flat[5], flat[7]);
     if (fast) return fast;
   }
