@@ -44,6 +44,9 @@ export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): R
   try {
     u = new URL(url);
   } catch {
+    // WHATWG URL refuses a port past 65535 as it refuses garbage: name the port (the host and db are fine)
+    const port = /^[a-z]+:\/\/(?:[^@/]*@)?(?:\[[^\]]*\]|[^:/]*):(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
+    if (port !== undefined && Number(port) > 65535) throw new UsageError(`--redis-url: port ${port} is out of range (expected 0-65535)`);
     throw new UsageError(`--redis-url: ${JSON.stringify(url)} is not a URL (expected redis://host:port[/db])`);
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {

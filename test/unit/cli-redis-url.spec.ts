@@ -1,0 +1,34 @@
+// The CLI's `--redis-url` (lib/cli/context.ts redisOptions): a bad URL is a usage error naming what is wrong.
+import { redisOptions, UsageError } from '../../lib/cli/context.js';
+
+function problem(url: string): string {
+  try {
+    redisOptions(url, false);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return (err as Error).message;
+  }
+  throw new Error(`${url} was accepted`);
+}
+
+test('a port past 65535 is named as out of range, not as "not a URL"', () => {
+  expect(problem('redis://127.0.0.1:99999')).toBe('--redis-url: port 99999 is out of range (expected 0-65535)');
+  expect(problem('redis://user:pw@[::1]:70000/2')).toBe('--redis-url: port 70000 is out of range (expected 0-65535)');
+});
+
+test('garbage is "not a URL"; a foreign scheme or a bad database says which', () => {
+  expect(problem('redis://a b:6379')).toBe('--redis-url: "redis://a b:6379" is not a URL (expected redis://host:port[/db])');
+  expect(problem('127.0.0.1:6379')).toBe('--redis-url: "127.0.0.1:6379" is not a URL (expected redis://host:port[/db])');
+  expect(problem('http://x')).toBe('--redis-url: expected redis:// or rediss://, got http:');
+  expect(problem('redis://127.0.0.1:6379/x')).toBe('--redis-url: invalid database "x"');
+});
+
+test('a good URL gives host, port, db and credentials', () => {
+  expect(redisOptions('redis://u:p%40ss@[::1]:6380/3', false)).toMatchObject({
+    host: '::1',
+    port: 6380,
+    db: 3,
+    username: 'u',
+    password: 'p@ss',
+  });
+});
