@@ -1,5 +1,5 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
-import { ChronosError } from '../core/runtime/errors.js';
+import { ChronosError, TaskNotFoundError } from '../core/runtime/errors.js';
 import { engineTime } from '../core/runtime/time.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
@@ -28,7 +28,27 @@ export interface ApiContext {
   body: Record<string, unknown>;
 }
 
-/** A route's problem with the request: answered with its status and message. */
+/**
+ * The `code` of an error reply that no Chronos error names, by HTTP status: every error reply carries
+ * a code (a Chronos error's own, e.g. `TASK_NOT_FOUND`, else one of these).
+ */
+export const HTTP_ERROR_CODES: Readonly<Record<number, string>> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  500: 'INTERNAL',
+};
+
+/** The body of an error reply: `{ error, code }`, the code {@link HTTP_ERROR_CODES} gives `status`. */
+export function errorBody(status: number, message: string): { error: string; code: string } {
+  return { error: message, code: HTTP_ERROR_CODES[status] ?? 'INTERNAL' };
+}
+
+/** A route's problem with the request: answered with its status, message and the status's code. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -50,9 +70,9 @@ const STATUS_OF: Record<string, number> = {
 
 /** The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409 state), else 500. */
 export function errorReply(err: unknown): ApiReply {
-  if (err instanceof ApiError) return { status: err.status, body: { error: err.message } };
+  if (err instanceof ApiError) return { status: err.status, body: errorBody(err.status, err.message) };
   if (err instanceof ChronosError) return { status: STATUS_OF[err.code] ?? 500, body: { error: err.message, code: err.code } };
-  return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
+  return { status: 500, body: errorBody(500, err instanceof Error ? err.message : String(err)) };
 }
 
 function state(text: unknown): TaskState {
@@ -267,17 +287,19 @@ export const ROUTES: Route[] = [
     pattern: re('/tasks/:p'),
     run: async (ctx, [id]) => {
       const task = await ctx.inspector.findTask(id, ctx.query.get('queue') || undefined);
-      if (!task) throw new ApiError(404, `task ${JSON.stringify(id)} not found`);
+      if (!task) throw new TaskNotFoundError(ctx.query.get('queue') || '*', id);
       return redacted(ctx, task);
     },
   },
   {
     method: 'GET',
     pattern: re('/dead-groups'),
-    run: (ctx) => {
+    run: async (ctx) => {
       const q = ctx.query;
+      const queue = q.get('queue') || undefined;
+      if (queue !== undefined) await ctx.inspector.requireQueue(queue); // as for tasks: a typo is a 404, not "no dead tasks"
       return ctx.inspector.deadGroups({
-        queue: q.get('queue') || undefined,
+        queue,
         type: q.get('type') || undefined,
         error: q.get('error') || undefined,
       });

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
-import { ApiError, CONSOLE_ACTS, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct } from './api.js';
+import { ApiError, CONSOLE_ACTS, errorBody, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct } from './api.js';
 import { OPS_ROUTES } from './routes-ops.js';
 import { crossSite, securityHeaders } from './security.js';
 
@@ -190,14 +190,14 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
-    if (!(await allowed(req, 'read'))) return send(res, 403, { error: 'forbidden' });
+    if (!(await allowed(req, 'read'))) return send(res, 403, errorBody(403, 'forbidden'));
     const method = req.method ?? 'GET';
     if (path.startsWith('/api/')) {
       const why = crossSite(req);
-      if (why) return send(res, 403, { error: `cross-site request refused (${why})` });
+      if (why) return send(res, 403, errorBody(403, `cross-site request refused (${why})`));
       return api(req, res, method, path.slice(4), url.searchParams);
     }
-    if (method !== 'GET' && method !== 'HEAD') return send(res, 405, { error: `${method} not allowed` }, { Allow: 'GET, HEAD' });
+    if (method !== 'GET' && method !== 'HEAD') return send(res, 405, errorBody(405, `${method} not allowed`), { Allow: 'GET, HEAD' });
     // express's app.use('/chronos') hands '/chronos' over as '/': tell it from '/chronos/' by originalUrl
     const here = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
     if (path === '' || (path === '/' && !here.split('?')[0].endsWith('/'))) {
@@ -210,7 +210,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     const data = entry && staticFile(entry.file);
     if (!entry || !data) {
       if (next) return next();
-      return send(res, 404, { error: `not found: ${path}` });
+      return send(res, 404, errorBody(404, `not found: ${path}`));
     }
     securityHeaders(res);
     res.writeHead(200, { 'Content-Type': entry.type, 'Cache-Control': 'no-cache', 'Content-Length': String(data.length) });
@@ -219,20 +219,20 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
 
   const api = async (req: IncomingMessage, res: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> => {
     const candidates = ROUTES.filter((r) => r.pattern.test(path));
-    if (candidates.length === 0) return send(res, 404, { error: `no API route ${path}` });
+    if (candidates.length === 0) return send(res, 404, errorBody(404, `no API route ${path}`));
     const route = candidates.find((r) => r.method === method || (r.method === 'GET' && method === 'HEAD'));
-    if (!route) return send(res, 405, { error: `${method} not allowed on ${path}` }, { Allow: candidates[0].method });
+    if (!route) return send(res, 405, errorBody(405, `${method} not allowed on ${path}`), { Allow: candidates[0].method });
     let reply: ApiReply;
     try {
       if (route.method === 'POST') {
-        if (readOnly) return send(res, 405, { error: 'the console is read-only: acts are refused' }, { Allow: 'GET, HEAD' });
+        if (readOnly) return send(res, 405, errorBody(405, 'the console is read-only: acts are refused'), { Allow: 'GET, HEAD' });
         const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-        if (type !== 'application/json') return send(res, 415, { error: 'acts need Content-Type: application/json' });
+        if (type !== 'application/json') return send(res, 415, errorBody(415, 'acts need Content-Type: application/json'));
       }
       const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
       const act = route.act?.(params, body);
-      if (act !== undefined && !(await allowed(req, act))) return send(res, 403, { error: `forbidden: you may not ${act}` });
+      if (act !== undefined && !(await allowed(req, act))) return send(res, 403, errorBody(403, `forbidden: you may not ${act}`));
       const caps = path === '/overview' ? await can(req) : {};
       const ctx = { inspector, redact, actor: actorOf(req), origin: originOf(req), readOnly, can: caps, query, body };
       reply = { status: 200, body: await route.run(ctx, params) };
@@ -243,6 +243,6 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
   };
 
   return (req, res, next) => {
-    serve(req, res, next).catch((err) => (next ? next(err) : send(res, 500, { error: String(err) })));
+    serve(req, res, next).catch((err) => (next ? next(err) : send(res, 500, errorBody(500, String(err)))));
   };
 }

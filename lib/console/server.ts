@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
 import { createConsoleHandler } from './handler.js';
+import { errorBody } from './api.js';
 import { basicCredentials, normalHostName, requestHostName, securityHeaders } from './security.js';
 
 /** Options of {@link startConsoleServer}. @publicApi */
@@ -102,7 +103,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
       if (!userOk || !passOk) {
         securityHeaders(res);
         res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="chronos", charset="UTF-8"', 'Content-Type': 'application/json' });
-        return void res.end('{"error":"authentication required"}');
+        return void res.end(JSON.stringify(errorBody(401, 'authentication required')));
       }
     }
     handler(req, res);

@@ -68,7 +68,7 @@ describe('console doors', () => {
 
     test("authenticated, the console's own body handling answers: 400 for bad JSON, 413 over 64 KB", async () => {
       const bad = await raw(base + pause, 'POST', { ...json, 'x-operator': 'yes' }, '{not json');
-      expect([bad.status, JSON.parse(bad.body)]).toEqual([400, { error: 'body: not valid JSON' }]);
+      expect([bad.status, JSON.parse(bad.body)]).toEqual([400, { error: 'body: not valid JSON', code: 'BAD_REQUEST' }]);
       const large = await raw(base + pause, 'POST', { ...json, 'x-operator': 'yes' }, big);
       expect(large.status).toBe(413);
       expect(JSON.parse(large.body).error).toMatch(/more than 65536 bytes/);
@@ -116,6 +116,33 @@ describe('console doors', () => {
     expect((await raw(`${base}api/queues/nosuch/tasks?state=pending`, 'GET', ops)).status).toBe(404);
     const limit = await raw(`${base}api/schedule-page?limit=abc`, 'GET', ops);
     expect([limit.status, JSON.parse(limit.body).error]).toEqual([400, 'limit: expected an integer, got "abc"']);
+  });
+
+  test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {
+    const ops = { 'x-operator': 'yes' };
+    const replies = [
+      await raw(`${base}api/tasks/nope`, 'GET', ops),
+      await raw(`${base}api/tasks/nope?queue=default`, 'GET', ops),
+      await raw(`${base}api/dead-groups?queue=nosuch`, 'GET', ops),
+      await raw(`${base}api/no-such-route`, 'GET', ops),
+      await raw(`${base}api/schedule-page?label=a%20b=1`, 'GET', ops),
+      await raw(`${base}api/schedules/console.nightly/pause`, 'POST', { ...ops, 'content-type': 'text/plain' }, '{}'),
+      await raw(`${base}api/overview`, 'POST', ops, '{}'),
+      await raw(`${base}api/overview`, 'GET', {}),
+    ];
+    expect(replies.map((r) => [r.status, JSON.parse(r.body).code])).toEqual([
+      [404, 'TASK_NOT_FOUND'],
+      [404, 'TASK_NOT_FOUND'],
+      [404, 'QUEUE_NOT_FOUND'],
+      [404, 'NOT_FOUND'],
+      [400, 'BAD_REQUEST'],
+      [415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [405, 'METHOD_NOT_ALLOWED'],
+      [401, 'UNAUTHORIZED'],
+    ]);
+    // a task the console cannot find is named as the Inspector and the CLI name it
+    expect(JSON.parse(replies[0].body).error).toBe('Task nope not found in any queue');
+    expect(JSON.parse(replies[1].body).error).toBe('Task nope not found in queue "default"');
   });
 
   test('a malformed %-escape in a path parameter is a 400 naming it, not a 500', async () => {

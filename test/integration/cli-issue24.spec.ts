@@ -21,7 +21,7 @@ afterAll(async () => {
   await deleteNamespace(ns);
 });
 
-test('issue 24: a queue name that is not known is refused (pause, resume, task ls, --all acts); --force pauses ahead', async () => {
+test('issue 24: a queue name that is not known is refused (pause, resume, task ls, --all acts, dead groups); --force pauses ahead', async () => {
   const known = 'known: default, emails, reports';
   const typo = await chronos('queue', 'pause', 'defualt');
   expect([typo.code, typo.out]).toEqual([1, '']);
@@ -32,6 +32,10 @@ test('issue 24: a queue name that is not known is refused (pause, resume, task l
   const ls = await chronos('task', 'ls', '--queue', 'nosuchqueue', '--state', 'dead');
   expect([ls.code, ls.out, ls.err]).toEqual([1, '', `error: Queue "nosuchqueue" not found in namespace "${ns}" (${known})\n`]);
   expect((await chronos('task', 'retry', '--all', '--queue', 'nosuchqueue', '--yes')).code).toBe(1);
+  // dead groups of one queue: a typo is refused as for task ls, never "No dead tasks."
+  const groups = await chronos('dead', 'groups', '--queue', 'nosuchqueue');
+  expect([groups.code, groups.out, groups.err]).toEqual([1, '', `error: Queue "nosuchqueue" not found in namespace "${ns}" (${known})\n`]);
+  expect((await chronos('dead', 'groups', '--queue', 'emails')).code).toBe(0);
   expect((await json<{ name: string }[]>('queue', 'ls')).map((q) => q.name)).toEqual(['default', 'emails', 'reports']);
   expect(await json('queue', 'pause', 'later', '--force')).toEqual({ queue: 'later', paused: true });
   // a paused schedule shows no next run (it does not fire)

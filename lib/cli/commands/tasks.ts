@@ -234,7 +234,8 @@ export function taskCommands(program: Command, run: Run): void {
     .action(
       run(async (cli, o: ActOpts & { scan: string }) => {
         const scan = positiveInt(o.scan, '--scan');
-        const g = await (await cli.inspector()).deadGroups({ queue: o.queue, type: o.type, error: o.error, scan });
+        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector();
+        const g = await inspector.deadGroups({ queue: o.queue, type: o.type, error: o.error, scan });
         cli.print(g, () => groupsText(g));
       }),
     );

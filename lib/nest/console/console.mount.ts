@@ -4,6 +4,7 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { lastValueFrom, isObservable } from 'rxjs';
 import { createConsoleHandler } from '../../console/handler.js';
+import { errorBody } from '../../console/api.js';
 import { securityHeaders } from '../../console/security.js';
 import { consolePrefix, headersFirst, skipBodyParsers, type ExpressLike } from './express-stack.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
@@ -95,7 +96,7 @@ export class ChronosConsoleMount implements OnModuleInit {
         if (!ok) {
           securityHeaders(res);
           res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
-          return void res.end(JSON.stringify({ error: status === 401 ? 'unauthorized' : 'forbidden' }));
+          return void res.end(JSON.stringify(errorBody(status, status === 401 ? 'unauthorized' : 'forbidden')));
         }
       }
       handler(req, res, next);
