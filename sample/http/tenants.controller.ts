@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Delete, HttpCode, Param, Put } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Delete, HttpCode, NotFoundException, Param, Put } from '@nestjs/common';
 import { DuplicateScheduleError, InvalidScheduleError, SchedulerService } from '@chronos/nest';
 import { digestDefinition, digestScheduleName } from '../tenants/tenant-digest.service.js';
 
@@ -24,7 +24,7 @@ export class TenantsController {
   @Put(':id/digest')
   @HttpCode(200)
   async setDigest(@Param('id') id: string, @Body() body: DigestBody) {
-    return { schedule: digestScheduleName(id), ...(await this.upsert([{ id, ...body }])) };
+    return { schedule: digestScheduleName(id), ...(await this.upsert([{ id, ...body }], false)) };
   }
 
   /**
@@ -36,24 +36,30 @@ export class TenantsController {
   @HttpCode(200)
   async setDigests(@Body() body: unknown) {
     if (!Array.isArray(body)) throw new BadRequestException('expected an array of {"id", "cron", "timeZone"}');
-    return this.upsert(body as ({ id?: unknown } & DigestBody)[]);
+    return this.upsert(body as ({ id?: unknown } & DigestBody)[], true);
   }
 
-  /** DELETE /tenants/:id/digest → 200 with `{ removed, missing }`. */
+  /** DELETE /tenants/:id/digest → 200 with `{ schedule, removed: 1 }`; 404 when the tenant has no digest. */
   @Delete(':id/digest')
   async removeDigest(@Param('id') id: string) {
-    return this.scheduler.removeSchedules([digestScheduleName(id)]);
+    const schedule = digestScheduleName(id);
+    const { removed } = await this.scheduler.removeSchedules([schedule]);
+    if (removed === 0) throw new NotFoundException(`tenant ${JSON.stringify(id)} has no digest schedule (${schedule})`);
+    return { schedule, removed };
   }
 
-  private async upsert(entries: ({ id?: unknown } & DigestBody)[]) {
+  /** Upserts the entries' digests; `bulk` names a bad entry by its index (the one-tenant route has none). */
+  private async upsert(entries: ({ id?: unknown } & DigestBody)[], bulk: boolean) {
     const defs = entries.map((e, i) => {
       if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string'))
-        throw new BadRequestException(`entry [${i}]: expected {"cron": string, "timeZone"?: string}`);
+        throw new BadRequestException(`${bulk ? `entry [${i}]: ` : ''}expected {"cron": string, "timeZone"?: string}`);
       return digestDefinition(e.id, e.cron, e.timeZone);
     });
     try {
       return await this.scheduler.upsertSchedules(defs);
     } catch (err) {
+      if (err instanceof InvalidScheduleError && !bulk)
+        throw new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
       if (err instanceof InvalidScheduleError || err instanceof DuplicateScheduleError) throw new BadRequestException(err.message);
       throw err;
     }

@@ -1,6 +1,6 @@
 // Unit tests of the sample's per-tenant digest schedules: the controller upserts them through
 // SchedulerService, the kit fires them by their cron in the tenant's zone, TenantDigestService runs them.
-import { BadRequestException } from '@nestjs/common';
+import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { ChronosTesting, ChronosTestingModule } from '@chronos/nest/testing';
 import { SchedulerService } from '@chronos/nest';
@@ -41,8 +41,19 @@ test('PUT /tenants/:id/digest adds a schedule fired at the cron in the tenant zo
 
   expect(await tenants.setDigest('acme', { cron: '0 9 * * MON-FRI', timeZone: 'Europe/Paris' })).toMatchObject({ changed: 1 });
   expect((await chronos.advanceTo('2026-03-03T12:00:00Z')).map((t) => t.triggerAt)).toEqual([Date.parse('2026-03-03T08:00:00Z')]);
-  expect(await tenants.removeDigest('acme')).toEqual({ removed: 1, missing: [] });
+  expect(await tenants.removeDigest('acme')).toEqual({ schedule: 'tenant.acme.digest', removed: 1 });
   expect(await chronos.advanceTo('2026-03-04T12:00:00Z')).toEqual([]);
+});
+
+test('one tenant: a bad zone is a 400 naming the value, without the bulk call wording; removing a tenant without a digest is a 404', async () => {
+  const err = await tenants.setDigest('acme', { cron: '0 8 * * *', timeZone: 'Mars/Olympus' }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(BadRequestException);
+  expect((err as Error).message).toMatch(/^Invalid schedule "tenant\.acme\.digest": "Mars\/Olympus": /);
+  expect((err as Error).message).not.toMatch(/definition \[0\]|upsertSchedules/);
+  await expect(tenants.setDigest('acme', { cron: 42 })).rejects.toThrow(/^expected \{"cron": string/);
+  const ghost = await tenants.removeDigest('ghost').catch((e: unknown) => e);
+  expect(ghost).toBeInstanceOf(NotFoundException);
+  expect((ghost as Error).message).toBe('tenant "ghost" has no digest schedule (tenant.ghost.digest)');
 });
 
 test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {
