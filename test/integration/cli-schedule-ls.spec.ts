@@ -72,3 +72,23 @@ test('schedule ls --limit/--cursor pages by name; --prefix and --state filter; b
   expect(badState.code).not.toBe(0);
   expect(badState.err).toContain('asleep');
 });
+
+test('the plain list and the paged list give mixed-case names in one order (code units: upper case first)', async () => {
+  const other = new Inspector({ connection: redisUrl(), namespace: newNamespace('cli-case') });
+  try {
+    for (const name of ['beta', 'Alpha', 'alpha', 'Beta', '_x', 'Zeta']) await other.addSchedule({ name, spec: '@every 60s' });
+    const plain = (await other.schedules(0)).map((s) => s.name);
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await other.schedulePage({ limit: 2, cursor });
+      paged.push(...page.items.map((i) => i.name));
+      cursor = page.cursor ?? undefined;
+    } while (cursor);
+    expect(plain).toEqual(['Alpha', 'Beta', 'Zeta', '_x', 'alpha', 'beta']);
+    expect(paged).toEqual(plain);
+  } finally {
+    await other.close();
+    await deleteNamespace(other.namespace);
+  }
+});

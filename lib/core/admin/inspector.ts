@@ -261,8 +261,8 @@ export class Inspector extends InspectorCore {
 
   /**
    * Every schedule: spec, zone, next `n` triggers, last fired, paused with its note, origin, the
-   * instances declaring it with liveness, orphaned (with `orphanedSince`); sorted by name, all of
-   * them. Cost, in calls of at most 1,000 names or fields each: HSCAN of the registry and the pause
+   * instances declaring it with liveness, orphaned (with `orphanedSince`); all of them, sorted
+   * by name in code-unit order (`B` before `a`, as {@link schedulePage} pages them). Cost, in calls of at most 1,000 names or fields each: HSCAN of the registry and the pause
    * notes, ZRANGE + TIME, MGET of the instances' declarations, then one pipeline of SMISMEMBER per
    * distinct declaration and HMGET of lastFired per target queue, and HMGET of the orphaned ones'
    * orphaned-since instants (none when none is orphaned). No call walks a whole set or hash (10,000 schedules:

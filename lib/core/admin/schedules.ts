@@ -264,7 +264,7 @@ async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string,
 }
 
 /**
- * Every registered schedule, by name: spec, zone, next `n` triggers, last fired, paused (with its
+ * Every registered schedule, by name (code-unit order, as `Inspector.schedulePage`): spec, zone, next `n` triggers, last fired, paused (with its
  * note), origin, declaring instances with liveness, orphaned (with since when). Cost: HSCAN of each
  * shard's registry and of the pause notes (1,000 fields per call), the instances' pipeline, MGET of their
  * declarations, one pipeline of SMISMEMBER (per distinct declaration, 1,000 names per call) and
@@ -276,8 +276,9 @@ export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleI
     Promise.all(shardKeysOf(ctx.namespace).map((k) => scanHash(ctx, k.schedules))),
     scanHash(ctx, ctx.sched.pauseNotes),
   ]);
-  const byName = new Intl.Collator().compare; // the order of localeCompare, at a fraction of its cost
-  const defs = shards.flatMap((registry) => [...registry.entries()]).sort(([a], [b]) => byName(a, b));
+  // by name in code-unit order, as schedulePage's ZRANGEBYLEX pages them (`B` before `a`), so the
+  // plain and the paged list agree (UTF-8 byte order and UTF-16 order differ past U+E000 only)
+  const defs = shards.flatMap((registry) => [...registry.entries()]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return build(ctx, defs, Object.fromEntries(notes), n);
 }
 
