@@ -15,8 +15,9 @@
   ARGV[5]   the P plain entry ids (no keys to release), space-separated ('' when P is 0): one argument
             instead of P (the client lays out and writes a few arguments per batch, not 50)
   ARGV[6..] per flagged task: entry id, task id, n (its keys are the next n of KEYS[4..])
-  Returns   {acked, {entry ids reclaimed}, {entry ids gone}}: acked counts the entries still pending; a
-            plain entry deleted while pending is acked and listed as gone
+  Returns   {acked, {entry ids reclaimed}, {entry ids gone}}: acked counts the entries XACK found pending. A
+            plain entry deleted (XDEL) while pending is still pending on Redis 7.0 (XDEL leaves the PEL
+            alone), so it is acked and counted, not listed as gone; one no longer pending is listed
 ]]
 -- @include stats
 -- @include markers
