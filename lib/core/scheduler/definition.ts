@@ -328,7 +328,8 @@ export function finishStored(c: CheckedDefinition): { stored: StoredSchedule; sp
     return { stored, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
   }
   stored.labels = labels;
-  const labelledText = JSON.stringify(stored);
+  // JSON.stringify(stored) without a second walk of the body: labels are its last key
+  const labelledText = `${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`;
   const fp = fingerprint(labelledText);
   const tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
   stored.fp = fp;
