@@ -30,6 +30,20 @@
 -- @include schedule-index
 -- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
 local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
+-- the labels and the timing fingerprint of a definition JSON, or nil when it has no labels. The bulk
+-- API's JSON (definition.ts finishStored) ends with …,"labels":{…},"fp":"<16 hex>","tfp":"<16 hex>"}:
+-- only the labels object is decoded (a whole definition costs several times more); another layout is
+-- decoded whole. The first raw `"labels":` is the top-level key (inside a string value the quotes are escaped)
+local function labelPart(json)
+  local at = string.find(json, '"labels":', 1, true)
+  if not at then return nil end
+  local n = #json
+  if string.sub(json, n - 49, n - 43) == ',"fp":"' and string.sub(json, n - 26, n - 18) == '","tfp":"' then
+    return {labels = cjson.decode(string.sub(json, at + 9, n - 50)), tfp = string.sub(json, n - 17, n - 2)}
+  end
+  local whole = cjson.decode(json)
+  return {labels = whole['labels'], tfp = whole['tfp']}
+end
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
 local names = {}
@@ -69,9 +83,9 @@ local labelAdds = {}
 if #writes > 0 then
   for _, w in ipairs(writes) do
     local name, cur, newJson, old, fp = w[1], w[2], w[3], w[4], w[5]
-    -- the new definition is decoded only when the label indexes or the timing need it: one with
-    -- labels, or one replacing a stored definition whose JSON does not begin with the same timing
-    local new = string.find(newJson, '"labels":', 1, true) and cjson.decode(newJson)
+    -- what the label indexes need of the new definition (nil: no labels); the whole is decoded only
+    -- when it replaces a stored definition whose JSON does not begin with the same timing
+    local new = labelPart(newJson)
     -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
     local keep = old and old['generation'] and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and old['generation']
     if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
@@ -87,8 +101,8 @@ if #writes > 0 then
       if t and string.sub(cur, 1, t + 7) == string.sub(newJson, 1, t + 7) then
         def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
       else
-        new = new or cjson.decode(newJson)
-        def = {expression = new['expression'], timeZone = new['timeZone'], offsetMs = new['offsetMs'], queue = new['queue']}
+        local whole = cjson.decode(newJson)
+        def = {expression = whole['expression'], timeZone = whole['timeZone'], offsetMs = whole['offsetMs'], queue = whole['queue']}
       end
       changed = changed + 1
       if not keep then
