@@ -5,6 +5,7 @@ import { Inspector } from '../../lib/core/admin/inspector.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { byShard, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
 import { registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
+import { putSchedulesScript } from '../../lib/core/redis/commands/schedule-bulk.js';
 import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
 import { dueScore, indexedNames, labelMembers, registryNames, storedDefinition } from '../helpers/registry.js';
 import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
@@ -87,6 +88,27 @@ test('a runtime put keeps the label indexes; a label change alone keeps the gene
   await inspector.removeSchedule('r1');
   expect(await label('tenant', 'globex')).toEqual([]);
   expect(await names()).toEqual([]);
+});
+
+test('put-schedules reads the labels of the bulk layout from its tail, and of any other key order from the whole JSON', async () => {
+  const put = (name: string, labels: Record<string, string>, reorder: boolean) => {
+    const { stored: s, json } = toStored({ name, spec: '@every 10s', labels }, 'UTC', true);
+    // another writer's key order: labels first, fingerprints next, then the rest
+    const { labels: l, fp, tfp, ...rest } = s;
+    const text = reorder ? JSON.stringify({ labels: l, fp, tfp, ...rest }) : json;
+    return putSchedulesScript(redis, shardKeysFor(ns, name), 'upsert', [{ name, fp: s.fp, json: text }]);
+  };
+  await put('tail', { tenant: 'a"}b', kind: 'digest' }, false);
+  await put('whole', { tenant: 'a"}b', kind: 'report' }, true);
+  expect(await label('tenant', 'a"}b')).toEqual(['tail', 'whole']);
+  expect([await label('kind', 'digest'), await label('kind', 'report')]).toEqual([['tail'], ['whole']]);
+  // a label-only change keeps the generation in both layouts (their tfp read alike)
+  const before = [(await stored('tail')).generation, (await stored('whole')).generation];
+  await put('tail', { tenant: 'c' }, false);
+  await put('whole', { tenant: 'c' }, true);
+  expect([(await stored('tail')).generation, (await stored('whole')).generation]).toEqual(before);
+  expect(await label('tenant', 'c')).toEqual(['tail', 'whole']);
+  expect(await label('tenant', 'a"}b')).toEqual([]);
 });
 
 test('register-schedules keeps the indexes; a code schedule whose labels alone changed is not counted as changed and keeps its generation', async () => {
