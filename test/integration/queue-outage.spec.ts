@@ -3,8 +3,8 @@
 // may evict is reported at start (or refused); a start that fails closes what it opened.
 import { Redis } from 'ioredis';
 import { QueueClient } from '../../lib/core/queue/client.js';
-import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.js';
-import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { ChronosServer, SHUTDOWN_REDIS_GRACE_MS, type ServerOptions } from '../../lib/core/worker/server.js';
+import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { decodeDays } from '../../lib/core/admin/history.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
@@ -103,3 +103,43 @@ test('fault 7: a worker and a scheduler whose start fails (nothing answers) clos
     expect(((await check.call('CLIENT', 'LIST')) as string).trim().split('\n')).toHaveLength(1); // ours only
   }
 }, 40_000);
+
+test('a shutdown while Redis does not answer ends within shutdownTimeout + the Redis grace; the task it held stays pending for recovery', async () => {
+  const r = (redis = await PrivateRedis.start());
+  const logger = recordingLogger();
+  const server = new ChronosServer({ connection: r.url, shutdownTimeout: 1000, logger });
+  closers.push(() => server.shutdown());
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let aborted = false;
+  server.handle('report', async (task) => {
+    started();
+    await new Promise((resolve) => task.signal.addEventListener('abort', resolve));
+    aborted = true;
+  });
+  await server.start();
+  const client = new QueueClient({ connection: r.url });
+  closers.push(() => client.close());
+  await client.enqueue('report', {});
+  await running;
+  r.pause(); // a hung Redis: nothing answers, the sockets stay open
+  const t0 = Date.now();
+  const stopped = server.shutdown().then(() => Date.now() - t0);
+  // before the bound, the drain's commands waited for Redis: the shutdown ended only once it answered again
+  const tookMs = await waitFor(() => stopped, {
+    what: 'the shutdown to end without Redis',
+    timeoutMs: 1000 + SHUTDOWN_REDIS_GRACE_MS + 6000,
+  });
+  expect(tookMs).toBeGreaterThanOrEqual(1000 + SHUTDOWN_REDIS_GRACE_MS - 100);
+  expect(aborted).toBe(true);
+  expect(logger.lines.some((l) => l.level === 'warn' && /^Shutdown: Redis did not answer within 6000 ms/.test(l.message))).toBe(true);
+  r.resume();
+  // what the server held is still pending in Redis, on its consumer: another server's recoverer takes it after the visibility timeout
+  const keys = new QueueKeys('chronos', 'default');
+  const check = new QueueClient({ connection: r.url }).redis;
+  closers.push(() => check.quit());
+  const [count] = (await check.xpending(keys.stream, CONSUMER_GROUP)) as [number, ...unknown[]];
+  expect(count).toBe(1);
+  const [[entryId]] = (await check.xrange(keys.stream, '-', '+')) as [string, string[]][];
+  expect(((await check.xpending(keys.stream, CONSUMER_GROUP, entryId, entryId, 1)) as [string, string][])[0][1]).toBe(server.id);
+});

@@ -57,6 +57,8 @@ export class Fetcher {
   /** When a fetch read last answered (epoch ms, local clock); undefined before the first. */
   lastFetchAt?: number;
   private blocking?: RedisClient;
+  /** Set by {@link close}: a hung read is then not given a new connection. */
+  private closed = false;
 
   /** Whether the blocking connection is connected and ready (ioredis status `ready`); true on a cluster's per-queue readers. */
   get blockingReady(): boolean {
@@ -137,6 +139,7 @@ export class Fetcher {
 
   /** Closes the blocking connection, if open. */
   async close(): Promise<void> {
+    this.closed = true; // a read that hangs now is not given a new connection (rebuild)
     if (this.watchingStalls) loopStalls.release();
     this.watchingStalls = false;
     await this.readers?.close();
@@ -352,8 +355,9 @@ export class Fetcher {
   /** Replaces a hung blocking connection with a fresh one. */
   private rebuild(hung: RedisClient): void {
     if (this.blocking !== hung) return;
-    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     hung.disconnect();
+    if (this.closed) return; // closing: a new connection would outlive the server
+    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     void this.open().catch(() => undefined);
   }
 

@@ -36,6 +36,8 @@ export class AckBatcher {
   /** Batches whose write failed, waiting for their next attempt. */
   private failedBatches: Pending[] = [];
   private retryTimer?: NodeJS.Timeout;
+  /** Set by {@link stop}: a write failing after it is logged, not retried (nothing would stop the retries). */
+  private stopped = false;
 
   private readonly client: RedisClient;
   private readonly logger: ChronosLogger;
@@ -103,6 +105,7 @@ export class AckBatcher {
 
   /** Stops retrying (the server is stopped): acks still failing are logged; their tasks run again after the visibility timeout. */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const left = this.failedBatches.splice(0);
@@ -141,6 +144,13 @@ export class AckBatcher {
       }
     } catch (err) {
       p.attempts++;
+      if (this.stopped) {
+        this.logger.error(
+          `Could not ack ${sent} finished task(s) before stopping; they stay pending and run again after the visibility ` +
+            `timeout (queue=${p.keys.queue} ids=${taskIds(p).join(',')} error=${(err as Error)?.message ?? String(err)})`,
+        );
+        return;
+      }
       if (p.attempts === 1) {
         this.logger.warn(
           `Could not ack ${sent} finished task(s); retrying with backoff while this worker still holds them (queue=${p.keys.queue} ` +
