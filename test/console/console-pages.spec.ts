@@ -133,11 +133,9 @@ run('every console page in Chromium (issue 24)', () => {
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 7_200_000;
     const trigger = (at: number) => {
       const meta = { r: 0, m: 25, e: at, s: 'console.buf', tr: at, o: 1, om: 'b' };
-      const taskId = `console.buf:${at / 1000}`;
       return {
         schedule: 'console.buf',
         triggerAt: at,
-        taskId,
         type: 'console.buf',
         payload: 'null',
         meta: JSON.stringify(meta),

@@ -28,11 +28,9 @@ function trigger(schedule: string, triggerAt: number, mode: FireMode, history?: 
   const meta = newMeta(0, 0, triggerAt);
   meta[META.schedule] = schedule;
   meta[META.triggerAt] = triggerAt;
-  const taskId = `${schedule}:${triggerAt / 1000}`;
   const t: FireTrigger = {
     schedule,
     triggerAt,
-    taskId,
     type: 'job',
     payload: 'null',
     meta: JSON.stringify(meta),

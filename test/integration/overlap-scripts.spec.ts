@@ -39,11 +39,9 @@ function trigger(sec: number, mode: FireMode): FireTrigger {
   if (mode !== FIRE_MODE.allowOverlap) meta[META.overlapSkip] = 1;
   if (mode === FIRE_MODE.bufferOne) meta[META.overlapMode] = OVERLAP_MODE.bufferOne;
   if (mode === FIRE_MODE.cancelPrevious) meta[META.overlapMode] = OVERLAP_MODE.cancelPrevious;
-  const taskId = `job:${triggerAt / 1000}`;
   return {
     schedule: 'job',
     triggerAt,
-    taskId,
     type: 'job.type',
     payload: '{"n":1}',
     meta: JSON.stringify(meta),

@@ -74,9 +74,9 @@ test('fault 2: a poison task releases its uid and overlap markers, emits task.de
   const now = Date.now();
   const meta = JSON.stringify({ r: 0, m: 25, t: 0, e: now, s: 'nightly', tr: now, o: 1 });
   const taskId = `nightly:${Math.floor(now / 1000)}`;
-  const fire = { schedule: 'nightly', triggerAt: now, taskId, type: 'crashy.schedule', payload: 'null' };
+  const fire = { schedule: 'nightly', triggerAt: now, type: 'crashy.schedule', payload: 'null' };
   await fireScript(rig.client.redis, keys, undefined, 1000, [{ ...fire, meta, dedupTtlMs: 3_600_000, mode: 's', generation: 0 }]);
-  expect(await r.get(keys.overlap('nightly'))).toBe(fire.taskId);
+  expect(await r.get(keys.overlap('nightly'))).toBe(taskId);
   // the ghost takes every delivery and never finishes: 1 redelivery, then poison
   while (ofType('task.dead').length < 2 && Date.now() < deadline) {
     await r.call('XREADGROUP', 'GROUP', 'chronos', 'ghost', 'COUNT', 10, 'BLOCK', 100, 'STREAMS', keys.stream, '>');
@@ -85,7 +85,7 @@ test('fault 2: a poison task releases its uid and overlap markers, emits task.de
   expect(dead).toEqual(
     expect.arrayContaining([
       expect.objectContaining({ taskId: 'order-1', taskType: 'crashy', reason: 'poison' }),
-      expect.objectContaining({ taskId: fire.taskId, taskType: 'crashy.schedule', reason: 'poison' }),
+      expect.objectContaining({ taskId, taskType: 'crashy.schedule', reason: 'poison' }),
     ]),
   );
   const requeued = ofType('task.requeued');
@@ -107,7 +107,6 @@ test('fault 2: uid and overlap markers have TTLs; a delayed task keeps its uid u
     {
       schedule: 'hourly',
       triggerAt: now,
-      taskId: 'hourly:1',
       type: 'x',
       payload: 'null',
       meta,

@@ -68,11 +68,9 @@ function trigger(name: string, generation: number, triggerAt: number): FireTrigg
   const meta = newMeta(0, 0, triggerAt);
   meta[META.schedule] = name;
   meta[META.triggerAt] = triggerAt;
-  const taskId = `${name}:${Math.floor(triggerAt / 1000)}`;
   return {
     schedule: name,
     triggerAt,
-    taskId,
     type: name,
     payload: 'null',
     meta: JSON.stringify(meta),

@@ -200,11 +200,9 @@ test('cancel-previous without the notice (a leader that died after the fire): th
       [META.overlapSkip]: 1,
       [META.overlapMode]: OVERLAP_MODE.cancelPrevious,
     });
-    const taskId = `ovl.quiet:${triggerAt / 1000}`;
     return {
       schedule: 'ovl.quiet',
       triggerAt,
-      taskId,
       type: 'ovl.quiet',
       payload: 'null',
       meta: JSON.stringify(meta),

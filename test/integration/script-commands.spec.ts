@@ -32,8 +32,7 @@ function trigger(schedule: string, triggerAt: number, mode: FireMode, generation
   meta[META.schedule] = schedule;
   meta[META.triggerAt] = triggerAt;
   if (mode === FIRE_MODE.skipOverlap) meta[META.overlapSkip] = 1;
-  const taskId = `${schedule}:${triggerAt / 1000}`;
-  return { schedule, triggerAt, taskId, type: 'job', payload: 'null', meta: JSON.stringify(meta), dedupTtlMs: 60_000, mode, generation };
+  return { schedule, triggerAt, type: 'job', payload: 'null', meta: JSON.stringify(meta), dedupTtlMs: 60_000, mode, generation };
 }
 
 test('fireScript names each trigger result: enqueued, duplicate, stale, early, advanced, skipped', async () => {
@@ -86,6 +85,24 @@ test('fireScript refuses a trigger planned under an older generation (fenced); a
   expect(await client.hgetall(keys.generation)).toEqual({ a: '5', b: '7' });
   expect(await client.hget(keys.lastFired, 'a')).toBe(String(now - 1000)); // a fenced trigger changes nothing
   expect(await client.xlen(keys.stream)).toBe(2);
+});
+
+test('fireScript: the task id and keys are built from name and instant; a payload with raw newlines and a type with spaces arrive whole', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const now = 1_000_000_000_000;
+  const t = trigger('nightly.eu:1', now - 1500, FIRE_MODE.skipOverlap);
+  const r = await fireScript(client, keys, now, 0, [{ ...t, type: 'a job\ttype', payload: '{\n  "to": "x y",\n  "n": [1, 2]\n}' }]);
+  expect(r.results).toEqual(['enqueued']);
+  const id = `nightly.eu:1:${Math.floor((now - 1500) / 1000)}`;
+  expect(await client.get(keys.dedup(id))).toBe(id);
+  expect(await client.get(keys.overlap('nightly.eu:1'))).toBe(id);
+  const [[, fields]] = (await client.xrange(keys.stream, '-', '+')) as [string, string[]][];
+  expect(fields.filter((_, i) => i % 2 === 0)).toEqual(['id', 'type', 'payload', 'meta']);
+  expect(fields[1]).toBe(id);
+  expect(fields[3]).toBe('a job\ttype');
+  expect(JSON.parse(fields[5])).toEqual({ to: 'x y', n: [1, 2] });
+  expect(fields[5]).not.toContain('\n');
+  expect(fields[7]).toBe(t.meta);
 });
 
 test('forwardScript: nothing waiting is nextDueAt undefined; a due task moves', async () => {

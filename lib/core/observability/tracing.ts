@@ -77,6 +77,16 @@ export function consumerSpanWanted(traceparent: string | undefined): boolean {
   return o !== undefined && !(traceparent === undefined && noProviderThisTurn(o.api));
 }
 
+/**
+ * @internal Whether {@link startFireSpan} would make a real span: tracing is on, the API is
+ * installed and a provider is registered (without one, a fire's root span is an invalid no-op
+ * span with no traceparent). The leader asks once per fire chunk, not per trigger.
+ */
+export function fireSpansWanted(): boolean {
+  const o = otel();
+  return o !== undefined && !noProviderThisTurn(o.api);
+}
+
 /** {@link noProvider}'s answer for the rest of this synchronous run; undefined = not asked yet. */
 let providerMissing: boolean | undefined;
 const forgetProviderCheck = () => (providerMissing = undefined);

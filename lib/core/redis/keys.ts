@@ -66,7 +66,8 @@ export class QueueKeys {
   readonly rateLog: string;
   /**
    * The queue's key prefix `<ns>:{<ns>:<queue>}:`, passed to the scripts that serve groups (a group's
-   * keys are built on it there: {@link group}, {@link groupRunning}, {@link groupRate}).
+   * keys are built on it there: {@link group}, {@link groupRunning}, {@link groupRate}) and to fire.lua
+   * (a trigger's {@link dedup}, {@link overlap}, {@link buffered}, {@link runs} and {@link history} keys).
    */
   readonly base: string;
   /** ZSET group → its next turn (a virtual time): the round of groups with waiting tasks, lowest first (fetch-limited.lua). */

@@ -21,7 +21,10 @@ export class RecentMap<K, V> {
 
   /** The value last set for `key`, or undefined when none is remembered. */
   get(key: K): V | undefined {
-    return this.current.has(key) ? this.current.get(key) : this.previous.get(key);
+    // one lookup for a hit in the current generation (the common case); has() only to tell a stored undefined from a miss
+    const v = this.current.get(key);
+    if (v !== undefined || this.current.has(key)) return v;
+    return this.previous.get(key);
   }
 
   /** Whether a value for `key` is remembered. */

@@ -1,5 +1,7 @@
-import { startFireSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
+import { fireSpansWanted, startFireSpan, type ChronosSpan } from '../observability/tracing.js';
 import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
+import { triggerKey } from './definition.js';
+import type { FireItem } from './fire-triggers.js';
 import { engineTime } from '../runtime/time.js';
 import { RecentMap } from '../runtime/recent-map.js';
 
@@ -11,17 +13,6 @@ const RENEW_TTL_EVERY_MS = 3_600_000;
  * forgotten one renews at its next write).
  */
 const UPKEEP_MEMORY = 100_000;
-
-/** One trigger of a fire chunk as the observer sees it. Instants are epoch ms. */
-export interface ObservedTrigger {
-  readonly schedule: string;
-  readonly queue: string;
-  readonly triggerAt: number;
-  /** `<schedule>:<trigger-unix>`. */
-  readonly taskId: string;
-  /** An advance-only trigger: what skipped it (its history outcome: skipped-paused or skipped-catch-up). */
-  readonly advancedBy?: 'pause' | 'catch-up';
-}
 
 /**
  * What the leader's fire path reports besides its events: a PRODUCER span per trigger (started
@@ -35,9 +26,18 @@ export class FireObserver {
   /** Per schedule: when its history's TTL was last renewed (epoch ms, the engine's clock). */
   private readonly renewedAt = new RecentMap<string, number>(UPKEEP_MEMORY / 2);
 
-  /** Starts the spans of a chunk; returns each trigger's `traceparent` (undefined when tracing is off). */
-  begin(triggers: readonly ObservedTrigger[]): (string | undefined)[] {
-    this.spans = tracingAvailable() ? triggers.map((t) => startFireSpan(t.schedule, t.queue, t.triggerAt, t.taskId)) : [];
+  /**
+   * Starts the spans of a chunk; returns each trigger's `traceparent` (undefined when tracing is off;
+   * an empty list when no span is made: tracing off, or no provider registered).
+   */
+  begin(chunk: readonly FireItem[]): (string | undefined)[] {
+    if (!fireSpansWanted()) {
+      this.spans = [];
+      return [];
+    }
+    this.spans = chunk.map(({ entry: { stored: s }, triggerAt }) =>
+      startFireSpan(s.name, s.queue, triggerAt, triggerKey(s.name, triggerAt)),
+    );
     return this.spans.map((s) => s?.traceparent);
   }
 
@@ -47,10 +47,10 @@ export class FireObserver {
    * is renewed on its first fire of this leadership, then hourly (a fire costs one LPUSH, and an
    * LTRIM every HISTORY.trimSlack records).
    */
-  historyFlags(observed: readonly ObservedTrigger[], triggers: FireTrigger[]): void {
+  historyFlags(chunk: readonly FireItem[], triggers: FireTrigger[]): void {
     const now = engineTime.now();
     triggers.forEach((t, i) => {
-      const by = observed[i].advancedBy;
+      const by = chunk[i].advancedBy;
       const flag = by === 'pause' ? 'p' : by === 'catch-up' ? 'c' : 'r';
       const last = this.renewedAt.get(t.schedule) ?? -Infinity;
       const renew = now - last >= RENEW_TTL_EVERY_MS;

@@ -5,11 +5,9 @@
  * call: the superseding notices on the cancel channel, the due-time index of delayed trigger tasks.
  * Units: epoch ms.
  */
-import { encodeMeta } from '../queue/codec.js';
-import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode, type SupersedeNotice } from '../redis/protocol.js';
+import { FIRE_MODE, META, OVERLAP_MODE, type FireMode, type SupersedeNotice } from '../redis/protocol.js';
 import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
-import { triggerKey } from './definition.js';
-import type { ObservedTrigger } from './fire-observer.js';
+import { triggerKey, type StoredSchedule } from './definition.js';
 import type { Entry } from './due-entry.js';
 import { jitterShiftMs } from './schedule-bounds.js';
 import { lowerDue } from '../redis/commands/due.js';
@@ -26,15 +24,63 @@ export interface FireItem {
   advancedBy?: 'pause' | 'catch-up';
 }
 
-/** The triggers of a chunk as the fire observer sees them (schedule, queue, instant, task id). */
-export function observedOf(chunk: readonly FireItem[]): ObservedTrigger[] {
-  return chunk.map(({ entry: { stored: s }, triggerAt, advancedBy }) => ({
-    schedule: s.name,
-    queue: s.queue,
-    triggerAt,
-    taskId: triggerKey(s.name, triggerAt),
-    advancedBy,
-  }));
+/** A schedule's constant parts of its trigger tasks' meta text (see {@link triggerMeta}). */
+interface MetaTemplate {
+  /** `{"m":<maxRetry>,"t":<timeoutMs>,"e":` (`t` left out at 0, as encodeMeta does). */
+  head: string;
+  /** `,"s":<name>,"tr":`. */
+  named: string;
+  /** `,"g":<group>` or "". */
+  group: string;
+}
+
+/** The meta templates by stored definition (read-only objects shared while their text is unchanged: due-entry.ts SpecCache). */
+const templates = new WeakMap<StoredSchedule, MetaTemplate>();
+
+function templateOf(s: StoredSchedule): MetaTemplate {
+  let t = templates.get(s);
+  if (t === undefined) {
+    const timeout = s.timeoutMs === 0 ? '' : `"${META.timeoutMs}":${JSON.stringify(s.timeoutMs)},`;
+    t = {
+      head: `{"${META.maxRetry}":${JSON.stringify(s.maxRetry)},${timeout}"${META.enqueuedAt}":`,
+      named: `,"${META.schedule}":${JSON.stringify(s.name)},"${META.triggerAt}":`,
+      group: s.group === undefined ? '' : `,"${META.group}":${JSON.stringify(s.group)}`,
+    };
+    templates.set(s, t);
+  }
+  return t;
+}
+
+/** The overlap fields of a trigger task's meta by fire mode (protocol.ts META overlapSkip, overlapMode). */
+const OVERLAP_META: Record<FireMode, string> = {
+  [FIRE_MODE.allowOverlap]: '',
+  [FIRE_MODE.advanceOnly]: '',
+  [FIRE_MODE.skipOverlap]: `,"${META.overlapSkip}":1`,
+  [FIRE_MODE.bufferOne]: `,"${META.overlapSkip}":1,"${META.overlapMode}":"${OVERLAP_MODE.bufferOne}"`,
+  [FIRE_MODE.cancelPrevious]: `,"${META.overlapSkip}":1,"${META.overlapMode}":"${OVERLAP_MODE.cancelPrevious}"`,
+};
+
+/**
+ * The meta text of a trigger's task: what `encodeMeta` gives for `newMeta(maxRetry, timeoutMs,
+ * enqueuedAt)` with the trigger's fields (schedule, triggerAt, the overlap flags, group, the
+ * catch-up fields, traceparent), in the same order, from its schedule's cached template.
+ * @param catchUpWindowMs the `cw` field, ms (undefined: left out); `supersededAt` the `nx` field, epoch ms (null: left out)
+ */
+export function triggerMeta(
+  s: StoredSchedule,
+  mode: FireMode,
+  enqueuedAt: number,
+  triggerAt: number,
+  catchUpWindowMs: number | undefined,
+  supersededAt: number | null,
+  traceparent: string | undefined,
+): string {
+  const t = templateOf(s);
+  let text = t.head + JSON.stringify(enqueuedAt) + t.named + JSON.stringify(triggerAt) + OVERLAP_META[mode] + t.group;
+  if (catchUpWindowMs !== undefined) text += `,"${META.catchUpWindowMs}":${JSON.stringify(catchUpWindowMs)}`;
+  if (supersededAt !== null) text += `,"${META.supersededAt}":${JSON.stringify(supersededAt)}`;
+  if (traceparent) text += `,"${META.traceparent}":${JSON.stringify(traceparent)}`;
+  return text + '}';
 }
 
 /**
@@ -49,36 +95,31 @@ export function fireTriggers(
   nowMs: number,
   trustLocalClock: boolean,
 ): FireTrigger[] {
-  return chunk.map(({ entry, triggerAt, mode }, i) => {
+  const out: FireTrigger[] = new Array(chunk.length);
+  for (let i = 0; i < chunk.length; i++) {
+    const { entry, triggerAt, mode } = chunk[i];
     const s = entry.stored;
     const shift = jitterShiftMs(s.name, triggerAt, s.jitterMs);
-    const meta = newMeta(s.maxRetry, s.timeoutMs, nowMs);
-    meta[META.schedule] = s.name;
-    meta[META.triggerAt] = triggerAt;
-    if (mode === FIRE_MODE.skipOverlap || mode === FIRE_MODE.bufferOne || mode === FIRE_MODE.cancelPrevious) meta[META.overlapSkip] = 1;
-    if (mode === FIRE_MODE.bufferOne) meta[META.overlapMode] = OVERLAP_MODE.bufferOne;
-    if (mode === FIRE_MODE.cancelPrevious) meta[META.overlapMode] = OVERLAP_MODE.cancelPrevious;
-    if (s.group !== undefined) meta[META.group] = s.group;
     // what the worker needs to apply the catch-up policy to the task if it waits in the queue (recovery/stale.ts);
     // not under a test clock: the worker judges by Redis time, which a test clock does not follow
+    let windowMs: number | undefined;
+    let supersededAt: number | null = null;
     if (!trustLocalClock) {
-      meta[META.catchUpWindowMs] = s.catchUpWindowMs + shift; // on time relative to its shifted instant
       // the next trigger supersedes a waiting task under catch-up latest/none and always under
       // cancel-previous; never under buffer-one (a newer trigger waits behind it, or is skipped)
       const superseding = mode === FIRE_MODE.cancelPrevious || (s.catchUp !== 'all' && mode !== FIRE_MODE.bufferOne);
       const next = superseding ? entry.spec.nextAfter(triggerAt) : null;
-      if (next !== null) meta[META.supersededAt] = next + jitterShiftMs(s.name, next, s.jitterMs); // when the next one's task starts
+      windowMs = s.catchUpWindowMs + shift; // on time relative to its shifted instant
+      if (next !== null) supersededAt = next + jitterShiftMs(s.name, next, s.jitterMs); // when the next one's task starts
     }
-    const taskId = triggerKey(s.name, triggerAt);
-    const traceparent = traceparents[i];
-    if (traceparent) meta[META.traceparent] = traceparent;
+    const meta = mode === FIRE_MODE.advanceOnly ? '' : triggerMeta(s, mode, nowMs, triggerAt, windowMs, supersededAt, traceparents[i]);
     const { dedupTtlMs, generation, liveUntil } = entry;
-    const task = { type: s.type, payload: s.payload, meta: encodeMeta(meta) };
-    const t: FireTrigger = { schedule: s.name, triggerAt, taskId, ...task, dedupTtlMs, mode, generation, liveUntil };
+    const t: FireTrigger = { schedule: s.name, triggerAt, type: s.type, payload: s.payload, meta, dedupTtlMs, mode, generation, liveUntil };
     if (shift > 0) t.dueAt = triggerAt + shift;
     if (s.maxRuns !== undefined) t.maxRuns = s.maxRuns;
-    return t;
-  });
+    out[i] = t;
+  }
+  return out;
 }
 
 /**

@@ -15,7 +15,7 @@ import { LeaseBound } from '../leadership/deadline.js';
 import { BatchGate } from './batch-gate.js';
 import { pushTo, SpecCache, type Entry } from './due-entry.js';
 import { FireObserver } from './fire-observer.js';
-import { announceSuperseding, fireTriggers, indexDelayed, observedOf, type FireItem } from './fire-triggers.js';
+import { announceSuperseding, fireTriggers, indexDelayed, type FireItem } from './fire-triggers.js';
 import { LATE_TOLERANCE_MS, type Plan } from './plan.js';
 import { PlanReports } from './plan-report.js';
 import type { FiringContext } from './firing.js';
@@ -106,9 +106,8 @@ export class FiringShared {
   private async fireChunk(queue: string, chunk: FireItem[], leadMs: number): Promise<void> {
     const { client, time, trustLocalClock } = this.ctx;
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
-    const observed = observedOf(chunk);
-    const triggers = fireTriggers(chunk, this.observer.begin(observed), this.ctx.now(), trustLocalClock);
-    this.observer.historyFlags(observed, triggers);
+    const triggers = fireTriggers(chunk, this.observer.begin(chunk), this.ctx.now(), trustLocalClock);
+    this.observer.historyFlags(chunk, triggers);
     const sentAt = time.localNow();
     let fired: Awaited<ReturnType<typeof fireScript>>;
     try {

@@ -12,17 +12,19 @@ import type { RedisClient } from '../types.js';
 export type FireResult = keyof typeof FIRE_RESULT;
 const fireResult = codeNames('fire', FIRE_RESULT);
 
-/** One trigger for fire.lua. */
+/**
+ * One trigger for fire.lua. Its task id (and dedup key) is `<schedule>:<trigger-unix>`, built by the
+ * script. Its `meta` is JSON text as `JSON.stringify` writes it, with no raw newline (the script
+ * splits the task on newlines; a payload's newlines, whitespace in valid JSON, are made spaces).
+ */
 export interface FireTrigger extends EncodedTask {
   schedule: string;
   /** The trigger instant, epoch ms. */
   triggerAt: number;
-  /** The task id, which is also the trigger's dedup key `<schedule>:<trigger-unix>`. */
-  taskId: string;
   /** Lifetime of the dedup key, ms. */
   dedupTtlMs: number;
   mode: FireMode;
-  /** The schedule's generation the trigger was planned under (its stored definition's; 0 if it has none). */
+  /** The schedule's generation it was planned under (its stored definition's; 0 if it has none). */
   generation: number;
   /** Until when a live instance declares the schedule, epoch ms (undefined or Infinity: always, a runtime schedule); a later trigger is refused. */
   liveUntil?: number;
@@ -44,9 +46,16 @@ export interface FireOutcome {
   now: number;
 }
 
+/** JSON text on one line: a raw newline in valid JSON is whitespace, so a space stands for it (fire.lua splits the task on newlines). */
+function oneLine(json: string): string {
+  return json.includes('\n') ? json.replace(/\n/g, ' ') : json;
+}
+
 /**
  * Enqueues the triggers of one queue, each at most once ever, refusing those planned under an
- * older generation of their schedule and those dated after their liveUntil (fire.lua).
+ * older generation of their schedule and those dated after their liveUntil (fire.lua). Per trigger
+ * three arguments go to the script (its name, its fields on one line, its task in the stored form
+ * `<meta>\n<payload>\n<type>`); its keys are built there on the queue's key prefix.
  * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
  * @param leadMs how long before its instant a trigger may be enqueued, ms.
  * @param by who fires (the leader's instance id): the `by` of the history records of triggers with a `history` flag.
@@ -59,20 +68,19 @@ export async function fireScript(
   triggers: readonly FireTrigger[],
   by = '',
 ): Promise<FireOutcome> {
-  const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks];
-  const a: (string | number)[] = [nowMs === undefined ? '' : String(nowMs), leadMs, by];
+  const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks, keys.base];
+  const a: string[] = new Array(3 + 3 * triggers.length);
+  a[0] = nowMs === undefined ? '' : String(nowMs);
+  a[1] = String(leadMs);
+  a[2] = by;
+  let n = 3;
   for (const t of triggers) {
-    k.push(keys.dedup(t.taskId));
-    if (t.mode === FIRE_MODE.skipOverlap || t.mode === FIRE_MODE.bufferOne || t.mode === FIRE_MODE.cancelPrevious) {
-      k.push(keys.overlap(t.schedule));
-    }
-    if (t.mode === FIRE_MODE.bufferOne) k.push(keys.buffered(t.schedule));
-    if (t.maxRuns !== undefined) k.push(keys.runs(t.schedule));
-    if (t.history !== undefined) k.push(keys.history(t.schedule));
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
-    a.push(t.schedule, t.triggerAt, t.taskId, t.type, t.payload, t.meta, t.dedupTtlMs, t.mode, t.generation, liveUntil);
-    a.push(t.dueAt === undefined ? '' : Math.floor(t.dueAt), t.maxRuns ?? '', t.history ?? '');
+    const dueAt = t.dueAt === undefined ? '' : Math.floor(t.dueAt);
+    a[n++] = t.schedule;
+    a[n++] = `${t.triggerAt} ${t.dedupTtlMs} ${t.mode} ${t.generation} ${liveUntil} ${dueAt} ${t.maxRuns ?? ''} ${t.history ?? ''}`;
+    a[n++] = t.mode === FIRE_MODE.advanceOnly ? '' : `${t.meta}\n${oneLine(t.payload)}\n${t.type}`;
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);
   const results: FireResult[] = new Array(triggers.length);

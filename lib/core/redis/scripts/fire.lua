@@ -17,30 +17,34 @@
   KEYS[3]   <ns>:{<ns>:<q>}:generation          HASH   schedule name -> generation (fence-schedules.lua)
   KEYS[4]   <ns>:{<ns>:<q>}:scheduled           ZSET   task id -> due time (epoch ms): delayed tasks
   KEYS[5]   <ns>:{<ns>:<q>}:tasks               HASH   task id -> "<meta>\n<payload>\n<type>" (task-entry scheduledForm)
-  KEYS[6..] per trigger: its dedup key <ns>:{<ns>:<q>}:dedup:<schedule>:<trigger-unix>, then,
-            when its mode is "s", "b" or "c", the overlap key <ns>:{<ns>:<q>}:overlap:<schedule> (set with a
-            TTL: protocol.ts MARKER_TTL), then, when it is "b", the buffer key
-            <ns>:{<ns>:<q>}:buffered:<schedule> (overlap.lua), then, when it has a maxRuns, its
-            runs counter <ns>:{<ns>:<q>}:runs:<schedule> (HASH: max, n), then, when its history flag
-            is not "", its history LIST <ns>:{<ns>:<q>}:history:<schedule> (scheduler/history.ts)
+  KEYS[6]   <ns>:{<ns>:<q>}:              prefix  the queue's key prefix: each trigger's keys are built on it
+            (keys.ts QueueKeys): its dedup key dedup:<schedule>:<trigger-unix> (the task id), then,
+            when its mode is "s", "b" or "c", the overlap key overlap:<schedule> (set with a TTL:
+            protocol.ts MARKER_TTL), when it is "b" the buffer key buffered:<schedule> (overlap.lua),
+            when it has a maxRuns its runs counter runs:<schedule> (HASH: max, n), when its history
+            flag is not "" its history LIST history:<schedule> (scheduler/history.ts)
   ARGV[1]   nowMs: "" to decide by Redis server time (always, outside tests), or a test clock's
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
   ARGV[3]   by: who fires (the leader's instance id), written into history records
-  ARGV[4..] per trigger, 13 values: schedule name, triggerAtMs (epoch ms), task id, task type,
-            payload (JSON text), meta (JSON text, fields: protocol.ts META), dedupTtlMs (ms), mode
-            (modes: protocol.ts FIRE_MODE): "a" enqueue (overlap allowed) | "s" enqueue unless the
+  ARGV[4..] per trigger, 3 values: its schedule name; its fields, separated by one space each:
+            triggerAtMs (epoch ms), dedupTtlMs (ms), mode, generation, liveUntil, dueAt, maxRuns,
+            history flag (the last four may be empty); its task "<meta>\n<payload>\n<type>" (as
+            task-entry scheduledForm: meta and payload are JSON text without a raw newline; "" in
+            mode x). Its task id is <schedule>:<trigger-unix> (floor(triggerAtMs / 1000)), also its
+            dedup key's suffix. The fields: mode (modes: protocol.ts FIRE_MODE): "a" enqueue
+            (overlap allowed) | "s" enqueue unless the
             schedule's previous task is live (overlap skip) | "b" enqueue, or while the previous task is
             live keep it in the buffer key unless one waits there (overlap buffer-one) | "c" enqueue,
             taking the overlap marker from the previous task (overlap cancel-previous) | "x" only
-            advance lastFired (a trigger skipped by the catch-up policy), the schedule's generation it
-            was planned under, and
-            its liveUntil (epoch ms, Redis time; "" = none): until when a live instance declares
+            advance lastFired (a trigger skipped by the catch-up policy); generation: the schedule's
+            generation it was planned under; liveUntil (epoch ms, Redis time; "" = none, "-1" =
+            never live): until when a live instance declares
             the schedule, by the leader's last liveness read (a stale read only makes it earlier).
             A trigger dated after it is refused in the enqueue modes: no trigger after the
-            instant the schedule became orphaned is ever enqueued; then dueAt (epoch ms; "" = none):
-            when its task may start (nominal instant plus the schedule's jitter shift); then
-            maxRuns ("" = none): the most triggers the schedule enqueues in total; then its history
+            instant the schedule became orphaned is ever enqueued; dueAt (epoch ms; "" = none):
+            when its task may start (nominal instant plus the schedule's jitter shift);
+            maxRuns ("" = none): the most triggers the schedule enqueues in total; history
             flag: "" no record | "r" record the outcome (a trigger of mode x: "p" skipped by the pause,
             "c" by the catch-up policy); upper case ("R", "P", "C") also renews the list's TTL
             (whatever the outcome). A record (JSON: triggerAt, at = now, outcome, taskId, by) is pushed at
@@ -67,8 +71,8 @@ local withTaskId = { [0] = true, [1] = true, [8] = true, [9] = true }
 local now = tonumber(ARGV[1]) or nowMs()
 local lead = tonumber(ARGV[2])
 local by = cjson.encode(ARGV[3])
+local P = KEYS[6]
 local out = {}
-local k = 6
 -- pushes one fire record at the head of a schedule's history (see history flag above)
 local function record(key, flag, code, triggerAt, taskId)
   local outcome = historyOutcome[code]
@@ -88,22 +92,20 @@ local function enqueueAt(dueAt)
     redis.call('ZADD', KEYS[4], dueAt, id)
   end
 end
-for a = 4, #ARGV, 13 do
-  local schedule, triggerAt, taskId = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local ttl, mode, generation = ARGV[a + 6], ARGV[a + 7], tonumber(ARGV[a + 8])
-  local liveUntil = tonumber(ARGV[a + 9]) or math.huge
-  local dueAt, maxRuns = tonumber(ARGV[a + 10]), tonumber(ARGV[a + 11])
-  local dedupKey = KEYS[k]
+for a = 4, #ARGV, 3 do
+  local schedule, task = ARGV[a], ARGV[a + 2]
+  local at, ttl, mode, gen, live, due, max, historyFlag = string.match(ARGV[a + 1], '^(%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S*)$')
+  if not at then return redis.error_reply('ERR fire: malformed trigger fields "' .. ARGV[a + 1] .. '"') end
+  local triggerAt, generation = tonumber(at), tonumber(gen)
+  local liveUntil = tonumber(live) or math.huge
+  local dueAt, maxRuns = tonumber(due), tonumber(max)
+  local taskId = schedule .. ':' .. string.format('%d', math.floor(triggerAt / 1000))
+  local dedupKey = P .. 'dedup:' .. taskId
   local overlapKey, bufferKey, runsKey, historyKey
-  local historyFlag = ARGV[a + 12]
-  k = k + 1
-  if mode == FIRE_MODE.skipOverlap or mode == FIRE_MODE.bufferOne or mode == FIRE_MODE.cancelPrevious then
-    overlapKey = KEYS[k]
-    k = k + 1
-  end
-  if mode == FIRE_MODE.bufferOne then bufferKey = KEYS[k]; k = k + 1 end
-  if maxRuns then runsKey = KEYS[k]; k = k + 1 end
-  if historyFlag ~= '' then historyKey = KEYS[k]; k = k + 1 end
+  if mode == FIRE_MODE.skipOverlap or mode == FIRE_MODE.bufferOne or mode == FIRE_MODE.cancelPrevious then overlapKey = P .. 'overlap:' .. schedule end
+  if mode == FIRE_MODE.bufferOne then bufferKey = P .. 'buffered:' .. schedule end
+  if maxRuns then runsKey = P .. 'runs:' .. schedule end
+  if historyFlag ~= '' then historyKey = P .. 'history:' .. schedule end
   local code
   local fence = tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
   local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
@@ -129,14 +131,17 @@ for a = 4, #ARGV, 13 do
     if runsKey and runs >= maxRuns then
       code = FIRE_RESULT.exhausted
     elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
+      local i = string.find(task, '\n', 1, true)
+      local j = string.find(task, '\n', i + 1, true)
+      local meta, payload, taskType = string.sub(task, 1, i - 1), string.sub(task, i + 1, j - 1), string.sub(task, j + 1)
       if mode == FIRE_MODE.bufferOne then
-        code = FIRE_RESULT[fireBufferOne(add, KEYS[1], overlapKey, bufferKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ttl, markerMs)]
+        code = FIRE_RESULT[fireBufferOne(add, KEYS[1], overlapKey, bufferKey, taskId, taskType, payload, meta, ttl, markerMs)]
       elseif mode == FIRE_MODE.cancelPrevious then
-        code = FIRE_RESULT[fireCancelPrevious(add, overlapKey, taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], markerMs)]
+        code = FIRE_RESULT[fireCancelPrevious(add, overlapKey, taskId, taskType, payload, meta, markerMs)]
       elseif overlapKey and redis.call('EXISTS', overlapKey) == 1 then
         code = FIRE_RESULT.skipped
       else
-        add(taskId, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
+        add(taskId, taskType, payload, meta)
         if overlapKey then redis.call('SET', overlapKey, taskId, 'PX', markerMs) end
         code = FIRE_RESULT.enqueued
       end
@@ -149,7 +154,7 @@ for a = 4, #ARGV, 13 do
     redis.call('HSET', KEYS[2], schedule, triggerAt)
   end
   if generation > fence and code ~= FIRE_RESULT.fenced and code ~= FIRE_RESULT.orphaned then redis.call('HSET', KEYS[3], schedule, generation) end
-  if historyKey then record(historyKey, historyFlag, code, ARGV[a + 1], taskId) end
+  if historyKey then record(historyKey, historyFlag, code, at, taskId) end
   out[#out + 1] = code
 end
 out[#out + 1] = now
