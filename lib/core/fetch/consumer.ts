@@ -11,7 +11,10 @@ import {
   type PoisonTask,
   type RequeuedTask,
 } from '../redis/commands/recovery.js';
+import type { Redis } from 'ioredis';
 import type { RedisClient } from '../redis/types.js';
+import type { ReadReply } from './read-reply.js';
+import { ReadCommand, tapReads } from './reply-tap.js';
 
 /** A queue as a consumer sees it. */
 export interface ConsumedQueue {
@@ -60,22 +63,27 @@ export class Consumer {
     for (let i = 0; i < queues.length; i++) args.push('>');
     let read: Promise<unknown>;
     const acks = this.acks;
-    const socket = acks && !isCluster(via) && via.status === 'ready' ? via.stream : undefined;
+    const ready = !isCluster(via) && via.status === 'ready';
+    // its reply read by the socket's tap (reply-tap.ts), not by ioredis's parser, where there is one
+    const cmd = ready && tapReads(via as Redis) ? new ReadCommand(args) : undefined;
+    const socket = acks && ready ? via.stream : undefined;
     if (socket) {
       // one write (writev) for the acks and the read: a syscall less per fetch
       socket.cork();
       try {
         acks!.writeOn(via);
-        read = via.callBuffer('XREADGROUP', ...args);
+        read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
       } finally {
         socket.uncork();
       }
     } else {
       acks?.writeOn(via);
-      read = via.callBuffer('XREADGROUP', ...args);
+      read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
     }
-    const reply = (await read) as [Buffer, [Buffer, Buffer[] | null][]][] | null;
-    if (!reply) return [];
+    const got = await read;
+    // read by the tap (then the command resolved with 1), or by ioredis (after a reconnect, or without a tap)
+    const reply = (cmd?.parsed ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
+    if (!reply || typeof reply !== 'object') return [];
     const out: Fetched<Q>[] = [];
     for (const [key, entries] of reply) {
       const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
