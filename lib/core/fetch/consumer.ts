@@ -85,9 +85,16 @@ export class Consumer {
     const reply = (cmd?.parsed ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
     if (!reply || typeof reply !== 'object') return [];
     const out: Fetched<Q>[] = [];
-    for (const [key, entries] of reply) {
+    // indexed loops, no destructuring: per entry, and mostly run before the JIT has optimised it
+    for (let s = 0; s < reply.length; s++) {
+      const key = reply[s][0];
+      const entries = reply[s][1] as readonly [string | Buffer, string[] | Buffer[] | null][];
       const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
-      for (const [entryId, fields] of entries) out.push({ queue, entryId: entryId.toString(), fields });
+      for (let e = 0; e < entries.length; e++) {
+        const entry = entries[e];
+        const entryId = entry[0];
+        out.push({ queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] });
+      }
     }
     return out;
   }
