@@ -31,6 +31,29 @@ export interface Fetched<Q extends ConsumedQueue = ConsumedQueue> {
   readonly fields: readonly string[] | readonly Buffer[] | null;
 }
 
+/**
+ * The entries of a read's reply (strings from the tap, or ioredis's buffers) with their queues. Apart
+ * from the async `read`, and with indexed loops: per entry, mostly run before the JIT has optimised it,
+ * and a loop in an async function makes the whole of it hot (a large compile).
+ */
+function fetchedOf<Q extends ConsumedQueue>(
+  reply: ReadReply | [Buffer, [Buffer, Buffer[] | null][]][],
+  queues: readonly Q[],
+): Fetched<Q>[] {
+  const out: Fetched<Q>[] = [];
+  for (let s = 0; s < reply.length; s++) {
+    const key = reply[s][0];
+    const entries = reply[s][1] as readonly [string | Buffer, string[] | Buffer[] | null][];
+    const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
+    for (let e = 0; e < entries.length; e++) {
+      const entry = entries[e];
+      const entryId = entry[0];
+      out.push({ queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] });
+    }
+  }
+  return out;
+}
+
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
 const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
 
@@ -84,19 +107,7 @@ export class Consumer {
     // read by the tap (then the command resolved with 1), or by ioredis (after a reconnect, or without a tap)
     const reply = (cmd?.parsed ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
     if (!reply || typeof reply !== 'object') return [];
-    const out: Fetched<Q>[] = [];
-    // indexed loops, no destructuring: per entry, and mostly run before the JIT has optimised it
-    for (let s = 0; s < reply.length; s++) {
-      const key = reply[s][0];
-      const entries = reply[s][1] as readonly [string | Buffer, string[] | Buffer[] | null][];
-      const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
-      for (let e = 0; e < entries.length; e++) {
-        const entry = entries[e];
-        const entryId = entry[0];
-        out.push({ queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] });
-      }
-    }
-    return out;
+    return fetchedOf(reply, queues);
   }
 
   /** Creates each queue's consumer group at id 0 (so tasks enqueued before any server are served); BUSYGROUP is fine. */

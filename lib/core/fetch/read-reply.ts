@@ -112,9 +112,6 @@ export function replyEnd(b: Buffer, o: number, len: number): number {
 /** The last task type read, reused while the next ones are the same (most tasks of a read share one). */
 let lastType = '';
 
-/** The read position of {@link parseReadReply} and its helpers. */
-let at = 0;
-
 /** {@link parseReadReply}: the bytes hold something else than a read's reply (then ioredis reads it). */
 export const NOT_A_READ = -3;
 
@@ -124,48 +121,88 @@ export const NOT_A_READ = -3;
  */
 export let readEnd = 0;
 
-/** Marks the reply incomplete (needing more than `len` bytes, or `need`) and returns -1. */
-function short(len: number, need = len + 1): number {
-  readEnd = INCOMPLETE;
-  neededBytes = need;
-  return -1;
-}
+// The state of one parseReadReply call (module variables, not a cursor object: the parse runs per
+// read, mostly before the JIT has optimised it, and is split into small one-loop functions so that
+// it is compiled in small pieces).
+/** The read position. */
+let at = 0;
+/** The reply's bytes as one Latin-1 string when they are all ASCII (then a byte offset minus {@link base} is a string offset). */
+let text: string | undefined;
+let base = 0;
 
-/** The length of the array at {@link at} (moving past its header; -1 for a null one), or -2 with {@link readEnd} saying why not. */
-function arrayAt(b: Buffer, len: number): number {
-  if (at >= len) return short(len) - 1;
-  if (b[at] !== STAR) {
-    readEnd = NOT_A_READ;
-    return -2;
-  }
-  const n = intAt(b, at + 1, len);
-  if (intEnd < 0) {
-    if (intEnd === INCOMPLETE) return short(len) - 1;
-    readEnd = NOT_A_READ;
-    return -2;
-  }
-  at = intEnd;
-  if (n >= -1) return n;
-  readEnd = NOT_A_READ;
+/** Why no reply was read: `why`, with the bytes needed when incomplete; -2 for the caller to return. */
+function fail(why: number, need: number): number {
+  readEnd = why;
+  neededBytes = need;
   return -2;
 }
 
-/** The length of the bulk string at {@link at} (moving to its bytes, whole in `b`), or -1 with {@link readEnd} saying why not. */
-function bulkAt(b: Buffer, len: number): number {
-  if (at >= len) return short(len);
-  if (b[at] !== DOLLAR) {
-    readEnd = NOT_A_READ;
-    return -1;
-  }
+/** The count of the `type` header (`*` or `$`) at {@link at}, moving past it: -1 for a null, -2 when none ({@link readEnd} says why). */
+function header(b: Buffer, len: number, type: number): number {
+  if (at >= len) return fail(INCOMPLETE, len + 1);
+  if (b[at] !== type) return fail(NOT_A_READ, 0);
   const n = intAt(b, at + 1, len);
-  if (intEnd < 0 || n < 0) {
-    if (intEnd === INCOMPLETE) return short(len);
-    readEnd = NOT_A_READ; // a null (or bad) value: not a stream entry's
-    return -1;
-  }
-  if (intEnd + n + 2 > len) return short(len, intEnd + n + 2);
+  if (intEnd < 0) return fail(intEnd === INCOMPLETE ? INCOMPLETE : NOT_A_READ, len + 1);
+  if (n < -1) return fail(NOT_A_READ, 0);
   at = intEnd;
   return n;
+}
+
+/** The bulk string at {@link at} (whole in `b`), moving past it; undefined when none ({@link readEnd} says why). */
+function bulk(b: Buffer, len: number): string | undefined {
+  const n = header(b, len, DOLLAR);
+  if (n < 0) {
+    if (n === -1) fail(NOT_A_READ, 0); // a null value: not a stream entry's
+    return undefined;
+  }
+  const start = at;
+  if (start + n + 2 > len) {
+    fail(INCOMPLETE, start + n + 2);
+    return undefined;
+  }
+  at = start + n + 2;
+  return text !== undefined ? text.slice(start - base, start - base + n) : b.toString('utf8', start, start + n);
+}
+
+/** The `nf` fields of an entry at {@link at}: Chronos's field names are its constants, a task type equal to the last one that string. */
+function fields(b: Buffer, len: number, nf: number): string[] | undefined {
+  const out: string[] = new Array(nf);
+  for (let f = 0; f < nf; f++) {
+    const n = header(b, len, DOLLAR);
+    if (n < 0 || at + n + 2 > len) {
+      if (n >= -1) fail(n === -1 ? NOT_A_READ : INCOMPLETE, at + n + 2);
+      return undefined;
+    }
+    let v: string | undefined;
+    if (text !== undefined) {
+      const rel = at - base;
+      if ((f & 1) === 0) {
+        const name = f < 8 ? ENTRY_FIELDS[f >> 1] : undefined;
+        if (name !== undefined && n === name.length && text.startsWith(name, rel)) v = name;
+      } else if (f === 3 && n === lastType.length && out[2] === ENTRY_FIELDS[1] && text.startsWith(lastType, rel)) v = lastType;
+      v ??= text.slice(rel, rel + n);
+    } else v = b.toString('utf8', at, at + n);
+    if (f === 3 && out[2] === ENTRY_FIELDS[1]) lastType = v;
+    out[f] = v;
+    at += n + 2;
+  }
+  return out;
+}
+
+/** The `count` entries of a stream at {@link at}; undefined when they are not entries ({@link readEnd} says why). */
+function entries(b: Buffer, len: number, count: number): [string, string[] | null][] | undefined {
+  const out: [string, string[] | null][] = new Array(count);
+  for (let e = 0; e < count; e++) {
+    if (header(b, len, STAR) !== 2) return notARead();
+    const entryId = bulk(b, len);
+    if (entryId === undefined) return undefined;
+    const nf = header(b, len, STAR);
+    if (nf < -1) return undefined;
+    const f = nf === -1 ? null : fields(b, len, nf);
+    if (f === undefined) return undefined;
+    out[e] = [entryId, f];
+  }
+  return out;
 }
 
 /**
@@ -175,63 +212,38 @@ function bulkAt(b: Buffer, len: number): number {
  */
 export function parseReadReply(b: Buffer, o: number, len: number): ReadReply | undefined {
   // all ASCII (the usual case): Latin-1 is UTF-8 there, and a byte offset is a string offset
-  const text = isAscii(b.subarray(o, len)) ? b.toString('latin1', o, len) : undefined;
+  text = isAscii(b.subarray(o, len)) ? b.toString('latin1', o, len) : undefined;
+  base = o;
   at = o;
   readEnd = 0;
-  const streams = arrayAt(b, len);
-  if (streams < 1) {
-    if (streams >= -1) readEnd = NOT_A_READ; // a null or empty array: ioredis's to read
+  const reply = streams(b, len);
+  text = undefined; // the reply's text lives on in the values sliced from it, not in this module
+  if (reply !== undefined) readEnd = at;
+  return reply;
+}
+
+/** The streams of the reply at {@link at}. */
+function streams(b: Buffer, len: number): ReadReply | undefined {
+  const n = header(b, len, STAR);
+  if (n < 1) {
+    if (n >= -1) readEnd = NOT_A_READ; // a null or empty array: ioredis's to read
     return undefined;
   }
-  const out: ReadReply = new Array(streams);
-  for (let s = 0; s < streams; s++) {
-    if (arrayAt(b, len) !== 2) return notARead();
-    const kn = bulkAt(b, len);
-    if (kn < 0) return undefined;
-    const key = text !== undefined ? text.slice(at - o, at - o + kn) : b.toString('utf8', at, at + kn);
-    at += kn + 2;
-    const count = arrayAt(b, len);
+  const out: ReadReply = new Array(n);
+  for (let s = 0; s < n; s++) {
+    if (header(b, len, STAR) !== 2) return notARead();
+    const key = bulk(b, len);
+    if (key === undefined) return undefined;
+    const count = header(b, len, STAR);
     if (count < 0) return notARead();
-    const entries: [string, string[] | null][] = new Array(count);
-    for (let e = 0; e < count; e++) {
-      if (arrayAt(b, len) !== 2) return notARead();
-      const idn = bulkAt(b, len);
-      if (idn < 0) return undefined;
-      const entryId = text !== undefined ? text.slice(at - o, at - o + idn) : b.toString('utf8', at, at + idn);
-      at += idn + 2;
-      const nf = arrayAt(b, len);
-      if (nf < -1) return undefined;
-      if (nf === -1) {
-        entries[e] = [entryId, null];
-        continue;
-      }
-      const fields: string[] = new Array(nf);
-      for (let f = 0; f < nf; f++) {
-        const n = bulkAt(b, len);
-        if (n < 0) return undefined;
-        let v: string | undefined;
-        if (text !== undefined) {
-          const rel = at - o;
-          if ((f & 1) === 0) {
-            // a field name: Chronos's own at its place is its constant
-            const name = f < 8 ? ENTRY_FIELDS[f >> 1] : undefined;
-            if (name !== undefined && n === name.length && text.startsWith(name, rel)) v = name;
-          } else if (f === 3 && n === lastType.length && fields[2] === ENTRY_FIELDS[1] && text.startsWith(lastType, rel)) v = lastType;
-          v ??= text.slice(rel, rel + n);
-        } else v = b.toString('utf8', at, at + n);
-        if (f === 3 && fields[2] === ENTRY_FIELDS[1]) lastType = v;
-        fields[f] = v;
-        at += n + 2;
-      }
-      entries[e] = [entryId, fields];
-    }
-    out[s] = [key, entries];
+    const e = entries(b, len, count);
+    if (e === undefined) return undefined;
+    out[s] = [key, e];
   }
-  readEnd = at;
   return out;
 }
 
-/** An array of the wrong length (or a null one) where a read's reply has a fixed one: ioredis's to read. */
+/** A header of the wrong count (or a null) where a read's reply has a fixed one: ioredis's to read, unless the bytes ran out. */
 function notARead(): undefined {
   if (readEnd !== INCOMPLETE) readEnd = NOT_A_READ;
   return undefined;
