@@ -72,7 +72,12 @@ class ReplyTap {
       const cmd = queue.peekAt(k)?.command;
       // a read's entries (`*`, not the `*-1` of a read's timeout): read here, in one pass
       if (cmd instanceof ReadCommand && data[o] === STAR && data[o + 1] !== MINUS) {
-        const parsed = parseReadReply(data, o, len);
+        let parsed: ReadReply | undefined;
+        try {
+          parsed = parseReadReply(data, o, len);
+        } catch {
+          parsed = undefined; // not expected (every read is bounds-checked): ioredis reads this reply then
+        }
         if (parsed !== undefined) {
           if (o > from) this.reader(data.subarray(from, o)); // the k replies before it: ioredis takes their commands off the queue
           cmd.parsed = parsed;
