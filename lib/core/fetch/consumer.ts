@@ -11,7 +11,10 @@ import {
   type PoisonTask,
   type RequeuedTask,
 } from '../redis/commands/recovery.js';
+import type { Redis } from 'ioredis';
 import type { RedisClient } from '../redis/types.js';
+import type { ReadReply } from './read-reply.js';
+import { ReadCommand, tapReads } from './reply-tap.js';
 
 /** A queue as a consumer sees it. */
 export interface ConsumedQueue {
@@ -26,6 +29,29 @@ export interface Fetched<Q extends ConsumedQueue = ConsumedQueue> {
   readonly entryId: string;
   /** Its field/value list: the bytes of a buffer reply (a read), or strings (a script's reply); see codec.ts decodeEntry. */
   readonly fields: readonly string[] | readonly Buffer[] | null;
+}
+
+/**
+ * The entries of a read's reply (strings from the tap, or ioredis's buffers) with their queues. Apart
+ * from the async `read`, and with indexed loops: per entry, mostly run before the JIT has optimised it,
+ * and a loop in an async function makes the whole of it hot (a large compile).
+ */
+function fetchedOf<Q extends ConsumedQueue>(
+  reply: ReadReply | [Buffer, [Buffer, Buffer[] | null][]][],
+  queues: readonly Q[],
+): Fetched<Q>[] {
+  const out: Fetched<Q>[] = [];
+  for (let s = 0; s < reply.length; s++) {
+    const key = reply[s][0];
+    const entries = reply[s][1] as readonly [string | Buffer, string[] | Buffer[] | null][];
+    const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
+    for (let e = 0; e < entries.length; e++) {
+      const entry = entries[e];
+      const entryId = entry[0];
+      out.push({ queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] });
+    }
+  }
+  return out;
 }
 
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
@@ -60,28 +86,28 @@ export class Consumer {
     for (let i = 0; i < queues.length; i++) args.push('>');
     let read: Promise<unknown>;
     const acks = this.acks;
-    const socket = acks && !isCluster(via) && via.status === 'ready' ? via.stream : undefined;
+    const ready = !isCluster(via) && via.status === 'ready';
+    // its reply read by the socket's tap (reply-tap.ts), not by ioredis's parser, where there is one
+    const cmd = ready && tapReads(via as Redis) ? new ReadCommand(args) : undefined;
+    const socket = acks && ready ? via.stream : undefined;
     if (socket) {
       // one write (writev) for the acks and the read: a syscall less per fetch
       socket.cork();
       try {
         acks!.writeOn(via);
-        read = via.callBuffer('XREADGROUP', ...args);
+        read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
       } finally {
         socket.uncork();
       }
     } else {
       acks?.writeOn(via);
-      read = via.callBuffer('XREADGROUP', ...args);
+      read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
     }
-    const reply = (await read) as [Buffer, [Buffer, Buffer[] | null][]][] | null;
-    if (!reply) return [];
-    const out: Fetched<Q>[] = [];
-    for (const [key, entries] of reply) {
-      const queue = queues.length === 1 ? queues[0] : queues.find((q) => q.keys.stream === key.toString())!;
-      for (const [entryId, fields] of entries) out.push({ queue, entryId: entryId.toString(), fields });
-    }
-    return out;
+    const got = await read;
+    // read by the tap (then the command resolved with 1), or by ioredis (after a reconnect, or without a tap)
+    const reply = (cmd?.parsed ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
+    if (!reply || typeof reply !== 'object') return [];
+    return fetchedOf(reply, queues);
   }
 
   /** Creates each queue's consumer group at id 0 (so tasks enqueued before any server are served); BUSYGROUP is fine. */

@@ -282,7 +282,7 @@ export class Slots implements RunOwner {
   /** A reserved slot was given up without running: let waiting tasks or the fetcher use it. */
   private finishReserved(queue?: string): void {
     if (queue !== undefined) this.deps.released?.(queue);
-    while (this.deps.isRunning() && this.freeSlots > 0 && this.buffer.length > 0) {
+    while (this.buffer.length > 0 && this.deps.isRunning() && this.freeSlots > 0) {
       const w = this.buffer.shift()!;
       this.admit(w.queue, w.task, w.payload);
     }

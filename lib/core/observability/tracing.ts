@@ -30,8 +30,6 @@ export interface TracingConfig {
 type Api = typeof OtelApi;
 
 const config: TracingConfig = { enabled: true, consumerParent: 'child' };
-let api: Api | null | undefined;
-let tracer: OtelApi.Tracer | undefined;
 
 /** Changes the process-wide tracing configuration (e.g. `configureTracing({ enabled: false })`). @publicApi */
 export function configureTracing(changes: Partial<TracingConfig>): void {
@@ -39,15 +37,18 @@ export function configureTracing(changes: Partial<TracingConfig>): void {
   if (changes.consumerParent !== undefined) config.consumerParent = changes.consumerParent;
 }
 
+/** The API and its tracer once loaded (one object for every call: the worker asks per task); null when the package is not installed. */
+let loadedOtel: { api: Api; tracer: OtelApi.Tracer } | null | undefined;
+
 /** The API and tracer when tracing is on and `@opentelemetry/api` is installed; undefined otherwise (the cheap check of the hot paths). */
 function otel(): { api: Api; tracer: OtelApi.Tracer } | undefined {
   if (!config.enabled) return undefined;
-  if (api === undefined) {
-    api = loadOptional<Api>('@opentelemetry/api') ?? null;
+  if (loadedOtel === undefined) {
+    const api = loadOptional<Api>('@opentelemetry/api');
     // a ProxyTracer: it follows the provider the app registers later
-    tracer = api?.trace.getTracer('@chronos/nest');
+    loadedOtel = api ? { api, tracer: api.trace.getTracer('@chronos/nest') } : null;
   }
-  return api ? { api, tracer: tracer! } : undefined;
+  return loadedOtel ?? undefined;
 }
 
 /** True when spans would be made (tracing enabled and `@opentelemetry/api` installed). */

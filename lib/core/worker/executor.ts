@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { HandlerNotFoundError, TaskCancelledError, TaskSupersededError, TaskTimeoutError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { consumerSpanWanted, startConsumerSpan, type ChronosSpan } from '../observability/tracing.js';
+import { consumerSpanWanted, startConsumerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { killScript, retryScript } from '../redis/commands/queue.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { DEAD_REASON, META, type DeadReason } from '../redis/protocol.js';
@@ -177,6 +177,8 @@ export class Executor {
   constructor(p: ExecutorParts) {
     ({ client: this.client, logger: this.logger, events: this.events, acker: this.acker } = p);
     ({ opts: this.opts, counters: this.counters, forwarder: this.forwarder } = p);
+    // the optional tracing API is loaded now (a synchronous require of some 10-25 ms), not in the middle of the first fetched batch
+    tracingAvailable();
   }
 
   /**
