@@ -125,6 +125,15 @@ test('bad options are rejected together, naming each value; unknown keys too', a
   expect(msg).toMatch(/timeout: .*got 1.5/);
 });
 
+test('a due instant no Date can hold is refused, naming the value; the largest one that is valid is taken', async () => {
+  for (const options of [{ delay: 1e20 }, { delay: Number.MAX_SAFE_INTEGER }, { processAt: 1e20 }, { processAt: -1e16 }]) {
+    const err = await rig.client.enqueue('x', {}, options).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidOptionsError);
+    expect((err as Error).message).toMatch(/(delay|processAt): expected .*valid Date.*, got -?\d/);
+  }
+  expect((await rig.client.enqueue('x', {}, { processAt: 8.64e15 - 1 })).state).toBe('scheduled');
+});
+
 test('a handler that throws twice then succeeds runs 3 times and ends with retried = 2', async () => {
   const attempts: number[] = [];
   const done = deferred();

@@ -9,6 +9,7 @@ import type { DedupMode } from '../redis/commands/queue.js';
 import { encodePayload } from './codec.js';
 import type { Prepared } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
+import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -17,9 +18,9 @@ import { engineTime } from '../runtime/time.js';
 export interface EnqueueOptions {
   /** Queue name. @defaultValue 'default' */
   queue?: string;
-  /** Run no earlier than this many ms from now, measured by Redis server time. Exclusive with `processAt`. */
+  /** Run no earlier than this many ms from now, measured by Redis server time; the due instant must be a valid Date. Exclusive with `processAt`. */
   delay?: number;
-  /** Run no earlier than this instant (epoch ms or a Date). Exclusive with `delay`. */
+  /** Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date). Exclusive with `delay`. */
   processAt?: number | Date;
   /** Retries after a failure before the task is dead. @defaultValue 25 */
   maxRetry?: number;
@@ -171,15 +172,24 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
   let processAt = 0;
   let delayMs = 0;
   if (options.delay !== undefined && options.processAt !== undefined) p.add('', 'delay and processAt are mutually exclusive');
+  // the due instant must be one a Date can hold (±8.64e15 ms, ECMA-262 §21.4.1.1), as a schedule's startAt/endAt:
+  // past it the Inspector and the CLI could not show it (they showed "NaN-NaN-NaN")
   if (options.delay !== undefined) {
     if (typeof options.delay !== 'number' || !Number.isFinite(options.delay) || options.delay < 0) {
       p.expected('delay', 'a finite number >= 0 (ms)', options.delay);
+    } else if (engineTime.now() + options.delay >= INSTANT_LIMIT_MS) {
+      p.expected('delay', 'a delay whose due instant is a valid Date (before the year 275760)', options.delay);
     } else delayMs = Math.ceil(options.delay);
   }
   if (options.processAt !== undefined) {
     const at = options.processAt instanceof Date ? options.processAt.getTime() : options.processAt;
-    if (typeof at !== 'number' || !Number.isFinite(at)) p.expected('processAt', 'epoch ms or a valid Date', options.processAt);
-    else if (at > engineTime.now()) processAt = Math.ceil(at);
+    if (typeof at !== 'number' || !Number.isFinite(at) || Math.abs(at) >= INSTANT_LIMIT_MS) {
+      p.expected(
+        'processAt',
+        'epoch ms of a valid Date, or a valid Date',
+        options.processAt instanceof Date ? String(options.processAt) : options.processAt,
+      );
+    } else if (at > engineTime.now()) processAt = Math.ceil(at);
   }
   const id = options.taskId ?? newTaskId();
   if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
