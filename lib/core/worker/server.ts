@@ -316,7 +316,7 @@ export class ChronosServer {
    * Graceful shutdown: stop fetching at once, let in-flight handlers finish for up to
    * `shutdownTimeout` ms, then abort the rest (their signal's reason is a {@link ShutdownAbort})
    * and put their tasks straight back in the queue; close owned connections. Idempotent. It ends
-   * within `shutdownTimeout` + {@link SHUTDOWN_REDIS_GRACE_MS} (5,000 ms) + the connections' close
+   * within `shutdownTimeout` + 5,000 ms (`SHUTDOWN_REDIS_GRACE_MS`) + the connections' close
    * (≤ 1 s each) even when Redis does not answer: what it could not write then stays pending and is
    * recovered by another server after the visibility timeout.
    */
