@@ -157,6 +157,7 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const actor = { actor: ctx.actor, origin: ctx.origin };
   const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
   const i = ctx.inspector;
+  await i.requireQueue(queue); // a typo is a 404, never "0 tasks deleted"
   if (b.all === true) {
     if (action === 'retry' && st === 'dead') return i.retryAllDead(queue, { ...filter, ...actor });
     if (action === 'delete' && st !== 'active') return i.deleteAllTasks(queue, st, { ...filter, ...actor });

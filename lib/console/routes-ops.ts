@@ -18,7 +18,11 @@ export const OPS_ROUTES: Route[] = [
   {
     method: 'GET',
     pattern: re('/queues/:p/history'),
-    run: (ctx: ApiContext, [queue]) => ctx.inspector.queueHistory(queue, windowOf(ctx.query)),
+    run: async (ctx: ApiContext, [queue]) => {
+      const window = windowOf(ctx.query);
+      await ctx.inspector.requireQueue(queue); // a typo is a 404, not a chart of zeros
+      return ctx.inspector.queueHistory(queue, window);
+    },
   },
   { method: 'GET', pattern: re('/schedule-activity'), run: (ctx: ApiContext) => ctx.inspector.scheduleActivity() },
   {

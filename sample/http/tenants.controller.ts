@@ -39,11 +39,15 @@ export class TenantsController {
     return this.upsert(body as ({ id?: unknown } & DigestBody)[], true);
   }
 
-  /** DELETE /tenants/:id/digest → 200 with `{ schedule, removed: 1 }`; 404 when the tenant has no digest. */
+  /** DELETE /tenants/:id/digest → 200 with `{ schedule, removed: 1 }`; 404 when the tenant has no digest; 400 for an id no schedule name can hold. */
   @Delete(':id/digest')
   async removeDigest(@Param('id') id: string) {
     const schedule = digestScheduleName(id);
-    const { removed } = await this.scheduler.removeSchedules([schedule]);
+    const { removed } = await this.scheduler.removeSchedules([schedule]).catch((err: unknown) => {
+      if (err instanceof InvalidScheduleError)
+        throw new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
+      throw err;
+    });
     if (removed === 0) throw new NotFoundException(`tenant ${JSON.stringify(id)} has no digest schedule (${schedule})`);
     return { schedule, removed };
   }

@@ -45,7 +45,7 @@ test('PUT /tenants/:id/digest adds a schedule fired at the cron in the tenant zo
   expect(await chronos.advanceTo('2026-03-04T12:00:00Z')).toEqual([]);
 });
 
-test('one tenant: a bad zone is a 400 naming the value, without the bulk call wording; removing a tenant without a digest is a 404', async () => {
+test('one tenant: a bad zone is a 400 naming the value, without the bulk call wording; removing a tenant without a digest is a 404, an id no name can hold a 400', async () => {
   const err = await tenants.setDigest('acme', { cron: '0 8 * * *', timeZone: 'Mars/Olympus' }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(BadRequestException);
   expect((err as Error).message).toMatch(/^Invalid schedule "tenant\.acme\.digest": "Mars\/Olympus": /);
@@ -54,6 +54,10 @@ test('one tenant: a bad zone is a 400 naming the value, without the bulk call wo
   const ghost = await tenants.removeDigest('ghost').catch((e: unknown) => e);
   expect(ghost).toBeInstanceOf(NotFoundException);
   expect((ghost as Error).message).toBe('tenant "ghost" has no digest schedule (tenant.ghost.digest)');
+  // an id no schedule name can hold (a space): a 400 naming it, not a 500
+  const bad = await tenants.removeDigest(' ').catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(BadRequestException);
+  expect((bad as Error).message).toMatch(/^Invalid schedule: "tenant\. \.digest": name: /);
 });
 
 test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {

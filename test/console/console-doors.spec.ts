@@ -114,6 +114,14 @@ describe('console doors', () => {
     expect((await inspector.queues()).some((q) => q.name === 'nosuch')).toBe(false);
     expect((await raw(`${base}api/queues/nosuch/resume`, 'POST', { ...json, ...ops }, '{}')).status).toBe(404);
     expect((await raw(`${base}api/queues/nosuch/tasks?state=pending`, 'GET', ops)).status).toBe(404);
+    expect((await raw(`${base}api/queues/nosuch/history?window=day`, 'GET', ops)).status).toBe(404);
+    const act = await raw(
+      `${base}api/queues/nosuch/tasks/act`,
+      'POST',
+      { ...json, ...ops },
+      '{"action":"delete","state":"dead","all":true}',
+    );
+    expect([act.status, JSON.parse(act.body).code]).toEqual([404, 'QUEUE_NOT_FOUND']);
     const limit = await raw(`${base}api/schedule-page?limit=abc`, 'GET', ops);
     expect([limit.status, JSON.parse(limit.body).error]).toEqual([400, 'limit: expected an integer, got "abc"']);
   });
