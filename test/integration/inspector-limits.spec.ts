@@ -84,6 +84,13 @@ test('tasks waiting only in groups at their limit show limited (group); the CLI 
   r = await chronos('queue', 'limits', 'l', '--group-concurrency', 'none', '--clear-group', 'vip');
   expect(r.code).toBe(0);
   expect(await inspector.queueLimits('l')).toEqual({});
+  // a queue name that is not known is refused (as pause), unless --force
+  const typo = await chronos('queue', 'limits', 'lx', '--concurrency', '2');
+  expect([typo.code, typo.out]).toEqual([1, '']);
+  expect(typo.err).toMatch(/^error: Queue "lx" not found in namespace .*; pass --force to set its limits before its first task\n$/);
+  expect(await inspector.queueLimits('lx')).toEqual({});
+  expect((await chronos('queue', 'limits', 'lx', '--concurrency', '2', '--force')).code).toBe(0);
+  expect(await inspector.queueLimits('lx')).toEqual({ concurrency: 2 });
   const bad = await chronos('queue', 'limits', 'l', '--rate', 'fast');
   expect([bad.code, bad.err]).toEqual([2, 'error: --rate: expected <max>/<duration ms> (e.g. 100/1000) or "none", got "fast"\n']);
   release.resolve();

@@ -104,9 +104,13 @@ export function limitsCommands(queue: Command, run: Run): void {
     .option('--group-rate <max/ms>', 'starts of one group\'s tasks per window, for every group; "none" clears')
     .option('--group <g>', 'with --concurrency/--rate: set the override of group g')
     .option('--clear-group <g>', "drop group g's override")
+    .option('--force', 'set the limits of a queue not known yet (before its first task)')
     .action(
-      run(async (cli, name: string, o: LimitFlags) => {
-        const inspector = await cli.inspector();
+      run(async (cli, name: string, o: LimitFlags & { force?: boolean }) => {
+        // as pause: a typo in the name is refused, never limits that nothing reads
+        const inspector = o.force
+          ? await cli.inspector()
+          : await cli.knownQueue(name, '; pass --force to set its limits before its first task');
         const update: QueueLimitsUpdate = {};
         const concurrency = intOrNone(o.concurrency, '--concurrency');
         const rate = rateOrNone(o.rate, '--rate');
