@@ -40,6 +40,7 @@ export const HTTP_ERROR_CODES: Readonly<Record<number, string>> = {
   405: 'METHOD_NOT_ALLOWED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  421: 'MISDIRECTED_REQUEST',
   500: 'INTERNAL',
 };
 

@@ -94,7 +94,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
       securityHeaders(res);
       res.writeHead(421, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
       const hint = asked === undefined ? 'no Host header' : `Host ${JSON.stringify(asked)} is not a name this console serves`;
-      return void res.end(JSON.stringify({ error: `${hint} (serve it with --allowed-host <name>)` }));
+      return void res.end(JSON.stringify(errorBody(421, `${hint} (serve it with --allowed-host <name>)`)));
     }
     if (auth) {
       const c = basicCredentials(req);

@@ -179,6 +179,7 @@ describe('console doors', () => {
       const read = await raw(`${srv.url}api/overview`, 'GET', evil);
       expect(read.status).toBe(421);
       expect(JSON.parse(read.body).error).toMatch(/rebind\.example/);
+      expect(JSON.parse(read.body).code).toBe('MISDIRECTED_REQUEST');
       expect(read.headers['content-security-policy']).toBeDefined();
       expect((await raw(srv.url, 'GET', evil)).status).toBe(421);
       const act = await raw(`${srv.url}api/queues/default/pause`, 'POST', { ...evil, ...json }, '{}');

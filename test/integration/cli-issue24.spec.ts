@@ -102,6 +102,18 @@ test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP
   }
 });
 
+test('chronos console on a port already in use fails with exit 1 (not 2: the options were fine) naming the error', async () => {
+  const busy = createTcpServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const r = await chronos('console', '--port', String((busy.address() as AddressInfo).port));
+    expect([r.code, r.out]).toEqual([1, '']);
+    expect(r.err).toMatch(/^error: listen EADDRINUSE/m);
+  } finally {
+    busy.close();
+  }
+});
+
 test('issue 24: chronos console answers only its Host names: the bound address, localhost and --allowed-host (421 otherwise)', async () => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,

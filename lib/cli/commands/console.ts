@@ -60,6 +60,8 @@ export function consoleCommands(program: Command, run: Run): void {
             warn: (line) => void process.stderr.write(line + '\n'),
           });
         } catch (err) {
+          // a refused option is a usage error (exit 2); the system refusing the listen (EADDRINUSE, EACCES) is not (exit 1)
+          if ((err as NodeJS.ErrnoException)?.code !== undefined) throw err;
           throw new UsageError(err instanceof Error ? err.message : String(err));
         }
         const mode = opts.readOnly ? ' (read-only)' : '';
