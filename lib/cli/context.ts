@@ -90,6 +90,9 @@ export class Cli {
     out: NodeJS.WritableStream = process.stdout,
   ) {
     this.json = opts.json === true;
+    // the audit trail names every act's actor: an empty one would record acts by nobody
+    if (opts.actor !== undefined && opts.actor.trim() === '')
+      throw new UsageError(`--actor: expected a name, got ${JSON.stringify(opts.actor)}`);
     this.actor = opts.actor ?? `cli:${safeUser()}@${hostname()}`;
     this.out = out;
   }

@@ -228,7 +228,7 @@ function taskActOf(body: Record<string, unknown>): ConsoleAct {
  * An integer query parameter (`limit=25`), `fallback` when absent; the engine checks its range.
  * @throws ApiError 400 naming the text when it is not an integer (`limit: expected an integer, got "abc"`)
  */
-function intParam(q: URLSearchParams, name: string, fallback: number): number {
+export function intParam(q: URLSearchParams, name: string, fallback: number): number {
   const text = q.get(name);
   if (text === null) return fallback;
   if (!/^-?\d{1,15}$/.test(text)) throw new ApiError(400, `${name}: expected an integer, got ${JSON.stringify(text)}`);

@@ -1,7 +1,7 @@
 // The console's API routes for charts and schedule activity (docs/console.md), beside the task and
 // schedule routes of api.ts.
 import type { HistoryWindow } from '../core/admin/types.js';
-import { ApiError, type ApiContext, type Route } from './api.js';
+import { ApiError, intParam, type ApiContext, type Route } from './api.js';
 
 function windowOf(query: URLSearchParams): HistoryWindow {
   const w = query.get('window') ?? 'hour';
@@ -32,7 +32,7 @@ export const OPS_ROUTES: Route[] = [
       const q = ctx.query;
       const result = q.get('result');
       return ctx.inspector.audit({
-        limit: q.has('limit') ? Number(q.get('limit')) : 50,
+        limit: intParam(q, 'limit', 50),
         cursor: q.get('cursor') || undefined,
         actor: q.get('actor') || undefined,
         action: q.get('action') || undefined,

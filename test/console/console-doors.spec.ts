@@ -122,6 +122,8 @@ describe('console doors', () => {
       '{"action":"delete","state":"dead","all":true}',
     );
     expect([act.status, JSON.parse(act.body).code]).toEqual([404, 'QUEUE_NOT_FOUND']);
+    const audit = await raw(`${base}api/audit?limit=abc`, 'GET', ops);
+    expect([audit.status, JSON.parse(audit.body)]).toEqual([400, { error: 'limit: expected an integer, got "abc"', code: 'BAD_REQUEST' }]);
     const limit = await raw(`${base}api/schedule-page?limit=abc`, 'GET', ops);
     expect([limit.status, JSON.parse(limit.body).error]).toEqual([400, 'limit: expected an integer, got "abc"']);
   });

@@ -81,4 +81,11 @@ test('chronos audit: the CLI records its acts as cli:<user>@<host> from "cli <ho
   const text = await chronos('audit', '--by', page.entries[0].actor);
   expect(text.out).toMatch(/queue\.pause.*queue mail.*done \(1\)/);
   expect((await chronos('audit', '--failed')).out).toMatch(/^No acts recorded/);
+  // an empty actor would record an act by nobody: refused, and nothing is done
+  const blank = await chronos('--actor', ' ', 'queue', 'resume', 'mail');
+  expect([blank.code, blank.err]).toEqual([2, 'error: --actor: expected a name, got " "\n']);
+  expect((await json<{ entries: AuditEntry[] }>('audit')).entries).toHaveLength(1);
+  // --limit takes what the trail can give (1-500), checked like every CLI number
+  const many = await chronos('audit', '--limit', '1000');
+  expect([many.code, many.err]).toEqual([2, 'error: --limit: expected an integer 1-500, got "1000"\n']);
 });

@@ -43,7 +43,7 @@ export function auditCommands(program: Command, run: Run): void {
         const page = await (
           await cli.inspector()
         ).audit({
-          limit: positiveInt(o.limit, '--limit'),
+          limit: positiveInt(o.limit, '--limit', 500),
           actor: o.by,
           action: o.action,
           queue: o.queue,
