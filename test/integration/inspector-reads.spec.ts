@@ -202,6 +202,11 @@ test('schedules: origin, note, declaring instances, orphaned; history with outco
   await sch.start();
   stoppers.push(() => sch.stop());
   await inspector.addSchedule({ name: 'rt.job', spec: '@every 1h', queue: 'jobs', type: 'rt' });
+  // a note longer than the console takes (1,000 characters) is refused whoever sends it, and nothing is paused
+  await expect(inspector.pauseSchedule('rt.job', { note: 'x'.repeat(5000) })).rejects.toThrow(
+    /note: expected a string of at most 1000 characters, got 5000 characters/,
+  );
+  expect((await inspector.schedule('rt.job')).paused).toBe(false);
   await inspector.pauseSchedule('rt.job', { note: 'vendor outage', actor: 'ops:ada' });
   await waitFor(() => sch.isLeader, 'leadership');
   const [code, rt] = await inspector.schedules(2);

@@ -325,7 +325,7 @@ export class Inspector extends InspectorCore {
     return sa.addSchedule(this.ctx, def, defaultTimeZone);
   }
 
-  /** Pauses a schedule fleet-wide, with an optional note. One script. @throws ScheduleNotFoundError */
+  /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidOptionsError for a longer note */
   pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
     return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
       sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),

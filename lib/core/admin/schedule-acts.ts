@@ -67,14 +67,21 @@ export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition
   await ctx.client.sadd(ctx.global.queues, stored.queue);
 }
 
+/** Longest pause note, characters (the console's limit on every text it is sent). */
+export const PAUSE_NOTE_MAX = 1000;
+
 /**
  * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
  * the resume), keeping the operator's note (shown while it stays paused). Once this resolves no
  * later trigger is enqueued (one already enqueued ahead of its instant, ≤ 1 s, may still run).
  * One `schedule-admin.lua`, the fence, one HSET; safe to repeat (the note is replaced).
- * @throws ScheduleNotFoundError
+ * @throws ScheduleNotFoundError; InvalidOptionsError for a note that is not a string of at most `PAUSE_NOTE_MAX` (1,000) characters
  */
 export async function pauseSchedule(ctx: InspectorContext, name: string, note?: string, actor?: string): Promise<void> {
+  if (note !== undefined && (typeof note !== 'string' || note.length > PAUSE_NOTE_MAX)) {
+    const got = typeof note === 'string' ? `${note.length} characters` : JSON.stringify(note);
+    throw new InvalidOptionsError([`note: expected a string of at most ${PAUSE_NOTE_MAX} characters, got ${got}`], 'pause options');
+  }
   await change(ctx, 'pause', name, note ?? '', actor ?? ctx.actor);
   ctx.emit('schedule.pause', actor, { schedule: name, count: 1 });
 }
