@@ -17,7 +17,7 @@ import type { ChronosLogger } from '../runtime/logger.js';
 import { META, OVERLAP_MODE, type TaskMeta } from '../redis/protocol.js';
 import type { AckBatcher } from '../worker/ack-batcher.js';
 import { markerKeys, type StreamTask } from '../queue/codec.js';
-import type { QueueRef } from '../worker/executor.js';
+import type { QueueRef } from '../worker/task-run.js';
 
 /** Why a trigger task is stale: it would start beyond its schedule's window, or a newer trigger supersedes it. */
 export type StaleReason = 'window' | 'superseded';

@@ -12,7 +12,7 @@ import { TaskSupersededError } from '../runtime/errors.js';
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { META, OVERLAP_MODE, type TaskMeta } from '../redis/protocol.js';
-import type { TaskRun } from './executor.js';
+import type { TaskRun } from './task-run.js';
 
 /** True when a task holds its schedule's overlap marker under `cancel-previous` (a newer trigger supersedes it). */
 export function isCancelPrevious(meta: TaskMeta): boolean {
