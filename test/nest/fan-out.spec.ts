@@ -119,9 +119,10 @@ test('a schedule dispatches to a type: one trigger fans out to every listener, w
   }
   app = await createChronosTestApp({ providers: [InventorySchedule, Warehouse, Storefront] });
   const schedules = await app.get(InspectorService).schedules(1);
+  // by name in code-unit order (upper case first), as the paged list
   expect(schedules.map((s) => [s.name, s.type])).toEqual([
-    ['inventory.every-second', 'inventory.sync'],
     ['InventorySchedule.quarterHourly', 'inventory.sync'],
+    ['inventory.every-second', 'inventory.sync'],
   ]);
   await waitFor(() => got.length >= 2, 'the first trigger at both listeners');
   const [first, second] = got;
