@@ -2,6 +2,11 @@ import { BadRequestException, Body, Controller, Delete, HttpCode, NotFoundExcept
 import { DuplicateScheduleError, InvalidScheduleError, SchedulerService } from '@chronos/nest';
 import { digestDefinition, digestScheduleName } from '../tenants/tenant-digest.service.js';
 
+/** A 400 for a one-tenant route: the schedule's error without the bulk call's "definition [0] of the call". */
+function oneDefinition(err: InvalidScheduleError): BadRequestException {
+  return new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
+}
+
 /** A tenant's digest settings: a 5-field cron (`'0 8 * * MON-FRI'`) read in an IANA zone. */
 interface DigestBody {
   cron?: unknown;
@@ -44,8 +49,7 @@ export class TenantsController {
   async removeDigest(@Param('id') id: string) {
     const schedule = digestScheduleName(id);
     const { removed } = await this.scheduler.removeSchedules([schedule]).catch((err: unknown) => {
-      if (err instanceof InvalidScheduleError)
-        throw new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
+      if (err instanceof InvalidScheduleError) throw oneDefinition(err);
       throw err;
     });
     if (removed === 0) throw new NotFoundException(`tenant ${JSON.stringify(id)} has no digest schedule (${schedule})`);
@@ -62,8 +66,7 @@ export class TenantsController {
     try {
       return await this.scheduler.upsertSchedules(defs);
     } catch (err) {
-      if (err instanceof InvalidScheduleError && !bulk)
-        throw new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
+      if (err instanceof InvalidScheduleError && !bulk) throw oneDefinition(err);
       if (err instanceof InvalidScheduleError || err instanceof DuplicateScheduleError) throw new BadRequestException(err.message);
       throw err;
     }

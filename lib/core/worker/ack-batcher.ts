@@ -108,13 +108,16 @@ export class AckBatcher {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    const left = this.failedBatches.splice(0);
-    for (const p of left) {
-      this.logger.error(
-        `Could not ack ${p.plain.length + p.flagged.length} finished task(s) before stopping; they stay pending and run again ` +
-          `after the visibility timeout (queue=${p.keys.queue} ids=${taskIds(p).join(',')})`,
-      );
-    }
+    for (const p of this.failedBatches.splice(0)) this.leftUnacked(p);
+  }
+
+  /** Logs a batch whose acks are given up at the stop: its tasks stay pending and run again after the visibility timeout. */
+  private leftUnacked(p: Pending, err?: unknown): void {
+    const why = err === undefined ? '' : ` error=${(err as Error)?.message ?? String(err)}`;
+    this.logger.error(
+      `Could not ack ${p.plain.length + p.flagged.length} finished task(s) before stopping; they stay pending and run again ` +
+        `after the visibility timeout (queue=${p.keys.queue} ids=${taskIds(p).join(',')}${why})`,
+    );
   }
 
   private async write(p: Pending, via: RedisClient = this.client): Promise<void> {
@@ -144,13 +147,7 @@ export class AckBatcher {
       }
     } catch (err) {
       p.attempts++;
-      if (this.stopped) {
-        this.logger.error(
-          `Could not ack ${sent} finished task(s) before stopping; they stay pending and run again after the visibility ` +
-            `timeout (queue=${p.keys.queue} ids=${taskIds(p).join(',')} error=${(err as Error)?.message ?? String(err)})`,
-        );
-        return;
-      }
+      if (this.stopped) return this.leftUnacked(p, err);
       if (p.attempts === 1) {
         this.logger.warn(
           `Could not ack ${sent} finished task(s); retrying with backoff while this worker still holds them (queue=${p.keys.queue} ` +
