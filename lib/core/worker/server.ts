@@ -311,7 +311,7 @@ export class ChronosServer {
    * `shutdownTimeout` ms, then abort the rest (their signal's reason is a {@link ShutdownAbort})
    * and put their tasks straight back in the queue; close owned connections. Idempotent. It ends
    * within `shutdownTimeout` + 5,000 ms (`SHUTDOWN_REDIS_GRACE_MS`) + the connections' close
-   * (≤ 1 s each) even when Redis does not answer: what it could not write then stays pending and is
+   * (≤ 1 s, all at once) even when Redis does not answer: what it could not write then stays pending and is
    * recovered by another server after the visibility timeout.
    */
   shutdown(): Promise<void> {
