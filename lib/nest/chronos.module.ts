@@ -79,7 +79,7 @@ export class ChronosModule {
           provide: ChronosClient,
           useFactory: (o: ResolvedChronosOptions, events: EventBus, lifecycle: ChronosLifecycle) => {
             const client = new ChronosClient({ ...o.core.client, events });
-            lifecycle.closeOnFailedStart(() => client.close());
+            lifecycle.closeAfterRoles(() => client.close());
             return client;
           },
           inject: [CHRONOS_OPTIONS, CHRONOS_EVENT_BUS, ChronosLifecycle],

@@ -1,11 +1,15 @@
 // The queue-integrity issue, fault 8: when an instance's declarations vanish from the schedule
 // registry, the message says why (their TTL ran out during an outage, or Redis restarted without the
-// data), and an instance declares again as soon as its connection is back.
+// data), and an instance declares again as soon as its connection is back. A leader's stop during an
+// outage is bounded.
 import { Redis } from 'ioredis';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
-import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { recordingLogger, waitFor, within } from '../helpers/wait.js';
+import { readShardLeases } from '../../lib/core/leadership/shards.js';
+import { QUIT_WAIT_MS } from '../../lib/core/redis/connection.js';
+import { SHUTDOWN_REDIS_GRACE_MS } from '../../lib/core/runtime/shutdown.js';
 import { storedJson } from '../helpers/registry.js';
 
 let redis: PrivateRedis | undefined;
@@ -60,3 +64,34 @@ test('fault 8: after a Redis restart without persistence an instance declares ag
   await waitFor(declared, 'the declarations to be published again', 15_000);
   expect(lostLine(logger)?.message).toMatch(/restarted/);
 }, 30_000);
+
+test("a leader's stop while Redis does not answer ends within the Redis grace + a close, whatever its leaderTtl; its leases then expire by their TTL", async () => {
+  const r = (redis = await PrivateRedis.start());
+  const logger = recordingLogger();
+  // a long lease: before the bound, the release waited for it (within leaderTtl), then each connection's QUIT in turn
+  const scheduler = new Scheduler({ connection: r.url, instanceId: 'i-1', leaderTtl: 20_000, logger });
+  closers.push(() => scheduler.stop());
+  await scheduler.start();
+  await waitFor(() => scheduler.shards.length === 16, 'the scheduler to lead every shard');
+  r.pause(); // a hung Redis: nothing answers, the sockets stay open
+  const t0 = performance.now();
+  const tookMs = await within(
+    scheduler.stop().then(() => Math.round(performance.now() - t0)),
+    30_000,
+    'the stop without Redis',
+  );
+  expect(tookMs).toBeGreaterThanOrEqual(SHUTDOWN_REDIS_GRACE_MS - 100);
+  expect(tookMs).toBeLessThanOrEqual(SHUTDOWN_REDIS_GRACE_MS + QUIT_WAIT_MS + 1000); // + 1 s for a loaded machine
+  expect(logger.lines.some((l) => l.level === 'warn' && /^Shutdown: Redis did not answer within 5000 ms/.test(l.message))).toBe(true);
+  r.resume();
+  const check = new Redis(r.url);
+  closers.push(() => check.quit());
+  expect(((await check.call('CLIENT', 'LIST')) as string).trim().split('\n')).toHaveLength(1); // ours only: none of the scheduler's is left
+  // released (the release Redis had buffered runs after SIGCONT) or left to expire by their TTL: nothing else
+  const [sec, micro] = await check.time();
+  const redisNow = Number(sec) * 1000 + Math.floor(Number(micro) / 1000);
+  for (const lease of await readShardLeases(check, keys)) {
+    expect(lease.instance).toBe('i-1');
+    expect(lease.expiresAt).toBeLessThanOrEqual(redisNow + 20_000);
+  }
+}, 40_000);

@@ -6,6 +6,9 @@
 // Here the monotonic clock runs 1 % slow, so every timer fires early by it, deterministically.
 import { jest } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
+import { once } from 'node:events';
+import { inspect } from 'node:util';
+import { CallDeadlineError, LeaseBound } from '../../lib/core/leadership/deadline.js';
 import { ShardLeases } from '../../lib/core/leadership/shards.js';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -65,4 +68,21 @@ test('a holder whose socket goes silent reports its shards lost by its local dea
     await proxy.close();
     await deleteNamespace(ns);
   }
+});
+
+test('a call made once the lease is over is refused, and the command it was given failing later (its connection closed by a stop) is no unhandled rejection', async () => {
+  const client = connect();
+  await client.ping();
+  const bound = new LeaseBound(); // not begun: as once the shards are resigned at a stop
+  const quit = client.quit(); // the stop closes the connection
+  // leader work already on its way (the firing's liveness refresh, firing.ts): sent after the QUIT, it is never
+  // answered and fails with "Connection is closed." once Redis closes the connection. Before the fix nothing handled
+  // that failure: an unhandled rejection, which Jest pins on whatever test runs then (a bare "Connection is closed.")
+  const command = client.hgetall('chronos-test:none');
+  await expect(bound.call(command, 'the orphaned read')).rejects.toBeInstanceOf(CallDeadlineError);
+  await quit;
+  await once(client, 'end');
+  await new Promise((resolve) => setImmediate(resolve)); // a turn in which Node reports a rejection nothing handled
+  // it did fail (read without handling it: a handler attached now would hide an unhandled rejection)
+  expect(inspect(command)).toMatch(/<rejected> Error: Connection is closed\./);
 });

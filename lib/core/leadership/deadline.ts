@@ -63,11 +63,19 @@ export class LeaseBound {
     this.open = true;
   }
 
-  /** Settles like `call`, or rejects when {@link end} comes first (at once when the lease is not held). */
+  /**
+   * Settles like `call`, or rejects when {@link end} comes first (at once when the lease is not held).
+   * A call refused or abandoned is not cancelled: its outcome is dropped, its failure too.
+   */
   call<T>(call: Promise<T>, what: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const abort = () => reject(new CallDeadlineError(what, 'before the lease ran out'));
-      if (!this.open) return abort();
+      if (!this.open) {
+        // sent already: when its connection is being closed (a stop after the resignation) it fails with
+        // "Connection is closed.", which nothing else would handle (an unhandled rejection)
+        call.catch(() => undefined);
+        return abort();
+      }
       this.aborts.add(abort);
       call.then(resolve, reject).finally(() => this.aborts.delete(abort));
     });

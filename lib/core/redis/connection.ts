@@ -66,6 +66,17 @@ export const CLUSTER_RETRY_OPTIONS: Readonly<ClusterOptions> = Object.freeze({
  */
 export const LOADING_POLL_MS = 250;
 
+/**
+ * How long a connection Chronos disconnects waits for the server to close its side before the socket
+ * is destroyed, ms (ioredis `disconnectTimeout`, 2,000 by default; given to the clients Chronos creates
+ * and to every duplicate; a client you pass keeps its own). Chronos disconnects a connection when it
+ * gives up on it: a QUIT unanswered within `QUIT_WAIT_MS`, a blocking read that hangs. The commands
+ * still waiting on it reject ("Connection is closed.") only once the socket is gone: with a Redis that
+ * answers nothing (SIGSTOPped, partitioned) that was 2 s later, which held a shutdown (a console request
+ * waiting on the client's connection held the HTTP server's close) and a hung read's replacement.
+ */
+export const DISCONNECT_WAIT_MS = 0;
+
 /** How long a command on a Redis Cluster waits through a failover before it rejects, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
 export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
 
@@ -106,7 +117,7 @@ export function isRedisClient(value: unknown): value is RedisClient {
 export function openConnection(input: RedisConnection | undefined): ConnectionHandle {
   let client: RedisClient;
   let owned = true;
-  const loading = { maxLoadingRetryTime: LOADING_POLL_MS };
+  const loading = { maxLoadingRetryTime: LOADING_POLL_MS, disconnectTimeout: DISCONNECT_WAIT_MS };
   if (input === undefined) client = new Redis(loading);
   else if (typeof input === 'string') client = new Redis(input, loading);
   else if (isRedisClient(input)) {
@@ -152,12 +163,13 @@ export function duplicateConnection(client: RedisClient, { shardedSubscribers = 
   let dup: RedisClient;
   if (client instanceof Cluster || (client as { isCluster?: boolean }).isCluster) {
     const given = (client as Cluster).options.redisOptions;
-    const redisOptions = { ...given, maxLoadingRetryTime: poll(given?.maxLoadingRetryTime) };
+    const redisOptions = { ...given, maxLoadingRetryTime: poll(given?.maxLoadingRetryTime), disconnectTimeout: DISCONNECT_WAIT_MS };
     dup = (client as Cluster).duplicate([], shardedSubscribers ? { shardedSubscribers, redisOptions } : { redisOptions });
   } else {
     dup = (client as Redis).duplicate({
       maxRetriesPerRequest: null,
       maxLoadingRetryTime: poll((client as Redis).options.maxLoadingRetryTime),
+      disconnectTimeout: DISCONNECT_WAIT_MS,
     });
   }
   defineScripts(dup);
@@ -274,17 +286,20 @@ export function describe(client: RedisClient): string {
   return `${o.host ?? '127.0.0.1'}:${o.port ?? 6379}/${o.db ?? 0}`;
 }
 
+/** How long a close waits for Redis to answer its QUIT before it disconnects, ms. */
+export const QUIT_WAIT_MS = 1000;
+
 /** Closes an owned client (QUIT, falling back to disconnect); a shared one is left alone. */
 export async function closeConnection(handle: ConnectionHandle): Promise<void> {
   if (!handle.owned) return;
   await closeClient(handle.client);
 }
 
-/** Closes a client Chronos owns. */
+/** Closes a client Chronos owns: QUIT, then disconnect (`QUIT_WAIT_MS` after it when Redis does not answer). */
 export async function closeClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
   try {
-    await Promise.race([client.quit(), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await Promise.race([client.quit(), new Promise((r) => setTimeout(r, QUIT_WAIT_MS).unref())]);
   } catch {
     /* already closed or unreachable: disconnect below */
   }

@@ -157,6 +157,7 @@ export class Firing {
     this.live = read;
     void read
       .then(async (r) => {
+        if (this.loops.size === 0 || this.halted) return; // no longer leading, or stopping (its connection may be closing): no new leader work
         const { client, keys, namespace } = this.ctx;
         const orphaned = await this.shared.bound.call(readOrphaned(client, keys), 'the orphaned read');
         const back = [...orphaned.keys()].filter((name) => r.names.has(name));

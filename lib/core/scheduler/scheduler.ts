@@ -18,7 +18,8 @@ import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult }
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import type { Service, ServiceHealth } from '../runtime/service.js';
+import { stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
+import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 import type { Signals } from '../runtime/signals.js';
 import { FiringService, HeartbeatService, LeaseService, NoticeService } from './services.js';
 
@@ -64,6 +65,8 @@ export class Scheduler {
   private readonly runtime: Runtime;
   /** The background loops, in start order (stopped in reverse). */
   private readonly services: Service[];
+  /** The notice subscriber (eligible instances only): its connection is closed at the stop whatever the other services do. */
+  private readonly notices?: NoticeService;
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly leases: ShardLeases;
@@ -128,7 +131,8 @@ export class Scheduler {
     const { client } = this.conn;
     const { keys, firing, leases, declarations } = this;
     const migrate = () => this.migrate();
-    const leader = this.eligible ? [new NoticeService({ client, keys, firing, leases, migrate }), new LeaseService({ leases })] : [];
+    this.notices = this.eligible ? new NoticeService({ client, keys, firing, leases, migrate }) : undefined;
+    const leader = this.notices ? [this.notices, new LeaseService({ leases })] : [];
     this.services = [...leader, new FiringService({ firing }), new HeartbeatService({ client, declarations })];
   }
 
@@ -240,13 +244,41 @@ export class Scheduler {
     );
   }
 
-  /** Stops firing and resigns (compare-and-delete + notice, so a follower takes over at once). Idempotent. */
-  async stop(): Promise<void> {
-    if (this.state === 'stopped') return;
+  /**
+   * Stops firing and resigns (compare-and-delete + notice, so a follower takes over at once), then
+   * closes owned connections. Idempotent (a second call waits for the first). It ends within
+   * 5,000 ms (`SHUTDOWN_REDIS_GRACE_MS`) + the connections' close (≤ 1 s, all at once) even when
+   * Redis does not answer: the shard leases it could not release then expire by their TTL
+   * (`leaderTtl`), and another instance takes them.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+  private stopping?: Promise<void>;
+
+  /**
+   * True when the stop went on without the rest of its Redis work (Redis did not answer within
+   * `SHUTDOWN_REDIS_GRACE_MS`).
+   * @internal
+   */
+  get gaveUpOnRedis(): boolean {
+    return this.gaveUp;
+  }
+  private gaveUp = false;
+
+  private async doStop(): Promise<void> {
     this.state = 'stopped';
     // reverse order: the heartbeat, the firing loop (halted, its work awaited), the lease (resigned), the notices
-    for (const service of [...this.services].reverse()) await service.stop();
-    await closeConnection(this.conn);
+    if (!(await settlesWithin(stopServices(this.services), SHUTDOWN_REDIS_GRACE_MS))) {
+      this.gaveUp = true;
+      this.logger.warn(
+        `Shutdown: Redis did not answer within ${SHUTDOWN_REDIS_GRACE_MS} ms (SHUTDOWN_REDIS_GRACE_MS); stopping without waiting for ` +
+          `the shard leases' release: they expire by their TTL (leaderTtlMs=${this.leaderTtlMs}) and another instance takes them then`,
+      );
+    }
+    // at once; closing them also ends whatever the services' stop still waits on
+    await Promise.all([this.notices?.stop(), closeConnection(this.conn)]);
   }
 
   // ------------------------------------------------------------------ runtime API (admin/schedule-acts.ts)

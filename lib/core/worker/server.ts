@@ -24,6 +24,7 @@ import { Wake } from '../fetch/wake.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
 import { StaleTriggers } from '../recovery/stale.js';
+import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 import type { Task } from '../queue/task.js';
 
 export type { ServerOptions } from './server-options.js';
@@ -36,25 +37,8 @@ export class ShutdownAbort extends Error {
   }
 }
 
-/** How long a shutdown's Redis work (putting tasks back, acks, deregistering) may take beyond `shutdownTimeout`, ms. */
-export const SHUTDOWN_REDIS_GRACE_MS = 5_000;
-
-/** Whether `work` settles (either way) within `ms` (the timer is cleared once it does). */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const settled = work.then(
-    () => true as const,
-    () => true as const,
-  );
-  try {
-    return await Promise.race([settled, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** How long a shutdown's Redis work may take beyond `shutdownTimeout`, ms (lib/core/runtime/shutdown.ts). */
+export { SHUTDOWN_REDIS_GRACE_MS } from '../runtime/shutdown.js';
 
 /**
  * A worker server: fetches tasks from its queues with blocking `XREADGROUP` (one consumer group
@@ -208,6 +192,16 @@ export class ChronosServer {
     return this.slots.activeCount;
   }
 
+  /**
+   * True when the shutdown stopped without the rest of its drain: Redis did not answer within
+   * `shutdownTimeout` + `SHUTDOWN_REDIS_GRACE_MS`.
+   * @internal
+   */
+  get gaveUpOnRedis(): boolean {
+    return this.gaveUp;
+  }
+  private gaveUp = false;
+
   /** True while the server runs its loops. */
   get isRunning(): boolean {
     return this.state === 'running';
@@ -317,7 +311,7 @@ export class ChronosServer {
    * `shutdownTimeout` ms, then abort the rest (their signal's reason is a {@link ShutdownAbort})
    * and put their tasks straight back in the queue; close owned connections. Idempotent. It ends
    * within `shutdownTimeout` + 5,000 ms (`SHUTDOWN_REDIS_GRACE_MS`) + the connections' close
-   * (≤ 1 s each) even when Redis does not answer: what it could not write then stays pending and is
+   * (≤ 1 s, all at once) even when Redis does not answer: what it could not write then stays pending and is
    * recovered by another server after the visibility timeout.
    */
   shutdown(): Promise<void> {
@@ -336,13 +330,13 @@ export class ChronosServer {
       // Redis came back, 97 s later). Past the deadline the rest is left to the visibility timeout.
       const deadlineMs = this.opts.shutdownTimeout + SHUTDOWN_REDIS_GRACE_MS;
       if (!(await settlesWithin(this.drain(), deadlineMs))) this.leaveUndrained(deadlineMs);
-    } else await this.liveness.close(false);
+    }
     this.state = 'stopped';
     this.executor.stop();
     this.forwarder.close();
-    await this.notices.stop();
-    await this.fetcher.close();
-    await closeConnection(this.conn);
+    // every connection at once (each QUIT waits ≤ 1 s for a Redis that does not answer): closing them also ends
+    // whatever an abandoned drain still waits on. The liveness connection again, in case the drain did not get there.
+    await Promise.all([this.notices.stop(), this.fetcher.close(), this.liveness.close(false), closeConnection(this.conn)]);
     const { processed, failed } = this.counters;
     if (wasRunning) this.logger.log(`Worker stopped (server=${this.id} processed=${processed} failed=${failed})`);
   }
@@ -366,6 +360,7 @@ export class ChronosServer {
    * in Redis and is recovered by another server after the visibility timeout (at least once).
    */
   private leaveUndrained(deadlineMs: number): void {
+    this.gaveUp = true;
     for (const run of this.slots.running) {
       run.abandoned = true;
       run.abort(new ShutdownAbort());

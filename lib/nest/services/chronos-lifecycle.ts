@@ -1,38 +1,68 @@
 import { Injectable } from '@nestjs/common';
 
 /**
- * @internal What Chronos opened in this app, closed together when one of its roles fails to start.
- * Nest runs no shutdown hook after a failed `onApplicationBootstrap`, so an app that catches the
- * error without `app.close()` would otherwise keep Redis connections — and the process — alive.
- * Roles are stopped first, then the connections they share.
+ * How to stop one role (worker, scheduler): resolves true when Redis answered its stop, false when it
+ * gave up on Redis (it did not answer within the role's bound).
+ */
+export type RoleStop = () => Promise<boolean>;
+
+/**
+ * @internal What Chronos opened in this app, and how it closes.
+ * - The roles stop together (the app's shutdown, or a failed start), so their bounds do not add
+ *   up: the app's close waits for the longer one only.
+ * - Nest runs no shutdown hook after a failed `onApplicationBootstrap`, so an app that catches the
+ *   error without `app.close()` would otherwise keep Redis connections — and the process — alive:
+ *   after a failed start the connections are closed too.
+ * - When a role gave up on Redis (it did not answer within the role's bound), the connections are
+ *   closed right after the roles, before Nest closes the HTTP server: a request waiting on Redis
+ *   (the console's, an enqueue) then fails at once instead of holding `app.close()` until Redis
+ *   answers. Otherwise they stay open until `onApplicationShutdown` (handlers and requests may
+ *   still enqueue meanwhile).
  */
 @Injectable()
 export class ChronosLifecycle {
-  private readonly roles: (() => Promise<unknown>)[] = [];
+  private readonly roles: RoleStop[] = [];
   private readonly connections: (() => Promise<unknown>)[] = [];
   private failure?: Promise<void>;
+  private stopping?: Promise<void>;
 
   /** True once a role failed to start: a role that finishes starting afterwards stops at once. */
   get failed(): boolean {
     return this.failure !== undefined;
   }
 
-  /** Registers how to stop a role (worker, scheduler) if the boot fails. */
-  onFailedStart(stop: () => Promise<unknown>): void {
+  /** Registers how to stop a role (worker, scheduler), at the shutdown or if the boot fails. */
+  onStop(stop: RoleStop): void {
     this.roles.push(stop);
   }
 
-  /** Registers a connection to close if the boot fails, after the roles. */
-  closeOnFailedStart(close: () => Promise<unknown>): void {
+  /** Registers a connection to close after the roles if the boot fails or a role gave up on Redis. */
+  closeAfterRoles(close: () => Promise<unknown>): void {
     this.connections.push(close);
   }
 
   /** A role failed to start: stops every role and closes every connection (once; later calls wait for it). */
   startFailed(): Promise<void> {
     this.failure ??= (async () => {
-      await Promise.allSettled(this.roles.map((stop) => stop()));
-      await Promise.allSettled(this.connections.map((close) => close()));
+      await this.stopRoles();
+      await this.closeConnections();
     })();
     return this.failure;
+  }
+
+  /**
+   * Stops every role at once (once; later calls wait for it); when one gave up on Redis, closes the
+   * connections too.
+   */
+  stopRoles(): Promise<void> {
+    this.stopping ??= (async () => {
+      const answered = await Promise.all(this.roles.map((stop) => stop().catch(() => true)));
+      if (answered.includes(false)) await this.closeConnections();
+    })();
+    return this.stopping;
+  }
+
+  private async closeConnections(): Promise<void> {
+    await Promise.allSettled(this.connections.map((close) => close()));
   }
 }

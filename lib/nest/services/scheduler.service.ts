@@ -32,9 +32,10 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     private readonly lifecycle: ChronosLifecycle,
   ) {
     this.scheduler = new Scheduler({ ...options.core.scheduler, logger: toChronosLogger(this.logger), events });
-    lifecycle.onFailedStart(() => {
+    lifecycle.onStop(async () => {
       this.running = false;
-      return this.scheduler.stop();
+      await this.scheduler.stop();
+      return !this.scheduler.gaveUpOnRedis;
     });
   }
 
@@ -189,9 +190,13 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     else this.running = true;
   }
 
-  /** @internal Nest lifecycle: stops firing and resigns (a follower takes over at once); closes owned connections. */
+  /**
+   * @internal Nest lifecycle: stops firing and resigns (a follower takes over at once); closes owned
+   * connections. At the same time as the worker role's drain (ChronosLifecycle).
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
-    await this.scheduler.stop();
+    await this.lifecycle.stopRoles(); // with the worker role's drain
+    await this.scheduler.stop(); // done by now: its error, if any, is reported here
   }
 }

@@ -32,7 +32,10 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     private readonly lifecycle: ChronosLifecycle,
     private readonly client: ChronosClient,
   ) {
-    lifecycle.onFailedStart(async () => this.server?.shutdown());
+    lifecycle.onStop(async () => {
+      await this.server?.shutdown();
+      return !this.server?.gaveUpOnRedis;
+    });
   }
 
   /** Whether this instance runs the worker role (`worker` option). */
@@ -128,8 +131,12 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  /** @internal Nest lifecycle: graceful drain (up to `shutdownTimeout`), then owned connections close. */
+  /**
+   * @internal Nest lifecycle: graceful drain (up to `shutdownTimeout`), then owned connections
+   * close; at the same time as the scheduler role's stop (ChronosLifecycle).
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.server?.shutdown();
+    await this.lifecycle.stopRoles();
+    await this.server?.shutdown(); // done by now: its error, if any, is reported here
   }
 }
