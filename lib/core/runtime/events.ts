@@ -28,8 +28,8 @@ export type ChronosEvent =
       taskId: string;
       /** The task's type, which selects its handler. */
       taskType: string;
-      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `processAt`. */
-      state: 'pending' | 'scheduled';
+      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `processAt`; when deduplicated, the existing task's (`EnqueueResult.state`). */
+      state: 'pending' | 'scheduled' | 'retry' | 'dead';
       /** True when a task with the same dedup key already existed and nothing was written. */
       deduplicated: boolean;
     }
