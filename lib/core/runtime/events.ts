@@ -70,7 +70,7 @@ export type ChronosEvent =
       durationMs: number;
     }
   | {
-      /** The handler threw, rejected or timed out; followed by `task.retried` or `task.dead`. */
+      /** The handler threw, rejected or timed out, or the server has no handler for the type (`durationMs` 0); followed by `task.retried` or `task.dead`. */
       type: 'task.failed';
       /** Queue the task ran from. */
       queue: string;
