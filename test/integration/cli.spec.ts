@@ -95,6 +95,30 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
   expect([nope.code, nope.err]).toEqual([1, 'error: Queue "nope" not found\n']);
 });
 
+test('--json: an error is one JSON object on stderr, {error: {code, message}}, with the same exit codes', async () => {
+  const parse = (err: string) => {
+    expect(err.split('\n')).toEqual([expect.any(String), '']); // one line
+    return JSON.parse(err) as unknown;
+  };
+  const nope = await chronos('--json', 'queue', 'show', 'nope');
+  expect([nope.code, nope.out]).toEqual([1, '']);
+  expect(parse(nope.err)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'Queue "nope" not found' } });
+  const limit = await chronos('--json', 'task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '0');
+  expect([limit.code, parse(limit.err)]).toEqual([
+    2,
+    { error: { code: 'USAGE', message: '--limit: expected an integer 1-1000, got "0"' } },
+  ]);
+  const unknown = await chronos('--json', 'frobnicate');
+  expect([unknown.code, parse(unknown.err)]).toEqual([2, { error: { code: 'USAGE', message: "unknown command 'frobnicate'" } }]);
+  const missing = await chronos('--json');
+  expect([missing.code, parse(missing.err)]).toEqual([2, { error: { code: 'USAGE', message: expect.stringMatching(/^missing command/) } }]);
+  const down = await chronos('--json', '--redis-url', 'redis://127.0.0.1:1', 'stats');
+  expect([down.code, parse(down.err)]).toEqual([
+    1,
+    { error: { code: 'REDIS_UNREACHABLE', message: expect.stringMatching(/^Redis at 127\.0\.0\.1:1\/0 did not answer/) } },
+  ]);
+});
+
 test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async () => {
   type Page = { tasks: { id: string }[]; cursor?: string };
   const page1 = await json<Page>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '2');
