@@ -57,7 +57,7 @@ test('one tenant: a bad zone is a 400 naming the value, without the bulk call wo
   // an id no schedule name can hold (a space): a 400 naming it, not a 500
   const bad = await tenants.removeDigest(' ').catch((e: unknown) => e);
   expect(bad).toBeInstanceOf(BadRequestException);
-  expect((bad as Error).message).toMatch(/^Invalid schedule: "tenant\. \.digest": name: /);
+  expect((bad as Error).message).toMatch(/^Invalid schedule "tenant\. \.digest": name: /);
 });
 
 test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {
