@@ -29,9 +29,27 @@ function oneLine(message: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
+/** True when `--json` is among the options (before a `--` that ends them): errors are printed as JSON too. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return argv.slice(2, end < 0 ? undefined : end).includes('--json');
+}
+
+/**
+ * The code of an error as `--json` prints it: a ChronosError's own (`QUEUE_NOT_FOUND`, …), `USAGE`
+ * for a command called wrongly (commander's errors, UsageError), else `ERROR`.
+ */
+function errorCode(e: unknown): string {
+  if (e instanceof ChronosError) return e.code;
+  if (e instanceof UsageError || e instanceof CommanderError) return 'USAGE';
+  return 'ERROR';
+}
+
 /**
  * Runs the `chronos` command line on `argv` (`process.argv` shape) and returns its exit code: 0 ok,
- * 1 error (one clear line on stderr), 2 usage. Builds on the core Inspector only (no Nest boot).
+ * 1 error (one clear line on stderr), 2 usage. With `--json`, an error is one JSON line on stderr
+ * instead, `{"error":{"code":"QUEUE_NOT_FOUND","message":"…"}}` (same exit codes; `code` as
+ * {@link errorCode} gives it). Builds on the core Inspector only (no Nest boot).
  */
 export async function main(
   argv: string[],
@@ -39,6 +57,9 @@ export async function main(
   err: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
   const opened: Cli[] = [];
+  const json = wantsJson(argv);
+  const fail = (e: unknown, message: string): void =>
+    void err.write(json ? JSON.stringify({ error: { code: errorCode(e), message } }) + '\n' : `error: ${message}\n`);
   const program = new Command('chronos')
     .description('Operate Chronos: queues, tasks, dead tasks, schedules, leader and workers of one namespace')
     .version(version(), '-V, --version')
@@ -49,11 +70,12 @@ export async function main(
     )
     .addOption(new Option('--namespace <ns>', 'Chronos namespace (key prefix)').env('CHRONOS_NAMESPACE').default('chronos'))
     .addOption(new Option('--tls-ca <file>', "PEM file of the CA that signed a rediss:// server's certificate").env('CHRONOS_TLS_CA'))
-    .option('--json', 'print JSON (for scripts) instead of tables')
+    .option('--json', 'print JSON (for scripts) instead of tables; an error as {"error":{"code","message"}} on stderr')
     .option('--actor <name>', 'who acts, as named in the operator.acted events (default cli:<user>@<host>)')
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => void out.write(s), writeErr: (s) => void err.write(s) });
+    // under --json, commander's usage errors (and the help it prints for a missing command) are written as JSON below
+    .configureOutput({ writeOut: (s) => void out.write(s), writeErr: (s) => void (json || err.write(s)) });
   const run =
     (fn: (cli: Cli, ...args: never[]) => Promise<void>) =>
     async (...args: unknown[]): Promise<void> => {
@@ -71,9 +93,15 @@ export async function main(
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage; // commander printed it
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return EXIT.ok;
+      // else commander printed it, unless --json
+      if (json)
+        fail(e, e.code === 'commander.help' ? 'missing command (chronos --help lists them)' : oneLine(e.message.replace(/^error: /, '')));
+      return EXIT.usage;
+    }
     const usage = e instanceof UsageError || (e instanceof ChronosError && USAGE_CODES.has(e.code));
-    err.write(`error: ${oneLine(e instanceof Error ? e.message : String(e))}\n`);
+    fail(e, oneLine(e instanceof Error ? e.message : String(e)));
     return usage ? EXIT.usage : EXIT.error;
   } finally {
     // a QUIT that Redis does not answer (the failure case) must not hold the exit up

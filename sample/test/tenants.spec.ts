@@ -4,6 +4,8 @@ import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { ChronosTesting, ChronosTestingModule } from '@chronos/nest/testing';
 import { SchedulerService } from '@chronos/nest';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { useBodyLimits } from '../http/body-limits.js';
 import { TenantsController } from '../http/tenants.controller.js';
 import { digestDefinition, TenantDigestService } from '../tenants/tenant-digest.service.js';
 
@@ -11,12 +13,15 @@ let module: TestingModule;
 let chronos: ChronosTesting;
 let tenants: TenantsController;
 
-beforeEach(async () => {
-  module = await Test.createTestingModule({
+const compile = () =>
+  Test.createTestingModule({
     imports: [ChronosTestingModule.forRoot({ now: '2026-03-02T00:00:00Z' })],
     controllers: [TenantsController],
     providers: [TenantDigestService],
   }).compile();
+
+beforeEach(async () => {
+  module = await compile();
   module.useLogger(false);
   await module.init();
   chronos = module.get(ChronosTesting);
@@ -57,7 +62,7 @@ test('one tenant: a bad zone is a 400 naming the value, without the bulk call wo
   // an id no schedule name can hold (a space): a 400 naming it, not a 500
   const bad = await tenants.removeDigest(' ').catch((e: unknown) => e);
   expect(bad).toBeInstanceOf(BadRequestException);
-  expect((bad as Error).message).toMatch(/^Invalid schedule: "tenant\. \.digest": name: /);
+  expect((bad as Error).message).toMatch(/^Invalid schedule "tenant\. \.digest": name: /);
 });
 
 test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {
@@ -75,6 +80,30 @@ test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 nam
   await expect(tenants.setDigests([body[0], body[0]])).rejects.toThrow(/given twice in one call to upsertSchedules: at \[0\] and \[1\]/);
   await expect(tenants.setDigest('d', { cron: 42 })).rejects.toThrow(BadRequestException);
   expect((await chronos.advanceTo('2026-03-02T23:59:00Z')).map((t) => t.schedule)).toEqual(['tenant.b.digest', 'tenant.a.digest']);
+});
+
+test("PUT /tenants/digests over HTTP takes 1,500 tenants (a body over express's default 100 KB); other routes keep that limit", async () => {
+  const app = (await compile()).createNestApplication<NestExpressApplication>({ logger: false });
+  useBodyLimits(app); // as bootstrap.ts does
+  await app.listen(0, '127.0.0.1');
+  try {
+    const url = await app.getUrl();
+    const put = (path: string, body: unknown) =>
+      fetch(url + path, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const tenants = Array.from({ length: 1500 }, (_, i) => ({
+      id: `tenant-${String(i).padStart(5, '0')}`,
+      cron: '0 8 * * MON-FRI',
+      timeZone: 'America/Argentina/Buenos_Aires',
+    }));
+    expect(JSON.stringify(tenants).length).toBeGreaterThan(100 * 1024); // was a 413 Payload Too Large
+    const res = await put('/tenants/digests', tenants);
+    expect([res.status, await res.json()]).toEqual([200, { added: 1500, changed: 0, unchanged: 0 }]);
+    // the one-tenant route still refuses a body over 100 KB
+    const big = await put('/tenants/acme/digest', { cron: '0 8 * * *', note: 'x'.repeat(110 * 1024) });
+    expect(big.status).toBe(413);
+  } finally {
+    await app.close();
+  }
 });
 
 test("a tenant's digest schedule is labelled with the tenant, so `schedule ls --label tenant=<id>` finds it", () => {

@@ -95,6 +95,30 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
   expect([nope.code, nope.err]).toEqual([1, 'error: Queue "nope" not found\n']);
 });
 
+test('--json: an error is one JSON object on stderr, {error: {code, message}}, with the same exit codes', async () => {
+  const parse = (err: string) => {
+    expect(err.split('\n')).toEqual([expect.any(String), '']); // one line
+    return JSON.parse(err) as unknown;
+  };
+  const nope = await chronos('--json', 'queue', 'show', 'nope');
+  expect([nope.code, nope.out]).toEqual([1, '']);
+  expect(parse(nope.err)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'Queue "nope" not found' } });
+  const limit = await chronos('--json', 'task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '0');
+  expect([limit.code, parse(limit.err)]).toEqual([
+    2,
+    { error: { code: 'USAGE', message: '--limit: expected an integer 1-1000, got "0"' } },
+  ]);
+  const unknown = await chronos('--json', 'frobnicate');
+  expect([unknown.code, parse(unknown.err)]).toEqual([2, { error: { code: 'USAGE', message: "unknown command 'frobnicate'" } }]);
+  const missing = await chronos('--json');
+  expect([missing.code, parse(missing.err)]).toEqual([2, { error: { code: 'USAGE', message: expect.stringMatching(/^missing command/) } }]);
+  const down = await chronos('--json', '--redis-url', 'redis://127.0.0.1:1', 'stats');
+  expect([down.code, parse(down.err)]).toEqual([
+    1,
+    { error: { code: 'REDIS_UNREACHABLE', message: expect.stringMatching(/^Redis at 127\.0\.0\.1:1\/0 did not answer/) } },
+  ]);
+});
+
 test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async () => {
   type Page = { tasks: { id: string }[]; cursor?: string };
   const page1 = await json<Page>('task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '2');
@@ -107,6 +131,14 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
   expect(show).toMatchObject({ id: seeded.ids.retry, queue: 'emails', state: 'retry', payload: { to: 'd@slow.test', subject: 'Invoice' } });
   expect((await chronos('task', 'show', seeded.ids.retry)).out).toMatch(/last error, .*:\nError: SMTP timeout after 30000 ms\n\s+at /);
   expect((await chronos('task', 'show', 'missing')).code).toBe(1);
+  // an unknown --queue is named as such, as every command with --queue does (was: "Task … not found in queue "nope"")
+  for (const verb of ['show', 'retry', 'cancel']) {
+    const noQueue = await chronos('task', verb, seeded.ids.retry, '--queue', 'nope');
+    expect([noQueue.code, noQueue.err]).toEqual([
+      1,
+      expect.stringMatching(/^error: Queue "nope" not found in namespace "[^"]+" \(known: /),
+    ]);
+  }
 
   const groups = await json<{ groups: { message: string; count: number }[] }>('dead', 'groups');
   expect(groups.groups.map((g) => [g.message, g.count])).toEqual([
@@ -118,7 +150,11 @@ test('task ls (pages), show, retry, delete, run, cancel, and dead groups', async
   const one = await chronos('task', 'retry', seeded.ids.dead[2]);
   expect([one.code, one.out]).toEqual([0, `Retried dead task ${seeded.ids.dead[2]} of queue emails.\n`]);
   const notDead = await chronos('task', 'retry', seeded.ids.retry);
-  expect([notDead.code, notDead.err]).toEqual([1, `error: Task ${seeded.ids.retry} not found in queue "emails" (state dead)\n`]);
+  // it is there, waiting for a retry: said so (was: "not found in queue "emails" (state dead)")
+  expect([notDead.code, notDead.err]).toEqual([
+    1,
+    `error: Task ${seeded.ids.retry} of queue "emails" is in state retry, not dead: only a dead task can be retried\n`,
+  ]);
   const all = await chronos('task', 'retry', '--all', '--queue', 'emails', '--error', '550', '--yes');
   expect([all.code, all.out]).toEqual([0, 'Retried 2 dead task(s) of queue emails (error containing "550").\n']);
   await waitFor(async () => (await json<{ dead: number }>('queue', 'show', 'emails')).dead === 3, 'the retried tasks to die again');

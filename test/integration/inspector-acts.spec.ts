@@ -62,7 +62,11 @@ test('dead: retry one (fresh budget), retry all filtered by type and error; repe
   const back = await inspector.findTask(ids[0]);
   expect(back).toMatchObject({ state: 'pending', retried: 0, payload: { m: 'timeout' } });
   expect(back!.reason).toBeUndefined();
-  await expect(inspector.retryDead('d', ids[0])).rejects.toBeInstanceOf(TaskNotFoundError); // not dead any more
+  // retried already: it is there, pending, and the error says so (was: TaskNotFoundError "… not found … (state dead)")
+  await expect(inspector.retryDead('d', ids[0])).rejects.toThrow(
+    new ChronosStateError(`Task ${ids[0]} of queue "d" is in state pending, not dead: only a dead task can be retried`),
+  );
+  await expect(inspector.retryDead('d', 'no-such-task')).rejects.toBeInstanceOf(TaskNotFoundError);
 
   await rig.client.enqueue('b', {}, { queue: 'd', taskId: 'fixed-id' }); // the explicit id is live again
   const byType = await inspector.retryAllDead('d', { type: 'b', error: 'TIMEOUT' });

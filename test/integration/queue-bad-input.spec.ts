@@ -1,6 +1,8 @@
 // dist-cases B09 and the queue issue's "bad input, nothing lost": garbage stream entries, unknown
 // task types and poison tasks end in the dead-letter set with a clear error; workers keep going.
+import { decodeDays } from '../../lib/core/admin/history.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { engineTime } from '../../lib/core/runtime/time.js';
 import { QueueRig } from '../helpers/queue.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
@@ -67,6 +69,27 @@ test('B09: invalid JSON, a missing payload and an unknown type end dead with spe
   expect(errors.filter((l) => l.message.includes(b))).toHaveLength(1);
   expect(errors.filter((l) => l.message.includes('nobody.handles'))).toHaveLength(1);
 }, 30_000);
+
+test('a task dead-lettered for "no handler" counts as failed in the server\'s counters, as in the queue\'s daily counts', async () => {
+  const server = rig.server({ forwardInterval: 50 });
+  server.handle('known', () => {});
+  const dead = deferred();
+  const outcomes: string[] = [];
+  rig.events.subscribe((e) => {
+    if (e.type === 'task.failed' || e.type === 'task.retried' || e.type === 'task.dead') outcomes.push(e.type);
+    if (e.type === 'task.dead' && e.reason === 'no-handler') dead.resolve();
+  });
+  await server.start();
+  await rig.client.enqueue('nobody.handles', {}, { maxRetry: 1 }); // one bounce (1 s), then dead
+  await dead.promise;
+  const [[, failedToday]] = decodeDays(await rig.client.redis.getBuffer(keys.counts), engineTime.now(), 1);
+  expect(failedToday).toBe(2);
+  // the events (and the metrics fed by them) as for a handler's failures: a failed attempt, then retried or dead
+  expect(outcomes).toEqual(['task.failed', 'task.retried', 'task.failed', 'task.dead']);
+  await server.shutdown();
+  const stopped = rig.logger.lines.find((l) => l.message.startsWith('Worker stopped'))!.message;
+  expect(stopped).toMatch(/processed=0 failed=2\)/); // was failed=0
+});
 
 test('a poison task (delivered more than maxDeliveries times without finishing) is dead with that reason', async () => {
   const r = rig.client.redis;

@@ -4,6 +4,7 @@
 // scheduled set, a new task is enqueued. Judged by what is stored in Redis and what the handler got.
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import type { Task } from '../../lib/core/queue/task.js';
+import { NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { QueueRig } from '../helpers/queue.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
@@ -23,8 +24,9 @@ test('first: the first task wins within the TTL, the same as dedupKey', async ()
   const a = await rig.client.enqueue('t', { n: 1 }, { dedup: { key: 'k' }, delay: 60_000 });
   const b = await rig.client.enqueue('t', { n: 2 }, { dedup: { key: 'k', mode: 'first' }, delay: 60_000 });
   const c = await rig.client.enqueue('t', { n: 3 }, { dedupKey: 'k' });
-  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, state: 'pending' });
-  expect(c.id).toBe(a.id);
+  // the first task waits for its time: the deduplicated enqueues say so (they said 'pending')
+  expect(b).toEqual({ id: a.id, queue: 'default', deduplicated: true, state: 'scheduled' });
+  expect(c).toEqual({ id: a.id, queue: 'default', deduplicated: true, state: 'scheduled' });
   expect(await rig.client.redis.zcard(keys.scheduled)).toBe(1);
 });
 
@@ -64,6 +66,39 @@ test('replace: the newest payload wins and the start time stays', async () => {
   const c = await rig.client.enqueue('t', { n: 3 }, { dedup: { key: 'other', mode: 'replace' } });
   expect(c).toMatchObject({ deduplicated: false, state: 'pending' });
   await waitFor(async () => (await rig.client.redis.xlen(keys.stream)) === 1, 'the new task in the stream');
+});
+
+test("a deduplicated enqueue tells the existing task's state: ready, waiting for a retry, dead", async () => {
+  const s = rig.server({ forwardInterval: 50 });
+  s.handle(
+    'flaky',
+    () => {
+      throw new Error('fails');
+    },
+    { backoff: () => 60_000 },
+  );
+  s.handle('doomed', () => {
+    throw new NonRetryableError('no');
+  });
+  const retried = deferred();
+  const dead = deferred();
+  const enqueued: string[] = [];
+  rig.events.subscribe((e) => {
+    if (e.type === 'task.retried' && e.taskType === 'flaky') retried.resolve();
+    if (e.type === 'task.dead' && e.taskType === 'doomed') dead.resolve();
+    if (e.type === 'task.enqueued' && e.deduplicated) enqueued.push(e.state);
+  });
+  const ready = await rig.client.enqueue('idle', null, { taskId: 'ready-1' });
+  expect(await rig.client.enqueue('idle', null, { taskId: 'ready-1' })).toMatchObject({ deduplicated: true, state: 'pending' });
+  await s.start();
+  await rig.client.enqueue('flaky', null, { taskId: 'flaky-1' });
+  await rig.client.enqueue('doomed', null, { dedupKey: 'doomed' });
+  await retried.promise;
+  await dead.promise;
+  expect(await rig.client.enqueue('flaky', null, { taskId: 'flaky-1' })).toMatchObject({ deduplicated: true, state: 'retry' });
+  expect(await rig.client.enqueue('doomed', null, { dedupKey: 'doomed' })).toMatchObject({ deduplicated: true, state: 'dead' });
+  expect(enqueued).toEqual(['pending', 'retry', 'dead']);
+  expect(ready.state).toBe('pending');
 });
 
 test('bad dedup options are refused, naming the value', async () => {

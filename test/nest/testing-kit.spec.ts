@@ -75,6 +75,9 @@ test('dedup: a live taskId and a dedupKey within its TTL return the first task, 
   expect((await client.enqueue('t', 6, { dedupKey: 'k' })).deduplicated).toBe(true); // the key outlives its task
   await testing.advanceTo(testing.now + 1000);
   expect((await client.enqueue('t', 7, { dedupKey: 'k' })).deduplicated).toBe(false);
+  // the existing task's state, not this enqueue's: it waits for its time
+  await client.enqueue('t', 8, { taskId: 'later', delay: 5000 });
+  expect(await client.enqueue('t', 9, { taskId: 'later' })).toMatchObject({ deduplicated: true, state: 'scheduled' });
   await module.close();
 });
 

@@ -1,6 +1,13 @@
 // The overlap policies on the leader's side, pure: validation (typed errors naming the value), the
 // fire mode and lead of each policy, the meta a trigger's task carries, and the supersede notices.
-import { fireLeadMs, fireModeOf, OVERLAP_POLICIES, toStored, type OverlapPolicy } from '../../lib/core/scheduler/definition.js';
+import {
+  fireLeadMs,
+  fireModeOf,
+  OVERLAP_POLICIES,
+  toStored,
+  validateScheduleName,
+  type OverlapPolicy,
+} from '../../lib/core/scheduler/definition.js';
 import { fireTriggers, supersedeNotices, type FireItem } from '../../lib/core/scheduler/fire-triggers.js';
 import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
@@ -49,6 +56,14 @@ test.each(['buffer', 'cancel', 'Skip', 'BufferOne', 1, null])(
     expect(e.message).toBe(`Invalid schedule "job": ${JSON.stringify(e.value)}: ${e.problem}`);
   },
 );
+
+test('a bad schedule name is refused in the same form as a bad value: Invalid schedule "<name>": <problem>', () => {
+  // was `Invalid schedule: "x y": name: …`, beside `Invalid schedule "job": "buffer": overlap: …` above
+  expect(() => validateScheduleName('x y')).toThrow(
+    new InvalidScheduleError(undefined, 'x y', 'name: expected 1-200 characters of [A-Za-z0-9_.:-]'),
+  );
+  expect(() => validateScheduleName('x y')).toThrow(/^Invalid schedule "x y": name: expected 1-200 characters/);
+});
 
 test('each policy has its fire mode; every policy but allow fires at the instant (no lead)', () => {
   expect(OVERLAP_POLICIES.map(fireModeOf)).toEqual([

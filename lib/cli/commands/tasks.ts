@@ -77,9 +77,13 @@ function groupsText(g: DeadGroups): string {
   return g.truncated ? `${t}\n(scanned the first ${g.scanned} dead tasks only)` : t;
 }
 
-/** The queue of a one-task act: `--queue`, or wherever the task is found. */
+/**
+ * The task of a one-task act, in `--queue` or wherever it is found.
+ * @throws QueueNotFoundError for an unknown `--queue` (as every command with one); TaskNotFoundError.
+ */
 async function locate(cli: Cli, id: string, queue: string | undefined): Promise<TaskInfo> {
-  const t = await (await cli.inspector()).findTask(id, queue);
+  const inspector = queue !== undefined ? await cli.knownQueue(queue) : await cli.inspector();
+  const t = await inspector.findTask(id, queue);
   if (!t) throw new TaskNotFoundError(queue ?? '*', id);
   return t;
 }
@@ -217,7 +221,8 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--queue <queue>', 'look in this queue only')
     .action(
       run(async (cli, id: string, o: ActOpts) => {
-        const r = await (await cli.inspector()).cancelTask(id, { queue: o.queue, actor: cli.actor });
+        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector();
+        const r = await inspector.cancelTask(id, { queue: o.queue, actor: cli.actor });
         cli.print(r, () => `Cancelled task ${id}: it is dead (reason cancelled); the server running it aborts its signal.`);
       }),
     );

@@ -199,7 +199,11 @@ export class Inspector extends InspectorCore {
 
   // ---------------------------------------------------------------- tasks: act
 
-  /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError when it is not dead there. */
+  /**
+   * Puts a dead task back in its queue with a fresh retry budget.
+   * @throws TaskNotFoundError when it is not in that queue; ChronosStateError (code `STATE`) naming its
+   * state when it is there but not dead (e.g. pending: retried already).
+   */
   retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
     return this.rec('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }

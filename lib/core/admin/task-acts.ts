@@ -73,11 +73,15 @@ function retryDeadBatch(ctx: InspectorContext, queue: string): BatchAct {
 
 /**
  * Puts a dead task back in its queue's stream with a fresh retry budget (`retry-dead.lua`). Cost:
- * one ZSCORE/HGET pipeline and the script.
- * @throws TaskNotFoundError when the task is not dead in that queue.
+ * one ZSCORE/HGET pipeline and the script (finding a task that is not dead: as tasks.ts findTask).
+ * @throws TaskNotFoundError when the task is not in that queue; ChronosStateError (code `STATE`)
+ * naming its state when it is there but not dead (e.g. pending: retried already).
  */
 export async function retryDead(ctx: InspectorContext, queue: string, id: string, actor?: string): Promise<ActResult> {
-  const row = await requireTask(ctx, queue, id, ['dead']);
+  const row = await findTask(ctx, id, queue);
+  if (!row) throw new TaskNotFoundError(queue, id);
+  if (row.info.state !== 'dead')
+    throw new ChronosStateError(`Task ${id} of queue "${queue}" is in state ${row.info.state}, not dead: only a dead task can be retried`);
   const r = await retryDeadBatch(ctx, queue)([row]);
   return emitted(ctx, 'dead.retry', queue, actor, result(r.done, r.skipped), id);
 }

@@ -299,7 +299,7 @@ export interface ServerInfo {
   active: number;
   /** Tasks it completed successfully since it started. */
   processed: number;
-  /** Failed attempts since it started (retried or dead). */
+  /** Failed attempts since it started (retried or dead), a task of a type it has no handler for included. */
   failed: number;
   /** When the server started, epoch ms (its clock). */
   startedAt: number;

@@ -17,6 +17,14 @@ import type { ReadReply } from './read-reply.js';
 import { ReadCommand, tapReads } from './reply-tap.js';
 
 /** A queue as a consumer sees it. */
+/**
+ * True for Redis's NOGROUP error: the stream or its consumer group does not exist — Redis lost its
+ * data (restarted empty, FLUSHDB) and no fetch has recreated the group yet ({@link Consumer.ensureGroups}).
+ */
+export function isNoGroup(err: unknown): boolean {
+  return /NOGROUP/.test(err instanceof Error ? err.message : String(err));
+}
+
 export interface ConsumedQueue {
   readonly name: string;
   readonly weight: number;

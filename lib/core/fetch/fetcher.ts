@@ -4,7 +4,7 @@ import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { writePause } from '../redis/commands/pause.js';
-import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
+import { isNoGroup, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';
 import { QueuePicker, blockCount, type PlannedRead } from './picker.js';
@@ -205,7 +205,7 @@ export class Fetcher {
       } catch (caught) {
         let err = caught;
         if (!this.deps.isRunning()) break;
-        if (/NOGROUP/.test(errorMessage(err))) {
+        if (isNoGroup(err)) {
           this.deps.runtime.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {
             await this.deps.consumer.ensureGroups(this.deps.queues);

@@ -1,7 +1,6 @@
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
-import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
-import { errorMessage } from '../worker/executor.js';
+import { isNoGroup, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 import { engineTime } from '../runtime/time.js';
 
@@ -126,7 +125,7 @@ export class QueueReaders {
         this.deps.logger.warn(`Queue "${q.name}": ${err.message}`);
         return;
       }
-      if (/NOGROUP/.test(errorMessage(err))) {
+      if (isNoGroup(err)) {
         this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (queue=${q.name})`);
         await this.deps.ensureGroups().catch((e: unknown) => failures.failed(e));
         return;

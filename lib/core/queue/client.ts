@@ -285,8 +285,8 @@ export class QueueClient {
 
 function toResult(p: Prepared, o: EnqueueOutcome): EnqueueResult {
   if (o.status === 'replaced') return { id: o.id, queue: p.keys.queue, deduplicated: true, replaced: true, state: 'scheduled' };
-  const state = o.status === 'scheduled' ? 'scheduled' : 'pending';
-  return { id: o.id, queue: p.keys.queue, deduplicated: o.status === 'deduplicated', state };
+  if (o.status === 'deduplicated') return { id: o.id, queue: p.keys.queue, deduplicated: true, state: o.state! };
+  return { id: o.id, queue: p.keys.queue, deduplicated: false, state: o.status === 'scheduled' ? 'scheduled' : 'pending' };
 }
 
 function endSpan(span: ChronosSpan, r: EnqueueResult): void {

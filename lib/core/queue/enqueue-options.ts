@@ -88,8 +88,13 @@ export interface EnqueueResult {
   deduplicated: boolean;
   /** True when the dedup key's task (mode `debounce` or `replace`) was still waiting and this enqueue replaced it. */
   replaced?: boolean;
-  /** Where the task is now: in the stream (`pending`) or waiting for its time (`scheduled`). */
-  state: 'pending' | 'scheduled';
+  /**
+   * Where the task is now: in the stream (`pending`) or waiting for its time (`scheduled`). When
+   * deduplicated, where the existing task is: `scheduled`, `retry` (waiting for its next attempt),
+   * `dead` (a dedup key outlives its task), else `pending`: in the stream, ready or running (telling
+   * those apart takes a scan of the stream), or done when a dedup key outlived it.
+   */
+  state: 'pending' | 'scheduled' | 'retry' | 'dead';
 }
 
 /** One task of {@link QueueClient.enqueueBulk}. */

@@ -11,7 +11,7 @@ import {
 } from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
-import type { ConsumedQueue, Consumer } from '../fetch/consumer.js';
+import { isNoGroup, type ConsumedQueue, type Consumer } from '../fetch/consumer.js';
 import type { Executor } from '../worker/executor.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
@@ -49,6 +49,8 @@ export interface RecovererDeps {
  */
 export class Recoverer {
   private readonly plan: SweepPlan<ConsumedQueue>;
+  /** Queues found without their consumer group (NOGROUP), warned about once until a sweep finds it again. */
+  private readonly groupMissing = new Set<string>();
 
   constructor(private readonly deps: RecovererDeps) {
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
@@ -68,12 +70,33 @@ export class Recoverer {
   async recover(sweepAll = true): Promise<void> {
     const o = this.deps.opts;
     for (const q of this.plan.pick(sweepAll)) {
-      const { requeued, poison, lost } = await this.deps.consumer.recover(q.keys, {
-        visibilityTimeoutMs: o.visibilityTimeout,
-        maxDeliveries: o.maxDeliveries,
-      });
-      await this.handle(q, requeued, poison, lost, 'idle past the visibility timeout');
+      let found;
+      try {
+        found = await this.deps.consumer.recover(q.keys, { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries });
+      } catch (err) {
+        if (this.noGroup(q, err)) continue;
+        throw err;
+      }
+      this.groupMissing.delete(q.name);
+      await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
     }
+  }
+
+  /**
+   * NOGROUP (Redis lost its data: restarted empty, FLUSHDB) is a known condition, not a failure: a
+   * queue without its consumer group has nothing pending, so nothing to recover or hold until the
+   * fetch loop recreates the group. One warning line per queue until the group is back.
+   * @returns false for any other error.
+   */
+  private noGroup(q: ConsumedQueue, err: unknown): boolean {
+    if (!isNoGroup(err)) return false;
+    if (!this.groupMissing.has(q.name)) {
+      this.groupMissing.add(q.name);
+      this.deps.logger.warn(
+        `Consumer group missing (Redis lost its data?): nothing to recover until the fetch loop recreates it (queue=${q.name})`,
+      );
+    }
+    return true;
   }
 
   /**
@@ -154,7 +177,14 @@ export class Recoverer {
     const ttl = MARKER_TTL.activeVisibilityTimeouts * o.visibilityTimeout;
     // a task held for its instant since less than a third of the timeout: its claim is fresh until the next round
     for (const [q, entries] of byQueue(this.deps.slots.entries(engineTime.now() - o.visibilityTimeout / 3))) {
-      const { gone, taken } = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
+      let outcome;
+      try {
+        outcome = await this.deps.consumer.hold(q.keys, held(q, entries), ttl);
+      } catch (err) {
+        if (this.noGroup(q, err)) continue; // their entries went with the group: their acks will find them gone
+        throw err;
+      }
+      const { gone, taken } = outcome;
       // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
       if (gone.length > 0) this.plan.later(q, engineTime.now() + o.visibilityTimeout + o.recoverInterval);
       for (const { entryId, holder } of taken) {

@@ -72,8 +72,9 @@ export class InvalidOptionsError extends ChronosError {
 }
 
 /**
- * A schedule spec is invalid: names the schedule, the value and what is wrong.
- * Thrown at registration, never at fire time.
+ * A schedule spec is invalid: names the schedule, the value and what is wrong, in one form:
+ * `Invalid schedule "<name>": "<value>": <problem>`, or `Invalid schedule "<value>": <problem>` when
+ * the name itself is the bad value (or there is no name). Thrown at registration, never at fire time.
  */
 export class InvalidScheduleError extends ChronosError {
   constructor(
@@ -89,7 +90,8 @@ export class InvalidScheduleError extends ChronosError {
     },
   ) {
     const at = options?.index === undefined ? '' : ` (definition [${options.index}] of the call)`;
-    super('INVALID_SCHEDULE', `Invalid schedule${schedule ? ` "${schedule}"` : ''}${at}: ${JSON.stringify(value)}: ${problem}`, options);
+    const subject = schedule ? `"${schedule}"${at}: ${JSON.stringify(value)}` : `${JSON.stringify(value)}${at}`;
+    super('INVALID_SCHEDULE', `Invalid schedule ${subject}: ${problem}`, options);
     this.index = options?.index;
   }
 

@@ -28,8 +28,8 @@ export type ChronosEvent =
       taskId: string;
       /** The task's type, which selects its handler. */
       taskType: string;
-      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `processAt`. */
-      state: 'pending' | 'scheduled';
+      /** `pending` when it is ready now, `scheduled` when it waits for its `delay` / `processAt`; when deduplicated, the existing task's (`EnqueueResult.state`). */
+      state: 'pending' | 'scheduled' | 'retry' | 'dead';
       /** True when a task with the same dedup key already existed and nothing was written. */
       deduplicated: boolean;
     }
@@ -70,7 +70,7 @@ export type ChronosEvent =
       durationMs: number;
     }
   | {
-      /** The handler threw, rejected or timed out; followed by `task.retried` or `task.dead`. */
+      /** The handler threw, rejected or timed out, or the server has no handler for the type (`durationMs` 0); followed by `task.retried` or `task.dead`. */
       type: 'task.failed';
       /** Queue the task ran from. */
       queue: string;

@@ -138,12 +138,14 @@ export class AckBatcher {
         );
       }
       if (gone.length > 0) {
-        // after a failed attempt, "gone" most likely means that attempt reached Redis and its reply was lost
-        const why =
-          p.attempts > 0
-            ? 'finished and were no longer pending (an earlier attempt probably reached Redis, or they were deleted)'
-            : 'finished but their stream entries were gone (deleted: XDEL, a trim, FLUSHDB, or reported lost)';
-        this.logger.warn(`${gone.length} task(s) ${why} (queue=${p.keys.queue} ids=${gone.map(name!).join(',')})`);
+        // what is known: Redis had the entries no longer pending and not reclaimed; the causes are listed, none is claimed
+        const causes = 'their entries were deleted (XDEL, a trim, reported lost) or Redis lost its data (restarted empty, FLUSHDB)';
+        const when = p.attempts > 0 ? `when the ack got through (attempt ${p.attempts + 1}) ` : '';
+        const orEarlier = p.attempts > 0 ? ', or an earlier attempt was applied and only its reply was lost' : '';
+        this.logger.warn(
+          `${gone.length} task(s) finished, but ${when}Redis no longer had their entries pending: nothing to ack ` +
+            `(${causes}${orEarlier}) (queue=${p.keys.queue} ids=${gone.map(name!).join(',')})`,
+        );
       }
     } catch (err) {
       p.attempts++;

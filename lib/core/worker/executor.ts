@@ -225,12 +225,28 @@ export class Executor {
     this.sweeper = undefined;
   }
 
-  /** A task of a type this server has no handler for: a few short bounces (another server may have it), then dead. */
+  /**
+   * A task of a type this server has no handler for: a few short bounces (another server may have it),
+   * then dead. Each bounce and the dead end count as a failed attempt (the counters, `task.failed`), as
+   * the queue's daily `failed` counts them (retry.lua, kill.lua) and as a handler's failure is counted.
+   */
   async noHandler(run: TaskRun, registered: string[]): Promise<void> {
     const { entry: task, ref: queue } = run;
+    this.counters.failed++;
     const error = new HandlerNotFoundError(task.type, task.entryId);
     const meta: TaskMeta = { ...task.meta, [META.lastError]: error.message, [META.failedAt]: engineTime.now() };
     const retried = run.retried;
+    if (this.events.active) {
+      this.events.emit({
+        type: 'task.failed',
+        queue: queue.name,
+        taskId: task.id,
+        taskType: task.type,
+        retried,
+        error: error.message,
+        durationMs: 0,
+      });
+    }
     if (retried >= Math.min(run.maxRetry, NO_HANDLER_BOUNCES)) {
       this.logger.error(`Task dead: ${error.message} (id=${task.id} queue=${queue.name} registered=${registered.join(',') || 'none'})`);
       const reason = DEAD_REASON.noHandler;

@@ -7,7 +7,8 @@ import { engineTime } from '../runtime/time.js';
 
 /**
  * A server's task counters since start: the ack batcher counts the processed tasks (acks written),
- * the executor the failed attempts; the heartbeat and the stop message read them.
+ * the executor the failed attempts (a handler's failure, and each bounce and the dead end of a task
+ * without a handler here, as the queue's daily `failed` counts them); the heartbeat and the stop message read them.
  */
 export class TaskCounters {
   processed = 0;

@@ -205,7 +205,7 @@ export class InspectorService {
     return this.inspector.queueLimits(queue);
   }
 
-  /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError */
+  /** Puts a dead task back in its queue with a fresh retry budget. @throws TaskNotFoundError; ChronosStateError naming its state when it is not dead (e.g. retried already). */
   retryDead(queue: string, id: string, opts?: ActOptions): Promise<ActResult> {
     return this.inspector.retryDead(queue, id, opts);
   }

@@ -291,13 +291,22 @@ export class ChronosTesting {
     this.dead.length = 0;
   }
 
+  /** Where a deduplicating task is, as enqueue.lua tells it: waiting (scheduled, retry), dead, else pending (ready, running or done). */
+  private stateOf(queue: string, id: string): EnqueueResult['state'] {
+    const live = this.store.find(queue, id);
+    if (live && live.runAt > this.now) return live.retried > 0 ? 'retry' : 'scheduled';
+    if (!live && this.dead.some((d) => d.queue === queue && d.id === id)) return 'dead';
+    return 'pending';
+  }
+
   /** The client's sink: records the tasks; inline, runs each new one now. */
   private async accept(tasks: NewTask[]): Promise<EnqueueResult[]> {
     const results: EnqueueResult[] = [];
     const added: EnqueuedTask[] = [];
     for (const t of tasks) {
       const r = this.store.add(t);
-      const state = r.replaced || t.runAt > this.now ? 'scheduled' : 'pending';
+      const state =
+        r.deduplicated && !r.replaced ? this.stateOf(t.queue, r.id) : r.replaced || t.runAt > this.now ? 'scheduled' : 'pending';
       results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, ...(r.replaced ? { replaced: true } : {}), state });
       if (r.task) added.push(r.task);
     }

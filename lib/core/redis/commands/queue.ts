@@ -61,14 +61,25 @@ export type DedupMode = 'first' | 'debounce' | 'replace';
 
 const DEDUP_MODE: Record<DedupMode, string> = { first: 'f', debounce: 'd', replace: 'r' };
 
-/** What enqueue.lua did: `id` is the new task's, or the live task's when `deduplicated`. */
+/**
+ * Where the existing task of a deduplicated enqueue is (enqueue.lua's third element): in the scheduled,
+ * retry or dead set, else `pending` (in the stream, ready or running: only a scan of the stream tells
+ * which; or, under a dedup key that outlives its task, already done).
+ */
+export type DedupState = 'pending' | 'scheduled' | 'retry' | 'dead';
+
+const DEDUP_STATES: readonly string[] = ['pending', 'scheduled', 'retry', 'dead'] satisfies DedupState[];
+
+/** What enqueue.lua did: `id` is the new task's, or the live task's when `deduplicated` (then `state` says where it is). */
 export interface EnqueueOutcome {
   status: EnqueueStatus;
   id: string;
+  /** The existing task's state, when `status` is `deduplicated`. */
+  state?: DedupState;
 }
 
 function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | number)[]] {
-  const k = [keys.stream, keys.scheduled, keys.tasks];
+  const k = [keys.stream, keys.scheduled, keys.tasks, keys.retry, keys.dead];
   if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
   if (t.unique) k.push(keys.uniqueId(t.id));
   const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;
@@ -163,10 +174,14 @@ export function pipeEnqueueGroup(pipeline: ChainableCommander, keys: QueueKeys, 
   pipeScript(pipeline, 'enqueue-group', k, a);
 }
 
-/** Maps enqueue.lua's reply `{code, id}`. @throws RedisScriptError on a reply it never gives. */
+/** Maps enqueue.lua's reply `{code, id[, state]}`. @throws RedisScriptError on a reply it never gives. */
 export function enqueueOutcome(reply: unknown): EnqueueOutcome {
-  const [code, id] = reply as [number, string];
-  return { status: enqueueStatus(code), id };
+  const [code, id, state] = reply as [number, string, string?];
+  const status = enqueueStatus(code);
+  if (status !== 'deduplicated') return { status, id };
+  if (!DEDUP_STATES.includes(state!))
+    throw new RedisScriptError('enqueue', `unexpected state ${JSON.stringify(state)} of a deduplicated task`);
+  return { status, id, state: state as DedupState };
 }
 
 /** Tasks whose handler succeeded, for ack.lua. */

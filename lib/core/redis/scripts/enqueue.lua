@@ -9,8 +9,10 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream       STREAM  ready tasks
   KEYS[2]   <ns>:{<ns>:<q>}:scheduled    ZSET    task id -> process-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task: "<meta>\n<payload>\n<type>" (task-entry scheduledForm)
-  KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
-  KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
+  KEYS[4]   <ns>:{<ns>:<q>}:retry        ZSET    task id -> retry-at (read: the state of a deduplicated task)
+  KEYS[5]   <ns>:{<ns>:<q>}:dead         ZSET    task id -> failed-at (read: the state of a deduplicated task)
+  KEYS[6?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
+  KEYS[6|7?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
             processAt and MARKER_TTL.waitingMs past it (protocol.ts MARKER_TTL)
   ARGV[1]   task id                      string
   ARGV[2]   task type                    string
@@ -22,13 +24,15 @@
   ARGV[8]   delayMs                      integer ms from now by Redis server time; 0 = not given
   ARGV[9]   dedup mode                   "f" first | "d" debounce | "r" replace (only with a dedup key)
   Returns   {code, id} (codes: protocol.ts ENQUEUE_RESULT): {1 enqueued, id} ready in the stream |
-            {2 scheduled, id} | {0 deduplicated, existingId} | {3 replaced, existingId} (the key's waiting task was replaced)
+            {2 scheduled, id} | {0 deduplicated, existingId, state} | {3 replaced, existingId} (the key's waiting task was replaced)
+  state     of the existing task: "scheduled" | "retry" | "dead" (in that set) | "pending" (in none: in the stream,
+            ready or running — which, only a scan of the stream tells — or, under a dedup key that outlives its task, done)
 ]]
 -- @include now-ms
 -- @include task-entry
 local ENQUEUE_RESULT = { deduplicated = 0, enqueued = 1, scheduled = 2, replaced = 3 } -- protocol.ts ENQUEUE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
-local k = 4
+local k = 6
 local dedupKey, uidKey
 if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
 if ARGV[7] == '1' then uidKey = KEYS[k] end
@@ -41,9 +45,16 @@ if delay > 0 then processAt = now + delay end
 local function keyTtl(dueAt)
   return math.max(tonumber(ARGV[6]), dueAt - now)
 end
+-- where a deduplicating task is now (the reply's third element)
+local function stateOf(id)
+  if redis.call('ZSCORE', KEYS[2], id) then return 'scheduled' end
+  if redis.call('ZSCORE', KEYS[4], id) then return 'retry' end
+  if redis.call('ZSCORE', KEYS[5], id) then return 'dead' end
+  return 'pending'
+end
 if dedupKey then
   local existing = redis.call('GET', dedupKey)
-  if existing and mode == 'f' then return {ENQUEUE_RESULT.deduplicated, existing} end
+  if existing and mode == 'f' then return {ENQUEUE_RESULT.deduplicated, existing, stateOf(existing)} end
   if existing then
     local due = tonumber(redis.call('ZSCORE', KEYS[2], existing))
     if due then
@@ -58,7 +69,7 @@ if dedupKey then
 end
 if uidKey then
   local ttl = math.max(processAt - now, 0) + MARKER_TTL.waitingMs
-  if not redis.call('SET', uidKey, ARGV[1], 'NX', 'PX', ttl) then return {ENQUEUE_RESULT.deduplicated, ARGV[1]} end
+  if not redis.call('SET', uidKey, ARGV[1], 'NX', 'PX', ttl) then return {ENQUEUE_RESULT.deduplicated, ARGV[1], stateOf(ARGV[1])} end
 end
 if dedupKey then redis.call('SET', dedupKey, ARGV[1], 'PX', mode == 'f' and ARGV[6] or keyTtl(processAt)) end
 if processAt > 0 then
