@@ -79,7 +79,7 @@ export interface EnqueueOutcome {
 }
 
 function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | number)[]] {
-  const k = [keys.stream, keys.scheduled, keys.tasks, keys.retry, keys.dead];
+  const k = [keys.stream, keys.scheduled, keys.tasks];
   if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
   if (t.unique) k.push(keys.uniqueId(t.id));
   const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;

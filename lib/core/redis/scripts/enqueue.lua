@@ -9,10 +9,8 @@
   KEYS[1]   <ns>:{<ns>:<q>}:stream       STREAM  ready tasks
   KEYS[2]   <ns>:{<ns>:<q>}:scheduled    ZSET    task id -> process-at (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:tasks        HASH    task id -> encoded task: "<meta>\n<payload>\n<type>" (task-entry scheduledForm)
-  KEYS[4]   <ns>:{<ns>:<q>}:retry        ZSET    task id -> retry-at (read: the state of a deduplicated task)
-  KEYS[5]   <ns>:{<ns>:<q>}:dead         ZSET    task id -> failed-at (read: the state of a deduplicated task)
-  KEYS[6?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
-  KEYS[6|7?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
+  KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
+  KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
             processAt and MARKER_TTL.waitingMs past it (protocol.ts MARKER_TTL)
   ARGV[1]   task id                      string
   ARGV[2]   task type                    string
@@ -32,7 +30,7 @@
 -- @include task-entry
 local ENQUEUE_RESULT = { deduplicated = 0, enqueued = 1, scheduled = 2, replaced = 3 } -- protocol.ts ENQUEUE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
-local k = 6
+local k = 4
 local dedupKey, uidKey
 if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
 if ARGV[7] == '1' then uidKey = KEYS[k] end
@@ -45,11 +43,14 @@ if delay > 0 then processAt = now + delay end
 local function keyTtl(dueAt)
   return math.max(tonumber(ARGV[6]), dueAt - now)
 end
--- where a deduplicating task is now (the reply's third element)
+-- where a deduplicating task is now (the reply's third element). The retry and dead sets are read only
+-- here, on a deduplicated enqueue: their names are built on KEYS[2]'s queue prefix (one hash tag, so one
+-- slot, as fire.lua builds its keys) rather than sent with every enqueue
 local function stateOf(id)
   if redis.call('ZSCORE', KEYS[2], id) then return 'scheduled' end
-  if redis.call('ZSCORE', KEYS[4], id) then return 'retry' end
-  if redis.call('ZSCORE', KEYS[5], id) then return 'dead' end
+  local prefix = string.sub(KEYS[2], 1, -10) -- '<ns>:{<ns>:<q>}:' of '…:scheduled'
+  if redis.call('ZSCORE', prefix .. 'retry', id) then return 'retry' end
+  if redis.call('ZSCORE', prefix .. 'dead', id) then return 'dead' end
   return 'pending'
 end
 if dedupKey then
