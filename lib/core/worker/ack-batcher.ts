@@ -143,7 +143,7 @@ export class AckBatcher {
         const when = p.attempts > 0 ? `when the ack got through (attempt ${p.attempts + 1}) ` : '';
         const orEarlier = p.attempts > 0 ? ', or an earlier attempt was applied and only its reply was lost' : '';
         this.logger.warn(
-          `${gone.length} task(s) finished, but ${when}Redis no longer had their entries pending: nothing to ack ` +
+          `${gone.length} task(s) finished, but ${when}their entries were gone (no longer pending in Redis): nothing to ack ` +
             `(${causes}${orEarlier}) (queue=${p.keys.queue} ids=${gone.map(name!).join(',')})`,
         );
       }
