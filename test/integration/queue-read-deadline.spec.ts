@@ -39,7 +39,7 @@ test('a task delivered to a stopped worker’s blocking read runs once it is res
   const deadline = readDeadlineMs(block); // 3 s
   const w1 = await startWorker(rig, 'W1', { BLOCK_MS: block, VISIBILITY_MS: 60_000 });
   // W1 idles in its blocking read
-  await waitFor(async () => /cmd=xreadgroup/.test(String(await redis.call('CLIENT', 'LIST'))), 'W1 blocked in XREADGROUP');
+  await waitFor(async () => /flags=\w*b\w* .*cmd=xreadgroup/.test(String(await redis.call('CLIENT', 'LIST'))), 'W1 blocked in XREADGROUP');
   w1.kill('SIGSTOP');
   let id: string;
   try {
@@ -73,7 +73,10 @@ test('a read abandoned at its deadline (its reply held by a silent network) give
   const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
   try {
     const w1 = await startWorker(rig, 'W1', { CHRONOS_URL: proxy.url, BLOCK_MS: block, VISIBILITY_MS: 60_000 });
-    await waitFor(async () => /cmd=xreadgroup/.test(String(await redis.call('CLIENT', 'LIST'))), 'W1 blocked in XREADGROUP');
+    await waitFor(
+      async () => /flags=\w*b\w* .*cmd=xreadgroup/.test(String(await redis.call('CLIENT', 'LIST'))),
+      'W1 blocked in XREADGROUP',
+    );
     proxy.blackhole(); // W1's read stays blocked in Redis; its reply will be held
     try {
       await client.enqueue('slow', { ms: 3000 }); // straight to Redis (the rig's client does not go through the proxy)
