@@ -139,6 +139,43 @@ export class Consumer {
     return (await this.client.call('XCLAIM', stream, CONSUMER_GROUP, this.name, 0, ...ids, 'JUSTID')) as string[];
   }
 
+  /**
+   * The entries of `queue` that Redis delivered to this consumer by a read whose reply never reached
+   * it (the read was abandoned: its connection rebuilt): pending here, delivered once, with ids after
+   * `afterId` (the greatest id this consumer was handed from the stream; undefined: none yet), at most 1000.
+   * Each is claimed again with `XCLAIM … JUSTID` (its idle time reset, its delivery count kept) and
+   * returned with its fields; one whose stream entry is gone is left pending (the recoverer reports it lost).
+   */
+  async unseen<Q extends ConsumedQueue>(queue: Q, afterId: string | undefined): Promise<Fetched<Q>[]> {
+    const stream = queue.keys.stream;
+    const start = afterId === undefined ? '-' : `(${afterId}`;
+    const rows = (await this.client.call('XPENDING', stream, CONSUMER_GROUP, start, '+', 1000, this.name)) as [
+      string,
+      string,
+      number,
+      number,
+    ][];
+    // delivered once: a '>' read's entries (a reclaimed or poison entry claimed here has a higher count)
+    const ids = rows.filter((r) => Number(r[3]) === 1).map((r) => r[0]);
+    if (ids.length === 0) return [];
+    // the fields first: an entry whose stream entry is gone is not claimed (XCLAIM would drop it from the PEL, unreported)
+    const p = this.client.pipeline();
+    for (const id of ids) p.xrange(stream, id, id);
+    const replies = (await p.exec()) ?? [];
+    const failed = replies.find((r) => r[0]);
+    if (failed) throw failed[0];
+    const found = new Map<string, string[]>();
+    for (const [, r] of replies) {
+      const entry = (r as [string, string[]][])[0];
+      if (entry) found.set(entry[0], entry[1]);
+    }
+    if (found.size === 0) return [];
+    const claimed = await this.claim(stream, [...found.keys()]);
+    const out: Fetched<Q>[] = [];
+    for (const id of claimed) out.push({ queue, entryId: id, fields: found.get(id)! });
+    return out;
+  }
+
   /** Puts entries this consumer holds back at the end of the queue's stream (requeue.lua), uncounted. */
   async giveBack(keys: QueueKeys, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;

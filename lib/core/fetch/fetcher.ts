@@ -8,7 +8,7 @@ import { isNoGroup, type ConsumedQueue, type Consumer, type Fetched } from './co
 import { errorMessage } from '../worker/executor.js';
 import type { Loops } from '../worker/loops.js';
 import { QueuePicker, blockCount, type PlannedRead } from './picker.js';
-import { QueueReaders, readDeadlineMs, withDeadline } from './readers.js';
+import { QueueReaders, ReadDeadlineError, readDeadlineMs, withDeadline } from './readers.js';
 import type { Recoverer } from '../recovery/recoverer.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from './slots.js';
@@ -16,6 +16,7 @@ import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
 import { loopStalls } from '../runtime/loop-stalls.js';
 import { Limiter } from './limiter.js';
+import { SeenEntries } from './seen-entries.js';
 
 /** Hands entries to the slot table: a sync loop apart from the async `deliver` (a loop makes a whole async function hot: a large compile). */
 function acceptAll(slots: Slots, fetched: readonly Fetched[]): void {
@@ -79,6 +80,10 @@ export class Fetcher {
   private readonly readers?: QueueReaders;
   /** The fetch of queues with fleet-wide limits (fetch/limiter.ts); unused while none of ours has one. */
   private readonly limiter: Limiter;
+  /** The greatest entry id handed to this fetcher per queue: what an abandoned read's entries are told by. */
+  private readonly seen = new SeenEntries();
+  /** A blocking read abandoned whose entries are still to be taken back (the last try failed): the next fetch tries again. */
+  private abandonedRead?: { queues: readonly ConsumedQueue[]; err: ReadDeadlineError };
 
   constructor(private readonly deps: FetcherDeps) {
     this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
@@ -108,7 +113,21 @@ export class Fetcher {
         for (const q of new Set(f.map((x) => x.queue))) this.picker.observe(q, 1, 1); // it has entries (maybe more)
         return this.deliver(f, sentAt);
       };
-      this.readers = new QueueReaders({ client, consumer, loops, logger, isRunning, failures: this.failures, deliver, ensureGroups });
+      const abandoned = async (q: ConsumedQueue, err: ReadDeadlineError) => {
+        const got = await this.takeUnseen([q], err);
+        if (got.length > 0) await deliver(got, engineTime.now());
+      };
+      this.readers = new QueueReaders({
+        client,
+        consumer,
+        loops,
+        logger,
+        isRunning,
+        failures: this.failures,
+        deliver,
+        abandoned,
+        ensureGroups,
+      });
     }
   }
 
@@ -223,7 +242,8 @@ export class Fetcher {
   /** Takes the entries of one read into the slot table (or back to the queue: paused, or stopping). */
   private async deliver(got: Fetched[], sentAt: number): Promise<void> {
     if (got.length === 0) return;
-    let fetched = got;
+    let fetched = this.seen.note(got);
+    if (fetched.length === 0) return;
     // a reply far later than a blocking read can take means this process was paused while the
     // entries waited in its socket: the recoverer may have given them to someone else already
     // (a blocking read may rightly take blockTimeout, so the loop's own stalls tell it, whatever blockTimeout is)
@@ -288,6 +308,7 @@ export class Fetcher {
    * in the slot table's buffer, their claims kept fresh).
    */
   private async read(open: ConsumedQueue[], count: number): Promise<Fetched[]> {
+    if (this.abandonedRead) return this.takeUnseen(this.abandonedRead.queues, this.abandonedRead.err);
     if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking!, this.deps.opts.blockTimeout);
     const client = this.readers ? this.deps.client : this.blocking!;
     if (open.length > 1) {
@@ -302,9 +323,27 @@ export class Fetcher {
     }
     const blocking = this.blocking!;
     const read = this.deps.consumer.read(blocking, open, perStream, block);
-    const got = await withDeadline(read, readDeadlineMs(block), () => this.rebuild(blocking));
+    let got: Fetched[];
+    try {
+      got = await withDeadline(read, readDeadlineMs(block), () => this.rebuild(blocking));
+    } catch (err) {
+      if (!(err instanceof ReadDeadlineError) || !this.deps.isRunning()) throw err;
+      return this.takeUnseen(open, err);
+    }
     if (open.length > 1) this.observe(open, perStream, got);
     return got;
+  }
+
+  /** A blocking read of `queues` was abandoned (see {@link SeenEntries.takeUnseen}): what it may have been delivered, logged as one warning. */
+  private async takeUnseen(queues: readonly ConsumedQueue[], err: ReadDeadlineError): Promise<Fetched[]> {
+    this.abandonedRead = { queues, err };
+    const unseen = await this.seen.takeUnseen(this.deps.consumer, this.deps.slots, queues);
+    this.abandonedRead = undefined;
+    const names = queues.map((q) => q.name).join(',');
+    this.deps.runtime.logger.warn(
+      `The blocking read got no reply within ${err.ms} ms: its connection was rebuilt; took ${unseen.length} task(s) Redis had delivered to it from this consumer's pending entries (queues=${names})`,
+    );
+    return unseen;
   }
 
   /**
@@ -367,7 +406,6 @@ export class Fetcher {
     if (this.blocking !== hung) return;
     hung.disconnect();
     if (this.closed) return; // closing: a new connection would outlive the server
-    this.deps.runtime.logger.warn(`The blocking read got no reply within ${readDeadlineMs(this.deps.opts.blockTimeout)} ms: reconnecting`);
     void this.open().catch(() => undefined);
   }
 

@@ -17,10 +17,22 @@ export class ReadDeadlineError extends Error {
   }
 }
 
+/** A deadline timer that fires this much later than it was due found the event loop stood still (SIGSTOP, GC, CPU starvation), ms. */
+const LATE_MS = 500;
+/** After such a late fire, how long the read is given to be read from its socket before it is judged hung, ms. */
+const GRACE_MS = 1000;
+/** Late fires forgiven, at most: a loop that keeps stalling still has its hung reads judged. */
+const MAX_GRACES = 5;
+
 /**
  * Runs `read` with a client-side deadline of `ms`: when no reply comes in time (a read that hangs
  * across a reconnect or a failover: the socket is gone but ioredis never learns it), `onHung` runs
  * (it rebuilds the connection) and the read fails with a {@link ReadDeadlineError}.
+ *
+ * The deadline counts time the event loop ran: a timer that fires late (by more than 500 ms: the
+ * process was stopped, or its loop blocked) runs before the socket is read in that turn, though the
+ * reply may be there (Redis answers a BLOCK within its time whether or not this process runs), so the
+ * read is given another second of running time before it is judged (at most 5 times per read).
  */
 export async function withDeadline<T>(read: Promise<T>, ms: number, onHung: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -28,10 +40,16 @@ export async function withDeadline<T>(read: Promise<T>, ms: number, onHung: () =
     return await Promise.race([
       read,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          onHung();
-          reject(new ReadDeadlineError(ms));
-        }, ms);
+        let graces = 0;
+        const arm = (waitMs: number) => {
+          const dueAt = performance.now() + waitMs;
+          timer = setTimeout(() => {
+            if (performance.now() - dueAt > LATE_MS && graces++ < MAX_GRACES) return arm(Math.min(ms, GRACE_MS));
+            onHung();
+            reject(new ReadDeadlineError(ms));
+          }, waitMs);
+        };
+        arm(ms);
       }),
     ]);
   } finally {
@@ -50,6 +68,11 @@ export interface ReadersDeps {
   readonly isRunning: () => boolean;
   /** Takes entries a read returned (into the slot table, or back to the queue when paused or stopping). */
   readonly deliver: (fetched: Fetched[], sentAt: number) => Promise<void>;
+  /**
+   * A read of `queue` was abandoned (its connection rebuilt after `err`): takes what Redis may have
+   * delivered to it from this consumer's pending entries, and logs it (one warning).
+   */
+  readonly abandoned: (queue: ConsumedQueue, err: ReadDeadlineError) => Promise<void>;
   /** Recreates the consumer groups (after NOGROUP: Redis lost its data). */
   readonly ensureGroups: () => Promise<void>;
 }
@@ -120,11 +143,13 @@ export class QueueReaders {
       await this.deps.deliver(fetched, sentAt);
       this.delivered?.();
     } catch (err) {
-      if (!this.deps.isRunning() || this.conns.get(q.name) !== conn) return; // unblocked or stopping
+      if (!this.deps.isRunning()) return; // stopping
       if (err instanceof ReadDeadlineError) {
-        this.deps.logger.warn(`Queue "${q.name}": ${err.message}`);
+        // its connection was dropped by the deadline (so this check comes before the one below)
+        await this.deps.abandoned(q, err).catch((e: unknown) => failures.failed(e));
         return;
       }
+      if (this.conns.get(q.name) !== conn) return; // unblocked
       if (isNoGroup(err)) {
         this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (queue=${q.name})`);
         await this.deps.ensureGroups().catch((e: unknown) => failures.failed(e));

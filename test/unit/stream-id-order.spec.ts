@@ -1,0 +1,15 @@
+// idAfter (fetch/seen-entries.ts): stream entry ids compared as (ms, seq) numbers, not as strings.
+import { idAfter } from '../../lib/core/fetch/seen-entries.js';
+
+test.each([
+  ['1796513808854-1', '1796513808854-0', true],
+  ['1796513808854-0', '1796513808854-0', false],
+  ['1796513808854-10', '1796513808854-9', true],
+  ['1796513808854-9', '1796513808854-10', false],
+  ['1796513808855-0', '1796513808854-99', true],
+  ['10000000000000-0', '9999999999999-5', true],
+  ['9999999999999-5', '10000000000000-0', false],
+  ['0-1', '0-0', true],
+])('idAfter(%s, %s) is %s', (a, b, after) => {
+  expect(idAfter(a, b)).toBe(after);
+});
