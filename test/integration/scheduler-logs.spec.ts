@@ -50,3 +50,31 @@ test('an overlap skip is logged with the schedule’s own policy: buffer-one say
     ),
   });
 });
+
+type Lost = Extract<ChronosEvent, { type: 'leader.lost' }>;
+
+test('a shard released on a rebalance is logged, as one taken: "Leadership released (… shards=… reason=…)" names what the other instance then acquires (trial 4 F9)', async () => {
+  const logA = recordingLogger();
+  const logB = recordingLogger();
+  const eventsA = new EventBus();
+  const lost: Lost[] = [];
+  eventsA.subscribe((e) => e.type === 'leader.lost' && lost.push(e));
+  const a = scheduler({ logger: logA, events: eventsA });
+  a.register({ name: 'tock', spec: { every: 1000 }, queue: 'logs' });
+  await a.start();
+  await waitFor(() => logA.lines.some((l) => l.message.startsWith('Leadership acquired')), 'a to lead every shard');
+  const b = scheduler({ logger: logB });
+  b.register({ name: 'tock', spec: { every: 1000 }, queue: 'logs' });
+  await b.start();
+  await waitFor(() => lost.length > 0, { what: 'a to release shards to b', timeoutMs: 10_000 });
+  expect(lost[0].reason).toBe('released: above this instance’s fair share of the shards');
+  const line = logA.lines.find((l) => l.message.startsWith('Leadership released'));
+  expect(line).toEqual({
+    level: 'log',
+    message: `Leadership released (term=${lost[0].term} shards=${lost[0].shards.join(',')} reason=released: above this instance’s fair share of the shards)`,
+  });
+  // what a gave up, b takes: the logs never show two leaders of a shard
+  const taken = () =>
+    logB.lines.flatMap((l) => /^Leadership acquired \(term=\d+ shards=([\d,]+) /.exec(l.message)?.[1].split(',').map(Number) ?? []);
+  await waitFor(() => lost[0].shards.every((k) => taken().includes(k)), { what: 'b to acquire the released shards', timeoutMs: 10_000 });
+});
