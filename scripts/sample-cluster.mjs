@@ -3,7 +3,8 @@
 // Starts three replicas of the sample (dist/sample/main.js) on different HTTP ports against one
 // Redis (REDIS_URL, else 127.0.0.1:6379, else a private redis-server), with each line prefixed by
 // its replica. Every 3 s it enqueues three emails through one replica's HTTP API (taking turns); after ~20 s
-// it stops the leader (SIGTERM) to show a hand-over, and starts it again 10 s later. Ctrl-C stops
+// it stops the leader of the most shards (SIGTERM) to show a hand-over, and starts it again 10 s later
+// (it takes back its fair share of the shards). Ctrl-C stops
 // everything. Env: CLUSTER_PORT (first port, default 3001), HANDOVER_AFTER_MS (default 20000),
 // CLUSTER_DURATION_MS (stop by itself after this long; default: run until Ctrl-C).
 import { spawn } from 'node:child_process';
@@ -124,12 +125,12 @@ timers.push(
   setTimeout(async () => {
     const l = await leader();
     if (!l || !replicas.has(l)) return say('cluster', 'no leader found to stop');
-    say('cluster', `stopping the leader (replica ${l}) to show a hand-over: watch another replica log "Leadership acquired"`);
+    say('cluster', `stopping the leader of the most shards (replica ${l}) to show a hand-over: watch the others log "Leadership acquired"`);
     replicas.get(l).kill('SIGTERM');
     timers.push(
       setTimeout(() => {
         if (stopping) return;
-        say('cluster', `starting replica ${l} again: it joins as a follower`);
+        say('cluster', `starting replica ${l} again: it takes back its fair share (the others log "Leadership released")`);
         start(l);
       }, 10_000),
     );

@@ -149,7 +149,8 @@ function merge(results: ActResult[]): ActResult {
 /**
  * POST a task act on a queue: `{ action: 'retry'|'delete'|'run'|'cancel', state, ids: [...] }` for
  * a selection (at most 1000 ids) or `{ action, state, all: true, type?, error? }` for every task of
- * the state passing the filter.
+ * the state passing the filter. A body with both `ids` and `all: true`, or a filter with `ids`, is a
+ * 400 (`BAD_REQUEST`) naming the conflict.
  */
 async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const b = ctx.body;
@@ -158,6 +159,12 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const actor = { actor: ctx.actor, origin: ctx.origin };
   const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
   const i = ctx.inspector;
+  // Both shapes at once is ambiguous: never widen a named selection to the whole state (as the CLI's
+  // "give a task id or --all, not both"); a filter goes with `all` only, never silently ignored.
+  if (b.all === true && b.ids !== undefined) throw new ApiError(400, 'give ids or all: true, not both');
+  if (b.all !== true && (filter.type !== undefined || filter.error !== undefined)) {
+    throw new ApiError(400, 'type and error go with all: true, not with ids');
+  }
   await i.requireQueue(queue); // a typo is a 404, never "0 tasks deleted"
   if (b.all === true) {
     if (action === 'retry' && st === 'dead') return i.retryAllDead(queue, { ...filter, ...actor });

@@ -59,8 +59,8 @@ function same(a: string, b: string): boolean {
  * otherwise); without it the server binds to a loopback address only, and says so on `warn`.
  * Without `basicAuth` (or with `allowedHosts`) a request whose `Host` is not the bound address,
  * `localhost` or one of `allowedHosts` is refused with 421 (DNS rebinding).
- * @throws Error when `host` is not loopback and no `basicAuth` is given, `basicAuth` has no `:`,
- * or an `allowedHosts` entry is not a host name.
+ * @throws Error when `host` is not loopback and no `basicAuth` is given, `basicAuth` has no `:` or
+ * an empty (or blank) user or password, or an `allowedHosts` entry is not a host name.
  */
 export async function startConsoleServer(o: ConsoleServerOptions): Promise<ConsoleServer> {
   const host = o.host ?? '127.0.0.1';
@@ -73,6 +73,11 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
     const i = o.basicAuth.indexOf(':');
     if (i < 1) throw new Error('basic auth: expected user:password');
     auth = { user: o.basicAuth.slice(0, i), password: o.basicAuth.slice(i + 1) };
+    // "admin:" (a `$PASS` that was unset) would serve every interface behind a password anyone guesses
+    if (auth.user.trim() === '') throw new Error('basic auth: the user is empty (expected user:password)');
+    if (auth.password.trim() === '') {
+      throw new Error(`basic auth: the password of user "${auth.user}" is empty (expected user:password with a non-empty password)`);
+    }
   } else if (!isLoopback(host)) {
     throw new Error(`refusing to serve the console on ${host} without authentication: pass --basic-auth user:pass, or bind to 127.0.0.1`);
   } else {

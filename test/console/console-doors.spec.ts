@@ -3,7 +3,7 @@
 import { Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { startConsoleServer, type ConsoleServer } from '../../lib/console/server.js';
-import { InspectorService } from '../../lib/index.js';
+import { ChronosClient, InspectorService } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { ConsoleJobs } from './console-app.js';
 
@@ -126,6 +126,26 @@ describe('console doors', () => {
     expect([audit.status, JSON.parse(audit.body)]).toEqual([400, { error: 'limit: expected an integer, got "abc"', code: 'BAD_REQUEST' }]);
     const limit = await raw(`${base}api/schedule-page?limit=abc`, 'GET', ops);
     expect([limit.status, JSON.parse(limit.body).error]).toEqual([400, 'limit: expected an integer, got "abc"']);
+  });
+
+  test('a task act with both ids and all: true (or a filter with ids) is a 400 naming the conflict, and nothing is touched (trial 4 F4)', async () => {
+    const ops = { ...json, 'x-operator': 'yes' };
+    const client = app.get(ChronosClient);
+    const named = await client.enqueue('hold', {}, { delay: 3_600_000 });
+    const other = await client.enqueue('hold', {}, { delay: 3_600_000 });
+    const act = (body: object): Promise<Raw> => raw(`${base}api/queues/default/tasks/act`, 'POST', ops, JSON.stringify(body));
+    const both = await act({ action: 'delete', state: 'scheduled', all: true, ids: [named.id] });
+    expect([both.status, JSON.parse(both.body)]).toEqual([400, { error: 'give ids or all: true, not both', code: 'BAD_REQUEST' }]);
+    const filtered = await act({ action: 'delete', state: 'scheduled', ids: [named.id], type: 'other' });
+    expect([filtered.status, JSON.parse(filtered.body)]).toEqual([
+      400,
+      { error: 'type and error go with all: true, not with ids', code: 'BAD_REQUEST' },
+    ]);
+    const left = (await inspector.inspector.tasks('default', 'scheduled', { limit: 1000 })).map((t) => t.id);
+    expect(left).toEqual(expect.arrayContaining([named.id, other.id]));
+    const one = await act({ action: 'delete', state: 'scheduled', ids: [named.id] });
+    expect([one.status, JSON.parse(one.body)]).toEqual([200, { count: 1, ids: [named.id] }]);
+    await inspector.inspector.deleteTask('default', other.id, { state: 'scheduled' });
   });
 
   test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {

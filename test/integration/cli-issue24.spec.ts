@@ -114,6 +114,18 @@ test('chronos console on a port already in use fails with exit 1 (not 2: the opt
   }
 });
 
+test('chronos console refuses --basic-auth with an empty or blank password as it refuses an empty user: a usage error, exit 2, naming the problem (trial 4 F11)', async () => {
+  for (const [given, message] of [
+    ['admin:', 'basic auth: the password of user "admin" is empty (expected user:password with a non-empty password)'],
+    ['admin:   ', 'basic auth: the password of user "admin" is empty (expected user:password with a non-empty password)'],
+    [':pw', 'basic auth: expected user:password'],
+    [' :pw', 'basic auth: the user is empty (expected user:password)'],
+  ]) {
+    const r = await chronos('console', '--host', '0.0.0.0', '--port', '0', '--basic-auth', given);
+    expect([given, r.code, r.out, r.err]).toEqual([given, 2, '', `error: ${message}\n`]);
+  }
+});
+
 test('issue 24: chronos console answers only its Host names: the bound address, localhost and --allowed-host (421 otherwise)', async () => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,

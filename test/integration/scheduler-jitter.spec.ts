@@ -174,6 +174,37 @@ test('maxRuns: exactly N tasks fleet-wide across a leader hand-over; the Inspect
   expect(await r.exists(k.runs('limited'))).toBe(0);
 });
 
+test('maxRuns reached: no next runs (as an endAt-ended schedule), and the activity windows count the real runs only, expecting none after them (trial 4 F6)', async () => {
+  const events = new EventBus();
+  const fired = firesOf(events);
+  const s = scheduler({ events });
+  s.register({ name: 'tock', spec: { every: 1000 }, queue: 'clock' });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  await s.addSchedule({ name: 'twice', spec: { every: 1000 }, maxRuns: 2, queue: 'tw' });
+  const twice = () => fired.filter((f) => f.schedule === 'twice');
+  await waitFor(() => twice().length >= 2, 'two fires of twice');
+  const last = Math.max(...twice().map((f) => f.triggerAt));
+  // the next trigger is refused (exhausted) and lastFired advanced past it, though it never ran
+  const insp = inspector();
+  await waitFor(async () => ((await insp.schedule('twice')).lastFiredAt ?? 0) > last, 'lastFired advanced past the last run');
+  await waitFor(() => fired.some((f) => f.schedule === 'tock' && f.triggerAt >= last + 3000), {
+    what: 'tock 3 triggers past the last run',
+    timeoutMs: 15_000,
+  });
+  const info = await insp.schedule('twice');
+  expect(info).toMatchObject({ maxRuns: 2, runsLeft: 0, ended: 'max-runs', next: [] });
+  expect(info.nextDueAt).toBeUndefined();
+  expect((await insp.schedules()).find((x) => x.name === 'twice')?.next).toEqual([]);
+  const activity = (await insp.scheduleActivity()).find((a) => a.name === 'twice')!;
+  expect([activity.hour, activity.day, activity.overdue]).toEqual([
+    { expected: 2, fired: 2, exact: true },
+    { expected: 2, fired: 2, exact: true },
+    0,
+  ]);
+  expect(twice()).toHaveLength(2);
+});
+
 test('maxRuns: a new definition keeps the count unless maxRuns changed', async () => {
   const events = new EventBus();
   const fired = firesOf(events);

@@ -86,7 +86,25 @@ function markOf(r: FireRecord, failed: boolean): FireMark {
   return 'on-time';
 }
 
-/** Expected and fired triggers of one window ending at `now`. */
+/** The outcomes of a scheduler fire that count toward maxRuns (fire.lua's runs counter). */
+const COUNTED: ReadonlySet<string> = new Set(['enqueued', 'buffered', 'superseding']);
+
+/**
+ * Where a schedule's expected triggers stop: `now`, or for a schedule ended by maxRuns the trigger
+ * instant of its last counted fire (newest first in `records`; fire.lua advances lastFiredAt past
+ * the triggers it refuses, which were never run). Undefined when that fire is no longer in the
+ * records read (then the windows are bounded by maxRuns only, and not exact).
+ */
+function expectedUntil(s: ScheduleInfo, now: number, records: readonly FireRecord[]): number | undefined {
+  if (s.ended !== 'max-runs') return now;
+  const last = records.find((r) => COUNTED.has(r.outcome));
+  return last === undefined ? undefined : Math.min(now, last.triggerAt);
+}
+
+/**
+ * Expected and fired triggers of one window ending at `now`: the spec's instants in it (up to the
+ * last run once maxRuns is reached), fired = those not after lastFiredAt and not skipped.
+ */
 function windowFires(
   s: ScheduleInfo,
   spec: ScheduleSpec,
@@ -96,12 +114,19 @@ function windowFires(
   complete: boolean,
 ): WindowFires {
   const start = Math.max(now - windowMs, s.registeredAt ?? -Infinity);
-  const expected = count(spec, start, now);
-  const unfired = count(spec, Math.max(start, s.lastFiredAt ?? s.registeredAt ?? now), now);
+  const known = expectedUntil(s, now, records);
+  const until = known ?? now;
+  const expected = count(spec, start, until);
+  const unfired = count(spec, Math.max(start, s.lastFiredAt ?? s.registeredAt ?? until), until);
   let skipped = 0;
-  for (const r of records) if (r.outcome.startsWith('skipped') && r.triggerAt > start && r.triggerAt <= now) skipped += r.count ?? 1;
+  for (const r of records) if (r.outcome.startsWith('skipped') && r.triggerAt > start && r.triggerAt <= until) skipped += r.count ?? 1;
   const oldest = records.length > 0 ? records[records.length - 1].triggerAt : Infinity;
-  return { expected, fired: Math.max(0, expected - unfired - skipped), exact: complete || oldest <= start };
+  const fired = Math.max(0, expected - unfired - skipped);
+  if (known === undefined && s.maxRuns !== undefined) {
+    // the last run is not among the records read: at most maxRuns triggers ever ran
+    return { expected: Math.min(expected, s.maxRuns), fired: Math.min(fired, s.maxRuns), exact: false };
+  }
+  return { expected, fired, exact: complete || oldest <= start };
 }
 
 /**

@@ -69,9 +69,9 @@ export interface ScheduleInfo extends ScheduleBoundsInfo {
   offsetMs?: number;
   /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
   lastFiredAt?: number;
-  /** Next trigger instants (epoch ms). */
+  /** Next trigger instants (epoch ms); empty once the schedule has ended (`ended`: endAt passed or maxRuns reached). */
   next: number[];
-  /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late. */
+  /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late; absent once it has ended. */
   nextDueAt?: number;
   /** Instances that declare it, with when each was last seen (epoch ms, Redis time) and whether that is within the liveness window. */
   declaredBy: {
@@ -106,7 +106,11 @@ export type FireMark = 'on-time' | 'late' | 'skipped' | 'failed';
 
 /** Triggers a schedule's spec had in a window, and how many of them were enqueued. @publicApi */
 export interface WindowFires {
-  /** Triggers of the spec in the window (since the schedule's registration). */
+  /**
+   * Triggers of the spec in the window (since the schedule's registration); for a schedule ended by
+   * maxRuns, only those up to its last run (capped at maxRuns, and not exact, when that run is older
+   * than the history read).
+   */
   expected: number;
   /** Of those, fired (enqueued, or found fired before): expected − skipped − not fired. */
   fired: number;

@@ -244,6 +244,11 @@ export async function build(
       info.next = [...shared.next];
       info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       if (s.endAt !== undefined && info.nextDueAt === undefined && info.ended === undefined) info.ended = 'end-at';
+      // maxRuns reached: fire.lua enqueues none of the spec's later instants, so none is a next run
+      if (info.ended === 'max-runs') {
+        info.next = [];
+        delete info.nextDueAt;
+      }
     } catch (err) {
       info.error = (err as Error).message;
     }

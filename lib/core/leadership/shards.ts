@@ -178,9 +178,19 @@ export class ShardLeases {
     if (lost.length > 0) {
       const released = lost.filter((k) => r.released.includes(k));
       const gone = lost.filter((k) => !r.released.includes(k));
+      const term = Math.max(0, ...released.map((k) => this.heldTerms.get(k)!));
       for (const k of lost) this.heldTerms.delete(k);
-      if (released.length > 0) this.o.listener.lost(released, 'released: above this instance’s fair share of the shards');
-      if (gone.length > 0) this.o.listener.lost(gone, 'token mismatch: the shard lease expired or another instance holds it');
+      // every shard given up is logged, as every one taken: else the logs show two leaders of it
+      if (released.length > 0) {
+        const reason = 'released: above this instance’s fair share of the shards';
+        this.o.logger.log(`Leadership released (term=${term} shards=${released.join(',')} reason=${reason})`);
+        this.o.listener.lost(released, reason);
+      }
+      if (gone.length > 0) {
+        const reason = 'token mismatch: the shard lease expired or another instance holds it';
+        this.o.logger.warn(`Lost leadership (shards=${gone.join(',')} reason=${reason})`);
+        this.o.listener.lost(gone, reason);
+      }
     }
     const taken: { shard: number; term: number }[] = [];
     for (const [shard, term] of r.mine) {

@@ -183,10 +183,12 @@ export class FiringShared {
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
     } else if (result === 'skipped') {
       const trigger = triggerKey(s.name, triggerAt);
-      this.ctx.logger.warn(
-        'Trigger skipped: the previous task of this schedule is still pending or running ' +
-          `(schedule=${s.name} trigger=${trigger} overlap=skip)`,
-      );
+      // the schedule's own policy: under buffer-one a trigger is skipped only when one already waits
+      const why =
+        s.overlap === 'buffer-one'
+          ? 'a trigger of this schedule already waits behind its live task'
+          : 'the previous task of this schedule is still pending or running';
+      this.ctx.logger.warn(`Trigger skipped: ${why} (schedule=${s.name} trigger=${trigger} overlap=${s.overlap})`);
       this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'overlap', count: 1 });
     }
   }
