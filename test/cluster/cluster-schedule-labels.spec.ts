@@ -39,7 +39,12 @@ test("labelled puts, a migration of an older version's registry, and filtered pa
     for (const key of [k.label('tenant', 'acme'), k.nameIndex, k.due, k.version]) expect(cluster.masterOf(key).port).toBe(port);
     perMaster.set(port, (perMaster.get(port) ?? 0) + 1);
   }
-  expect([...perMaster.values()].sort()).toEqual([5, 5, 6]); // the shards' tags spread over the masters' slot ranges
+  // the shards' tags spread over the masters' slot ranges: shard k's tag is in the k-th 1,024 slots, at a place that
+  // depends on the namespace, so the two shards whose 1,024 straddle a master's boundary (5,461 and 10,923 on a
+  // 3-master cluster) go either way: 16 shards as 5/5/6 or 4/6/6, never more than one off a third
+  const counts = [...perMaster.values()];
+  expect([counts.length, counts.reduce((a, b) => a + b, 0)]).toEqual([3, 16]);
+  for (const n of counts) expect([4, 5, 6]).toContain(n);
   await inspector.addSchedule({ name: 'a.digest', spec: '@every 60s', labels: { tenant: 'acme', kind: 'digest' } });
   await inspector.addSchedule({ name: 'g.digest', spec: '@every 60s', labels: { tenant: 'globex', kind: 'digest' } });
   // an older version's write, to the registry before shards, moved into its shard
