@@ -1,13 +1,38 @@
 import Table from 'cli-table3';
+import stringWidth from 'string-width';
 
 /** No line between body rows: one row per line. */
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
-/** A table of rows (cli-table3, no colours: the output is the same on a terminal and in a file). */
+/** The display width of one line of a cell, in terminal columns (wide CJK and emoji count 2), as cli-table3 measures it. */
+const widthOf = (line: string): number => (/^[\x20-\x7e]*$/.test(line) ? line.length : stringWidth(line));
+
+/**
+ * A table of rows, drawn as cli-table3 draws it with no colours and no line between body rows
+ * (`┌─┬─┐`, `│ a │ b │`, `└─┴─┘`; a cell with `\n` spans lines), so the output is the same on a
+ * terminal and in a file. Linear in the number of cells: cli-table3's layout looks for row-span
+ * gaps by scanning every earlier row for every cell (`fillInTable` → `conflictExists`), quadratic
+ * in the rows (20,000 schedules took 70 s), so listings of any size are drawn here instead.
+ */
 export function table(head: string[], rows: (string | number)[][]): string {
-  const t = new Table({ head, chars: COMPACT, style: { head: [], border: [] } });
-  for (const r of rows) t.push(r.map((c) => String(c)));
-  return t.toString();
+  const all = [head, ...rows].map((r) => r.map((c) => String(c).split('\n')));
+  const widths: number[] = [];
+  for (const r of all) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, ...cell.map(widthOf))));
+  const rule = (l: string, m: string, r: string) => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
+  const out = [rule('┌', '┬', '┐')];
+  for (const r of all) {
+    if (r.length === 0) continue;
+    const height = Math.max(...r.map((c) => c.length));
+    for (let line = 0; line < height; line++) {
+      const cells = widths.map((w, i) => {
+        const text = r[i]?.[line] ?? '';
+        return ` ${text}${' '.repeat(w - widthOf(text))} `;
+      });
+      out.push(`│${cells.join('│')}│`);
+    }
+  }
+  out.push(rule('└', '┴', '┘'));
+  return out.join('\n');
 }
 
 /** A two-column key/value table (fields with an undefined value are left out). */

@@ -1,12 +1,11 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError, TaskNotFoundError } from '../core/runtime/errors.js';
-import { engineTime } from '../core/runtime/time.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
-import { silenceOf } from '../core/admin/schedule-activity.js';
-import { shardLed } from '../core/admin/fleet.js';
 import { labelFilterOf } from '../core/scheduler/labels.js';
+import type { SchedulePageQuery } from '../core/admin/inspector.js';
+import { overview } from './overview.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -92,45 +91,6 @@ function str(v: unknown, what: string, required = false): string | undefined {
 
 function redacted(ctx: ApiContext, task: TaskInfo): TaskInfo {
   return { ...task, payload: ctx.redact(task.payload, task) };
-}
-
-/** GET overview: every queue, leader, servers, Redis, schedules and the warnings, in one bounded read. */
-async function overview(ctx: ApiContext): Promise<unknown> {
-  const i = ctx.inspector;
-  const [queues, leader, servers, redis, schedules, instances] = await Promise.all([
-    i.queues(),
-    i.leader(),
-    i.servers(),
-    i.redisInfo(),
-    i.schedules(3),
-    i.instances(),
-  ]);
-  const served = new Set(servers.flatMap((s) => Object.keys(s.queues)));
-  const warnings: { queue?: string; schedule?: string; message: string }[] = [];
-  if (redis.warning) warnings.push({ message: redis.warning });
-  for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });
-  const orphaned = schedules.filter((s) => s.orphaned).map((s) => s.name);
-  if (orphaned.length) warnings.push({ message: `orphaned schedules (no live instance declares them): ${orphaned.join(', ')}` });
-  // schedules that should have fired and did not (from the spec and lastFired: no Redis call)
-  const now = engineTime.now();
-  for (const s of schedules) {
-    const { silent } = silenceOf(s, now, shardLed(leader, s.name));
-    if (silent && silent.reason !== 'orphaned')
-      warnings.push({ schedule: s.name, message: `schedule ${s.name} is silent: ${silent.message}` });
-  }
-  return {
-    namespace: i.namespace,
-    readOnly: ctx.readOnly,
-    can: ctx.can,
-    now: Date.now(),
-    queues,
-    leader,
-    servers,
-    redis,
-    schedules: schedules.map(withWords),
-    instances,
-    warnings,
-  };
 }
 
 function withWords<T extends { expression: string; timeZone: string }>(s: T): T & { description: string } {
@@ -243,20 +203,29 @@ export function intParam(q: URLSearchParams, name: string, fallback: number): nu
 }
 
 /**
+ * The page query of `label=k=v&label=…&prefix=&state=&cursor=&limit=` (limit 100 when absent), as
+ * GET schedule-page and GET schedule-activity take it; undefined when `orUndefined` and none of them
+ * is given. The engine checks the state, cursor and limit. @throws ApiError 400 naming a bad label or limit
+ */
+export function pageQueryOf(q: URLSearchParams, orUndefined = false): SchedulePageQuery | undefined {
+  if (orUndefined && !['label', 'prefix', 'state', 'cursor', 'limit'].some((k) => q.has(k))) return undefined;
+  const filter = labelFilterOf(q.getAll('label'));
+  if ('problem' in filter) throw new ApiError(400, filter.problem);
+  return {
+    labels: filter.labels,
+    prefix: q.get('prefix') || undefined,
+    state: (q.get('state') || undefined) as SchedulePageQuery['state'],
+    cursor: q.get('cursor') || undefined,
+    limit: intParam(q, 'limit', 100),
+  };
+}
+
+/**
  * GET schedule-page?label=k=v&label=…&prefix=&state=&cursor=&limit=: one page of
  * `Inspector.schedulePage` (`{ items, cursor }`, items with the spec in words); a bad value is a 400 naming it.
  */
 async function schedulePage(ctx: ApiContext): Promise<unknown> {
-  const q = ctx.query;
-  const filter = labelFilterOf(q.getAll('label'));
-  if ('problem' in filter) throw new ApiError(400, filter.problem);
-  const page = await ctx.inspector.schedulePage({
-    labels: filter.labels,
-    prefix: q.get('prefix') || undefined,
-    state: (q.get('state') || undefined) as 'active' | 'paused' | 'orphaned' | undefined,
-    cursor: q.get('cursor') || undefined,
-    limit: intParam(q, 'limit', 100),
-  });
+  const page = await ctx.inspector.schedulePage(pageQueryOf(ctx.query));
   return { items: page.items.map(withWords), cursor: page.cursor };
 }
 

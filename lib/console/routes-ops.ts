@@ -1,12 +1,26 @@
 // The console's API routes for charts and schedule activity (docs/console.md), beside the task and
 // schedule routes of api.ts.
 import type { HistoryWindow } from '../core/admin/types.js';
-import { ApiError, intParam, type ApiContext, type Route } from './api.js';
+import { ApiError, intParam, pageQueryOf, type ApiContext, type Route } from './api.js';
 
 function windowOf(query: URLSearchParams): HistoryWindow {
   const w = query.get('window') ?? 'hour';
   if (w === 'hour' || w === 'day') return w;
   throw new ApiError(400, `window: expected hour or day, got ${JSON.stringify(w)}`);
+}
+
+/**
+ * GET schedule-activity: `?name=<schedule>` that one schedule's (404 when there is none); with a page
+ * query (`label`, `prefix`, `state`, `cursor`, `limit`, as schedule-page) the schedules of that page;
+ * with neither every schedule's (O(schedules): the page asks for its page only).
+ */
+async function scheduleActivity(ctx: ApiContext): Promise<unknown> {
+  const i = ctx.inspector;
+  const name = ctx.query.get('name');
+  if (name) return i.scheduleActivity([await i.schedule(name, 1)]);
+  const query = pageQueryOf(ctx.query, true);
+  if (!query) return i.scheduleActivity();
+  return i.scheduleActivity((await i.schedulePage(query)).items);
 }
 
 const seg = '([^/]+)';
@@ -24,7 +38,7 @@ export const OPS_ROUTES: Route[] = [
       return ctx.inspector.queueHistory(queue, window);
     },
   },
-  { method: 'GET', pattern: re('/schedule-activity'), run: (ctx: ApiContext) => ctx.inspector.scheduleActivity() },
+  { method: 'GET', pattern: re('/schedule-activity'), run: (ctx: ApiContext) => scheduleActivity(ctx) },
   {
     method: 'GET',
     pattern: re('/audit'),

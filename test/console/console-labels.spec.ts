@@ -109,3 +109,68 @@ run('the schedules page filters by labels and name prefix (issue 25)', () => {
     expect(refused.status).toBe(403);
   });
 });
+
+// Trial 4 F2: the schedules page pages through api/schedule-page (100 a page) instead of rendering
+// every schedule of the overview, and the overview counts the schedules instead of shipping them.
+run('the schedules page pages (trial 4 F2)', () => {
+  let app: ChronosTestApp;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await createChronosTestApp({ http: true, providers: [LabelledJobs], options: { console: { path: '/chronos' } } });
+    base = `${app.url}/chronos/`;
+    const inspector = app.get(InspectorService).inspector;
+    for (let i = 0; i < 150; i++) await inspector.addSchedule({ name: `bulk.${String(i).padStart(3, '0')}`, spec: '0 9 * * *' });
+    await inspector.pauseSchedule('bulk.007', { note: 'x' });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, timezoneId: 'UTC' });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  const rows = (): Promise<string[]> =>
+    page
+      .locator('section[data-testid=schedules] tbody tr[data-schedule]')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-schedule')!));
+
+  test('152 schedules: the first 100 by name, "next page" shows the other 52, "first page" goes back; the state filter pages too', async () => {
+    await page.goto(base + '#/schedules');
+    await waitFor(async () => (await rows()).length === 100, 'the first page');
+    expect((await rows()).slice(0, 2)).toEqual(['acme.nightly-digest', 'bulk.000']);
+    expect(await page.locator('[data-testid=page-info]').textContent()).toMatch(
+      /^100 shown \(100 a page, by name\) · 152 schedules in all, 1 paused, 0 orphaned$/,
+    );
+    await waitFor(
+      async () => (await page.locator('tr[data-schedule="bulk.000"] [data-testid=activity]').count()) === 1,
+      "the page's activity",
+    );
+    await page.locator('[data-testid=filter-next]').click();
+    await waitFor(async () => (await rows()).length === 52, 'the second page');
+    expect((await rows()).at(-1)).toBe('globex.hourly-sync');
+    expect(await page.locator('[data-testid=filter-next]').count()).toBe(0);
+    await page.locator('[data-testid=page-first]').click();
+    await waitFor(async () => (await rows())[0] === 'acme.nightly-digest', 'the first page again');
+    await page.locator('[data-testid=filter-state]').selectOption('paused');
+    await page.locator('[data-testid=filter-apply]').click();
+    await waitFor(async () => (await rows()).join() === 'bulk.007', 'the paused ones');
+  });
+
+  test('the overview counts the schedules (no list of them); schedule-activity answers for a page or one name', async () => {
+    const get = async <T>(path: string): Promise<T> => (await (await fetch(base + 'api/' + path)).json()) as T;
+    const o = await get<{ schedules: unknown }>('overview');
+    expect(o.schedules).toEqual({ total: 152, paused: 1, orphaned: 0, ended: 0, invalid: 0, silent: 0, countedAt: expect.any(Number) });
+    expect((await get<{ name: string }[]>('schedule-activity?prefix=bulk.1&limit=3')).map((a) => a.name)).toEqual([
+      'bulk.100',
+      'bulk.101',
+      'bulk.102',
+    ]);
+    expect((await get<{ name: string }[]>('schedule-activity?name=bulk.042')).map((a) => a.name)).toEqual(['bulk.042']);
+    expect((await fetch(base + 'api/schedule-activity?name=nope')).status).toBe(404);
+    expect((await get<unknown[]>('schedule-activity')).length).toBe(152);
+  });
+});

@@ -144,3 +144,24 @@ test('every fire failing: the last three fires whose tasks are dead make it sile
     server.close();
   }
 });
+
+test('the overview names at most 20 silent schedules and counts the rest: its size does not grow with the registry (trial 4 F2)', async () => {
+  for (let i = 0; i < 23; i++) await seed(`report.s${String(i).padStart(2, '0')}`, '@every 60s', 3 * 3600_000, 10 * MIN);
+  const handler = createConsoleHandler({ inspector });
+  const server = createServer((req, res) => handler(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    const o = (await (await fetch(`http://127.0.0.1:${port}/api/overview`)).json()) as {
+      schedules: unknown;
+      warnings: { schedule?: string; message: string }[];
+    };
+    expect(o.schedules).toEqual({ total: 23, paused: 0, orphaned: 0, ended: 0, invalid: 0, silent: 23, countedAt: expect.any(Number) });
+    expect(o.warnings.filter((w) => w.schedule).map((w) => w.schedule)).toEqual(
+      [...Array(20).keys()].map((i) => `report.s${String(i).padStart(2, '0')}`),
+    );
+    expect(o.warnings.at(-1)).toEqual({ message: "and 3 more silent schedules (the schedules page shows each one's activity)" });
+  } finally {
+    server.close();
+  }
+});

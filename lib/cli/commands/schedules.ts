@@ -39,8 +39,19 @@ function scheduleRows(list: readonly ScheduleInfo[]): string {
   );
 }
 
+/** Past this many schedules, the whole listing ends with a hint to page or filter instead. */
+export const LARGE_LISTING = 1000;
+
+/** The line after a whole listing of more than {@link LARGE_LISTING} schedules: how to page or filter instead. */
+export function largeListingHint(count: number): string {
+  return `${count} schedules. One page at a time: --limit 100 (then --cursor); narrow it with --label key=value, --prefix <name> or --state.`;
+}
+
+/** The table of the whole `schedule ls`, with {@link largeListingHint} after a large one. */
 export function scheduleTable(list: ScheduleInfo[]): string {
-  return list.length === 0 ? 'No schedules.' : scheduleRows(list);
+  if (list.length === 0) return 'No schedules.';
+  const rows = scheduleRows(list);
+  return list.length > LARGE_LISTING ? `${rows}\n${largeListingHint(list.length)}` : rows;
 }
 
 /** A page of `schedule ls` with a filter: the table, and how to get the next page. */

@@ -1,4 +1,4 @@
-// The Chronos console page: one aggregated poll (GET api/overview) every few seconds, hash routes.
+// The Chronos console page: one aggregated poll (GET api/overview, bounded: schedules counted, not listed) every few seconds, hash routes.
 import { api, bytes, duration, go, html, render, route, useEffect, useState, when } from './lib.js';
 import { SchedulesPage, SchedulePage } from './schedules.js';
 import { TaskPage, TasksPage, SearchBox } from './tasks.js';
@@ -32,7 +32,7 @@ function Chart({ days }) {
 }
 
 function Overview({ data, tick }) {
-  const { queues, leader, servers, redis, warnings } = data;
+  const { queues, leader, servers, redis, schedules, warnings } = data;
   // the shards each instance leads (docs/scheduler-shards.md), when more than one leads
   const shardsBy = (l) => {
     const by = new Map();
@@ -98,6 +98,12 @@ function Overview({ data, tick }) {
         <h3>Servers</h3>
         <p><a href="#/servers">${servers.length} live worker server${servers.length === 1 ? '' : 's'}</a></p>
         <p class="muted">${servers.reduce((n, s) => n + s.active, 0)} active of ${servers.reduce((n, s) => n + s.concurrency, 0)} slots</p>
+      </div>
+      <div class="card" data-testid="schedule-counts">
+        <h3>Schedules</h3>
+        <p><a href="#/schedules">${schedules.total} schedule${schedules.total === 1 ? '' : 's'}</a></p>
+        <p class="muted">${schedules.paused} paused · ${schedules.orphaned} orphaned · ${schedules.ended} ended</p>
+        <p class=${schedules.silent ? 'warning' : 'muted'}>${schedules.silent} silent</p>
       </div>
       <div class="card" data-testid="redis">
         <h3>Redis</h3>

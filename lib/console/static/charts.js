@@ -156,16 +156,23 @@ export function Sparkline({ fires }) {
   </svg>`;
 }
 
-/** The schedules' activity (GET api/schedule-activity) by name, read again every few polls. */
-export function useActivity(tick) {
+/**
+ * The activity (GET api/schedule-activity?<query>) by name of the schedules `query` names — a page
+ * query (`label`, `prefix`, `state`, `cursor`, `limit`) or `name=<schedule>` — read again every few
+ * polls and when the query changes.
+ */
+export function useActivity(tick, query) {
   const [byName, setByName] = useState(null);
   const due = Math.floor(tick / EVERY_TICKS);
   useEffect(() => {
-    api('schedule-activity').then(
-      (list) => setByName(new Map(list.map((a) => [a.name, a]))),
-      () => setByName(null),
+    if (query === null) return;
+    let current = true;
+    api('schedule-activity?' + query).then(
+      (list) => current && setByName(new Map(list.map((a) => [a.name, a]))),
+      () => current && setByName(null),
     );
-  }, [due]);
+    return () => (current = false);
+  }, [due, query]);
   return byName;
 }
 

@@ -78,34 +78,49 @@ function lastOutcome(s, history) {
   return h ? `${h.outcome}${h.task ? ' · task ' + h.task : ''}` : s.lastFiredAt ? 'fired' : 'never fired';
 }
 
-/** The query of the filter form: `tenant=acme kind=digest` (labels, all of them) and a name prefix; null when empty. */
-function filterQuery(labels, prefix, cursor) {
+/** Schedules per page of the schedules page (GET api/schedule-page). */
+const PAGE_SIZE = 100;
+
+/** No filter, the first page. */
+const ALL = { labels: '', prefix: '', state: '', cursor: null };
+
+/** The query of a page: `tenant=acme kind=digest` (labels, all of them), a name prefix, a state, the cursor, and the page size. */
+function pageQuery({ labels, prefix, state, cursor }) {
   const q = new URLSearchParams();
   for (const l of labels.split(/\s+/).filter(Boolean)) q.append('label', l);
   if (prefix.trim()) q.set('prefix', prefix.trim());
-  if ([...q.keys()].length === 0) return null;
+  if (state) q.set('state', state);
   if (cursor) q.set('cursor', cursor);
+  q.set('limit', String(PAGE_SIZE));
   return q.toString();
 }
 
-/** The label and prefix filter: pages of GET api/schedule-page while set, else null (the overview's list is shown). */
-function useFilter(tick) {
+/**
+ * The schedules shown: one page of GET api/schedule-page at a time (read again with every poll), with
+ * the label, prefix and state filter; the whole registry is never read by the page.
+ */
+function usePage(tick) {
   const [labels, setLabels] = useState('');
   const [prefix, setPrefix] = useState('');
-  const [applied, setApplied] = useState(null); // { query, cursor }
+  const [state, setState] = useState('');
+  const [applied, setApplied] = useState(ALL);
   const [page, setPage] = useState(null);
+  const query = pageQuery(applied);
   useEffect(() => {
-    if (!applied) return setPage(null);
-    const q = filterQuery(applied.labels, applied.prefix, applied.cursor);
-    if (!q) return setPage(null);
-    api('schedule-page?' + q).then(setPage, (err) => setPage({ error: err.message, items: [], cursor: null }));
-  }, [applied, tick]);
+    let current = true;
+    api('schedule-page?' + query).then(
+      (p) => current && setPage(p),
+      (err) => current && setPage({ error: err.message, items: [], cursor: null }),
+    );
+    return () => (current = false);
+  }, [query, tick]);
+  const filtered = applied.labels || applied.prefix || applied.state;
   const form = html`<form
     class="filter"
     data-testid="schedule-filter"
     onSubmit=${(e) => {
       e.preventDefault();
-      setApplied({ labels, prefix, cursor: null });
+      setApplied({ labels, prefix, state, cursor: null });
     }}
   >
     <input
@@ -115,25 +130,35 @@ function useFilter(tick) {
       onInput=${(e) => setLabels(e.target.value)}
     />
     <input data-testid="filter-prefix" placeholder="name prefix" value=${prefix} onInput=${(e) => setPrefix(e.target.value)} />
+    <select data-testid="filter-state" value=${state} onChange=${(e) => setState(e.target.value)}>
+      <option value="">any state</option>
+      <option value="active">active</option>
+      <option value="paused">paused</option>
+      <option value="orphaned">orphaned</option>
+    </select>
     <button type="submit" data-testid="filter-apply">filter</button>
     ${
-      applied &&
+      filtered &&
       html`<button
         type="button"
         data-testid="filter-clear"
         onClick=${() => {
           setLabels('');
           setPrefix('');
-          setApplied(null);
+          setState('');
+          setApplied(ALL);
         }}
       >
         clear
       </button>`
     }
     ${page?.error && html`<span class="notice error" data-testid="filter-error">${page.error}</span>`}
-    ${page?.cursor && html`<button type="button" data-testid="filter-next" onClick=${() => setApplied({ ...applied, cursor: page.cursor })}>next page</button>`}
   </form>`;
-  return { form, page };
+  const pager = html`<p class="pager" data-testid="schedule-pager">
+    ${applied.cursor && html`<button type="button" data-testid="page-first" onClick=${() => setApplied({ ...applied, cursor: null })}>first page</button>`}
+    ${page?.cursor && html`<button type="button" data-testid="filter-next" onClick=${() => setApplied({ ...applied, cursor: page.cursor })}>next page</button>`}
+  </p>`;
+  return { form, pager, page, query };
 }
 
 function Labels({ s }) {
@@ -142,15 +167,23 @@ function Labels({ s }) {
   return html`<div data-testid="labels">${entries.map(([k, v]) => html`<span class="badge">${k}=${v}</span> `)}</div>`;
 }
 
+/** `100 shown (100 a page, by name) · 152 schedules in all, 1 paused, 0 orphaned` (the counts from the overview). */
+function pageInfo(page, counts) {
+  const shown = page ? `${page.items.length} shown (${PAGE_SIZE} a page, by name)` : 'Loading…';
+  return `${shown} · ${counts.total} schedule${counts.total === 1 ? '' : 's'} in all, ${counts.paused} paused, ${counts.orphaned} orphaned`;
+}
+
 export function SchedulesPage({ data, readOnly, can, tick }) {
   const [notice, setNotice] = useState(null);
-  const activity = useActivity(tick);
-  const { form, page } = useFilter(tick);
-  const list = page ? page.items : data.schedules;
+  const { form, pager, page, query } = usePage(tick);
+  const activity = useActivity(tick, query);
+  const list = page?.items ?? [];
+  const counts = data.schedules;
   return html`<section data-testid="schedules">
     <h2>Schedules</h2>
     <${Notice} notice=${notice} />
     ${form}
+    <p class="muted" data-testid="page-info">${pageInfo(page, counts)}</p>
     <table>
       <thead>
         <tr>
@@ -167,6 +200,7 @@ export function SchedulesPage({ data, readOnly, can, tick }) {
       </thead>
       <tbody>
         ${
+          page &&
           list.length === 0 &&
           html`<tr>
             <td colspan="9" class="muted">No schedules.</td>
@@ -193,12 +227,13 @@ export function SchedulesPage({ data, readOnly, can, tick }) {
         )}
       </tbody>
     </table>
+    ${pager}
   </section>`;
 }
 
 export function SchedulePage({ readOnly, can, name, tick }) {
   const [d, setD] = useState(null);
-  const activity = useActivity(tick);
+  const activity = useActivity(tick, 'name=' + enc(name));
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
   useEffect(() => {
