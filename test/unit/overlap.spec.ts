@@ -11,7 +11,7 @@ import {
 import { fireTriggers, supersedeNotices, type FireItem } from '../../lib/core/scheduler/fire-triggers.js';
 import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
-import { FIRE_MODE, META, type TaskMeta } from '../../lib/core/redis/protocol.js';
+import { FIRE_LEAD, FIRE_MODE, META, type TaskMeta } from '../../lib/core/redis/protocol.js';
 import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import type { FireResult } from '../../lib/core/redis/commands/schedule.js';
 
@@ -72,7 +72,7 @@ test('each policy has its fire mode; every policy but allow fires at the instant
     FIRE_MODE.bufferOne,
     FIRE_MODE.cancelPrevious,
   ]);
-  expect(OVERLAP_POLICIES.map((p) => entry(p).leadMs)).toEqual([1000, 0, 0, 0]);
+  expect(OVERLAP_POLICIES.map((p) => entry(p).leadMs)).toEqual([FIRE_LEAD.maxMs, 0, 0, 0]);
 });
 
 test("a trigger's task holds the overlap marker under skip, buffer-one and cancel-previous, and says which", () => {

@@ -3,7 +3,7 @@ import { storedSpec, toStored, type ScheduleDefinition } from '../../lib/core/sc
 import { plan, wakeAt } from '../../lib/core/scheduler/plan.js';
 import { fireTriggers } from '../../lib/core/scheduler/fire-triggers.js';
 import type { Entry } from '../../lib/core/scheduler/due-entry.js';
-import { FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
+import { FIRE_LEAD, FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
 import { jitterShiftMs, MAX_JITTER_MS } from '../../lib/core/scheduler/schedule-bounds.js';
 import { nextTriggers, triggersBetween } from '../../lib/core/scheduler/spec.js';
 
@@ -124,13 +124,20 @@ describe('the fire.lua triggers of a jittered, limited schedule', () => {
     expect(meta[META.triggerAt]).toBe(at); // the nominal instant
     expect(meta[META.catchUpWindowMs]).toBe(5000 + shift);
     expect(meta[META.supersededAt]).toBe(at + 1000 + jitterShiftMs('job', at + 1000, 900));
-    const [plain] = fireTriggers(
-      [{ entry: { ...entry, stored: stored({}).stored }, triggerAt: at, mode: FIRE_MODE.allowOverlap }],
-      [undefined],
+    // without jitter: within the hold window (1 s) the task goes to the stream (no dueAt); further ahead it
+    // waits in the scheduled set, due at its instant
+    const plainEntry = { ...entry, stored: stored({}).stored };
+    const [held, ahead] = fireTriggers(
+      [
+        { entry: plainEntry, triggerAt: T0 + FIRE_LEAD.holdMs, mode: FIRE_MODE.allowOverlap },
+        { entry: plainEntry, triggerAt: at, mode: FIRE_MODE.allowOverlap },
+      ],
+      [undefined, undefined],
       T0,
       false,
     );
-    expect(plain.dueAt).toBeUndefined();
-    expect(plain.maxRuns).toBeUndefined();
+    expect(held.dueAt).toBeUndefined();
+    expect(ahead.dueAt).toBe(at);
+    expect(held.maxRuns).toBeUndefined();
   });
 });

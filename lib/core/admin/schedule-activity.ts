@@ -78,9 +78,30 @@ export function silenceOf(
   return { overdue };
 }
 
-/** The mark of a fire: skipped, failed (its task is in the retry or dead set), late, or on time. */
+/** Whether a record stands for triggers that did not run: skipped, or retracted (enqueued ahead, taken back by a change). */
+function notRun(r: FireRecord): boolean {
+  return r.outcome.startsWith('skipped') || r.outcome === 'retracted';
+}
+
+/**
+ * A schedule's records (newest first) with the older records of each retracted trigger dropped: its
+ * newest record stands for it (`retracted`, or its fire under the new state when it was enqueued again).
+ */
+function settled(records: readonly FireRecord[]): readonly FireRecord[] {
+  const retracted = new Set(records.filter((r) => r.outcome === 'retracted').map((r) => r.triggerAt));
+  if (retracted.size === 0) return records;
+  const seen = new Set<number>();
+  return records.filter((r) => {
+    if (!retracted.has(r.triggerAt)) return true;
+    if (seen.has(r.triggerAt)) return false;
+    seen.add(r.triggerAt);
+    return true;
+  });
+}
+
+/** The mark of a fire: skipped (or retracted), failed (its task is in the retry or dead set), late, or on time. */
 function markOf(r: FireRecord, failed: boolean): FireMark {
-  if (r.outcome.startsWith('skipped')) return 'skipped';
+  if (notRun(r)) return 'skipped';
   if (failed) return 'failed';
   if (r.outcome === 'backfill' || (r.outcome !== 'manual' && r.at - r.triggerAt > LATE_MS)) return 'late';
   return 'on-time';
@@ -119,7 +140,7 @@ function windowFires(
   const expected = count(spec, start, until);
   const unfired = count(spec, Math.max(start, s.lastFiredAt ?? s.registeredAt ?? until), until);
   let skipped = 0;
-  for (const r of records) if (r.outcome.startsWith('skipped') && r.triggerAt > start && r.triggerAt <= until) skipped += r.count ?? 1;
+  for (const r of records) if (notRun(r) && r.triggerAt > start && r.triggerAt <= until) skipped += r.count ?? 1;
   const oldest = records.length > 0 ? records[records.length - 1].triggerAt : Infinity;
   const fired = Math.max(0, expected - unfired - skipped);
   if (known === undefined && s.maxRuns !== undefined) {
@@ -158,7 +179,7 @@ export async function scheduleActivity(
       const k = ctx.keys(queue);
       const got = await Promise.all(list.map((s) => readFires(ctx.client, k, s.name, ACTIVITY_FIRES)));
       list.forEach((s, i) => records.set(s.name, got[i]));
-      const ids = [...new Set(got.flat().flatMap((r) => (r.taskId && !r.outcome.startsWith('skipped') ? [r.taskId] : [])))];
+      const ids = [...new Set(got.flat().flatMap((r) => (r.taskId && !notRun(r) ? [r.taskId] : [])))];
       if (ids.length === 0) return;
       const p = ctx.client.pipeline();
       for (const id of ids) p.zscore(k.retry, id).zscore(k.dead, id);
@@ -169,7 +190,8 @@ export async function scheduleActivity(
     }),
   );
   return infos.map((s) => {
-    const recs = records.get(s.name) ?? [];
+    const read = records.get(s.name) ?? [];
+    const recs = settled(read);
     const fires = recs
       .map((r) => ({
         triggerAt: r.triggerAt,
@@ -180,7 +202,7 @@ export async function scheduleActivity(
       .reverse();
     const { overdue, silent } = silenceOf(s, now, hasLeader(s.name), fires);
     const spec = specOf(s);
-    const complete = recs.length < ACTIVITY_FIRES;
+    const complete = read.length < ACTIVITY_FIRES;
     const none: WindowFires = { expected: 0, fired: 0, exact: true };
     const a: ScheduleActivity = {
       name: s.name,

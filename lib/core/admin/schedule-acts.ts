@@ -35,7 +35,7 @@ const BACKFILL_CHUNK = 250;
 async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
   const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, name), ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
-  await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }]);
+  await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }], actor);
   if (op === 'delete') await ctx.client.del(ctx.keys(r.previousQueue!).runs(name)); // its maxRuns count
   if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);

@@ -325,7 +325,9 @@ export async function history(ctx: InspectorContext, name: string, limit = 20): 
   const s = await storedSchedule(ctx, name);
   const k = ctx.keys(s.queue);
   const records = (await readFires(ctx.client, k, name, limit)) as FireInfo[];
-  const ids = [...new Set(records.flatMap((r) => (r.taskId && !r.outcome.startsWith('skipped') ? [r.taskId] : [])))];
+  const ids = [
+    ...new Set(records.flatMap((r) => (r.taskId && !r.outcome.startsWith('skipped') && r.outcome !== 'retracted' ? [r.taskId] : []))),
+  ];
   if (ids.length === 0) return records;
   const state = new Map<string, FireTaskState>();
   const p = ctx.client.pipeline();
@@ -347,5 +349,5 @@ export async function history(ctx: InspectorContext, name: string, limit = 20): 
     const { found, complete } = await findInStream(ctx, s.queue, rest, HISTORY_STREAM_SCAN);
     for (const id of rest) state.set(id, found.get(id)?.info.state ?? (complete ? 'done' : 'unknown'));
   }
-  return records.map((r) => (r.taskId && state.has(r.taskId) ? { ...r, task: state.get(r.taskId) } : r));
+  return records.map((r) => (r.taskId && r.outcome !== 'retracted' && state.has(r.taskId) ? { ...r, task: state.get(r.taskId) } : r));
 }

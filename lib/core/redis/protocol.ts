@@ -167,6 +167,16 @@ export const FIRE_MODE = {
 
 export type FireMode = (typeof FIRE_MODE)[keyof typeof FIRE_MODE];
 
+/**
+ * How far ahead of its instant a trigger of a schedule with overlap `allow` is enqueued, ms
+ * (definition.ts fireLeadMs; never more than half its period). Within `holdMs` of its instant the
+ * task goes to the stream and the worker that fetches it holds it until the instant; further
+ * ahead (up to `maxMs`, so a leader with many triggers due at one instant has them all enqueued
+ * by then) it waits in the queue's scheduled set, due at the instant, where a change of the
+ * schedule retracts it (fence-schedules.lua).
+ */
+export const FIRE_LEAD = { holdMs: 1000, maxMs: 5000 } as const;
+
 /** fire.lua's code per trigger. */
 export const FIRE_RESULT = {
   /** Fired before (its dedup key exists): nothing enqueued. */

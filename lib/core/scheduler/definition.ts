@@ -4,7 +4,7 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
-import { FIRE_MODE, type FireMode } from '../redis/protocol.js';
+import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import { validateLabels } from './labels.js';
 import { checkBounds, type StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
@@ -346,13 +346,16 @@ export function fireDedupTtlMs(stored: StoredSchedule, spec: ScheduleSpec): numb
 }
 
 /**
- * How long before its instant a trigger is enqueued, ms: up to 1 s, and at most half the period,
- * so workers hold the task and start it at the instant (fire lag then does not include the leader's
- * round trips). 0 for every overlap policy but `allow`: whether the previous task still runs (and
- * is skipped, waited for or superseded) is decided at the instant, not ahead of it.
+ * How long before its instant a trigger is enqueued, ms: up to {@link FIRE_LEAD} `maxMs` (5 s), and
+ * at most half the period, so workers start the task at the instant (fire lag then does not include
+ * the leader's round trips) and many triggers due at one instant are all enqueued by then. A
+ * trigger more than `holdMs` (1 s) ahead waits in the scheduled set, where a change of its schedule
+ * retracts it (fire-triggers.ts, fence-schedules.lua). 0 for every overlap policy but `allow`:
+ * whether the previous task still runs (and is skipped, waited for or superseded) is decided at the
+ * instant, not ahead of it.
  */
 export function fireLeadMs(stored: StoredSchedule, spec: ScheduleSpec): number {
-  return stored.overlap !== 'allow' ? 0 : Math.min(1000, Math.floor(spec.minPeriodMs / 2));
+  return stored.overlap !== 'allow' ? 0 : Math.min(FIRE_LEAD.maxMs, Math.floor(spec.minPeriodMs / 2));
 }
 
 /** How fire.lua takes a trigger of a schedule with this overlap policy (protocol.ts FIRE_MODE). */

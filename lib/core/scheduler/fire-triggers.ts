@@ -5,7 +5,7 @@
  * call: the superseding notices on the cancel channel, the due-time index of delayed trigger tasks.
  * Units: epoch ms.
  */
-import { FIRE_MODE, META, OVERLAP_MODE, type FireMode, type SupersedeNotice } from '../redis/protocol.js';
+import { FIRE_LEAD, FIRE_MODE, META, OVERLAP_MODE, type FireMode, type SupersedeNotice } from '../redis/protocol.js';
 import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey, type StoredSchedule } from './definition.js';
 import type { Entry } from './due-entry.js';
@@ -115,7 +115,10 @@ export function fireTriggers(
     const meta = mode === FIRE_MODE.advanceOnly ? '' : triggerMeta(s, mode, nowMs, triggerAt, windowMs, supersededAt, traceparents[i]);
     const { dedupTtlMs, generation, liveUntil } = entry;
     const t: FireTrigger = { schedule: s.name, triggerAt, type: s.type, payload: s.payload, meta, dedupTtlMs, mode, generation, liveUntil };
+    // a jittered task starts at its shifted instant; one enqueued further ahead than the hold window waits in the
+    // scheduled set (where a change of its schedule retracts it) rather than in a worker's hands
     if (shift > 0) t.dueAt = triggerAt + shift;
+    else if (triggerAt - nowMs > FIRE_LEAD.holdMs) t.dueAt = triggerAt;
     if (s.maxRuns !== undefined) t.maxRuns = s.maxRuns;
     out[i] = t;
   }
@@ -164,8 +167,8 @@ export function announceSuperseding(
 }
 
 /**
- * Indexes the earliest due time of the delayed tasks a fire.lua call wrote (jittered triggers whose
- * shifted instant is after Redis's `now`) in the namespace's due-time index (lower-due.lua), so the
+ * Indexes the earliest due time of the delayed tasks a fire.lua call wrote (triggers whose task may
+ * start only after Redis's `now`: a jitter shift, or enqueued further ahead than the hold window) in the namespace's due-time index (lower-due.lua), so the
  * workers of the queue forward them at that instant. A failed write is logged: the forwarders'
  * sweep finds the tasks anyway.
  */
@@ -185,6 +188,6 @@ export async function indexDelayed(
   });
   if (earliest === Infinity) return;
   await lowerDue(client, new GlobalKeys(namespace).due, queue, earliest).catch((err: unknown) => {
-    logger.warn(`Could not index a jittered trigger's due time; the sweep finds it (queue=${queue} error=${String(err)})`);
+    logger.warn(`Could not index a delayed trigger's due time; the sweep finds it (queue=${queue} error=${String(err)})`);
   });
 }

@@ -18,11 +18,21 @@ import { HISTORY } from '../redis/protocol.js';
  * `superseding` (enqueued, superseding the schedule's live task: overlap `cancel-previous`),
  * `duplicate` (its dedup key existed: fired before), `skipped-overlap` (the previous task of the schedule was still live),
  * `skipped-paused` / `skipped-catch-up` (not enqueued by the pause or the catch-up policy; `count`
- * may cover several triggers), `manual` (an operator's trigger-now), `backfill` (an operator's
+ * may cover several triggers), `retracted` (enqueued ahead of its instant, then taken back before it
+ * came by a pause, removal or change of the schedule: fence-schedules.lua), `manual` (an operator's trigger-now), `backfill` (an operator's
  * backfill enqueued it).
  */
 export type FireOutcome =
-  'enqueued' | 'buffered' | 'superseding' | 'duplicate' | 'skipped-overlap' | 'skipped-paused' | 'skipped-catch-up' | 'manual' | 'backfill';
+  | 'enqueued'
+  | 'buffered'
+  | 'superseding'
+  | 'duplicate'
+  | 'skipped-overlap'
+  | 'skipped-paused'
+  | 'skipped-catch-up'
+  | 'retracted'
+  | 'manual'
+  | 'backfill';
 
 /** One entry of a schedule's history. Instants are epoch ms. @publicApi */
 export interface FireRecord {
@@ -30,7 +40,7 @@ export interface FireRecord {
   triggerAt: number;
   /** When it was recorded (Redis time when known, else the recorder's clock). */
   at: number;
-  /** What became of the trigger: enqueued, buffered, superseding, duplicate, skipped-overlap, skipped-paused, skipped-catch-up, manual or backfill. */
+  /** What became of the trigger: enqueued, buffered, superseding, duplicate, skipped-overlap, skipped-paused, skipped-catch-up, retracted, manual or backfill. */
   outcome: FireOutcome;
   /** The task it enqueued (or found, for `duplicate`): `<schedule>:<trigger-unix>`, or `<schedule>:manual:<uuid>`. */
   taskId?: string;

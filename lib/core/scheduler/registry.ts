@@ -22,8 +22,10 @@ import {
   heartbeatScript,
   registerSchedulesScript,
   type Fence,
+  type FenceOutcome,
 } from '../redis/commands/schedule.js';
-import { byShard, GlobalKeys, QueueKeys, type SchedulerKeys } from '../redis/keys.js';
+import { byShard, GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
+import { markDueScript } from '../redis/commands/shard-due.js';
 import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
 import { engineTime } from '../runtime/time.js';
@@ -55,21 +57,32 @@ export async function dropMovedRuns(
 
 /**
  * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
- * queue, {@link FENCE_CHUNK} schedules per call, all calls pipelined.
+ * queue, {@link FENCE_CHUNK} schedules per call, all calls pipelined. A changed schedule's task
+ * enqueued ahead of its instant under the old state is retracted there (while it waits in the
+ * scheduled set); those schedules are then marked due in their shards (mark-due.lua) and the
+ * shards announced, so their leaders plan the trigger again under the new state even when they
+ * looked at the change before the retraction.
+ * @param by who changed them, for the history records of retracted tasks ("" = not named)
+ * @returns the names of the schedules whose task was retracted
  */
-export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[]): Promise<void> {
+export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[], by = ''): Promise<string[]> {
   const byQueue = new Map<string, [string, number][]>();
   for (const f of fences) {
     const list = byQueue.get(f.queue);
     if (list) list.push([f.schedule, f.generation]);
     else byQueue.set(f.queue, [[f.schedule, f.generation]]);
   }
-  const calls: Promise<number>[] = [];
+  const calls: Promise<FenceOutcome>[] = [];
   for (const [queue, list] of byQueue) {
     const keys = new QueueKeys(namespace, queue);
-    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + FENCE_CHUNK)));
+    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + FENCE_CHUNK), by));
   }
-  await Promise.all(calls);
+  const retracted = (await Promise.all(calls)).flatMap((r) => r.retracted);
+  if (retracted.length === 0) return retracted;
+  const shards = byShard(namespace, retracted, (name) => name);
+  await Promise.all([...shards].map(([keys, names]) => markDueScript(client, keys, names)));
+  await client.publish(new SchedulerKeys(namespace).changesChannel, [...shards.keys()].map((k) => k.shard).join(','));
+  return retracted;
 }
 
 // ------------------------------------------------------------------ declarations and liveness
@@ -174,7 +187,7 @@ export class Declarations {
       if (r.changed > 0) changedShards.add(calls[i].shard);
       fences.push(...r.fences);
     });
-    await raiseFences(client, this.ctx.namespace, fences);
+    await raiseFences(client, this.ctx.namespace, fences, this.ctx.instanceId);
     await dropMovedRuns(client, this.ctx.namespace, fences, (name) => this.declared.get(name)?.queue);
     if (changedShards.size > 0) await client.publish(keys.changesChannel, [...changedShards].join(','));
     this.lastBeatAt = engineTime.now();

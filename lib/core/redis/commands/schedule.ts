@@ -88,17 +88,29 @@ export async function fireScript(
   return { results, now: reply[triggers.length] };
 }
 
+/** What one fence-schedules.lua call did. */
+export interface FenceOutcome {
+  /** Generations raised. */
+  raised: number;
+  /** The schedules whose task, enqueued ahead of its instant under the old state, was taken back (fence-schedules.lua). */
+  retracted: string[];
+}
+
 /**
  * Raises schedules' generations in one queue's slot (fence-schedules.lua): from then on fire.lua
- * refuses their triggers planned under an older generation. Never lowers one.
- * @returns how many were raised.
+ * refuses their triggers planned under an older generation. Never lowers one. A raised schedule's
+ * trigger that waits in the scheduled set ahead of its instant is retracted.
+ * @param by who changed them, for the `retracted` history records ("" = not named)
  */
-export function fenceSchedulesScript(
+export async function fenceSchedulesScript(
   client: RedisClient,
   keys: QueueKeys,
   fences: readonly (readonly [schedule: string, generation: number])[],
-): Promise<number> {
-  return runScript<number>(client, 'fence-schedules', [keys.generation], fences.flat());
+  by = '',
+): Promise<FenceOutcome> {
+  const k = [keys.generation, keys.lastFired, keys.scheduled, keys.tasks, keys.base];
+  const [raised, ...retracted] = await runScript<[number, ...string[]]>(client, 'fence-schedules', k, [by, ...fences.flat()]);
+  return { raised, retracted };
 }
 
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */
