@@ -147,9 +147,12 @@ test('B18a: SIGTERM with enough grace: stops fetching at once, finishes its task
   const w1 = await worker('W1', { CONCURRENCY: 1, SHUTDOWN_MS: 10_000 });
   await client.enqueueBulk([0, 1, 2].map((i) => ({ type: 'slow', payload: { ms: 1500, i, followUp: `follow-${i}` } })));
   const first = await waitFor(async () => (await readRecords(redis, recordKey)).find((r) => r.phase === 'start'), 'W1 to start one');
-  const w2 = await worker('W2', { CONCURRENCY: 1 });
+  // SIGTERM while the first task runs (1.5 s), then start the other worker: started first, on a loaded machine
+  // its start could outlast the task, and W1 then rightly fetched the next one before its SIGTERM
   const t0 = Date.now();
-  const exit = await stopChild(w1);
+  const exiting = stopChild(w1);
+  const w2 = await worker('W2', { CONCURRENCY: 1 });
+  const exit = await exiting;
   expect(exit.code).toBe(0);
   expect(Date.now() - t0).toBeLessThan(10_000 + 5000); // within the grace (+ 5 s of slack for a loaded machine)
   await waitFor(async () => countBy(await readRecords(redis, recordKey), 'done').size === 6, '3 slow + 3 follow-ups done', 20_000);

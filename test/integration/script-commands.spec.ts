@@ -72,8 +72,8 @@ test('fireScript refuses a trigger planned under an older generation (fenced); a
       ['a', 5],
       ['b', 3],
     ]),
-  ).toBe(2);
-  expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toBe(0); // never lowered
+  ).toEqual({ raised: 2, retracted: [] });
+  expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toEqual({ raised: 0, retracted: [] }); // never lowered
   const r = await fireScript(client, keys, now, 0, [
     trigger('a', now - 3000, FIRE_MODE.allowOverlap, 4),
     trigger('a', now - 2000, FIRE_MODE.advanceOnly, 4),
@@ -85,6 +85,37 @@ test('fireScript refuses a trigger planned under an older generation (fenced); a
   expect(await client.hgetall(keys.generation)).toEqual({ a: '5', b: '7' });
   expect(await client.hget(keys.lastFired, 'a')).toBe(String(now - 1000)); // a fenced trigger changes nothing
   expect(await client.xlen(keys.stream)).toBe(2);
+});
+
+test('fenceSchedulesScript retracts a task waiting ahead of its instant (task, dedup key, maxRuns count, lastFired); never one whose instant passed', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const [sec] = await client.time();
+  const now = Number(sec) * 1000;
+  const ahead = { ...trigger('ahead', now + 10_000, FIRE_MODE.allowOverlap, 1), dueAt: now + 10_000, maxRuns: 5 };
+  const jittered = { ...trigger('jittered', now - 1000, FIRE_MODE.allowOverlap, 1), dueAt: now + 30_000 }; // its nominal instant passed
+  await client.lpush(keys.history('ahead'), '{}'); // a history to record into (fire.lua writes one only with a history flag)
+  const fired = await fireScript(client, keys, undefined, 20_000, [ahead, jittered]);
+  expect(fired.results).toEqual(['enqueued', 'enqueued']);
+  const aheadId = `ahead:${(now + 10_000) / 1000}`;
+  expect(await client.zscore(keys.scheduled, aheadId)).toBe(String(now + 10_000));
+  expect(await client.hget(keys.runs('ahead'), 'n')).toBe('1');
+
+  const r = await fenceSchedulesScript(client, keys, [['ahead', 2], ['jittered', 2]], 'ops');
+  expect(r).toEqual({ raised: 2, retracted: ['ahead'] });
+  expect(await client.zscore(keys.scheduled, aheadId)).toBeNull();
+  expect(await client.hget(keys.tasks, aheadId)).toBeNull();
+  expect(await client.exists(keys.dedup(aheadId))).toBe(0);
+  expect(await client.hget(keys.runs('ahead'), 'n')).toBe('0');
+  const lastFired = Number(await client.hget(keys.lastFired, 'ahead'));
+  expect(lastFired).toBeGreaterThanOrEqual(now);
+  expect(lastFired).toBeLessThan(now + 10_000);
+  const [record] = await client.lrange(keys.history('ahead'), 0, 0);
+  expect(JSON.parse(record)).toEqual({ triggerAt: now + 10_000, at: lastFired, outcome: 'retracted', taskId: aheadId, by: 'ops' });
+  // the jittered trigger fired at its nominal instant, before the change: it stays, as does its lastFired
+  expect(await client.zscore(keys.scheduled, `jittered:${(now - 1000) / 1000}`)).toBe(String(now + 30_000));
+  expect(await client.hget(keys.lastFired, 'jittered')).toBe(String(now - 1000));
+  // a fence that raises nothing retracts nothing
+  expect(await fenceSchedulesScript(client, keys, [['ahead', 2]])).toEqual({ raised: 0, retracted: [] });
 });
 
 test('fireScript: the task id and keys are built from name and instant; a payload with raw newlines and a type with spaces arrive whole', async () => {
