@@ -17,6 +17,7 @@ import {
   type StoredSchedule,
 } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
+import { decodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instances } from './schedules.js';
@@ -278,7 +279,7 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
   const defs = await Promise.all(asked.map((c) => ctx.client.hmget(c.keys.schedules, ...c.items)));
   asked.forEach((c, i) =>
     defs[i].forEach((raw, j) => {
-      const runtime = raw !== null && (JSON.parse(raw) as StoredSchedule).runtime;
+      const runtime = raw !== null && decodeStored(c.items[j], raw).runtime;
       if (raw === null || runtime) out.delete(c.items[j]);
     }),
   );
