@@ -127,13 +127,14 @@ if #writes > 0 then
       added = added + 1
     end
     carryOver(def, old, now)
-    -- in the compact form (the `stored-form` snippet's encodeStored): changedAt and the generation
-    -- left out when equal to registeredAt, paused when false
+    -- a JSON in the compact form (no "name": the bulk API's) stays compact, as the `stored-form`
+    -- snippet's encodeStored makes it: changedAt and the generation left out when equal to
+    -- registeredAt, paused when false. (A `"name":` found elsewhere, a label's key, only keeps them.)
     local tail = {''}
-    local at = def['registeredAt']
+    local at = not string.find(newJson, '"name":', 1, true) and def['registeredAt']
     for _, field in ipairs(carried) do
       local v = def[field]
-      if v ~= nil and v ~= cjson.null and v ~= false and not (field == 'changedAt' and v == at) then
+      if v ~= nil and v ~= cjson.null and not (at and (v == false or (field == 'changedAt' and v == at))) then
         tail[#tail + 1] = '"' .. field .. '":' .. tostring(v)
       end
     end
