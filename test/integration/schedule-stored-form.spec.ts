@@ -47,7 +47,15 @@ async function storeFull(def: ScheduleDefinition, runtime: boolean, state: Recor
 const at = 1_796_000_000_000;
 const defs: ScheduleDefinition[] = [
   { name: 'full.plain', spec: '0 3 * * *' },
-  { name: 'full.rich', spec: '5 3 1 * *', timeZone: 'Asia/Kolkata', queue: 'digests', payload: { a: 1 }, maxRetry: 3, labels: { plan: 'pro' } },
+  {
+    name: 'full.rich',
+    spec: '5 3 1 * *',
+    timeZone: 'Asia/Kolkata',
+    queue: 'digests',
+    payload: { a: 1 },
+    maxRetry: 3,
+    labels: { plan: 'pro' },
+  },
 ];
 
 test('an unchanged definition stored in the full form stays as it is when upserted or declared again (same fingerprint: no write, no generation)', async () => {
@@ -129,5 +137,14 @@ test('the leader fires a schedule stored in the full form and one stored compact
   const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
   started.push({ stop: () => inspector.close() });
   const [o, n] = [await inspector.schedule('old.tick'), await inspector.schedule('new.tick')];
-  for (const i of [o, n]) expect(i).toMatchObject({ expression: '@every 1s', timeZone: 'UTC', queue: 'digests', type: 'tick', catchUp: 'all', runtime: true, paused: false });
+  for (const i of [o, n])
+    expect(i).toMatchObject({
+      expression: '@every 1s',
+      timeZone: 'UTC',
+      queue: 'digests',
+      type: 'tick',
+      catchUp: 'all',
+      runtime: true,
+      paused: false,
+    });
 });

@@ -38,24 +38,27 @@ const defs: ScheduleDefinition[] = [
   },
 ];
 
-test.each(defs.map((d) => [d.name, d]))('%s: fp and tfp are the fingerprints of the full form; the JSON sent decodes to the registry form', (_, def) => {
-  for (const runtime of [true, false]) {
-    const { stored, json } = toStored(def as ScheduleDefinition, 'UTC', runtime);
-    const { fp, tfp, labels, ...body } = stored;
-    expect(fp).toBe(sha(JSON.stringify(labels === undefined ? body : { ...body, labels })));
-    if (labels === undefined) expect(tfp).toBeUndefined();
-    else {
-      expect(tfp).toBe(sha(JSON.stringify(body)));
-      expect(Object.keys(labels)).toEqual(Object.keys(labels).sort());
+test.each(defs.map((d) => [d.name, d]))(
+  '%s: fp and tfp are the fingerprints of the full form; the JSON sent decodes to the registry form',
+  (_, def) => {
+    for (const runtime of [true, false]) {
+      const { stored, json } = toStored(def as ScheduleDefinition, 'UTC', runtime);
+      const { fp, tfp, labels, ...body } = stored;
+      expect(fp).toBe(sha(JSON.stringify(labels === undefined ? body : { ...body, labels })));
+      if (labels === undefined) expect(tfp).toBeUndefined();
+      else {
+        expect(tfp).toBe(sha(JSON.stringify(body)));
+        expect(Object.keys(labels)).toEqual(Object.keys(labels).sort());
+      }
+      const sent = JSON.parse(json) as Record<string, unknown>;
+      expect(sent.name).toBeUndefined();
+      expect(decodeStored(stored.name, json)).toEqual({ ...stored });
+      // put-schedules.lua reads the labels and tfp by their position from the end
+      expect(json.endsWith(tfp === undefined ? `,"fp":"${fp}"}` : `,"fp":"${fp}","tfp":"${tfp}"}`)).toBe(true);
+      if (labels !== undefined) expect(json).toContain(`,"labels":${JSON.stringify(labels)},"fp":`);
     }
-    const sent = JSON.parse(json) as Record<string, unknown>;
-    expect(sent.name).toBeUndefined();
-    expect(decodeStored(stored.name, json)).toEqual({ ...stored });
-    // put-schedules.lua reads the labels and tfp by their position from the end
-    expect(json.endsWith(tfp === undefined ? `,"fp":"${fp}"}` : `,"fp":"${fp}","tfp":"${tfp}"}`)).toBe(true);
-    if (labels !== undefined) expect(json).toContain(`,"labels":${JSON.stringify(labels)},"fp":`);
-  }
-});
+  },
+);
 
 test('the compact form leaves out every field at its fill value, the name, and type when it is the name', () => {
   const { json } = toStored({ name: 'n', spec: '0 3 * * *' }, 'UTC', false);

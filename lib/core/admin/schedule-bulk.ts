@@ -14,7 +14,6 @@ import {
   validateScheduleName,
   type CheckedDefinition,
   type ScheduleDefinition,
-  type StoredSchedule,
 } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
 import { decodeStored } from '../scheduler/stored-form.js';
