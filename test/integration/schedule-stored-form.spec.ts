@@ -148,3 +148,16 @@ test('the leader fires a schedule stored in the full form and one stored compact
       paused: false,
     });
 });
+
+test('upsert: a stored definition in another key order (a script re-encoded it) whose prefix matches but holds a zone the new one leaves out has a new timing', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  // as a pause (schedule-admin.lua, cjson) may store it: the same first bytes as the JSON the bulk API sends for zone UTC
+  const old = { registeredAt: at, changedAt: at + 5, generation: at + 7 };
+  const text = `{"expression":"0 3 * * *","runtime":true,"timeZone":"Europe/Paris","fp":"0000000000000000","registeredAt":${at},"changedAt":${at + 5},"generation":${at + 7}}`;
+  await client.hset(registryKey(ns, 'zone'), 'zone', text);
+  expect(await s.upsertSchedules([{ name: 'zone', spec: '0 3 * * *' }])).toMatchObject({ changed: 1 });
+  const now = decodeStored('zone', (await storedJson(client, ns, 'zone'))!);
+  expect(now).toMatchObject({ timeZone: 'UTC', registeredAt: old.registeredAt });
+  expect(now.changedAt).toBeGreaterThan(old.changedAt); // the zone changed: its timing starts now
+});
