@@ -1,4 +1,5 @@
-// Issue 25 (memory): a stored schedule definition is written in the compact form (stored-form.ts).
+// Issue 25 (memory): with `compactSchedules: true` a stored schedule definition is written in the compact form
+// (stored-form.ts); by default in the full form, which every earlier version reads.
 // Definitions the previous version stored in the full form — in Redis during a rolling deploy —
 // must still be read (leader, Inspector, scripts), and an unchanged one must stay a no-op when
 // declared or upserted again (its fingerprint is the same in both forms). They are written here
@@ -30,7 +31,15 @@ afterEach(async () => {
 });
 
 function scheduler(options: SchedulerOptions = {}): Scheduler {
-  const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, ...options });
+  const s = new Scheduler({
+    connection: redisUrl(),
+    namespace: ns,
+    leaderTtl: 1000,
+    heartbeatInterval: 200,
+    logger,
+    compactSchedules: true,
+    ...options,
+  });
   started.push(s);
   return s;
 }
@@ -134,7 +143,7 @@ test('the leader fires a schedule stored in the full form and one stored compact
   await within(both.promise, 15_000, 'a task of each schedule to run');
   expect(ran.get('old.tick')).toEqual({ queue: 'digests', maxRetry: 4 });
   expect(ran.get('new.tick')).toEqual({ queue: 'digests', maxRetry: 4 });
-  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns, compactSchedules: true });
   started.push({ stop: () => inspector.close() });
   const [o, n] = [await inspector.schedule('old.tick'), await inspector.schedule('new.tick')];
   for (const i of [o, n])
@@ -160,4 +169,22 @@ test('upsert: a stored definition in another key order (a script re-encoded it) 
   const now = decodeStored('zone', (await storedJson(client, ns, 'zone'))!);
   expect(now).toMatchObject({ timeZone: 'UTC', registeredAt: old.registeredAt });
   expect(now.changedAt).toBeGreaterThan(old.changedAt); // the zone changed: its timing starts now
+});
+
+test('by default every writer stores the full form, which an earlier version reads; compactSchedules on the Inspector or the scheduler writes compact', async () => {
+  const full = scheduler({ eligible: false, compactSchedules: false });
+  await full.start();
+  await full.addSchedule({ name: 'one', spec: '@every 1h' });
+  await full.addSchedules([{ name: 'bulk', spec: '@every 1h' }]);
+  const plain = new Inspector({ connection: redisUrl(), namespace: ns });
+  started.push({ stop: () => plain.close() });
+  await plain.addSchedule({ name: 'by-inspector', spec: '@every 1h' });
+  for (const name of ['one', 'bulk', 'by-inspector']) {
+    // the full form: name first, every field present (as JSON.stringify of the registry form)
+    expect(JSON.parse((await storedJson(client, ns, name))!)).toMatchObject({ name, queue: 'default', maxRetry: 25, catchUpCap: 100 });
+  }
+  const compact = new Inspector({ connection: redisUrl(), namespace: ns, compactSchedules: true });
+  started.push({ stop: () => compact.close() });
+  await compact.addSchedule({ name: 'by-inspector', spec: '@every 2h' });
+  expect(JSON.parse((await storedJson(client, ns, 'by-inspector'))!)).not.toHaveProperty('name');
 });

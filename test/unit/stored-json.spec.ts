@@ -1,12 +1,15 @@
 // toStored's JSON (lib/core/scheduler/definition.ts finishStored, stored-form.ts): what the registry
-// scripts are sent and store is the compact form, which decodes to exactly the registry form; the
+// scripts are sent and store, the full form by default and the compact form when asked for
+// (`compactSchedules`); each decodes to exactly the registry form; the
 // fingerprints are those of the full form's text (JSON.stringify of the registry form), as before
 // the compact form, so an unchanged definition keeps its fingerprint.
 import { createHash } from 'node:crypto';
-import { toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { checkDefinition, finishStored, toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { decodeStored, STORED_FILL } from '../../lib/core/scheduler/stored-form.js';
 
 const sha = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 16);
+/** The registry form and the JSON sent, in the compact form (`compactSchedules: true`) or the full one. */
+const stored = (def: ScheduleDefinition, runtime: boolean, compact: boolean) => finishStored(checkDefinition(def, 'UTC', runtime), compact);
 
 const defs: ScheduleDefinition[] = [
   { name: 'plain', spec: '0 3 * * *' },
@@ -39,11 +42,16 @@ const defs: ScheduleDefinition[] = [
 ];
 
 test.each(defs.map((d) => [d.name, d]))(
-  '%s: fp and tfp are the fingerprints of the full form; the JSON sent decodes to the registry form',
+  '%s: fp and tfp are the fingerprints of the full form; the JSON sent, in either form, decodes to the registry form',
   (_, def) => {
-    for (const runtime of [true, false]) {
-      const { stored, json } = toStored(def as ScheduleDefinition, 'UTC', runtime);
-      const { fp, tfp, labels, ...body } = stored;
+    for (const [runtime, compact] of [
+      [true, true],
+      [false, true],
+      [true, false],
+      [false, false],
+    ]) {
+      const { stored: s, json } = stored(def as ScheduleDefinition, runtime, compact);
+      const { fp, tfp, labels, ...body } = s;
       expect(fp).toBe(sha(JSON.stringify(labels === undefined ? body : { ...body, labels })));
       if (labels === undefined) expect(tfp).toBeUndefined();
       else {
@@ -51,8 +59,9 @@ test.each(defs.map((d) => [d.name, d]))(
         expect(Object.keys(labels)).toEqual(Object.keys(labels).sort());
       }
       const sent = JSON.parse(json) as Record<string, unknown>;
-      expect(sent.name).toBeUndefined();
-      expect(decodeStored(stored.name, json)).toEqual({ ...stored });
+      if (compact) expect(sent.name).toBeUndefined();
+      else expect(json).toBe(JSON.stringify(s)); // the full form, as every earlier version wrote it
+      expect(decodeStored(s.name, json)).toEqual({ ...s });
       // put-schedules.lua reads the labels and tfp by their position from the end
       expect(json.endsWith(tfp === undefined ? `,"fp":"${fp}"}` : `,"fp":"${fp}","tfp":"${tfp}"}`)).toBe(true);
       if (labels !== undefined) expect(json).toContain(`,"labels":${JSON.stringify(labels)},"fp":`);
@@ -60,10 +69,15 @@ test.each(defs.map((d) => [d.name, d]))(
   },
 );
 
-test('the compact form leaves out every field at its fill value, the name, and type when it is the name', () => {
-  const { json } = toStored({ name: 'n', spec: '0 3 * * *' }, 'UTC', false);
+test('the compact form leaves out every field at its fill value, the name, and type when it is the name; the default is the full form', () => {
+  expect(JSON.parse(toStored({ name: 'n', spec: '0 3 * * *' }, 'UTC', false).json)).toMatchObject({
+    name: 'n',
+    maxRetry: 25,
+    queue: 'default',
+  });
+  const { json } = stored({ name: 'n', spec: '0 3 * * *' }, false, true);
   expect(json).toMatch(/^\{"expression":"0 3 \* \* \*","fp":"[0-9a-f]{16}"\}$/);
-  const { json: runtime } = toStored({ name: 'n', spec: '0 3 * * *', queue: 'q', timeZone: 'Asia/Tokyo' }, 'UTC', true);
+  const { json: runtime } = stored({ name: 'n', spec: '0 3 * * *', queue: 'q', timeZone: 'Asia/Tokyo' }, true, true);
   // the timing first, then "runtime": put-schedules.lua compares the timing by that prefix
   expect(runtime).toMatch(/^\{"expression":"0 3 \* \* \*","timeZone":"Asia\/Tokyo","queue":"q","runtime":true,"fp":/);
 });

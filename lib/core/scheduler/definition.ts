@@ -9,7 +9,7 @@ import { validateLabels } from './labels.js';
 import { checkBounds, type StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
-import { storedJson } from './stored-form.js';
+import { encodeStored } from './stored-form.js';
 
 /** The fire modes that enqueue a trigger (every mode but advance-only), one per overlap policy. */
 export type EnqueueFireMode = Exclude<FireMode, typeof FIRE_MODE.advanceOnly>;
@@ -245,7 +245,7 @@ export function toStored(
   stored: StoredSchedule;
   /** Its spec, parsed. */
   spec: ScheduleSpec;
-  /** Its JSON in the compact stored form (stored-form.ts storedJson): what the registry scripts are sent. */
+  /** Its JSON in the full stored form (stored-form.ts encodeStored): what the registry scripts are sent. */
   json: string;
 } {
   return finishStored(checkDefinition(def, defaultTimeZone, runtime));
@@ -313,13 +313,13 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
 
 /**
  * The registry form of a checked definition, its spec and the JSON sent to the registry scripts
- * (stored-form.ts storedJson: the compact form). Throws nothing. The registry form is `c.body`
+ * (stored-form.ts encodeStored: the compact form when `compact`, else the full form). Throws nothing. The registry form is `c.body`
  * itself with its labels and fingerprints appended (no copy: a bulk call makes 100,000 of them).
  * The fingerprints are those of the full form's text, `JSON.stringify({ ...body, labels })` (`fp`)
  * and `JSON.stringify(body)` (`tfp`, with labels only), as every version before the compact form
  * computed them: an unchanged definition keeps its fingerprint.
  */
-export function finishStored(c: CheckedDefinition): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
+export function finishStored(c: CheckedDefinition, compact = false): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
   const { body, labels, spec } = c;
   const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
   const text = JSON.stringify(body);
@@ -333,7 +333,7 @@ export function finishStored(c: CheckedDefinition): { stored: StoredSchedule; sp
     stored.fp = fingerprint(`${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`);
     stored.tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
   }
-  return { stored, spec, json: storedJson(stored) };
+  return { stored, spec, json: encodeStored(stored, compact) };
 }
 
 /**

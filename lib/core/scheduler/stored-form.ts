@@ -1,10 +1,11 @@
 /**
  * The text of a stored schedule definition (the value of its shard's `schedules` hash, field = its
- * name): written in the **compact form**, read in both forms.
+ * name): written in the **full form** unless the app opts into the **compact form**
+ * (`compactSchedules`), read in both forms.
  *
  * - The **full form** (every version before this one): `JSON.stringify` of the whole registry form,
  *   `name` first, every field present. Read as it is.
- * - The **compact form** (written since): no `name` (it is the hash field), and each field equal to
+ * - The **compact form** (written with `compactSchedules: true`): no `name` (it is the hash field), and each field equal to
  *   its {@link STORED_FILL} value left out, as are `type` when it is the name, `runtime` when false,
  *   `paused` when false, and `changedAt` and `generation` when equal to `registeredAt` (the Lua
  *   snippet `stored-form` leaves those out when a script stores it). A value without `name` is in
@@ -15,7 +16,8 @@
  * upserting it again writes nothing, across the change of form.
  *
  * A version before this one reads a compact value wrongly (it takes `name`, `queue`, `maxRetry`… from
- * the JSON): README "Redis layout" says what a rolling deploy across this version must do.
+ * the JSON): hence the opt-in, to turn on once every instance of the namespace runs this version or
+ * a later one (README "How a schedule is stored").
  */
 import type { CheckedBody, StoredSchedule } from './definition.js';
 
@@ -83,6 +85,19 @@ export function storedJson(s: Omit<CheckedBody, 'runtime'> & Pick<StoredSchedule
   text += `,"fp":"${s.fp}"`;
   if (s.tfp !== undefined) text += `,"tfp":"${s.tfp}"`;
   return text + '}';
+}
+
+/**
+ * The JSON a definition is sent to the registry scripts as: the compact form ({@link storedJson})
+ * when `compact`, else the full form (`JSON.stringify` of the registry form, as every version
+ * before the compact form wrote it, and still readable by them). The compact form is written only
+ * when the app asks for it (`compactSchedules`): a version before this one cannot read it.
+ */
+export function encodeStored(
+  s: Omit<CheckedBody, 'runtime'> & Pick<StoredSchedule, 'runtime' | 'fp' | 'tfp' | 'labels'>,
+  compact: boolean,
+): string {
+  return compact ? storedJson(s) : JSON.stringify(s);
 }
 
 /**
