@@ -54,12 +54,18 @@ send({ type: 'ready' });
 await next('go');
 for (const p of cfg.phases) {
   if (p === 'single') {
-    const s = new Scheduler({ connection: cfg.url, namespace: `${cfg.prefix}-single`, eligible: false, logger: quiet });
+    const s = new Scheduler({
+      connection: cfg.url,
+      namespace: `${cfg.prefix}-single`,
+      eligible: false,
+      logger: quiet,
+      compactSchedules: true,
+    });
     await s.start();
     await phase('single', () => lanes((i) => s.addSchedule(defs[i])));
     await s.stop();
   } else if (p === 'bulk') {
-    const s = new Scheduler({ connection: cfg.url, namespace: cfg.prefix, eligible: false, logger: quiet });
+    const s = new Scheduler({ connection: cfg.url, namespace: cfg.prefix, eligible: false, logger: quiet, compactSchedules: true });
     await s.start();
     await phase('bulk', async () => {
       const r = await s.addSchedules(defs);

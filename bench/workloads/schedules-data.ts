@@ -50,7 +50,13 @@ async function limitLoop(ctx: Ctx, round: number, n: number): Promise<Record<str
 /** Seeds `count` digests in `prefix` from the parent (setup, not measured). */
 async function seedDigests(ctx: Ctx, prefix: string, count: number, labels: boolean): Promise<void> {
   const { Scheduler } = await import('../../lib/core/index.js');
-  const s = new Scheduler({ connection: ctx.redis.url, namespace: prefix, eligible: false, logger: { log() {}, warn() {}, error() {} } });
+  const s = new Scheduler({
+    connection: ctx.redis.url,
+    namespace: prefix,
+    eligible: false,
+    logger: { log() {}, warn() {}, error() {} },
+    compactSchedules: true,
+  });
   await s.start();
   try {
     const defs = Array.from({ length: count }, (_, i) => digest(i, labels));
@@ -296,7 +302,7 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
     notes: [
       `Digests: a cron at minute i % 60 of 03:00 on the 1st of the month in one of 5 zones, payload { tenant, version }, 10 queues${labels ? ', labels { plan, region }' : ''}; none comes due in a run.`,
       "Bursts: every-specs of period 1 h all due at one instant, added by the parent before the leader starts (its table is loaded before the instant). Rate = N ÷ (last fire − first fire) by the leader's schedule.fired events.",
-      'Heap = heapUsed after gc in the leader process minus its baseline before the Scheduler was made, ÷ N. Bytes = used_memory delta of the add ÷ N.',
+      'Heap = heapUsed after gc in the leader process minus its baseline before the Scheduler was made, ÷ N. Bytes = used_memory delta of the add ÷ N, definitions stored compact (compactSchedules: true).',
     ],
   };
 }

@@ -1,5 +1,6 @@
 import type { RedisClient as Redis } from '../../lib/core/redis/types.js';
 import { shardKeysFor, shardKeysOf } from '../../lib/core/redis/keys.js';
+import { decodeStored } from '../../lib/core/scheduler/stored-form.js';
 
 /**
  * Reads of the schedule registry for tests' assertions: since shards (docs/scheduler-shards.md) a
@@ -16,10 +17,10 @@ export function storedJson(redis: Redis, ns: string, name: string): Promise<stri
   return redis.hget(registryKey(ns, name), name);
 }
 
-/** The stored definition of a schedule, parsed (null when not stored). */
+/** The stored definition of a schedule, decoded as the library reads it (stored-form.ts decodeStored: either form, with what the compact form leaves out filled in; null when not stored). */
 export async function storedDefinition<T = Record<string, unknown>>(redis: Redis, ns: string, name: string): Promise<T | null> {
   const raw = await storedJson(redis, ns, name);
-  return raw === null ? null : (JSON.parse(raw) as T);
+  return raw === null ? null : (decodeStored(name, raw) as unknown as T);
 }
 
 /** Every stored schedule name of a namespace, sorted (HKEYS of each shard's registry). */

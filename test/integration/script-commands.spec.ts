@@ -15,6 +15,7 @@ import { QueueKeys, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/key
 import { advanceDueScript, markDueScript, takeDueScript } from '../../lib/core/redis/commands/shard-due.js';
 import { FIRE_MODE, META, entryFields, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { decodeStored } from '../../lib/core/scheduler/stored-form.js';
 
 let ns: string;
 let client: Redis;
@@ -189,7 +190,9 @@ test('registry scripts: register counts changes, declare shares a names set, hea
   expect(pause.generation).toBeGreaterThanOrEqual(pause.redisNow);
   const resume = await scheduleAdminScript(client, s1, keys, 'resume', 's1');
   expect(resume.generation).toBeGreaterThan(pause.generation);
-  expect(JSON.parse((await client.hget(s1.schedules, 's1'))!)).toMatchObject({ paused: false, resumedAt: resume.redisNow });
+  const resumed = decodeStored('s1', (await client.hget(s1.schedules, 's1'))!);
+  expect(resumed).toMatchObject({ resumedAt: resume.redisNow });
+  expect(resumed.paused).not.toBe(true);
   expect(Number(await client.zscore(s1.due, 's1'))).toBe(-(resume.redisNow + 0.5)); // resumed: look at it now
   const nope = shardKeysFor(ns, 'nope');
   expect((await scheduleAdminScript(client, nope, keys, 'delete', 'nope')).status).toBe('notFound');
@@ -201,7 +204,7 @@ test('registry scripts: register counts changes, declare shares a names set, hea
   });
   const first = await registerSchedulesScript(client, s2, reg2('a', '@every 1s', 'q1'));
   expect(first.fences).toEqual([]);
-  const stored = () => client.hget(s2.schedules, 's2').then((j) => JSON.parse(j!) as Record<string, number>);
+  const stored = () => client.hget(s2.schedules, 's2').then((j) => decodeStored('s2', j!));
   const born = await stored();
   expect(born.changedAt).toBe(first.now);
   expect(born.registeredAt).toBe(first.now);

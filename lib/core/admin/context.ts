@@ -29,6 +29,8 @@ export class InspectorContext {
     readonly livenessMs: number,
     readonly actor: string,
     private readonly events?: EventBus,
+    /** Whether schedule definitions are written in the compact stored form (stored-form.ts; `compactSchedules`). */
+    readonly compactSchedules = false,
   ) {
     this.global = new GlobalKeys(namespace);
     this.sched = new SchedulerKeys(namespace);

@@ -27,7 +27,14 @@ export class InspectorCore {
     assertName('namespace', this.namespace, 'inspector options');
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
-    this.ctx = new InspectorContext(this.conn.client, this.namespace, liveness, options.actor ?? 'inspector', options.events);
+    this.ctx = new InspectorContext(
+      this.conn.client,
+      this.namespace,
+      liveness,
+      options.actor ?? 'inspector',
+      options.events,
+      options.compactSchedules === true,
+    );
     this.origin = options.origin;
   }
 

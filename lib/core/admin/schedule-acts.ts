@@ -7,6 +7,7 @@ import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { shardKeysFor } from '../redis/keys.js';
 import { fireDedupTtlMs, storedSpec, toStored, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { recordFires } from '../scheduler/history.js';
+import { encodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
@@ -57,7 +58,7 @@ export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition
     ctx.sched,
     'put',
     stored.name,
-    JSON.stringify(stored),
+    encodeStored(stored, ctx.compactSchedules),
   );
   if (r.previousQueue !== undefined) {
     const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];

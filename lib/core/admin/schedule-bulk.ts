@@ -14,9 +14,9 @@ import {
   validateScheduleName,
   type CheckedDefinition,
   type ScheduleDefinition,
-  type StoredSchedule,
 } from '../scheduler/definition.js';
 import { declarationDigests } from '../scheduler/live-names.js';
+import { decodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instances } from './schedules.js';
@@ -119,12 +119,12 @@ interface Chunk<T> {
  * JSON, each made when it is taken (its definitions' registry forms and fingerprints then: the
  * first chunks are written while the next ones are made).
  */
-function* chunks(namespace: string, checked: readonly CheckedDefinition[]): Generator<Chunk<PutDefinition>> {
+function* chunks(namespace: string, checked: readonly CheckedDefinition[], compact: boolean): Generator<Chunk<PutDefinition>> {
   for (const [keys, group] of byShard(namespace, checked, (d) => d.body.name)) {
     let chunk: PutDefinition[] = [];
     let bytes = 0;
     for (const c of group) {
-      const { stored: s, json } = finishStored(c);
+      const { stored: s, json } = finishStored(c, compact);
       if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
         yield { keys, items: chunk };
         chunk = [];
@@ -200,7 +200,9 @@ async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string
 /** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
 async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
   const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
-  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked), (c) => putSchedulesScript(ctx.client, c.keys, mode, c.items));
+  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked, ctx.compactSchedules), (c) =>
+    putSchedulesScript(ctx.client, c.keys, mode, c.items),
+  );
   const fences = outcomes.flatMap((o) => o.fences);
   const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
   const existing = new Set(outcomes.flatMap((o) => o.existing));
@@ -278,7 +280,7 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
   const defs = await Promise.all(asked.map((c) => ctx.client.hmget(c.keys.schedules, ...c.items)));
   asked.forEach((c, i) =>
     defs[i].forEach((raw, j) => {
-      const runtime = raw !== null && (JSON.parse(raw) as StoredSchedule).runtime;
+      const runtime = raw !== null && decodeStored(c.items[j], raw).runtime;
       if (raw === null || runtime) out.delete(c.items[j]);
     }),
   );

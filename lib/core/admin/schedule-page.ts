@@ -8,6 +8,7 @@ import { InvalidOptionsError } from '../runtime/errors.js';
 import { byShard, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
 import type { StoredSchedule } from '../scheduler/definition.js';
 import { labelsProblem } from '../scheduler/labels.js';
+import { decodeStored } from '../scheduler/stored-form.js';
 import type { InspectorContext } from './context.js';
 import { build } from './schedules.js';
 import type { ScheduleInfo } from './types.js';
@@ -121,7 +122,7 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
       if (raw == null) return; // deleted meanwhile
       let s: StoredSchedule;
       try {
-        s = JSON.parse(raw) as StoredSchedule;
+        s = decodeStored(name, raw);
       } catch {
         if (labels.length === 0 && q.state === undefined) candidates.push([name, raw]); // shown as unreadable, unfiltered lists only
         return;

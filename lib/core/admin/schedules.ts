@@ -1,6 +1,7 @@
 import { ScheduleNotFoundError } from '../runtime/errors.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
+import { decodeStored } from '../scheduler/stored-form.js';
 import { decodeBuffered } from '../queue/codec.js';
 import { META } from '../redis/protocol.js';
 import { declarationDigests, liveUntil, SCAN_COUNT } from '../scheduler/live-names.js';
@@ -161,7 +162,7 @@ export async function build(
   );
   const parsed = defs.map(([name, raw]) => {
     try {
-      return [name, JSON.parse(raw) as StoredSchedule] as const;
+      return [name, decodeStored(name, raw)] as const;
     } catch (err) {
       return [name, (err as Error).message] as const;
     }
@@ -291,7 +292,7 @@ export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleI
 export async function storedSchedule(ctx: InspectorContext, name: string): Promise<StoredSchedule> {
   const raw = await ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name);
   if (!raw) throw new ScheduleNotFoundError(name);
-  return JSON.parse(raw) as StoredSchedule;
+  return decodeStored(name, raw);
 }
 
 /**

@@ -353,6 +353,11 @@ export interface InspectorOptions {
   actor?: string;
   /** From where acts come, when an act does not say (`{ origin }`), for the audit trail. @defaultValue none */
   origin?: string;
+  /**
+   * Write the definitions `addSchedule` stores in the compact stored form (see the scheduler's
+   * `compactSchedules`: only once every instance of the namespace runs this version or a later one). @defaultValue false
+   */
+  compactSchedules?: boolean;
 }
 
 /** Who does an act and from where (named in its `operator.acted` event and its audit entry). */

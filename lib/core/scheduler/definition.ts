@@ -9,6 +9,7 @@ import { validateLabels } from './labels.js';
 import { checkBounds, type StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
+import { encodeStored } from './stored-form.js';
 
 /** The fire modes that enqueue a trigger (every mode but advance-only), one per overlap policy. */
 export type EnqueueFireMode = Exclude<FireMode, typeof FIRE_MODE.advanceOnly>;
@@ -103,7 +104,7 @@ export interface ScheduleDefinition {
   labels?: Record<string, string>;
 }
 
-/** The registry form of a schedule (JSON in `<ns>:{<ns>:sched}:schedules`). */
+/** The registry form of a schedule, decoded (its shard's `schedules` hash holds it as JSON: stored-form.ts). */
 export interface StoredSchedule extends StoredBounds {
   /** The schedule's name (part of every trigger's dedup key). */
   name: string;
@@ -244,7 +245,7 @@ export function toStored(
   stored: StoredSchedule;
   /** Its spec, parsed. */
   spec: ScheduleSpec;
-  /** `JSON.stringify(stored)`, made without a second stringify (what the bulk runtime API sends). */
+  /** Its JSON in the full stored form (stored-form.ts encodeStored): what the registry scripts are sent. */
   json: string;
 } {
   return finishStored(checkDefinition(def, defaultTimeZone, runtime));
@@ -311,30 +312,28 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
 }
 
 /**
- * The registry form of a checked definition, its spec and its JSON (`JSON.stringify(stored)`,
- * made without a second stringify). Throws nothing. The registry form is `c.body` itself with its
- * labels and fingerprints appended (no copy: a bulk call makes 100,000 of them); the key order is
- * that of { ...body, labels, fp, tfp }.
+ * The registry form of a checked definition, its spec and the JSON sent to the registry scripts
+ * (stored-form.ts encodeStored: the compact form when `compact`, else the full form). Throws nothing. The registry form is `c.body`
+ * itself with its labels and fingerprints appended (no copy: a bulk call makes 100,000 of them).
+ * The fingerprints are those of the full form's text, `JSON.stringify({ ...body, labels })` (`fp`)
+ * and `JSON.stringify(body)` (`tfp`, with labels only), as every version before the compact form
+ * computed them: an unchanged definition keeps its fingerprint.
  */
-export function finishStored(c: CheckedDefinition): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
+export function finishStored(c: CheckedDefinition, compact = false): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
   const { body, labels, spec } = c;
   const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
   const text = JSON.stringify(body);
   const stored = body as CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
-  // without labels `labels` is left out of the JSON: the fingerprint of an unlabelled schedule is as before labels existed
+  // without labels `labels` is left out of the text: the fingerprint of an unlabelled schedule is as before labels existed
   if (labels === undefined) {
-    const fp = fingerprint(text);
-    stored.fp = fp;
-    return { stored, spec, json: `${text.slice(0, -1)},"fp":"${fp}"}` };
+    stored.fp = fingerprint(text);
+  } else {
+    stored.labels = labels;
+    // JSON.stringify({ ...body, labels }) without a second walk of the body: labels are its last key
+    stored.fp = fingerprint(`${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`);
+    stored.tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
   }
-  stored.labels = labels;
-  // JSON.stringify(stored) without a second walk of the body: labels are its last key
-  const labelledText = `${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`;
-  const fp = fingerprint(labelledText);
-  const tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
-  stored.fp = fp;
-  stored.tfp = tfp;
-  return { stored, spec, json: `${labelledText.slice(0, -1)},"fp":"${fp}","tfp":"${tfp}"}` };
+  return { stored, spec, json: encodeStored(stored, compact) };
 }
 
 /**

@@ -10,6 +10,7 @@ import { QueueKeys } from '../redis/keys.js';
 import type { DueItem } from '../redis/commands/shard-due.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';
 import type { ScheduleSpec } from './spec.js';
+import { decodeStored } from './stored-form.js';
 import { RecentMap } from '../runtime/recent-map.js';
 
 /** Names per `HMGET` of a queue's lastFired. */
@@ -117,7 +118,7 @@ export class SpecCache {
   decoded(name: string, json: string): Decoded {
     let d = this.definitions.get(name);
     if (d === undefined || d.json !== json) {
-      const stored = JSON.parse(json) as StoredSchedule;
+      const stored = decodeStored(name, json);
       const spec = this.spec(stored);
       d = { json, stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
       this.definitions.set(name, d);

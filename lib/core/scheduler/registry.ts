@@ -28,6 +28,7 @@ import { byShard, GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js'
 import { markDueScript } from '../redis/commands/shard-due.js';
 import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
+import { encodeStored } from './stored-form.js';
 import { engineTime } from '../runtime/time.js';
 
 /** Definitions per register-schedules.lua call: each call stays at a few ms of Redis at most. */
@@ -110,6 +111,8 @@ export interface DeclarationsContext {
   trustedLocalNow(): number | undefined;
   /** Called after each heartbeat that reached Redis (the leader refreshes liveness then). */
   beat(): void;
+  /** Whether declared definitions are written in the compact stored form (stored-form.ts; `compactSchedules`). */
+  compactSchedules: boolean;
 }
 
 /**
@@ -172,7 +175,9 @@ export class Declarations {
     const calls: { shard: number; call: ReturnType<typeof registerSchedulesScript> }[] = [];
     for (const [shard, defs] of byShard(this.ctx.namespace, this.declared.values(), (s) => s.name)) {
       for (let i = 0; i < defs.length; i += REGISTER_CHUNK) {
-        const definitions = defs.slice(i, i + REGISTER_CHUNK).map((s) => [s.name, s.fp, JSON.stringify(s)] as const);
+        const definitions = defs
+          .slice(i, i + REGISTER_CHUNK)
+          .map((s) => [s.name, s.fp, encodeStored(s, this.ctx.compactSchedules)] as const);
         const call = registerSchedulesScript(client, shard, { nowMs: local, definitions });
         call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
         calls.push({ shard: shard.shard, call });

@@ -93,7 +93,14 @@ export class Scheduler {
     this.conn = openConnection(o.connection);
     const shared = { client: this.conn.client, keys: this.keys, namespace: this.namespace, instanceId: this.instanceId };
     // an instance is live while seen within 3 heartbeats (the removal guard reads it); acts are by `app:<instanceId>`
-    this.admin = new InspectorContext(this.conn.client, this.namespace, o.heartbeatMs * 3, `app:${this.instanceId}`, this.events);
+    this.admin = new InspectorContext(
+      this.conn.client,
+      this.namespace,
+      o.heartbeatMs * 3,
+      `app:${this.instanceId}`,
+      this.events,
+      o.compactSchedules,
+    );
     this.declarations = new Declarations({
       ...shared,
       heartbeatMs: o.heartbeatMs,
@@ -101,6 +108,7 @@ export class Scheduler {
       now: () => this.now(),
       trustedLocalNow: () => (this.trustLocalClock ? this.clock.now() : undefined),
       beat: () => this.firing.refreshLiveness(),
+      compactSchedules: o.compactSchedules,
     });
     this.firing = new Firing({
       ...shared,

@@ -96,6 +96,12 @@ export interface ChronosModuleOptions {
    */
   requireNoEviction?: boolean;
   /**
+   * Write schedule definitions in the compact stored form (about 200 B less each in Redis; both forms
+   * are always read). Turn it on only once every instance of the namespace runs this version or a
+   * later one: an earlier version cannot read a compact definition. @defaultValue false
+   */
+  compactSchedules?: boolean;
+  /**
    * Delay before a retry, ms, from the failed attempts so far. `@TaskHandler({ backoff })`
    * overrides it per type. @defaultValue Sidekiq's `retried^4 + 15 + rand(30)·(retried+1)` seconds
    */

@@ -77,6 +77,7 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
     ['server', 'requireNoEviction'],
     ['scheduler', 'requireNoEviction'],
   ],
+  compactSchedules: [['scheduler', 'compactSchedules']], // the InspectorService reads it from core.scheduler
   backoff: [['server', 'backoff']],
   queues: [['server', 'queues']], // absent: derived from the decorators at bootstrap
   scheduler: [['scheduler', 'eligible', 'eligible']], // the role is checked here

@@ -79,6 +79,7 @@ export class InspectorService {
       events,
       actor: `app:${options.instanceId}`,
       origin: `app ${options.instanceId}`,
+      compactSchedules: options.core.scheduler.compactSchedules,
     });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }

@@ -132,7 +132,7 @@ export class TestingSchedulerService {
     const withDefaults = Array.isArray(defs)
       ? defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def))
       : defs;
-    return validateDefinitions(withDefaults, o.timeZone, what).map(finishStored);
+    return validateDefinitions(withDefaults, o.timeZone, what).map((c) => finishStored(c));
   }
 
   /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError */

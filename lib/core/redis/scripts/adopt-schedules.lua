@@ -14,6 +14,7 @@
 ]]
 -- @include now-ms
 -- @include schedule-index
+-- @include stored-form
 local now = nowMs()
 local adopted, settled = 0, {}
 local newest = 0
@@ -21,10 +22,10 @@ for a = 1, #ARGV, 2 do
   local name, raw = ARGV[a], ARGV[a + 1]
   local ok, def = pcall(cjson.decode, raw)
   if ok and type(def) == 'table' then
-    local gen = tonumber(def['generation']) or 0
+    local gen = tonumber(storedGeneration(def)) or 0
     local cur = redis.call('HGET', KEYS[1], name)
     local old = cur and cjson.decode(cur)
-    if not old or (tonumber(old['generation']) or 0) < gen then
+    if not old or (tonumber(storedGeneration(old)) or 0) < gen then
       scheduleIndexed(KEYS[3], name, old, def)
       redis.call('HSET', KEYS[1], name, raw)
       if def['paused'] == true then redis.call('ZREM', KEYS[3] .. 'due', name) else markDue(KEYS[3], name, now) end

@@ -18,8 +18,10 @@
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1]  mode                         "add" | "upsert"
-  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form without registeredAt,
-           changedAt, paused, resumedAt and generation; its `fp` is the fingerprint)
+  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form in the compact form of
+           stored-form.ts storedJson, without registeredAt, changedAt, paused, resumedAt and
+           generation; its `fp` is the fingerprint); stored in the compact form (the `stored-form`
+           snippet: changedAt and generation left out when equal to registeredAt)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
            chunk's new one (0 when nothing but labels was written); fences is a flat list of name, previous
            queue for each replaced definition; existing lists the names mode "add" left untouched
@@ -28,6 +30,7 @@
 -- @include rising-counter
 -- @include schedule-timing
 -- @include schedule-index
+-- @include stored-form
 -- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
 local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
 -- the labels and the timing fingerprint of a definition JSON, or nil when it has no labels. The bulk
@@ -43,6 +46,14 @@ local function labelPart(json)
   end
   local whole = cjson.decode(json)
   return {labels = whole['labels'], tfp = whole['tfp']}
+end
+-- whether a stored definition `old` holds none of the timing keys the JSON prefix `prefix` leaves out
+-- (each then at its fill value in both)
+local function omittedIn(prefix, old)
+  for _, k in ipairs({'timeZone', 'offsetMs', 'queue'}) do
+    if old[k] ~= nil and not string.find(prefix, ',"' .. k .. '":', 1, true) then return false end
+  end
+  return true
 end
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
@@ -87,18 +98,21 @@ if #writes > 0 then
     -- when it replaces a stored definition whose JSON does not begin with the same timing
     local new = labelPart(newJson)
     -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
-    local keep = old and old['generation'] and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and old['generation']
+    local oldGeneration = old and storedGeneration(old)
+    local keep = oldGeneration and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and oldGeneration
     if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
     -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
     -- none of the fields carryOver and the generation set, so they are appended to it as it is
     local def = {}
     if old then
-      -- the JSON sent begins with the timing ({"name":…,"expression":…,"timeZone":…,"offsetMs":…,
-      -- "queue":…,"type":; the first unescaped `,"type":` ends it): a stored JSON that begins with
-      -- the same bytes has the same timing (one this script wrote; another writer's key order
-      -- just takes the decoding path)
-      local t = string.find(newJson, ',"type":', 1, true)
-      if t and string.sub(cur, 1, t + 7) == string.sub(newJson, 1, t + 7) then
+      -- the JSON sent begins with the timing ({"expression":…, then "timeZone", "offsetMs" and
+      -- "queue" unless left out, then "runtime":true; the first unescaped `,"runtime":` ends it): a
+      -- stored JSON that begins with the same bytes and holds none of the timing keys the prefix
+      -- leaves out has the same timing (one this script wrote; a full form, or another writer's key
+      -- order, just takes the decoding path)
+      local t = string.find(newJson, ',"runtime":', 1, true)
+      local prefix = t and string.sub(newJson, 1, t + 10)
+      if prefix and string.sub(cur, 1, t + 10) == prefix and omittedIn(prefix, old) then
         def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
       else
         local whole = cjson.decode(newJson)
@@ -107,24 +121,31 @@ if #writes > 0 then
       changed = changed + 1
       if not keep then
         fences[#fences + 1] = name
-        fences[#fences + 1] = old['queue']
+        fences[#fences + 1] = storedQueue(old)
       end
     else
       added = added + 1
     end
     carryOver(def, old, now)
+    -- a JSON in the compact form (no "name": the bulk API's) stays compact, as the `stored-form`
+    -- snippet's encodeStored makes it: changedAt and the generation left out when equal to
+    -- registeredAt, paused when false. (A `"name":` found elsewhere, a label's key, only keeps them.)
     local tail = {''}
+    local at = not string.find(newJson, '"name":', 1, true) and def['registeredAt']
     for _, field in ipairs(carried) do
       local v = def[field]
-      if v ~= nil and v ~= cjson.null then tail[#tail + 1] = '"' .. field .. '":' .. tostring(v) end
+      if v ~= nil and v ~= cjson.null and not (at and (v == false or (field == 'changedAt' and v == at))) then
+        tail[#tail + 1] = '"' .. field .. '":' .. tostring(v)
+      end
     end
-    tail[#tail + 1] = '"generation":' .. (keep or generation) .. '}'
+    local gen = keep or generation
+    if gen ~= at then tail[#tail + 1] = '"generation":' .. gen end
     if def['paused'] == true then
       redis.call('ZREM', KEYS[3] .. 'due', name)
     elseif not keep then
       marked[#marked + 1] = name
     end
-    newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',')
+    newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',') .. '}'
     if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
     named[#named + 1] = 0
     named[#named + 1] = name

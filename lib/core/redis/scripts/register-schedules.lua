@@ -17,7 +17,8 @@
   KEYS[3]  <ns>:{<tag>}:            prefix  the shard's key prefix: its indexes and due index are
                                             built on it (the `schedule-index` snippet)
   ARGV[1]  nowMs                         "" = Redis server time (always, outside tests) | a test clock's epoch ms
-  ARGV[2..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint)
+  ARGV[2..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint; in
+           the compact form, stored in it: the `stored-form` snippet)
   Returns  {changed definitions, redisNowMs, fences}: fences is a flat list of name, previous
            queue, generation for each changed definition that replaced a stored one
 ]]
@@ -25,6 +26,7 @@
 -- @include rising-counter
 -- @include schedule-timing
 -- @include schedule-index
+-- @include stored-form
 local redisNow = nowMs()
 local now = tonumber(ARGV[1]) or redisNow
 local changed = {}
@@ -41,9 +43,9 @@ for a = 2, #ARGV, 3 do
       carryOver(def, old, now)
       scheduleIndexed(KEYS[3], name, old, def)
       dueFollows(KEYS[3], name, old, def, redisNow)
-      if labelsOnly(old, def) and old['generation'] then
-        def['generation'] = old['generation']
-        redis.call('HSET', KEYS[1], name, cjson.encode(def))
+      if labelsOnly(old, def) and storedGeneration(old) then
+        def['generation'] = storedGeneration(old)
+        redis.call('HSET', KEYS[1], name, encodeStored(def))
       else
         changed[#changed + 1] = {name, def, old}
       end
@@ -54,10 +56,10 @@ if #changed > 0 then
   local generation = risingCounter(KEYS[2], redisNow)
   for _, c in ipairs(changed) do
     c[2]['generation'] = generation
-    redis.call('HSET', KEYS[1], c[1], cjson.encode(c[2]))
+    redis.call('HSET', KEYS[1], c[1], encodeStored(c[2]))
     if c[3] then
       fences[#fences + 1] = c[1]
-      fences[#fences + 1] = c[3]['queue']
+      fences[#fences + 1] = storedQueue(c[3])
       fences[#fences + 1] = generation
     end
   end

@@ -16,6 +16,7 @@
 -- @include now-ms
 -- @include rising-counter
 -- @include schedule-index
+-- @include stored-form
 local now = nowMs()
 local found = {}
 local missing = {}
@@ -35,7 +36,7 @@ if #found > 0 then
     scheduleIndexed(KEYS[3], name, old, nil)
     names[#names + 1] = name
     fences[#fences + 1] = name
-    fences[#fences + 1] = old['queue']
+    fences[#fences + 1] = storedQueue(old)
   end
   redis.call('HDEL', KEYS[1], unpack(names))
   redis.call('ZREM', KEYS[3] .. 'due', unpack(names))

@@ -20,7 +20,8 @@
   ARGV[2]  name                    string
   ARGV[3]  channel                 <ns>:{<ns>:sched}:changes (a channel, not a key)
   ARGV[4]  notice                  what is published there: the shard's number
-  ARGV[5?] definition JSON         string  (op "put" only)
+  ARGV[5?] definition JSON         string  (op "put" only; in the compact form, stored in it: the
+                                           `stored-form` snippet, as a pause or resume keeps the form it finds)
   Returns  {code, redisNowMs, generation, previous queue} (codes: protocol.ts ADMIN_RESULT): 1 done |
            0 notFound (no such schedule: nothing done); the previous queue is the one the schedule
            targeted before the change ("" for a new schedule), where its generation is to be raised
@@ -29,6 +30,7 @@
 -- @include rising-counter
 -- @include schedule-timing
 -- @include schedule-index
+-- @include stored-form
 local now = nowMs()
 local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
@@ -39,7 +41,7 @@ if op == 'put' then
   def = cjson.decode(ARGV[5])
   carryOver(def, old, now)
   -- (one without a generation, stored by an older version, takes one: the leader plans it under the registry version)
-  if labelsOnly(old, def) and old['generation'] then generation = old['generation'] end
+  if labelsOnly(old, def) and storedGeneration(old) then generation = storedGeneration(old) end
   dueFollows(KEYS[3], name, old, def, now)
 elseif op == 'delete' then
   redis.call('HDEL', KEYS[1], name)
@@ -58,7 +60,7 @@ generation = generation or risingCounter(KEYS[2], now)
 scheduleIndexed(KEYS[3], name, old, def)
 if def then
   def['generation'] = generation
-  redis.call('HSET', KEYS[1], name, cjson.encode(def))
+  redis.call('HSET', KEYS[1], name, encodeStored(def))
 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
-return {1, now, generation, old and old['queue'] or ''}
+return {1, now, generation, old and storedQueue(old) or ''}

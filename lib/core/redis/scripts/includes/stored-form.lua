@@ -1,0 +1,35 @@
+-- @snippet stored-form: the two forms of a stored schedule definition (stored-form.ts): the full form
+-- (every field, `name` first: versions before the compact form) and the compact form (no `name`;
+-- each field at its fill value left out, and changedAt and generation when equal to registeredAt).
+-- A definition here is a decoded JSON table of either form.
+-- storedQueue(def) its queue ('default' when left out).
+-- storedGeneration(def) its generation: registeredAt when a compact one leaves it out; nil for a full
+--   one without (stored by a version before generations).
+-- storedChangedAt(def) its changedAt: registeredAt when a compact one leaves it out.
+-- sameTiming(a, b) whether two definitions have the same spec, zone, offset and queue.
+-- encodeStored(def) the JSON to store: a compact definition leaves out changedAt and generation
+--   equal to its registeredAt, and paused when false (def is changed so); a full one is kept whole.
+local function storedQueue(def)
+  return def['queue'] or 'default'
+end
+local function storedGeneration(def)
+  if def['generation'] ~= nil or def['name'] ~= nil then return def['generation'] end
+  return def['registeredAt']
+end
+local function storedChangedAt(def)
+  if def['changedAt'] ~= nil or def['name'] ~= nil then return def['changedAt'] end
+  return def['registeredAt']
+end
+local function sameTiming(a, b)
+  return a['expression'] == b['expression'] and (a['timeZone'] or 'UTC') == (b['timeZone'] or 'UTC')
+    and (a['offsetMs'] or 0) == (b['offsetMs'] or 0) and storedQueue(a) == storedQueue(b)
+end
+local function encodeStored(def)
+  if def['name'] == nil then
+    local at = def['registeredAt']
+    if at ~= nil and def['changedAt'] == at then def['changedAt'] = nil end
+    if at ~= nil and def['generation'] == at then def['generation'] = nil end
+    if def['paused'] == false then def['paused'] = nil end
+  end
+  return cjson.encode(def)
+end
