@@ -81,7 +81,10 @@ export async function raiseFences(client: RedisClient, namespace: string, fences
   const retracted = (await Promise.all(calls)).flatMap((r) => r.retracted);
   if (retracted.length === 0) return retracted;
   const shards = byShard(namespace, retracted, (name) => name);
-  await Promise.all([...shards].map(([keys, names]) => markDueScript(client, keys, names)));
+  const marks: Promise<number>[] = [];
+  for (const [keys, names] of shards)
+    for (let i = 0; i < names.length; i += FENCE_CHUNK) marks.push(markDueScript(client, keys, names.slice(i, i + FENCE_CHUNK)));
+  await Promise.all(marks);
   await client.publish(new SchedulerKeys(namespace).changesChannel, [...shards.keys()].map((k) => k.shard).join(','));
   return retracted;
 }
