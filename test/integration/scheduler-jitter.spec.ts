@@ -235,3 +235,29 @@ test('maxRuns: a new definition keeps the count unless maxRuns changed', async (
   expect(await r.exists(new QueueKeys(ns, 'k').runs('kept'))).toBe(0);
   expect([2, 3]).toContain((await insp.schedule('kept')).runsLeft); // 2 if its first trigger in k2 fired meanwhile
 });
+
+test('a change of bounds applies from the next trigger: raising an exhausted maxRuns or extending an ended endAt catches up nothing from before (trial 5)', async () => {
+  const events = new EventBus();
+  const fired = firesOf(events);
+  const s = scheduler({ events });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  const endAt = Date.now() + 2500;
+  await s.upsertSchedules([
+    { name: 'runs', spec: { every: 1000 }, maxRuns: 2 },
+    { name: 'ends', spec: { every: 1000 }, endAt },
+  ]);
+  const of = (name: string) => fired.filter((f) => f.schedule === name);
+  await waitFor(() => of('runs').length >= 2 && of('ends').length >= 2, 'both done');
+  // inactive for 3 s: three instants of each that never existed under their bounds
+  await waitFor(() => Date.now() > endAt + 3000, { what: '3 s inactive', timeoutMs: 5000, intervalMs: 100 });
+  const before = { runs: of('runs').length, ends: of('ends').length };
+  const changedFrom = Date.now();
+  await s.upsertSchedules([{ name: 'runs', spec: { every: 1000 }, maxRuns: 4 }]); // the bulk path
+  await s.addSchedule({ name: 'ends', spec: { every: 1000 }, endAt: endAt + 60_000 }); // the single path
+  await waitFor(() => of('runs').length >= before.runs + 2 && of('ends').length >= before.ends + 2, 'two fires of each after the change');
+  const after = [...of('runs').slice(before.runs), ...of('ends').slice(before.ends)];
+  // before the fix the leader caught up each inactive instant at once (caughtUp, dated before the change)
+  expect(after.filter((f) => f.triggerAt < changedFrom).map((f) => [f.schedule, changedFrom - f.triggerAt])).toEqual([]);
+  expect(after.filter((f) => f.caughtUp)).toEqual([]);
+}, 30_000);

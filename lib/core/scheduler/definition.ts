@@ -151,7 +151,7 @@ export interface StoredSchedule extends StoredBounds {
   registeredAt?: number;
   /**
    * When its current timing took effect (Redis time, epoch ms): its registration, or the storing of
-   * a new spec, zone, offset or queue. Triggers before it never fire (a new spec is not backdated).
+   * a new spec, zone, offset, queue or bounds (startAt, endAt, maxRuns). Triggers before it never fire (a new spec is not backdated).
    */
   changedAt?: number;
   /** When it was last resumed (Redis time, epoch ms): the triggers of the pause before it are skipped. */

@@ -7,7 +7,7 @@
  *
  * The rules, in the order they apply to the triggers after the schedule's lastFired:
  * 1. A trigger of the current spec dated before the spec took effect (`changedAt`: its
- *    registration, or the storing of a new spec, zone, offset or queue) never existed: nothing.
+ *    registration, or the storing of a new spec, zone, offset, queue or bounds) never existed: nothing.
  * 2. A trigger that came due while the schedule was paused (up to `resumedAt`) is skipped, whatever
  *    the catch-up policy; the skip is reported once, with reason 'pause'. So is one that came due
  *    while it was orphaned (the span from its orphaned-since instant to when it was seen declared

@@ -3,8 +3,8 @@
   then sends about 250 per call, pipelined). Mode "add" stores only the names the registry does
   not hold (the others are left untouched and returned); mode "upsert" also replaces a stored
   definition whose fingerprint (`fp`) differs. A replaced definition keeps registeredAt, paused
-  and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset or queue changed
-  (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
+  and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset, queue or bounds
+  changed (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
   An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
   new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
   schedule it wrote, except a replacement that changed only the labels (the `schedule-index`
@@ -54,6 +54,11 @@ local function omittedIn(prefix, old)
     if old[k] ~= nil and not string.find(prefix, ',"' .. k .. '":', 1, true) then return false end
   end
   return true
+end
+-- whether a definition JSON may hold a bound (startAt, endAt, maxRuns): a raw key found anywhere (a
+-- label's key too: then it is only decoded)
+local function boundsIn(json)
+  return string.find(json, '"startAt":', 1, true) or string.find(json, '"endAt":', 1, true) or string.find(json, '"maxRuns":', 1, true)
 end
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert'
@@ -110,13 +115,15 @@ if #writes > 0 then
       -- stored JSON that begins with the same bytes and holds none of the timing keys the prefix
       -- leaves out has the same timing (one this script wrote; a full form, or another writer's key
       -- order, just takes the decoding path)
+      -- (the bounds are part of the timing too: a JSON that may hold one takes the decoding path)
       local t = string.find(newJson, ',"runtime":', 1, true)
       local prefix = t and string.sub(newJson, 1, t + 10)
-      if prefix and string.sub(cur, 1, t + 10) == prefix and omittedIn(prefix, old) then
+      if prefix and string.sub(cur, 1, t + 10) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not boundsIn(cur) then
         def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
       else
         local whole = cjson.decode(newJson)
-        def = {expression = whole['expression'], timeZone = whole['timeZone'], offsetMs = whole['offsetMs'], queue = whole['queue']}
+        def = {expression = whole['expression'], timeZone = whole['timeZone'], offsetMs = whole['offsetMs'], queue = whole['queue'],
+          startAt = whole['startAt'], endAt = whole['endAt'], maxRuns = whole['maxRuns']}
       end
       changed = changed + 1
       if not keep then

@@ -2,8 +2,8 @@
   Publish one chunk of the schedules an instance declares in code (the caller sends a few
   hundred per call, pipelined, after declare-schedules.lua recorded their names). A definition
   whose fingerprint (`fp`) changed replaces the stored one (the last writer wins); it keeps
-  registeredAt, paused and resumedAt, and its changedAt becomes `now` when the spec, zone, offset
-  or queue changed (a new spec takes effect when it is stored); a new one gets registeredAt and
+  registeredAt, paused and resumedAt, and its changedAt becomes `now` when the spec, zone, offset,
+  queue or bounds changed (a new spec takes effect when it is stored); a new one gets registeredAt and
   changedAt = `now`. A chunk with changes takes a new registry version (a rising counter:
   max(INCR, Redis time ms)), which is its changed schedules' new `generation`; the caller raises
   the generations in the previous queues' slots (fence-schedules.lua), then announces the change

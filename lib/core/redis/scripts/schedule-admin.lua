@@ -6,7 +6,7 @@
   caller then raises the generation in the queue's slot (fence-schedules.lua), so that fire.lua
   refuses a trigger planned under the old state even if the notice is lost.
   A replaced definition keeps registeredAt, paused and resumedAt; its changedAt (from when its
-  triggers count) becomes Redis time when the spec, zone, offset or queue changed. A resume sets
+  triggers count) becomes Redis time when the spec, zone, offset, queue or bounds changed. A resume sets
   resumedAt: the triggers of the pause are skipped, not caught up. A put that changes only the
   labels (the `schedule-index` snippet's labelsOnly) keeps the schedule's generation and takes no
   version (the fence then raises nothing). The shard's indexes follow every change, and its due

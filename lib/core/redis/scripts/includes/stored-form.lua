@@ -6,7 +6,8 @@
 -- storedGeneration(def) its generation: registeredAt when a compact one leaves it out; nil for a full
 --   one without (stored by a version before generations).
 -- storedChangedAt(def) its changedAt: registeredAt when a compact one leaves it out.
--- sameTiming(a, b) whether two definitions have the same spec, zone, offset and queue.
+-- sameTiming(a, b) whether two definitions have the same spec, zone, offset and queue, and the same
+--   bounds (startAt, endAt, maxRuns): the same triggers exist under both.
 -- encodeStored(def) the JSON to store: a compact definition leaves out changedAt and generation
 --   equal to its registeredAt, and paused when false (def is changed so); a full one is kept whole.
 local function storedQueue(def)
@@ -23,6 +24,7 @@ end
 local function sameTiming(a, b)
   return a['expression'] == b['expression'] and (a['timeZone'] or 'UTC') == (b['timeZone'] or 'UTC')
     and (a['offsetMs'] or 0) == (b['offsetMs'] or 0) and storedQueue(a) == storedQueue(b)
+    and a['startAt'] == b['startAt'] and a['endAt'] == b['endAt'] and a['maxRuns'] == b['maxRuns']
 end
 local function encodeStored(def)
   if def['name'] == nil then
