@@ -4,6 +4,7 @@
 import type { AuditEntry, ChronosEvent } from '../../lib/core/runtime/events.js';
 import { EventBus } from '../../lib/core/runtime/events.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { AUDIT_MAX_AGE_MS } from '../../lib/core/admin/audit.js';
 import { GlobalKeys } from '../../lib/core/redis/keys.js';
 import { cliRunner } from '../helpers/cli.js';
@@ -58,6 +59,38 @@ test('every act is recorded, done or failed: actor, action, target, origin, resu
   expect(rest.entries.map((e) => e.action)).toEqual(['queue.pause']);
   expect(rest.cursor).toBeUndefined();
   await expect(inspector.audit({ limit: 0 })).rejects.toThrow(/limit: expected an integer 1-500, got 0/);
+});
+
+test('the Scheduler\'s runtime acts (pause, resume, trigger, remove) are recorded as app:<instance> from "app <instance>" (trial 5)', async () => {
+  const s = new Scheduler({ connection: redisUrl(), namespace: rig.namespace, instanceId: 'i1', eligible: false });
+  await s.start();
+  try {
+    await s.addSchedules([
+      { name: 'a', spec: '@every 1h' },
+      { name: 'b', spec: '@every 1h' },
+    ]);
+    await s.pauseSchedule('a');
+    await s.resumeSchedule('a');
+    await s.triggerNow('a');
+    await s.removeSchedule('a');
+    await s.removeSchedules(['b']);
+    await expect(s.pauseSchedule('a')).rejects.toThrow(/not found/);
+  } finally {
+    await s.stop();
+  }
+  const { entries } = await inspector.audit();
+  expect(
+    entries.map(({ actor, origin, action, schedule, result, count }) => ({ actor, origin, action, schedule, result, count })).reverse(),
+  ).toEqual(
+    [
+      ['schedule.pause', 'a', 'done', undefined],
+      ['schedule.resume', 'a', 'done', undefined],
+      ['schedule.trigger', 'a', 'done', 1],
+      ['schedule.remove', 'a', 'done', undefined],
+      ['schedule.remove', 'b', 'done', 1],
+      ['schedule.pause', 'a', 'failed', undefined],
+    ].map(([action, schedule, result, count]) => ({ actor: 'app:i1', origin: 'app i1', action, schedule, result, count })),
+  );
 });
 
 test('bounded by age: an entry older than 30 days is trimmed at the next act', async () => {

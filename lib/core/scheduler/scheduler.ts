@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { ChronosStateError } from '../runtime/errors.js';
-import type { EventBus } from '../runtime/events.js';
+import type { EventBus, OperatorAction } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
@@ -12,6 +12,7 @@ import { migrateLegacyRegistry } from './migrate.js';
 import { ShardLeases } from '../leadership/shards.js';
 import { Declarations } from './registry.js';
 import { InspectorContext } from '../admin/context.js';
+import { audited, type AuditTarget } from '../admin/audited.js';
 import * as acts from '../admin/schedule-acts.js';
 import * as bulk from '../admin/schedule-bulk.js';
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
@@ -294,9 +295,15 @@ export class Scheduler {
   /*
    * The runtime API writes through the Inspector's acts (lib/core/admin/schedule-acts.ts), as the
    * Inspector, the CLI and the console do: the same guard, pause notes, fire history and
-   * `operator.acted` events (on this scheduler's bus, actor `app:<instanceId>`). No Inspector needs
-   * to exist.
+   * `operator.acted` events (on this scheduler's bus, actor `app:<instanceId>`), and the audit
+   * trail of the acts an Inspector records (pause, resume, trigger, remove: origin `app <instanceId>`).
+   * No Inspector needs to exist.
    */
+
+  /** Runs an act and records it in the audit trail, as the Inspector's acts are (audited.ts). */
+  private act<T>(action: OperatorAction, target: AuditTarget, run: () => Promise<T>, count?: (r: T) => number): Promise<T> {
+    return audited(this.admin, `app ${this.instanceId}`, action, {}, target, run, count);
+  }
 
   /**
    * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it whichever
@@ -346,7 +353,9 @@ export class Scheduler {
       force?: boolean;
     } = {},
   ): Promise<RemoveSchedulesResult> {
-    return bulk.removeSchedules(this.admin, names, opts.force === true);
+    const detail = opts.force === true ? 'force' : undefined;
+    const run = () => bulk.removeSchedules(this.admin, names, opts.force === true);
+    return this.act('schedule.remove', { schedule: names.length === 1 ? names[0] : undefined, detail }, run, (r) => r.removed);
   }
 
   /**
@@ -357,7 +366,7 @@ export class Scheduler {
    * @throws ScheduleNotFoundError; ChronosStateError when a live instance declares it in code.
    */
   async removeSchedule(name: string): Promise<void> {
-    await acts.removeSchedule(this.admin, name);
+    await this.act('schedule.remove', { schedule: name }, () => acts.removeSchedule(this.admin, name));
   }
 
   /**
@@ -367,7 +376,7 @@ export class Scheduler {
    * @throws ScheduleNotFoundError
    */
   async pauseSchedule(name: string): Promise<void> {
-    await acts.pauseSchedule(this.admin, name);
+    await this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name));
   }
 
   /**
@@ -375,7 +384,7 @@ export class Scheduler {
    * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError
    */
   async resumeSchedule(name: string): Promise<void> {
-    await acts.resumeSchedule(this.admin, name);
+    await this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name));
   }
 
   /**
@@ -385,7 +394,12 @@ export class Scheduler {
    * @returns the task id. @throws ScheduleNotFoundError
    */
   async triggerNow(name: string): Promise<string> {
-    return acts.triggerSchedule(this.admin, name);
+    return this.act(
+      'schedule.trigger',
+      { schedule: name },
+      () => acts.triggerSchedule(this.admin, name),
+      () => 1,
+    );
   }
 
   /** Wakes the firing loops at once (for fake clocks that jump). */
