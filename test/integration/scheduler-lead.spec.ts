@@ -54,11 +54,15 @@ async function aheadFire(fired: Fired[]): Promise<Fired> {
 }
 
 test('a trigger further ahead than the hold window waits in the scheduled set, due at its instant, and starts at it once', async () => {
-  const { fired, s, r, k } = setup();
+  const { fired, s, inspector, r, k } = setup();
   await s.start();
   await s.addSchedule({ name: 'ahead', spec: { every: PERIOD_MS }, type: 'lead', payload: { v: 1 } });
   const f = await aheadFire(fired);
   expect(f.triggerAt - Date.now()).toBeLessThanOrEqual(FIRE_LEAD.maxMs);
+  // fired, not next: the Inspector's next runs start after it (trial 5: next[0] was the trigger just enqueued)
+  const info = await inspector.schedule('ahead');
+  expect(info.lastFiredAt).toBe(f.triggerAt);
+  expect(info.next.slice(0, 2)).toEqual([f.triggerAt + PERIOD_MS, f.triggerAt + 2 * PERIOD_MS]);
   expect(Number(await r.zscore(k.scheduled, f.taskId))).toBe(f.triggerAt); // not in the stream: due at the instant
   const entries = await r.xrange(k.stream, '-', '+');
   expect(entries.filter(([, fields]) => fields.includes(f.taskId))).toEqual([]);

@@ -69,7 +69,7 @@ export interface ScheduleInfo extends ScheduleBoundsInfo {
   offsetMs?: number;
   /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
   lastFiredAt?: number;
-  /** Next trigger instants (epoch ms); empty once the schedule has ended (`ended`: endAt passed or maxRuns reached). */
+  /** Next trigger instants not fired yet (epoch ms: after now and after lastFiredAt, so not one enqueued ahead of its instant); empty once the schedule has ended (`ended`: endAt passed or maxRuns reached). */
   next: number[];
   /** The trigger due next: the first after the last fire (or the registration), in the past while the schedule is late; absent once it has ended. */
   nextDueAt?: number;

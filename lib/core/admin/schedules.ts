@@ -239,10 +239,12 @@ export async function build(
       let shared = specs.get(specKey);
       if (shared === undefined) {
         const spec = storedSpec(s); // throws naming this schedule: a bad spec is never shared
-        shared = { spec, next: nextTriggers(spec, now, n), known: [] };
+        shared = { spec, next: nextTriggers(spec, now, n + 1), known: [] };
         specs.set(specKey, shared);
       }
-      info.next = [...shared.next];
+      // one more than asked: a trigger enqueued ahead of its instant (lastFiredAt after now) is fired, not next
+      const fired = info.lastFiredAt ?? -Infinity;
+      info.next = shared.next.filter((t) => t > fired).slice(0, n);
       info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       if (s.endAt !== undefined && info.nextDueAt === undefined && info.ended === undefined) info.ended = 'end-at';
       // maxRuns reached: fire.lua enqueues none of the spec's later instants, so none is a next run
