@@ -101,7 +101,15 @@ test('fenceSchedulesScript retracts a task waiting ahead of its instant (task, d
   expect(await client.zscore(keys.scheduled, aheadId)).toBe(String(now + 10_000));
   expect(await client.hget(keys.runs('ahead'), 'n')).toBe('1');
 
-  const r = await fenceSchedulesScript(client, keys, [['ahead', 2], ['jittered', 2]], 'ops');
+  const r = await fenceSchedulesScript(
+    client,
+    keys,
+    [
+      ['ahead', 2],
+      ['jittered', 2],
+    ],
+    'ops',
+  );
   expect(r).toEqual({ raised: 2, retracted: ['ahead'] });
   expect(await client.zscore(keys.scheduled, aheadId)).toBeNull();
   expect(await client.hget(keys.tasks, aheadId)).toBeNull();
