@@ -6,6 +6,7 @@ import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { FIRE_LEAD, FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
 import { jitterShiftMs, MAX_JITTER_MS } from '../../lib/core/scheduler/schedule-bounds.js';
 import { nextTriggers, triggersBetween } from '../../lib/core/scheduler/spec.js';
+import { validateDefinitions } from '../../lib/core/admin/schedule-bulk.js';
 
 /** Unit tests of a schedule's jitter, startAt/endAt and maxRuns: validation, the shift, the bounded spec. No Redis. */
 
@@ -139,5 +140,31 @@ describe('the fire.lua triggers of a jittered, limited schedule', () => {
     expect(held.dueAt).toBeUndefined();
     expect(ahead.dueAt).toBe(at);
     expect(held.maxRuns).toBeUndefined();
+  });
+});
+
+describe('what a bad definition is told (trial 5)', () => {
+  const message = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidScheduleError);
+      return (err as Error).message;
+    }
+    throw new Error('nothing thrown');
+  };
+  test('NaN is shown as NaN (was "null"); every unknown option is named; a definition that is not an object says so', () => {
+    expect(message(() => toStored({ name: 'a', spec: '@every 5s', jitter: NaN }, 'UTC', true))).toBe(
+      'Invalid schedule "a": "NaN": jitter: expected an integer from 0 to 86400000 (ms)',
+    );
+    expect(message(() => toStored({ name: 'a', spec: '@every 5s', foo: 1, bar: 2 } as ScheduleDefinition, 'UTC', true))).toBe(
+      'Invalid schedule "a": "foo, bar": unknown options "foo", "bar"',
+    );
+    expect(message(() => toStored(null as unknown as ScheduleDefinition, 'UTC', true))).toBe(
+      'Invalid schedule "null": expected a schedule definition: an object with a name and a spec',
+    );
+    expect(message(() => validateDefinitions({ name: 'a' } as unknown as ScheduleDefinition[], 'UTC', 'upsertSchedules'))).toBe(
+      'Invalid schedule "{\\"name\\":\\"a\\"}": upsertSchedules: expected an array of schedule definitions',
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
+import { show } from '../runtime/options.js';
 import {
   putSchedulesScript,
   removeSchedulesScript,
@@ -88,7 +89,7 @@ function once(seen: Map<string, number>, name: string, index: number, what: stri
  * @throws InvalidScheduleError naming the first bad one and its index; DuplicateScheduleError for a name given twice.
  */
 export function validateDefinitions(defs: readonly ScheduleDefinition[], defaultTimeZone: string, what: string): CheckedDefinition[] {
-  if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, String(defs), `${what}: expected an array of schedule definitions`);
+  if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, show(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   return defs.map((def, i) => {
     const checked = at(i, () => checkDefinition(def, defaultTimeZone, true));
@@ -99,7 +100,7 @@ export function validateDefinitions(defs: readonly ScheduleDefinition[], default
 
 /** The names of a removal, checked. @throws InvalidScheduleError naming a bad one and its index; DuplicateScheduleError */
 export function validateNames(names: readonly string[]): string[] {
-  if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, String(names), 'removeSchedules: expected an array of names');
+  if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, show(names), 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
   return names.map((name, i) => {
     at(i, () => validateScheduleName(name));

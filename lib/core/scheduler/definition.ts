@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
-import { describeProblem, OptionProblems } from '../runtime/options.js';
+import { describeProblem, OptionProblems, show } from '../runtime/options.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
@@ -215,7 +215,7 @@ function throwFirst(p: OptionProblems, schedule: string | undefined): void {
   const first = p.list[0];
   if (!first) return;
   const v = first.value;
-  throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)), describeProblem(first, false));
+  throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : show(v), describeProblem(first, false));
 }
 
 /** The registry form of a schedule without its fingerprints: what {@link checkDefinition} builds. */
@@ -257,10 +257,16 @@ export function toStored(
  * @throws InvalidScheduleError naming the schedule, the value and the problem.
  */
 export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): CheckedDefinition {
-  const name = validateScheduleName(def?.name);
+  if (typeof def !== 'object' || def === null || Array.isArray(def)) {
+    throw new InvalidScheduleError(undefined, show(def), 'expected a schedule definition: an object with a name and a spec');
+  }
+  const name = validateScheduleName(def.name);
+  const unknown = Object.keys(def).filter((k) => !DEF_KEYS.has(k));
+  if (unknown.length > 0) {
+    const list = unknown.map((k) => `"${k}"`).join(', ');
+    throw new InvalidScheduleError(name, unknown.join(', '), `unknown option${unknown.length > 1 ? 's' : ''} ${list}`);
+  }
   const p = new OptionProblems();
-  p.unknownKeys(def, DEF_KEYS);
-  throwFirst(p, name);
   const unbounded = specOf(def, defaultTimeZone);
   const bounds = checkBounds(def, unbounded, p);
   const spec = boundedSpec(unbounded, bounds.startAt, bounds.endAt);

@@ -73,7 +73,7 @@ export function makeEverySpec(
     throw new InvalidScheduleError(
       schedule,
       expression,
-      `offsetMs must be whole seconds with 0 <= offsetMs < ${everyMs} (the period), got ${String(offsetMs)}`,
+      `offset (offsetMs): expected whole seconds in ms with 0 <= offset < ${everyMs} (the period, ms), got ${String(offsetMs)}`,
     );
   }
   return new EveryScheduleSpec(expression, everyMs, offset);

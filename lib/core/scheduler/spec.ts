@@ -151,7 +151,7 @@ export function parseDurationMs(text: string, schedule?: string): number {
     throw new InvalidScheduleError(
       schedule,
       text,
-      `${why}: expected integer amounts of d, h, m, s, ms, largest unit first, e.g. "90s", "1h30m", "2m", "1d", "1500ms"`,
+      `${why}: expected integer amounts of d, h, m, s, ms, largest unit first, e.g. "90s", "1h30m", "2m", "1d"`,
     );
   }
   const [, d, h, min, s, ms] = m;
