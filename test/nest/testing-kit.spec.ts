@@ -19,6 +19,7 @@ import {
   type Task,
 } from '../../lib/index.js';
 import { ChronosTesting, ChronosTestingError, ChronosTestingModule, type ChronosTestingOptions } from '../../lib/nest/testing/index.js';
+import { jitterShiftMs } from '../../lib/core/scheduler/schedule-bounds.js';
 import { redisUrl } from '../helpers/redis.js';
 import { deferred } from '../helpers/wait.js';
 
@@ -205,6 +206,25 @@ test('fireDue: real cron math in a zone across DST, trigger ids and triggerAt, p
   await module.get(SchedulerService).pauseSchedule('hourly');
   const fired = await testing.fireDue('2026-03-30T00:00:00Z', '2026-03-31T00:00:00Z');
   expect(fired.map((t) => t.schedule)).toEqual(['nightly']);
+  await module.close();
+});
+
+test('fireDue counts maxRuns and shifts by jitter as the engine does (trial 5: 7 runs of maxRuns 2; runAt = triggerAt despite a jitter)', async () => {
+  const { testing, module } = await kit([]);
+  const scheduler = module.get(SchedulerService);
+  await scheduler.addSchedule({ name: 'limited', spec: '@every 10s', maxRuns: 2 });
+  await scheduler.addSchedule({ name: 'spread', spec: '@every 10s', jitter: 5000 });
+  const from = Date.parse('2026-03-28T12:00:00Z');
+  await testing.fireDue(from, from + 60_000);
+  expect(testing.enqueued('limited').map((t) => t.triggerAt)).toEqual([from, from + 10_000]);
+  const spread = testing.enqueued('spread');
+  expect(spread).toHaveLength(7);
+  expect(spread.map((t) => t.runAt - t.triggerAt!)).toEqual(spread.map((t) => jitterShiftMs('spread', t.triggerAt!, 5000)));
+  expect(spread.some((t) => t.runAt > t.triggerAt!)).toBe(true);
+  // a new maxRuns counts afresh, as fire.lua's counter does
+  await scheduler.addSchedule({ name: 'limited', spec: '@every 10s', maxRuns: 1 });
+  await testing.fireDue(from + 70_000, from + 90_000);
+  expect(testing.enqueued('limited').map((t) => t.triggerAt)).toEqual([from, from + 10_000, from + 70_000]);
   await module.close();
 });
 

@@ -3,6 +3,7 @@ import type { EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
 import { fireDedupTtlMs, triggerKey } from '../../core/scheduler/definition.js';
 import { TaskSupersededError } from '../../core/runtime/errors.js';
 import { TRIGGERS_BETWEEN_COUNT_LIMIT, triggersBetween } from '../../core/scheduler/spec.js';
+import { jitterShiftMs } from '../../core/scheduler/schedule-bounds.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { resolveType, type PayloadClass } from '../payload-class.js';
 import { runAttempt, type TaskOutcome } from './attempt.js';
@@ -238,6 +239,9 @@ export class ChronosTesting {
     for (const { s, at } of due) {
       this.store.setClock(at);
       const st = s.stored;
+      // maxRuns as the engine counts it: triggers enqueued or buffered, afresh when maxRuns changed
+      if (s.runsUnder !== st.maxRuns) [s.runs, s.runsUnder] = [0, st.maxRuns];
+      if (st.maxRuns !== undefined && (s.runs ?? 0) >= st.maxRuns) continue;
       const id = triggerKey(st.name, at);
       const task: NewTask = {
         id,
@@ -246,7 +250,7 @@ export class ChronosTesting {
         queue: st.queue,
         options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl: fireDedupTtlMs(st, s.spec) },
         enqueuedAt: at,
-        runAt: at,
+        runAt: at + jitterShiftMs(st.name, at, st.jitterMs), // starts at its shifted instant, as in the engine
         schedule: st.name,
         triggerAt: at,
         ...(st.group !== undefined ? { group: st.group } : {}),
@@ -255,13 +259,19 @@ export class ChronosTesting {
         if (st.overlap === 'skip') continue;
         if (st.overlap === 'buffer-one') {
           // one waits (a trigger fired before, even if still waiting, is not fired again), further ones are skipped
-          if (!this.buffered.has(st.name) && !this.store.history.some((h) => h.id === id)) this.buffered.set(st.name, task);
+          if (!this.buffered.has(st.name) && !this.store.history.some((h) => h.id === id)) {
+            this.buffered.set(st.name, task);
+            s.runs = (s.runs ?? 0) + 1;
+          }
           continue;
         }
         this.supersede(st.name, id); // cancel-previous
       }
       const [r] = await this.accept([task]);
-      if (!r.deduplicated) added.push(this.store.history[this.store.history.length - 1]);
+      if (!r.deduplicated) {
+        added.push(this.store.history[this.store.history.length - 1]);
+        s.runs = (s.runs ?? 0) + 1;
+      }
     }
     this.store.setClock(t);
     return added;

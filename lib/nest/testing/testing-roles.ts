@@ -21,6 +21,9 @@ import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 export interface KitSchedule {
   stored: StoredSchedule;
   spec: ScheduleSpec;
+  /** Triggers enqueued (or buffered) under `runsUnder`, the maxRuns they were counted under (fire.lua's runs counter). */
+  runs?: number;
+  runsUnder?: number;
 }
 
 /** Id of the worker and scheduler of the testing module. */
