@@ -141,11 +141,12 @@ export class FiringShared {
       return;
     }
     if (result === 'fenced') {
-      // a change came after the definition was read: its mark makes the next tick plan it afresh
+      // a change came after the definition was read: its mark makes the next tick plan it afresh (the
+      // fence at work, not a fault: logged at info, once per schedule)
       if (!this.fencedLogged.has(s.name)) {
         if (this.fencedLogged.size >= LOGGED_MAX) this.fencedLogged.clear();
         this.fencedLogged.add(s.name);
-        this.ctx.logger.warn(
+        this.ctx.logger.log(
           `Trigger refused: planned under an older definition of its schedule, which changed meanwhile; planned again (schedule=${s.name} trigger=${triggerKey(s.name, triggerAt)})`,
         );
       }
