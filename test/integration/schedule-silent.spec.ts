@@ -102,6 +102,8 @@ test('paused for an hour or more is silent (paused); a short pause is not; its t
   const [a] = await inspector.scheduleActivity();
   expect(a.silent).toMatchObject({ reason: 'paused', message: 'paused for 2h+ by ops:ada ("disk maintenance")' });
   expect(a.overdue).toBe(0); // a paused schedule's triggers are skipped, not missed
+  // nor expected: paused 2 h ago, its last hour expects none (trial 5: "1 h: 0 of 60" for a paused schedule)
+  expect(a.hour).toMatchObject({ expected: 0, fired: 0 });
 });
 
 test('every fire failing: the last three fires whose tasks are dead make it silent (failing); the marks show on time, late, skipped, failed', async () => {

@@ -111,12 +111,14 @@ function markOf(r: FireRecord, failed: boolean): FireMark {
 const COUNTED: ReadonlySet<string> = new Set(['enqueued', 'buffered', 'superseding']);
 
 /**
- * Where a schedule's expected triggers stop: `now`, or for a schedule ended by maxRuns the trigger
+ * Where a schedule's expected triggers stop: `now`; for a paused schedule when it was paused (its
+ * note's instant: the triggers of a pause are not expected); for a schedule ended by maxRuns the trigger
  * instant of its last counted fire (newest first in `records`; fire.lua advances lastFiredAt past
  * the triggers it refuses, which were never run). Undefined when that fire is no longer in the
  * records read (then the windows are bounded by maxRuns only, and not exact).
  */
 function expectedUntil(s: ScheduleInfo, now: number, records: readonly FireRecord[]): number | undefined {
+  if (s.paused && s.pause !== undefined) return Math.min(now, s.pause.at);
   if (s.ended !== 'max-runs') return now;
   const last = records.find((r) => COUNTED.has(r.outcome));
   return last === undefined ? undefined : Math.min(now, last.triggerAt);
