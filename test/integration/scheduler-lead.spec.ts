@@ -126,3 +126,25 @@ test('a change before the instant: the trigger runs under the new definition, on
   expect(runs.filter((x) => x.id === p.taskId)).toEqual([]);
   expect(await inspector.findTask(p.taskId)).toBeUndefined();
 }, 45_000);
+
+test('a trigger refused ahead of its instant as exhausted fires when maxRuns is raised before the instant, or the schedule removed and added again (trial 6)', async () => {
+  const { fired, s, r, k } = setup();
+  await s.start();
+  await s.addSchedules([
+    { name: 'raised', spec: { every: PERIOD_MS }, type: 'lead', maxRuns: 1 },
+    { name: 're-added', spec: { every: PERIOD_MS }, type: 'lead', maxRuns: 1 },
+  ]);
+  await waitFor(() => ['raised', 're-added'].every((n) => fired.some((f) => f.schedule === n)), 'their one run each', 15_000);
+  const first = fired.find((f) => f.schedule === 'raised')!.triggerAt;
+  // the next instant is decided ahead of it: refused (exhausted), lastFired moved past it
+  const next = first + PERIOD_MS;
+  const decided = async (name: string) => Number(await r.hget(k.lastFired, name)) === next && next - Date.now() > 2000;
+  await waitFor(async () => (await decided('raised')) && (await decided('re-added')), 'the refusal ahead of the instant', 15_000);
+  expect(fired.filter((f) => f.triggerAt === next)).toEqual([]);
+  await s.upsertSchedules([{ name: 'raised', spec: { every: PERIOD_MS }, type: 'lead', maxRuns: 3 }]);
+  await s.removeSchedule('re-added');
+  await s.addSchedule({ name: 're-added', spec: { every: PERIOD_MS }, type: 'lead', maxRuns: 1 });
+  // before the fix both skipped that instant: lastFired stayed past it
+  const at = (name: string) => fired.find((f) => f.schedule === name && f.triggerAt === next);
+  await waitFor(() => at('raised') && at('re-added'), 'the instant fired under the new definitions', 10_000);
+}, 45_000);

@@ -73,8 +73,8 @@ test('fireScript refuses a trigger planned under an older generation (fenced); a
       ['a', 5],
       ['b', 3],
     ]),
-  ).toEqual({ raised: 2, retracted: [] });
-  expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toEqual({ raised: 0, retracted: [] }); // never lowered
+  ).toEqual({ raised: 2, rewound: [] });
+  expect(await fenceSchedulesScript(client, keys, [['a', 4]])).toEqual({ raised: 0, rewound: [] }); // never lowered
   const r = await fireScript(client, keys, now, 0, [
     trigger('a', now - 3000, FIRE_MODE.allowOverlap, 4),
     trigger('a', now - 2000, FIRE_MODE.advanceOnly, 4),
@@ -110,7 +110,7 @@ test('fenceSchedulesScript retracts a task waiting ahead of its instant (task, d
     ],
     'ops',
   );
-  expect(r).toEqual({ raised: 2, retracted: ['ahead'] });
+  expect(r).toEqual({ raised: 2, rewound: ['ahead'] });
   expect(await client.zscore(keys.scheduled, aheadId)).toBeNull();
   expect(await client.hget(keys.tasks, aheadId)).toBeNull();
   expect(await client.exists(keys.dedup(aheadId))).toBe(0);
@@ -124,7 +124,23 @@ test('fenceSchedulesScript retracts a task waiting ahead of its instant (task, d
   expect(await client.zscore(keys.scheduled, `jittered:${(now - 1000) / 1000}`)).toBe(String(now + 30_000));
   expect(await client.hget(keys.lastFired, 'jittered')).toBe(String(now - 1000));
   // a fence that raises nothing retracts nothing
-  expect(await fenceSchedulesScript(client, keys, [['ahead', 2]])).toEqual({ raised: 0, retracted: [] });
+  expect(await fenceSchedulesScript(client, keys, [['ahead', 2]])).toEqual({ raised: 0, rewound: [] });
+});
+
+test('fenceSchedulesScript: a trigger refused ahead of its instant as exhausted (lastFired advanced past it) is planned again after a change (trial 6)', async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const [sec] = await client.time();
+  const now = Number(sec) * 1000;
+  await client.hset(keys.runs('mr'), 'max', 1, 'n', 1); // its one run is used up
+  const t = { ...trigger('mr', now + 10_000, FIRE_MODE.allowOverlap, 1), dueAt: now + 10_000, maxRuns: 1 };
+  expect((await fireScript(client, keys, undefined, 20_000, [t])).results).toEqual(['exhausted']);
+  expect(await client.hget(keys.lastFired, 'mr')).toBe(String(now + 10_000));
+  // maxRuns raised (a new generation): lastFired goes back before the instant, nothing else is touched
+  expect(await fenceSchedulesScript(client, keys, [['mr', 2]])).toEqual({ raised: 1, rewound: ['mr'] });
+  expect(Number(await client.hget(keys.lastFired, 'mr'))).toBeLessThan(now + 10_000);
+  expect(await client.hgetall(keys.runs('mr'))).toEqual({ max: '1', n: '1' });
+  const again = { ...t, generation: 2, maxRuns: 3 };
+  expect((await fireScript(client, keys, undefined, 20_000, [again])).results).toEqual(['enqueued']);
 });
 
 test('fireScript: the task id and keys are built from name and instant; a payload with raw newlines and a type with spaces arrive whole', async () => {

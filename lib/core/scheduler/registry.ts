@@ -58,13 +58,14 @@ export async function dropMovedRuns(
 
 /**
  * Raises the generations of changed schedules in their queues' slots: fence-schedules.lua per
- * queue, {@link FENCE_CHUNK} schedules per call, all calls pipelined. A changed schedule's task
- * enqueued ahead of its instant under the old state is retracted there (while it waits in the
- * scheduled set); those schedules are then marked due in their shards (mark-due.lua) and the
- * shards announced, so their leaders plan the trigger again under the new state even when they
- * looked at the change before the retraction.
+ * queue, {@link FENCE_CHUNK} schedules per call, all calls pipelined. A changed schedule whose
+ * next trigger was decided ahead of its instant under the old state (enqueued: its task retracted
+ * while it waits in the scheduled set; or refused by maxRuns) has its lastFired moved back to now
+ * there; those schedules are then marked due in their shards (mark-due.lua) and the shards
+ * announced, so their leaders plan the trigger again under the new state even when they looked
+ * at the change before.
  * @param by who changed them, for the history records of retracted tasks ("" = not named)
- * @returns the names of the schedules whose task was retracted
+ * @returns the names of the schedules whose lastFired was moved back
  */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[], by = ''): Promise<string[]> {
   const byQueue = new Map<string, [string, number][]>();
@@ -78,15 +79,15 @@ export async function raiseFences(client: RedisClient, namespace: string, fences
     const keys = new QueueKeys(namespace, queue);
     for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + FENCE_CHUNK), by));
   }
-  const retracted = (await Promise.all(calls)).flatMap((r) => r.retracted);
-  if (retracted.length === 0) return retracted;
-  const shards = byShard(namespace, retracted, (name) => name);
+  const rewound = (await Promise.all(calls)).flatMap((r) => r.rewound);
+  if (rewound.length === 0) return rewound;
+  const shards = byShard(namespace, rewound, (name) => name);
   const marks: Promise<number>[] = [];
   for (const [keys, names] of shards)
     for (let i = 0; i < names.length; i += FENCE_CHUNK) marks.push(markDueScript(client, keys, names.slice(i, i + FENCE_CHUNK)));
   await Promise.all(marks);
   await client.publish(new SchedulerKeys(namespace).changesChannel, [...shards.keys()].map((k) => k.shard).join(','));
-  return retracted;
+  return rewound;
 }
 
 // ------------------------------------------------------------------ declarations and liveness

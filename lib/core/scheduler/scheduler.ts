@@ -353,7 +353,9 @@ export class Scheduler {
       force?: boolean;
     } = {},
   ): Promise<RemoveSchedulesResult> {
-    const detail = opts.force === true ? 'force' : undefined;
+    // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed
+    const listed = Array.isArray(names) ? names.slice(0, 10).join(', ') + (names.length > 10 ? ` and ${names.length - 10} more` : '') : '';
+    const detail = [listed, opts.force === true ? 'force' : ''].filter(Boolean).join('; ') || undefined;
     const run = () => bulk.removeSchedules(this.admin, names, opts.force === true);
     return this.act('schedule.remove', { schedule: names.length === 1 ? names[0] : undefined, detail }, run, (r) => r.removed);
   }

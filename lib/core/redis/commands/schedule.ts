@@ -92,14 +92,18 @@ export async function fireScript(
 export interface FenceOutcome {
   /** Generations raised. */
   raised: number;
-  /** The schedules whose task, enqueued ahead of its instant under the old state, was taken back (fence-schedules.lua). */
-  retracted: string[];
+  /**
+   * The schedules whose lastFired went back to now: their next trigger was decided ahead of its
+   * instant under the old state (enqueued: its task retracted when it still waited in the scheduled
+   * set; or refused by maxRuns), so it is planned again (fence-schedules.lua).
+   */
+  rewound: string[];
 }
 
 /**
  * Raises schedules' generations in one queue's slot (fence-schedules.lua): from then on fire.lua
  * refuses their triggers planned under an older generation. Never lowers one. A raised schedule's
- * trigger that waits in the scheduled set ahead of its instant is retracted.
+ * trigger decided ahead of its instant is planned again (its task retracted while it waits in the scheduled set).
  * @param by who changed them, for the `retracted` history records ("" = not named)
  */
 export async function fenceSchedulesScript(
@@ -109,8 +113,8 @@ export async function fenceSchedulesScript(
   by = '',
 ): Promise<FenceOutcome> {
   const k = [keys.generation, keys.lastFired, keys.scheduled, keys.tasks, keys.base];
-  const [raised, ...retracted] = await runScript<[number, ...string[]]>(client, 'fence-schedules', k, [by, ...fences.flat()]);
-  return { raised, retracted };
+  const [raised, ...rewound] = await runScript<[number, ...string[]]>(client, 'fence-schedules', k, [by, ...fences.flat()]);
+  return { raised, rewound };
 }
 
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */

@@ -2,13 +2,15 @@
   Raise the generation of schedules in one queue's slot, beside their lastFired, so that fire.lua
   refuses a trigger planned under an older state of them (before a pause, a removal, a new spec).
   Run by the admin calls after the registry change; never lowers a generation.
-  A raised schedule whose lastFired is after now (Redis time) had its next trigger enqueued ahead
-  of its instant under the old state (fire.lua's lead). When that task still waits in the
-  scheduled set it is retracted: its task, its dedup key and its maxRuns count go, lastFired
-  goes back to now, and a `retracted` record is pushed onto the schedule's history; the caller
-  then marks the schedule due in its shard (mark-due.lua), so its leader plans the trigger again
-  under the new state, if it has one. A task already in the stream (held
-  by a worker, at most the hold window ahead: protocol.ts FIRE_LEAD) is left to run.
+  A raised schedule whose lastFired is after now (Redis time) had its next trigger decided ahead
+  of its instant under the old state (fire.lua's lead): enqueued, or refused as exhausted by its
+  maxRuns (lastFired advanced past it). Its lastFired goes back to now, so a new state plans that
+  trigger again: the caller marks the schedule due in its shard (mark-due.lua) and its leader plans
+  it under the new state, if it has one. When its task still waits in the scheduled set it is
+  retracted: the task, its dedup key and its maxRuns count go, and a `retracted` record is pushed
+  onto the schedule's history. A task already in the stream (held by a worker, at most the hold
+  window ahead: protocol.ts FIRE_LEAD) is left to run, and its dedup key, left too, makes the
+  trigger planned again a duplicate: it runs once.
   KEYS[1]   <ns>:{<ns>:<q>}:generation  HASH  schedule name -> generation
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired  HASH  schedule name -> lastFired (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:scheduled   ZSET  task id -> due time (epoch ms): delayed tasks
@@ -18,7 +20,7 @@
   ARGV[1]   by: who changed the schedules, written into the history records ("" = not named)
   ARGV[2..] pairs: schedule name, generation (integer)
   Returns   {raised, name…}: how many generations were raised, then the names of the schedules
-            whose task was retracted
+            whose lastFired went back to now (their task retracted or not)
 ]]
 -- @include now-ms
 local HISTORY = { limit = 100, trimSlack = 10 } -- protocol.ts HISTORY
@@ -44,11 +46,11 @@ for i, name in ipairs(names) do
     now = now or (last and nowMs())
     if last and last > now then
       local taskId = name .. ':' .. string.format('%d', math.floor(last / 1000))
+      retracted[#retracted + 1] = name
+      redis.call('HSET', KEYS[2], name, now)
       if redis.call('ZREM', KEYS[3], taskId) == 1 then
-        retracted[#retracted + 1] = name
         redis.call('HDEL', KEYS[4], taskId)
         redis.call('DEL', P .. 'dedup:' .. taskId)
-        redis.call('HSET', KEYS[2], name, now)
         local runsKey = P .. 'runs:' .. name
         if (tonumber(redis.call('HGET', runsKey, 'n')) or 0) > 0 then redis.call('HINCRBY', runsKey, 'n', -1) end
         local historyKey = P .. 'history:' .. name
