@@ -4,13 +4,14 @@
   Run by the admin calls after the registry change; never lowers a generation.
   A raised schedule whose lastFired is after now (Redis time) had its next trigger decided ahead
   of its instant under the old state (fire.lua's lead): enqueued, or refused as exhausted by its
-  maxRuns (lastFired advanced past it). Its lastFired goes back to now, so a new state plans that
-  trigger again: the caller marks the schedule due in its shard (mark-due.lua) and its leader plans
-  it under the new state, if it has one. When its task still waits in the scheduled set it is
+  maxRuns (lastFired advanced past it, no dedup key set). Unless its task is already in the
+  stream, its lastFired goes back to now, so a new state plans that trigger again: the caller
+  marks the schedule due in its shard (mark-due.lua) and its leader plans it under the new state,
+  if it has one. When its task still waits in the scheduled set it is
   retracted: the task, its dedup key and its maxRuns count go, and a `retracted` record is pushed
   onto the schedule's history. A task already in the stream (held by a worker, at most the hold
-  window ahead: protocol.ts FIRE_LEAD) is left to run, and its dedup key, left too, makes the
-  trigger planned again a duplicate: it runs once.
+  window ahead: protocol.ts FIRE_LEAD) is left to run, and so is its lastFired: that trigger has
+  been enqueued, once.
   KEYS[1]   <ns>:{<ns>:<q>}:generation  HASH  schedule name -> generation
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired  HASH  schedule name -> lastFired (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:scheduled   ZSET  task id -> due time (epoch ms): delayed tasks
@@ -46,11 +47,16 @@ for i, name in ipairs(names) do
     now = now or (last and nowMs())
     if last and last > now then
       local taskId = name .. ':' .. string.format('%d', math.floor(last / 1000))
-      retracted[#retracted + 1] = name
-      redis.call('HSET', KEYS[2], name, now)
-      if redis.call('ZREM', KEYS[3], taskId) == 1 then
+      local dedupKey = P .. 'dedup:' .. taskId
+      local waiting = redis.call('ZREM', KEYS[3], taskId) == 1
+      -- not enqueued (no dedup key: refused as exhausted) or taken back: planned again
+      if waiting or redis.call('EXISTS', dedupKey) == 0 then
+        retracted[#retracted + 1] = name
+        redis.call('HSET', KEYS[2], name, now)
+      end
+      if waiting then
         redis.call('HDEL', KEYS[4], taskId)
-        redis.call('DEL', P .. 'dedup:' .. taskId)
+        redis.call('DEL', dedupKey)
         local runsKey = P .. 'runs:' .. name
         if (tonumber(redis.call('HGET', runsKey, 'n')) or 0) > 0 then redis.call('HINCRBY', runsKey, 'n', -1) end
         local historyKey = P .. 'history:' .. name
