@@ -110,15 +110,17 @@ if #writes > 0 then
     -- none of the fields carryOver and the generation set, so they are appended to it as it is
     local def = {}
     if old then
-      -- the JSON sent begins with the timing ({"expression":…, then "timeZone", "offsetMs" and
-      -- "queue" unless left out, then "runtime":true; the first unescaped `,"runtime":` ends it): a
-      -- stored JSON that begins with the same bytes and holds none of the timing keys the prefix
-      -- leaves out has the same timing (one this script wrote; a full form, or another writer's key
-      -- order, just takes the decoding path)
-      -- (the bounds are part of the timing too: a JSON that may hold one takes the decoding path)
-      local t = string.find(newJson, ',"runtime":', 1, true)
-      local prefix = t and string.sub(newJson, 1, t + 10)
-      if prefix and string.sub(cur, 1, t + 10) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not boundsIn(cur) then
+      -- the JSON sent begins with the timing: in the full form {"name":…,"expression":…,"timeZone":…,
+      -- "offsetMs":…,"queue":…, ended by the first unescaped `,"type":`; in the compact form
+      -- {"expression":…, then "timeZone", "offsetMs" and "queue" unless left out, ended by
+      -- `,"runtime":`. A stored JSON that begins with the same bytes and holds none of the timing
+      -- keys the prefix leaves out has the same timing (one this script wrote; another writer's key
+      -- order just takes the decoding path). The bounds are part of the timing too: a JSON that may
+      -- hold one takes the decoding path.
+      local cut = string.sub(newJson, 1, 8) == '{"name":' and ',"type":' or ',"runtime":'
+      local t = string.find(newJson, cut, 1, true)
+      local prefix = t and string.sub(newJson, 1, t + #cut - 1)
+      if prefix and string.sub(cur, 1, #prefix) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not boundsIn(cur) then
         def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
       else
         local whole = cjson.decode(newJson)
