@@ -143,6 +143,31 @@ test('fenceSchedulesScript: a trigger refused ahead of its instant as exhausted 
   expect((await fireScript(client, keys, undefined, 20_000, [again])).results).toEqual(['enqueued']);
 });
 
+test("fireScript: a later trigger of one schedule in the same call sees the earlier one's lastFired; delayed tasks of one call are all written, even when a later trigger is malformed", async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const now = 1_000_000_000_000;
+  const again = await fireScript(client, keys, now, 0, [
+    trigger('a', now - 1000, FIRE_MODE.allowOverlap),
+    trigger('a', now - 1000, FIRE_MODE.allowOverlap), // at the lastFired the first one wrote: stale, not a dedup hit
+    trigger('a', now - 2000, FIRE_MODE.advanceOnly),
+  ]);
+  expect(again.results).toEqual(['enqueued', 'stale', 'stale']);
+  expect(await client.hget(keys.lastFired, 'a')).toBe(String(now - 1000));
+  const delayed = [
+    { ...trigger('d1', now, FIRE_MODE.allowOverlap), dueAt: now + 4000 },
+    { ...trigger('d2', now, FIRE_MODE.allowOverlap), dueAt: now + 3000 },
+  ];
+  const [d1, d2] = [`d1:${now / 1000}`, `d2:${now / 1000}`];
+  // a malformed third trigger: the script refuses it, and the two before it are written whole
+  const bad = { ...trigger('x', now, FIRE_MODE.allowOverlap), mode: 'a b' as FireMode };
+  await expect(fireScript(client, keys, now, 0, [...delayed, bad])).rejects.toThrow(/malformed trigger fields/);
+  expect(await client.zrange(keys.scheduled, 0, -1, 'WITHSCORES')).toEqual([d2, String(now + 3000), d1, String(now + 4000)]);
+  expect(Object.keys(await client.hgetall(keys.tasks)).sort()).toEqual([d1, d2]);
+  expect(await client.hmget(keys.lastFired, 'd1', 'd2')).toEqual([String(now), String(now)]);
+  expect(await client.get(keys.dedup(d1))).toBe(d1);
+  expect(await client.xlen(keys.stream)).toBe(1);
+});
+
 test('fireScript: the task id and keys are built from name and instant; a payload with raw newlines and a type with spaces arrive whole', async () => {
   const keys = new QueueKeys(ns, 'q');
   const now = 1_000_000_000_000;

@@ -12,6 +12,10 @@
   A trigger of a schedule with maxRuns is refused once the schedule's runs counter reached it; the
   counter is raised only when a trigger is enqueued (or buffered), and starts afresh when the
   maxRuns it was counted under differs from the trigger's.
+  The writes every trigger makes to the queue's shared keys (lastFired, generation, the delayed
+  tasks) are made together at the end of the call, one command per key (a later trigger of the same
+  schedule in the call reads them back from the call's own tables); a malformed trigger ends the
+  call with an error after the writes of the triggers before it.
   KEYS[1]   <ns>:{<ns>:<q>}:stream              STREAM
   KEYS[2]   <ns>:{<ns>:<q>}:last-fired          HASH   schedule name -> lastFired (epoch ms)
   KEYS[3]   <ns>:{<ns>:<q>}:generation          HASH   schedule name -> generation (fence-schedules.lua)
@@ -73,29 +77,64 @@ local lead = tonumber(ARGV[2])
 local by = cjson.encode(ARGV[3])
 local P = KEYS[6]
 local out = {}
--- pushes one fire record at the head of a schedule's history (see history flag above)
+-- the per-trigger writes to shared keys, made once at the end (flush): lastFired and generation
+-- (read back from here by a later trigger of the same schedule in this call), delayed tasks
+local lastFired, generations, delayedTasks, delayedDue = {}, {}, {}, {}
+local function flushPairs(cmd, key, map, scoreFirst)
+  local args, n = {}, 0
+  for field, value in pairs(map) do
+    if scoreFirst then args[n + 1], args[n + 2] = value, field else args[n + 1], args[n + 2] = field, value end
+    n = n + 2
+    if n >= 1000 then
+      redis.call(cmd, key, unpack(args, 1, n))
+      n = 0
+    end
+  end
+  if n > 0 then redis.call(cmd, key, unpack(args, 1, n)) end
+end
+local function flush()
+  flushPairs('HSET', KEYS[2], lastFired)
+  flushPairs('HSET', KEYS[3], generations)
+  flushPairs('HSET', KEYS[5], delayedTasks)
+  flushPairs('ZADD', KEYS[4], delayedDue, true)
+end
+-- pushes one fire record at the head of a schedule's history (see history flag above); the parts
+-- every record of this call shares are made once
+local atText = ',"at":' .. string.format('%d', now) .. ',"outcome":"'
+local byText = ',"by":' .. by .. '}'
 local function record(key, flag, code, triggerAt, taskId)
   local outcome = historyOutcome[code]
   if code == FIRE_RESULT.advanced then outcome = (flag == 'p' or flag == 'P') and 'skipped-paused' or 'skipped-catch-up' end
   if outcome then
     local id = withTaskId[code] and (',"taskId":' .. cjson.encode(taskId)) or ''
-    local rec = '{"triggerAt":' .. triggerAt .. ',"at":' .. string.format('%d', now) .. ',"outcome":"' .. outcome .. '"' .. id .. ',"by":' .. by .. '}'
+    local rec = '{"triggerAt":' .. triggerAt .. atText .. outcome .. '"' .. id .. byText
     if redis.call('LPUSH', key, rec) >= HISTORY.limit + HISTORY.trimSlack then redis.call('LTRIM', key, 0, HISTORY.limit - 1) end
   end
   if flag == 'R' or flag == 'P' or flag == 'C' then redis.call('PEXPIRE', key, HISTORY.ttlMs) end
 end
--- writes a trigger's task: to the stream, or as a delayed task when it may start only later
+-- writes a trigger's task: to the stream, or as a delayed task (written at the flush) when it may start only later
+local function toStream(id, taskType, payload, meta) addEntry(KEYS[1], id, taskType, payload, meta) end
+local function delayed(id, stored, dueAt)
+  delayedTasks[id] = stored
+  delayedDue[id] = dueAt
+end
 local function enqueueAt(dueAt)
-  if not dueAt or dueAt <= now then return function(id, taskType, payload, meta) addEntry(KEYS[1], id, taskType, payload, meta) end end
-  return function(id, taskType, payload, meta)
-    redis.call('HSET', KEYS[5], id, scheduledForm(taskType, payload, meta) or cjson.encode({id, taskType, payload, meta}))
-    redis.call('ZADD', KEYS[4], dueAt, id)
-  end
+  if not dueAt or dueAt <= now then return toStream end
+  return function(id, taskType, payload, meta) delayed(id, scheduledForm(taskType, payload, meta) or cjson.encode({id, taskType, payload, meta}), dueAt) end
+end
+-- a trigger's task "<meta>\n<payload>\n<type>" (ARGV) as meta, payload, type
+local function splitTask(task)
+  local i = string.find(task, '\n', 1, true)
+  local j = string.find(task, '\n', i + 1, true)
+  return string.sub(task, 1, i - 1), string.sub(task, i + 1, j - 1), string.sub(task, j + 1)
 end
 for a = 4, #ARGV, 3 do
   local schedule, task = ARGV[a], ARGV[a + 2]
   local at, ttl, mode, gen, live, due, max, historyFlag = string.match(ARGV[a + 1], '^(%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S*)$')
-  if not at then return redis.error_reply('ERR fire: malformed trigger fields "' .. ARGV[a + 1] .. '"') end
+  if not at then
+    flush() -- the triggers before it are decided: their writes are kept whole
+    return redis.error_reply('ERR fire: malformed trigger fields "' .. ARGV[a + 1] .. '"')
+  end
   local triggerAt, generation = tonumber(at), tonumber(gen)
   local liveUntil = tonumber(live) or math.huge
   local dueAt, maxRuns = tonumber(due), tonumber(max)
@@ -107,8 +146,8 @@ for a = 4, #ARGV, 3 do
   if maxRuns then runsKey = P .. 'runs:' .. schedule end
   if historyFlag ~= '' then historyKey = P .. 'history:' .. schedule end
   local code
-  local fence = tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
-  local last = tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
+  local fence = generations[schedule] or tonumber(redis.call('HGET', KEYS[3], schedule) or '0')
+  local last = lastFired[schedule] or tonumber(redis.call('HGET', KEYS[2], schedule) or '-1')
   if generation < fence then
     code = FIRE_RESULT.fenced
   elseif mode ~= FIRE_MODE.advanceOnly and triggerAt > liveUntil then
@@ -119,7 +158,7 @@ for a = 4, #ARGV, 3 do
     code = FIRE_RESULT.stale
   elseif mode == FIRE_MODE.advanceOnly then
     code = FIRE_RESULT.advanced
-    redis.call('HSET', KEYS[2], schedule, triggerAt)
+    lastFired[schedule] = triggerAt
   else
     local runs = 0
     if runsKey then
@@ -131,17 +170,21 @@ for a = 4, #ARGV, 3 do
     if runsKey and runs >= maxRuns then
       code = FIRE_RESULT.exhausted
     elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then
-      local i = string.find(task, '\n', 1, true)
-      local j = string.find(task, '\n', i + 1, true)
-      local meta, payload, taskType = string.sub(task, 1, i - 1), string.sub(task, i + 1, j - 1), string.sub(task, j + 1)
       if mode == FIRE_MODE.bufferOne then
+        local meta, payload, taskType = splitTask(task)
         code = FIRE_RESULT[fireBufferOne(add, KEYS[1], overlapKey, bufferKey, taskId, taskType, payload, meta, ttl, markerMs)]
       elseif mode == FIRE_MODE.cancelPrevious then
+        local meta, payload, taskType = splitTask(task)
         code = FIRE_RESULT[fireCancelPrevious(add, overlapKey, taskId, taskType, payload, meta, markerMs)]
       elseif overlapKey and redis.call('EXISTS', overlapKey) == 1 then
         code = FIRE_RESULT.skipped
       else
-        add(taskId, taskType, payload, meta)
+        if add == toStream then
+          local meta, payload, taskType = splitTask(task)
+          addEntry(KEYS[1], taskId, taskType, payload, meta)
+        else
+          delayed(taskId, task, dueAt) -- the task as given is its stored form
+        end
         if overlapKey then redis.call('SET', overlapKey, taskId, 'PX', markerMs) end
         code = FIRE_RESULT.enqueued
       end
@@ -151,11 +194,12 @@ for a = 4, #ARGV, 3 do
     if runsKey and (code == FIRE_RESULT.enqueued or code == FIRE_RESULT.buffered or code == FIRE_RESULT.superseding) then
       redis.call('HINCRBY', runsKey, 'n', 1)
     end
-    redis.call('HSET', KEYS[2], schedule, triggerAt)
+    lastFired[schedule] = triggerAt
   end
-  if generation > fence and code ~= FIRE_RESULT.fenced and code ~= FIRE_RESULT.orphaned then redis.call('HSET', KEYS[3], schedule, generation) end
+  if generation > fence and code ~= FIRE_RESULT.fenced and code ~= FIRE_RESULT.orphaned then generations[schedule] = generation end
   if historyKey then record(historyKey, historyFlag, code, at, taskId) end
   out[#out + 1] = code
 end
+flush()
 out[#out + 1] = now
 return out
