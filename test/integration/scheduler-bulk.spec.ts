@@ -265,6 +265,26 @@ test('removeSchedules: removed and fenced, missing names reported, one operator.
   expect(acted).toHaveLength(1); // nothing removed: no act
 });
 
+test('a runtime write never takes over a schedule declared in code: upsertSchedules and addSchedule refuse it, naming it, unless forced', async () => {
+  const s = scheduler({ eligible: false });
+  s.register({ name: 'code.job', spec: '@every 60s', type: 'code' });
+  await s.start();
+  const code = await stored('code.job');
+  const data = (type: string): ScheduleDefinition => ({ name: 'code.job', spec: '@every 2s', type });
+  // upsert: the code schedule is left as declared, the other definition is written, and the call says which
+  await expect(s.upsertSchedules([data('data'), ...digests(2)])).rejects.toThrow(ChronosStateError);
+  await expect(s.upsertSchedules([data('data')])).rejects.toThrow(/1 schedule\(s\) are declared in code.*"code.job".*force: true/);
+  expect(await stored('code.job')).toEqual(code);
+  expect(await registryNames(client, ns)).toEqual(['code.job', 'digest.0', 'digest.1']);
+  await expect(s.addSchedule(data('data'))).rejects.toThrow(/Schedule "code.job" is declared in code.*force: true/);
+  expect(await stored('code.job')).toEqual(code);
+  // force replaces it, as asked
+  expect(await s.upsertSchedules([data('forced')], { force: true })).toEqual({ added: 0, changed: 1, unchanged: 0 });
+  expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'forced', expression: '@every 2s' });
+  await s.addSchedule(data('again'));
+  expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'again' }); // a runtime one now: replaced freely
+});
+
 test('the bulk path drops the maxRuns counters a removal or a change of queue leaves behind, and keeps the others', async () => {
   const s = scheduler({ eligible: false });
   await s.start();

@@ -209,6 +209,21 @@ test('fireDue: real cron math in a zone across DST, trigger ids and triggerAt, p
   await module.close();
 });
 
+test('a runtime write over a schedule declared by a decorator is refused unless forced, as by the engine', async () => {
+  @Injectable()
+  class Reports {
+    @Cron('30 2 * * *', { name: 'nightly' })
+    nightly() {}
+  }
+  const { module } = await kit([Reports]);
+  const scheduler = module.get(SchedulerService);
+  const def = { name: 'nightly', spec: '@every 1h', type: 'data' };
+  await expect(scheduler.addSchedule(def)).rejects.toThrow(/Schedule "nightly" is declared in code.*force: true/);
+  await expect(scheduler.upsertSchedules([def, { name: 'other', spec: '@every 1h' }])).rejects.toThrow(/"nightly".*left them untouched/);
+  expect((await scheduler.upsertSchedules([def], { force: true })).changed).toBe(1);
+  await module.close();
+});
+
 test('fireDue counts maxRuns and shifts by jitter as the engine does (trial 5: 7 runs of maxRuns 2; runAt = triggerAt despite a jitter)', async () => {
   const { testing, module } = await kit([]);
   const scheduler = module.get(SchedulerService);

@@ -323,10 +323,11 @@ export class Inspector extends InspectorCore {
 
   /**
    * Adds (or replaces) a runtime schedule (`schedule-admin.lua` + SADD). Unset `timeZone` is
-   * `defaultTimeZone`. @throws InvalidScheduleError
+   * `defaultTimeZone`. A schedule of that name declared in code is replaced only with `opts.force`.
+   * @throws InvalidScheduleError; ChronosStateError when it is declared in code and `force` is not set (nothing is written)
    */
-  addSchedule(def: ScheduleDefinition, defaultTimeZone: string = DEFAULTS.timeZone): Promise<void> {
-    return sa.addSchedule(this.ctx, def, defaultTimeZone);
+  addSchedule(def: ScheduleDefinition, defaultTimeZone: string = DEFAULTS.timeZone, opts: { force?: boolean } = {}): Promise<void> {
+    return sa.addSchedule(this.ctx, def, defaultTimeZone, opts.force === true);
   }
 
   /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidOptionsError for a longer note */

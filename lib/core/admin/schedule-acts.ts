@@ -46,11 +46,13 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
  * Adds (or replaces) a runtime schedule: validated, then schedule-admin.lua "put" (the change
  * notice), the fence of a replaced one in the queue it targeted, and one SADD of its queue (listed
  * by the Inspector from then on). It lives in Redis, so the leader fires it whichever instance
- * added it; never orphaned.
+ * added it; never orphaned. A schedule of that name declared in code is replaced only with `force`.
  * @param defaultTimeZone zone of a cron spec that names none
- * @throws InvalidScheduleError naming the schedule and the bad spec, zone or option.
+ * @throws InvalidScheduleError naming the schedule and the bad spec, zone or option;
+ *   ChronosStateError when a schedule of that name is declared in code and `force` is not set
+ *   (nothing is written).
  */
-export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string): Promise<void> {
+export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string, force = false): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true);
   const r = await scheduleAdminScript(
     ctx.client,
@@ -59,7 +61,14 @@ export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition
     'put',
     stored.name,
     encodeStored(stored, ctx.compactSchedules),
+    force,
   );
+  if (r.status === 'declared') {
+    throw new ChronosStateError(
+      `Schedule "${stored.name}" is declared in code, not at run time: addSchedule left it untouched. ` +
+        'Pass { force: true } to replace it (a declaring instance puts its code definition back when it registers again).',
+    );
+  }
   if (r.previousQueue !== undefined) {
     const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];
     await raiseFences(ctx.client, ctx.namespace, fences);

@@ -220,17 +220,31 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
  * Adds or replaces many runtime schedules (see the module doc): an unchanged definition (the same
  * fingerprint) is not written and takes no new generation; a changed one keeps registeredAt,
  * paused and resumedAt like `addSchedule`, takes a new generation and is fenced in the queue it
- * targeted. Emits no `operator.acted`, as `addSchedule` does not (there is no add action).
+ * targeted. A schedule declared in code is replaced only with `force` (it would stop firing as
+ * its code says, and come back when a declaring instance registers again): without it, those are
+ * left untouched, the others written, and the call throws. Emits no `operator.acted`, as
+ * `addSchedule` does not (there is no add action).
  * @param defaultTimeZone zone of a cron spec that names none
  * @throws InvalidScheduleError naming the first bad definition and its index; DuplicateScheduleError
- *   for a name given twice (nothing is written then).
+ *   for a name given twice (nothing is written then); ChronosStateError naming (up to 10 of) the
+ *   code-declared schedules left untouched, when `force` is not set (the others were written).
  */
 export async function upsertSchedules(
   ctx: InspectorContext,
   defs: readonly ScheduleDefinition[],
   defaultTimeZone: string,
+  force = false,
 ): Promise<UpsertSchedulesResult> {
-  const outcomes = await put(ctx, 'upsert', defs, defaultTimeZone);
+  const outcomes = await put(ctx, force ? 'upsert-force' : 'upsert', defs, defaultTimeZone);
+  const declared = outcomes.flatMap((o) => o.declared);
+  if (declared.length > 0) {
+    const shown = declared.slice(0, 10).map((n) => `"${n}"`);
+    throw new ChronosStateError(
+      `${declared.length} schedule(s) are declared in code, not at run time: ${shown.join(', ')}${declared.length > 10 ? ', …' : ''}. ` +
+        'upsertSchedules left them untouched (the other definitions were written); pass { force: true } to replace them ' +
+        '(a declaring instance puts its code definition back when it registers again).',
+    );
+  }
   const sum = (f: (o: PutOutcome) => number) => outcomes.reduce((n, o) => n + f(o), 0);
   return { added: sum((o) => o.added), changed: sum((o) => o.changed), unchanged: sum((o) => o.unchanged) };
 }

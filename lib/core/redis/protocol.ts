@@ -249,6 +249,8 @@ export const ADMIN_RESULT = {
   /** No schedule of that name (delete, pause, resume): nothing done. */
   notFound: 0,
   done: 1,
+  /** A put over a schedule declared in code (not a runtime one) without `force`: nothing done. */
+  declared: 2,
 } as const;
 
 /**

@@ -307,10 +307,13 @@ export class Scheduler {
 
   /**
    * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it whichever
-   * instance added it; it is never orphaned. @throws InvalidScheduleError
+   * instance added it; it is never orphaned. A schedule of that name declared in code is replaced
+   * only with `opts.force`.
+   * @throws InvalidScheduleError; ChronosStateError when a schedule of that name is declared in code
+   *   and `force` is not set (nothing is written)
    */
-  async addSchedule(def: ScheduleDefinition): Promise<void> {
-    await acts.addSchedule(this.admin, def, this.timeZone);
+  async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
+    await acts.addSchedule(this.admin, def, this.timeZone, opts.force === true);
   }
 
   /**
@@ -319,13 +322,15 @@ export class Scheduler {
    * (the same fingerprint) is a no-op: no write, no new generation. A changed one keeps its
    * registeredAt, pause and resume like {@link addSchedule}, takes a new generation and is fenced
    * (no trigger planned under its old definition is enqueued once this resolves). One change
-   * notice for the call; no `operator.acted` (as addSchedule).
+   * notice for the call; no `operator.acted` (as addSchedule). A schedule declared in code is
+   * replaced only with `opts.force`.
    * @returns counts of the added, changed and unchanged schedules.
    * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
-   *   when a name is given twice.
+   *   when a name is given twice; ChronosStateError naming the code-declared ones left untouched
+   *   when `force` is not set (the others are written).
    */
-  async upsertSchedules(defs: readonly ScheduleDefinition[]): Promise<UpsertSchedulesResult> {
-    return bulk.upsertSchedules(this.admin, defs, this.timeZone);
+  async upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
+    return bulk.upsertSchedules(this.admin, defs, this.timeZone, opts.force === true);
   }
 
   /**

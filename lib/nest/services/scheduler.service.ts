@@ -97,12 +97,14 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * `addSchedule({ name: 'tenant-42.report', spec: '0 6 * * MON', timeZone: 'Europe/Paris', type: 'report.build', payload: { tenant: 42 } })`.
    * It lives in Redis, so the leader fires it whichever instance added it, and it is never
    * orphaned. Its task type needs a `@TaskHandler` on some worker that serves its queue. Unset
-   * `queue`, `maxRetry`, `timeout` and `timeZone` take the module's defaults.
-   * @throws InvalidScheduleError for a bad spec, zone or option.
+   * `queue`, `maxRetry`, `timeout` and `timeZone` take the module's defaults. A schedule of that
+   * name declared in code (`@Cron`, `@Interval`) is replaced only with `opts.force`.
+   * @throws InvalidScheduleError for a bad spec, zone or option; ChronosStateError when a schedule of
+   *   that name is declared in code and `force` is not set (nothing is written).
    */
-  addSchedule(def: ScheduleDefinition): Promise<void> {
+  addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
-    return this.inspector.inspector.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone);
+    return this.inspector.inspector.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, opts);
   }
 
   /**
@@ -111,12 +113,14 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * in {@link addSchedule}. Every definition is validated before anything is written. An
    * unchanged definition is a no-op (no write, no new generation); a changed one keeps its
    * pause and registration time, takes a new generation and is fenced. One change notice per call.
+   * A schedule declared in code is replaced only with `opts.force`.
    * @returns counts of the added, changed and unchanged schedules.
    * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
-   *   when a name is given twice (nothing is written then).
+   *   when a name is given twice (nothing is written then); ChronosStateError naming the
+   *   code-declared ones left untouched when `force` is not set (the others are written).
    */
-  upsertSchedules(defs: readonly ScheduleDefinition[]): Promise<UpsertSchedulesResult> {
-    return this.scheduler.upsertSchedules(this.withDefaults(defs));
+  upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
+    return this.scheduler.upsertSchedules(this.withDefaults(defs), opts);
   }
 
   /**

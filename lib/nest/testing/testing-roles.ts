@@ -4,7 +4,7 @@
  * into them exactly as into the real ones (same validation, same errors), and user code that
  * injects them keeps working. Nothing connects, leads or fetches.
  */
-import { DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
+import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
 import { Mux } from '../../core/worker/mux.js';
 import { finishStored, toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
@@ -78,23 +78,35 @@ export class TestingSchedulerService {
     this.schedules.set(stored.name, { stored, spec });
   }
 
-  /** As `SchedulerService.addSchedule`: validated, the module's defaults for unset fields. */
-  async addSchedule(def: ScheduleDefinition): Promise<void> {
+  /**
+   * As `SchedulerService.addSchedule`: validated, the module's defaults for unset fields; a schedule
+   * declared by a decorator is replaced only with `opts.force`. @throws InvalidScheduleError; ChronosStateError
+   */
+  async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
     const { stored, spec } = toStored({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, true);
+    const old = this.schedules.get(stored.name);
+    if (old && !old.stored.runtime && opts.force !== true) {
+      throw new ChronosStateError(
+        `Schedule "${stored.name}" is declared in code, not at run time: addSchedule left it untouched. Pass { force: true } to replace it.`,
+      );
+    }
     this.schedules.set(stored.name, { stored, spec });
   }
 
   /**
    * As `SchedulerService.upsertSchedules`: all validated first, the module's defaults; an unchanged
-   * definition (the same fingerprint) is kept as it is, a changed one keeps its pause.
-   * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError
+   * definition (the same fingerprint) is kept as it is, a changed one keeps its pause; one declared
+   * by a decorator is replaced only with `opts.force` (else left untouched, the others written, and it throws).
+   * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError; ChronosStateError
    */
-  async upsertSchedules(defs: readonly ScheduleDefinition[]): Promise<UpsertSchedulesResult> {
+  async upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
     const r = { added: 0, changed: 0, unchanged: 0 };
+    const declared: string[] = [];
     for (const { stored, spec } of this.validate(defs, 'upsertSchedules')) {
       const old = this.schedules.get(stored.name);
       if (old?.stored.fp === stored.fp) r.unchanged++;
+      else if (old && !old.stored.runtime && opts.force !== true) declared.push(stored.name);
       else {
         if (old) {
           r.changed++;
@@ -102,6 +114,12 @@ export class TestingSchedulerService {
         } else r.added++;
         this.schedules.set(stored.name, { stored, spec });
       }
+    }
+    if (declared.length > 0) {
+      throw new ChronosStateError(
+        `${declared.length} schedule(s) are declared in code, not at run time: ${declared.map((n) => `"${n}"`).join(', ')}. ` +
+          'upsertSchedules left them untouched (the other definitions were written); pass { force: true } to replace them.',
+      );
     }
     return r;
   }

@@ -9,7 +9,8 @@ import type { RedisClient } from '../types.js';
 import type { Fence } from './schedule.js';
 
 /** How put-schedules.lua treats a name the registry holds: `add` leaves it untouched, `upsert` replaces it when its fingerprint differs. */
-export type PutMode = 'add' | 'upsert';
+/** `upsert-force`: an upsert that also replaces definitions declared in code. */
+export type PutMode = 'add' | 'upsert' | 'upsert-force';
 
 /** One definition for put-schedules.lua: its name, fingerprint and JSON. */
 export interface PutDefinition {
@@ -30,6 +31,8 @@ export interface PutOutcome {
   unchanged: number;
   /** Names the registry held, left untouched (mode `add` only). */
   existing: string[];
+  /** Names whose stored definition is declared in code, left untouched (mode `upsert` only). */
+  declared: string[];
   /** Redis time of the call, epoch ms. */
   redisNow: number;
   /** The chunk's new registry version, the written schedules' generation (0 when nothing was written). */
@@ -51,12 +54,12 @@ export async function putSchedulesScript(
 ): Promise<PutOutcome> {
   const a: string[] = [mode];
   for (const d of definitions) a.push(d.name, d.fp, d.json);
-  const [added, changed, unchanged, redisNow, generation, flat, existing] = await runScript<
-    [number, number, number, number, number, string[], string[]]
+  const [added, changed, unchanged, redisNow, generation, flat, existing, declared] = await runScript<
+    [number, number, number, number, number, string[], string[], string[]]
   >(client, 'put-schedules', [keys.schedules, keys.version, keys.prefix], a);
   const fences: Fence[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) fences.push({ schedule: flat[i], queue: flat[i + 1], generation });
-  return { added, changed, unchanged, existing, redisNow, generation, fences };
+  return { added, changed, unchanged, existing, declared, redisNow, generation, fences };
 }
 
 /** What remove-schedules.lua did with one chunk. */

@@ -222,7 +222,8 @@ export interface AdminOutcome {
 
 /**
  * Changes the schedule registry (the schedule's shard, `keys`) and announces it on the changes
- * channel with the shard's number (schedule-admin.lua); `definition` is JSON, for `put` only.
+ * channel with the shard's number (schedule-admin.lua); `definition` is JSON, for `put` only, and
+ * `force` lets a put replace a definition declared in code (else its status is `declared`).
  */
 export async function scheduleAdminScript(
   client: RedisClient,
@@ -231,9 +232,10 @@ export async function scheduleAdminScript(
   op: AdminOp,
   name: string,
   definition?: string,
+  force = false,
 ): Promise<AdminOutcome> {
   const args = [op, name, sched.changesChannel, String(keys.shard)];
-  if (definition !== undefined) args.push(definition);
+  if (definition !== undefined) args.push(definition, force ? '1' : '');
   const [code, redisNow, generation, queue] = await runScript<[number, number, number, string]>(
     client,
     'schedule-admin',

@@ -2,7 +2,9 @@
   Store one chunk of runtime schedules (the bulk runtime API validates every definition first,
   then sends about 250 per call, pipelined). Mode "add" stores only the names the registry does
   not hold (the others are left untouched and returned); mode "upsert" also replaces a stored
-  definition whose fingerprint (`fp`) differs. A replaced definition keeps registeredAt, paused
+  definition whose fingerprint (`fp`) differs, unless it is declared in code (not a runtime one:
+  left untouched and returned as `declared`; mode "upsert-force" replaces it too). A replaced
+  definition keeps registeredAt, paused
   and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset, queue or bounds
   changed (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
   An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
@@ -17,14 +19,15 @@
   KEYS[1]  <ns>:{<tag>}:schedules  HASH    name -> definition JSON (the shard's: keys.ts ShardKeys)
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
-  ARGV[1]  mode                         "add" | "upsert"
+  ARGV[1]  mode                         "add" | "upsert" | "upsert-force"
   ARGV[2..] triples: name, fingerprint, definition JSON (the registry form in the compact form of
            stored-form.ts storedJson, without registeredAt, changedAt, paused, resumedAt and
            generation; its `fp` is the fingerprint); stored in the compact form (the `stored-form`
            snippet: changedAt and generation left out when equal to registeredAt)
-  Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing}: generation is the
-           chunk's new one (0 when nothing but labels was written); fences is a flat list of name, previous
-           queue for each replaced definition; existing lists the names mode "add" left untouched
+  Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing, declared}: generation
+           is the chunk's new one (0 when nothing but labels was written); fences is a flat list of name,
+           previous queue for each replaced definition; existing lists the names mode "add" left
+           untouched; declared the code-declared ones mode "upsert" left untouched
 ]]
 -- @include now-ms
 -- @include rising-counter
@@ -61,14 +64,16 @@ local function boundsIn(json)
   return string.find(json, '"startAt":', 1, true) or string.find(json, '"endAt":', 1, true) or string.find(json, '"maxRuns":', 1, true)
 end
 local now = nowMs()
-local upsert = ARGV[1] == 'upsert'
+local upsert = ARGV[1] == 'upsert' or ARGV[1] == 'upsert-force'
+local force = ARGV[1] == 'upsert-force'
 local names = {}
 for a = 2, #ARGV, 3 do names[#names + 1] = ARGV[a] end
-if #names == 0 then return {0, 0, 0, now, 0, {}, {}} end
+if #names == 0 then return {0, 0, 0, now, 0, {}, {}, {}} end
 -- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
 local stored = redis.call('HMGET', KEYS[1], unpack(names))
 local writes = {}
 local existing = {}
+local declared = {}
 local unchanged = 0
 for i, name in ipairs(names) do
   local a = 2 + (i - 1) * 3
@@ -83,6 +88,8 @@ for i, name in ipairs(names) do
     local old = cur and cjson.decode(cur)
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
+    elseif old and old['runtime'] ~= true and not force then
+      declared[#declared + 1] = name
     else
       writes[#writes + 1] = {name, cur, ARGV[a + 2], old, fp}
     end
@@ -166,4 +173,4 @@ if #writes > 0 then
   redis.call('ZADD', KEYS[3] .. 'index:names', unpack(named))
   redis.call('HSET', KEYS[1], unpack(hset))
 end
-return {added, changed, unchanged, now, generation, fences, existing}
+return {added, changed, unchanged, now, generation, fences, existing, declared}

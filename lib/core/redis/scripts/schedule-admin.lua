@@ -22,9 +22,12 @@
   ARGV[4]  notice                  what is published there: the shard's number
   ARGV[5?] definition JSON         string  (op "put" only; in the compact form, stored in it: the
                                            `stored-form` snippet, as a pause or resume keeps the form it finds)
+  ARGV[6?] force                   "1": a put may replace a code-declared definition (op "put" only)
   Returns  {code, redisNowMs, generation, previous queue} (codes: protocol.ts ADMIN_RESULT): 1 done |
-           0 notFound (no such schedule: nothing done); the previous queue is the one the schedule
-           targeted before the change ("" for a new schedule), where its generation is to be raised
+           0 notFound (no such schedule: nothing done) | 2 declared (a put over a definition declared
+           in code, not a runtime one, without force: nothing done); the previous queue is the one
+           the schedule targeted before the change ("" for a new schedule), where its generation is
+           to be raised
 ]]
 -- @include now-ms
 -- @include rising-counter
@@ -36,6 +39,9 @@ local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
 local old = cur and cjson.decode(cur)
 if op ~= 'put' and not old then return {0, now, 0, ''} end
+-- a runtime put never turns a code-declared schedule into a runtime one unless forced (its code
+-- would silently stop counting; it comes back when a declaring instance registers again)
+if op == 'put' and old and old['runtime'] ~= true and ARGV[6] ~= '1' then return {2, now, 0, ''} end
 local def, generation
 if op == 'put' then
   def = cjson.decode(ARGV[5])
