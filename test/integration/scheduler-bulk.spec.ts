@@ -234,7 +234,23 @@ test('a bad definition or a name given twice is refused before anything is writt
   await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(
     'A schedule named "x" is given twice in one call to removeSchedules: at [0] and [2]',
   );
+  // a lone UTF-16 surrogate anywhere would be stored, then undecodable by the registry scripts (trial 7:
+  // 41 of 41 stored, the bad one then neither removable nor changeable): refused before any write, naming where
+  const lone = [
+    [{ type: 'x\ud800' }, /type: expected well-formed Unicode/],
+    [{ group: '\udc00g' }, /group: expected well-formed Unicode/],
+    [{ labels: { tenant: 'a\ud800' } }, /labels.tenant: expected well-formed Unicode/],
+    [{ payload: { to: ['ok', 'b\udbff'] } }, /payload.to\[1\]: expected well-formed Unicode/],
+  ] as const;
+  for (const [bad, problem] of lone) {
+    const e = (await s.upsertSchedules([...digests(40), { name: 'bad', spec: '@every 1h', ...bad }]).catch((x: unknown) => x)) as Error;
+    expect(e).toBeInstanceOf(InvalidScheduleError);
+    expect([e.message, (e as InvalidScheduleError).index]).toEqual([expect.stringMatching(problem), 40]);
+  }
+  await expect(s.addSchedule({ name: 'c1', spec: '@every 1h', labels: { k: 'next\u0085line' } })).rejects.toThrow(/labels.k: expected/);
   expect([await registrySize(client, ns), await shardVersions(client, ns)]).toEqual([0, ','.repeat(15)]);
+  await s.addSchedule({ name: 'emoji', spec: '@every 1h', type: 'wave \u{1f44b}', payload: { s: '\u{1f600}' } }); // a pair is fine
+  expect(await stored('emoji')).toMatchObject({ type: 'wave \u{1f44b}', payload: '{"s":"\u{1f600}"}' });
 });
 
 test('removeSchedules: removed and fenced, missing names reported, one operator.acted; live code schedules refuse the call', async () => {

@@ -224,6 +224,21 @@ test('a runtime write over a schedule declared by a decorator is refused unless 
   await module.close();
 });
 
+test('a replaced runtime schedule keeps its pause and its maxRuns count, as in the engine (trial 7: 6 triggers of a paused one, 5 runs of maxRuns 3)', async () => {
+  const { testing, module } = await kit([], { now: '2026-03-02T00:00:00Z' });
+  const scheduler = module.get(SchedulerService);
+  await scheduler.addSchedule({ name: 'p', spec: '@every 1m' });
+  await scheduler.pauseSchedule('p');
+  await scheduler.addSchedule({ name: 'p', spec: '@every 2m' });
+  await scheduler.upsertSchedules([{ name: 'm', spec: '@every 1m', maxRuns: 3 }]);
+  await testing.fireDue('2026-03-02T00:00:00Z', '2026-03-02T00:01:30Z');
+  expect(testing.enqueued('m')).toHaveLength(2);
+  expect(await scheduler.upsertSchedules([{ name: 'm', spec: '@every 1m', maxRuns: 3, payload: { v: 2 } }])).toMatchObject({ changed: 1 });
+  await testing.fireDue('2026-03-02T00:02:00Z', '2026-03-02T00:10:00Z');
+  expect([testing.enqueued('p').length, testing.enqueued('m').length]).toEqual([0, 3]);
+  await module.close();
+});
+
 test('fireDue counts maxRuns and shifts by jitter as the engine does (trial 5: 7 runs of maxRuns 2; runAt = triggerAt despite a jitter)', async () => {
   const { testing, module } = await kit([]);
   const scheduler = module.get(SchedulerService);

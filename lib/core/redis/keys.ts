@@ -32,7 +32,7 @@ export function isGroupName(group: unknown): group is string {
   if (typeof group !== 'string' || group.length === 0 || group.length > 200) return false;
   for (let i = 0; i < group.length; i++) {
     const c = group.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return false;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false; // C0, DEL and C1 controls
   }
   return true;
 }

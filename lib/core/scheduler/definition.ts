@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems, show } from '../runtime/options.js';
+import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
 import { encodePayload } from '../queue/codec.js';
 import { isGroupName } from '../redis/keys.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
@@ -210,6 +211,31 @@ export function validateScheduleName(name: unknown): string {
   return name as string;
 }
 
+/** The problem of a definition's text with a lone surrogate (runtime/unicode.ts), naming where. */
+const LONE_SURROGATE_PROBLEM = (where: string) =>
+  `${where}: expected well-formed Unicode text (it holds a lone UTF-16 surrogate, which the registry in Redis cannot decode)`;
+
+/** Throws when a string of the definition (its texts, labels or payload) holds a lone surrogate. */
+function checkUnicode(name: string, def: ScheduleDefinition): void {
+  const texts: [string, unknown][] = [
+    ['spec', def.spec],
+    ['timeZone', def.timeZone],
+    ['queue', def.queue],
+    ['type', def.type],
+    ['group', def.group],
+  ];
+  for (const [key, v] of texts) {
+    if (typeof v === 'string' && hasLoneSurrogate(v)) throw new InvalidScheduleError(name, show(v), LONE_SURROGATE_PROBLEM(key));
+  }
+  for (const [key, v] of [
+    ['labels', def.labels],
+    ['payload', def.payload],
+  ] as const) {
+    const at = loneSurrogatePath(v, key);
+    if (at !== undefined) throw new InvalidScheduleError(name, key, LONE_SURROGATE_PROBLEM(at));
+  }
+}
+
 /** Throws the first problem of a definition as an InvalidScheduleError (the value, then `<key>: expected …`). */
 function throwFirst(p: OptionProblems, schedule: string | undefined): void {
   const first = p.list[0];
@@ -266,6 +292,7 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
     const list = unknown.map((k) => `"${k}"`).join(', ');
     throw new InvalidScheduleError(name, unknown.join(', '), `unknown option${unknown.length > 1 ? 's' : ''} ${list}`);
   }
+  checkUnicode(name, def);
   const p = new OptionProblems();
   const unbounded = specOf(def, defaultTimeZone);
   const bounds = checkBounds(def, unbounded, p);

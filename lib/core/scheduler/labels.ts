@@ -13,7 +13,7 @@ export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as co
 const LABEL_KEY = /^[A-Za-z0-9_./-]{1,64}$/;
 /** A label value: up to 128 characters, none a control character or `=`. */
 // eslint-disable-next-line no-control-regex
-const LABEL_VALUE = /^[^\u0000-\u001f\u007f=]{0,128}$/;
+const LABEL_VALUE = /^[^\u0000-\u001f\u007f-\u009f=]{0,128}$/;
 
 /** What is wrong with some labels. */
 export interface LabelsProblem {

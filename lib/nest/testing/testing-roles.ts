@@ -91,7 +91,18 @@ export class TestingSchedulerService {
         `Schedule "${stored.name}" is declared in code, not at run time: addSchedule left it untouched. Pass { force: true } to replace it.`,
       );
     }
-    this.schedules.set(stored.name, { stored, spec });
+    this.replace(old, { stored, spec });
+  }
+
+  /**
+   * Stores `next` in place of `old` (undefined: none) as the engine's put does: the pause is kept,
+   * and the maxRuns count too unless the queue changed (then it starts afresh; a changed maxRuns
+   * restarts it at the next fire, fireDue's rule).
+   */
+  private replace(old: KitSchedule | undefined, next: KitSchedule): void {
+    if (old?.stored.paused) next.stored.paused = true;
+    if (old && old.stored.queue === next.stored.queue) [next.runs, next.runsUnder] = [old.runs, old.runsUnder];
+    this.schedules.set(next.stored.name, next);
   }
 
   /**
@@ -108,11 +119,9 @@ export class TestingSchedulerService {
       if (old?.stored.fp === stored.fp) r.unchanged++;
       else if (old && !old.stored.runtime && opts.force !== true) declared.push(stored.name);
       else {
-        if (old) {
-          r.changed++;
-          if (old.stored.paused) stored.paused = true;
-        } else r.added++;
-        this.schedules.set(stored.name, { stored, spec });
+        if (old) r.changed++;
+        else r.added++;
+        this.replace(old, { stored, spec });
       }
     }
     if (declared.length > 0) {

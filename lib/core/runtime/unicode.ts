@@ -1,0 +1,37 @@
+/**
+ * Well-formed text for what Redis's Lua decodes: a lone UTF-16 surrogate (a high one not followed by
+ * a low one, or a low one alone) survives `JSON.stringify` as a `\udXXX` escape, which Redis's
+ * cjson refuses ("invalid unicode escape code"), so a schedule definition holding one could be
+ * stored but never read back, changed or removed by the registry scripts. The rule is the
+ * ECMAScript one of `String.prototype.isWellFormed` (ES2024).
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `text` holds a lone surrogate (is not well-formed UTF-16). */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
+/**
+ * The path of the first string in `value` (a key or a value, depth first) that holds a lone
+ * surrogate, as `a.b[2]` from `root`; undefined when there is none. Cycles are not followed (the
+ * payload checks report them).
+ */
+export function loneSurrogatePath(value: unknown, root: string, seen = new Set<object>()): string | undefined {
+  if (typeof value === 'string') return hasLoneSurrogate(value) ? root : undefined;
+  if (typeof value !== 'object' || value === null || seen.has(value)) return undefined;
+  seen.add(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = loneSurrogatePath(value[i], `${root}[${i}]`, seen);
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (hasLoneSurrogate(k)) return `${root} (the key ${JSON.stringify(k)})`;
+    const p = loneSurrogatePath(v, `${root}.${k}`, seen);
+    if (p !== undefined) return p;
+  }
+  return undefined;
+}
