@@ -174,6 +174,19 @@ test('maxRuns: exactly N tasks fleet-wide across a leader hand-over; the Inspect
   expect(await r.exists(k.runs('limited'))).toBe(0);
 });
 
+test('the next runs shown stop at the runs maxRuns leaves (trial 7: 5 shown with 2 left)', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  await s.addSchedules([
+    { name: 'mr', spec: '@every 1h', maxRuns: 2 },
+    { name: 'free', spec: '@every 1h' },
+  ]);
+  const insp = inspector();
+  const [mr, free] = [await insp.schedule('mr', 5), await insp.schedule('free', 5)];
+  expect([mr.runsLeft, mr.next.length, free.next.length]).toEqual([2, 2, 5]);
+  expect(mr.next).toEqual(free.next.slice(0, 2));
+});
+
 test('maxRuns reached: no next runs (as an endAt-ended schedule), and the activity windows count the real runs only, expecting none after them (trial 4 F6)', async () => {
   const events = new EventBus();
   const fired = firesOf(events);

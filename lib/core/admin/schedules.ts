@@ -244,7 +244,8 @@ export async function build(
       }
       // one more than asked: a trigger enqueued ahead of its instant (lastFiredAt after now) is fired, not next
       const fired = info.lastFiredAt ?? -Infinity;
-      info.next = shared.next.filter((t) => t > fired).slice(0, n);
+      // at most the runs maxRuns leaves (trial 7: 5 next runs shown with 2 left)
+      info.next = shared.next.filter((t) => t > fired).slice(0, Math.min(n, info.runsLeft ?? n));
       info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       if (s.endAt !== undefined && info.nextDueAt === undefined && info.ended === undefined) info.ended = 'end-at';
       // maxRuns reached: fire.lua enqueues none of the spec's later instants, so none is a next run
