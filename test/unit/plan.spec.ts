@@ -1,5 +1,13 @@
 import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
-import { isPlanned, LATE_TOLERANCE_MS, plan, wakeAt, type PlanInput, type PlanState } from '../../lib/core/scheduler/plan.js';
+import {
+  effectiveWindowMs,
+  isPlanned,
+  LATE_TOLERANCE_MS,
+  plan,
+  wakeAt,
+  type PlanInput,
+  type PlanState,
+} from '../../lib/core/scheduler/plan.js';
 import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';
 
 /** Unit tests of the pure plan(): which triggers a leader enqueues at one tick. Fixed instants, no Redis. */
@@ -110,6 +118,17 @@ describe('plan(): window and cap', () => {
     expect(p.skipped).toBe(120);
     expect(at(p)).toEqual(Array.from({ length: 60 }, (_, i) => T0 + 2 * HOUR + (i + 1) * MIN));
     expect(p.skippedAt).toBe(T0 + 2 * HOUR + MIN);
+  });
+
+  it('a window under the late tolerance acts as the tolerance: a trigger a few ms late is on time (trial 7: window 0 skipped 1 in 9)', () => {
+    for (const catchUpWindowMs of [0, 500]) {
+      const p = plan(input(T0 + MIN + 300, { catchUpWindowMs }));
+      expect([at(p), p.skipped]).toEqual([minutes(1), 0]);
+      expect(effectiveWindowMs(catchUpWindowMs)).toBe(LATE_TOLERANCE_MS);
+    }
+    // beyond the tolerance the window applies as given
+    expect(plan(input(T0 + MIN + LATE_TOLERANCE_MS + 1, { catchUpWindowMs: 0 })).skipped).toBe(1);
+    expect(effectiveWindowMs(5000)).toBe(5000);
   });
 
   it('applies the window at any tick, not only on acquisition', () => {

@@ -63,7 +63,11 @@ export interface ScheduleDefinition {
   timeout?: number;
   /** Missed triggers policy. @defaultValue 'all' */
   catchUp?: CatchUpPolicy;
-  /** Missed triggers older than this are skipped (counted and logged), ms. @defaultValue 3600000 */
+  /**
+   * Missed triggers older than this are skipped (counted and logged), ms; so is a trigger's task that
+   * would start later than this after its instant. A window under 1,000 ms acts as 1,000: a trigger
+   * up to 1 s late is on time (plan.ts LATE_TOLERANCE_MS). @defaultValue 3600000
+   */
   catchUpWindow?: number;
   /** Most missed triggers caught up at once; the newest are kept. @defaultValue 100 */
   catchUpCap?: number;

@@ -10,6 +10,7 @@ import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey, type StoredSchedule } from './definition.js';
 import type { Entry } from './due-entry.js';
 import { jitterShiftMs } from './schedule-bounds.js';
+import { effectiveWindowMs } from './plan.js';
 import { lowerDue } from '../redis/commands/due.js';
 import type { RedisClient } from '../redis/connection.js';
 import { GlobalKeys } from '../redis/keys.js';
@@ -109,7 +110,7 @@ export function fireTriggers(
       // cancel-previous; never under buffer-one (a newer trigger waits behind it, or is skipped)
       const superseding = mode === FIRE_MODE.cancelPrevious || (s.catchUp !== 'all' && mode !== FIRE_MODE.bufferOne);
       const next = superseding ? entry.spec.nextAfter(triggerAt) : null;
-      windowMs = s.catchUpWindowMs + shift; // on time relative to its shifted instant
+      windowMs = effectiveWindowMs(s.catchUpWindowMs) + shift; // on time relative to its shifted instant
       if (next !== null) supersededAt = next + jitterShiftMs(s.name, next, s.jitterMs); // when the next one's task starts
     }
     const meta = mode === FIRE_MODE.advanceOnly ? '' : triggerMeta(s, mode, nowMs, triggerAt, windowMs, supersededAt, traceparents[i]);

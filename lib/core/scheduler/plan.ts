@@ -31,6 +31,14 @@ import { triggersBetween, type ScheduleSpec } from './spec.js';
 /** A due trigger this late at a tick (and due within the leadership) is on time, not missed, ms. */
 export const LATE_TOLERANCE_MS = 1000;
 
+/**
+ * The catch-up window as applied, ms: at least {@link LATE_TOLERANCE_MS}, since a trigger that
+ * late is on time (a window of 0 would otherwise skip tasks that start a few ms late: trial 7).
+ */
+export function effectiveWindowMs(catchUpWindowMs: number): number {
+  return Math.max(catchUpWindowMs, LATE_TOLERANCE_MS);
+}
+
 /** A trigger to enqueue, and how fire.lua takes it (protocol.ts FIRE_MODE: the schedule's overlap policy). */
 export interface PlannedTrigger {
   triggerAt: number;
@@ -137,7 +145,7 @@ export function plan(input: PlanInput): Plan {
   }
   // 3. the window, then the cap
   let skipped = 0;
-  const windowStart = now - s.catchUpWindowMs;
+  const windowStart = now - effectiveWindowMs(s.catchUpWindowMs);
   if (from < windowStart) {
     const old = triggersBetween(spec, from, windowStart, 1);
     skipped += old.skipped + old.triggers.length;
