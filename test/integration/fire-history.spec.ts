@@ -1,6 +1,6 @@
 // fire.lua writes a schedule's fire history with the fire itself (no second round trip): the
 // records readFires returns, per outcome; trimmed to HISTORY.limit once it holds limit + trimSlack;
-// its TTL renewed only when the trigger's flag is upper case.
+// its TTL renewed only when the trigger's flag is upper case; a pause's skips, one record with their count.
 import type { Redis } from 'ioredis';
 import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
@@ -8,6 +8,10 @@ import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_MODE, HISTORY, META, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
 import { readFires } from '../../lib/core/scheduler/history.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { EventBus } from '../../lib/core/runtime/events.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 
 let ns: string;
 let client: Redis;
@@ -90,4 +94,34 @@ test('the list is trimmed to HISTORY.limit once it holds limit + trimSlack; the 
   const ttl = await client.pttl(keys.history('a'));
   expect(ttl).toBeGreaterThan(HISTORY.ttlMs - 60_000);
   expect(ttl).toBeLessThanOrEqual(HISTORY.ttlMs);
+});
+
+test('a pause leaves one skipped-paused record with its count, also when a trigger is enqueued at the same tick (trial 7: no record, no count)', async () => {
+  const events = new EventBus();
+  const pauseSkips: number[] = [];
+  events.subscribe((e) => e.type === 'schedule.skipped' && e.reason === 'pause' && pauseSkips.push(e.count));
+  const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, events, logger: recordingLogger() });
+  const insp = new Inspector({ connection: redisUrl(), namespace: ns });
+  try {
+    await s.start();
+    await s.addSchedule({ name: 'fast', spec: '@every 1s' });
+    const history = () => insp.scheduleHistory('fast', 50);
+    await waitFor(async () => (await history()).some((f) => f.outcome === 'enqueued'), 'a first fire');
+    await s.pauseSchedule('fast');
+    const pausedAt = Date.now();
+    await waitFor(() => Date.now() >= pausedAt + 3500, 'three triggers into the pause');
+    await s.resumeSchedule('fast');
+    await waitFor(() => pauseSkips.length > 0, 'the skip reported');
+    // the first tick after the resume enqueues the next trigger too (every 1 s, 500 ms ahead)
+    await waitFor(async () => {
+      const h = await history();
+      return h.some((f) => f.outcome === 'skipped-paused') && h[0].outcome === 'enqueued' && h[0].triggerAt > pausedAt + 3500;
+    }, 'the skip recorded and a trigger after the resume enqueued');
+    const skips = (await history()).filter((f) => f.outcome === 'skipped-paused');
+    expect(skips).toEqual([expect.objectContaining({ count: pauseSkips[0] })]);
+    expect(pauseSkips[0]).toBeGreaterThanOrEqual(3);
+  } finally {
+    await s.stop();
+    await insp.close();
+  }
 });

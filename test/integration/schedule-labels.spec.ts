@@ -184,6 +184,8 @@ test('schedulePage: pages in name order through every schedule, filters by label
   await expect(inspector.schedulePage({ cursor: '!!' })).rejects.toThrow(/cursor: .*"!!"/);
   await expect(inspector.schedulePage({ state: 'sleeping' as never })).rejects.toThrow(/state: .*sleeping/);
   await expect(inspector.schedulePage({ prefix: 'a b' })).rejects.toThrow(/prefix: .*"a b"/);
+  // a misspelt option is no filter silently left out (trial 7)
+  await expect(inspector.schedulePage({ label: { tenant: 't0' } } as never)).rejects.toThrow(/unknown option "label" \(known: labels,/);
 });
 
 test('schedulePage: a label filter no schedule could carry is an error naming it, as on a definition; never an empty page', async () => {

@@ -223,6 +223,8 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
     const p = plan(input(resumedAt + 10, { resumedAt }, { leadMs: SEC }));
     expect(at(p)).toEqual(minutes(6));
     expect(p).toMatchObject({ paused: { count: 5, newest: T0 + 5 * MIN }, advanceTo: undefined });
+    // recorded all the same, ahead of the trigger (trial 7: no skipped-paused record then)
+    expect(p.skips).toEqual([{ at: T0 + 5 * MIN, by: 'pause', count: 5 }]);
   });
 
   it('a gap after the resume is a catch-up matter again', () => {
@@ -230,6 +232,23 @@ describe('plan(): a pause skips its triggers; a changed spec is not backdated', 
     const p = plan(input(T0 + 5 * MIN + 100, { catchUp: 'latest', resumedAt }, { leaderSince: T0 + 5 * MIN + 100 }));
     expect(p).toMatchObject({ paused: { count: 2, newest: T0 + 2 * MIN }, skipped: 2 });
     expect(at(p)).toEqual(minutes(5));
+    // one record per run of skips, ascending, each with its count: the pause's, then the policy's (minutes 3 and 4)
+    expect(p.skips).toEqual([
+      { at: T0 + 2 * MIN, by: 'pause', count: 2 },
+      { at: T0 + 4 * MIN, by: 'catch-up', count: 2 },
+    ]);
+  });
+
+  it('the skips of window, cap and policy are one catch-up record at the newest skipped trigger; nothing skipped, no record', () => {
+    // lastFired T0, now T0+10min: window 5 min leaves minutes 1-4 out, cap 3 keeps 8, 9, 10 of 5-10 (5, 6, 7 out)
+    const now = T0 + 10 * MIN + 100;
+    const p = plan(input(now, { catchUpWindowMs: 5 * MIN + 50, catchUpCap: 3 }, { leaderSince: now }));
+    expect(at(p)).toEqual(minutes(8, 9, 10));
+    expect(p.skips).toEqual([{ at: T0 + 7 * MIN, by: 'catch-up', count: 7 }]);
+    expect(plan(input(T0 + MIN + 50)).skips).toEqual([]);
+    // nothing enqueued: the newest record is where lastFired goes (advanceTo)
+    const none = plan(input(now, { catchUp: 'none' }, { leaderSince: now }));
+    expect([at(none), none.advanceTo, none.skips]).toEqual([[], T0 + 10 * MIN, [{ at: T0 + 10 * MIN, by: 'catch-up', count: 10 }]]);
   });
 
   it('a new spec takes effect when stored (changedAt): none of its triggers before the change fires, nothing is reported', () => {

@@ -44,6 +44,7 @@ export interface SchedulePage {
 /** Most index members one page call looks at: a sparse filter returns a short page and a cursor. */
 export const PAGE_SCAN_CAP = 5000;
 const STATES: readonly ScheduleState[] = ['active', 'paused', 'orphaned'];
+const QUERY_KEYS = new Set(['labels', 'prefix', 'state', 'cursor', 'limit']);
 /** Above every name character in byte order (names are ASCII): the upper bound of a prefix range. */
 const PAST_NAMES = '\u00ff';
 
@@ -53,6 +54,11 @@ function bad(issue: string): never {
 
 /** The query, checked. @throws InvalidOptionsError naming the offending option and value. */
 function checked(q: SchedulePageQuery): { limit: number; after?: string; labels: [string, string][] } {
+  if (typeof q !== 'object' || q === null || Array.isArray(q)) bad(`expected an object of options, got ${JSON.stringify(q)}`);
+  // an option misspelt would otherwise be a filter silently not applied (trial 7)
+  const unknown = Object.keys(q).filter((k) => !QUERY_KEYS.has(k));
+  if (unknown.length > 0)
+    bad(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${[...QUERY_KEYS].join(', ')})`);
   const limit = q.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) bad(`limit: expected an integer 1-1000, got ${JSON.stringify(q.limit)}`);
   if (q.prefix !== undefined && (q.prefix === '' || !isValidName(q.prefix)))

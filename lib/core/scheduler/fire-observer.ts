@@ -56,6 +56,8 @@ export class FireObserver {
       const renew = now - last >= RENEW_TTL_EVERY_MS;
       if (renew) this.renewedAt.set(t.schedule, now);
       t.history = renew ? (flag.toUpperCase() as 'R' | 'P' | 'C') : flag;
+      const count = chunk[i].count;
+      if (count !== undefined && count > 1) t.historyCount = count;
     });
   }
 

@@ -23,6 +23,8 @@ export interface FireItem {
   mode: FireMode;
   /** An advance-only item: whether the pause or the catch-up rules skipped the trigger (its history outcome). */
   advancedBy?: 'pause' | 'catch-up';
+  /** An advance-only item: how many skipped triggers it stands for (its history record's `count`). */
+  count?: number;
 }
 
 /** A schedule's constant parts of its trigger tasks' meta text (see {@link triggerMeta}). */

@@ -67,9 +67,10 @@ export class FiringShared {
   apply(e: Entry, p: Plan, items: FireItem[]): void {
     e.lastFired = p.lastFired;
     this.reports.report(e, p);
+    // the skips first (ascending, older than every trigger): each advances lastFired and leaves its history record
+    for (const k of p.skips) items.push({ entry: e, triggerAt: k.at, mode: FIRE_MODE.advanceOnly, advancedBy: k.by, count: k.count });
     for (const t of p.triggers) items.push({ entry: e, triggerAt: t.triggerAt, mode: t.mode });
-    if (p.advanceTo !== undefined) items.push({ entry: e, triggerAt: p.advanceTo, mode: FIRE_MODE.advanceOnly, advancedBy: p.advancedBy });
-    if (p.triggers.length === 0 && p.advanceTo === undefined) e.next = e.spec.nextAfter(e.lastFired);
+    if (p.triggers.length === 0 && p.skips.length === 0) e.next = e.spec.nextAfter(e.lastFired);
   }
 
   /**

@@ -22,8 +22,9 @@
  *    their instant.
  * 6. No trigger after `liveUntil` (until when a live instance declares the schedule, by the
  *    leader's last liveness read) is planned at all: it waits for the next read.
- * When something is skipped and nothing is enqueued, lastFired is advanced past the skipped
- * triggers in Redis (fire.lua mode `advanceOnly`), so no leader counts them again.
+ * Each run of skipped triggers is fired in mode `advanceOnly` (fire.lua) at its newest trigger,
+ * ahead of the triggers enqueued: lastFired moves past it in Redis, so no leader counts it again,
+ * and it is recorded in the fire history with its count.
  */
 import { fireModeOf, type EnqueueFireMode, type StoredSchedule } from './definition.js';
 import { triggersBetween, type ScheduleSpec } from './spec.js';
@@ -87,6 +88,22 @@ export interface Plan {
   orphaned?: { count: number; newest: number };
   /** Set when missed triggers more than 1 s late are found: how many, how many of them the policy keeps, and the oldest's lateness, ms. */
   catchingUp?: { count: number; kept: number; oldestLateMs: number };
+  /**
+   * The skips of this tick as fire-history records, ascending: one per run of skipped triggers (the
+   * pause's, the orphaned span's, the catch-up rules'), at its newest trigger, with how many it
+   * stands for. Each is fired in mode `advanceOnly` ahead of the triggers, so it is recorded (and
+   * lastFired moved past it) whether or not a trigger is enqueued at the same tick.
+   */
+  skips: PlanSkip[];
+}
+
+/** One run of skipped triggers (a fire-history record, history.ts `skipped-paused` / `skipped-catch-up`). */
+export interface PlanSkip {
+  /** Its newest trigger, epoch ms. */
+  at: number;
+  by: 'pause' | 'catch-up';
+  /** Triggers it stands for. */
+  count: number;
 }
 
 /** What {@link isPlanned} needs of one schedule as the leader tracks it. */
@@ -146,15 +163,18 @@ export function plan(input: PlanInput): Plan {
   // 3. the window, then the cap
   let skipped = 0;
   const windowStart = now - effectiveWindowMs(s.catchUpWindowMs);
+  let catchUpNewest: number | undefined;
   if (from < windowStart) {
     const old = triggersBetween(spec, from, windowStart, 1);
     skipped += old.skipped + old.triggers.length;
-    if (old.triggers.length > 0) newestSkipped = old.triggers[0];
+    if (old.triggers.length > 0) newestSkipped = catchUpNewest = old.triggers[0];
     from = windowStart;
   }
   // 6. nothing after liveUntil
   const due = triggersBetween(spec, from, Math.max(from, Math.min(now, liveUntil)), s.catchUpCap);
   skipped += due.skipped;
+  // the newest trigger the cap left out (older than the first it keeps)
+  if (due.skipped > 0) catchUpNewest = triggersBetween(spec, from, due.triggers[0] - 1, 1).triggers[0] ?? catchUpNewest;
   // 4. missed or on time; the policy decides about the missed
   const missedBefore = Math.max(input.leaderSince, now - LATE_TOLERANCE_MS);
   let missed = due.triggers.filter((t) => t < missedBefore);
@@ -165,6 +185,7 @@ export function plan(input: PlanInput): Plan {
     const keep = s.catchUp === 'latest' && onTime.length === 0 ? 1 : 0;
     skipped += missed.length - keep;
     newestSkipped = missed[missed.length - 1 - keep] ?? newestSkipped;
+    catchUpNewest = missed[missed.length - 1 - keep] ?? catchUpNewest;
     missed = missed.slice(missed.length - keep);
   }
   if (count > 0 && due.triggers[0] < now - 1000) {
@@ -177,6 +198,10 @@ export function plan(input: PlanInput): Plan {
   const mode = fireModeOf(s.overlap);
   const advanceTo = fire.length === 0 ? newestSkipped : undefined;
   const advancedBy = advanceTo === undefined ? undefined : paused && advanceTo === paused.newest ? 'pause' : 'catch-up';
+  const skips: PlanSkip[] = [];
+  if (paused) skips.push({ at: paused.newest, by: 'pause', count: paused.count });
+  if (orphaned) skips.push({ at: orphaned.newest, by: 'catch-up', count: orphaned.count });
+  if (skipped > 0 && catchUpNewest !== undefined) skips.push({ at: catchUpNewest, by: 'catch-up', count: skipped });
   return {
     lastFired: from,
     triggers: fire.map((triggerAt) => ({ triggerAt, mode })),
@@ -187,5 +212,6 @@ export function plan(input: PlanInput): Plan {
     paused,
     orphaned,
     catchingUp,
+    skips,
   };
 }

@@ -38,6 +38,8 @@ export interface FireTrigger extends EncodedTask {
    * policy; upper case also renews the history's TTL. Undefined: no record.
    */
   history?: 'r' | 'p' | 'c' | 'R' | 'P' | 'C';
+  /** With `history`: how many triggers the record stands for (its `count`), when more than 1. */
+  historyCount?: number;
 }
 
 /** What fire.lua did: one result per trigger, in order, and Redis's `now` (epoch ms) it decided by. */
@@ -79,7 +81,7 @@ export async function fireScript(
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
     const dueAt = t.dueAt === undefined ? '' : Math.floor(t.dueAt);
     a[n++] = t.schedule;
-    a[n++] = `${t.triggerAt} ${t.dedupTtlMs} ${t.mode} ${t.generation} ${liveUntil} ${dueAt} ${t.maxRuns ?? ''} ${t.history ?? ''}`;
+    a[n++] = `${t.triggerAt} ${t.dedupTtlMs} ${t.mode} ${t.generation} ${liveUntil} ${dueAt} ${t.maxRuns ?? ''} ${t.history ?? ''}${t.history && t.historyCount ? t.historyCount : ''}`;
     a[n++] = t.mode === FIRE_MODE.advanceOnly ? '' : `${t.meta}\n${oneLine(t.payload)}\n${t.type}`;
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);

@@ -51,7 +51,8 @@
             maxRuns ("" = none): the most triggers the schedule enqueues in total; history
             flag: "" no record | "r" record the outcome (a trigger of mode x: "p" skipped by the pause,
             "c" by the catch-up policy); upper case ("R", "P", "C") also renews the list's TTL
-            (whatever the outcome). A record (JSON: triggerAt, at = now, outcome, taskId, by) is pushed at
+            (whatever the outcome); digits after the letter: how many triggers the record stands for
+            (its "count", when more than 1). A record (JSON: triggerAt, at = now, outcome, taskId, count, by) is pushed at
             the head of the list for every result but early, stale, fenced, orphaned and exhausted,
             in trigger order, and the list is trimmed to HISTORY_LIMIT once it holds HISTORY_LIMIT
             + trimSlack (protocol.ts HISTORY; history.ts recordFires writes the same records)
@@ -102,11 +103,13 @@ end
 -- every record of this call shares are made once
 local atText = ',"at":' .. string.format('%d', now) .. ',"outcome":"'
 local byText = ',"by":' .. by .. '}'
-local function record(key, flag, code, triggerAt, taskId)
+local function record(key, historyFlag, code, triggerAt, taskId)
+  local flag, count = string.sub(historyFlag, 1, 1), string.sub(historyFlag, 2)
   local outcome = historyOutcome[code]
   if code == FIRE_RESULT.advanced then outcome = (flag == 'p' or flag == 'P') and 'skipped-paused' or 'skipped-catch-up' end
   if outcome then
     local id = withTaskId[code] and (',"taskId":' .. cjson.encode(taskId)) or ''
+    if count ~= '' then id = id .. ',"count":' .. count end
     local rec = '{"triggerAt":' .. triggerAt .. atText .. outcome .. '"' .. id .. byText
     if redis.call('LPUSH', key, rec) >= HISTORY.limit + HISTORY.trimSlack then redis.call('LTRIM', key, 0, HISTORY.limit - 1) end
   end
