@@ -81,7 +81,8 @@ export async function fireScript(
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';
     const dueAt = t.dueAt === undefined ? '' : Math.floor(t.dueAt);
     a[n++] = t.schedule;
-    a[n++] = `${t.triggerAt} ${t.dedupTtlMs} ${t.mode} ${t.generation} ${liveUntil} ${dueAt} ${t.maxRuns ?? ''} ${t.history ?? ''}${t.history && t.historyCount ? t.historyCount : ''}`;
+    a[n++] =
+      `${t.triggerAt} ${t.dedupTtlMs} ${t.mode} ${t.generation} ${liveUntil} ${dueAt} ${t.maxRuns ?? ''} ${t.history ?? ''}${t.history && t.historyCount ? t.historyCount : ''}`;
     a[n++] = t.mode === FIRE_MODE.advanceOnly ? '' : `${t.meta}\n${oneLine(t.payload)}\n${t.type}`;
   }
   const reply = await runScript<number[]>(client, 'fire', k, a);
