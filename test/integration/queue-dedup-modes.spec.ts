@@ -6,6 +6,8 @@ import { QueueKeys } from '../../lib/core/redis/keys.js';
 import type { Task } from '../../lib/core/queue/task.js';
 import { NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { QueueRig } from '../helpers/queue.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
@@ -99,6 +101,21 @@ test("a deduplicated enqueue tells the existing task's state: ready, waiting for
   expect(await rig.client.enqueue('doomed', null, { dedupKey: 'doomed' })).toMatchObject({ deduplicated: true, state: 'dead' });
   expect(enqueued).toEqual(['pending', 'retry', 'dead']);
   expect(ready.state).toBe('pending');
+  // a dead task's explicit id used again: the live task is the answer, not the dead one (trial 8: "dead")
+  s.handle('idle2', () => {});
+  const died = deferred();
+  rig.events.subscribe((e) => e.type === 'task.dead' && e.taskId === 'again-1' && died.resolve());
+  await rig.client.enqueue('doomed', null, { taskId: 'again-1' });
+  await died.promise;
+  await s.shutdown();
+  expect(await rig.client.enqueue('idle2', null, { taskId: 'again-1' })).toMatchObject({ deduplicated: false, state: 'pending' });
+  expect(await rig.client.enqueue('idle2', null, { taskId: 'again-1' })).toMatchObject({ deduplicated: true, state: 'pending' });
+  const insp = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
+  try {
+    expect(await insp.findTask('again-1')).toMatchObject({ type: 'idle2', state: 'pending' }); // not the dead copy
+  } finally {
+    await insp.close();
+  }
 });
 
 test('bad dedup options are refused, naming the value', async () => {

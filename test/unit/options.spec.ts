@@ -3,7 +3,15 @@
 // client options, schedule definitions, spec parsing, the Inspector, the Nest module options).
 import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
-import { assertName, describeProblem, nameProblem, NAME_RULE, OptionProblems, type OptionProblem } from '../../lib/core/runtime/options.js';
+import {
+  assertName,
+  describeProblem,
+  nameProblem,
+  NAME_RULE,
+  OptionProblems,
+  TIMER_MAX_MS,
+  type OptionProblem,
+} from '../../lib/core/runtime/options.js';
 import { QueueClient, checkClientOptions } from '../../lib/core/queue/client.js';
 import { checkServerOptions } from '../../lib/core/worker/server-options.js';
 import { toStored } from '../../lib/core/scheduler/definition.js';
@@ -46,6 +54,42 @@ describe('OptionProblems', () => {
     ]);
     expect(() => p.throwIfAny('test options')).toThrow(InvalidOptionsError);
     expect(() => p.throwIfAny('test options')).toThrow(/^Invalid test options \(11 problems\):\n {2}- leaderTtl: /);
+  });
+});
+
+describe("timer options: at most Node's longest timer (trial 8: a leaderTtl of 2^32 failed every lease call, a heartbeat of 2^31 spun)", () => {
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+  const rule = (min: number) => `an integer from ${min} to ${TIMER_MAX_MS} (ms; Node's longest timer, about 24.8 days)`;
+  test('the scheduler and server timers refuse a value above 2^31 - 1, naming it; the longest accepted is kept', () => {
+    const big = 2 ** 32;
+    expect(issues(checkSchedulerOptions({ leaderTtl: big, heartbeatInterval: TIMER_MAX_MS + 1 }))).toEqual([
+      `leaderTtl: expected ${rule(1000)}, got ${big}`,
+      `heartbeatInterval: expected ${rule(100)}, got ${TIMER_MAX_MS + 1}`,
+    ]);
+    const server = checkServerOptions({
+      shutdownTimeout: big,
+      visibilityTimeout: big,
+      recoverInterval: big,
+      forwardInterval: big,
+      blockTimeout: big,
+    });
+    expect(issues(server).map((i) => i.split(':')[0])).toEqual([
+      'shutdownTimeout',
+      'visibilityTimeout',
+      'recoverInterval',
+      'forwardInterval',
+      'blockTimeout',
+    ]);
+    expect(issues(checkServerOptions({ visibilityTimeout: TIMER_MAX_MS }))).toEqual([]);
+    // a Redis TTL is no Node timer: a dedup key may live longer
+    expect(issues(checkServerOptions({ deadMaxAge: big }))).toEqual([]);
+  });
+
+  test('the Nest module refuses them as a ChronosConfigError naming the value', () => {
+    expect(() => resolveOptions({ connection: redisUrl(), leaderTtl: 2 ** 32 })).toThrow(ChronosConfigError);
+    expect(() => resolveOptions({ connection: redisUrl(), visibilityTimeout: 2 ** 32 })).toThrow(
+      /visibilityTimeout: expected an integer from 100 to 2147483647/,
+    );
   });
 });
 

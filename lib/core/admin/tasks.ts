@@ -248,14 +248,21 @@ export async function findInStream(
 /**
  * A task by id in one queue or, without `queue`, in every known queue: its payload (decoded),
  * meta, retries, last error with stack, and for a trigger's task its schedule and instant. Per
- * queue: one pipeline of ZSCORE ×3 + HGET ×2, then (if not there) {@link findInStream}.
+ * queue: one pipeline of ZSCORE ×3 + HGET ×2, then (if not there) {@link findInStream}. A live task
+ * comes before a dead one with the same id (an explicit task id used again after its task died).
  * @returns undefined when no queue has it.
  */
 export async function findTask(ctx: InspectorContext, id: string, queue?: string): Promise<Row | undefined> {
   const names = queue !== undefined ? [queue] : await queueNames(ctx);
   const inSets = await Promise.all(names.map((q) => findInSets(ctx, q, id)));
-  const hit = inSets.find((r) => r !== undefined);
-  if (hit) return hit;
+  const hit = inSets.find((r) => r !== undefined && r.info.state !== 'dead') ?? inSets.find((r) => r !== undefined);
+  if (hit && hit.info.state !== 'dead') return hit;
+  if (hit) {
+    // a dead task's explicit id may be used again by a live task (its uid marker held): that one is the answer (trial 8)
+    if ((await ctx.client.exists(ctx.keys(hit.info.queue).uniqueId(id))) === 0) return hit;
+    const { found } = await findInStream(ctx, hit.info.queue, new Set([id]));
+    return found.get(id) ?? hit;
+  }
   for (const q of names) {
     const { found } = await findInStream(ctx, q, new Set([id]));
     if (found.has(id)) return found.get(id);

@@ -49,6 +49,9 @@ export function describeProblem(p: OptionProblem, withValue = true): string {
   return withValue && p.got ? `${text}, got ${show(p.value)}` : text;
 }
 
+/** The longest delay Node's timers take, ms (2^31 − 1, about 24.8 days; Node docs, `setTimeout`). */
+export const TIMER_MAX_MS = 2_147_483_647;
+
 /**
  * Collects the problems of one options object. Every check passes an `undefined` value (the
  * option is absent: its default applies) unless told it is required, and returns whether the
@@ -82,6 +85,16 @@ export class OptionProblems {
   int(key: string, value: unknown, min: number, unit?: 'ms'): boolean {
     if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min)) return true;
     return this.expected(key, `an integer >= ${min}${unit ? ` (${unit})` : ''}`, value);
+  }
+
+  /**
+   * A duration that runs a Node timer, ms: an integer from `min` to {@link TIMER_MAX_MS} (Node runs a
+   * longer `setTimeout` after 1 ms, so a larger value would turn a lease, a loop or a deadline into a
+   * busy loop or an instant failure).
+   */
+  timerMs(key: string, value: unknown, min: number): boolean {
+    if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= TIMER_MAX_MS)) return true;
+    return this.expected(key, `an integer from ${min} to ${TIMER_MAX_MS} (ms; Node's longest timer, about 24.8 days)`, value);
   }
 
   /** true or false. */

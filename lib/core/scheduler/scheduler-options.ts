@@ -86,8 +86,8 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   const p = new OptionProblems();
   p.unknownKeys(options, OPTION_KEYS);
   p.name('namespace', options.namespace);
-  p.int('leaderTtl', options.leaderTtl, 1000, 'ms');
-  p.int('heartbeatInterval', options.heartbeatInterval, 100, 'ms');
+  p.timerMs('leaderTtl', options.leaderTtl, 1000);
+  p.timerMs('heartbeatInterval', options.heartbeatInterval, 100);
   p.bool('eligible', options.eligible);
   p.timeZone('timeZone', options.timeZone);
   p.bool('requireNoEviction', options.requireNoEviction);

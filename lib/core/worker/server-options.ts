@@ -122,20 +122,21 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServer {
 export function checkServerOptions(options: ServerOptions): Checked<ResolvedServer> {
   const p = new OptionProblems();
   p.unknownKeys(options, SERVER_KEYS);
-  const int = (key: keyof ServerOptions, min: number, def: number, unit?: 'ms'): number => {
+  const int = (key: keyof ServerOptions, min: number, def: number, unit?: 'ms' | 'timer'): number => {
     const v = options[key];
-    p.int(key, v, min, unit);
+    if (unit === 'timer') p.timerMs(key, v, min);
+    else p.int(key, v, min, unit);
     return (v ?? def) as number;
   };
   const opts: ResolvedServerOptions = {
     concurrency: int('concurrency', 1, DEFAULTS.concurrency),
     strictPriority: options.strictPriority ?? false,
-    shutdownTimeout: int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs, 'ms'),
-    visibilityTimeout: int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs, 'ms'),
-    recoverInterval: int('recoverInterval', 10, DEFAULTS.recoverIntervalMs, 'ms'),
+    shutdownTimeout: int('shutdownTimeout', 0, DEFAULTS.shutdownTimeoutMs, 'timer'),
+    visibilityTimeout: int('visibilityTimeout', 100, DEFAULTS.visibilityTimeoutMs, 'timer'),
+    recoverInterval: int('recoverInterval', 10, DEFAULTS.recoverIntervalMs, 'timer'),
     maxDeliveries: int('maxDeliveries', 1, DEFAULTS.maxDeliveries),
-    forwardInterval: int('forwardInterval', 10, DEFAULTS.forwardIntervalMs, 'ms'),
-    blockTimeout: int('blockTimeout', 10, DEFAULTS.blockTimeoutMs, 'ms'),
+    forwardInterval: int('forwardInterval', 10, DEFAULTS.forwardIntervalMs, 'timer'),
+    blockTimeout: int('blockTimeout', 10, DEFAULTS.blockTimeoutMs, 'timer'),
     backoff: options.backoff ?? defaultBackoff,
     deadMaxCount: int('deadMaxCount', 0, DEFAULTS.deadMaxCount),
     deadMaxAge: int('deadMaxAge', 0, DEFAULTS.deadMaxAgeMs, 'ms'),

@@ -45,12 +45,14 @@ local function keyTtl(dueAt)
 end
 -- where a deduplicating task is now (the reply's third element). The retry and dead sets are read only
 -- here, on a deduplicated enqueue: their names are built on KEYS[2]'s queue prefix (one hash tag, so one
--- slot, as fire.lua builds its keys) rather than sent with every enqueue
+-- slot, as fire.lua builds its keys) rather than sent with every enqueue. A dead task's id may be used
+-- again by a live one (an explicit task id, whose uid marker the dead one let go): the live one is the
+-- answer then, so `dead` only when no live task holds the id's uid marker.
 local function stateOf(id)
   if redis.call('ZSCORE', KEYS[2], id) then return 'scheduled' end
   local prefix = string.sub(KEYS[2], 1, -10) -- '<ns>:{<ns>:<q>}:' of '…:scheduled'
   if redis.call('ZSCORE', prefix .. 'retry', id) then return 'retry' end
-  if redis.call('ZSCORE', prefix .. 'dead', id) then return 'dead' end
+  if redis.call('ZSCORE', prefix .. 'dead', id) and redis.call('EXISTS', prefix .. 'uid:' .. id) == 0 then return 'dead' end
   return 'pending'
 end
 if dedupKey then
