@@ -22,6 +22,12 @@ class Money {
   constructor(readonly cents: number) {}
 }
 
+function deep(levels: number): unknown {
+  let v: unknown = 1;
+  for (let i = 0; i < levels; i++) v = { v };
+  return v;
+}
+
 test.each([
   ['a Map', { order: { items: new Map([['a', 1]]) } }, /a Map at order\.items/],
   ['a Set', { tags: new Set(['x']) }, /a Set at tags/],
@@ -29,6 +35,12 @@ test.each([
   ['an ArrayBuffer', { raw: new ArrayBuffer(4) }, /an ArrayBuffer at raw/],
   ['a class instance without toJSON', { total: new Money(1299) }, /an instance of class Money at total/],
   ['a class instance in an array', { lines: [{ price: new Money(1) }] }, /class Money at lines\[0\]\.price/],
+  // trial 8: these became null silently
+  ['undefined in an array', { ids: [1, undefined] }, /undefined at ids\[1\] would become null/],
+  // eslint-disable-next-line no-sparse-arrays
+  ['a hole in an array', { ids: [1, , 3] }, /undefined at ids\[1\] would become null/],
+  ['an invalid Date', { at: { d: new Date('x') } }, /an invalid Date at at\.d would become null/],
+  ['nesting thousands of levels deep', deep(20_000), /nested too deeply/],
 ])('%s is refused with InvalidPayloadError naming the path', async (_what, payload, message) => {
   expect(() => encodePayload('t', payload)).toThrow(InvalidPayloadError);
   expect(() => encodePayload('t', payload)).toThrow(message);
@@ -43,11 +55,12 @@ test('what JSON keeps is accepted: plain and null-prototype objects, a class wit
     }
   }
   const bare = Object.assign(Object.create(null) as object, { a: 1 });
-  expect(JSON.parse(encodePayload('t', { bare, c: new Cents(5), at: new Date(0) }))).toEqual({
+  expect(JSON.parse(encodePayload('t', { bare, c: new Cents(5), at: new Date(0), gone: undefined }))).toEqual({
     bare: { a: 1 },
     c: { cents: 5 },
     at: '1970-01-01T00:00:00.000Z',
-  });
+  }); // an undefined property is left out, as JSON.stringify does (documented)
+  expect(encodePayload('t', [null, [1]])).toBe('[null,[1]]');
 });
 
 test('maxPayloadBytes: 1 MiB by default; the error names the size and the limit; 0 = no limit', async () => {

@@ -107,8 +107,12 @@ function findProblem(value: unknown, path: string, ancestors: object[]): string 
     case 'number':
       return Number.isFinite(value) ? undefined : `${describeValue(value)} at ${path} would become null in JSON`;
     case 'undefined':
-      return ancestors.length === 0 ? 'undefined is not a JSON value' : undefined;
+      // an object's undefined property is left out, as JSON.stringify does (reading it gives undefined
+      // either way); in an array (a hole too) it would become null
+      if (ancestors.length === 0) return 'undefined is not a JSON value';
+      return Array.isArray(ancestors[ancestors.length - 1]) ? `undefined at ${path} would become null in JSON` : undefined;
     case 'object': {
+      if (value instanceof Date && Number.isNaN(value.getTime())) return `an invalid Date at ${path} would become null in JSON`;
       if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
       if (ancestors.includes(value)) return `a circular reference at ${path}, which JSON cannot represent`;
       const isArray = Array.isArray(value);
@@ -148,10 +152,11 @@ function isFaithful(value: unknown, depth: number): boolean {
     case 'number':
       return Number.isFinite(value);
     case 'object': {
-      if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+      if (value === null) return true;
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return !(value instanceof Date) || !Number.isNaN(value.getTime());
       if (depth >= QUICK_DEPTH) return false;
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!isFaithful(value[i], depth + 1)) return false;
+        for (let i = 0; i < value.length; i++) if (value[i] === undefined || !isFaithful(value[i], depth + 1)) return false;
         return true;
       }
       if (!isPlainObject(value)) return false;
@@ -172,13 +177,21 @@ function isFaithful(value: unknown, depth: number): boolean {
  * ISO string (`"2026-01-01T00:00:00.000Z"`), which the handler receives as a string.
  * @param maxBytes the largest encoded payload, UTF-8 bytes; 0 = no limit.
  * @throws InvalidPayloadError naming the path and the problem: a circular reference, a BigInt, a
- * function, a symbol, a non-finite number, `undefined` as the whole payload, a Map, a Set, a typed
- * array or ArrayBuffer, an instance of a class without `toJSON()`; or the size and the limit.
+ * function, a symbol, a non-finite number, `undefined` as the whole payload or in an array (a hole
+ * too), an invalid Date, a Map, a Set, a typed array or ArrayBuffer, an instance of a class without
+ * `toJSON()`, nesting too deep to walk; or the size and the limit. An object's property whose value
+ * is undefined is left out, as `JSON.stringify` does.
  */
 export function encodePayload(type: string, payload: unknown, maxBytes = 0): string {
   // the quick walk finds whether there is a problem; the careful one (paths built) says which
   if (payload === undefined || !isFaithful(payload, 0)) {
-    const problem = findProblem(payload, '(root)', []);
+    let problem: string | undefined;
+    try {
+      problem = findProblem(payload, '(root)', []);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      problem = `it is nested too deeply to check or encode (${err.message})`; // the call stack, thousands of levels down
+    }
     if (problem) throw new InvalidPayloadError(type, problem);
   }
   let text: string;
