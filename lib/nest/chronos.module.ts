@@ -28,6 +28,20 @@ const EXPORTS = [ChronosClient, SchedulerService, WorkerService, InspectorServic
  * `app.enableShutdownHooks()` so a stopping instance resigns and drains.
  * @publicApi
  */
+/** The keys of {@link ChronosModuleAsyncOptions}. */
+const ASYNC_KEYS = new Set(['imports', 'useFactory', 'inject', 'useClass', 'useExisting', 'extraProviders']);
+
+/**
+ * The options a factory built: an object (an empty one takes every default). Undefined or null is a
+ * mistake (a forgotten `return`), not "the defaults": it would boot on the default namespace.
+ */
+function built(o: unknown, what: string): ChronosModuleOptions {
+  if (o === undefined || o === null) {
+    throw new ChronosConfigError([`forRootAsync: ${what} ${String(o)}, expected an options object (a forgotten return?)`]);
+  }
+  return o as ChronosModuleOptions;
+}
+
 @Module({})
 export class ChronosModule {
   /**
@@ -44,6 +58,11 @@ export class ChronosModule {
    * @throws ChronosConfigError when not exactly one of useFactory/useClass/useExisting is given, or at boot when an option is invalid.
    */
   static forRootAsync(options: ChronosModuleAsyncOptions): DynamicModule {
+    const unknown = options && typeof options === 'object' ? Object.keys(options).filter((k) => !ASYNC_KEYS.has(k)) : [];
+    if (unknown.length > 0) {
+      // a misspelt `inject` would leave the factory without its arguments
+      throw new ChronosConfigError(unknown.map((k) => `forRootAsync: unknown option "${k}" (known: ${[...ASYNC_KEYS].join(', ')})`));
+    }
     const ways = (['useFactory', 'useClass', 'useExisting'] as const).filter((k) => options?.[k] !== undefined);
     if (ways.length !== 1) {
       throw new ChronosConfigError([
@@ -52,15 +71,21 @@ export class ChronosModule {
     }
     const providers: Provider[] = [...(options.extraProviders ?? [])];
     if (options.useFactory) {
-      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] });
+      const make = options.useFactory;
+      const useFactory = async (...args: unknown[]) => built(await make(...args), 'useFactory returned');
+      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory, inject: options.inject ?? [] });
     } else {
       const factory = (options.useClass ?? options.useExisting)!;
       if (options.useClass) providers.push({ provide: options.useClass, useClass: options.useClass });
-      providers.push({
-        provide: CHRONOS_MODULE_OPTIONS,
-        useFactory: (f: ChronosOptionsFactory) => f.createChronosOptions(),
-        inject: [factory],
-      });
+      const useFactory = async (f: ChronosOptionsFactory) => {
+        if (typeof f?.createChronosOptions !== 'function') {
+          throw new ChronosConfigError([
+            `forRootAsync: ${ways[0]} ${factory.name || String(factory)} has no createChronosOptions() method (ChronosOptionsFactory)`,
+          ]);
+        }
+        return built(await f.createChronosOptions(), `${factory.name}.createChronosOptions() returned`);
+      };
+      providers.push({ provide: CHRONOS_MODULE_OPTIONS, useFactory, inject: [factory] });
     }
     return ChronosModule.build(providers, options.imports ?? []);
   }

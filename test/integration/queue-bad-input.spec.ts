@@ -141,3 +141,17 @@ test('the dead-letter set is capped by count, oldest first', async () => {
   expect(await r.zrange(keys.dead, 0, -1)).toEqual(ids.slice(2));
   expect((await r.hkeys(keys.deadTasks)).sort()).toEqual(ids.slice(2).sort());
 });
+
+test('a handler that throws a value that is not an Error: its content is kept, not "[object Object]" (trial 8)', async () => {
+  const server = rig.server();
+  server.handle('throws.object', () => {
+    throw { code: 'E1', detail: { n: 2 } };
+  });
+  const dead = deferred<string>();
+  rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve(e.error));
+  await server.start();
+  const { id } = await rig.client.enqueue('throws.object', {}, { maxRetry: 0 });
+  expect(await dead.promise).toBe("{ code: 'E1', detail: { n: 2 } }");
+  expect((await deadRecord(id)).meta).toMatchObject({ le: "{ code: 'E1', detail: { n: 2 } }" });
+  await server.shutdown();
+});

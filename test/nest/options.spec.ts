@@ -68,7 +68,7 @@ describe('resolveOptions', () => {
       'namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got "has space"',
       'timeZone: expected an IANA time zone such as "Europe/Budapest" or "UTC", got "Mars/Olympus_Mons"',
       'timeout: expected an integer >= 0 (ms), got -1',
-      'leaderTtl: expected an integer >= 1000 (ms), got 500',
+      "leaderTtl: expected an integer from 1000 to 2147483647 (ms; Node's longest timer, about 24.8 days), got 500",
       'concurrency: expected an integer >= 1, got 0',
       'backoff: expected a function (retried, error, task) => ms, got 1000',
       'queues.mail: expected an integer weight >= 1, got 0',
@@ -98,6 +98,25 @@ describe('ChronosModule', () => {
   test('forRootAsync takes exactly one of useFactory, useClass, useExisting', () => {
     expect(() => ChronosModule.forRootAsync({})).toThrow(/expected exactly one of useFactory, useClass, useExisting, got none/);
     expect(() => ChronosModule.forRootAsync({ useFactory: () => ({}), useClass: class {} as never })).toThrow(/got useFactory, useClass/);
+  });
+
+  test('forRootAsync is as strict as forRoot: a misspelt key, a factory that returns nothing, a class without createChronosOptions (trial 8)', async () => {
+    expect(() => ChronosModule.forRootAsync({ useFactory: () => ({}), injct: [] } as never)).toThrow(ChronosConfigError);
+    expect(() => ChronosModule.forRootAsync({ useFactory: () => ({}), injct: [] } as never)).toThrow(
+      /unknown option "injct" \(known: imports,/,
+    );
+    expect(() => resolveOptions(null)).toThrow(/expected an options object, got null/);
+    const boot = (chronos: ReturnType<typeof ChronosModule.forRootAsync>) =>
+      Test.createTestingModule({ imports: [chronos] })
+        .setLogger(new RecordingLogger())
+        .compile();
+    await expect(boot(ChronosModule.forRootAsync({ useFactory: () => undefined as never }))).rejects.toThrow(
+      /forRootAsync: useFactory returned undefined, expected an options object/,
+    );
+    class NoMethod {}
+    await expect(boot(ChronosModule.forRootAsync({ useClass: NoMethod as never }))).rejects.toThrow(
+      /forRootAsync: useClass NoMethod has no createChronosOptions\(\) method/,
+    );
   });
 
   const CONFIG = Symbol('config');

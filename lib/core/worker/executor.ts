@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
@@ -24,13 +25,21 @@ export interface ExecutorOptions {
 }
 
 function errorText(err: unknown): string {
-  const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
+  const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : thrownText(err);
   return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
+}
+
+/**
+ * A thrown value that is not an Error, as text: an object as `util.inspect` shows it (`{ code: 'E1' }`,
+ * not `[object Object]`: trial 8), anything else as `String()` does.
+ */
+function thrownText(err: unknown): string {
+  return typeof err === 'object' && err !== null ? inspect(err, { depth: 4, breakLength: Infinity }) : String(err);
 }
 
 /** The message of an error, or the value as text. */
 export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return err instanceof Error ? err.message : thrownText(err);
 }
 
 function isNonRetryable(err: unknown): boolean {

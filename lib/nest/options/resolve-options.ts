@@ -100,8 +100,9 @@ const CONNECTION = 'a redis:// or rediss:// URL, ioredis options or an ioredis c
  * @throws ChronosConfigError listing every problem (unknown keys included), in the order of the options.
  */
 export function resolveOptions(input: ChronosModuleOptions | undefined | null): ResolvedChronosOptions {
-  if (input === undefined || input === null) input = {};
-  if (typeof input !== 'object' || Array.isArray(input)) throw new ChronosConfigError([`expected an options object, got ${show(input)}`]);
+  if (input === undefined) input = {}; // forRoot(): every default; null is no options object (below)
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    throw new ChronosConfigError([`expected an options object, got ${show(input)}`]);
   const o = input as Record<string, unknown>;
   const p = new OptionProblems();
   p.unknownKeys(o, new Set(KEYS));
