@@ -93,6 +93,13 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
   expect(await json('queue', 'resume', 'reports')).toEqual({ queue: 'reports', paused: false });
   const nope = await chronos('queue', 'show', 'nope');
   expect([nope.code, nope.err]).toEqual([1, 'error: Queue "nope" not found\n']);
+  // a name no queue can have, and an empty filter (one that matched all for --error), are usage errors (trial 8)
+  const empty = await chronos('queue', 'pause', '');
+  expect([empty.code, empty.err]).toEqual([2, expect.stringMatching(/queue/)]);
+  for (const filter of ['--type', '--error']) {
+    const r = await chronos('task', 'ls', '--queue', 'emails', '--state', 'dead', filter, '');
+    expect([r.code, r.err]).toEqual([2, expect.stringMatching(/expected (a )?non-empty/)]);
+  }
 });
 
 test('--json: an error is one JSON object on stderr, {error: {code, message}}, with the same exit codes', async () => {

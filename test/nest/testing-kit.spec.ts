@@ -326,6 +326,8 @@ test('inline: an enqueue runs its handler before it resolves; a failure is an ou
   const strict = await kit([H], { mode: 'inline', rethrow: true });
   await expect(strict.client.enqueue('boom')).rejects.toThrow('boom');
   await strict.module.close();
+  // trial 8: a string was taken (and meant true)
+  expect(() => ChronosTestingModule.forRoot({ rethrow: 'yes' as never })).toThrow(/rethrow: expected true or false, got "yes"/);
 });
 
 test('a handler or schedule that fails to boot under ChronosModule fails the same way under the kit', async () => {

@@ -1,5 +1,5 @@
 import { META } from '../redis/protocol.js';
-import { InvalidTaskStateError } from '../runtime/errors.js';
+import { InvalidOptionsError, InvalidTaskStateError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
@@ -134,6 +134,19 @@ export function entryInfo(queue: string, state: TaskState, entryId: string, fiel
   info.entryId = entryId;
   if (!d.ok) info.lastError = d.error.message;
   return info;
+}
+
+/**
+ * Checks a task filter at the Inspector's door: an empty `type` would match no task and an empty
+ * `error` every one (a bulk delete of a whole state: trial 8). @throws InvalidOptionsError naming it
+ */
+export function checkFilter(f: TaskFilter): void {
+  const issues: string[] = [];
+  if (f.type !== undefined && (typeof f.type !== 'string' || f.type === ''))
+    issues.push(`type: expected a non-empty task type, got ${JSON.stringify(f.type)}`);
+  if (f.error !== undefined && (typeof f.error !== 'string' || f.error === ''))
+    issues.push(`error: expected non-empty text, got ${JSON.stringify(f.error)}`);
+  if (issues.length > 0) throw new InvalidOptionsError(issues, 'task filter');
 }
 
 /** True when a task passes a filter (type equal; error a case-insensitive substring of the last error). */

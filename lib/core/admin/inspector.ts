@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
-import { checkState } from './context.js';
+import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
 import * as fleet from './fleet.js';
 import * as hist from './history.js';
@@ -65,7 +65,7 @@ export class Inspector extends InspectorCore {
    * operator's act or read named by hand (the CLI, the console): a typo is refused, not served as an
    * empty queue. One SMEMBERS.
    * @param hint appended to the message (e.g. how to act on a queue before its first task)
-   * @throws QueueNotFoundError naming the queue, the namespace and the known queues
+   * @throws QueueNotFoundError naming the queue, the namespace and the known queues; InvalidOptionsError for a name no queue can have
    */
   requireQueue(queue: string, hint = ''): Promise<void> {
     return q.requireQueue(this.ctx, queue, hint);
@@ -160,6 +160,7 @@ export class Inspector extends InspectorCore {
    * @throws InvalidTaskStateError for an unknown state; InvalidOptionsError for a bad cursor or limit.
    */
   taskPage(queue: string, state: TaskState, opts: { cursor?: string; limit?: number } & TaskFilter = {}): Promise<TaskPage> {
+    checkFilter(opts);
     return t.taskPage(this.ctx, queue, state, opts);
   }
 
@@ -194,6 +195,7 @@ export class Inspector extends InspectorCore {
    * `type` and `error` substring. A bounded scan of at most `scan` (10,000) dead tasks, 1000 per call.
    */
   deadGroups(opts: { queue?: string; scan?: number } & TaskFilter = {}): Promise<DeadGroups> {
+    checkFilter(opts);
     return t.deadGroups(this.ctx, opts);
   }
 
@@ -210,6 +212,7 @@ export class Inspector extends InspectorCore {
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
   retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    checkFilter(opts);
     return this.rec(
       'dead.retry',
       opts,
@@ -230,6 +233,7 @@ export class Inspector extends InspectorCore {
 
   /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
   deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
@@ -241,6 +245,7 @@ export class Inspector extends InspectorCore {
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
   runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+    checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }

@@ -20,6 +20,7 @@ export async function queueNames(ctx: InspectorContext): Promise<string[]> {
 
 /** @throws QueueNotFoundError naming the queue, the namespace and the known queues (see `Inspector.requireQueue`). */
 export async function requireQueue(ctx: InspectorContext, queue: string, hint: string): Promise<void> {
+  ctx.keys(queue); // a name no queue can have is bad input, not a queue not found (trial 8: '' was "not found")
   const names = await queueNames(ctx);
   if (names.includes(queue)) return;
   const err = new QueueNotFoundError(queue);

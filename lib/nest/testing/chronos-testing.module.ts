@@ -55,7 +55,7 @@ const KIT_KEYS = new Set(['mode', 'now', 'rethrow', 'redisServer']);
 export class ChronosTestingModule {
   /**
    * The testing module in `mode` (default `manual`).
-   * @throws ChronosTestingError for an unknown mode, or in mode 'redis' when `redis-server` cannot be run; ChronosConfigError (at `init()`) for a bad module option.
+   * @throws ChronosTestingError for an unknown mode or a `rethrow` that is not a boolean, or in mode 'redis' when `redis-server` cannot be run; ChronosConfigError (at `init()`) for a bad module option.
    */
   static forRoot(options: ChronosTestingOptions = {}): DynamicModule {
     const mode = options.mode ?? 'manual';
@@ -63,6 +63,8 @@ export class ChronosTestingModule {
       throw new ChronosTestingError(`ChronosTestingModule: mode: expected 'manual', 'inline' or 'redis', got ${JSON.stringify(mode)}`);
     if ('connection' in options)
       throw new ChronosTestingError("ChronosTestingModule: `connection` is the kit's (mode 'redis' starts its own redis-server)");
+    if (options.rethrow !== undefined && typeof options.rethrow !== 'boolean')
+      throw new ChronosTestingError(`ChronosTestingModule: rethrow: expected true or false, got ${JSON.stringify(options.rethrow)}`);
     const moduleOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !KIT_KEYS.has(k))) as ChronosModuleOptions;
     if (mode === 'redis') return ChronosTestingModule.redis(moduleOptions, options.redisServer);
     const start = options.now === undefined ? Date.now() : instant(options.now, 'now');
