@@ -24,7 +24,7 @@ for a = 1, #ARGV, 2 do
   if ok and type(def) == 'table' then
     local gen = tonumber(storedGeneration(def)) or 0
     local cur = redis.call('HGET', KEYS[1], name)
-    local old = cur and cjson.decode(cur)
+    local old = cur and decodeStored(cur)
     if not old or (tonumber(storedGeneration(old)) or 0) < gen then
       scheduleIndexed(KEYS[3], name, old, def)
       redis.call('HSET', KEYS[1], name, raw)

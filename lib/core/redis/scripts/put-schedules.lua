@@ -85,7 +85,7 @@ for i, name in ipairs(names) do
     -- value the quotes would be escaped), so it is not decoded
     unchanged = unchanged + 1
   else
-    local old = cur and cjson.decode(cur)
+    local old = cur and decodeStored(cur)
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     elseif old and old['runtime'] ~= true and not force then

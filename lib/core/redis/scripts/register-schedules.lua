@@ -37,7 +37,7 @@ for a = 2, #ARGV, 3 do
   -- unchanged (the usual case at a restart): the stored JSON holds this fingerprint as its top-level
   -- "fp" (inside a string value the quotes would be escaped), so it is not decoded
   if not (cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true)) then
-    local old = cur and cjson.decode(cur)
+    local old = cur and decodeStored(cur)
     if not old or old['fp'] ~= fp then
       local def = cjson.decode(ARGV[a + 2])
       carryOver(def, old, now)

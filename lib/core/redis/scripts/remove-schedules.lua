@@ -32,7 +32,7 @@ if #found > 0 then
   generation = risingCounter(KEYS[2], now)
   local names = {}
   for _, f in ipairs(found) do
-    local name, old = f[1], cjson.decode(f[2])
+    local name, old = f[1], decodeStored(f[2])
     scheduleIndexed(KEYS[3], name, old, nil)
     names[#names + 1] = name
     fences[#fences + 1] = name

@@ -37,7 +37,7 @@
 local now = nowMs()
 local op, name = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], name)
-local old = cur and cjson.decode(cur)
+local old = cur and decodeStored(cur)
 if op ~= 'put' and not old then return {0, now, 0, ''} end
 -- a runtime put never turns a code-declared schedule into a runtime one unless forced (its code
 -- would silently stop counting; it comes back when a declaring instance registers again)
