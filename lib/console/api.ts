@@ -153,7 +153,7 @@ type Handler = (ctx: ApiContext, params: string[]) => Promise<unknown>;
 /**
  * What a request does, as `authorize(req, act)` is asked: `read` (the page, its assets and every GET),
  * or the act of a POST, named as its audit entry (`dead.retry`, `task.delete`, `task.run`,
- * `task.cancel`, `queue.pause`, `queue.resume`, `schedule.pause`, `schedule.resume`,
+ * `task.cancel`, `queue.pause`, `queue.resume`, `queue.limits`, `schedule.pause`, `schedule.resume`,
  * `schedule.trigger`, `schedule.remove`). @publicApi
  */
 export type ConsoleAct =
@@ -164,6 +164,7 @@ export type ConsoleAct =
   | 'task.cancel'
   | 'queue.pause'
   | 'queue.resume'
+  | 'queue.limits'
   | 'schedule.pause'
   | 'schedule.resume'
   | 'schedule.trigger'
@@ -177,6 +178,7 @@ export const CONSOLE_ACTS: readonly Exclude<ConsoleAct, 'read'>[] = [
   'task.cancel',
   'queue.pause',
   'queue.resume',
+  'queue.limits',
   'schedule.pause',
   'schedule.resume',
   'schedule.trigger',
@@ -229,14 +231,20 @@ async function schedulePage(ctx: ApiContext): Promise<unknown> {
   return { items: page.items.map(withWords), cursor: page.cursor };
 }
 
-/** One API route: its method, its path pattern under `<base>/api`, what it runs, and (POST) which act it is. */
-export interface Route {
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  run: Handler;
-  /** The act of a POST, from its path parameters and body (asked of `authorize(req, act)` before it runs). */
-  act?: (params: string[], body: Record<string, unknown>) => ConsoleAct;
-}
+/**
+ * One API route: its method, its path pattern under `<base>/api`, what it runs, and (POST) which act
+ * it is. Every POST names its act, so `authorize(req, act)` is asked before any change: a POST
+ * without one does not type-check (trial 9: the limits route had none, so a viewer could set limits).
+ */
+export type Route =
+  | { method: 'GET'; pattern: RegExp; run: Handler; act?: undefined }
+  | {
+      method: 'POST';
+      pattern: RegExp;
+      run: Handler;
+      /** The act, from its path parameters and body (asked of `authorize(req, act)` before it runs). */
+      act: (params: string[], body: Record<string, unknown>) => ConsoleAct;
+    };
 
 const seg = '([^/]+)';
 const re = (path: string) => new RegExp(`^${path.replaceAll(':p', seg)}$`);
@@ -308,11 +316,13 @@ export const ROUTES: Route[] = [
   {
     method: 'POST',
     pattern: re('/queues/:p/limits'),
+    act: () => 'queue.limits',
     // the body is a QueueLimitsUpdate, checked by the engine (a bad value is a 400 naming it)
-    run: async (ctx, [queue]) => ({
-      ok: true,
-      limits: await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, { actor: ctx.actor }),
-    }),
+    run: async (ctx, [queue]) => {
+      await ctx.inspector.requireQueue(queue); // as pause: a typo is a 404, never limits on a name no task uses
+      const limits = await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, { actor: ctx.actor, origin: ctx.origin });
+      return { ok: true, limits };
+    },
   },
   {
     method: 'POST',

@@ -231,7 +231,8 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
       }
       const params = route.pattern.exec(path)!.slice(1).map(decodeParam);
       const body = route.method === 'POST' ? await readBody(req) : {};
-      const act = route.act?.(params, body);
+      // every POST is an act, asked of authorize (Route's type makes a POST name it); a GET is a read
+      const act = route.method === 'POST' ? route.act(params, body) : undefined;
       if (act !== undefined && !(await allowed(req, act))) return send(res, 403, errorBody(403, `forbidden: you may not ${act}`));
       const caps = path === '/overview' ? await can(req) : {};
       const ctx = { inspector, redact, actor: actorOf(req), origin: originOf(req), readOnly, can: caps, query, body };

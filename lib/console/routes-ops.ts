@@ -52,7 +52,7 @@ export const OPS_ROUTES: Route[] = [
         action: q.get('action') || undefined,
         queue: q.get('queue') || undefined,
         schedule: q.get('schedule') || undefined,
-        result: result === 'done' || result === 'failed' ? result : undefined,
+        result: (result || undefined) as 'done' | 'failed' | undefined, // checked by the engine: another value is a 400
       });
     },
   },

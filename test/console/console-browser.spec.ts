@@ -172,6 +172,9 @@ run('the console in Chromium', () => {
       .getByText(/set limits/)
       .waitFor();
     expect(await inspector.queueLimits('default')).toEqual({ concurrency: 1, groupRate: { max: 10, duration: 1000 } });
+    // audited from the console, as a pause is (trial 9: the app's origin)
+    const [entry] = (await inspector.audit({ action: 'queue.limits', limit: 1 })).entries;
+    expect(entry).toMatchObject({ action: 'queue.limits', origin: expect.stringMatching(/^console /) });
     await client.enqueueBulk(
       Array.from({ length: 3 }, (_, i) => ({ type: 'hold', payload: { i }, options: { group: i < 2 ? 'acme' : 'globex' } })),
     );

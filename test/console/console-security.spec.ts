@@ -3,6 +3,8 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { startConsoleServer, type ConsoleServer } from '../../lib/console/server.js';
+import { ROUTES as API_ROUTES } from '../../lib/console/api.js';
+import { OPS_ROUTES } from '../../lib/console/routes-ops.js';
 import { ChronosClient, InspectorService } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { ConsoleJobs } from './console-app.js';
@@ -14,6 +16,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', 'api/tasks/some-id'],
   ['GET', 'api/dead-groups'],
   ['GET', 'api/schedules'],
+  ['GET', 'api/schedule-page?limit=5'],
   ['GET', 'api/schedules/console.nightly'],
   ['GET', 'api/history?window=day'],
   ['GET', 'api/queues/default/history'],
@@ -22,6 +25,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', 'api/queues/default/tasks/act', { action: 'retry', state: 'dead', all: true }],
   ['POST', 'api/queues/default/pause', {}],
   ['POST', 'api/queues/default/resume', {}],
+  ['POST', 'api/queues/default/limits', { concurrency: 1 }],
   ['POST', 'api/schedules/console.nightly/pause', { note: 'x' }],
   ['POST', 'api/schedules/console.nightly/resume', {}],
   ['POST', 'api/schedules/console.nightly/trigger', {}],
@@ -171,6 +175,13 @@ describe('console security', () => {
         (m) => (m === 'POST' ? 403 : 'answered'),
       ],
     ];
+    test('the matrix covers every API route the console has (trial 9: the limits route was missing, and unguarded)', () => {
+      const uncovered = [...API_ROUTES, ...OPS_ROUTES].filter(
+        (r) => !ROUTES.some(([method, path]) => method === r.method && r.pattern.test('/' + path.slice(4).split('?')[0])),
+      );
+      expect(uncovered.map((r) => `${r.method} ${r.pattern.source}`)).toEqual([]);
+    });
+
     test.each(MATRIX)('matrix: %s, on every API route', async (_name, url, headers, expected) => {
       const got: string[] = [];
       const want: string[] = [];
@@ -185,6 +196,7 @@ describe('console security', () => {
       expect((await inspector.schedule('console.nightly')).paused).toBe(false);
       expect((await inspector.schedules()).map((s) => s.name)).toContain('console.nightly');
       expect((await inspector.queues()).some((q) => q.paused)).toBe(false);
+      expect(await inspector.queueLimits('default')).toEqual({}); // a refused limits act set nothing
     });
 
     test('without authentication it binds to loopback only', async () => {

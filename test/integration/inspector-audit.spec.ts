@@ -59,6 +59,9 @@ test('every act is recorded, done or failed: actor, action, target, origin, resu
   expect(rest.entries.map((e) => e.action)).toEqual(['queue.pause']);
   expect(rest.cursor).toBeUndefined();
   await expect(inspector.audit({ limit: 0 })).rejects.toThrow(/limit: expected an integer 1-500, got 0/);
+  // a filter no entry can match is refused, naming it (trial 9: result=maybe listed everything)
+  await expect(inspector.audit({ result: 'maybe' as never })).rejects.toThrow(/result: expected 'done' or 'failed', got "maybe"/);
+  await expect(inspector.audit({ action: 'queue.paws' })).rejects.toThrow(/action: expected one of dead.retry, .*got "queue.paws"/);
 });
 
 test('the Scheduler\'s runtime acts (pause, resume, trigger, remove) are recorded as app:<instance> from "app <instance>" (trial 5)', async () => {

@@ -129,7 +129,7 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
         </button>`
       }
     </h2>
-    <${LimitsPanel} info=${info} readOnly=${readOnly} setNotice=${setNotice} refresh=${refresh} />
+    <${LimitsPanel} info=${info} readOnly=${readOnly || !can('queue.limits')} setNotice=${setNotice} refresh=${refresh} />
     <nav class="tabs">
       ${STATES.map(
         (s) =>

@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../runtime/events.js';
+import { OPERATOR_ACTIONS, type AuditEntry } from '../runtime/events.js';
 import { ChronosError, InvalidOptionsError } from '../runtime/errors.js';
 import { engineTime } from '../runtime/time.js';
 import type { InspectorContext } from './context.js';
@@ -81,7 +81,7 @@ export interface AuditQuery {
 
 /**
  * The audit trail, newest first: `XREVRANGE … COUNT`, at most 2,000 entries looked at per call when
- * filtering; `cursor` for the next page (absent at the end). @throws InvalidOptionsError for a bad limit or cursor.
+ * filtering; `cursor` for the next page (absent at the end). @throws InvalidOptionsError for a bad limit, cursor, result or action.
  */
 export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Promise<AuditPage> {
   const limit = q.limit ?? 50;
@@ -89,6 +89,14 @@ export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Prom
     throw new InvalidOptionsError([`limit: expected an integer 1-500, got ${JSON.stringify(q.limit)}`], 'audit options');
   if (q.cursor !== undefined && !/^\d+-\d+$/.test(q.cursor))
     throw new InvalidOptionsError([`cursor: expected <ms>-<seq>, got ${JSON.stringify(q.cursor)}`], 'audit options');
+  // a filter no entry can match is a mistake, not an empty page (trial 9: result=maybe listed everything)
+  if (q.result !== undefined && q.result !== 'done' && q.result !== 'failed')
+    throw new InvalidOptionsError([`result: expected 'done' or 'failed', got ${JSON.stringify(q.result)}`], 'audit options');
+  if (q.action !== undefined && !(OPERATOR_ACTIONS as readonly string[]).includes(q.action))
+    throw new InvalidOptionsError(
+      [`action: expected one of ${OPERATOR_ACTIONS.join(', ')}, got ${JSON.stringify(q.action)}`],
+      'audit options',
+    );
   const filtered =
     q.actor !== undefined || q.action !== undefined || q.queue !== undefined || q.schedule !== undefined || q.result !== undefined;
   const out: AuditEntry[] = [];

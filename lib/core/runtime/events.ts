@@ -1,18 +1,21 @@
+/** Every act an operator can do through the Inspector (the audit trail's `action`, {@link OperatorAction}). */
+export const OPERATOR_ACTIONS = [
+  'dead.retry',
+  'task.run',
+  'task.delete',
+  'task.cancel',
+  'queue.pause',
+  'queue.resume',
+  'queue.limits',
+  'schedule.pause',
+  'schedule.resume',
+  'schedule.trigger',
+  'schedule.remove',
+  'schedule.backfill',
+] as const;
+
 /** What an operator did through the Inspector (the CLI, the console or `InspectorService`). @publicApi */
-export type OperatorAction =
-  | 'dead.retry'
-  | 'task.run'
-  | 'task.delete'
-  | 'task.cancel'
-  | 'queue.pause'
-  | 'queue.resume'
-  | 'queue.limits'
-  | 'schedule.pause'
-  | 'schedule.resume'
-  | 'schedule.trigger'
-  | 'schedule.remove'
-  | 'schedule.backfill'
-  | 'queue.limits';
+export type OperatorAction = (typeof OPERATOR_ACTIONS)[number];
 
 /**
  * Lifecycle events of tasks, schedules and leadership. Instants are epoch ms, durations ms.
