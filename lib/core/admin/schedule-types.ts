@@ -86,8 +86,11 @@ export interface ScheduleInfo extends ScheduleBoundsInfo {
   error?: string;
 }
 
-/** What became of a fired trigger's task, as far as a bounded look finds it. @publicApi */
-export type FireTaskState = TaskState | 'buffered' | 'done' | 'unknown';
+/**
+ * What became of a fired trigger's task, as far as a bounded look finds it; `retracted`: it was
+ * taken back before its instant (a later `retracted` record of the same task), never run. @publicApi
+ */
+export type FireTaskState = TaskState | 'buffered' | 'done' | 'unknown' | 'retracted';
 
 /** One entry of a schedule's history, with the current state of its task. @publicApi */
 export interface FireInfo extends FireRecord {

@@ -353,5 +353,19 @@ export async function history(ctx: InspectorContext, name: string, limit = 20): 
     const { found, complete } = await findInStream(ctx, s.queue, rest, HISTORY_STREAM_SCAN);
     for (const id of rest) state.set(id, found.get(id)?.info.state ?? (complete ? 'done' : 'unknown'));
   }
-  return records.map((r) => (r.taskId && r.outcome !== 'retracted' && state.has(r.taskId) ? { ...r, task: state.get(r.taskId) } : r));
+  // newest first: a `retracted` record takes back the newest enqueue of its task before it (trial 9: shown as done)
+  const takenBack = new Map<string, number>();
+  return records.map((r) => {
+    if (!r.taskId) return r;
+    if (r.outcome === 'retracted') {
+      takenBack.set(r.taskId, (takenBack.get(r.taskId) ?? 0) + 1);
+      return r;
+    }
+    const pending = takenBack.get(r.taskId) ?? 0;
+    if (pending > 0 && !r.outcome.startsWith('skipped')) {
+      takenBack.set(r.taskId, pending - 1);
+      return { ...r, task: 'retracted' as const };
+    }
+    return state.has(r.taskId) ? { ...r, task: state.get(r.taskId) } : r;
+  });
 }
