@@ -80,6 +80,13 @@ function state(text: unknown): TaskState {
   throw new ApiError(400, `state: expected one of ${TASK_STATES.join(', ')}, got ${JSON.stringify(text)}`);
 }
 
+/** A boolean body field: absent is false; anything but true or false is a 400 (trial 9: "yes" read as false). */
+function flag(v: unknown, what: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new ApiError(400, `${what}: expected true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 function str(v: unknown, what: string, required = false): string | undefined {
   if (v === undefined || v === null || v === '') {
     if (required) throw new ApiError(400, `${what}: required`);
@@ -139,12 +146,25 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const one = (id: string): Promise<ActResult> => {
     if (action === 'retry' && st === 'dead') return i.retryDead(queue, id, actor);
     if (action === 'delete' && st !== 'active') return i.deleteTask(queue, id, { state: st, ...actor });
-    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return i.runTask(queue, id, actor);
+    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return runIn(id, st);
     if (action === 'cancel' && st === 'active') return i.cancelTask(id, { queue, ...actor });
     throw new ApiError(400, `action "${action}" on a ${st} task is not possible`);
   };
+  // the state named is the one acted on, as for delete (trial 9: run with state retry ran a scheduled task)
+  const runIn = async (id: string, want: 'scheduled' | 'retry'): Promise<ActResult> => {
+    const found = await i.findTask(id, queue);
+    if (found && found.state !== want) throw new TaskNotFoundError(queue, id, want);
+    return i.runTask(queue, id, actor);
+  };
   const results: ActResult[] = [];
-  for (const id of ids as string[]) results.push(ids.length === 1 ? await one(id) : await one(id).catch(() => ({ count: 0, ids: [] })));
+  for (const id of ids as string[]) {
+    if (ids.length === 1) results.push(await one(id));
+    // one of many that cannot be done is named with why, not dropped (trial 9: all failed was { count: 0, ids: [] })
+    else
+      results.push(
+        await one(id).catch((err: unknown) => ({ count: 0, ids: [], skipped: [{ id, reason: (err as Error).message ?? String(err) }] })),
+      );
+  }
   return merge(results);
 }
 
@@ -332,7 +352,7 @@ export const ROUTES: Route[] = [
       const actor = { actor: ctx.actor, origin: ctx.origin };
       if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });
       else if (verb === 'resume') await ctx.inspector.resumeSchedule(name, actor);
-      else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: ctx.body.force === true, ...actor });
+      else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: flag(ctx.body.force, 'force'), ...actor });
       else return { ok: true, taskId: await ctx.inspector.triggerSchedule(name, actor) };
       return { ok: true };
     },

@@ -16,6 +16,13 @@ import type { ApiContext } from './api.js';
  */
 export const COUNTS_REUSE = 4;
 
+/**
+ * A count older than this (ms), or than ({@link COUNTS_REUSE} + 1) × its read's duration if that is
+ * longer, is not served while the new one runs: the poll waits for the new count (after an idle spell
+ * the first poll would otherwise show a count minutes old: trial 9). docs/console.md: "≈ 10 s old".
+ */
+export const COUNTS_STALE_MAX_MS = 10_000;
+
 /** Schedules named in the overview's warnings, at most: the orphaned ones in one line, then one line per silent one; the rest are counted. */
 export const OVERVIEW_NAMES = 20;
 
@@ -93,17 +100,19 @@ const lastCount = new WeakMap<Inspector, CountRead>();
 
 /**
  * The schedules' counts and warnings. A count older than {@link COUNTS_REUSE} × its read's duration
- * starts a new read and is answered meanwhile (stale while the new one runs: a poll never waits for a
- * recount, only the first one waits for the first count).
+ * starts a new read and is answered meanwhile (stale while the new one runs), unless it is older than
+ * {@link COUNTS_STALE_MAX_MS} (or (COUNTS_REUSE + 1) reads): then the poll waits for the new count.
  */
 function countedSchedules(i: Inspector): Promise<Counted> {
   const last = lastCount.get(i);
   if (last?.doneAt === undefined && last) return last.before ?? last.read; // a read in flight
   if (last && Date.now() - last.doneAt! < COUNTS_REUSE * last.tookMs!) return last.read;
   const startedAt = Date.now();
+  // the last count, served while this one runs, unless it is too old to pass for the present
+  const fresh = last !== undefined && Date.now() - last.doneAt! <= Math.max(COUNTS_STALE_MAX_MS, (COUNTS_REUSE + 1) * last.tookMs!);
   const entry: CountRead = {
     read: Promise.all([i.schedules(0), i.leader()]).then(([schedules, leader]) => scheduleWarnings(schedules, leader)),
-    before: last?.read,
+    before: fresh ? last.read : undefined,
   };
   lastCount.set(i, entry);
   entry.read.then(

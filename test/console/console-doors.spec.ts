@@ -143,9 +143,26 @@ describe('console doors', () => {
     ]);
     const left = (await inspector.inspector.tasks('default', 'scheduled', { limit: 1000 })).map((t) => t.id);
     expect(left).toEqual(expect.arrayContaining([named.id, other.id]));
+    // trial 9: the state named is the one acted on (run with state retry ran a scheduled task), and one of
+    // many that cannot be done is named with why (was { count: 0, ids: [] }); a flag is true or false
+    const wrong = await act({ action: 'run', state: 'retry', ids: [other.id] });
+    expect([wrong.status, JSON.parse(wrong.body).code]).toEqual([404, 'TASK_NOT_FOUND']);
+    const many = await act({ action: 'run', state: 'retry', ids: [other.id, 'nope-1'] });
+    expect([many.status, JSON.parse(many.body)]).toEqual([
+      200,
+      { count: 0, ids: [], skipped: [expect.objectContaining({ id: other.id }), expect.objectContaining({ id: 'nope-1' })] },
+    ]);
+    expect((await inspector.inspector.findTask(other.id))?.state).toBe('scheduled');
+    const forced = await raw(`${base}api/schedules/nosuch/remove`, 'POST', ops, '{"force":"yes"}');
+    expect([forced.status, JSON.parse(forced.body).error]).toEqual([400, 'force: expected true or false, got "yes"']);
     const one = await act({ action: 'delete', state: 'scheduled', ids: [named.id] });
     expect([one.status, JSON.parse(one.body)]).toEqual([200, { count: 1, ids: [named.id] }]);
     await inspector.inspector.deleteTask('default', other.id, { state: 'scheduled' });
+    // limits: a queue nobody uses is a 404, as for pause (trial 9: accepted)
+    expect((await raw(`${base}api/queues/nosuch/limits`, 'POST', ops, '{"concurrency":2}')).status).toBe(404);
+    expect(await inspector.inspector.queueLimits('nosuch')).toEqual({});
+    // the audit trail refuses a filter no entry can match
+    expect((await raw(`${base}api/audit?result=maybe`, 'GET', ops)).status).toBe(400);
   });
 
   test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {

@@ -172,5 +172,16 @@ run('the schedules page pages (trial 4 F2)', () => {
     expect((await get<{ name: string }[]>('schedule-activity?name=bulk.042')).map((a) => a.name)).toEqual(['bulk.042']);
     expect((await fetch(base + 'api/schedule-activity?name=nope')).status).toBe(404);
     expect((await get<unknown[]>('schedule-activity')).length).toBe(152);
+    // after an idle spell the first poll waits for a new count instead of showing one minutes old (trial 9)
+    const inspector = app.get(InspectorService).inspector;
+    await inspector.addSchedule({ name: 'late.one', spec: '0 9 * * *' });
+    const realNow = Date.now;
+    Date.now = () => realNow.call(Date) + 72_000; // 72 s on: the last count is older than any reuse
+    try {
+      expect((await get<{ schedules: { total: number } }>('overview')).schedules.total).toBe(153);
+    } finally {
+      Date.now = realNow;
+    }
+    await inspector.removeSchedule('late.one');
   });
 });
