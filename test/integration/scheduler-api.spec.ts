@@ -231,3 +231,22 @@ test('an instance that is not eligible never leads; two namespaces elect two lea
   await b.stop();
   await deleteNamespace(other);
 });
+
+test('a schedule removed and added again under its name does not show its namesake\'s last fire (trial 9: "last fired 56 s ago")', async () => {
+  const events = new EventBus();
+  const fired = deferred();
+  events.subscribe((e) => e.type === 'schedule.fired' && e.schedule === 'again' && fired.resolve());
+  const s = scheduler({ events });
+  await s.start();
+  await s.addSchedule({ name: 'again', spec: '@every 1s' });
+  await fired.promise;
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  started.push({ stop: () => inspector.close() });
+  expect((await inspector.schedule('again')).lastFiredAt).toBeGreaterThan(0);
+  await s.pauseSchedule('again');
+  await s.removeSchedule('again');
+  await s.addSchedule({ name: 'again', spec: '@every 1h' });
+  const info = await inspector.schedule('again');
+  expect(info.lastFiredAt).toBeUndefined();
+  expect(info.next[0]).toBeGreaterThan(info.registeredAt!);
+});

@@ -37,7 +37,11 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
   const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, name), ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
   await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }], actor);
-  if (op === 'delete') await ctx.client.del(ctx.keys(r.previousQueue!).runs(name)); // its maxRuns count
+  if (op === 'delete') {
+    // its maxRuns count and its lastFired (after the fence, which reads it): a namesake added later starts afresh (trial 9)
+    const k = ctx.keys(r.previousQueue!);
+    await Promise.all([ctx.client.del(k.runs(name)), ctx.client.hdel(k.lastFired, name)]);
+  }
   if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
 }

@@ -177,17 +177,26 @@ export async function pipelined<C, T>(parts: Iterable<C>, call: (part: C) => Pro
   return { parts: taken, outcomes: await Promise.all(calls) };
 }
 
-/** Deletes the maxRuns counters of removed schedules: one DEL per queue slot and chunk of {@link BULK_CHUNK}. */
-async function dropRuns(ctx: InspectorContext, fences: readonly Fence[]): Promise<void> {
+/**
+ * Deletes the maxRuns counters and the lastFired entries of removed schedules (after their fences,
+ * which read lastFired), so a namesake added later starts afresh: one DEL and one HDEL per queue slot
+ * and chunk of {@link BULK_CHUNK}.
+ */
+async function dropFireState(ctx: InspectorContext, fences: readonly Fence[]): Promise<void> {
   const byQueue = new Map<string, string[]>();
   for (const f of fences) {
-    const keys = byQueue.get(f.queue) ?? [];
-    if (keys.length === 0) byQueue.set(f.queue, keys);
-    keys.push(ctx.keys(f.queue).runs(f.schedule));
+    const names = byQueue.get(f.queue) ?? [];
+    if (names.length === 0) byQueue.set(f.queue, names);
+    names.push(f.schedule);
   }
   const calls: Promise<number>[] = [];
-  for (const keys of byQueue.values())
-    for (let i = 0; i < keys.length; i += BULK_CHUNK) calls.push(ctx.client.del(...keys.slice(i, i + BULK_CHUNK)));
+  for (const [queue, names] of byQueue) {
+    const k = ctx.keys(queue);
+    for (let i = 0; i < names.length; i += BULK_CHUNK) {
+      const chunk = names.slice(i, i + BULK_CHUNK);
+      calls.push(ctx.client.del(...chunk.map((n) => k.runs(n))), ctx.client.hdel(k.lastFired, ...chunk));
+    }
+  }
   await Promise.all(calls);
 }
 
@@ -339,8 +348,8 @@ export async function removeSchedules(
     new Set(),
     parts.filter((_, i) => outcomes[i].removed > 0),
   );
-  // as removeSchedule: a removed schedule's maxRuns count goes with it
-  await dropRuns(ctx, fences);
+  // as removeSchedule: a removed schedule's maxRuns count and lastFired go with it
+  await dropFireState(ctx, fences);
   if (removed > 0) ctx.emit('schedule.remove', actor, { count: removed }); // as removeSchedule: an act that removed something
   return { removed, missing: outcomes.flatMap((o) => o.missing) };
 }

@@ -213,7 +213,8 @@ export async function build(
       orphaned: !s.runtime && !by.some((d) => d.alive),
       registeredAt: s.registeredAt,
       ...(s.offsetMs ? { offsetMs: s.offsetMs } : {}),
-      lastFiredAt: last === undefined ? undefined : Number(last),
+      // a lastFired from before the schedule's registration is a removed namesake's (trial 9: "last fired 56 s ago" for a new one)
+      lastFiredAt: last === undefined || Number(last) < (s.registeredAt ?? -Infinity) ? undefined : Number(last),
       next: [],
       declaredBy: by,
       ...boundsInfo(s),
