@@ -1,4 +1,19 @@
-/** Every act an operator can do through the Inspector (the audit trail's `action`, {@link OperatorAction}). */
+/** What an operator did through the Inspector (the CLI, the console or `InspectorService`). @publicApi */
+export type OperatorAction =
+  | 'dead.retry'
+  | 'task.run'
+  | 'task.delete'
+  | 'task.cancel'
+  | 'queue.pause'
+  | 'queue.resume'
+  | 'queue.limits'
+  | 'schedule.pause'
+  | 'schedule.resume'
+  | 'schedule.trigger'
+  | 'schedule.remove'
+  | 'schedule.backfill';
+
+/** Every {@link OperatorAction}, for checking a filter at run time (the audit trail's `action`). */
 export const OPERATOR_ACTIONS = [
   'dead.retry',
   'task.run',
@@ -12,10 +27,10 @@ export const OPERATOR_ACTIONS = [
   'schedule.trigger',
   'schedule.remove',
   'schedule.backfill',
-] as const;
-
-/** What an operator did through the Inspector (the CLI, the console or `InspectorService`). @publicApi */
-export type OperatorAction = (typeof OPERATOR_ACTIONS)[number];
+] as const satisfies readonly OperatorAction[];
+// the list names every action: a new OperatorAction left out of it does not compile
+const everyAction: [Exclude<OperatorAction, (typeof OPERATOR_ACTIONS)[number]>] extends [never] ? true : never = true;
+void everyAction;
 
 /**
  * Lifecycle events of tasks, schedules and leadership. Instants are epoch ms, durations ms.
