@@ -8,7 +8,7 @@ import { NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { QueueRig } from '../helpers/queue.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { redisUrl } from '../helpers/redis.js';
-import { deferred, waitFor } from '../helpers/wait.js';
+import { deferred } from '../helpers/wait.js';
 
 let rig: QueueRig;
 let keys: QueueKeys;
@@ -64,10 +64,10 @@ test('replace: the newest payload wins and the start time stays', async () => {
   const stored = (await rig.client.redis.hget(keys.tasks, a.id))!;
   expect(stored).toContain('{"n":2}');
   expect(stored).toContain('"m":3');
-  // a replace-mode enqueue while nothing waits under the key is a new task, ready now
-  const c = await rig.client.enqueue('t', { n: 3 }, { dedup: { key: 'other', mode: 'replace' } });
-  expect(c).toMatchObject({ deduplicated: false, state: 'pending' });
-  await waitFor(async () => (await rig.client.redis.xlen(keys.stream)) === 1, 'the new task in the stream');
+  // a replace-mode enqueue while nothing waits under the key is a new task
+  const c = await rig.client.enqueue('t', { n: 3 }, { dedup: { key: 'other', mode: 'replace' }, delay: 60_000 });
+  expect(c).toMatchObject({ deduplicated: false, state: 'scheduled' });
+  expect(c.id).not.toBe(a.id);
 });
 
 test("a deduplicated enqueue tells the existing task's state: ready, waiting for a retry, dead", async () => {
@@ -121,6 +121,8 @@ test("a deduplicated enqueue tells the existing task's state: ready, waiting for
 test('bad dedup options are refused, naming the value', async () => {
   const e = (o: object) => rig.client.enqueue('t', {}, o);
   await expect(e({ dedup: { key: 'k', mode: 'debounce' } })).rejects.toThrow(/dedup.mode: debounce needs a delay/);
+  // a task due at once never waits: replace would dedup nothing (trial 10: both enqueues ran)
+  await expect(e({ dedup: { key: 'k', mode: 'replace' } })).rejects.toThrow(/dedup.mode: replace needs a delay or processAt/);
   await expect(e({ dedup: { key: 'k', mode: 'later' } })).rejects.toThrow(
     /dedup.mode: expected one of first, debounce, replace, got "later"/,
   );

@@ -48,7 +48,8 @@ export interface EnqueueOptions {
    * - `debounce` (needs `delay`): while the key's task still waits for its time, it is replaced by
    *   this one (type, payload, options; its id stays) and starts `delay` ms after this enqueue
    *   (`deduplicated: true, replaced: true`); once it is due or has run, a new task is enqueued;
-   * - `replace`: the same, but the start time stays as it was (the newest payload wins).
+   * - `replace` (needs `delay` or `processAt`): the same, but the start time stays as it was (the
+   *   newest payload wins).
    * The key of `debounce` and `replace` lives `ttl` ms, and at least until its task is due. Not
    * with `taskId`.
    */
@@ -221,6 +222,9 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
       if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
       p.int('dedup.ttl', d.ttl, 1, 'ms');
       if (d.mode === 'debounce' && !(delayMs > 0)) p.add('dedup.mode', 'debounce needs a delay (its window, ms)');
+      // a task due at once never waits, so there is nothing to replace: every enqueue would be a new task (trial 10)
+      if (d.mode === 'replace' && !(delayMs > 0) && !(processAt > 0))
+        p.add('dedup.mode', 'replace needs a delay or processAt (the time its task waits for, while it can be replaced)');
       if ((d.mode === 'debounce' || d.mode === 'replace') && options.taskId !== undefined)
         p.add('dedup.mode', `${d.mode} is not given with taskId (the key's task keeps its id)`);
       dedupKey = d.key;

@@ -53,6 +53,7 @@ export const SCRIPT_NAMES = [
   'backfill',
   'fence-schedules',
   'fetch-limited',
+  'set-group-limits',
   'sample-queue',
 ] as const;
 

@@ -11,7 +11,7 @@
  *   (the migration of the registry of a version before shards);
  * - admin.ts: page-tasks and the operator's acts (run-tasks, delete-tasks, delete-pending,
  *   retry-dead, backfill);
- * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits);
+ * - limits.ts: fetch-limited (a fetch under a queue's fleet-wide limits), set-group-limits;
  * - stats.ts: sample-queue (a queue's depth and latency, once a minute, into its counts).
  *
  * A wrapper lays out KEYS and ARGV as the script's header declares them and maps the bare reply to

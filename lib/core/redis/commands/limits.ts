@@ -54,7 +54,27 @@ export async function fetchLimitedScript(
   return { entries: r[0], state, waitMs: r[2], lastId: r[3], waited: r[4] === 1, signalId: r[5] };
 }
 
+/** One group's override change for set-group-limits.lua: each value undefined (leave), null (clear) or the number to set. */
+export interface GroupLimitsChange {
+  group: string;
+  concurrency?: number | null;
+  rateMax?: number | null;
+  rateMs?: number | null;
+}
+
+/**
+ * Changes the overrides of some groups of one queue, each atomically (set-group-limits.lua), and
+ * keeps the queue's count of overridden groups. @returns that count after the change.
+ */
+export async function setGroupLimitsScript(client: RedisClient, keys: QueueKeys, changes: readonly GroupLimitsChange[]): Promise<number> {
+  const v = (x: number | null | undefined) => (x === undefined ? '' : x === null ? '-' : x);
+  const a: (string | number)[] = [];
+  for (const c of changes) a.push(c.group, v(c.concurrency), v(c.rateMax), v(c.rateMs));
+  return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits], a);
+}
+
 /** The wrapper of each script of this area (the registry in index.ts). */
 export const LIMITS_SCRIPTS = {
   'fetch-limited': fetchLimitedScript,
+  'set-group-limits': setGroupLimitsScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;
