@@ -177,7 +177,15 @@ export function parseInstant(text: string, what: string): number {
 
 /** A positive integer option. */
 export function positiveInt(text: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
-  const n = Number(text);
+  const n = decimalInt(text);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${what}: expected an integer 1-${max}, got ${JSON.stringify(text)}`);
   return n;
+}
+
+/**
+ * The number a flag's text writes in decimal digits, or NaN: `Number()` would also read `0x10` (16),
+ * `1e2` (100) and `" 7 "` (trial 10).
+ */
+export function decimalInt(text: string): number {
+  return /^\d+$/.test(text) ? Number(text) : NaN;
 }

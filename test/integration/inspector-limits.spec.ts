@@ -93,6 +93,11 @@ test('tasks waiting only in groups at their limit show limited (group); the CLI 
   expect(await inspector.queueLimits('lx')).toEqual({ concurrency: 2 });
   const bad = await chronos('queue', 'limits', 'l', '--rate', 'fast');
   expect([bad.code, bad.err]).toEqual([2, 'error: --rate: expected <max>/<duration ms> (e.g. 100/1000) or "none", got "fast"\n']);
+  // decimal digits only, and a bad value is a usage error before the name is looked up (trial 10: 0x10 set 16)
+  for (const text of ['0x10', '1e2']) {
+    const r2 = await chronos('queue', 'limits', 'nosuch', '--concurrency', text);
+    expect([r2.code, r2.err]).toEqual([2, `error: --concurrency: expected an integer >= 1 or "none", got "${text}"\n`]);
+  }
   release.resolve();
   await waitFor(async () => (await inspector.queue('l')).pending === 0, 'every task to run once the limit is cleared');
 });

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { QueueInfo } from '../../core/admin/inspector.js';
 import type { QueueLimits, QueueLimitsUpdate, RateLimit } from '../../core/queue/limits.js';
-import { UsageError, type Cli } from '../context.js';
+import { decimalInt, UsageError, type Cli } from '../context.js';
 import { fields, table } from '../format.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -66,7 +66,7 @@ export function limitsText(q: QueueInfo): string | undefined {
 function intOrNone(v: string | undefined, flag: string): number | null | undefined {
   if (v === undefined) return undefined;
   if (v === 'none') return null;
-  const n = Number(v);
+  const n = decimalInt(v);
   if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag}: expected an integer >= 1 or "none", got ${JSON.stringify(v)}`);
   return n;
 }
@@ -107,13 +107,16 @@ export function limitsCommands(queue: Command, run: Run): void {
     .option('--force', 'set the limits of a queue not known yet (before its first task)')
     .action(
       run(async (cli, name: string, o: LimitFlags & { force?: boolean }) => {
-        // as pause: a typo in the name is refused, never limits that nothing reads
-        const inspector = o.force
-          ? await cli.inspector()
-          : await cli.knownQueue(name, '; pass --force to set its limits before its first task');
+        // the values first (a bad one is a usage error whatever the queue), then, as pause, a typo in the name
+        // is refused, never limits that nothing reads
         const update: QueueLimitsUpdate = {};
         const concurrency = intOrNone(o.concurrency, '--concurrency');
         const rate = rateOrNone(o.rate, '--rate');
+        const gc = intOrNone(o.groupConcurrency, '--group-concurrency');
+        const gr = rateOrNone(o.groupRate, '--group-rate');
+        const inspector = o.force
+          ? await cli.inspector()
+          : await cli.knownQueue(name, '; pass --force to set its limits before its first task');
         if (o.group !== undefined) {
           if (concurrency === undefined && rate === undefined)
             throw new UsageError('--group: give --concurrency and/or --rate for the group');
@@ -122,8 +125,6 @@ export function limitsCommands(queue: Command, run: Run): void {
           if (concurrency !== undefined) update.concurrency = concurrency;
           if (rate !== undefined) update.rate = rate;
         }
-        const gc = intOrNone(o.groupConcurrency, '--group-concurrency');
-        const gr = rateOrNone(o.groupRate, '--group-rate');
         if (gc !== undefined) update.groupConcurrency = gc;
         if (gr !== undefined) update.groupRate = gr;
         if (o.clearGroup !== undefined) update.groups = { ...update.groups, [o.clearGroup]: null };
