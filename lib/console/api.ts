@@ -146,15 +146,10 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const one = (id: string): Promise<ActResult> => {
     if (action === 'retry' && st === 'dead') return i.retryDead(queue, id, actor);
     if (action === 'delete' && st !== 'active') return i.deleteTask(queue, id, { state: st, ...actor });
-    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return runIn(id, st);
+    // the state named is the one acted on, as for delete (trial 9: run with state retry ran a scheduled task)
+    if (action === 'run' && (st === 'scheduled' || st === 'retry')) return i.runTask(queue, id, { state: st, ...actor });
     if (action === 'cancel' && st === 'active') return i.cancelTask(id, { queue, ...actor });
     throw new ApiError(400, `action "${action}" on a ${st} task is not possible`);
-  };
-  // the state named is the one acted on, as for delete (trial 9: run with state retry ran a scheduled task)
-  const runIn = async (id: string, want: 'scheduled' | 'retry'): Promise<ActResult> => {
-    const found = await i.findTask(id, queue);
-    if (found && found.state !== want) throw new TaskNotFoundError(queue, id, want);
-    return i.runTask(queue, id, actor);
   };
   const results: ActResult[] = [];
   for (const id of ids as string[]) {

@@ -238,9 +238,12 @@ export class Inspector extends InspectorCore {
     return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
   }
 
-  /** Moves a scheduled or retry task into the stream now (retry count kept). @throws TaskNotFoundError */
-  runTask(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
-    return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor), counted);
+  /**
+   * Moves a scheduled or retry task into the stream now (retry count kept); with `state`, only a task
+   * in that state (as `deleteTask`). @throws TaskNotFoundError; InvalidTaskStateError for a state other than scheduled or retry
+   */
+  runTask(queue: string, id: string, opts: { state?: 'scheduled' | 'retry' } & ActOptions = {}): Promise<ActResult> {
+    return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor, opts.state), counted);
   }
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */

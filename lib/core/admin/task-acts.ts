@@ -164,8 +164,9 @@ function runBatch(ctx: InspectorContext, queue: string, state: 'scheduled' | 're
  * Moves a scheduled or retry task into the stream now (`run-tasks.lua`), keeping its retry count.
  * @throws TaskNotFoundError when it is neither scheduled nor waiting for a retry in that queue.
  */
-export async function runTask(ctx: InspectorContext, queue: string, id: string, actor?: string): Promise<ActResult> {
-  const row = await requireTask(ctx, queue, id, ['scheduled', 'retry']);
+export async function runTask(ctx: InspectorContext, queue: string, id: string, actor?: string, state?: TaskState): Promise<ActResult> {
+  const runnable: TaskState[] = ['scheduled', 'retry'];
+  const row = await requireTask(ctx, queue, id, state === undefined ? runnable : [checkState(state, runnable)]);
   const r = await runBatch(ctx, queue, row.info.state as 'scheduled' | 'retry')([row]);
   return emitted(ctx, 'task.run', queue, actor, result(r.done), id);
 }
