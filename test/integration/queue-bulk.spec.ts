@@ -5,6 +5,7 @@ import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { withMetaDefaults, type TaskMeta } from '../../lib/core/queue/codec.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS } from '../../lib/core/redis/protocol.js';
+import { engineTime } from '../../lib/core/runtime/time.js';
 import { QueueRig } from '../helpers/queue.js';
 
 let rig: QueueRig;
@@ -30,8 +31,11 @@ test('a bulk of 250 tasks across chunks, options and queues: input order, the si
   ];
   const input: { type: string; payload?: unknown; options?: object }[] = [...tasks];
   for (const o of withOptions) input[o.at] = o.task;
-  const before = Date.now();
+  // meta.e is the engine's time (Redis time, estimated never ahead: runtime/time.ts), not the wall clock
+  // (which may run ahead of it: CI saw Date.now() 301 ms past it), so the bounds are read from the engine's time
+  const before = engineTime.now();
   const results = await rig.client.enqueueBulk(input);
+  const after = engineTime.now();
   expect(results).toHaveLength(250);
   expect(results.every((r) => !r.deduplicated && r.state === 'pending')).toBe(true);
   expect(results[130].queue).toBe('other');
@@ -53,6 +57,7 @@ test('a bulk of 250 tasks across chunks, options and queues: input order, the si
     expect(Object.keys(stored)).toEqual(Object.keys(JSON.parse(ref[1][7]) as object)); // the single enqueue's layout
     const meta = withMetaDefaults(stored as unknown as TaskMeta) as unknown as Record<string, number>;
     expect(meta.e).toBeGreaterThanOrEqual(before);
+    expect(meta.e).toBeLessThanOrEqual(after);
     expect([meta.r, meta.m, meta.t]).toEqual(n === 131 ? [0, 3, 500] : [0, 25, 1_800_000]);
   }
   expect(bulk.map(([, f]) => f[1])).toEqual(results.filter((r) => r.queue === 'default').map((r) => r.id));

@@ -2,7 +2,7 @@
 // of many, a delayed task the index does not know (an older writer) is found by the sweep, the index
 // scripts keep a due time an enqueuer wrote during a forward, and backlogged queues share the fetches.
 import type { Redis } from 'ioredis';
-import { RedisTime } from '../../lib/core/runtime/time.js';
+import { RedisTime, engineTime } from '../../lib/core/runtime/time.js';
 import { Forwarder } from '../../lib/core/fetch/forwarder.js';
 import { Loops } from '../../lib/core/worker/loops.js';
 import { createRuntime } from '../../lib/core/runtime/runtime.js';
@@ -30,7 +30,7 @@ test('a delayed task on queue k of 50 is indexed by its enqueue and forwarded by
   const ran = deferred<{ queue: string; at: number }>();
   server.handle('later', (t) => ran.resolve({ queue: t.queue, at: Date.now() }));
   await server.start();
-  const sent = Date.now();
+  const sent = engineTime.now(); // the enqueue's clock (Redis time, estimated never ahead), not the wall clock, which may run ahead of it
   await rig.client.enqueue('later', {}, { queue: 'm37', delay: 400 });
   // the enqueue wrote the queue's due time into the index in the same round trip
   const score = Number(await redis().zscore(dueKey(), 'm37'));
