@@ -4,6 +4,7 @@
 // forwarder re-armed its timer to it. Real worker processes on a real Redis.
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { lowerDue } from '../../lib/core/redis/commands/due.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
@@ -29,6 +30,36 @@ test('a delayed task enqueued by another process starts at its due time, not at 
   const later = await rig.client.enqueue('quick', {}, { delay: 1500 });
   const earlier = await rig.client.enqueue('quick', {}, { delay: 300 });
   await waitFor(async () => (await started(earlier.id)) && (await started(later.id)), 'both to start', 20_000);
+});
+
+test('a client whose own clock runs ahead of Redis still indexes a delayed task by Redis time: it starts at its due time', async () => {
+  await startWorker(rig, 'W1', NO_POLL);
+  // this process's monotonic base 3 s ahead of Redis time (its wall clock was ahead when it started, then
+  // stepped back), as a client-only process that never heard Redis's time had it: before, the enqueue wrote the
+  // due index 3 s past the task's due time (its delay counted from its own clock) and the worker woke that late
+  const real = performance.timeOrigin;
+  Object.defineProperty(performance, 'timeOrigin', { value: real + 3000, configurable: true });
+  try {
+    const { id } = await rig.client.enqueue('quick', {}, { delay: 800 });
+    const [s, us] = await rig.redis.time();
+    const score = Number(await rig.redis.zscore(new GlobalKeys(rig.ns).due, 'default'));
+    const dueAt = Number(await rig.redis.zscore(new QueueKeys(rig.ns, 'default').scheduled, id)); // by Redis time (enqueue.lua)
+    expect(score).toBeLessThanOrEqual(dueAt);
+    expect(score).toBeLessThanOrEqual(Number(s) * 1000 + Math.floor(Number(us) / 1000) + 800);
+    await waitFor(() => started(id), 'the delayed task to start (woken at its due time)', 20_000);
+    // the same through enqueueBulk, by a new client, the clock stepped again
+    Object.defineProperty(performance, 'timeOrigin', { value: real + 6000, configurable: true });
+    const bulkClient = new QueueClient({ connection: redisUrl(), namespace: rig.ns });
+    try {
+      const [r] = await bulkClient.enqueueBulk([{ type: 'quick', payload: {}, options: { queue: 'other', delay: 800 } }]);
+      const bulkScore = Number(await rig.redis.zscore(new GlobalKeys(rig.ns).due, 'other'));
+      expect(bulkScore).toBeLessThanOrEqual(Number(await rig.redis.zscore(new QueueKeys(rig.ns, 'other').scheduled, r.id)));
+    } finally {
+      await bulkClient.close();
+    }
+  } finally {
+    delete (performance as { timeOrigin?: number }).timeOrigin;
+  }
 });
 
 test('two workers woken for one queue both forward it beside their claim: the task runs once, and the index keeps the next due time', async () => {

@@ -3,8 +3,8 @@ import { InvalidOptionsError, InvalidTaskStateError } from '../runtime/errors.js
 import type { ChronosEvent, EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
-import { engineTime } from '../runtime/time.js';
 import type { TaskSet } from '../redis/commands/admin.js';
+import { sampleRedisTime } from '../redis/commands/time.js';
 import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
@@ -48,12 +48,8 @@ export class InspectorContext {
   }
 
   /** Redis server time, epoch ms (one `TIME`, also a round trip for the process's time source). */
-  async redisNow(): Promise<number> {
-    const sent = engineTime.localNow();
-    const [s, us] = await this.client.time();
-    const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    engineTime.sample(sent, now, engineTime.localNow());
-    return now;
+  redisNow(): Promise<number> {
+    return sampleRedisTime(this.client);
   }
 
   /** Emits an event on the Inspector's bus (when it has one with listeners). */

@@ -2,6 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
+import { sampleRedisTime } from '../redis/commands/time.js';
 import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
@@ -199,6 +200,7 @@ export class QueueClient {
     try {
       for (const q of new Set(prepared.filter((p) => p.group !== undefined).map((p) => p.keys.queue)))
         if (!this.groupedQueues.has(q)) await this.markGrouped(q);
+      if (newQueues) await sampleRedisTime(this.conn.client); // as registerQueue does: the delays below count from Redis time
       ({ replies, replyOf } = await writeTasks(this.conn.client, this.globalKeys, prepared, newQueues));
     } catch (err) {
       const e = unavailableFor([...new Set(prepared.map((p) => p.keys.queue))].join(','), err);
@@ -256,8 +258,15 @@ export class QueueClient {
     this.groupedQueues.add(queue);
   }
 
+  /**
+   * Adds `queue` to the set of known queues before this client's first write to it, and in the same
+   * round trip samples Redis time (redis/commands/time.ts): a delayed task's due time in the due-time
+   * index is counted from it. Before, a client that only enqueued never heard Redis's time, and one
+   * whose clock ran ahead of it indexed its delayed tasks that much late (the workers woke that late).
+   */
   private async registerQueue(queue: string): Promise<void> {
-    await this.conn.client.sadd(this.globalKeys.queues, queue);
+    const client = this.conn.client;
+    await Promise.all([client.sadd(this.globalKeys.queues, queue), sampleRedisTime(client)]);
     this.knownQueues.add(queue);
   }
 

@@ -78,9 +78,10 @@ export function parseDueWake(text: string): { queue: string; dueAt: number } | u
 
 /**
  * The due time an enqueue writes into the index for a delayed task (epoch ms): `processAtMs`, else now
- * + `delayMs` by this process's clock (enqueue.lua counts the delay from Redis time: a clock ahead of
- * Redis's makes the forwarder that much late, one behind costs it an empty forward.lua). Undefined
- * when the task is not delayed (both 0).
+ * + `delayMs` by the process's time source (Redis time, estimated never ahead of it: runtime/time.ts;
+ * a client samples it before its first write to a queue). enqueue.lua counts the delay from Redis
+ * time itself: an estimate behind it costs the forwarder an empty forward.lua; one ahead would make it
+ * that much late. Undefined when the task is not delayed (both 0).
  */
 export function dueTime(processAtMs: number, delayMs: number): number | undefined {
   if (processAtMs > 0) return processAtMs;
