@@ -70,6 +70,12 @@ export class ChronosTesting {
   private readonly attempts = new Map<EnqueuedTask, AbortController>();
   /** Per schedule with overlap `buffer-one`: the trigger waiting behind its task (not in the queues yet). */
   private readonly buffered = new Map<string, NewTask>();
+  /**
+   * Per schedule with overlap `skip`, `buffer-one` or `cancel-previous`: the id of the trigger's task
+   * that holds its overlap marker (overlap.lua), from its enqueue until it succeeds, is dead or is
+   * superseded. An operator's `triggerNow` task or a task run by `perform(type, …)` holds none.
+   */
+  private readonly markers = new Map<string, string>();
 
   /** @internal Created by the testing module. */
   constructor(
@@ -209,9 +215,11 @@ export class ChronosTesting {
    * Enqueues every trigger of every schedule (declared or added, not paused) in [from, to], each
    * computed by the engine's spec (cron in its zone with DST, `@every`), with the engine's task id
    * and dedup key `<schedule>:<trigger-unix>` and `triggerAt`, in trigger order; a trigger already
-   * fired (its dedup key alive) is not enqueued again. While a task of the schedule is still queued
-   * or running, its overlap policy applies: `skip` skips the trigger; `buffer-one` keeps it (it is
-   * enqueued when the schedule's last task leaves the queues: succeeded, dead or superseded) and skips
+   * fired (its dedup key alive) is not enqueued again. While the task of the schedule's last trigger
+   * is still queued, running or waiting for a retry (it holds the engine's overlap marker; an
+   * operator's `triggerNow` task holds none), its overlap policy applies: `skip` skips the trigger;
+   * `buffer-one` keeps it (it is enqueued when the task it waits behind leaves the queues:
+   * succeeded, dead or superseded) and skips
    * further ones; `cancel-previous` takes the schedule's queued tasks out (they never start) and
    * aborts the signal of its running ones with a `TaskSupersededError`, then enqueues it. The clock is set to each trigger's instant as
    * it is enqueued (earlier or later than now: a test may fire any past or future window), then to
@@ -267,7 +275,14 @@ export class ChronosTesting {
         }
         this.supersede(st.name, id); // cancel-previous
       }
+      // the marker is taken before the task can run (inline mode runs it within accept)
+      const held = this.markers.get(st.name);
+      if (st.overlap !== 'allow') this.markers.set(st.name, id);
       const [r] = await this.accept([task]);
+      if (r.deduplicated && this.markers.get(st.name) === id) {
+        if (held === undefined) this.markers.delete(st.name);
+        else this.markers.set(st.name, held);
+      }
       if (!r.deduplicated) {
         added.push(this.store.history[this.store.history.length - 1]);
         s.runs = (s.runs ?? 0) + 1;
@@ -297,6 +312,7 @@ export class ChronosTesting {
   clear(): void {
     this.store.clear();
     this.buffered.clear();
+    this.markers.clear();
     this.outcomes.length = 0;
     this.dead.length = 0;
   }
@@ -360,18 +376,22 @@ export class ChronosTesting {
     this.outcomes.push(o);
     if (requeue && o.outcome === 'retry') this.store.put({ ...task, retried: task.retried + 1, runAt: o.retryAt });
     if (o.outcome === 'dead') this.dead.push(task);
-    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined) await this.overlapEnded(task.schedule);
+    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined && this.markers.get(task.schedule) === task.id) {
+      this.markers.delete(task.schedule);
+      await this.overlapEnded(task.schedule);
+    }
     return o;
   }
 
   /**
-   * A task of `schedule` left the queues: under overlap `buffer-one`, the trigger buffered behind it
-   * is enqueued (with its own id and instant) once no task of the schedule is queued or running.
+   * The task holding the overlap marker of `schedule` left the queues: under overlap `buffer-one`,
+   * the trigger buffered behind it is enqueued (with its own id and instant) and takes the marker.
    */
   private async overlapEnded(schedule: string): Promise<void> {
     const waiting = this.buffered.get(schedule);
-    if (!waiting || this.busy(schedule)) return;
+    if (!waiting) return;
     this.buffered.delete(schedule);
+    this.markers.set(schedule, waiting.id);
     await this.accept([{ ...waiting, runAt: this.now }]);
   }
 
@@ -410,9 +430,9 @@ export class ChronosTesting {
     return id;
   }
 
-  /** Whether a task of the schedule is queued or running (the overlap policies). */
+  /** Whether a trigger's task of the schedule holds its overlap marker (queued, running or waiting for a retry). */
   private busy(schedule: string): boolean {
-    return this.store.tasks().some((t) => t.schedule === schedule) || [...this.store.running].some((t) => t.schedule === schedule);
+    return this.markers.has(schedule);
   }
 
   private typeOf(type: TaskTypeRef): string {
