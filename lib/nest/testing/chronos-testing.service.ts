@@ -215,7 +215,7 @@ export class ChronosTesting {
    * Enqueues every trigger of every schedule (declared or added, not paused) in [from, to], each
    * computed by the engine's spec (cron in its zone with DST, `@every`), with the engine's task id
    * and dedup key `<schedule>:<trigger-unix>` and `triggerAt`, in trigger order; a trigger already
-   * fired (its dedup key alive) is not enqueued again. While the task of the schedule's last trigger
+   * fired (its dedup key alive: enqueued, or skipped or buffered by the overlap policy) is not enqueued again. While the task of the schedule's last trigger
    * is still queued, running or waiting for a retry (it holds the engine's overlap marker; an
    * operator's `triggerNow` task holds none), its overlap policy applies: `skip` skips the trigger;
    * `buffer-one` keeps it (it is enqueued when the task it waits behind leaves the queues:
@@ -251,12 +251,16 @@ export class ChronosTesting {
       if (s.runsUnder !== st.maxRuns) [s.runs, s.runsUnder] = [0, st.maxRuns];
       if (st.maxRuns !== undefined && (s.runs ?? 0) >= st.maxRuns) continue;
       const id = triggerKey(st.name, at);
+      const dedupTtl = fireDedupTtlMs(st, s.spec);
+      // fire.lua takes the trigger's dedup key before the overlap decision: a trigger fired before
+      // (enqueued, skipped or buffered) is a duplicate, never enqueued again
+      if (!this.store.claim(st.queue, id, dedupTtl)) continue;
       const task: NewTask = {
         id,
         type: st.type,
         payload: JSON.parse(st.payload) as unknown,
         queue: st.queue,
-        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl: fireDedupTtlMs(st, s.spec) },
+        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl },
         enqueuedAt: at,
         runAt: at + jitterShiftMs(st.name, at, st.jitterMs), // starts at its shifted instant, as in the engine
         schedule: st.name,
@@ -266,8 +270,8 @@ export class ChronosTesting {
       if (st.overlap !== 'allow' && this.busy(st.name)) {
         if (st.overlap === 'skip') continue;
         if (st.overlap === 'buffer-one') {
-          // one waits (a trigger fired before, even if still waiting, is not fired again), further ones are skipped
-          if (!this.buffered.has(st.name) && !this.store.history.some((h) => h.id === id)) {
+          // one waits, further ones are skipped
+          if (!this.buffered.has(st.name)) {
             this.buffered.set(st.name, task);
             s.runs = (s.runs ?? 0) + 1;
           }
@@ -276,17 +280,10 @@ export class ChronosTesting {
         this.supersede(st.name, id); // cancel-previous
       }
       // the marker is taken before the task can run (inline mode runs it within accept)
-      const held = this.markers.get(st.name);
       if (st.overlap !== 'allow') this.markers.set(st.name, id);
-      const [r] = await this.accept([task]);
-      if (r.deduplicated && this.markers.get(st.name) === id) {
-        if (held === undefined) this.markers.delete(st.name);
-        else this.markers.set(st.name, held);
-      }
-      if (!r.deduplicated) {
-        added.push(this.store.history[this.store.history.length - 1]);
-        s.runs = (s.runs ?? 0) + 1;
-      }
+      await this.accept([task], true);
+      added.push(this.store.history[this.store.history.length - 1]);
+      s.runs = (s.runs ?? 0) + 1;
     }
     this.store.setClock(t);
     return added;
@@ -325,12 +322,12 @@ export class ChronosTesting {
     return 'pending';
   }
 
-  /** The client's sink: records the tasks; inline, runs each new one now. */
-  private async accept(tasks: NewTask[]): Promise<EnqueueResult[]> {
+  /** The client's sink: records the tasks; inline, runs each new one now. `claimed`: a trigger's tasks, whose dedup key fireDue took. */
+  private async accept(tasks: NewTask[], claimed = false): Promise<EnqueueResult[]> {
     const results: EnqueueResult[] = [];
     const added: EnqueuedTask[] = [];
     for (const t of tasks) {
-      const r = this.store.add(t);
+      const r = this.store.add(t, claimed);
       const state =
         r.deduplicated && !r.replaced ? this.stateOf(t.queue, r.id) : r.replaced || t.runAt > this.now ? 'scheduled' : 'pending';
       results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, ...(r.replaced ? { replaced: true } : {}), state });
@@ -392,7 +389,7 @@ export class ChronosTesting {
     if (!waiting) return;
     this.buffered.delete(schedule);
     this.markers.set(schedule, waiting.id);
-    await this.accept([{ ...waiting, runAt: this.now }]);
+    await this.accept([{ ...waiting, runAt: this.now }], true);
   }
 
   /**
