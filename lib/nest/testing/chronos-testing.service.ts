@@ -439,10 +439,15 @@ export class ChronosTesting {
   }
 }
 
-/** An instant as epoch ms. */
+/** Largest instant a Date holds, ms from the epoch either way (ECMA-262 TimeClip). */
+const DATE_LIMIT_MS = 8.64e15;
+
+/** An instant as epoch ms. @throws ChronosTestingError naming `name` and the value when it is not one a Date can hold. */
 export function instant(v: Instant, name: string): number {
   const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
-  if (typeof ms !== 'number' || !Number.isFinite(ms))
-    throw new ChronosTestingError(`${name}: expected epoch ms, a Date or an ISO 8601 text, got ${String(v)}`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > DATE_LIMIT_MS)
+    throw new ChronosTestingError(
+      `${name}: expected epoch ms (at most ±${DATE_LIMIT_MS}, a Date's range), a Date or an ISO 8601 text, got ${String(v)}`,
+    );
   return ms;
 }
