@@ -6,7 +6,7 @@ import { silenceOf } from '../../core/admin/schedule-activity.js';
 import { shardLed } from '../../core/admin/fleet.js';
 import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { engineTime } from '../../core/runtime/time.js';
-import { positiveInt, type Cli } from '../context.js';
+import { positiveInt, UsageError, type Cli } from '../context.js';
 import { bytes, duration, fields, table, when } from '../format.js';
 import { limitsCommands, limitsText, stateText } from './limits.js';
 
@@ -119,38 +119,49 @@ export function serverTable(servers: ServerInfo[]): string {
   );
 }
 
+/** @throws UsageError naming the first of `flags` given (a value) without the `mode` flag they belong to. */
+function onlyWith(mode: string, on: boolean | undefined, flags: Record<string, string | undefined>): void {
+  if (on) return;
+  for (const [flag, value] of Object.entries(flags))
+    if (value !== undefined) throw new UsageError(`${flag}: only with ${mode} (stats ${mode} ${flag} ${value})`);
+}
+
 /** `stats`, `queue ls|show|pause|resume|limits`, `leader`, `servers`. */
 export function overviewCommands(program: Command, run: Run): void {
   program
     .command('stats')
     .description('everything at a glance: Redis, leader, workers, schedules, queues')
     .option('--watch', 'refresh until interrupted')
-    .option('--interval <ms>', 'refresh interval with --watch, ms', '2000')
+    .option('--interval <ms>', 'refresh interval with --watch, ms (default: 2000)')
     .option('--iterations <n>', 'with --watch, stop after n refreshes')
     .option('--history', 'processed / failed / depth / latency per minute of the last hour (or --window day: per hour of the last day)')
-    .option('--window <window>', 'with --history: hour (60 minutes) or day (24 hours)', 'hour')
+    .option('--window <window>', 'with --history: hour (60 minutes) or day (24 hours) (default: hour)')
     .option('--queue <name>', 'with --history: one queue instead of the total')
     .action(
-      run(async (cli, o: { watch?: boolean; interval: string; iterations?: string; history?: boolean; window: string; queue?: string }) => {
-        const interval = positiveInt(o.interval, '--interval');
-        const iterations = o.iterations === undefined ? Infinity : positiveInt(o.iterations, '--iterations');
-        const window = parseWindow(o.window);
-        const inspector = o.history && o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector(o.watch === true);
-        for (let i = 0; ; i++) {
-          if (o.history) {
-            const h = o.queue === undefined ? await inspector.history(window) : await inspector.queueHistory(o.queue, window);
-            cli.print(h, () => historyText(h));
+      run(
+        async (cli, o: { watch?: boolean; interval?: string; iterations?: string; history?: boolean; window?: string; queue?: string }) => {
+          onlyWith('--history', o.history, { '--queue': o.queue, '--window': o.window });
+          onlyWith('--watch', o.watch, { '--interval': o.interval, '--iterations': o.iterations });
+          const interval = positiveInt(o.interval ?? '2000', '--interval');
+          const iterations = o.iterations === undefined ? Infinity : positiveInt(o.iterations, '--iterations');
+          const window = parseWindow(o.window ?? 'hour');
+          const inspector = o.history && o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector(o.watch === true);
+          for (let i = 0; ; i++) {
+            if (o.history) {
+              const h = o.queue === undefined ? await inspector.history(window) : await inspector.queueHistory(o.queue, window);
+              cli.print(h, () => historyText(h));
+              if (!o.watch || i + 1 >= iterations) return;
+              await new Promise((r) => setTimeout(r, interval));
+              continue;
+            }
+            const s = await snapshot(inspector);
+            if (o.watch && !cli.json && process.stdout.isTTY) cli.out.write('\x1b[2J\x1b[H');
+            cli.print(s, () => statsText(s));
             if (!o.watch || i + 1 >= iterations) return;
             await new Promise((r) => setTimeout(r, interval));
-            continue;
           }
-          const s = await snapshot(inspector);
-          if (o.watch && !cli.json && process.stdout.isTTY) cli.out.write('\x1b[2J\x1b[H');
-          cli.print(s, () => statsText(s));
-          if (!o.watch || i + 1 >= iterations) return;
-          await new Promise((r) => setTimeout(r, interval));
-        }
-      }),
+        },
+      ),
     );
 
   const queue = program.command('queue').description('queues: list, show, pause, resume, limits');

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { TaskNotFoundError } from '../../core/runtime/errors.js';
 import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/admin/inspector.js';
+import { FILTER_SCAN } from '../../core/admin/tasks.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
 import { duration, fields, firstLine, short, table, when } from '../format.js';
 
@@ -15,8 +16,16 @@ interface ActOpts {
   yes?: boolean;
 }
 
-function taskTable(state: TaskState, tasks: TaskInfo[]): string {
-  if (tasks.length === 0) return `No ${state} tasks.`;
+/**
+ * A page of tasks as a table. An empty page says what it means: with a filter, none matched (among
+ * the {@link FILTER_SCAN} tasks looked at, when a cursor says there are more to look at).
+ */
+function taskTable(state: TaskState, tasks: TaskInfo[], filter = '', more = false): string {
+  if (tasks.length === 0) {
+    if (!filter) return `No ${state} tasks.`;
+    if (!more) return `No ${state} tasks match${filter}.`;
+    return `No ${state} tasks match${filter} among the ${FILTER_SCAN.toLocaleString('en-US')} looked at; more to look at:`;
+  }
   const head = ['id', 'type', 'payload'];
   const extra: Record<TaskState, [string[], (t: TaskInfo) => string[]]> = {
     pending: [['enqueued', 'retried'], (t) => [when(t.enqueuedAt), `${t.retried}/${t.maxRetry}`]],
@@ -136,7 +145,8 @@ export function taskCommands(program: Command, run: Run): void {
         const page = await (
           await cli.knownQueue(o.queue!)
         ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
-        cli.print(page, () => taskTable(o.state!, page.tasks) + (page.cursor ? `\nmore: --cursor '${page.cursor}'` : ''));
+        const more = Boolean(page.cursor);
+        cli.print(page, () => taskTable(o.state!, page.tasks, filterText(o), more) + (more ? `\nmore: --cursor '${page.cursor}'` : ''));
       }),
     );
   task

@@ -130,11 +130,15 @@ export async function removeSchedule(ctx: InspectorContext, name: string, force 
   ctx.emit('schedule.remove', actor, { schedule: name, count: 1 });
 }
 
-/** The JSON meta of a task of schedule `s` enqueued at `enqueuedAt` for its trigger `triggerAt` (epoch ms). */
+/**
+ * The JSON meta of a task of schedule `s` enqueued at `enqueuedAt` for its trigger `triggerAt`
+ * (epoch ms): its schedule, instant and group, as a fired trigger's (fire-triggers.ts).
+ */
 function triggerMeta(s: StoredSchedule, enqueuedAt: number, triggerAt: number): string {
   const meta = newMeta(s.maxRetry, s.timeoutMs, enqueuedAt);
   meta[META.schedule] = s.name;
   meta[META.triggerAt] = triggerAt;
+  if (s.group !== undefined) meta[META.group] = s.group;
   return encodeMeta(meta);
 }
 

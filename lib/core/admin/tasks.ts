@@ -18,7 +18,7 @@ export const MAX_PAGE = 1000;
 /** Entries one stream or PEL read takes (each call bounded). */
 const CHUNK = 1000;
 /** With a filter, a page call looks at most this many tasks before it returns (with a cursor to go on). */
-const FILTER_SCAN = 10_000;
+export const FILTER_SCAN = 10_000;
 
 const EMPTY_META: TaskMeta = { r: 0, m: 0, t: 0, e: 0 };
 

@@ -55,9 +55,11 @@ const KIT_KEYS = new Set(['mode', 'now', 'rethrow', 'redisServer']);
 export class ChronosTestingModule {
   /**
    * The testing module in `mode` (default `manual`).
-   * @throws ChronosTestingError for an unknown mode or a `rethrow` that is not a boolean, or in mode 'redis' when `redis-server` cannot be run; ChronosConfigError (at `init()`) for a bad module option.
+   * @throws ChronosTestingError for options that are not an object, an unknown mode, a `now` that is not an instant or a `rethrow` that is not a boolean, or in mode 'redis' when `redis-server` cannot be run; ChronosConfigError (at `init()`) for a bad module option.
    */
   static forRoot(options: ChronosTestingOptions = {}): DynamicModule {
+    if (typeof options !== 'object' || options === null || Array.isArray(options))
+      throw new ChronosTestingError(`ChronosTestingModule: expected an options object, got ${JSON.stringify(options)}`);
     const mode = options.mode ?? 'manual';
     if (!['manual', 'inline', 'redis'].includes(mode))
       throw new ChronosTestingError(`ChronosTestingModule: mode: expected 'manual', 'inline' or 'redis', got ${JSON.stringify(mode)}`);

@@ -70,6 +70,12 @@ export class ChronosTesting {
   private readonly attempts = new Map<EnqueuedTask, AbortController>();
   /** Per schedule with overlap `buffer-one`: the trigger waiting behind its task (not in the queues yet). */
   private readonly buffered = new Map<string, NewTask>();
+  /**
+   * Per schedule with overlap `skip`, `buffer-one` or `cancel-previous`: the id of the trigger's task
+   * that holds its overlap marker (overlap.lua), from its enqueue until it succeeds, is dead or is
+   * superseded. An operator's `triggerNow` task or a task run by `perform(type, …)` holds none.
+   */
+  private readonly markers = new Map<string, string>();
 
   /** @internal Created by the testing module. */
   constructor(
@@ -209,9 +215,11 @@ export class ChronosTesting {
    * Enqueues every trigger of every schedule (declared or added, not paused) in [from, to], each
    * computed by the engine's spec (cron in its zone with DST, `@every`), with the engine's task id
    * and dedup key `<schedule>:<trigger-unix>` and `triggerAt`, in trigger order; a trigger already
-   * fired (its dedup key alive) is not enqueued again. While a task of the schedule is still queued
-   * or running, its overlap policy applies: `skip` skips the trigger; `buffer-one` keeps it (it is
-   * enqueued when the schedule's last task leaves the queues: succeeded, dead or superseded) and skips
+   * fired (its dedup key alive: enqueued, or skipped or buffered by the overlap policy) is not enqueued again. While the task of the schedule's last trigger
+   * is still queued, running or waiting for a retry (it holds the engine's overlap marker; an
+   * operator's `triggerNow` task holds none), its overlap policy applies: `skip` skips the trigger;
+   * `buffer-one` keeps it (it is enqueued when the task it waits behind leaves the queues:
+   * succeeded, dead or superseded) and skips
    * further ones; `cancel-previous` takes the schedule's queued tasks out (they never start) and
    * aborts the signal of its running ones with a `TaskSupersededError`, then enqueues it. The clock is set to each trigger's instant as
    * it is enqueued (earlier or later than now: a test may fire any past or future window), then to
@@ -243,12 +251,16 @@ export class ChronosTesting {
       if (s.runsUnder !== st.maxRuns) [s.runs, s.runsUnder] = [0, st.maxRuns];
       if (st.maxRuns !== undefined && (s.runs ?? 0) >= st.maxRuns) continue;
       const id = triggerKey(st.name, at);
+      const dedupTtl = fireDedupTtlMs(st, s.spec);
+      // fire.lua takes the trigger's dedup key before the overlap decision: a trigger fired before
+      // (enqueued, skipped or buffered) is a duplicate, never enqueued again
+      if (!this.store.claim(st.queue, id, dedupTtl)) continue;
       const task: NewTask = {
         id,
         type: st.type,
         payload: JSON.parse(st.payload) as unknown,
         queue: st.queue,
-        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl: fireDedupTtlMs(st, s.spec) },
+        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl },
         enqueuedAt: at,
         runAt: at + jitterShiftMs(st.name, at, st.jitterMs), // starts at its shifted instant, as in the engine
         schedule: st.name,
@@ -258,8 +270,8 @@ export class ChronosTesting {
       if (st.overlap !== 'allow' && this.busy(st.name)) {
         if (st.overlap === 'skip') continue;
         if (st.overlap === 'buffer-one') {
-          // one waits (a trigger fired before, even if still waiting, is not fired again), further ones are skipped
-          if (!this.buffered.has(st.name) && !this.store.history.some((h) => h.id === id)) {
+          // one waits, further ones are skipped
+          if (!this.buffered.has(st.name)) {
             this.buffered.set(st.name, task);
             s.runs = (s.runs ?? 0) + 1;
           }
@@ -267,11 +279,11 @@ export class ChronosTesting {
         }
         this.supersede(st.name, id); // cancel-previous
       }
-      const [r] = await this.accept([task]);
-      if (!r.deduplicated) {
-        added.push(this.store.history[this.store.history.length - 1]);
-        s.runs = (s.runs ?? 0) + 1;
-      }
+      // the marker is taken before the task can run (inline mode runs it within accept)
+      if (st.overlap !== 'allow') this.markers.set(st.name, id);
+      await this.accept([task], true);
+      added.push(this.store.history[this.store.history.length - 1]);
+      s.runs = (s.runs ?? 0) + 1;
     }
     this.store.setClock(t);
     return added;
@@ -297,6 +309,7 @@ export class ChronosTesting {
   clear(): void {
     this.store.clear();
     this.buffered.clear();
+    this.markers.clear();
     this.outcomes.length = 0;
     this.dead.length = 0;
   }
@@ -309,12 +322,12 @@ export class ChronosTesting {
     return 'pending';
   }
 
-  /** The client's sink: records the tasks; inline, runs each new one now. */
-  private async accept(tasks: NewTask[]): Promise<EnqueueResult[]> {
+  /** The client's sink: records the tasks; inline, runs each new one now. `claimed`: a trigger's tasks, whose dedup key fireDue took. */
+  private async accept(tasks: NewTask[], claimed = false): Promise<EnqueueResult[]> {
     const results: EnqueueResult[] = [];
     const added: EnqueuedTask[] = [];
     for (const t of tasks) {
-      const r = this.store.add(t);
+      const r = this.store.add(t, claimed);
       const state =
         r.deduplicated && !r.replaced ? this.stateOf(t.queue, r.id) : r.replaced || t.runAt > this.now ? 'scheduled' : 'pending';
       results.push({ id: r.id, queue: t.queue, deduplicated: r.deduplicated, ...(r.replaced ? { replaced: true } : {}), state });
@@ -360,19 +373,23 @@ export class ChronosTesting {
     this.outcomes.push(o);
     if (requeue && o.outcome === 'retry') this.store.put({ ...task, retried: task.retried + 1, runAt: o.retryAt });
     if (o.outcome === 'dead') this.dead.push(task);
-    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined) await this.overlapEnded(task.schedule);
+    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined && this.markers.get(task.schedule) === task.id) {
+      this.markers.delete(task.schedule);
+      await this.overlapEnded(task.schedule);
+    }
     return o;
   }
 
   /**
-   * A task of `schedule` left the queues: under overlap `buffer-one`, the trigger buffered behind it
-   * is enqueued (with its own id and instant) once no task of the schedule is queued or running.
+   * The task holding the overlap marker of `schedule` left the queues: under overlap `buffer-one`,
+   * the trigger buffered behind it is enqueued (with its own id and instant) and takes the marker.
    */
   private async overlapEnded(schedule: string): Promise<void> {
     const waiting = this.buffered.get(schedule);
-    if (!waiting || this.busy(schedule)) return;
+    if (!waiting) return;
     this.buffered.delete(schedule);
-    await this.accept([{ ...waiting, runAt: this.now }]);
+    this.markers.set(schedule, waiting.id);
+    await this.accept([{ ...waiting, runAt: this.now }], true);
   }
 
   /**
@@ -410,9 +427,9 @@ export class ChronosTesting {
     return id;
   }
 
-  /** Whether a task of the schedule is queued or running (the overlap policies). */
+  /** Whether a trigger's task of the schedule holds its overlap marker (queued, running or waiting for a retry). */
   private busy(schedule: string): boolean {
-    return this.store.tasks().some((t) => t.schedule === schedule) || [...this.store.running].some((t) => t.schedule === schedule);
+    return this.markers.has(schedule);
   }
 
   private typeOf(type: TaskTypeRef): string {
@@ -422,10 +439,15 @@ export class ChronosTesting {
   }
 }
 
-/** An instant as epoch ms. */
+/** Largest instant a Date holds, ms from the epoch either way (ECMA-262 TimeClip). */
+const DATE_LIMIT_MS = 8.64e15;
+
+/** An instant as epoch ms. @throws ChronosTestingError naming `name` and the value when it is not one a Date can hold. */
 export function instant(v: Instant, name: string): number {
   const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
-  if (typeof ms !== 'number' || !Number.isFinite(ms))
-    throw new ChronosTestingError(`${name}: expected epoch ms, a Date or an ISO 8601 text, got ${String(v)}`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > DATE_LIMIT_MS)
+    throw new ChronosTestingError(
+      `${name}: expected epoch ms (at most ±${DATE_LIMIT_MS}, a Date's range), a Date or an ISO 8601 text, got ${String(v)}`,
+    );
   return ms;
 }

@@ -3,6 +3,8 @@ import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/c
 import type { Prepared } from '../../core/queue/enqueue-write.js';
 import { prepareTask } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
+import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
+import { ChronosTestingError } from './testing-error.js';
 import type { NewTask } from './testing-store.js';
 
 /** Where the kit's client hands its tasks (the ChronosTesting service). @internal */
@@ -21,9 +23,30 @@ export interface TaskSink {
  */
 export class TestingChronosClient extends ChronosClient {
   private sink?: TaskSink;
+  /** The base client's Redis: never connected (no method of the kit's client reaches it), disconnected at close. */
+  private readonly offline: Redis;
 
   constructor(options: ConstructorParameters<typeof ChronosClient>[0] = {}) {
-    super({ ...options, connection: new Redis({ lazyConnect: true, enableOfflineQueue: false }) });
+    const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+    super({ ...options, connection: offline });
+    this.offline = offline;
+  }
+
+  /** Not in the kit's manual and inline modes (nothing talks to Redis). @throws ChronosTestingError */
+  override get redis(): never {
+    throw redisOnly('redis');
+  }
+
+  /** Not in the kit's manual and inline modes (queue limits live in Redis). @throws ChronosTestingError */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the engine client's signature
+  override setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    return Promise.reject(redisOnly('setQueueLimits'));
+  }
+
+  /** Not in the kit's manual and inline modes (queue limits live in Redis). @throws ChronosTestingError */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the engine client's signature
+  override getQueueLimits(queue: string): Promise<QueueLimits> {
+    return Promise.reject(redisOnly('getQueueLimits'));
   }
 
   /** @internal Connects the client to the kit. */
@@ -48,7 +71,7 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override async close(): Promise<void> {
-    /* nothing opened */
+    this.offline.disconnect(); // never connected: this only makes sure no socket outlives the module
   }
 
   private async enqueueAll(tasks: { type: string; payload: unknown; options: EnqueueOptions }[], bulk?: string): Promise<EnqueueResult[]> {
@@ -101,4 +124,10 @@ function toNewTask(p: Prepared, o: EnqueueOptions, now: number): NewTask {
     runAt,
     ...(p.group !== undefined ? { group: p.group } : {}),
   };
+}
+
+function redisOnly(member: string): ChronosTestingError {
+  return new ChronosTestingError(
+    `ChronosClient.${member} needs Redis: it is not in the testing kit's modes 'manual' and 'inline' (use ChronosTestingModule.forRoot({ mode: 'redis' }))`,
+  );
 }

@@ -6,6 +6,7 @@
  */
 import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
 import { Mux } from '../../core/worker/mux.js';
+import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { finishStored, toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
 import {
@@ -53,6 +54,10 @@ export class TestingSchedulerService {
   /** The kit's scheduler always leads. */
   get isLeader(): boolean {
     return true;
+  }
+  /** Every shard (0 to 15): the kit's scheduler leads them all, as a fleet of one does. */
+  get shards(): number[] {
+    return Array.from({ length: SHARD_COUNT }, (_, i) => i);
   }
   /** Always 1 in the kit. */
   get term(): number {

@@ -92,10 +92,22 @@ export class TestingStore {
     this.clock = to;
   }
 
-  /** Adds a task unless its dedup key or unique id is live. */
-  add(t: NewTask): AddResult {
+  /**
+   * Takes the dedup key `key` of `queue` for `ttlMs` unless it is live (SET NX, as fire.lua does for a
+   * trigger before its overlap decision). @returns whether it was taken.
+   */
+  claim(queue: string, key: string, ttlMs: number): boolean {
+    const dk = `${queue}\u0000${key}`;
+    const d = this.dedup.get(dk);
+    if (d && d.expiresAt > this.clock) return false;
+    this.dedup.set(dk, { id: key, expiresAt: this.clock + ttlMs });
+    return true;
+  }
+
+  /** Adds a task unless its dedup key or unique id is live; `claimed`: its dedup key was taken by {@link claim}, not checked again. */
+  add(t: NewTask, claimed = false): AddResult {
     const { queue } = t;
-    const dk = t.options.dedupKey === undefined ? undefined : `${queue}\u0000${t.options.dedupKey}`;
+    const dk = t.options.dedupKey === undefined || claimed ? undefined : `${queue}\u0000${t.options.dedupKey}`;
     const mode = t.options.dedupMode;
     const keyTtl = (runAt: number) => Math.max(t.options.dedupTtl ?? 3_600_000, mode ? runAt - this.clock : 0);
     if (dk !== undefined) {

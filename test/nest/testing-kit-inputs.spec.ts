@@ -1,0 +1,27 @@
+// Bad input to the testing kit gets a ChronosTestingError naming the value: an instant beyond the
+// range of a Date (the clock could not be shown, and fireDue's own error threw a RangeError), and
+// options that are not an object.
+import { Test } from '@nestjs/testing';
+import { ChronosTesting, ChronosTestingError, ChronosTestingModule, type ChronosTestingOptions } from '../../lib/nest/testing/index.js';
+
+test('an instant beyond the range of a Date is refused with a ChronosTestingError naming it', async () => {
+  expect(() => ChronosTestingModule.forRoot({ now: 1e20 })).toThrow(ChronosTestingError);
+  expect(() => ChronosTestingModule.forRoot({ now: 1e20 })).toThrow(/now: expected epoch ms.* got 100000000000000000000/);
+  const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot()] }).compile();
+  await module.init();
+  const testing = module.get(ChronosTesting);
+  const before = testing.now;
+  await expect(testing.fireDue(1e20, 0)).rejects.toThrow(/from: expected epoch ms.* got 100000000000000000000/);
+  await expect(testing.fireDue(0, -1e20)).rejects.toThrow(ChronosTestingError);
+  await expect(testing.advanceTo(8.64e15 + 1)).rejects.toThrow(/to: expected epoch ms.* got 8640000000000001/);
+  expect(testing.now).toBe(before);
+  await module.close();
+});
+
+test('options that are not an object are refused with a ChronosTestingError', () => {
+  for (const bad of [null, 'manual', 42]) {
+    const declare = () => ChronosTestingModule.forRoot(bad as unknown as ChronosTestingOptions);
+    expect(declare).toThrow(ChronosTestingError);
+    expect(declare).toThrow(/ChronosTestingModule: expected an options object, got/);
+  }
+});
