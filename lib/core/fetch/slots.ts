@@ -144,11 +144,18 @@ export class Slots implements RunOwner {
 
   /**
    * A cancel notice for entry `entryId` of queue `queue` (the Inspector has dead-lettered its task
-   * already): the running task, whose signal the caller aborts; a trigger task held for its
-   * instant is dropped here, its slot freed, so it never starts.
+   * already): the running task, whose signal the caller aborts; a task fetched but not started — a
+   * trigger task held for its instant, or one waiting in the buffer for a slot — is dropped here (a
+   * held one's slot freed), so it never starts.
    */
   cancelled(queue: string, entryId: string): TaskRun | undefined {
     if (this.held.delete(queue, entryId)) {
+      this.finishReserved(queue);
+      return undefined;
+    }
+    const waiting = this.buffer.findIndex((w) => w.queue.name === queue && w.task.entryId === entryId);
+    if (waiting >= 0) {
+      this.buffer.splice(waiting, 1);
       this.finishReserved(queue);
       return undefined;
     }
