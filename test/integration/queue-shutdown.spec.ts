@@ -1,6 +1,9 @@
 // A shutdown stops every loop of the server at once, whatever each loop was doing when it began: a
 // loop in the middle of a round (not asleep, so nothing to wake) must not go to sleep afterwards.
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueRig } from '../helpers/queue.js';
+import { redisUrl } from '../helpers/redis.js';
+import { deferred } from '../helpers/wait.js';
 
 let rig: QueueRig;
 beforeEach(() => {
@@ -19,4 +22,31 @@ test('a server shut down while its forward loop runs its first round stops at on
   expect(rig.logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
   expect(server.health().services.find((s) => s.name === 'forward')).toMatchObject({ state: 'stopped' });
   expect(rig.logger.lines.map((l) => l.message)).toContainEqual(expect.stringMatching(/^Worker stopped/));
+});
+
+test('a shutdown does not report a cancelled task whose handler ignores its signal as put back in the queue: it is dead', async () => {
+  const inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
+  const requeued: string[] = [];
+  rig.events.subscribe((e) => void (e.type === 'task.requeued' && requeued.push(e.taskId)));
+  const server = rig.server({ queues: ['c'], shutdownTimeout: 100 });
+  const started = deferred();
+  const cancelled = deferred();
+  const end = deferred();
+  server.handle('stubborn', async (task) => {
+    task.signal.addEventListener('abort', () => cancelled.resolve(), { once: true });
+    started.resolve();
+    await end.promise; // ignores its signal
+  });
+  await server.start();
+  const { id } = await rig.client.enqueue('stubborn', {}, { queue: 'c' });
+  await started.promise;
+  await inspector.cancelTask(id, { actor: 'ops:eve' });
+  await cancelled.promise;
+  await server.shutdown();
+  end.resolve();
+  // before: "Shutdown grace over: 1 task(s) aborted and put back in the queue (ids=<id>)" and a task.requeued (shutdown)
+  expect(requeued).toEqual([]);
+  expect(rig.logger.lines.filter((l) => l.message.includes(id) && /put back/.test(l.message))).toEqual([]);
+  expect((await inspector.findTask(id))?.state).toBe('dead');
+  await inspector.close();
 });

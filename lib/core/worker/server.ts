@@ -379,12 +379,15 @@ export class ChronosServer {
       this.logger.log(`Waiting for ${running} running task(s) (up to ${this.opts.shutdownTimeout} ms)`);
       await this.slots.waitIdle(this.opts.shutdownTimeout);
     }
-    const left = this.slots.running;
-    if (left.length === 0) return;
-    for (const run of left) {
+    const unfinished = this.slots.running;
+    if (unfinished.length === 0) return;
+    for (const run of unfinished) {
       run.abandoned = true;
       run.abort(new ShutdownAbort());
     }
+    // a run an operator cancelled is dead already (its entry left the queue): nothing to put back or report
+    const left = unfinished.filter((r) => !r.cancelled);
+    if (left.length === 0) return;
     await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
     const ids = left.map((r) => r.id).join(',');
     this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${ids})`);
