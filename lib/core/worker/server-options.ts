@@ -15,7 +15,7 @@ export interface ServerOptions {
   connection?: RedisConnection;
   /** Key prefix isolating this app on a shared Redis. @defaultValue 'chronos' */
   namespace?: string;
-  /** Handlers running at once on this server. @defaultValue 10 */
+  /** Handlers running at once on this server, at most (a timed-out or cancelled handler that ignores its signal counts until it returns). @defaultValue 10 */
   concurrency?: number;
   /**
    * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the

@@ -385,8 +385,8 @@ export class ChronosServer {
       run.abandoned = true;
       run.abort(new ShutdownAbort());
     }
-    // a run an operator cancelled is dead already (its entry left the queue): nothing to put back or report
-    const left = unfinished.filter((r) => !r.cancelled);
+    // a run an operator cancelled is dead already, a timed-out one's failure recorded (its entry left the queue): nothing to put back or report
+    const left = unfinished.filter((r) => !r.cancelled && !r.timedOut);
     if (left.length === 0) return;
     await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
     const ids = left.map((r) => r.id).join(',');
