@@ -194,6 +194,23 @@ export class Slots implements RunOwner {
     return unstarted;
   }
 
+  /**
+   * A pause of `queues`: takes their tasks fetched but not started (waiting for a slot, or held for
+   * their instant: their reserved slots are freed) out of the table, for the caller to put back in
+   * the queue, so none starts while its queue is paused.
+   */
+  takeUnstartedOf(queues: ReadonlySet<string>): Waiting[] {
+    const out: Waiting[] = [];
+    const keep: Waiting[] = [];
+    for (const w of this.buffer.splice(0)) (queues.has(w.queue.name) ? out : keep).push(w);
+    this.buffer.push(...keep);
+    const held = [...this.held.values()].filter((h) => queues.has(h.queue.name));
+    for (const h of held) this.held.delete(h.queue.name, h.task.entryId); // its group's timer then finds it gone
+    out.push(...held);
+    if (held.length > 0) this.finishReserved();
+    return out;
+  }
+
   /** Resolves when no handler runs any more, or after `timeoutMs`. */
   waitIdle(timeoutMs: number): Promise<void> {
     return new Promise((resolve) => {
