@@ -61,7 +61,8 @@ export interface ServerOptions {
   /**
    * Id of this server: its consumer name in every group. A server started with a given id takes back
    * at start, at once, what its previous process left pending under that id (it crashed): never run
-   * two live servers with one id. @defaultValue `<hostname>:<pid>:<random>`
+   * two live servers with one id (on one Redis or Sentinel, `start()` throws a ChronosStateError
+   * while a live server has the id). @defaultValue `<hostname>:<pid>:<random>`
    */
   serverId?: string;
   /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */

@@ -258,7 +258,8 @@ export class ChronosServer {
   /**
    * Starts fetching. Checks Redis (reachable, version >= 6.2, its maxmemory-policy) and creates each
    * queue's consumer group. A start that fails closes what it opened (the server is then stopped).
-   * @throws ChronosStateError when started twice; RedisUnreachableError, RedisVersionError,
+   * @throws ChronosStateError when started twice, or when its `serverId` is in use by a live server
+   * (one Redis, Sentinel); RedisUnreachableError, RedisVersionError,
    * RedisEvictionPolicyError (with `requireNoEviction`) from the check.
    */
   async start(): Promise<void> {
@@ -266,6 +267,7 @@ export class ChronosServer {
     this.state = 'starting';
     try {
       await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.opts.requireNoEviction });
+      if (this.fixedId) await this.liveness.refuseIfInUse();
       await this.fetcher.open();
       await this.consumer.ensureGroups(this.queues);
       await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
