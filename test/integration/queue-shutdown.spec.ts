@@ -3,7 +3,7 @@
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueRig } from '../helpers/queue.js';
 import { redisUrl } from '../helpers/redis.js';
-import { deferred } from '../helpers/wait.js';
+import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
 beforeEach(() => {
@@ -50,3 +50,26 @@ test('a shutdown does not report a cancelled task whose handler ignores its sign
   expect((await inspector.findTask(id))?.state).toBe('dead');
   await inspector.close();
 });
+
+/** Open TCP sockets of this process (Redis connections among them). */
+const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+
+test.each([0, 1, 2, 3, 4, 5, 6])(
+  'a shutdown while the server starts (%i event-loop turns after start()) ends the start quietly and leaves no connection open',
+  async (turns) => {
+    await rig.client.redis.ping(); // the rig's own connections are open before counting
+    const before = sockets();
+    const server = rig.server({ queues: ['a'], serverId: 'early' });
+    const starting = server.start().then(
+      () => 'resolved',
+      (err: unknown) => `rejected: ${String(err)}`,
+    );
+    for (let i = 0; i < turns; i++) await new Promise<void>((r) => setImmediate(r)); // the start's steps go on meanwhile
+    await server.shutdown();
+    // before: start() rejected with 'Connection is closed.' and the connections its step in flight opened (the
+    // blocking read's, the limits subscriber) stayed open: the process never exited
+    expect(await starting).toBe('resolved');
+    expect(server.isRunning).toBe(false);
+    await waitFor(() => sockets() <= before, 'every connection of the server to close');
+  },
+);

@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import type { EventBus } from '../runtime/events.js';
-import type { ChronosLogger } from '../runtime/logger.js';
+import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
+import type { ServiceHealth } from '../runtime/service.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { Mux } from './mux.js';
@@ -169,4 +170,23 @@ function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number
     }
   }
   return { entries, listed };
+}
+
+/** What `ChronosServer.health()` reports. */
+export interface ServerHealth {
+  /** True while the server runs its loops (started and not stopping). */
+  running: boolean;
+  /** The fetch loop (blocking `XREADGROUP` on the queues). */
+  fetch: FailureLog['status'];
+  /** The forward loop (moves due delayed and retry tasks into their streams). */
+  forward: FailureLog['status'];
+  /** When a fetch read last answered (epoch ms, local clock; a blocking read answers at least every `blockTimeout`). */
+  lastFetchAt?: number;
+  /** The blocking connection the fetch reads use. */
+  blocking: {
+    /** Connected and ready. */
+    ready: boolean;
+  };
+  /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, notices). */
+  services: ServiceHealth[];
 }
