@@ -29,7 +29,7 @@ export {
   type DedupOptions,
 } from './queue/client.js';
 export { type DedupMode } from './redis/commands/queue.js';
-export { ChronosServer, ShutdownAbort, type ServerOptions } from './worker/server.js';
+export { ChronosServer, ShutdownAbort, type ServerHealth, type ServerOptions } from './worker/server.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';

@@ -172,8 +172,10 @@ export class Fetcher {
   /** Pauses a queue for every server of the namespace (adds it to `<ns>:paused`), and ends a blocking read at once. */
   async pause(queue: string): Promise<void> {
     await writePause(this.deps.client, this.deps.globalKeys, queue, true);
+    const newly = !this.pausedSet.has(queue);
     this.pausedSet.add(queue);
     await this.unblock();
+    if (newly) await this.giveBackUnstarted([queue]);
   }
 
   /** Resumes a paused queue on every server (removes it from `<ns>:paused`), and ends a blocking read on the other queues at once (the next read includes it). */
@@ -197,8 +199,18 @@ export class Fetcher {
       await this.unblock(); // a read blocked on the other queues would not see the resumed one until its timeout
     }
     // a read blocked on a queue that was just paused must not deliver from it
-    if (this.deps.queues.some((q) => this.pausedSet.has(q.name) && !before.has(q.name))) await this.unblock();
+    const newly = this.deps.queues.filter((q) => this.pausedSet.has(q.name) && !before.has(q.name)).map((q) => q.name);
+    if (newly.length > 0) {
+      await this.unblock();
+      await this.giveBackUnstarted(newly);
+    }
     await this.limiter.refresh(l[1] as string[]);
+  }
+
+  /** Puts the tasks of queues just paused that this server fetched but has not started back in their queues: none starts while paused. */
+  private async giveBackUnstarted(queues: string[]): Promise<void> {
+    const back = this.deps.slots.takeUnstartedOf(new Set(queues));
+    if (back.length > 0) await this.deps.recoverer.giveBack(back.map((w) => ({ queue: w.queue, entryId: w.task.entryId, task: w.task })));
   }
 
   /** The loop; ends when the server stops running. */

@@ -144,11 +144,18 @@ export class Slots implements RunOwner {
 
   /**
    * A cancel notice for entry `entryId` of queue `queue` (the Inspector has dead-lettered its task
-   * already): the running task, whose signal the caller aborts; a trigger task held for its
-   * instant is dropped here, its slot freed, so it never starts.
+   * already): the running task, whose signal the caller aborts; a task fetched but not started — a
+   * trigger task held for its instant, or one waiting in the buffer for a slot — is dropped here (a
+   * held one's slot freed), so it never starts.
    */
   cancelled(queue: string, entryId: string): TaskRun | undefined {
     if (this.held.delete(queue, entryId)) {
+      this.finishReserved(queue);
+      return undefined;
+    }
+    const waiting = this.buffer.findIndex((w) => w.queue.name === queue && w.task.entryId === entryId);
+    if (waiting >= 0) {
+      this.buffer.splice(waiting, 1);
       this.finishReserved(queue);
       return undefined;
     }
@@ -185,6 +192,23 @@ export class Slots implements RunOwner {
     const unstarted = [...this.buffer.splice(0), ...this.held.values()];
     this.held.clear();
     return unstarted;
+  }
+
+  /**
+   * A pause of `queues`: takes their tasks fetched but not started (waiting for a slot, or held for
+   * their instant: their reserved slots are freed) out of the table, for the caller to put back in
+   * the queue, so none starts while its queue is paused.
+   */
+  takeUnstartedOf(queues: ReadonlySet<string>): Waiting[] {
+    const out: Waiting[] = [];
+    const keep: Waiting[] = [];
+    for (const w of this.buffer.splice(0)) (queues.has(w.queue.name) ? out : keep).push(w);
+    this.buffer.push(...keep);
+    const held = [...this.held.values()].filter((h) => queues.has(h.queue.name));
+    for (const h of held) this.held.delete(h.queue.name, h.task.entryId); // its group's timer then finds it gone
+    out.push(...held);
+    if (held.length > 0) this.finishReserved();
+    return out;
   }
 
   /** Resolves when no handler runs any more, or after `timeoutMs`. */

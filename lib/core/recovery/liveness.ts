@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
+import { ChronosStateError } from '../runtime/errors.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
@@ -134,6 +135,25 @@ export class Liveness {
       await sub.subscribe(channel);
     }
     await this.tick();
+  }
+
+  /**
+   * Checked at start, before anything is written under this id: a server that starts with an id a
+   * live server has (a fixed `serverId` given twice, or a restart before the previous process
+   * ended) would take that server's running tasks back and both would run them. One Redis and
+   * Sentinel only (its channel's subscribers; not on a cluster).
+   * @throws ChronosStateError when a live server holds this id's liveness channel.
+   */
+  async refuseIfInUse(): Promise<void> {
+    if ((this.client as { isCluster?: boolean }).isCluster) return;
+    const channel = this.keys.alive(this.id);
+    const [, subscribers] = (await this.client.pubsub('NUMSUB', channel)) as [string, number];
+    if (Number(subscribers) === 0) return;
+    throw new ChronosStateError(
+      `Server id "${this.id}" is in use: a live server holds its liveness channel (${channel}). Two servers must not share ` +
+        `a serverId (the second would take the first's running tasks and both would run them): give each its own id, or ` +
+        `stop the other first (a process that vanished without closing its connection holds it until Redis drops that, by tcp-keepalive)`,
+    );
   }
 
   /**

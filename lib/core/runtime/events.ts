@@ -128,7 +128,11 @@ export type ChronosEvent =
       taskType: string;
       /** Retries spent before it died. */
       retried: number;
-      /** Why it died: `retries`, `non-retryable`, `timeout`, `poison`, `decode`, `no-handler` or `cancelled`. */
+      /**
+       * Why it died: `retries`, `non-retryable`, `timeout`, `poison`, `decode` or `no-handler`. (An operator's cancel
+       * dead-letters with reason `cancelled` in the Inspector, which emits `operator.acted`, not this event; the worker
+       * running the task emits `task.cancelled`.)
+       */
       reason: string;
       /** Message of the last error. */
       error: string;
@@ -170,11 +174,12 @@ export type ChronosEvent =
       queue: string;
       /** The task's id. */
       taskId: string;
-      /** The task's type; empty for `recovered` (the recoverer does not decode the task). */
+      /** The task's type (for `recovered` too: the recovering script returns it with the task id). */
       taskType: string;
       /**
        * `shutdown`: the server stopped before the handler finished; `recovered`: reclaimed from a
-       * consumer idle past the visibility timeout.
+       * consumer whose process is gone (liveness), from one idle past the visibility timeout, or at
+       * start from this server's previous process (same `serverId`).
        */
       reason: 'shutdown' | 'recovered';
     }

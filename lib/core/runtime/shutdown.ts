@@ -27,3 +27,11 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
     clearTimeout(timer);
   }
 }
+
+/** Abort reason of handlers still running when the shutdown grace ends. */
+export class ShutdownAbort extends Error {
+  constructor() {
+    super('the server is shutting down; the task was put back in the queue');
+    this.name = 'ShutdownAbort';
+  }
+}

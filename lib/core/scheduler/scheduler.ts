@@ -227,7 +227,8 @@ export class Scheduler {
 
   /**
    * Publishes declared schedules, starts the liveness heartbeat and (if eligible) campaigns. A start
-   * that fails closes what it opened (the scheduler is then stopped).
+   * that fails closes what it opened (the scheduler is then stopped). A {@link stop} during the start
+   * ends it after its step in flight: it resolves, the scheduler stopped.
    * @throws RedisUnreachableError, RedisVersionError on Redis < 6.2, RedisEvictionPolicyError (with
    * `requireNoEviction`); ChronosStateError when started twice.
    */
@@ -235,18 +236,23 @@ export class Scheduler {
     if (this.state !== 'new') throw new ChronosStateError(`Scheduler ${this.instanceId} cannot start: it is ${this.state}`);
     this.state = 'running';
     const stopped = () => (this.state as string) === 'stopped'; // stop() was called while starting
+    const steps: (() => unknown)[] = [
+      () => checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.requireNoEviction }),
+      () => this.migrate(), // the registry of a version before shards, if any (a rolling deploy)
+      () => this.declarations.publish(),
+      ...this.services.map((service) => () => service.start()),
+    ];
     try {
-      await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.requireNoEviction });
-      await this.migrate(); // the registry of a version before shards, if any (a rolling deploy)
-      await this.declarations.publish();
-      for (const service of this.services) {
+      for (const step of steps) {
         if (stopped()) return;
-        await service.start();
+        await step();
       }
     } catch (err) {
+      if (stopped()) return; // the step in flight failed because the stop closed the connections: not an error
       await this.stop();
       throw err;
     }
+    if (stopped()) return;
     this.logger.log(
       `Scheduler started (instance=${this.instanceId} schedules=${this.declarations.size} eligible=${this.eligible} ` +
         `leaderTtlMs=${this.leaderTtlMs})`,
@@ -418,7 +424,11 @@ export class Scheduler {
   private migrate(): Promise<void> {
     this.migrating ??= migrateLegacyRegistry(this.conn.client, this.keys, this.logger, () => this.state === 'running')
       .then(() => undefined)
-      .catch((err: unknown) => this.logger.warn(`Could not move the earlier version's schedules into the shards (error=${String(err)})`))
+      .catch((err: unknown) => {
+        // a stop closed the connection under it: the next start tries again, nothing to warn about
+        if (this.state === 'running')
+          this.logger.warn(`Could not move the earlier version's schedules into the shards (error=${String(err)})`);
+      })
       .finally(() => (this.migrating = undefined));
     return this.migrating;
   }

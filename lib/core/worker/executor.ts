@@ -1,4 +1,3 @@
-import { inspect } from 'node:util';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { HandlerNotFoundError, TaskTimeoutError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus } from '../runtime/events.js';
@@ -14,36 +13,17 @@ import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../que
 import type { Registration } from './mux.js';
 import { defaultBackoff, type BackoffFn } from '../queue/task.js';
 import { engineTime } from '../runtime/time.js';
+import { errorMessage, errorText, isNonRetryable } from './error-text.js';
 
 import type { TaskRun, QueueRef } from './task-run.js';
+
+export { errorMessage } from './error-text.js';
 
 /** Options the executor applies to outcomes. */
 export interface ExecutorOptions {
   backoff: BackoffFn;
   deadMaxCount: number;
   deadMaxAge: number;
-}
-
-function errorText(err: unknown): string {
-  const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : thrownText(err);
-  return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
-}
-
-/**
- * A thrown value that is not an Error, as text: an object as `util.inspect` shows it (`{ code: 'E1' }`,
- * not `[object Object]`: trial 8), anything else as `String()` does.
- */
-function thrownText(err: unknown): string {
-  return typeof err === 'object' && err !== null ? inspect(err, { depth: 4, breakLength: Infinity }) : String(err);
-}
-
-/** The message of an error, or the value as text. */
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : thrownText(err);
-}
-
-function isNonRetryable(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
 }
 
 /**
@@ -70,6 +50,10 @@ interface Attempt {
   readonly owner: RunOwner;
   readonly span: ChronosSpan | undefined;
   settled: boolean;
+  /** The handler has not returned yet (a timed-out one may run on: it keeps its slot until it returns). */
+  running: boolean;
+  /** The outcome is recorded; the slot is freed when the handler has returned too. */
+  recorded: boolean;
   /** The attempt's own timeout timer (timeouts up to OWN_TIMER_MAX_MS). */
   timer?: NodeJS.Timeout;
   /** When a long timeout expires, epoch ms (checked by the sweep); 0 = none. */
@@ -116,7 +100,9 @@ export class Executor {
   }
 
   /**
-   * Runs the handler; calls `owner.finish(run)` once the outcome is recorded (or the run was abandoned).
+   * Runs the handler; calls `owner.finish(run)` once the outcome is recorded (or the run was abandoned)
+   * and the handler has returned: a handler that ignores its timeout's abort keeps its slot until it
+   * returns (as a cancelled one does), so no more than `concurrency` handlers ever run.
    * Synchronous handlers settle without a promise; no promise race per task: the timeout timer
    * (or the sweep, for long timeouts) settles the run itself.
    */
@@ -136,7 +122,7 @@ export class Executor {
           traceparent: m[META.traceparent],
         })
       : undefined;
-    const a: Attempt = { run, reg, owner, span, settled: false, timer: undefined, dueAt: 0 };
+    const a: Attempt = { run, reg, owner, span, settled: false, running: true, recorded: false, timer: undefined, dueAt: 0 };
     const timeoutMs = run.timeoutMs;
     if (timeoutMs > 0) {
       if (timeoutMs <= OWN_TIMER_MAX_MS) a.timer = setTimeout(() => this.expire(a), timeoutMs);
@@ -151,13 +137,34 @@ export class Executor {
       const result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
-          () => this.settle(a, true),
-          (err: unknown) => this.settle(a, false, err),
+          () => this.ended(a, true),
+          (err: unknown) => this.ended(a, false, err),
         );
-      } else this.settle(a, true);
+      } else this.ended(a, true);
     } catch (err) {
-      this.settle(a, false, err);
+      this.ended(a, false, err);
     }
+  }
+
+  /**
+   * The handler returned (resolved or threw). Its outcome is recorded now, unless its timeout did it
+   * already: then its slot, kept while it ran on, is free once that record is written.
+   */
+  private ended(a: Attempt, ok: boolean, err?: unknown): void {
+    a.running = false;
+    if (!a.settled) return this.settle(a, ok, err);
+    if (!a.run.abandoned) {
+      this.logger.debug?.(
+        `A timed-out task's handler returned; its slot is free, its outcome ignored (the timeout was recorded) (${taskRef(a.run.entry, a.run.ref)})`,
+      );
+    }
+    if (a.recorded) a.owner.finish(a.run);
+  }
+
+  /** The outcome is recorded (or the run was abandoned): the slot is free, once the handler has returned. */
+  private done(a: Attempt): void {
+    a.recorded = true;
+    if (!a.running) a.owner.finish(a.run);
   }
 
   /** An attempt's timeout elapsed: its signal aborts and it fails with a TaskTimeoutError. */
@@ -178,14 +185,14 @@ export class Executor {
       if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
       span.end(ok || run.abandoned ? undefined : err);
     }
-    if (run.abandoned) return a.owner.finish(run);
+    if (run.abandoned) return this.done(a);
     if (run.cancelled) {
       // expected: the Inspector dead-lettered it before aborting its signal; there is nothing to record
       const outcome = ok ? 'succeeded' : `failed: ${errorMessage(err)}`;
       this.logger.debug?.(
         `Cancelled task ended; its outcome is not recorded, it is dead already (${taskRef(run.entry, run.ref)} outcome=${outcome})`,
       );
-      return a.owner.finish(run);
+      return this.done(a);
     }
     // a superseded run (overlap cancel-previous) leaves the queue like a success, whatever its outcome: never retried
     if (ok || run.superseded) {
@@ -199,9 +206,9 @@ export class Executor {
         const retried = run.retried;
         this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
       }
-      return a.owner.finish(run);
+      return this.done(a);
     }
-    void this.fail(run, err, a.reg.options.backoff).finally(() => a.owner.finish(run));
+    void this.fail(run, err, a.reg.options.backoff).finally(() => this.done(a));
   }
 
   private emitStarted(run: TaskRun): void {

@@ -1,4 +1,5 @@
 import { DuplicateHandlerError, InvalidOptionsError } from '../runtime/errors.js';
+import { OptionProblems } from '../runtime/options.js';
 import type { BackoffFn, TaskHandlerFn } from '../queue/task.js';
 
 /** Options of one handler registration. @publicApi */
@@ -8,6 +9,9 @@ export interface HandlerOptions {
   /** Where the registration comes from (e.g. `EmailService#send`), for messages. */
   source?: string;
 }
+
+/** The keys of {@link HandlerOptions}: another key (a `maxRetry` or `timeout`, which are enqueue options) is refused, not ignored. */
+const HANDLER_KEYS: ReadonlySet<string> = new Set(['backoff', 'source']);
 
 /** A registered handler. */
 export interface Registration {
@@ -29,12 +33,15 @@ export class Mux {
 
   /**
    * Registers the handler of a task type.
-   * @throws DuplicateHandlerError when the type already has one (naming both sources).
+   * @throws DuplicateHandlerError when the type already has one (naming both sources);
+   * InvalidOptionsError for an empty type, a handler that is not a function, or bad `options` (an
+   * unknown key, a `backoff` that is not a function, a `source` that is not a string), naming the value.
    */
   handle<T = unknown>(type: string, fn: TaskHandlerFn<T>, options: HandlerOptions = {}): this {
     if (typeof type !== 'string' || type.length === 0)
       throw new InvalidOptionsError([`type: expected a non-empty string, got ${JSON.stringify(type)}`], 'handler');
     if (typeof fn !== 'function') throw new InvalidOptionsError([`handler of "${type}": expected a function, got ${typeof fn}`], 'handler');
+    checkHandlerOptions(type, options);
     const existing = this.handlers.get(type);
     if (existing) {
       throw new DuplicateHandlerError(type, [existing.options.source, options.source].filter(Boolean).join(' and ') || undefined);
@@ -52,4 +59,21 @@ export class Mux {
   types(): string[] {
     return [...this.handlers.keys()];
   }
+}
+
+/**
+ * Checks a registration's options (a plain-JavaScript caller's typo would otherwise be ignored: a
+ * `backoff: 5` failed only at the first retry, a `maxRetry: 3` silently left the budget at 25).
+ * @throws InvalidOptionsError listing every problem.
+ */
+function checkHandlerOptions(type: string, options: unknown): void {
+  const p = new OptionProblems();
+  if (typeof options !== 'object' || options === null) p.expected('options', 'an object { backoff?, source? }', options);
+  else {
+    const o = options as Record<string, unknown>;
+    p.unknownKeys(o, HANDLER_KEYS);
+    p.fn('backoff', o.backoff, '(retried, error, task) => ms');
+    if (o.source !== undefined && typeof o.source !== 'string') p.expected('source', 'a string', o.source);
+  }
+  p.throwIfAny(`handler options of "${type}"`);
 }

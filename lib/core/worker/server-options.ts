@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import type { EventBus } from '../runtime/events.js';
-import type { ChronosLogger } from '../runtime/logger.js';
+import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
+import type { ServiceHealth } from '../runtime/service.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { Mux } from './mux.js';
@@ -15,7 +16,7 @@ export interface ServerOptions {
   connection?: RedisConnection;
   /** Key prefix isolating this app on a shared Redis. @defaultValue 'chronos' */
   namespace?: string;
-  /** Handlers running at once on this server. @defaultValue 10 */
+  /** Handlers running at once on this server, at most (a timed-out or cancelled handler that ignores its signal counts until it returns). @defaultValue 10 */
   concurrency?: number;
   /**
    * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the
@@ -61,7 +62,8 @@ export interface ServerOptions {
   /**
    * Id of this server: its consumer name in every group. A server started with a given id takes back
    * at start, at once, what its previous process left pending under that id (it crashed): never run
-   * two live servers with one id. @defaultValue `<hostname>:<pid>:<random>`
+   * two live servers with one id (on one Redis or Sentinel, `start()` throws a ChronosStateError
+   * while a live server has the id). @defaultValue `<hostname>:<pid>:<random>`
    */
   serverId?: string;
   /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */
@@ -168,4 +170,23 @@ function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number
     }
   }
   return { entries, listed };
+}
+
+/** What `ChronosServer.health()` reports. */
+export interface ServerHealth {
+  /** True while the server runs its loops (started and not stopping). */
+  running: boolean;
+  /** The fetch loop (blocking `XREADGROUP` on the queues). */
+  fetch: FailureLog['status'];
+  /** The forward loop (moves due delayed and retry tasks into their streams). */
+  forward: FailureLog['status'];
+  /** When a fetch read last answered (epoch ms, local clock; a blocking read answers at least every `blockTimeout`). */
+  lastFetchAt?: number;
+  /** The blocking connection the fetch reads use. */
+  blocking: {
+    /** Connected and ready. */
+    ready: boolean;
+  };
+  /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, notices). */
+  services: ServiceHealth[];
 }

@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
-import { consoleLogger, type ChronosLogger, type FailureLog } from '../runtime/logger.js';
+import { consoleLogger, type ChronosLogger } from '../runtime/logger.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -17,25 +17,19 @@ import { Mux } from './mux.js';
 import { Recoverer } from '../recovery/recoverer.js';
 import { QueueSampler } from '../observability/queue-sampler.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import { startServices, stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
+import { startServices, stopServices, type Service } from '../runtime/service.js';
 import type { Signals } from '../runtime/signals.js';
 import { NoticeService, workerServices } from './services.js';
 import { Wake } from '../fetch/wake.js';
-import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
+import { resolveServerOptions, type ResolvedServerOptions, type ServerHealth, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
 import { StaleTriggers } from '../recovery/stale.js';
-import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
+import { SHUTDOWN_REDIS_GRACE_MS, ShutdownAbort, settlesWithin } from '../runtime/shutdown.js';
+
+export { ShutdownAbort } from '../runtime/shutdown.js';
 import type { Task } from '../queue/task.js';
 
-export type { ServerOptions } from './server-options.js';
-
-/** Abort reason of handlers still running when the shutdown grace ends. */
-export class ShutdownAbort extends Error {
-  constructor() {
-    super('the server is shutting down; the task was put back in the queue');
-    this.name = 'ShutdownAbort';
-  }
-}
+export type { ServerOptions, ServerHealth } from './server-options.js';
 
 /** How long a shutdown's Redis work may take beyond `shutdownTimeout`, ms (lib/core/runtime/shutdown.ts). */
 export { SHUTDOWN_REDIS_GRACE_MS } from '../runtime/shutdown.js';
@@ -211,23 +205,7 @@ export class ChronosServer {
    * Health of this server's loops: whether it runs, and for the fetch and forward loops whether
    * they are failing (since when, the last error) — e.g. Redis unreachable.
    */
-  health(): {
-    /** True while the server runs its loops (started and not stopping). */
-    running: boolean;
-    /** The fetch loop (blocking `XREADGROUP` on the queues). */
-    fetch: FailureLog['status'];
-    /** The forward loop (moves due delayed and retry tasks into their streams). */
-    forward: FailureLog['status'];
-    /** When a fetch read last answered (epoch ms, local clock; a blocking read answers at least every `blockTimeout`). */
-    lastFetchAt?: number;
-    /** The blocking connection the fetch reads use. */
-    blocking: {
-      /** Connected and ready. */
-      ready: boolean;
-    };
-    /** Each background service of the server (fetch, forward, heartbeat, liveness, recover, …, notices). */
-    services: ServiceHealth[];
-  } {
+  health(): ServerHealth {
     const { fetcher } = this;
     const fetch = fetcher.failures.status;
     const blocking = { ready: fetcher.blockingReady };
@@ -257,29 +235,43 @@ export class ChronosServer {
 
   /**
    * Starts fetching. Checks Redis (reachable, version >= 6.2, its maxmemory-policy) and creates each
-   * queue's consumer group. A start that fails closes what it opened (the server is then stopped).
-   * @throws ChronosStateError when started twice; RedisUnreachableError, RedisVersionError,
+   * queue's consumer group. A start that fails closes what it opened (the server is then stopped). A
+   * {@link shutdown} during the start ends it after its step in flight: it resolves, the server stopped.
+   * @throws ChronosStateError when started twice, or when its `serverId` is in use by a live server
+   * (one Redis, Sentinel); RedisUnreachableError, RedisVersionError,
    * RedisEvictionPolicyError (with `requireNoEviction`) from the check.
    */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new ChronosStateError(`Server ${this.id} cannot start: it is ${this.state}`);
     this.state = 'starting';
-    try {
-      await checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.opts.requireNoEviction });
-      await this.fetcher.open();
-      await this.consumer.ensureGroups(this.queues);
-      await this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames);
-      await this.fetcher.refreshPaused();
-      await this.heartbeat.beat();
-      await this.liveness.open();
-      await this.notices.start();
+    const steps: (() => Promise<unknown>)[] = [
+      () => checkServer(this.conn.client, { logger: this.logger, requireNoEviction: this.opts.requireNoEviction }),
+      async () => this.fixedId && (await this.liveness.refuseIfInUse()),
+      () => this.fetcher.open(),
+      () => this.consumer.ensureGroups(this.queues),
+      () => this.conn.client.sadd(this.globalKeys.queues, ...this.queueNames),
+      () => this.fetcher.refreshPaused(),
+      () => this.heartbeat.beat(),
+      () => this.liveness.open(),
+      () => this.notices.start(),
       // the entries a previous process with this id left (it crashed) are nobody else's to reclaim: take them back now
-      if (this.fixedId) await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)");
+      async () => this.fixedId && (await this.recoverer.reclaimFrom(this.id, "left by this server's previous process (same serverId)")),
+    ];
+    try {
+      // a shutdown during the start ends it after the step in flight (no further connection opened, nothing more written)
+      for (let i = 0; i < steps.length && !this.stopping; i++) await steps[i]();
     } catch (err) {
-      await this.shutdown();
-      throw err;
+      if (!this.stopping) {
+        await this.shutdown();
+        throw err;
+      }
     }
-    if (this.state !== 'starting') return; // shut down while starting
+    if (this.stopping) {
+      // shut down while starting: the shutdown closed the connections open then; the step in flight may have opened more
+      await this.stopping;
+      await this.closeAll();
+      return;
+    }
     this.state = 'running';
     await startServices(this.services);
     const queues = this.queues.map((q) => `${q.name}:${q.weight}`).join(',');
@@ -334,11 +326,18 @@ export class ChronosServer {
     this.state = 'stopped';
     this.executor.stop();
     this.forwarder.close();
-    // every connection at once (each QUIT waits ≤ 1 s for a Redis that does not answer): closing them also ends
-    // whatever an abandoned drain still waits on. The liveness connection again, in case the drain did not get there.
-    await Promise.all([this.notices.stop(), this.fetcher.close(), this.liveness.close(false), closeConnection(this.conn)]);
+    await this.closeAll();
     const { processed, failed } = this.counters;
     if (wasRunning) this.logger.log(`Worker stopped (server=${this.id} processed=${processed} failed=${failed})`);
+  }
+
+  /**
+   * Closes every connection at once (each QUIT waits ≤ 1 s for a Redis that does not answer): closing them also ends
+   * whatever an abandoned drain still waits on. The liveness connection again, in case the drain did not get there.
+   * Idempotent: a start that a shutdown cut short calls it again for what its last step opened.
+   */
+  private async closeAll(): Promise<void> {
+    await Promise.all([this.notices.stop(), this.fetcher.close(), this.liveness.close(false), closeConnection(this.conn)]);
   }
 
   /** The drain of a running server: its loops stopped, its tasks finished or put back, its acks written, its presence removed. */
@@ -379,12 +378,15 @@ export class ChronosServer {
       this.logger.log(`Waiting for ${running} running task(s) (up to ${this.opts.shutdownTimeout} ms)`);
       await this.slots.waitIdle(this.opts.shutdownTimeout);
     }
-    const left = this.slots.running;
-    if (left.length === 0) return;
-    for (const run of left) {
+    const unfinished = this.slots.running;
+    if (unfinished.length === 0) return;
+    for (const run of unfinished) {
       run.abandoned = true;
       run.abort(new ShutdownAbort());
     }
+    // a run an operator cancelled is dead already, a timed-out one's failure recorded (its entry left the queue): nothing to put back or report
+    const left = unfinished.filter((r) => !r.cancelled && !r.timedOut);
+    if (left.length === 0) return;
     await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
     const ids = left.map((r) => r.id).join(',');
     this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${ids})`);

@@ -1,5 +1,5 @@
 // One task being run (the handler's view of it), split from executor.ts, which runs it.
-import { TaskCancelledError, TaskSupersededError } from '../runtime/errors.js';
+import { TaskCancelledError, TaskSupersededError, TaskTimeoutError } from '../runtime/errors.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { META } from '../redis/protocol.js';
 import type { StreamTask } from '../queue/codec.js';
@@ -68,6 +68,11 @@ export class TaskRun implements Task {
   /** True when an operator cancelled the task (its signal aborted with a TaskCancelledError): its entry is dead already. */
   get cancelled(): boolean {
     return this.#reason instanceof TaskCancelledError;
+  }
+
+  /** True when its timeout elapsed (its signal aborted with a TaskTimeoutError): the failure is recorded, not a shutdown's to give back. */
+  get timedOut(): boolean {
+    return this.#reason instanceof TaskTimeoutError;
   }
 
   /** True when a newer trigger of its schedule superseded the task (overlap `cancel-previous`): its end is not a failure. */

@@ -1,0 +1,72 @@
+// A task's timeout aborts its signal and records the failure at once; a handler that ignores the
+// signal runs on. It keeps its slot until it returns (as a cancelled task's handler does), so a
+// server never runs more than `concurrency` handlers at once, and a shutdown does not report it as
+// put back (its failure is recorded: it waits for its retry).
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { QueueRig } from '../helpers/queue.js';
+import { deferred, waitFor } from '../helpers/wait.js';
+
+let rig: QueueRig;
+beforeEach(() => {
+  rig = new QueueRig();
+});
+afterEach(async () => {
+  await rig.close();
+});
+
+test('a timed-out handler that ignores its signal keeps its slot until it returns: never more than concurrency handlers', async () => {
+  const s = rig.server({ queues: ['t'], concurrency: 1 });
+  let running = 0;
+  let most = 0;
+  const stuckEnd = deferred();
+  const quickStarted = deferred();
+  const enter = () => void (most = Math.max(most, ++running));
+  s.handle(
+    'stuck',
+    async () => {
+      enter();
+      await stuckEnd.promise; // ignores its signal
+      running--;
+    },
+    { backoff: () => 3_600_000 },
+  );
+  s.handle('quick', () => {
+    enter();
+    quickStarted.resolve();
+    running--;
+  });
+  const retried = deferred();
+  rig.events.subscribe((e) => void (e.type === 'task.retried' && e.taskType === 'stuck' && retried.resolve()));
+  await s.start();
+  await rig.client.enqueue('stuck', {}, { queue: 't', timeout: 100 });
+  await waitFor(() => running === 1, 'the stuck handler to start');
+  await rig.client.enqueue('quick', {}, { queue: 't' });
+  await retried.promise; // the timeout is recorded: a retry in an hour
+  // before: the slot came free at the timeout and 'quick' started at once beside the stuck handler.
+  // Its absence cannot be awaited: give the worker a fetch's time to (wrongly) start it.
+  // eslint-disable-next-line local/no-fixed-sleep -- a start that must not happen has no event to await
+  const startedBeside = await Promise.race([quickStarted.promise.then(() => true), new Promise((r) => setTimeout(() => r(false), 1000))]);
+  expect(startedBeside).toBe(false);
+  stuckEnd.resolve();
+  await quickStarted.promise; // the slot is free once the stuck handler returned
+  expect(most).toBe(1);
+  expect(await rig.client.redis.zcard(new QueueKeys(rig.namespace, 't').retry)).toBe(1);
+});
+
+test('a shutdown does not put back a timed-out task whose handler ignores its signal: its failure is recorded, it waits for its retry', async () => {
+  const s = rig.server({ queues: ['t'], shutdownTimeout: 100 });
+  const requeued: string[] = [];
+  rig.events.subscribe((e) => void (e.type === 'task.requeued' && requeued.push(e.taskId)));
+  const retried = deferred();
+  rig.events.subscribe((e) => void (e.type === 'task.retried' && retried.resolve()));
+  const end = deferred();
+  s.handle('stuck', () => end.promise, { backoff: () => 3_600_000 });
+  await s.start();
+  const { id } = await rig.client.enqueue('stuck', {}, { queue: 't', timeout: 100 });
+  await retried.promise;
+  await s.shutdown();
+  end.resolve();
+  expect(requeued).toEqual([]);
+  expect(rig.logger.lines.filter((l) => l.message.includes(id) && /put back/.test(l.message))).toEqual([]);
+  expect(await rig.client.redis.zcard(new QueueKeys(rig.namespace, 't').retry)).toBe(1);
+});
