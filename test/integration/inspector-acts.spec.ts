@@ -106,8 +106,13 @@ test('bulk acts work in batches past one page (450 dead tasks) and leave the res
 
 test('delete: pending, scheduled, retry and dead tasks, one or all (filtered); markers released; repeat-safe; typed errors', async () => {
   const a = await rig.client.enqueue('x', { n: 1 }, { queue: 'q', taskId: 'uniq' });
-  await rig.client.enqueue('x', { n: 2 }, { queue: 'q' });
+  const pending = await rig.client.enqueue('x', { n: 2 }, { queue: 'q' });
   await rig.client.enqueue('y', { n: 3 }, { queue: 'q' });
+  // there, in another state than the act takes: the error says which (was: only "not found … (state scheduled or retry)")
+  await expect(inspector.runTask('q', pending.id)).rejects.toThrow(new TaskNotFoundError('q', pending.id, 'scheduled or retry', 'pending'));
+  expect(((await inspector.runTask('q', pending.id).catch((e: unknown) => e)) as Error).message).toMatch(
+    /\(state scheduled or retry; it is pending\)$/,
+  );
   const later = await rig.client.enqueue('x', {}, { queue: 'q', delay: 60_000, taskId: 'later' });
   expect(await inspector.deleteTask('q', a.id, { actor: 'ops' })).toEqual({ count: 1, ids: ['uniq'] });
   expect((await rig.client.enqueue('x', {}, { queue: 'q', taskId: 'uniq' })).deduplicated).toBe(false); // its id is free again

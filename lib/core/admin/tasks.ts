@@ -291,7 +291,7 @@ async function findInSets(ctx: InspectorContext, queue: string, id: string): Pro
 /** Finds a task in a given state of a queue, or throws. @throws TaskNotFoundError naming the queue, id and state. */
 export async function requireTask(ctx: InspectorContext, queue: string, id: string, states: readonly TaskState[]): Promise<Row> {
   const row = await findTask(ctx, id, queue);
-  if (!row || !states.includes(row.info.state)) throw new TaskNotFoundError(queue, id, states.join(' or '));
+  if (!row || !states.includes(row.info.state)) throw new TaskNotFoundError(queue, id, states.join(' or '), row?.info.state);
   return row;
 }
 

@@ -191,11 +191,12 @@ export class TaskNotFoundError extends ChronosError {
     readonly taskId: string,
     /** The state the task was looked for in (e.g. `dead`, `scheduled`), when the lookup named one. */
     readonly state?: string,
+    /** The state the task is in, when it was found in another one than `state` (e.g. `pending`). */
+    readonly actualState?: string,
   ) {
-    super(
-      'TASK_NOT_FOUND',
-      `Task ${taskId} not found ${queue === '*' ? 'in any queue' : `in queue "${queue}"`}${state ? ` (state ${state})` : ''}`,
-    );
+    const where = queue === '*' ? 'in any queue' : `in queue "${queue}"`;
+    const states = state ? ` (state ${state}${actualState ? `; it is ${actualState}` : ''})` : '';
+    super('TASK_NOT_FOUND', `Task ${taskId} not found ${where}${states}`);
   }
 }
 
