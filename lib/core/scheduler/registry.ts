@@ -167,9 +167,12 @@ export class Declarations {
    * {@link REGISTER_CHUNK} of one shard (register-schedules.lua, pipelined: a changed definition
    * replaces the stored one and takes effect from now), fences the replaced ones, announces the
    * change once (naming the shards that changed) and lists their queues. The names come first, so
-   * a leader never sees a new schedule undeclared.
+   * a leader never sees a new schedule undeclared. `again` (the heartbeat found the declarations
+   * lost): only definitions not stored at all are written, so an instance that was paused or cut
+   * off does not put its definitions back over ones registered since it started (a newer version
+   * in a rolling deploy: the last to *register* wins, a re-publish is not a registration).
    */
-  async publish(): Promise<void> {
+  async publish(again = false): Promise<void> {
     const { client, keys } = this.ctx;
     const local = this.ctx.trustedLocalNow();
     const names = new Set(this.declared.keys());
@@ -182,7 +185,7 @@ export class Declarations {
         const definitions = defs
           .slice(i, i + REGISTER_CHUNK)
           .map((s) => [s.name, s.fp, encodeStored(s, this.ctx.compactSchedules)] as const);
-        const call = registerSchedulesScript(client, shard, { nowMs: local, definitions });
+        const call = registerSchedulesScript(client, shard, { nowMs: local, definitions, missingOnly: again });
         call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
         calls.push({ shard: shard.shard, call });
         // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
@@ -258,7 +261,7 @@ export class Declarations {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.digest);
       if (status === 'declaredLost') {
         this.ctx.logger.warn(`The schedule registry lost this instance's declarations (${await this.whyLost()}): publishing them again`);
-        await this.publish();
+        await this.publish(true);
       }
       this.lastBeatAt = engineTime.now();
       this.ctx.beat();
