@@ -24,7 +24,7 @@ import {
   type Fence,
   type FenceOutcome,
 } from '../redis/commands/schedule.js';
-import { byShard, GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
+import { byShard, GlobalKeys, QueueKeys, SchedulerKeys, shardKeysFor } from '../redis/keys.js';
 import { markDueScript } from '../redis/commands/shard-due.js';
 import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
@@ -275,17 +275,33 @@ export class Declarations {
 
   /**
    * Why the declared set is gone: Redis restarted or failed over (its run_id changed since we
-   * published), its TTL ran out while our heartbeats could not reach Redis, or it was deleted.
+   * published) without the data, its TTL ran out while our heartbeats could not reach Redis (a
+   * restart that kept the data included: the registry of a declared schedule's shard, which has no
+   * TTL, is still there), or it was deleted.
    */
   private async whyLost(): Promise<string> {
     const silentMs = engineTime.now() - this.lastBeatAt;
     const ttlMs = this.ctx.heartbeatMs * 3;
     const now = await this.serverRun();
+    const ttlRanOut = `no heartbeat reached Redis for ${silentMs} ms, longer than their TTL of ${ttlMs} ms`;
     if (now.runId !== undefined && this.runId !== undefined && now.runId !== this.runId) {
-      return `Redis restarted or failed over ${now.uptimeS ?? '?'} s ago without this data: no persistence, or it was not saved`;
+      const restarted = `Redis restarted or failed over ${now.uptimeS ?? '?'} s ago`;
+      if (silentMs >= ttlMs && (await this.registryKept())) return `${restarted} with its data, and ${ttlRanOut}`;
+      return `${restarted} without this data: no persistence, or it was not saved`;
     }
-    if (silentMs >= ttlMs) return `no heartbeat reached Redis for ${silentMs} ms, longer than their TTL of ${ttlMs} ms`;
+    if (silentMs >= ttlMs) return ttlRanOut;
     return 'their key was deleted: FLUSHDB, eviction or an operator';
+  }
+
+  /** Whether the registry hash of the first declared schedule's shard still exists (false when unknown). */
+  private async registryKept(): Promise<boolean> {
+    const first = this.declared.keys().next();
+    if (first.done) return false;
+    try {
+      return (await this.ctx.client.exists(shardKeysFor(this.ctx.namespace, first.value).schedules)) === 1;
+    } catch {
+      return false;
+    }
   }
 
   /** The Redis server's run_id (new at every start) and uptime; unknown on a cluster (INFO goes to any node) or when INFO fails. */
