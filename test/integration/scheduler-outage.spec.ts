@@ -2,6 +2,9 @@
 // registry, the message says why (their TTL ran out during an outage, or Redis restarted without the
 // data), and an instance declares again as soon as its connection is back. A leader's stop during an
 // outage is bounded.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
@@ -63,6 +66,25 @@ test('fault 8: after a Redis restart without persistence an instance declares ag
   const declared = async () => (await declares(check, 'nightly')) === 1 && (await storedJson(check, 'chronos', 'nightly')) !== null;
   await waitFor(declared, 'the declarations to be published again', 15_000);
   expect(lostLine(logger)?.message).toMatch(/restarted/);
+}, 30_000);
+
+test('fault 8: a Redis restart that kept its data, after an outage longer than the TTL: the message says the TTL ran out, not "without this data"', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chronos-outage-'));
+  closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const r = (redis = await PrivateRedis.start(['--dir', dir]));
+  const { logger, check } = await startScheduler(r, 200); // declarations live 3 × 200 ms
+  // the declaration's expiry (absolute, ms) as the last heartbeat before the stop set it; a beat in flight adds one more
+  const expiresAt = Number(await check.call('PEXPIRETIME', keys.declaration('i-1'))) + 200;
+  await r.stopSaving(); // SHUTDOWN SAVE: the snapshot holds the registry and the declaration
+  // Redis and this test share the machine's clock: the declaration is expired when the snapshot loads
+  await waitFor(() => Date.now() > expiresAt, "the declaration's expiry to pass while Redis is down");
+  r.startFrom(dir);
+  await r.answering();
+  expect(await storedJson(check, 'chronos', 'nightly')).not.toBeNull(); // the data was kept
+  const line = await waitFor(() => lostLine(logger), 'the lost-declarations warning', 15_000);
+  expect(line.message).toMatch(/TTL/);
+  expect(line.message).not.toMatch(/without this data/);
+  await waitFor(async () => (await declares(check, 'nightly')) === 1, 'the declarations to be published again');
 }, 30_000);
 
 test("a leader's stop while Redis does not answer ends within the Redis grace + a close, whatever its leaderTtl; its leases then expire by their TTL", async () => {

@@ -77,8 +77,8 @@ test('5,000 schedules from 3 instances: chunked registration, one shared names s
     if (['sunion', 'smembers', 'keys'].includes(cmd)) wholeReads.push(args.slice(0, 2).join(' ')); // whole-set reads of the declarations
     if ((cmd === 'evalsha' && args[1] === register) || (cmd === 'eval' && /register-schedules/.test(args[1]))) {
       registerCalls++;
-      // EVALSHA sha numkeys schedules version prefix nowMs, then name, fp, json per definition
-      if (argCount(args) > 7 + 3 * REGISTER_CHUNK) overChunk.push(argCount(args));
+      // EVALSHA sha numkeys schedules version prefix nowMs missingOnly, then name, fp, json per definition
+      if (argCount(args) > 8 + 3 * REGISTER_CHUNK) overChunk.push(argCount(args));
     }
     if (cmd === 'sadd' && args[1].includes(':names-building:') && argCount(args) > 2 + 1000) bigSadds.push(argCount(args));
   }

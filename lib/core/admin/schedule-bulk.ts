@@ -16,11 +16,10 @@ import {
   type CheckedDefinition,
   type ScheduleDefinition,
 } from '../scheduler/definition.js';
-import { declarationDigests } from '../scheduler/live-names.js';
 import { decodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
-import { instances } from './schedules.js';
+import { instancesWithDigests } from './schedules.js';
 
 /**
  * The bulk acts on runtime schedules: many definitions per call, the same guarantees as the
@@ -279,14 +278,9 @@ export async function addSchedules(
  */
 async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const live = (await instances(ctx)).filter((i) => i.alive);
-  const digests = await declarationDigests(
-    ctx.client,
-    ctx.sched,
-    live.map((i) => i.instance),
-  );
+  const { infos, digests } = await instancesWithDigests(ctx);
   const byDigest = new Map<string, string[]>();
-  digests.forEach((d, i) => d !== null && byDigest.set(d, [...(byDigest.get(d) ?? []), live[i].instance]));
+  digests.forEach((d, i) => d !== null && infos[i].alive && byDigest.set(d, [...(byDigest.get(d) ?? []), infos[i].instance]));
   if (byDigest.size === 0 || names.length === 0) return out;
   const p = ctx.client.pipeline();
   for (const d of byDigest.keys())

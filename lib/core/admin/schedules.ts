@@ -16,18 +16,31 @@ import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
 const HISTORY_STREAM_SCAN = 10_000;
 
-/** Scheduler instances seen in the last day, with liveness: ZRANGE … WITHSCORES + TIME (one pipeline). */
+/**
+ * Scheduler instances seen in the last day, with liveness: ZRANGE … WITHSCORES + TIME (one
+ * pipeline), then MGET of their declarations. An instance is alive when seen within the liveness
+ * window, or while its declaration lives: the instance gives it a TTL of 3 of its own heartbeats,
+ * so an Inspector whose window is shorter than the fleet's (the CLI's default 15 s against a
+ * `heartbeatInterval` of 30 s) does not take a live fleet for dead and its schedules for orphaned.
+ */
 export async function instances(ctx: InspectorContext): Promise<InstanceInfo[]> {
+  return (await instancesWithDigests(ctx)).infos;
+}
+
+/** {@link instances}, with the digest each one declares (null: none, or its declaration expired). */
+export async function instancesWithDigests(ctx: InspectorContext): Promise<{ infos: InstanceInfo[]; digests: (string | null)[] }> {
   const r = (await ctx.client.pipeline().zrange(ctx.sched.instances, 0, -1, 'WITHSCORES').time().exec())!;
   const rows = r[0][1] as string[];
   const [s, us] = r[1][1] as [string, string];
   const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
-  const out: InstanceInfo[] = [];
-  for (let i = 0; i < rows.length; i += 2) {
-    const lastSeenAt = Number(rows[i + 1]);
-    out.push({ instance: rows[i], lastSeenAt, alive: now - lastSeenAt <= ctx.livenessMs });
-  }
-  return out;
+  const ids: string[] = [];
+  for (let i = 0; i < rows.length; i += 2) ids.push(rows[i]);
+  const digests = await declarationDigests(ctx.client, ctx.sched, ids);
+  const infos = ids.map((instance, i) => {
+    const lastSeenAt = Number(rows[2 * i + 1]);
+    return { instance, lastSeenAt, alive: now - lastSeenAt <= ctx.livenessMs || digests[i] !== null };
+  });
+  return { infos, digests };
 }
 
 function parseNote(raw: string | null | undefined): PauseNote | undefined {
@@ -46,15 +59,10 @@ const VIEW_CHUNK = 1000;
 /** Which of `names` each instance declares: MGET of their declarations, then SMISMEMBER per digest in chunks (one pipeline). */
 async function declaredByOf(
   ctx: InspectorContext,
-  insts: InstanceInfo[],
+  { infos: insts, digests }: { infos: InstanceInfo[]; digests: (string | null)[] },
   names: string[],
 ): Promise<Map<string, ScheduleInfo['declaredBy']>> {
   const out = new Map<string, ScheduleInfo['declaredBy']>();
-  const digests = await declarationDigests(
-    ctx.client,
-    ctx.sched,
-    insts.map((i) => i.instance),
-  );
   const distinct = [...new Set(digests.filter((d): d is string => d !== null))];
   if (distinct.length === 0 || names.length === 0) return out;
   const p = ctx.client.pipeline();
@@ -154,7 +162,7 @@ export async function build(
   notes: Record<string, string>,
   n: number,
 ): Promise<ScheduleInfo[]> {
-  const insts = await instances(ctx);
+  const insts = await instancesWithDigests(ctx);
   const declaredBy = await declaredByOf(
     ctx,
     insts,

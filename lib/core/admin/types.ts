@@ -313,7 +313,10 @@ export interface InstanceInfo {
   instance: string;
   /** When it last declared its schedules (epoch ms, Redis time). */
   lastSeenAt: number;
-  /** True when `lastSeenAt` is within the liveness window. */
+  /**
+   * True when `lastSeenAt` is within the liveness window, or while the instance's declaration of its
+   * schedules lives (a TTL of 3 of the instance's own heartbeats, whatever the Inspector's window).
+   */
   alive: boolean;
 }
 
@@ -345,7 +348,10 @@ export interface InspectorOptions {
   connection?: RedisConnection;
   /** Key prefix of the app to inspect (the same as its client's and server's). @defaultValue 'chronos' */
   namespace?: string;
-  /** An instance is alive when seen within this window, ms. @defaultValue 15000 (3 heartbeats) */
+  /**
+   * An instance is alive when seen within this window, ms (one that declares schedules also while its
+   * declaration lives: 3 of its own heartbeats). @defaultValue 15000 (3 heartbeats)
+   */
   livenessWindow?: number;
   /** Where `operator.acted` events go (the Nest module passes the app's bus). */
   events?: EventBus;

@@ -24,7 +24,7 @@ import {
   type Fence,
   type FenceOutcome,
 } from '../redis/commands/schedule.js';
-import { byShard, GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
+import { byShard, GlobalKeys, QueueKeys, SchedulerKeys, shardKeysFor } from '../redis/keys.js';
 import { markDueScript } from '../redis/commands/shard-due.js';
 import type { StoredSchedule } from './definition.js';
 import { LiveNames, namesDigest, type LiveRead } from './live-names.js';
@@ -167,9 +167,12 @@ export class Declarations {
    * {@link REGISTER_CHUNK} of one shard (register-schedules.lua, pipelined: a changed definition
    * replaces the stored one and takes effect from now), fences the replaced ones, announces the
    * change once (naming the shards that changed) and lists their queues. The names come first, so
-   * a leader never sees a new schedule undeclared.
+   * a leader never sees a new schedule undeclared. `again` (the heartbeat found the declarations
+   * lost): only definitions not stored at all are written, so an instance that was paused or cut
+   * off does not put its definitions back over ones registered since it started (a newer version
+   * in a rolling deploy: the last to *register* wins, a re-publish is not a registration).
    */
-  async publish(): Promise<void> {
+  async publish(again = false): Promise<void> {
     const { client, keys } = this.ctx;
     const local = this.ctx.trustedLocalNow();
     const names = new Set(this.declared.keys());
@@ -182,7 +185,7 @@ export class Declarations {
         const definitions = defs
           .slice(i, i + REGISTER_CHUNK)
           .map((s) => [s.name, s.fp, encodeStored(s, this.ctx.compactSchedules)] as const);
-        const call = registerSchedulesScript(client, shard, { nowMs: local, definitions });
+        const call = registerSchedulesScript(client, shard, { nowMs: local, definitions, missingOnly: again });
         call.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop yields
         calls.push({ shard: shard.shard, call });
         // each chunk is on the wire already (pipelined); let other work run between chunks (50,000 schedules: 500 of them)
@@ -258,7 +261,7 @@ export class Declarations {
       const { status } = await heartbeatScript(client, keys, instanceId, heartbeatMs * 3, this.digest);
       if (status === 'declaredLost') {
         this.ctx.logger.warn(`The schedule registry lost this instance's declarations (${await this.whyLost()}): publishing them again`);
-        await this.publish();
+        await this.publish(true);
       }
       this.lastBeatAt = engineTime.now();
       this.ctx.beat();
@@ -272,17 +275,33 @@ export class Declarations {
 
   /**
    * Why the declared set is gone: Redis restarted or failed over (its run_id changed since we
-   * published), its TTL ran out while our heartbeats could not reach Redis, or it was deleted.
+   * published) without the data, its TTL ran out while our heartbeats could not reach Redis (a
+   * restart that kept the data included: the registry of a declared schedule's shard, which has no
+   * TTL, is still there), or it was deleted.
    */
   private async whyLost(): Promise<string> {
     const silentMs = engineTime.now() - this.lastBeatAt;
     const ttlMs = this.ctx.heartbeatMs * 3;
     const now = await this.serverRun();
+    const ttlRanOut = `no heartbeat reached Redis for ${silentMs} ms, longer than their TTL of ${ttlMs} ms`;
     if (now.runId !== undefined && this.runId !== undefined && now.runId !== this.runId) {
-      return `Redis restarted or failed over ${now.uptimeS ?? '?'} s ago without this data: no persistence, or it was not saved`;
+      const restarted = `Redis restarted or failed over ${now.uptimeS ?? '?'} s ago`;
+      if (silentMs >= ttlMs && (await this.registryKept())) return `${restarted} with its data, and ${ttlRanOut}`;
+      return `${restarted} without this data: no persistence, or it was not saved`;
     }
-    if (silentMs >= ttlMs) return `no heartbeat reached Redis for ${silentMs} ms, longer than their TTL of ${ttlMs} ms`;
+    if (silentMs >= ttlMs) return ttlRanOut;
     return 'their key was deleted: FLUSHDB, eviction or an operator';
+  }
+
+  /** Whether the registry hash of the first declared schedule's shard still exists (false when unknown). */
+  private async registryKept(): Promise<boolean> {
+    const first = this.declared.keys().next();
+    if (first.done) return false;
+    try {
+      return (await this.ctx.client.exists(shardKeysFor(this.ctx.namespace, first.value).schedules)) === 1;
+    } catch {
+      return false;
+    }
   }
 
   /** The Redis server's run_id (new at every start) and uptime; unknown on a cluster (INFO goes to any node) or when INFO fails. */

@@ -126,6 +126,8 @@ export interface RegisterArgs {
   nowMs: number | undefined;
   /** Name, fingerprint (`fp`) and definition JSON of each declared schedule (a few hundred per call). */
   definitions: readonly (readonly [name: string, fp: string, json: string])[];
+  /** Write only the definitions not stored at all, leaving stored ones as they are (a re-publish); default false. */
+  missingOnly?: boolean;
 }
 
 /** A changed schedule whose generation is to be raised in the slot of the queue it targeted before the change. */
@@ -137,7 +139,8 @@ export interface Fence {
 
 /**
  * Stores the definitions of one chunk (of one shard) that changed (the last writer wins), under a
- * new version of the shard if any did (register-schedules.lua). The caller announces the change.
+ * new version of the shard if any did (register-schedules.lua); with `missingOnly`, only those not
+ * stored at all. The caller announces the change.
  * @returns how many stored definitions changed, Redis's (or the test clock's) `now` (epoch ms), and
  * the fences to raise for the definitions that replaced stored ones.
  */
@@ -146,7 +149,7 @@ export async function registerSchedulesScript(
   keys: ShardKeys,
   r: RegisterArgs,
 ): Promise<{ changed: number; now: number; fences: Fence[] }> {
-  const a: string[] = [r.nowMs === undefined ? '' : String(r.nowMs)];
+  const a: string[] = [r.nowMs === undefined ? '' : String(r.nowMs), r.missingOnly ? '1' : ''];
   for (const [name, fp, json] of r.definitions) a.push(name, fp, json);
   const [changed, now, flat] = await runScript<[number, number, (string | number)[]]>(
     client,

@@ -11,13 +11,17 @@
   `schedule-index` snippet's labelsOnly) is stored under its generation: it takes no version, is not
   counted as changed and needs no fence. The shard's indexes and due index follow every stored
   definition (the `schedule-index` snippet's scheduleIndexed and dueFollows). Every name of a call
-  is of one shard.
+  is of one shard. With `missingOnly` (an instance publishing again after the registry lost its
+  declarations: registry.ts Declarations.heartbeat) only a definition not stored at all is written:
+  a stored one, whoever registered it since this instance started (a newer version during a rolling
+  deploy), is left as it is.
   KEYS[1]  <ns>:{<tag>}:schedules   HASH    name -> definition JSON (the shard's: keys.ts ShardKeys)
   KEYS[2]  <ns>:{<tag>}:version     STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:            prefix  the shard's key prefix: its indexes and due index are
                                             built on it (the `schedule-index` snippet)
   ARGV[1]  nowMs                         "" = Redis server time (always, outside tests) | a test clock's epoch ms
-  ARGV[2..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint; in
+  ARGV[2]  missingOnly                   "1" = write only the names not stored | "" = replace changed ones
+  ARGV[3..] triples: name, fingerprint, definition JSON (an object whose `fp` is the fingerprint; in
            the compact form, stored in it: the `stored-form` snippet)
   Returns  {changed definitions, redisNowMs, fences}: fences is a flat list of name, previous
            queue, generation for each changed definition that replaced a stored one
@@ -29,14 +33,16 @@
 -- @include stored-form
 local redisNow = nowMs()
 local now = tonumber(ARGV[1]) or redisNow
+local missingOnly = ARGV[2] == '1'
 local changed = {}
 local fences = {}
-for a = 2, #ARGV, 3 do
+for a = 3, #ARGV, 3 do
   local name, fp = ARGV[a], ARGV[a + 1]
   local cur = redis.call('HGET', KEYS[1], name)
   -- unchanged (the usual case at a restart): the stored JSON holds this fingerprint as its top-level
   -- "fp" (inside a string value the quotes would be escaped), so it is not decoded
-  if not (cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true)) then
+  -- under missingOnly a stored one is kept as it is, whatever its fingerprint
+  if not (cur and (missingOnly or string.find(cur, '"fp":"' .. fp .. '"', 1, true))) then
     local old = cur and decodeStored(cur)
     if not old or old['fp'] ~= fp then
       local def = cjson.decode(ARGV[a + 2])
