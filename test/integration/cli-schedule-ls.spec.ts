@@ -2,7 +2,10 @@
 // Inspector.schedulePage, with the labels and the next cursor. A child process (dist/lib/cli/main.js).
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import type { SchedulePage } from '../../lib/core/admin/inspector.js';
+import { Redis } from 'ioredis';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { cliRunner } from '../helpers/cli.js';
+import { registryKey, storedJson } from '../helpers/registry.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
 let ns: string;
@@ -90,5 +93,27 @@ test('the plain list and the paged list give mixed-case names in one order (code
   } finally {
     await other.close();
     await deleteNamespace(other.namespace);
+  }
+});
+
+test('schedule show of an orphaned schedule: its state and since when (was: the state only, though the Inspector has orphanedSince: trial 13)', async () => {
+  const name = 'old.code.tick';
+  await inspector.addSchedule({ name, spec: '@every 60s' });
+  const redis = new Redis(redisUrl());
+  try {
+    // as an instance of a past deploy left it: declared in code (not runtime), nobody declares it now, the leader stored since when
+    const stored = JSON.parse((await storedJson(redis, ns, name))!) as Record<string, unknown>;
+    delete stored.runtime;
+    await redis.hset(registryKey(ns, name), name, JSON.stringify(stored));
+    const since = Date.now() - 3_600_000;
+    await redis.hset(new SchedulerKeys(ns).orphaned, name, String(since));
+    expect((await inspector.schedule(name))?.orphanedSince).toBe(since);
+    const r = await chronos('schedule', 'show', name);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/│ state +│ orphaned +│/);
+    expect(r.out).toMatch(/│ orphaned since +│ .*\(1h ago\) +│/);
+  } finally {
+    redis.disconnect();
+    await inspector.removeSchedule(name, { force: true });
   }
 });

@@ -94,6 +94,7 @@ function scheduleText(s: ScheduleInfo): string {
     ['task type', s.type],
     ['origin', s.origin],
     ['state', stateOf(s)],
+    ['orphaned since', s.orphanedSince === undefined ? undefined : when(s.orphanedSince)],
     ['labels', labelsText(s)],
     ['paused note', s.pause ? `${s.pause.note || '(none)'} — by ${s.pause.actor}, ${when(s.pause.at)}` : undefined],
     ['catch-up', s.catchUp],
