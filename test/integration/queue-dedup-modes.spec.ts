@@ -8,7 +8,7 @@ import { NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { QueueRig } from '../helpers/queue.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { redisUrl } from '../helpers/redis.js';
-import { deferred } from '../helpers/wait.js';
+import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
 let keys: QueueKeys;
@@ -113,6 +113,53 @@ test("a deduplicated enqueue tells the existing task's state: ready, waiting for
   const insp = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
   try {
     expect(await insp.findTask('again-1')).toMatchObject({ type: 'idle2', state: 'pending' }); // not the dead copy
+  } finally {
+    await insp.close();
+  }
+});
+
+test("an operator's delete releases the task's dedup key (a pending and a scheduled task): the next enqueue with it is a new task", async () => {
+  // before: the key outlived the deleted task until its TTL ran out, and an enqueue with it answered
+  // deduplicated, state pending, for a task that no longer existed (trial 11); BullMQ's Job.remove drops its deduplication id too
+  const insp = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
+  try {
+    const ready = await rig.client.enqueue('t', { n: 1 }, { dedupKey: 'kp' });
+    const later = await rig.client.enqueue('t', { n: 2 }, { dedup: { key: 'ks', mode: 'replace' }, delay: 60_000 });
+    expect(await rig.client.enqueue('t', { n: 3 }, { dedupKey: 'kp' })).toMatchObject({ id: ready.id, deduplicated: true });
+    await insp.deleteTask('default', ready.id);
+    await insp.deleteTask('default', later.id);
+    const again = await rig.client.enqueue('t', { n: 4 }, { dedupKey: 'kp' });
+    expect(again).toMatchObject({ deduplicated: false, state: 'pending' });
+    expect(again.id).not.toBe(ready.id);
+    expect(await rig.client.enqueue('t', { n: 5 }, { dedup: { key: 'ks', mode: 'replace' }, delay: 60_000 })).toMatchObject({
+      deduplicated: false,
+      state: 'scheduled',
+    });
+    // a key another task holds now is left alone: deleting the old task does not free the new one's key
+    await insp.deleteAllTasks('default', 'scheduled');
+    expect(await rig.client.enqueue('t', { n: 6 }, { dedupKey: 'kp' })).toMatchObject({ id: again.id, deduplicated: true });
+  } finally {
+    await insp.close();
+  }
+});
+
+test('a task id and a dedup key holding "}:group-running:" are acked and deleted like any other (were taken for a group slot: WRONGTYPE)', async () => {
+  // before: the marker release took the task's uid key for a group's slot SET (the text after the hash tag
+  // was not checked): its ack failed with WRONGTYPE at every try and the task ran again after each visibility timeout
+  const s = rig.server();
+  const ran = deferred<string>();
+  s.handle('odd', (t) => ran.resolve(t.id));
+  await s.start();
+  const id = 'x}:group-running:y';
+  await rig.client.enqueue('odd', null, { taskId: id });
+  expect(await ran.promise).toBe(id);
+  await waitFor(async () => (await rig.client.redis.xlen(keys.stream)) === 0, 'its ack (the entry deleted)');
+  expect(rig.logger.lines.filter((l) => l.level !== 'log')).toEqual([]);
+  const insp = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
+  try {
+    const later = await rig.client.enqueue('odd', null, { dedupKey: 'k}:group-running:z', delay: 60_000 });
+    expect(await insp.deleteTask('default', later.id)).toMatchObject({ count: 1 });
+    expect((await rig.client.enqueue('odd', null, { dedupKey: 'k}:group-running:z', delay: 60_000 })).deduplicated).toBe(false);
   } finally {
     await insp.close();
   }

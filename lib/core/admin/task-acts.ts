@@ -6,6 +6,7 @@ import { ChronosStateError, TaskCancelledError, TaskNotFoundError } from '../run
 import type { OperatorAction } from '../runtime/events.js';
 import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { markerKeys } from '../queue/codec.js';
+import type { QueueKeys } from '../redis/keys.js';
 import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
 import { findTask, pageRows, requireTask, type Row } from './tasks.js';
 import type { ActResult, TaskFilter, TaskState } from './types.js';
@@ -93,6 +94,19 @@ export async function retryAllDead(ctx: InspectorContext, queue: string, filter?
 
 // ------------------------------------------------------------------ delete
 
+/**
+ * The keys a delete releases when they still name the task: its markers (a dead task released them
+ * when it died: another live task may hold them now) and its dedup key (a dead task keeps it for its
+ * TTL, so it goes with the task), so an enqueue with that key after the delete is a new task, as
+ * BullMQ's `Job.remove` drops the job's deduplication id.
+ */
+function deleteKeys(k: QueueKeys, id: string, meta: TaskMeta, dead: boolean): string[] {
+  const keys = dead ? [] : markerKeys(k, { id, meta });
+  const dedupKey = meta[META.dedupKey];
+  if (typeof dedupKey === 'string') keys.push(k.dedup(dedupKey));
+  return keys;
+}
+
 function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): BatchAct {
   const k = ctx.keys(queue);
   if (state === 'pending') {
@@ -100,18 +114,14 @@ function deleteBatch(ctx: InspectorContext, queue: string, state: TaskState): Ba
       const tasks = rows.map(({ info, meta }) => ({
         entryId: info.entryId!,
         taskId: info.id,
-        markers: markerKeys(k, { id: info.id, meta }),
+        markers: deleteKeys(k, info.id, meta, false),
       }));
       return { done: await deletePendingScript(ctx.client, k, tasks) };
     };
   }
   const set = setOf(k, state as 'scheduled' | 'retry' | 'dead');
   return async (rows) => {
-    // a dead task released its keys when it died: another live task may hold them now
-    const tasks = rows.map(({ info, meta }) => ({
-      taskId: info.id,
-      markers: state === 'dead' ? [] : markerKeys(k, { id: info.id, meta }),
-    }));
+    const tasks = rows.map(({ info, meta }) => ({ taskId: info.id, markers: deleteKeys(k, info.id, meta, state === 'dead') }));
     return { done: await deleteTasksScript(ctx.client, k, set, tasks) };
   };
 }

@@ -54,15 +54,18 @@ export interface Prepared {
 }
 
 /**
- * The JSON text of a task's meta: a new task's `{r, m, t, e}`, then `u` for an explicit id and
- * `tp` for a traceparent (the order it always had). Without those, the text is built directly.
+ * The JSON text of a task's meta: a new task's `{r, m, t, e}`, then `u` for an explicit id,
+ * `tp` for a traceparent (the order it always had), `g` for a group and `dk` for a dedup key. Without
+ * those, the text is built directly.
  */
 export function metaText(p: Prepared): string {
-  if (!p.unique && p.traceparent === undefined && p.group === undefined) return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
+  if (!p.unique && p.traceparent === undefined && p.group === undefined && p.dedupKey === undefined)
+    return encodeNewMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
   const meta = newMeta(p.maxRetry, p.timeoutMs, p.enqueuedAt);
   if (p.unique) meta[META.uniqueId] = 1;
   if (p.traceparent !== undefined) meta[META.traceparent] = p.traceparent;
   if (p.group !== undefined) meta[META.group] = p.group;
+  if (p.dedupKey !== undefined) meta[META.dedupKey] = p.dedupKey;
   return encodeMeta(meta);
 }
 

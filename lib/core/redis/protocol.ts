@@ -64,6 +64,11 @@ export const META = {
    * round-robin, under the queue's per-group limits (fetch-limited.lua). Absent for ungrouped tasks.
    */
   group: 'g',
+  /**
+   * The task's dedup key (enqueue option `dedupKey` / `dedup.key`; absent without one): an operator's
+   * delete of the task releases the key when it still names the task (admin/task-acts.ts).
+   */
+  dedupKey: 'dk',
 } as const;
 
 /** The overlap policies beyond `skip` (meta field {@link META.overlapMode}); wire letters, as FIRE_MODE's. */
@@ -119,6 +124,7 @@ export interface TaskMeta {
   [META.supersededAt]?: number;
   [META.overlapMode]?: OverlapMode;
   [META.group]?: string;
+  [META.dedupKey]?: string;
 }
 
 /** The meta of a new task: no attempt yet. `timeoutMs` in ms, `enqueuedAt` epoch ms. */

@@ -2,14 +2,17 @@
 -- (fetch-limited.lua adds its entry id to <q>:group-running:<group>, a SET) until its entry leaves the
 -- pending entries list; each exit path frees it. Freeing a slot of a group held back by its concurrency
 -- limit makes it due for a look (its score in <q>:groups-parked becomes 0).
--- isGroupSlot(key) is true for a <q>:group-running:<group> key (keys.ts QueueKeys.groupRunning).
+-- isGroupSlot(key) is true for a <q>:group-running:<group> key (keys.ts QueueKeys.groupRunning), not for a
+--   marker key whose task id or dedup key holds that text.
 -- freeGroupSlot(key, entryId) frees the slot entryId holds in that group; the group and its queue's
 --   groups-parked key are read off the key (its hash tag ends at the first "}": queue and namespace
 --   names hold none).
 -- groupSlotOf(prefix, meta) is the group-running key of a task given its queue's key prefix and its
 --   meta JSON text (field g: protocol.ts META), nil for an ungrouped task.
 local function isGroupSlot(key)
-  return string.find(key, '}:group-running:', 1, true) ~= nil
+  -- right after the hash tag (its first "}"): a task id or dedup key in a marker key may hold the text too
+  local i = string.find(key, '}', 1, true)
+  return i ~= nil and string.sub(key, i, i + 15) == '}:group-running:'
 end
 local function freeGroupSlot(key, entryId)
   if redis.call('SREM', key, entryId) == 1 then
