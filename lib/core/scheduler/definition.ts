@@ -3,7 +3,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems, show } from '../runtime/options.js';
 import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
-import { encodePayload } from '../queue/codec.js';
+import { encodePayload } from '../queue/payload-codec.js';
 import { isGroupName } from '../redis/keys.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import { validateLabels } from './labels.js';
