@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Scheduler, type ScheduleDefinition } from '../../lib/core/index.js';
 import { validateDefinitions } from '../../lib/core/admin/schedule-bulk.js';
-import { finishStored } from '../../lib/core/scheduler/definition.js';
+import { finishStored } from '../../lib/core/scheduler/definition-check.js';
 import { shardKeysOf } from '../../lib/core/redis/keys.js';
 import { expandedSource, SCRIPT_NAMES } from '../../lib/core/redis/scripts.js';
 import { BenchRedis } from '../lib/redis.js';

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { registerSchedulesScript } from '../../lib/core/redis/commands/schedule.js';
 import { byShard, shardKeysOf } from '../../lib/core/redis/keys.js';
-import { toStored } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { BenchRedis } from '../lib/redis.js';
 
 const arg = (name: string, def: string): string => {

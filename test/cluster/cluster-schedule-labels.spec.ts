@@ -7,7 +7,7 @@ import { Inspector } from '../../lib/core/admin/inspector.js';
 import { SchedulerKeys, shardKeysOf } from '../../lib/core/redis/keys.js';
 import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
 import { recordingLogger } from '../helpers/wait.js';
-import { toStored } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { newNamespace } from '../helpers/redis.js';
 

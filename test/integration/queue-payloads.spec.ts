@@ -3,7 +3,7 @@
 // encoded payload and its error names the size and the limit.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { QueueClient, type ClientOptions } from '../../lib/core/queue/client.js';
-import { encodePayload } from '../../lib/core/queue/codec.js';
+import { encodePayload } from '../../lib/core/queue/payload-codec.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
 const ns = newNamespace('payload');

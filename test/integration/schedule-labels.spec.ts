@@ -8,7 +8,8 @@ import { registerSchedulesScript } from '../../lib/core/redis/commands/schedule.
 import { putSchedulesScript } from '../../lib/core/redis/commands/schedule-bulk.js';
 import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
 import { dueScore, indexedNames, labelMembers, registryNames, storedDefinition } from '../helpers/registry.js';
-import { toStored, type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';

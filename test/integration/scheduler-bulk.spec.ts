@@ -2,17 +2,14 @@
 // real Redis: visible and fired, unchanged = no write, changed = new generation and fenced, existing
 // names untouched, validation before any write, missing names and the guard on live code schedules.
 import type { Redis } from 'ioredis';
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
-import { QueueKeys, SchedulerKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
+import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import {
   allDefinitions,
-  dueScore,
-  indexedNames,
   labelMembers,
   registryKey,
   registryNames,
@@ -22,48 +19,10 @@ import {
   versionOf,
 } from '../helpers/registry.js';
 import { FIRE_MODE, META, newMeta } from '../../lib/core/redis/protocol.js';
-import type { ScheduleDefinition, StoredSchedule } from '../../lib/core/scheduler/definition.js';
-import { Scheduler, type SchedulerOptions } from '../../lib/core/scheduler/scheduler.js';
-import { decodeStored } from '../../lib/core/scheduler/stored-form.js';
-import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
-import { deferred, recordingLogger, waitFor, within } from '../helpers/wait.js';
-
-let ns: string;
-let client: Redis;
-const started: { stop(): Promise<void> }[] = [];
-const logger = recordingLogger();
-beforeEach(() => {
-  ns = newNamespace('bulk');
-  client = openConnection(redisUrl()).client as Redis;
-});
-afterEach(async () => {
-  for (const s of started.splice(0).reverse()) await s.stop();
-  client.disconnect();
-  await deleteNamespace(ns);
-});
-
-function scheduler(options: SchedulerOptions = {}): Scheduler {
-  const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, heartbeatInterval: 200, logger, ...options });
-  started.push(s);
-  return s;
-}
-
-/** `n` tenant digests at 03:00 in their zone, named `digest.<i>`. */
-function digests(n: number, extra: Partial<ScheduleDefinition> = {}): ScheduleDefinition[] {
-  return Array.from({ length: n }, (_, i) => ({
-    name: `digest.${i}`,
-    spec: '0 3 * * *',
-    timeZone: i % 2 ? 'Europe/Paris' : 'America/New_York',
-    queue: 'digests',
-    payload: { tenant: i },
-    ...extra,
-  }));
-}
-
-/** The stored definition of a schedule, decoded as the library reads it (either stored form). */
-async function stored(name: string): Promise<StoredSchedule> {
-  return decodeStored(name, (await storedJson(client, ns, name))!);
-}
+import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { redisUrl } from '../helpers/redis.js';
+import { deferred, waitFor, within } from '../helpers/wait.js';
+import { ns, client, started, logger, scheduler, digests, stored } from '../helpers/scheduler-bulk.js';
 
 /** A trigger of schedule `name` planned under `generation`, for fire.lua. */
 function trigger(name: string, generation: number, triggerAt: number): FireTrigger {
@@ -321,103 +280,4 @@ test('a runtime write never takes over a schedule declared in code: upsertSchedu
   expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'forced', expression: '@every 2s' });
   await s.addSchedule(data('again'));
   expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'again' }); // a runtime one now: replaced freely
-});
-
-test('the bulk path drops the maxRuns counters a removal or a change of queue leaves behind, and keeps the others', async () => {
-  const s = scheduler({ eligible: false });
-  await s.start();
-  const defs = digests(3, { maxRuns: 5 });
-  await s.upsertSchedules(defs);
-  const counter = (queue: string, name: string) => new QueueKeys(ns, queue).runs(name);
-  // the counts fire.lua would have taken: 2 runs each
-  for (const d of defs) await client.hset(counter('digests', d.name), 'max', 5, 'n', 2);
-  // digest.0 moves to another queue (its count starts afresh), digest.1 changes its payload only
-  const changed = [
-    { ...defs[0], queue: 'digests-eu' },
-    { ...defs[1], payload: { tenant: 'one' } },
-  ];
-  expect(await s.upsertSchedules(changed)).toEqual({ added: 0, changed: 2, unchanged: 0 });
-  expect(await client.exists(counter('digests', 'digest.0'))).toBe(0);
-  expect(await client.hget(counter('digests', 'digest.1'), 'n')).toBe('2');
-  await s.removeSchedules(['digest.1', 'digest.2']);
-  expect(await client.exists(counter('digests', 'digest.1'), counter('digests', 'digest.2'))).toBe(0);
-});
-
-test('the bulk path keeps the label indexes: pages find what upsertSchedules stored; a label-only change keeps the generation; removal unindexes', async () => {
-  const s = scheduler({ eligible: false });
-  await s.start();
-  const defs = digests(300).map((d, i) => ({ ...d, labels: { tenant: `t${i % 3}`, kind: 'digest' } }));
-  await s.upsertSchedules(defs);
-  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
-  started.push({ stop: () => inspector.close() });
-  const page = await inspector.schedulePage({ labels: { tenant: 't1', kind: 'digest' }, limit: 1000 });
-  expect(page.items.map((i) => i.name).sort()).toEqual(
-    defs
-      .filter((_, i) => i % 3 === 1)
-      .map((d) => d.name)
-      .sort(),
-  );
-  expect(await indexedNames(client, ns)).toHaveLength(300);
-
-  const before = await stored('digest.1');
-  const version = await shardVersions(client, ns);
-  // digest.1 moves tenant (labels only): same generation, no new version, no fence
-  expect(await s.upsertSchedules([{ ...defs[1], labels: { tenant: 'moved', kind: 'digest' } }])).toEqual({
-    added: 0,
-    changed: 1,
-    unchanged: 0,
-  });
-  expect((await stored('digest.1')).generation).toBe(before.generation);
-  expect(await shardVersions(client, ns)).toBe(version);
-  expect(await client.hexists(new QueueKeys(ns, 'digests').generation, 'digest.1')).toBe(0);
-  expect(await labelMembers(client, ns, 'tenant', 't1')).not.toContain('digest.1');
-  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual(['digest.1']);
-
-  // labels dropped: digest.201 loses them only (same generation, unindexed), digest.200 also gets a new payload (new generation)
-  const [old200, old201] = [await stored('digest.200'), await stored('digest.201')];
-  const { labels: _l200, ...bare200 } = defs[200];
-  const { labels: _l201, ...bare201 } = defs[201];
-  expect(await s.upsertSchedules([{ ...bare200, payload: { v: 2 } }, bare201])).toEqual({ added: 0, changed: 2, unchanged: 0 });
-  expect((await stored('digest.201')).generation).toBe(old201.generation);
-  expect((await stored('digest.200')).generation).toBeGreaterThan(old200.generation!);
-  expect(await stored('digest.200')).toMatchObject({ changedAt: old200.changedAt, registeredAt: old200.registeredAt });
-  expect((await stored('digest.200')).labels).toBeUndefined();
-  for (const name of ['digest.200', 'digest.201']) {
-    expect(await labelMembers(client, ns, 'kind', 'digest')).not.toContain(name);
-    expect(await labelMembers(client, ns, 'tenant', `t${name === 'digest.200' ? 2 : 0}`)).not.toContain(name);
-  }
-  expect(await indexedNames(client, ns)).toHaveLength(300);
-
-  await s.removeSchedules(defs.slice(0, 150).map((d) => d.name));
-  expect(await indexedNames(client, ns)).toHaveLength(150);
-  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual([]);
-  const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
-  expect(rest.items).toHaveLength(148); // 150 left, 2 of them without labels
-});
-
-test('the bulk path keeps the due index: added and changed ones are marked, a paused one is out, a label-only change and an unchanged one leave it', async () => {
-  const s = scheduler({ eligible: false });
-  await s.start();
-  const defs = digests(20).map((d) => ({ ...d, labels: { tenant: 'acme' } }));
-  await s.upsertSchedules(defs);
-  const marks = await Promise.all(defs.map((d) => dueScore(client, ns, d.name)));
-  expect(marks.every((m) => m !== null && m < 0)).toBe(true); // "look at it now": a change's mark, below every wake instant
-  await s.pauseSchedule('digest.2');
-  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
-  // what a leader would have written after planning them: their next wake, an integer
-  for (const d of defs) if (d.name !== 'digest.2') await client.zadd(shardKeysFor(ns, d.name).due, 4_000_000_000_000, d.name);
-  await s.upsertSchedules([
-    { ...defs[1], labels: { tenant: 'globex' } }, // labels only: its triggers did not change
-    { ...defs[2], payload: { v: 2 } }, // paused: stays out
-    { ...defs[3], payload: { v: 2 } }, // changed: marked again
-    defs[4], // unchanged
-  ]);
-  expect(await dueScore(client, ns, 'digest.1')).toBe(4_000_000_000_000);
-  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
-  expect(await dueScore(client, ns, 'digest.3')).toBeLessThan(0);
-  expect(await dueScore(client, ns, 'digest.4')).toBe(4_000_000_000_000);
-  await s.resumeSchedule('digest.2');
-  expect(await dueScore(client, ns, 'digest.2')).toBeLessThan(0);
-  await s.removeSchedules(['digest.3']);
-  expect(await dueScore(client, ns, 'digest.3')).toBeNull();
 });

@@ -1,4 +1,5 @@
-import { toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { entryOf, SpecCache } from '../../lib/core/scheduler/due-entry.js';
 
 /** Unit tests of a due batch's entries (scheduler/due-entry.ts): the decoded-definition cache. No Redis. */

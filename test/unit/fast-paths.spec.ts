@@ -2,7 +2,8 @@
 // new task, the payload checks (problems named with their path, cycles and deep values included),
 // the strings of a stream entry read as bytes, and the quick reading of a task's meta text.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
-import { decodeEntry, encodeMeta, encodeNewMeta, encodePayload, entryStrings } from '../../lib/core/queue/codec.js';
+import { decodeEntry, encodeMeta, encodeNewMeta, entryStrings } from '../../lib/core/queue/codec.js';
+import { encodePayload } from '../../lib/core/queue/payload-codec.js';
 import { newMeta } from '../../lib/core/redis/protocol.js';
 import { quickMeta } from '../../lib/core/queue/quick-meta.js';
 

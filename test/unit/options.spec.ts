@@ -14,7 +14,7 @@ import {
 } from '../../lib/core/runtime/options.js';
 import { QueueClient, checkClientOptions } from '../../lib/core/queue/client.js';
 import { checkServerOptions } from '../../lib/core/worker/server-options.js';
-import { toStored } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
 import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';
 import { isTimeZone, TIME_ZONE_RULE } from '../../lib/core/scheduler/time-zones.js';

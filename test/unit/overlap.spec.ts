@@ -1,13 +1,7 @@
 // The overlap policies on the leader's side, pure: validation (typed errors naming the value), the
 // fire mode and lead of each policy, the meta a trigger's task carries, and the supersede notices.
-import {
-  fireLeadMs,
-  fireModeOf,
-  OVERLAP_POLICIES,
-  toStored,
-  validateScheduleName,
-  type OverlapPolicy,
-} from '../../lib/core/scheduler/definition.js';
+import { fireLeadMs, fireModeOf, OVERLAP_POLICIES, type OverlapPolicy } from '../../lib/core/scheduler/definition.js';
+import { toStored, validateScheduleName } from '../../lib/core/scheduler/definition-check.js';
 import { fireTriggers, supersedeNotices, type FireItem } from '../../lib/core/scheduler/fire-triggers.js';
 import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';

@@ -1,5 +1,6 @@
 import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
-import { storedSpec, toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { storedSpec, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { plan, wakeAt } from '../../lib/core/scheduler/plan.js';
 import { fireTriggers } from '../../lib/core/scheduler/fire-triggers.js';
 import type { Entry } from '../../lib/core/scheduler/due-entry.js';

@@ -6,7 +6,8 @@ import calculateSlot from 'cluster-key-slot';
 import { GlobalKeys, QueueKeys, SchedulerKeys, shardKeysFor, shardKeysOf, shardOf, shardTag } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS, META, SHARD_COUNT, entryFields, isEntryLayout } from '../../lib/core/redis/protocol.js';
 import { SCRIPT_NAMES, expandIncludes, expandedSource, includeSource, scriptCommand, scriptSource } from '../../lib/core/redis/scripts.js';
-import { decodeEntry, encodeMeta, encodePayload, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
+import { decodeEntry, encodeMeta, encodeStored, decodeStored } from '../../lib/core/queue/codec.js';
+import { encodePayload } from '../../lib/core/queue/payload-codec.js';
 import { taskWith } from '../../lib/core/queue/task.js';
 import { lintConstantTables, lintScript, lintSnippet } from '../helpers/script-lint.js';
 

@@ -1,10 +1,11 @@
-// toStored's JSON (lib/core/scheduler/definition.ts finishStored, stored-form.ts): what the registry
+// toStored's JSON (lib/core/scheduler/definition-check.ts finishStored, stored-form.ts): what the registry
 // scripts are sent and store, the full form by default and the compact form when asked for
 // (`compactSchedules`); each decodes to exactly the registry form; the
 // fingerprints are those of the full form's text (JSON.stringify of the registry form), as before
 // the compact form, so an unchanged definition keeps its fingerprint.
 import { createHash } from 'node:crypto';
-import { checkDefinition, finishStored, toStored, type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { checkDefinition, finishStored, toStored } from '../../lib/core/scheduler/definition-check.js';
 import { decodeStored, STORED_FILL } from '../../lib/core/scheduler/stored-form.js';
 
 const sha = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 16);

@@ -1,7 +1,8 @@
 import { encodeMeta } from '../../lib/core/queue/codec.js';
 import { quickMeta } from '../../lib/core/queue/quick-meta.js';
 import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
-import { toStored, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { type StoredSchedule } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { triggerMeta } from '../../lib/core/scheduler/fire-triggers.js';
 
 const T = 1_800_000_000_000;

@@ -9,13 +9,8 @@ import {
 } from '../redis/commands/schedule-bulk.js';
 import type { Fence } from '../redis/commands/schedule.js';
 import { byShard, type ShardKeys } from '../redis/keys.js';
-import {
-  checkDefinition,
-  finishStored,
-  validateScheduleName,
-  type CheckedDefinition,
-  type ScheduleDefinition,
-} from '../scheduler/definition.js';
+import { type ScheduleDefinition } from '../scheduler/definition.js';
+import { checkDefinition, finishStored, validateScheduleName, type CheckedDefinition } from '../scheduler/definition-check.js';
 import { decodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';

@@ -1,50 +1,16 @@
 import { FailureLog } from '../runtime/logger.js';
-import type { Runtime } from '../runtime/runtime.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
-import type { GlobalKeys } from '../redis/keys.js';
 import { writePause } from '../redis/commands/pause.js';
-import { isNoGroup, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
+import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
-import type { Loops } from '../worker/loops.js';
 import { QueuePicker, blockCount, type PlannedRead } from './picker.js';
 import { QueueReaders, ReadDeadlineError, readDeadlineMs, withDeadline } from './readers.js';
-import type { Recoverer } from '../recovery/recoverer.js';
-import type { ResolvedServerOptions } from '../worker/server-options.js';
-import type { Slots } from './slots.js';
-import type { Wake } from './wake.js';
 import { engineTime } from '../runtime/time.js';
 import { loopStalls } from '../runtime/loop-stalls.js';
 import { Limiter } from './limiter.js';
 import { SeenEntries } from './seen-entries.js';
-
-/** Hands entries to the slot table: a sync loop apart from the async `deliver` (a loop makes a whole async function hot: a large compile). */
-function acceptAll(slots: Slots, fetched: readonly Fetched[]): void {
-  for (let i = 0; i < fetched.length; i++) slots.accept(fetched[i]);
-}
-
-/** What the fetcher needs from the server. */
-export interface FetcherDeps {
-  /** The server's client (commands other than the blocking read). */
-  readonly client: RedisClient;
-  readonly globalKeys: GlobalKeys;
-  readonly queues: readonly ConsumedQueue[];
-  readonly opts: ResolvedServerOptions;
-  readonly consumer: Consumer;
-  readonly slots: Slots;
-  readonly recoverer: Recoverer;
-  readonly loops: Loops;
-  /** Logger, and the signals it announces `fetched` on. */
-  readonly runtime: Runtime;
-  /** Rung when a slot is freed or a queue resumed: the loop waits on it while every slot is taken. */
-  readonly wake: Wake;
-  /** True while the server runs: the loop ends otherwise. */
-  readonly isRunning: () => boolean;
-  /** Writes the batched acks and waits for them (before a freed slot of a limited queue is announced). */
-  readonly flushAcks: () => Promise<void>;
-  /** Writes the acks batched so far on `via` without waiting (a limited fetch sent next on `via` runs after them). */
-  readonly writeAcksOn: (via: RedisClient) => void;
-}
+import { acceptAll, bySlot, observe, stillOwned, type FetcherDeps } from './fetcher-steps.js';
 
 /**
  * The fetch loop of a worker server: blocking `XREADGROUP` on its own connection, as many entries
@@ -261,7 +227,7 @@ export class Fetcher {
     // (a blocking read may rightly take blockTimeout, so the loop's own stalls tell it, whatever blockTimeout is)
     const { blockTimeout, visibilityTimeout } = this.deps.opts;
     if (engineTime.now() - sentAt > blockTimeout + visibilityTimeout / 3 || loopStalls.stalledAfter(sentAt, visibilityTimeout / 3))
-      fetched = await this.stillOwned(fetched);
+      fetched = await stillOwned(this.deps, fetched);
     const running = this.deps.isRunning(); // a per-queue reader may deliver during a shutdown
     const { slots } = this.deps;
     let givenBack = 0;
@@ -290,21 +256,6 @@ export class Fetcher {
     } catch {
       /* not blocked or Redis gone */
     }
-  }
-
-  /** The entries this consumer still owns (`XCLAIM … JUSTID` per queue); the others were reclaimed. */
-  private async stillOwned(fetched: Fetched[]): Promise<Fetched[]> {
-    // by queue: an entry id is unique only within its stream
-    const owned = new Map<ConsumedQueue, Set<string>>();
-    for (const q of new Set(fetched.map((f) => f.queue))) {
-      const ids = fetched.filter((f) => f.queue === q).map((f) => f.entryId);
-      owned.set(q, new Set(await this.deps.consumer.claim(q.keys.stream, ids)));
-    }
-    const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
-    const lost = fetched.length - kept.length;
-    if (lost > 0)
-      this.deps.runtime.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
-    return kept;
   }
 
   /** The queues to read from: the server's, in its order (priority order with strict priority), paused ones left out. */
@@ -342,7 +293,7 @@ export class Fetcher {
       if (!(err instanceof ReadDeadlineError) || !this.deps.isRunning()) throw err;
       return this.takeUnseen(open, err);
     }
-    if (open.length > 1) this.observe(open, perStream, got);
+    if (open.length > 1) observe(this.picker, open, perStream, got);
     return got;
   }
 
@@ -370,14 +321,14 @@ export class Fetcher {
       for (const r of planned) if (r.probe) readers.keep(r.queues, 1, this.deps.opts.blockTimeout);
       reads = planned.filter((r) => !r.probe);
     }
-    const parts = await Promise.all(reads.flatMap((r) => this.bySlot(r.queues).map((qs) => this.readSome(client, qs, r.count))));
+    const parts = await Promise.all(reads.flatMap((r) => bySlot(this.readers, r.queues).map((qs) => this.readSome(client, qs, r.count))));
     return parts.length === 1 ? parts[0] : parts.flat();
   }
 
   /** Strict priority: the planned reads in order, until one returns entries. */
   private async readInTurn(client: RedisClient, reads: PlannedRead[]): Promise<Fetched[]> {
     for (const r of reads) {
-      for (const qs of this.bySlot(r.queues)) {
+      for (const qs of bySlot(this.readers, r.queues)) {
         const got = await this.readSome(client, qs, r.count);
         if (got.length > 0) return got;
         if (!this.deps.isRunning()) return [];
@@ -389,28 +340,8 @@ export class Fetcher {
   /** A non-blocking read of `queues` (one slot), `COUNT count`; tells the picker what each queue returned. */
   private async readSome(client: RedisClient, queues: ConsumedQueue[], count: number): Promise<Fetched[]> {
     const got = await this.deps.consumer.read(client, queues, count);
-    this.observe(queues, count, got);
+    observe(this.picker, queues, count, got);
     return got;
-  }
-
-  private observe(queues: readonly ConsumedQueue[], asked: number, got: readonly Fetched[]): void {
-    if (queues.length === 1) return this.picker.observe(queues[0], asked, got.length);
-    const n = new Map<ConsumedQueue, number>();
-    for (const f of got) n.set(f.queue, (n.get(f.queue) ?? 0) + 1);
-    for (const q of queues) this.picker.observe(q, asked, n.get(q) ?? 0);
-  }
-
-  /** `queues` as one group, or (on a cluster, where XREADGROUP cannot span slots) one group per slot. */
-  private bySlot(queues: ConsumedQueue[]): ConsumedQueue[][] {
-    if (!this.readers) return [queues];
-    const groups = new Map<number, ConsumedQueue[]>();
-    for (const q of queues) {
-      const slot = keySlot(q.keys.stream);
-      const g = groups.get(slot);
-      if (g) g.push(q);
-      else groups.set(slot, [q]);
-    }
-    return [...groups.values()];
   }
 
   /** Replaces a hung blocking connection with a fresh one. */

@@ -6,7 +6,7 @@ import { InvalidOptionsError } from '../runtime/errors.js';
 import { OptionProblems } from '../runtime/options.js';
 import { isGroupName, type QueueKeys } from '../redis/keys.js';
 import type { DedupMode } from '../redis/commands/queue.js';
-import { encodePayload } from './codec.js';
+import { encodePayload } from './payload-codec.js';
 import type { Prepared } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
 import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
@@ -139,7 +139,7 @@ export interface EnqueueContext {
  * Checks an enqueue's type and options and prepares the task for its write: with no options, the
  * client's defaults and nothing to check but the type and the payload; else every option checked and
  * every problem named in one `InvalidOptionsError`. The payload is encoded here (`InvalidPayloadError`,
- * `PayloadTooLargeError` from codec.ts).
+ * `PayloadTooLargeError` from payload-codec.ts).
  */
 export function prepareTask(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
   if (isIdText(type, 200) && (options === NO_OPTIONS || isEmptyObject(options))) {

@@ -1,16 +1,11 @@
-import { hash } from 'node:crypto';
 import { DEFAULTS } from '../runtime/defaults.js';
-import { InvalidScheduleError } from '../runtime/errors.js';
-import { describeProblem, OptionProblems, show } from '../runtime/options.js';
-import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
-import { encodePayload } from '../queue/codec.js';
-import { isGroupName } from '../redis/keys.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
-import { validateLabels } from './labels.js';
-import { checkBounds, type StoredBounds } from './schedule-bounds.js';
+import type { StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
-import { encodeStored } from './stored-form.js';
+
+// the checks and the registry form of a definition are in definition-check.ts; toStored stays importable from here
+export { toStored } from './definition-check.js';
 
 /** The fire modes that enqueue a trigger (every mode but advance-only), one per overlap policy. */
 export type EnqueueFireMode = Exclude<FireMode, typeof FIRE_MODE.advanceOnly>;
@@ -168,27 +163,6 @@ export interface StoredSchedule extends StoredBounds {
   generation?: number;
 }
 
-const DEF_KEYS = new Set([
-  'name',
-  'spec',
-  'timeZone',
-  'queue',
-  'type',
-  'payload',
-  'maxRetry',
-  'timeout',
-  'catchUp',
-  'catchUpWindow',
-  'catchUpCap',
-  'overlap',
-  'jitter',
-  'startAt',
-  'endAt',
-  'maxRuns',
-  'group',
-  'labels',
-]);
-
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
 export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone'>, defaultTimeZone: string): ScheduleSpec {
   const timeZone = def.timeZone ?? defaultTimeZone;
@@ -202,175 +176,6 @@ export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone
 export function storedSpec(s: StoredSchedule): ScheduleSpec {
   const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined });
   return boundedSpec(spec, s.startAt, s.endAt);
-}
-
-/**
- * The name of a schedule, checked (`NAME_RULE` in lib/core/runtime/options.ts).
- * @throws InvalidScheduleError naming the value otherwise.
- */
-export function validateScheduleName(name: unknown): string {
-  const p = new OptionProblems();
-  p.name('name', name, true);
-  throwFirst(p, undefined);
-  return name as string;
-}
-
-/** The problem of a definition's text with a lone surrogate (runtime/unicode.ts), naming where. */
-const LONE_SURROGATE_PROBLEM = (where: string) =>
-  `${where}: expected well-formed Unicode text (it holds a lone UTF-16 surrogate, which the registry in Redis cannot decode)`;
-
-/** Throws when a string of the definition (its texts, labels or payload) holds a lone surrogate. */
-function checkUnicode(name: string, def: ScheduleDefinition): void {
-  const texts: [string, unknown][] = [
-    ['spec', def.spec],
-    ['timeZone', def.timeZone],
-    ['queue', def.queue],
-    ['type', def.type],
-    ['group', def.group],
-  ];
-  for (const [key, v] of texts) {
-    if (typeof v === 'string' && hasLoneSurrogate(v)) throw new InvalidScheduleError(name, show(v), LONE_SURROGATE_PROBLEM(key));
-  }
-  for (const [key, v] of [
-    ['labels', def.labels],
-    ['payload', def.payload],
-  ] as const) {
-    const at = loneSurrogatePath(v, key);
-    if (at !== undefined) throw new InvalidScheduleError(name, key, LONE_SURROGATE_PROBLEM(at));
-  }
-}
-
-/** Throws the first problem of a definition as an InvalidScheduleError (the value, then `<key>: expected …`). */
-function throwFirst(p: OptionProblems, schedule: string | undefined): void {
-  const first = p.list[0];
-  if (!first) return;
-  const v = first.value;
-  throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : show(v), describeProblem(first, false));
-}
-
-/** The registry form of a schedule without its fingerprints: what {@link checkDefinition} builds. */
-export type CheckedBody = Omit<
-  StoredSchedule,
-  'fp' | 'tfp' | 'labels' | 'paused' | 'registeredAt' | 'changedAt' | 'resumedAt' | 'generation'
->;
-
-/** A definition validated ({@link checkDefinition}): its body, labels and spec; {@link finishStored} makes its registry form. */
-export interface CheckedDefinition {
-  body: CheckedBody;
-  /** Its labels, sorted by key; undefined for none. */
-  labels: Record<string, string> | undefined;
-  spec: ScheduleSpec;
-}
-
-/**
- * Validates a definition and builds its registry form.
- * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
- */
-export function toStored(
-  def: ScheduleDefinition,
-  defaultTimeZone: string,
-  runtime: boolean,
-): {
-  /** The registry form. */
-  stored: StoredSchedule;
-  /** Its spec, parsed. */
-  spec: ScheduleSpec;
-  /** Its JSON in the full stored form (stored-form.ts encodeStored): what the registry scripts are sent. */
-  json: string;
-} {
-  return finishStored(checkDefinition(def, defaultTimeZone, runtime));
-}
-
-/**
- * Validates a definition (every check of {@link toStored}; the bulk API checks all of a call's
- * before it fingerprints any, chunk by chunk while earlier chunks are written).
- * @throws InvalidScheduleError naming the schedule, the value and the problem.
- */
-export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): CheckedDefinition {
-  if (typeof def !== 'object' || def === null || Array.isArray(def)) {
-    throw new InvalidScheduleError(undefined, show(def), 'expected a schedule definition: an object with a name and a spec');
-  }
-  const name = validateScheduleName(def.name);
-  const unknown = Object.keys(def).filter((k) => !DEF_KEYS.has(k));
-  if (unknown.length > 0) {
-    const list = unknown.map((k) => `"${k}"`).join(', ');
-    throw new InvalidScheduleError(name, unknown.join(', '), `unknown option${unknown.length > 1 ? 's' : ''} ${list}`);
-  }
-  checkUnicode(name, def);
-  const p = new OptionProblems();
-  const unbounded = specOf(def, defaultTimeZone);
-  const bounds = checkBounds(def, unbounded, p);
-  const spec = boundedSpec(unbounded, bounds.startAt, bounds.endAt);
-  p.name('queue', def.queue);
-  if (def.type !== undefined && (typeof def.type !== 'string' || def.type.length === 0)) p.expected('type', 'a non-empty string', def.type);
-  p.int('maxRetry', def.maxRetry, 0);
-  p.int('timeout', def.timeout, 0, 'ms');
-  p.oneOf('catchUp', def.catchUp, ['all', 'latest', 'none']);
-  p.int('catchUpWindow', def.catchUpWindow, 0, 'ms');
-  p.int('catchUpCap', def.catchUpCap, 1);
-  p.oneOf('overlap', def.overlap, OVERLAP_POLICIES);
-  if (def.group !== undefined && !isGroupName(def.group))
-    p.expected('group', 'a string of 1 to 200 characters without control characters', def.group);
-  throwFirst(p, name);
-  const labels = validateLabels(name, def.labels);
-  const queue = def.queue ?? DEFAULTS.queue;
-  const type = def.type ?? name;
-  const maxRetry = def.maxRetry ?? DEFAULTS.maxRetry;
-  const timeoutMs = def.timeout ?? DEFAULTS.timeoutMs;
-  const catchUp = def.catchUp ?? DEFAULTS.catchUp;
-  const catchUpWindowMs = def.catchUpWindow ?? DEFAULTS.catchUpWindowMs;
-  const catchUpCap = def.catchUpCap ?? DEFAULTS.catchUpCap;
-  const overlap = def.overlap ?? DEFAULTS.overlap;
-  let payload: string;
-  try {
-    payload = encodePayload(type, def.payload === undefined ? null : def.payload);
-  } catch (err) {
-    throw new InvalidScheduleError(name, 'payload', (err as Error).message, { cause: err });
-  }
-  const body: CheckedBody = {
-    name,
-    expression: typeof def.spec === 'object' ? `@every ${spec.everyMs! / 1000}s` : def.spec,
-    timeZone: spec.timeZone,
-    offsetMs: spec.offsetMs ?? 0,
-    queue,
-    type,
-    payload,
-    maxRetry,
-    timeoutMs,
-    catchUp,
-    catchUpWindowMs,
-    catchUpCap,
-    overlap,
-    group: def.group,
-    ...bounds,
-    runtime,
-  };
-  return { body, labels, spec };
-}
-
-/**
- * The registry form of a checked definition, its spec and the JSON sent to the registry scripts
- * (stored-form.ts encodeStored: the compact form when `compact`, else the full form). Throws nothing. The registry form is `c.body`
- * itself with its labels and fingerprints appended (no copy: a bulk call makes 100,000 of them).
- * The fingerprints are those of the full form's text, `JSON.stringify({ ...body, labels })` (`fp`)
- * and `JSON.stringify(body)` (`tfp`, with labels only), as every version before the compact form
- * computed them: an unchanged definition keeps its fingerprint.
- */
-export function finishStored(c: CheckedDefinition, compact = false): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
-  const { body, labels, spec } = c;
-  const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
-  const text = JSON.stringify(body);
-  const stored = body as CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
-  // without labels `labels` is left out of the text: the fingerprint of an unlabelled schedule is as before labels existed
-  if (labels === undefined) {
-    stored.fp = fingerprint(text);
-  } else {
-    stored.labels = labels;
-    // JSON.stringify({ ...body, labels }) without a second walk of the body: labels are its last key
-    stored.fp = fingerprint(`${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`);
-    stored.tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
-  }
-  return { stored, spec, json: encodeStored(stored, compact) };
 }
 
 /**

@@ -11,7 +11,7 @@
  *   snippet `stored-form` leaves those out when a script stores it). A value without `name` is in
  *   the compact form; {@link decodeStored} fills in what it leaves out.
  *
- * The fingerprints (`fp`, `tfp`) are those of the full form's text (definition.ts finishStored),
+ * The fingerprints (`fp`, `tfp`) are those of the full form's text (definition-check.ts finishStored),
  * whatever form is stored: an unchanged definition has the same fingerprint in both, so declaring or
  * upserting it again writes nothing, across the change of form.
  *
@@ -19,7 +19,8 @@
  * the JSON): hence the opt-in, to turn on once every instance of the namespace runs this version or
  * a later one (README "How a schedule is stored").
  */
-import type { CheckedBody, StoredSchedule } from './definition.js';
+import type { StoredSchedule } from './definition.js';
+import type { CheckedBody } from './definition-check.js';
 
 /**
  * The value a compact stored definition means by a field it leaves out. Frozen: they are not the

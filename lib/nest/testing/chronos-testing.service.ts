@@ -1,9 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import type { EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
+import type { EnqueueResult } from '../../core/queue/client.js';
 import { fireDedupTtlMs, triggerKey } from '../../core/scheduler/definition.js';
 import { TaskSupersededError } from '../../core/runtime/errors.js';
-import { TRIGGERS_BETWEEN_COUNT_LIMIT, triggersBetween } from '../../core/scheduler/spec.js';
-import { jitterShiftMs } from '../../core/scheduler/schedule-bounds.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { resolveType, type PayloadClass } from '../payload-class.js';
 import { runAttempt, type TaskOutcome } from './attempt.js';
@@ -12,37 +9,15 @@ import type { TestingChronosClient } from './testing-client.js';
 import { ChronosTestingError } from './testing-error.js';
 import type { KitSchedule, TestingSchedulerService, TestingWorkerService } from './testing-roles.js';
 import { TestingStore, type EnqueuedTask, type NewTask } from './testing-store.js';
-
-/** How the testing module runs tasks. @publicApi */
-export type ChronosTestingMode = 'manual' | 'inline' | 'redis';
-
-/** A task type: the type string or a payload class. @publicApi */
-export type TaskTypeRef = string | PayloadClass;
-
-/** An instant: epoch ms, a Date, or an ISO 8601 text. @publicApi */
-export type Instant = number | Date | string;
-
-/** Options of {@link ChronosTesting.perform} given a type and payload: the enqueue's, plus the attempt's fields. @publicApi */
-export interface PerformOptions extends EnqueueOptions {
-  /** Failed attempts before this one (to test the last attempt, pass `maxRetry`). @defaultValue 0 */
-  retried?: number;
-  /** As a trigger's task: the schedule name. */
-  schedule?: string;
-  /** As a trigger's task: the trigger instant. */
-  triggerAt?: Instant;
-}
-
-/** What {@link ChronosTesting.drain} ran. @publicApi */
-export interface DrainResult {
-  /** Attempts that succeeded. */
-  succeeded: number;
-  /** Attempts that failed and were retried (later in the same drain, in virtual time). */
-  retried: number;
-  /** Tasks that ended dead. */
-  dead: number;
-  /** Every attempt's outcome, in the order they ran. */
-  outcomes: TaskOutcome[];
-}
+import { dueTriggers, manualTask, triggerTask } from './testing-triggers.js';
+import {
+  instant,
+  type ChronosTestingMode,
+  type DrainResult,
+  type Instant,
+  type PerformOptions,
+  type TaskTypeRef,
+} from './testing-types.js';
 
 /** Most attempts one `drain` makes before it calls the queue a loop. */
 const DRAIN_MAX_ATTEMPTS = 10_000;
@@ -232,17 +207,7 @@ export class ChronosTesting {
     const t = instant(to, 'to');
     if (t < f)
       throw new ChronosTestingError(`fireDue: expected from <= to, got ${new Date(f).toISOString()} > ${new Date(t).toISOString()}`);
-    const due: { s: KitSchedule; at: number }[] = [];
-    for (const s of this.scheduler.schedules.values()) {
-      if (s.stored.paused) continue;
-      const { triggers, skipped } = triggersBetween(s.spec, f - 1, t, TRIGGERS_BETWEEN_COUNT_LIMIT);
-      if (skipped > 0)
-        throw new ChronosTestingError(
-          `fireDue: schedule "${s.stored.name}" has more than ${TRIGGERS_BETWEEN_COUNT_LIMIT} triggers in the range: split it`,
-        );
-      for (const at of triggers) due.push({ s, at });
-    }
-    due.sort((x, y) => x.at - y.at || x.s.stored.name.localeCompare(y.s.stored.name));
+    const due = dueTriggers(this.scheduler.schedules.values(), f, t);
     const added: EnqueuedTask[] = [];
     for (const { s, at } of due) {
       this.store.setClock(at);
@@ -255,18 +220,7 @@ export class ChronosTesting {
       // fire.lua takes the trigger's dedup key before the overlap decision: a trigger fired before
       // (enqueued, skipped or buffered) is a duplicate, never enqueued again
       if (!this.store.claim(st.queue, id, dedupTtl)) continue;
-      const task: NewTask = {
-        id,
-        type: st.type,
-        payload: JSON.parse(st.payload) as unknown,
-        queue: st.queue,
-        options: { maxRetry: st.maxRetry, timeout: st.timeoutMs, dedupKey: id, dedupTtl },
-        enqueuedAt: at,
-        runAt: at + jitterShiftMs(st.name, at, st.jitterMs), // starts at its shifted instant, as in the engine
-        schedule: st.name,
-        triggerAt: at,
-        ...(st.group !== undefined ? { group: st.group } : {}),
-      };
+      const task = triggerTask(st, id, at, dedupTtl);
       if (st.overlap !== 'allow' && this.busy(st.name)) {
         if (st.overlap === 'skip') continue;
         if (st.overlap === 'buffer-one') {
@@ -405,26 +359,9 @@ export class ChronosTesting {
   }
 
   private async triggerNow(s: KitSchedule): Promise<string> {
-    const st = s.stored;
-    const id = `${st.name}:manual:${randomUUID()}`;
-    const payload = JSON.parse(st.payload) as unknown;
-    const options = { maxRetry: st.maxRetry, timeout: st.timeoutMs };
-    const now = this.now;
-    await this.accept([
-      {
-        id,
-        type: st.type,
-        payload,
-        queue: st.queue,
-        options,
-        enqueuedAt: now,
-        runAt: now,
-        schedule: st.name,
-        triggerAt: now,
-        ...(st.group !== undefined ? { group: st.group } : {}),
-      },
-    ]);
-    return id;
+    const task = manualTask(s.stored, this.now);
+    await this.accept([task]);
+    return task.id;
   }
 
   /** Whether a trigger's task of the schedule holds its overlap marker (queued, running or waiting for a retry). */
@@ -437,17 +374,4 @@ export class ChronosTesting {
     if (!t) throw new ChronosTestingError(`expected a task type (string) or a payload class, got ${String(type)}`);
     return t;
   }
-}
-
-/** Largest instant a Date holds, ms from the epoch either way (ECMA-262 TimeClip). */
-const DATE_LIMIT_MS = 8.64e15;
-
-/** An instant as epoch ms. @throws ChronosTestingError naming `name` and the value when it is not one a Date can hold. */
-export function instant(v: Instant, name: string): number {
-  const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : v;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > DATE_LIMIT_MS)
-    throw new ChronosTestingError(
-      `${name}: expected epoch ms (at most ±${DATE_LIMIT_MS}, a Date's range), a Date or an ISO 8601 text, got ${String(v)}`,
-    );
-  return ms;
 }

@@ -5,14 +5,8 @@
  * @publicApi
  */
 export { ChronosTestingModule, type ChronosTestingOptions } from './chronos-testing.module.js';
-export {
-  ChronosTesting,
-  type ChronosTestingMode,
-  type DrainResult,
-  type Instant,
-  type PerformOptions,
-  type TaskTypeRef,
-} from './chronos-testing.service.js';
+export { ChronosTesting } from './chronos-testing.service.js';
+export type { ChronosTestingMode, DrainResult, Instant, PerformOptions, TaskTypeRef } from './testing-types.js';
 export type { TaskOutcome } from './attempt.js';
 export type { EnqueuedTask } from './testing-store.js';
 export { ChronosTestingError } from './testing-error.js';

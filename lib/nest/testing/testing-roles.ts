@@ -7,7 +7,8 @@
 import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from '../../core/runtime/errors.js';
 import { Mux } from '../../core/worker/mux.js';
 import { SHARD_COUNT } from '../../core/redis/protocol.js';
-import { finishStored, toStored, type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
+import { type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
+import { finishStored, toStored } from '../../core/scheduler/definition-check.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
 import {
   validateDefinitions,

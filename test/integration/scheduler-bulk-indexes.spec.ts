@@ -1,0 +1,105 @@
+// The bulk runtime API of the Scheduler against a real Redis: the maxRuns counters, the label indexes and the due index it keeps.
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { QueueKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
+import { dueScore, indexedNames, labelMembers, shardVersions } from '../helpers/registry.js';
+import { redisUrl } from '../helpers/redis.js';
+import { ns, client, started, scheduler, digests, stored } from '../helpers/scheduler-bulk.js';
+
+test('the bulk path drops the maxRuns counters a removal or a change of queue leaves behind, and keeps the others', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const defs = digests(3, { maxRuns: 5 });
+  await s.upsertSchedules(defs);
+  const counter = (queue: string, name: string) => new QueueKeys(ns, queue).runs(name);
+  // the counts fire.lua would have taken: 2 runs each
+  for (const d of defs) await client.hset(counter('digests', d.name), 'max', 5, 'n', 2);
+  // digest.0 moves to another queue (its count starts afresh), digest.1 changes its payload only
+  const changed = [
+    { ...defs[0], queue: 'digests-eu' },
+    { ...defs[1], payload: { tenant: 'one' } },
+  ];
+  expect(await s.upsertSchedules(changed)).toEqual({ added: 0, changed: 2, unchanged: 0 });
+  expect(await client.exists(counter('digests', 'digest.0'))).toBe(0);
+  expect(await client.hget(counter('digests', 'digest.1'), 'n')).toBe('2');
+  await s.removeSchedules(['digest.1', 'digest.2']);
+  expect(await client.exists(counter('digests', 'digest.1'), counter('digests', 'digest.2'))).toBe(0);
+});
+
+test('the bulk path keeps the label indexes: pages find what upsertSchedules stored; a label-only change keeps the generation; removal unindexes', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const defs = digests(300).map((d, i) => ({ ...d, labels: { tenant: `t${i % 3}`, kind: 'digest' } }));
+  await s.upsertSchedules(defs);
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  started.push({ stop: () => inspector.close() });
+  const page = await inspector.schedulePage({ labels: { tenant: 't1', kind: 'digest' }, limit: 1000 });
+  expect(page.items.map((i) => i.name).sort()).toEqual(
+    defs
+      .filter((_, i) => i % 3 === 1)
+      .map((d) => d.name)
+      .sort(),
+  );
+  expect(await indexedNames(client, ns)).toHaveLength(300);
+
+  const before = await stored('digest.1');
+  const version = await shardVersions(client, ns);
+  // digest.1 moves tenant (labels only): same generation, no new version, no fence
+  expect(await s.upsertSchedules([{ ...defs[1], labels: { tenant: 'moved', kind: 'digest' } }])).toEqual({
+    added: 0,
+    changed: 1,
+    unchanged: 0,
+  });
+  expect((await stored('digest.1')).generation).toBe(before.generation);
+  expect(await shardVersions(client, ns)).toBe(version);
+  expect(await client.hexists(new QueueKeys(ns, 'digests').generation, 'digest.1')).toBe(0);
+  expect(await labelMembers(client, ns, 'tenant', 't1')).not.toContain('digest.1');
+  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual(['digest.1']);
+
+  // labels dropped: digest.201 loses them only (same generation, unindexed), digest.200 also gets a new payload (new generation)
+  const [old200, old201] = [await stored('digest.200'), await stored('digest.201')];
+  const { labels: _l200, ...bare200 } = defs[200];
+  const { labels: _l201, ...bare201 } = defs[201];
+  expect(await s.upsertSchedules([{ ...bare200, payload: { v: 2 } }, bare201])).toEqual({ added: 0, changed: 2, unchanged: 0 });
+  expect((await stored('digest.201')).generation).toBe(old201.generation);
+  expect((await stored('digest.200')).generation).toBeGreaterThan(old200.generation!);
+  expect(await stored('digest.200')).toMatchObject({ changedAt: old200.changedAt, registeredAt: old200.registeredAt });
+  expect((await stored('digest.200')).labels).toBeUndefined();
+  for (const name of ['digest.200', 'digest.201']) {
+    expect(await labelMembers(client, ns, 'kind', 'digest')).not.toContain(name);
+    expect(await labelMembers(client, ns, 'tenant', `t${name === 'digest.200' ? 2 : 0}`)).not.toContain(name);
+  }
+  expect(await indexedNames(client, ns)).toHaveLength(300);
+
+  await s.removeSchedules(defs.slice(0, 150).map((d) => d.name));
+  expect(await indexedNames(client, ns)).toHaveLength(150);
+  expect(await labelMembers(client, ns, 'tenant', 'moved')).toEqual([]);
+  const rest = await inspector.schedulePage({ labels: { kind: 'digest' }, limit: 1000 });
+  expect(rest.items).toHaveLength(148); // 150 left, 2 of them without labels
+});
+
+test('the bulk path keeps the due index: added and changed ones are marked, a paused one is out, a label-only change and an unchanged one leave it', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const defs = digests(20).map((d) => ({ ...d, labels: { tenant: 'acme' } }));
+  await s.upsertSchedules(defs);
+  const marks = await Promise.all(defs.map((d) => dueScore(client, ns, d.name)));
+  expect(marks.every((m) => m !== null && m < 0)).toBe(true); // "look at it now": a change's mark, below every wake instant
+  await s.pauseSchedule('digest.2');
+  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
+  // what a leader would have written after planning them: their next wake, an integer
+  for (const d of defs) if (d.name !== 'digest.2') await client.zadd(shardKeysFor(ns, d.name).due, 4_000_000_000_000, d.name);
+  await s.upsertSchedules([
+    { ...defs[1], labels: { tenant: 'globex' } }, // labels only: its triggers did not change
+    { ...defs[2], payload: { v: 2 } }, // paused: stays out
+    { ...defs[3], payload: { v: 2 } }, // changed: marked again
+    defs[4], // unchanged
+  ]);
+  expect(await dueScore(client, ns, 'digest.1')).toBe(4_000_000_000_000);
+  expect(await dueScore(client, ns, 'digest.2')).toBeNull();
+  expect(await dueScore(client, ns, 'digest.3')).toBeLessThan(0);
+  expect(await dueScore(client, ns, 'digest.4')).toBe(4_000_000_000_000);
+  await s.resumeSchedule('digest.2');
+  expect(await dueScore(client, ns, 'digest.2')).toBeLessThan(0);
+  await s.removeSchedules(['digest.3']);
+  expect(await dueScore(client, ns, 'digest.3')).toBeNull();
+});
