@@ -165,7 +165,7 @@ test('buffer-one: a hold renews the buffer with the marker; a task that no longe
   await fire(trigger(0, FIRE_MODE.bufferOne), trigger(60, FIRE_MODE.bufferOne));
   const [t] = await fetch();
   const r = await claimScript(client, keys, 'w1', 10_000, [{ entryId: t.entryId, taskId: t.id, markers: markerKeys(keys, t) }]);
-  expect(r).toEqual({ claimed: [t.entryId], gone: [], taken: [] });
+  expect(r).toEqual({ claimed: [t.entryId], gone: [], taken: [], ended: [] });
   expect(await client.pttl(keys.overlap('job'))).toBeLessThanOrEqual(10_000);
   const bufferTtl = await client.pttl(keys.buffered('job'));
   expect(bufferTtl).toBeGreaterThan(10_000 + DEDUP_TTL_MS - 1000);

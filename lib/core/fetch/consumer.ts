@@ -195,11 +195,12 @@ export class Consumer {
 
   /**
    * Resets the idle time of entries this consumer still holds and renews their tasks' markers to
-   * `markerTtlMs` (claim.lua). Entries it no longer holds are not in `claimed`; entries pending whose
-   * stream entry is gone are in `gone` (left pending: the recoverer reports them lost).
+   * `markerTtlMs` (claim.lua). Entries it no longer holds are not in `claimed` (those pending for no
+   * consumer are in `ended`); entries pending whose stream entry is gone are in `gone` (left pending:
+   * the recoverer reports them lost).
    */
   async hold(keys: QueueKeys, entries: readonly HeldEntry[], markerTtlMs: number): Promise<ClaimOutcome> {
-    if (entries.length === 0) return { claimed: [], gone: [], taken: [] };
+    if (entries.length === 0) return { claimed: [], gone: [], taken: [], ended: [] };
     return claimScript(this.client, keys, this.name, markerTtlMs, entries);
   }
 

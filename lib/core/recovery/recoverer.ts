@@ -17,6 +17,7 @@ import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
 import { SweepPlan } from './sweep-plan.js';
 import { isCancelPrevious, supersede } from '../worker/supersede.js';
+import { abortCancelled, cancelActorOf } from '../worker/cancel-listener.js';
 import { engineTime } from '../runtime/time.js';
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */
@@ -170,7 +171,8 @@ export class Recoverer {
    * Resets the idle time of every entry this server holds, so a long handler is not reclaimed, and
    * renews its task's markers to MARKER_TTL.activeVisibilityTimeouts × the visibility timeout (claim.lua).
    * A run whose overlap marker a newer trigger took (overlap `cancel-previous`) is superseded here
-   * when the leader's notice did not reach this server (worker/supersede.ts).
+   * when the leader's notice did not reach this server (worker/supersede.ts); a task an operator
+   * cancelled whose notice did not reach it is cancelled here ({@link missedCancels}).
    */
   async extendClaims(): Promise<void> {
     const o = this.deps.opts;
@@ -184,7 +186,8 @@ export class Recoverer {
         if (this.noGroup(q, err)) continue; // their entries went with the group: their acks will find them gone
         throw err;
       }
-      const { gone, taken } = outcome;
+      const { gone, taken, ended } = outcome;
+      if (ended.length > 0) await this.missedCancels(q, entries, ended);
       // entries whose stream entry is gone stay pending, unclaimed: the sweep reports them lost once idle past the timeout
       if (gone.length > 0) this.plan.later(q, engineTime.now() + o.visibilityTimeout + o.recoverInterval);
       for (const { entryId, holder } of taken) {
@@ -192,6 +195,35 @@ export class Recoverer {
         if (run && isCancelPrevious(run.entry.meta)) supersede(run, holder, this.deps.logger, this.deps.events);
       }
     }
+  }
+
+  /**
+   * Entries this server holds that are pending for no consumer any more (claim.lua's `ended`): a task
+   * an operator cancelled (dead, reason `cancelled`) whose notice this server missed — its subscriber
+   * was reconnecting, or the canceller stopped before its PUBLISH — is cancelled here as the notice
+   * would have done it (worker/cancel-listener.ts): dropped if it waits, its signal aborted if it runs.
+   * Others (this server's own acks crossing the round) are left alone. One HMGET of the dead tasks.
+   */
+  private async missedCancels(q: ConsumedQueue, entries: Pending[], ended: string[]): Promise<void> {
+    const idOf = new Map(entries.map((e) => [e.entryId, e.task?.id]));
+    const found = ended.filter((entryId) => idOf.get(entryId) !== undefined);
+    if (found.length === 0) return;
+    const raws = await this.deps.client.hmget(q.keys.deadTasks, ...found.map((entryId) => idOf.get(entryId)!));
+    found.forEach((entryId, i) => {
+      const taskId = idOf.get(entryId)!;
+      let meta: TaskMeta;
+      try {
+        meta = decodeStored(raws[i] ?? '', q.keys.deadTasks, taskId).meta;
+      } catch {
+        return; // not dead (none stored), or not readable: nothing says it was cancelled
+      }
+      if (meta[META.deadReason] !== DEAD_REASON.cancelled) return;
+      const run = this.deps.slots.cancelled(q.name, entryId);
+      if (!run || run.id !== taskId || run.cancelled) return;
+      const actor = cancelActorOf(taskId, meta[META.lastError]);
+      abortCancelled(run, q.name, actor, this.deps.logger, true);
+      if (this.deps.events.active) this.deps.events.emit({ type: 'task.cancelled', queue: q.name, taskId, taskType: run.type, actor });
+    });
   }
 
   /** Deletes, in every queue's consumer group, the consumers of servers that are gone. */

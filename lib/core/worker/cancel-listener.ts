@@ -41,6 +41,28 @@ export interface CancelListener {
 }
 
 /**
+ * Aborts `run`'s signal with a {@link TaskCancelledError} for an operator's cancel by `actor`, and logs
+ * it at info level (an operator's act, not a fault). `missed`: learned by a claims round (the
+ * recoverer's extendClaims), its notice never arrived.
+ */
+export function abortCancelled(run: Cancellable, queue: string, actor: string, logger?: ChronosLogger, missed = false): void {
+  const how = missed ? ' (its notice was missed; found by the claims round)' : '';
+  logger?.log(
+    `Task cancelled by an operator${how}: its signal is aborted; it is dead already (id=${run.id} queue=${queue} actor=${actor})`,
+  );
+  run.abort(new TaskCancelledError(run.id, actor));
+}
+
+/**
+ * The actor of a cancel, read back from the cancelled task's last error (`TaskCancelledError: Task <id>
+ * was cancelled by <actor>`, as task-acts.ts cancelTask writes it); `an operator` when it says otherwise.
+ */
+export function cancelActorOf(taskId: string, lastError: unknown): string {
+  const head = `${TaskCancelledError.name}: Task ${taskId} was cancelled by `;
+  return typeof lastError === 'string' && lastError.startsWith(head) ? lastError.slice(head.length) : 'an operator';
+}
+
+/**
  * Subscribes a worker server to cancel notices: for a notice about an entry this server runs
  * (`find(entryId, queue)` returns it), aborts the task's signal with a {@link TaskCancelledError}.
  * A leader's supersede notice (protocol.ts SupersedeNotice, overlap `cancel-previous`) goes to
@@ -49,7 +71,9 @@ export interface CancelListener {
  * handler does next is ignored (its entry is gone: the ack, retry or kill finds nothing). Uses its
  * own subscriber connection (a duplicate of `client`, owned and closed by {@link CancelListener.close}).
  *
- * `cancelled(run, actor)` is called after each abort (the server emits `task.cancelled` there).
+ * `cancelled(run, actor)` is called after each abort (the server emits `task.cancelled` there). A
+ * notice published while the subscriber reconnects is lost: the recoverer's claims round finds such a
+ * task dead as cancelled and does the same (recovery/recoverer.ts extendClaims).
  * `extra` channels are subscribed on the same connection (the server's due-time wakes: keys.ts
  * GlobalKeys.dueWake), each with its handler. ChronosServer subscribes at start and closes the
  * listener at shutdown.
@@ -85,11 +109,7 @@ export async function listenForCancels<R extends Cancellable>(
     }
     const run = typeof n?.entryId === 'string' ? find(n.entryId, n.queue) : undefined;
     if (!run || run.id !== n.taskId) return;
-    // an operator's act, not a fault: info level
-    logger?.log(
-      `Task cancelled by an operator: its signal is aborted; it is dead already (id=${n.taskId} queue=${n.queue} actor=${n.actor})`,
-    );
-    run.abort(new TaskCancelledError(n.taskId, String(n.actor)));
+    abortCancelled(run, n.queue, String(n.actor), logger);
     cancelled?.(run, String(n.actor));
   });
   let subscribed = false;

@@ -81,12 +81,14 @@ export interface ClaimOutcome {
   claimed: string[];
   gone: string[];
   taken: { entryId: string; holder: string }[];
+  /** Entries pending for no consumer any more: acked or dead-lettered by someone else (an operator's cancel). */
+  ended: string[];
 }
 
 /**
  * Resets the idle time of the entries `consumer` still holds and renews their markers to
  * `markerTtlMs` (claim.lua); entries it no longer holds are left alone, gone ones stay pending;
- * reports the claimed ones whose markers another task holds now.
+ * reports the claimed ones whose markers another task holds now, and those pending for no consumer.
  */
 export async function claimScript(
   client: RedisClient,
@@ -106,8 +108,8 @@ export async function claimScript(
     }
   }
   const a = [CONSUMER_GROUP, consumer, markerTtlMs, plain.length, ...plain, ...flagged];
-  const [claimed, gone, taken] = await runScript<[string[], string[], [string, string][]]>(client, 'claim', k, a);
-  return { claimed, gone, taken: taken.map(([entryId, holder]) => ({ entryId, holder })) };
+  const [claimed, gone, taken, ended] = await runScript<[string[], string[], [string, string][], string[]]>(client, 'claim', k, a);
+  return { claimed, gone, taken: taken.map(([entryId, holder]) => ({ entryId, holder })), ended };
 }
 
 /**
