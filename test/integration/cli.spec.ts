@@ -92,7 +92,11 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
   expect(await json('queue', 'show', 'reports')).toMatchObject({ paused: true });
   expect(await json('queue', 'resume', 'reports')).toEqual({ queue: 'reports', paused: false });
   const nope = await chronos('queue', 'show', 'nope');
-  expect([nope.code, nope.err]).toEqual([1, 'error: Queue "nope" not found\n']);
+  // the known queues are named (before: only "not found", trial 12)
+  expect([nope.code, nope.err]).toEqual([
+    1,
+    expect.stringMatching(/^error: Queue "nope" not found in namespace "[^"]+" \(known: default, emails, reports\)\n$/),
+  ]);
   // a name no queue can have, and an empty filter (one that matched all for --error), are usage errors (trial 8)
   const empty = await chronos('queue', 'pause', '');
   expect([empty.code, empty.err]).toEqual([2, expect.stringMatching(/queue/)]);
@@ -109,7 +113,12 @@ test('--json: an error is one JSON object on stderr, {error: {code, message}}, w
   };
   const nope = await chronos('--json', 'queue', 'show', 'nope');
   expect([nope.code, nope.out]).toEqual([1, '']);
-  expect(parse(nope.err)).toEqual({ error: { code: 'QUEUE_NOT_FOUND', message: 'Queue "nope" not found' } });
+  expect(parse(nope.err)).toEqual({
+    error: {
+      code: 'QUEUE_NOT_FOUND',
+      message: expect.stringMatching(/^Queue "nope" not found in namespace .* \(known: default, emails, reports\)$/),
+    },
+  });
   const limit = await chronos('--json', 'task', 'ls', '--queue', 'emails', '--state', 'dead', '--limit', '0');
   expect([limit.code, parse(limit.err)]).toEqual([
     2,

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { QueueNotFoundError } from '../../core/runtime/errors.js';
 import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
 import { historyText, parseWindow } from './history.js';
 import { silenceOf } from '../../core/admin/schedule-activity.js';
@@ -179,9 +178,7 @@ export function overviewCommands(program: Command, run: Run): void {
     .description('one queue: counts, latency, memory, limits and groups, and the last 7 days')
     .action(
       run(async (cli, name: string) => {
-        const inspector = await cli.inspector();
-        if (!(await inspector.queueNames()).includes(name)) throw new QueueNotFoundError(name);
-        const q = await inspector.queue(name);
+        const q = await (await cli.knownQueue(name)).queue(name);
         cli.print(q, () =>
           [
             queueTable([q]),
