@@ -136,3 +136,19 @@ test('an every-spec with an offset: schedule ls, schedule show and the console s
     await inspector.removeSchedule(name);
   }
 });
+
+test('--state ended lists the schedules past their endAt, as the state column shows them; --state active leaves them out (was: refused, and listed as active: trial 16)', async () => {
+  const now = Date.now();
+  await inspector.addSchedule({ name: 'acme.campaign', spec: '@every 60s', startAt: now - 7_200_000, endAt: now - 3_600_000 });
+  try {
+    expect((await inspector.schedule('acme.campaign'))?.ended).toBe('end-at');
+    const ended = await json<SchedulePage>('schedule', 'ls', '--state', 'ended');
+    expect(ended.items.map((i) => i.name)).toEqual(['acme.campaign']);
+    expect((await chronos('schedule', 'ls', '--state', 'ended')).out).toMatch(/│ acme\.campaign +│.*│ ended +│/);
+    const active = await json<SchedulePage>('schedule', 'ls', '--state', 'active', '--prefix', 'acme.');
+    expect(active.items.map((i) => i.name)).toEqual(['acme.digest', 'acme.report']);
+    expect((await inspector.schedulePage({ state: 'ended', prefix: 'acme.c' })).items.map((i) => i.name)).toEqual(['acme.campaign']);
+  } finally {
+    await inspector.removeSchedule('acme.campaign');
+  }
+});

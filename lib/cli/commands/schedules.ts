@@ -157,7 +157,7 @@ export function scheduleCommands(program: Command, run: Run): void {
     )
     .option('--label <key=value>', 'only schedules with this label (repeat: all of them)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--prefix <text>', 'only schedules whose name starts with this')
-    .option('--state <state>', 'only schedules in this state: active, paused or orphaned')
+    .option('--state <state>', 'only schedules in this state: active, paused, orphaned or ended')
     .option('--limit <n>', 'schedules per page, 1-1000 (default 100)')
     .option('--cursor <cursor>', 'the next page: the cursor printed by the previous one')
     .action(
