@@ -100,8 +100,8 @@ function redacted(ctx: ApiContext, task: TaskInfo): TaskInfo {
   return { ...task, payload: ctx.redact(task.payload, task) };
 }
 
-function withWords<T extends { expression: string; timeZone: string }>(s: T): T & { description: string } {
-  return { ...s, description: describeSpec(s.expression, s.timeZone) };
+function withWords<T extends { expression: string; timeZone: string; offsetMs?: number }>(s: T): T & { description: string } {
+  return { ...s, description: describeSpec(s.expression, s.timeZone, s.offsetMs) };
 }
 
 function merge(results: ActResult[]): ActResult {

@@ -7,6 +7,12 @@ function oneDefinition(err: InvalidScheduleError): BadRequestException {
   return new BadRequestException(new InvalidScheduleError(err.schedule, err.value, err.problem).message);
 }
 
+/** A value as JSON for an error message, cut at 200 characters (a bulk body may be megabytes). */
+function briefJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
 /** A tenant's digest settings: a 5-field cron (`'0 8 * * MON-FRI'`) read in an IANA zone. */
 interface DigestBody {
   cron?: unknown;
@@ -59,8 +65,12 @@ export class TenantsController {
   /** Upserts the entries' digests; `bulk` names a bad entry by its index (the one-tenant route has none). */
   private async upsert(entries: ({ id?: unknown } & DigestBody)[], bulk: boolean) {
     const defs = entries.map((e, i) => {
-      if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string'))
-        throw new BadRequestException(`${bulk ? `entry [${i}]: ` : ''}expected {"cron": string, "timeZone"?: string}`);
+      if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string')) {
+        // the bulk route's entries carry their id; the one-tenant route's body does not (the id is in the path)
+        const shown = bulk ? e : { ...e, id: undefined };
+        const want = `{${bulk ? '"id": string, ' : ''}"cron": string, "timeZone"?: string}`;
+        throw new BadRequestException(`${bulk ? `entry [${i}]: ` : ''}expected ${want}, got ${briefJson(shown)}`);
+      }
       return digestDefinition(e.id, e.cron, e.timeZone);
     });
     try {

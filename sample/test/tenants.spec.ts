@@ -78,6 +78,11 @@ test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 nam
   expect(await scheduler.removeSchedules(['tenant.a.digest'])).toEqual({ removed: 0, missing: ['tenant.a.digest'] });
   expect(await tenants.setDigests(body.slice(0, 2))).toEqual({ added: 2, changed: 0, unchanged: 0 });
   await expect(tenants.setDigests([body[0], body[0]])).rejects.toThrow(/given twice in one call to upsertSchedules: at \[0\] and \[1\]/);
+  // an entry without its id names what is missing and shows the entry (was: 'expected {"cron": string, …}' for an entry with a cron: trial 16)
+  await expect(tenants.setDigests([body[0], { cron: '0 8 * * *' }])).rejects.toThrow(
+    'entry [1]: expected {"id": string, "cron": string, "timeZone"?: string}, got {"cron":"0 8 * * *"}',
+  );
+  await expect(tenants.setDigest('acme', { cron: 42 })).rejects.toThrow('expected {"cron": string, "timeZone"?: string}, got {"cron":42}');
   await expect(tenants.setDigest('d', { cron: 42 })).rejects.toThrow(BadRequestException);
   expect((await chronos.advanceTo('2026-03-02T23:59:00Z')).map((t) => t.schedule)).toEqual(['tenant.b.digest', 'tenant.a.digest']);
 });

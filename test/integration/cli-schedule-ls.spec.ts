@@ -4,6 +4,7 @@ import { Inspector } from '../../lib/core/admin/inspector.js';
 import type { SchedulePage } from '../../lib/core/admin/inspector.js';
 import { Redis } from 'ioredis';
 import { SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { describeSpec } from '../../lib/console/describe.js';
 import { cliRunner } from '../helpers/cli.js';
 import { registryKey, storedJson } from '../helpers/registry.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
@@ -115,5 +116,39 @@ test('schedule show of an orphaned schedule: its state and since when (was: the 
   } finally {
     redis.disconnect();
     await inspector.removeSchedule(name, { force: true });
+  }
+});
+
+test('an every-spec with an offset: schedule ls, schedule show and the console say the offset (was: "@every 60s" only, though every trigger is 15 s after the minute: trial 16)', async () => {
+  const name = 'acme.offset-sync';
+  await inspector.addSchedule({ name, spec: { every: '60s', offset: 15_000 }, labels: { tenant: 'acme' } });
+  try {
+    const info = await inspector.schedule(name);
+    expect(info?.next.every((t) => t % 60_000 === 15_000)).toBe(true);
+    const ls = await chronos('schedule', 'ls', '--prefix', 'acme.offset');
+    expect(ls.out).toMatch(/│ acme\.offset-sync +│ @every 60s \(offset 15000 ms\) +│/);
+    expect((await chronos('schedule', 'show', name)).out).toMatch(/│ spec +│ @every 60s \(offset 15000 ms\) +│/);
+    expect(describeSpec(info!.expression, info!.timeZone, info!.offsetMs)).toBe('Every 60s, offset 15000 ms');
+    // without an offset, as before
+    expect((await chronos('schedule', 'show', 'acme.report')).out).toMatch(/│ spec +│ @every 60s +│/);
+    expect(describeSpec('@every 60s', 'UTC')).toBe('Every 60s');
+  } finally {
+    await inspector.removeSchedule(name);
+  }
+});
+
+test('--state ended lists the schedules past their endAt, as the state column shows them; --state active leaves them out (was: refused, and listed as active: trial 16)', async () => {
+  const now = Date.now();
+  await inspector.addSchedule({ name: 'acme.campaign', spec: '@every 60s', startAt: now - 7_200_000, endAt: now - 3_600_000 });
+  try {
+    expect((await inspector.schedule('acme.campaign'))?.ended).toBe('end-at');
+    const ended = await json<SchedulePage>('schedule', 'ls', '--state', 'ended');
+    expect(ended.items.map((i) => i.name)).toEqual(['acme.campaign']);
+    expect((await chronos('schedule', 'ls', '--state', 'ended')).out).toMatch(/│ acme\.campaign +│.*│ ended +│/);
+    const active = await json<SchedulePage>('schedule', 'ls', '--state', 'active', '--prefix', 'acme.');
+    expect(active.items.map((i) => i.name)).toEqual(['acme.digest', 'acme.report']);
+    expect((await inspector.schedulePage({ state: 'ended', prefix: 'acme.c' })).items.map((i) => i.name)).toEqual(['acme.campaign']);
+  } finally {
+    await inspector.removeSchedule('acme.campaign');
   }
 });

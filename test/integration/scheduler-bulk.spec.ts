@@ -207,6 +207,20 @@ test('a bad definition or a name given twice is refused before anything is writt
     expect([e.message, (e as InvalidScheduleError).index]).toEqual([expect.stringMatching(problem), 40]);
   }
   await expect(s.addSchedule({ name: 'c1', spec: '@every 1h', labels: { k: 'next\u0085line' } })).rejects.toThrow(/labels.k: expected/);
+  // a hole in a sparse array is a missing definition at its index (trial 16: a TypeError "reading 'body'" from the write path)
+  const sparse: ScheduleDefinition[] = digests(3);
+  sparse[4] = { name: 'after.hole', spec: '@every 1h' };
+  for (const call of [() => s.upsertSchedules(sparse), () => s.addSchedules(sparse)]) {
+    const e = (await call().catch((x: unknown) => x)) as InvalidScheduleError;
+    expect([e instanceof InvalidScheduleError, e.index, e.message]).toEqual([
+      true,
+      3,
+      expect.stringMatching(/\[3\] of the call\): expected a schedule definition/),
+    ]);
+  }
+  const sparseNames = ['digest.0'];
+  sparseNames[2] = 'digest.1';
+  await expect(s.removeSchedules(sparseNames)).rejects.toMatchObject({ name: 'InvalidScheduleError', index: 1 });
   expect([await registrySize(client, ns), await shardVersions(client, ns)]).toEqual([0, ','.repeat(15)]);
   await s.addSchedule({ name: 'emoji', spec: '@every 1h', type: 'wave \u{1f44b}', payload: { s: '\u{1f600}' } }); // a pair is fine
   expect(await stored('emoji')).toMatchObject({ type: 'wave \u{1f44b}', payload: '{"s":"\u{1f600}"}' });

@@ -43,6 +43,9 @@ describe('validation', () => {
     [{ startAt: T0, endAt: T0 }, /endAt: expected an instant after startAt/],
     [{ maxRuns: 0 }, /"0": maxRuns/],
     [{ maxRuns: 2.5 }, /"2\.5": maxRuns/],
+    // past 2^53 a count cannot be told from the next: its runsLeft showed 1e+300 for ever (trial 16)
+    [{ maxRuns: 1e300 }, /"1e\+300": maxRuns: expected an integer from 1 to 9007199254740991/],
+    [{ maxRuns: 2 ** 53 }, /"9007199254740992": maxRuns/],
   ])('%p is refused with an InvalidScheduleError naming the value', (def, message) => {
     expect(() => stored(def as Partial<ScheduleDefinition>)).toThrow(InvalidScheduleError);
     expect(() => stored(def as Partial<ScheduleDefinition>)).toThrow(message);

@@ -27,6 +27,14 @@ function labelsText(s: ScheduleInfo): string | undefined {
   return pairs.length ? pairs.join(' ') : undefined;
 }
 
+/**
+ * A schedule's spec as the user gave it: the expression, and the offset of an every-spec that has one
+ * (`@every 30s (offset 15000 ms)`), which moves every trigger and is not part of the expression.
+ */
+export function specText(s: Pick<ScheduleInfo, 'expression' | 'offsetMs'>): string {
+  return s.offsetMs ? `${s.expression} (offset ${s.offsetMs} ms)` : s.expression;
+}
+
 /** The table of `schedule ls`, the same columns with or without a filter (a page). */
 function scheduleRows(list: readonly ScheduleInfo[]): string {
   return table(
@@ -34,7 +42,7 @@ function scheduleRows(list: readonly ScheduleInfo[]): string {
     list.map((s) => {
       const idle = notFiring(s);
       const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
-      return [s.name, s.expression, s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), when(s.lastFiredAt), next];
+      return [s.name, specText(s), s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), when(s.lastFiredAt), next];
     }),
   );
 }
@@ -88,7 +96,7 @@ export function pageQuery(o: LsOptions): SchedulePageQuery | undefined {
 function scheduleText(s: ScheduleInfo): string {
   const main = fields([
     ['schedule', s.name],
-    ['spec', s.expression],
+    ['spec', specText(s)],
     ['time zone', s.timeZone],
     ['queue', s.queue],
     ['task type', s.type],
@@ -149,7 +157,7 @@ export function scheduleCommands(program: Command, run: Run): void {
     )
     .option('--label <key=value>', 'only schedules with this label (repeat: all of them)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--prefix <text>', 'only schedules whose name starts with this')
-    .option('--state <state>', 'only schedules in this state: active, paused or orphaned')
+    .option('--state <state>', 'only schedules in this state: active, paused, orphaned or ended')
     .option('--limit <n>', 'schedules per page, 1-1000 (default 100)')
     .option('--cursor <cursor>', 'the next page: the cursor printed by the previous one')
     .action(

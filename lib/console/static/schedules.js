@@ -135,6 +135,7 @@ function usePage(tick) {
       <option value="active">active</option>
       <option value="paused">paused</option>
       <option value="orphaned">orphaned</option>
+      <option value="ended">ended</option>
     </select>
     <button type="submit" data-testid="filter-apply">filter</button>
     ${

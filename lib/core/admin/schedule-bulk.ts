@@ -85,7 +85,8 @@ function once(seen: Map<string, number>, name: string, index: number, what: stri
 export function validateDefinitions(defs: readonly ScheduleDefinition[], defaultTimeZone: string, what: string): CheckedDefinition[] {
   if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, show(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
-  return defs.map((def, i) => {
+  // Array.from visits every index: a hole of a sparse array is checked (and refused) as undefined, where map would skip it
+  return Array.from(defs, (def, i) => {
     const checked = at(i, () => checkDefinition(def, defaultTimeZone, true));
     once(seen, checked.body.name, i, what);
     return checked;
@@ -96,7 +97,7 @@ export function validateDefinitions(defs: readonly ScheduleDefinition[], default
 export function validateNames(names: readonly string[]): string[] {
   if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, show(names), 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
-  return names.map((name, i) => {
+  return Array.from(names, (name, i) => {
     at(i, () => validateScheduleName(name));
     once(seen, name, i, 'removeSchedules');
     return name;

@@ -13,8 +13,12 @@ import type { InspectorContext } from './context.js';
 import { build } from './schedules.js';
 import type { ScheduleInfo } from './types.js';
 
-/** A schedule's state for {@link SchedulePageQuery.state}: `paused`, `orphaned` (a paused orphan is both), `active` (neither). */
-export type ScheduleState = 'active' | 'paused' | 'orphaned';
+/**
+ * A schedule's state for {@link SchedulePageQuery.state}, as the CLI's state column shows it: `paused`, `orphaned`
+ * (a paused orphan is both), `ended` (neither, and past its `endAt` or its `maxRuns` reached: it fires no more),
+ * `active` (none of these: it fires).
+ */
+export type ScheduleState = 'active' | 'paused' | 'orphaned' | 'ended';
 
 /** What `Inspector.schedulePage` lists. @publicApi */
 export interface SchedulePageQuery {
@@ -43,7 +47,7 @@ export interface SchedulePage {
 
 /** Most index members one page call looks at: a sparse filter returns a short page and a cursor. */
 export const PAGE_SCAN_CAP = 5000;
-const STATES: readonly ScheduleState[] = ['active', 'paused', 'orphaned'];
+const STATES: readonly ScheduleState[] = ['active', 'paused', 'orphaned', 'ended'];
 const QUERY_KEYS = new Set(['labels', 'prefix', 'state', 'cursor', 'limit']);
 /** Above every name character in byte order (names are ASCII): the upper bound of a prefix range. */
 const PAST_NAMES = '\u00ff';
@@ -107,7 +111,7 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
   const prefix = q.prefix;
   let min = after !== undefined && (prefix === undefined || after >= prefix) ? `(${after}` : prefix ? `[${prefix}` : '-';
   const max = prefix ? `[${prefix}${PAST_NAMES}` : '+';
-  const needsView = q.state === 'active' || q.state === 'orphaned';
+  const needsView = q.state === 'active' || q.state === 'orphaned' || q.state === 'ended';
   const items: ScheduleInfo[] = [];
   let scanned = 0;
   let last: string | undefined;
@@ -135,7 +139,7 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
       }
       if (!labels.every(([k, v]) => s.labels?.[k] === v)) return;
       if (q.state === 'paused' && s.paused !== true) return;
-      if (q.state === 'active' && s.paused === true) return;
+      if ((q.state === 'active' || q.state === 'ended') && s.paused === true) return;
       candidates.push([name, raw]);
     });
     // the view of a batch's candidates when the state needs it (orphaned: declarations), else of the page's only
@@ -143,8 +147,9 @@ export async function schedulePage(ctx: InspectorContext, q: SchedulePageQuery =
     let consumed = names.length;
     for (const info of views) {
       if (items.length === limit) break;
-      if (q.state === 'active' && info.orphaned) continue;
+      if (q.state === 'active' && (info.orphaned || info.ended)) continue;
       if (q.state === 'orphaned' && !info.orphaned) continue;
+      if (q.state === 'ended' && (info.orphaned || !info.ended)) continue;
       items.push(info);
       if (items.length === limit) consumed = names.indexOf(info.name) + 1;
     }

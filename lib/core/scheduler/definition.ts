@@ -84,7 +84,7 @@ export interface ScheduleDefinition {
   /** No trigger at or after this instant (exclusive): epoch ms or a Date, after `startAt`. The schedule stays registered (shown as ended). @defaultValue none */
   endAt?: number | Date;
   /**
-   * The most triggers the schedule enqueues in total, fleet-wide (an integer ≥ 1), counted in Redis
+   * The most triggers the schedule enqueues in total, fleet-wide (an integer from 1 to 2^53 − 1), counted in Redis
    * when one is enqueued (not on a duplicate, skip, pause or fence). A new definition keeps the count
    * unless its maxRuns differs (then it starts afresh). An operator's trigger or backfill is not counted. @defaultValue none
    */

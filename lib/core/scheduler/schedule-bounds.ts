@@ -52,7 +52,7 @@ function instantOf(p: OptionProblems, key: string, value: unknown): number | und
 /**
  * Checks `jitter` (an integer, 0 ≤ jitter ≤ {@link MAX_JITTER_MS}, and less than the period of an
  * every-spec), `startAt` and `endAt` (epoch ms or Date; `endAt` after `startAt`) and `maxRuns` (an
- * integer ≥ 1), recording each problem in `p`; returns their registry form.
+ * integer from 1 to Number.MAX_SAFE_INTEGER), recording each problem in `p`; returns their registry form.
  */
 export function checkBounds(def: BoundsInput, spec: ScheduleSpec, p: OptionProblems): StoredBounds {
   const out: StoredBounds = {};
@@ -71,7 +71,12 @@ export function checkBounds(def: BoundsInput, spec: ScheduleSpec, p: OptionProbl
     if (startAt !== undefined && endAt <= startAt) p.expected('endAt', `an instant after startAt (${startAt})`, endAt);
     else out.endAt = endAt;
   }
-  if (p.int('maxRuns', maxRuns, 1) && maxRuns !== undefined) out.maxRuns = maxRuns;
+  if (maxRuns !== undefined) {
+    // a safe integer: above 2^53 a count cannot be told from the next (1e300 is an integer to JavaScript; its runsLeft could never move)
+    if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 1) {
+      p.expected('maxRuns', `an integer from 1 to ${Number.MAX_SAFE_INTEGER}`, maxRuns);
+    } else out.maxRuns = maxRuns;
+  }
   return out;
 }
 
