@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { ChronosStateError } from '../runtime/errors.js';
-import type { EventBus, OperatorAction } from '../runtime/events.js';
+import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle } from '../redis/connection.js';
 import { SchedulerKeys } from '../redis/keys.js';
@@ -12,10 +12,6 @@ import { migrateLegacyRegistry } from './migrate.js';
 import { ShardLeases } from '../leadership/shards.js';
 import { Declarations } from './registry.js';
 import { InspectorContext } from '../admin/context.js';
-import { audited, type AuditTarget } from '../admin/audited.js';
-import * as acts from '../admin/schedule-acts.js';
-import * as bulk from '../admin/schedule-bulk.js';
-import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
@@ -23,6 +19,7 @@ import { stopServices, type Service, type ServiceHealth } from '../runtime/servi
 import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 import type { Signals } from '../runtime/signals.js';
 import { FiringService, HeartbeatService, LeaseService, NoticeService } from './services.js';
+import { ScheduleWrites } from './schedule-writes.js';
 
 export type { SchedulerOptions } from './scheduler-options.js';
 
@@ -44,7 +41,7 @@ export type { SchedulerOptions } from './scheduler-options.js';
  * firing, heartbeat), started in order and stopped in reverse.
  * @publicApi
  */
-export class Scheduler {
+export class Scheduler extends ScheduleWrites {
   /** Id of this instance: the lease holder's name (`instanceId` option, else `<hostname>:<pid>:<random>`). */
   readonly instanceId: string;
   /** Key prefix of the app in Redis (`namespace` option, default `chronos`). */
@@ -59,7 +56,8 @@ export class Scheduler {
   private readonly trustLocalClock: boolean;
   private readonly leaderTtlMs: number;
   private readonly eligible: boolean;
-  private readonly timeZone: string;
+  /** @internal */
+  protected readonly timeZone: string;
   private readonly requireNoEviction: boolean;
   private readonly time = engineTime;
   /** Time source, logger, events and test signals, handed to the parts. */
@@ -71,12 +69,13 @@ export class Scheduler {
   private readonly declarations: Declarations;
   private readonly firing: Firing;
   private readonly leases: ShardLeases;
-  /** The operator's acts of the runtime API (lib/core/admin/schedule-acts.ts), on this scheduler's connection and bus. */
-  private readonly admin: InspectorContext;
+  /** The operator's acts of the runtime API (lib/core/admin/schedule-acts.ts), on this scheduler's connection and bus. @internal */
+  protected readonly admin: InspectorContext;
   private state: 'new' | 'running' | 'stopped' = 'new';
 
   /** @throws InvalidOptionsError listing every bad option (see {@link SchedulerOptions}). */
   constructor(options: SchedulerOptions = {}) {
+    super();
     const o = resolveSchedulerOptions(options);
     const hooks = testHooksOf(options);
     this.namespace = o.namespace;
@@ -297,123 +296,6 @@ export class Scheduler {
   }
 
   // ------------------------------------------------------------------ runtime API (admin/schedule-acts.ts)
-
-  /*
-   * The runtime API writes through the Inspector's acts (lib/core/admin/schedule-acts.ts), as the
-   * Inspector, the CLI and the console do: the same guard, pause notes, fire history and
-   * `operator.acted` events (on this scheduler's bus, actor `app:<instanceId>`), and the audit
-   * trail of the acts an Inspector records (pause, resume, trigger, remove: origin `app <instanceId>`).
-   * No Inspector needs to exist.
-   */
-
-  /** Runs an act and records it in the audit trail, as the Inspector's acts are (audited.ts). */
-  private act<T>(action: OperatorAction, target: AuditTarget, run: () => Promise<T>, count?: (r: T) => number): Promise<T> {
-    return audited(this.admin, `app ${this.instanceId}`, action, {}, target, run, count);
-  }
-
-  /**
-   * Adds (or replaces) a schedule at run time. It lives in Redis, so the leader fires it whichever
-   * instance added it; it is never orphaned. A schedule of that name declared in code is replaced
-   * only with `opts.force`.
-   * @throws InvalidScheduleError; ChronosStateError when a schedule of that name is declared in code
-   *   and `force` is not set (nothing is written)
-   */
-  async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
-    await acts.addSchedule(this.admin, def, this.timeZone, opts.force === true);
-  }
-
-  /**
-   * Adds or replaces many schedules at run time, ~250 per Redis call (pipelined). Every
-   * definition is validated first (nothing is written when one is bad). An unchanged definition
-   * (the same fingerprint) is a no-op: no write, no new generation. A changed one keeps its
-   * registeredAt, pause and resume like {@link addSchedule}, takes a new generation and is fenced
-   * (no trigger planned under its old definition is enqueued once this resolves). One change
-   * notice for the call; no `operator.acted` (as addSchedule). A schedule declared in code is
-   * replaced only with `opts.force`.
-   * @returns counts of the added, changed and unchanged schedules.
-   * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
-   *   when a name is given twice; ChronosStateError naming the code-declared ones left untouched
-   *   when `force` is not set (the others are written).
-   */
-  async upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
-    return bulk.upsertSchedules(this.admin, defs, this.timeZone, opts.force === true);
-  }
-
-  /**
-   * Adds the schedules whose names do not exist yet; existing ones are left untouched and listed
-   * in `existing`. Otherwise as {@link upsertSchedules}.
-   * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
-   */
-  async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
-    return bulk.addSchedules(this.admin, defs, this.timeZone);
-  }
-
-  /**
-   * Removes many schedules (~250 per Redis call, pipelined), with the guarantee of
-   * {@link removeSchedule} for each. Names not in the registry are listed in `missing`. When a
-   * live instance declares any of them in code, the whole call is refused before anything is
-   * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance
-   * restarts). Emits one `operator.acted` (`schedule.remove`, `count`) when it removed any.
-   * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError;
-   *   ChronosStateError when a live instance declares one in code and `force` is not set.
-   */
-  async removeSchedules(
-    names: readonly string[],
-    opts: {
-      /** Remove even schedules a live instance declares in code. @defaultValue false */
-      force?: boolean;
-    } = {},
-  ): Promise<RemoveSchedulesResult> {
-    // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed
-    const listed = Array.isArray(names) ? names.slice(0, 10).join(', ') + (names.length > 10 ? ` and ${names.length - 10} more` : '') : '';
-    const detail = [listed, opts.force === true ? 'force' : ''].filter(Boolean).join('; ') || undefined;
-    const run = () => bulk.removeSchedules(this.admin, names, opts.force === true);
-    return this.act('schedule.remove', { schedule: names.length === 1 ? names[0] : undefined, detail }, run, (r) => r.removed);
-  }
-
-  /**
-   * Removes a schedule from the registry: once this resolves no later trigger is enqueued (one
-   * already enqueued ahead, ≤ 1 s, may still run). A schedule declared in code by a live instance
-   * is refused (it would come back when that instance restarts): remove it from the code, or use
-   * `Inspector.removeSchedule(name, { force: true })`. Emits `operator.acted` (`schedule.remove`).
-   * @throws ScheduleNotFoundError; ChronosStateError when a live instance declares it in code.
-   */
-  async removeSchedule(name: string): Promise<void> {
-    await this.act('schedule.remove', { schedule: name }, () => acts.removeSchedule(this.admin, name));
-  }
-
-  /**
-   * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
-   * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). The Inspector
-   * shows it paused by `app:<instanceId>`; emits `operator.acted` (`schedule.pause`).
-   * @throws ScheduleNotFoundError
-   */
-  async pauseSchedule(name: string): Promise<void> {
-    await this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name));
-  }
-
-  /**
-   * Resumes a paused schedule: its first trigger is its first instant after the resume (the pause
-   * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError
-   */
-  async resumeSchedule(name: string): Promise<void> {
-    await this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name));
-  }
-
-  /**
-   * Enqueues one task of the schedule now, as `<name>:manual:<uuid>` at Redis time, without
-   * shifting its cadence (lastFired is untouched); records a `manual` fire in its history and
-   * emits `operator.acted` (`schedule.trigger`).
-   * @returns the task id. @throws ScheduleNotFoundError
-   */
-  async triggerNow(name: string): Promise<string> {
-    return this.act(
-      'schedule.trigger',
-      { schedule: name },
-      () => acts.triggerSchedule(this.admin, name),
-      () => 1,
-    );
-  }
 
   /** Wakes the firing loops at once (for fake clocks that jump). */
   clockChanged(): void {
