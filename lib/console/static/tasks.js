@@ -81,6 +81,9 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   const cursor = cursors[cursors.length - 1];
   const filterQs = `${type ? '&type=' + enc(type) : ''}${error ? '&error=' + enc(error) : ''}`;
   useEffect(() => setCursors([]), [queue, state, type, error]);
+  // a selection is of the listing shown: another queue, state, filter or page drops it, so that no
+  // button acts on tasks the operator no longer sees (trial 15: "retry 2 selected" outlived a filter)
+  useEffect(() => setSelected(new Set()), [queue, state, type, error, cursor]);
   useEffect(() => {
     const qs = `state=${state}&limit=25${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
     api(`queues/${enc(queue)}/tasks?${qs}`).then(setPage, (err) => setNotice({ text: err.message, error: true }));
