@@ -1,6 +1,9 @@
 // Trial 15: a queue's tasks page acts on what the operator sees. A selection is of the listing shown:
 // it is dropped when the queue, the state tab, the filter or the page changes (before, the "retry 2
-// selected" button stayed after a click on another error group and retried tasks no longer shown).
+// selected" button stayed after a click on another error group and retried tasks no longer shown). And a
+// grouped queue's pending tab says how many of its pending tasks wait in groups, which it does not list
+// and "delete all" does not reach (before: "No pending tasks." under a count of 6, and "delete all"
+// answered "done (0 tasks)").
 import type { Browser, Dialog, Page } from 'playwright-core';
 import { ChronosClient, InspectorService } from '../../lib/index.js';
 import { haveChromium, launchChromium } from '../helpers/browser.js';
@@ -26,6 +29,9 @@ run("the console's tasks page (trial 15)", () => {
     for (let i = 0; i < 3; i++) await client.enqueue('flaky', { error: 'db timeout' }, { maxRetry: 0 });
     for (let i = 0; i < 2; i++) await client.enqueue('flaky', { error: 'bad input' }, { maxRetry: 0 });
     await waitFor(async () => (await inspector.queue('default')).dead === 5, 'the flaky tasks to die');
+    // a paused queue whose pending tasks wait in groups
+    await inspector.pauseQueue('imports');
+    for (let i = 0; i < 6; i++) await client.enqueue('hold', { i }, { queue: 'imports', group: `tenant-${i % 2}` });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 }, timezoneId: 'UTC' });
     page.on('pageerror', (e) => void process.stderr.write(`page error: ${e.message}\n`));
@@ -61,5 +67,17 @@ run("the console's tasks page (trial 15)", () => {
     await page.getByText('No retry tasks.').waitFor();
     expect(await page.locator('[data-testid=selected-delete]').count()).toBe(0);
     expect((await inspector.queue('default')).dead).toBe(5);
+  });
+
+  test("a grouped queue's pending tab says its tasks wait in groups, unlisted, and delete all says it does not reach them", async () => {
+    await page.goto(base + '#/queues/imports/pending');
+    const note = page.locator('[data-testid=grouped-note]');
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/6 of the 6 pending tasks wait in groups/);
+    dialogs.length = 0;
+    await page.locator('[data-testid=all-delete]').click();
+    await page.locator('[data-testid=notice]').waitFor();
+    expect(dialogs[0]).toMatch(/the 6 tasks waiting in groups are not deleted/);
+    expect((await inspector.queue('imports')).pending).toBe(6);
   });
 });

@@ -103,8 +103,11 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
       () => api(`queues/${enc(queue)}/tasks/act`, { action, state, ids: [...selected] }),
       refresh,
     );
+  // pending tasks waiting in a group (README "Limits and groups"): counted, but neither listed nor reached by "all"
+  const grouped = state === 'pending' ? (info?.groups?.waiting ?? 0) : 0;
   const all = (action) => {
-    const what = `${action} ALL ${state} tasks of ${queue}${type ? ` of type ${type}` : ''}${error ? ` whose error contains "${error}"` : ''}`;
+    const unreached = grouped ? ` (the ${grouped} tasks waiting in groups are not ${action === 'delete' ? 'deleted' : 'touched'})` : '';
+    const what = `${action} ALL ${state} tasks of ${queue}${type ? ` of type ${type}` : ''}${error ? ` whose error contains "${error}"` : ''}${unreached}`;
     if (!confirm(`Really ${what}?`)) return;
     act(setNotice, `${action} all`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, all: true, type, error }), refresh);
   };
@@ -143,6 +146,13 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
     </nav>
     <${HistoryPanel} queue=${queue} tick=${tick} />
     <${Notice} notice=${notice} />
+    ${
+      grouped > 0 &&
+      html`<p class="muted" data-testid="grouped-note">
+        ${grouped} of the ${info.pending} pending tasks wait in groups: counted here, but not listed below (the groups with the most are
+        above), and "delete all" does not reach them.
+      </p>`
+    }
     ${state === 'dead' && html`<${DeadGroups} queue=${queue} tick=${tick} onPick=${(msg) => setFilter(type, msg)} />`}
     ${
       (state === 'dead' || state === 'retry' || state === 'scheduled') &&
