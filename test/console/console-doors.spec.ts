@@ -165,6 +165,27 @@ describe('console doors', () => {
     expect((await raw(`${base}api/audit?result=maybe`, 'GET', ops)).status).toBe(400);
   });
 
+  test('a task act whose all or ids is malformed is a 400 naming the value (trial 15), and nothing is touched', async () => {
+    const ops = { ...json, 'x-operator': 'yes' };
+    const task = await app.get(ChronosClient).enqueue('hold', {}, { delay: 3_600_000 });
+    const act = async (body: object): Promise<[number, string]> => {
+      const r = await raw(`${base}api/queues/default/tasks/act`, 'POST', ops, JSON.stringify(body));
+      return [r.status, JSON.parse(r.body).error];
+    };
+    const scheduled = { action: 'delete', state: 'scheduled' };
+    expect(await act({ ...scheduled, all: 'yes' })).toEqual([400, 'all: expected true or false, got "yes"']);
+    expect(await act({ ...scheduled, ids: task.id })).toEqual([
+      400,
+      `ids: expected an array of 1-1000 task ids (or all: true), got ${JSON.stringify(task.id)}`,
+    ]);
+    expect(await act({ ...scheduled, ids: [] })).toEqual([400, 'ids: expected 1-1000 task ids, got 0']);
+    expect(await act({ ...scheduled, ids: Array(1001).fill(task.id) })).toEqual([400, 'ids: expected 1-1000 task ids, got 1001']);
+    expect(await act({ ...scheduled, ids: [task.id, 7] })).toEqual([400, 'ids[1]: expected a task id (a non-empty string), got 7']);
+    expect(await act({ ...scheduled, ids: [task.id, ''] })).toEqual([400, 'ids[1]: expected a task id (a non-empty string), got ""']);
+    expect((await inspector.inspector.findTask(task.id))?.state).toBe('scheduled');
+    await inspector.inspector.deleteTask('default', task.id, { state: 'scheduled' });
+  });
+
   test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {
     const ops = { 'x-operator': 'yes' };
     const replies = [
