@@ -1,5 +1,6 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError, TaskNotFoundError } from '../core/runtime/errors.js';
+import { isRedisUnavailable } from '../core/redis/connection.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
@@ -41,6 +42,7 @@ export const HTTP_ERROR_CODES: Readonly<Record<number, string>> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   421: 'MISDIRECTED_REQUEST',
   500: 'INTERNAL',
+  503: 'REDIS_UNAVAILABLE',
 };
 
 /** The body of an error reply: `{ error, code }`, the code {@link HTTP_ERROR_CODES} gives `status`. */
@@ -68,10 +70,18 @@ const STATUS_OF: Record<string, number> = {
   STATE: 409,
 };
 
-/** The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409 state), else 500. */
+/**
+ * The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409
+ * state), 503 `REDIS_UNAVAILABLE` when Redis did not serve the request within the client's retry bound
+ * (down, restarting: the console answers again once it is back), else 500.
+ */
 export function errorReply(err: unknown): ApiReply {
   if (err instanceof ApiError) return { status: err.status, body: errorBody(err.status, err.message) };
   if (err instanceof ChronosError) return { status: STATUS_OF[err.code] ?? 500, body: { error: err.message, code: err.code } };
+  if (isRedisUnavailable(err)) {
+    const error = `Redis is unavailable: it did not serve this request within the client's retry bound (${err.message})`;
+    return { status: 503, body: errorBody(503, error) };
+  }
   return { status: 500, body: errorBody(500, err instanceof Error ? err.message : String(err)) };
 }
 
