@@ -3,7 +3,7 @@
 import { Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { startConsoleServer, type ConsoleServer } from '../../lib/console/server.js';
-import { ChronosClient, InspectorService } from '../../lib/index.js';
+import { ChronosClient, InspectorService, SchedulerService } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { ConsoleJobs } from './console-app.js';
 
@@ -184,6 +184,23 @@ describe('console doors', () => {
     expect(await act({ ...scheduled, ids: [task.id, ''] })).toEqual([400, 'ids[1]: expected a task id (a non-empty string), got ""']);
     expect((await inspector.inspector.findTask(task.id))?.state).toBe('scheduled');
     await inspector.inspector.deleteTask('default', task.id, { state: 'scheduled' });
+  });
+
+  test('a queue or schedule may not be named "." or ".." (trial 15: the console listed such a queue, but a URL cannot address it)', async () => {
+    const client = app.get(ChronosClient);
+    for (const queue of ['.', '..']) {
+      await expect(client.enqueue('hold', {}, { queue })).rejects.toThrow(
+        `queue: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got ${JSON.stringify(queue)}`,
+      );
+    }
+    await expect(app.get(SchedulerService).addSchedule({ name: '..', spec: '0 3 * * *', type: 'hold' })).rejects.toThrow(
+      'name: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or ".."',
+    );
+    // names that only start with dots are names, and a dot prefix still filters them
+    expect((await client.enqueue('hold', {}, { queue: '..q', delay: 3_600_000 })).queue).toBe('..q');
+    expect((await inspector.inspector.schedulePage({ prefix: '..' })).items).toEqual([]);
+    const page = await raw(`${base}api/queues/..q/tasks?state=scheduled`, 'GET', { 'x-operator': 'yes' });
+    expect([page.status, JSON.parse(page.body).tasks.length]).toEqual([200, 1]);
   });
 
   test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {

@@ -22,9 +22,14 @@ export function utcDay(ms: number): string {
 
 const NAME_RE = /^[A-Za-z0-9_.\-:]{1,200}$/;
 
-/** True when `name` can be a queue or namespace name (no braces, spaces or control characters). */
+/**
+ * True when `name` can be a namespace, queue or schedule name: 1-200 characters of `[A-Za-z0-9_.:-]`
+ * (no braces, spaces or control characters), and neither `.` nor `..`: a URL's path normalises those
+ * away (browsers do, even as `%2E%2E`), so the console could list such a queue or schedule but not open
+ * nor act on it (trial 15).
+ */
 export function isValidName(name: unknown): name is string {
-  return typeof name === 'string' && NAME_RE.test(name);
+  return typeof name === 'string' && NAME_RE.test(name) && name !== '.' && name !== '..';
 }
 
 /** True when `group` can be a task's group: 1 to 200 characters, none of them a control character (U+0000–U+001F, U+007F). */
