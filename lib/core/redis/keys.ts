@@ -29,7 +29,16 @@ const NAME_RE = /^[A-Za-z0-9_.\-:]{1,200}$/;
  * nor act on it (trial 15).
  */
 export function isValidName(name: unknown): name is string {
-  return typeof name === 'string' && NAME_RE.test(name) && name !== '.' && name !== '..';
+  return isStoredName(name) && name !== '.' && name !== '..';
+}
+
+/**
+ * True when `name` can be the name of a queue already in Redis: {@link isValidName}'s characters,
+ * `.` and `..` included (accepted before trial 15), so that such a queue can still be read and
+ * emptied (by the Inspector, the CLI) where no new one may be made.
+ */
+export function isStoredName(name: unknown): name is string {
+  return typeof name === 'string' && NAME_RE.test(name);
 }
 
 /** True when `group` can be a task's group: 1 to 200 characters, none of them a control character (U+0000–U+001F, U+007F). */
