@@ -79,5 +79,8 @@ run("the console's tasks page (trial 15)", () => {
     await page.locator('[data-testid=notice]').waitFor();
     expect(dialogs[0]).toMatch(/the 6 tasks waiting in groups are not deleted/);
     expect((await inspector.queue('imports')).pending).toBe(6);
+    // the overview's latency: not "0 ms" for a queue whose pending tasks all wait in groups
+    await page.goto(base);
+    await page.locator('tr[data-queue=imports] [data-testid=latency]').getByText('in groups').waitFor();
   });
 });
