@@ -1,5 +1,6 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
 import { ChronosError, TaskNotFoundError } from '../core/runtime/errors.js';
+import { isRedisUnavailable } from '../core/redis/connection.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
 import { describeSpec } from './describe.js';
@@ -41,6 +42,7 @@ export const HTTP_ERROR_CODES: Readonly<Record<number, string>> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   421: 'MISDIRECTED_REQUEST',
   500: 'INTERNAL',
+  503: 'REDIS_UNAVAILABLE',
 };
 
 /** The body of an error reply: `{ error, code }`, the code {@link HTTP_ERROR_CODES} gives `status`. */
@@ -68,10 +70,18 @@ const STATUS_OF: Record<string, number> = {
   STATE: 409,
 };
 
-/** The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409 state), else 500. */
+/**
+ * The reply of a failed route: its status, or the Chronos error's (404 not found, 400 bad input, 409
+ * state), 503 `REDIS_UNAVAILABLE` when Redis did not serve the request within the client's retry bound
+ * (down, restarting: the console answers again once it is back), else 500.
+ */
 export function errorReply(err: unknown): ApiReply {
   if (err instanceof ApiError) return { status: err.status, body: errorBody(err.status, err.message) };
   if (err instanceof ChronosError) return { status: STATUS_OF[err.code] ?? 500, body: { error: err.message, code: err.code } };
+  if (isRedisUnavailable(err)) {
+    const error = `Redis is unavailable: it did not serve this request within the client's retry bound (${err.message})`;
+    return { status: 503, body: errorBody(503, error) };
+  }
   return { status: 500, body: errorBody(500, err instanceof Error ? err.message : String(err)) };
 }
 
@@ -94,6 +104,24 @@ function str(v: unknown, what: string, required = false): string | undefined {
   }
   if (typeof v !== 'string' || v.length > 1000) throw new ApiError(400, `${what}: expected a string (≤ 1000 chars)`);
   return v;
+}
+
+/** A value as an error message shows it: its JSON, cut at 100 characters. */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
+/**
+ * The `ids` of a task act: 1 to 1000 non-empty strings.
+ * @throws ApiError 400 naming what is wrong: the value given, how many there are, or the id that is not one (`ids[2]: …, got 7`)
+ */
+function taskIds(v: unknown): string[] {
+  if (!Array.isArray(v)) throw new ApiError(400, `ids: expected an array of 1-1000 task ids (or all: true), got ${shown(v)}`);
+  if (v.length === 0 || v.length > 1000) throw new ApiError(400, `ids: expected 1-1000 task ids, got ${v.length}`);
+  const bad = v.findIndex((id) => typeof id !== 'string' || id === '');
+  if (bad >= 0) throw new ApiError(400, `ids[${bad}]: expected a task id (a non-empty string), got ${shown(v[bad])}`);
+  return v as string[];
 }
 
 function redacted(ctx: ApiContext, task: TaskInfo): TaskInfo {
@@ -128,21 +156,19 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const i = ctx.inspector;
   // Both shapes at once is ambiguous: never widen a named selection to the whole state (as the CLI's
   // "give a task id or --all, not both"); a filter goes with `all` only, never silently ignored.
-  if (b.all === true && b.ids !== undefined) throw new ApiError(400, 'give ids or all: true, not both');
-  if (b.all !== true && (filter.type !== undefined || filter.error !== undefined)) {
+  const all = flag(b.all, 'all'); // "yes" is a 400 naming it, not read as "no all" (trial 15)
+  if (all && b.ids !== undefined) throw new ApiError(400, 'give ids or all: true, not both');
+  if (!all && (filter.type !== undefined || filter.error !== undefined)) {
     throw new ApiError(400, 'type and error go with all: true, not with ids');
   }
   await i.requireQueue(queue); // a typo is a 404, never "0 tasks deleted"
-  if (b.all === true) {
+  if (all) {
     if (action === 'retry' && st === 'dead') return i.retryAllDead(queue, { ...filter, ...actor });
     if (action === 'delete' && st !== 'active') return i.deleteAllTasks(queue, st, { ...filter, ...actor });
     if (action === 'run' && (st === 'scheduled' || st === 'retry')) return i.runAllTasks(queue, st, { ...filter, ...actor });
     throw new ApiError(400, `action "${action}" on all ${st} tasks is not possible`);
   }
-  const ids = b.ids;
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === 'string')) {
-    throw new ApiError(400, 'ids: expected 1-1000 task ids (or all: true)');
-  }
+  const ids = taskIds(b.ids);
   const one = (id: string): Promise<ActResult> => {
     if (action === 'retry' && st === 'dead') return i.retryDead(queue, id, actor);
     if (action === 'delete' && st !== 'active') return i.deleteTask(queue, id, { state: st, ...actor });
@@ -152,7 +178,7 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
     throw new ApiError(400, `action "${action}" on a ${st} task is not possible`);
   };
   const results: ActResult[] = [];
-  for (const id of ids as string[]) {
+  for (const id of ids) {
     if (ids.length === 1) results.push(await one(id));
     // one of many that cannot be done is named with why, not dropped (trial 9: all failed was { count: 0, ids: [] })
     else

@@ -3,8 +3,9 @@
 import { Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { startConsoleServer, type ConsoleServer } from '../../lib/console/server.js';
-import { ChronosClient, InspectorService } from '../../lib/index.js';
+import { ChronosClient, InspectorService, SchedulerService } from '../../lib/index.js';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
+import { GlobalKeys } from '../../lib/core/redis/keys.js';
 import { ConsoleJobs } from './console-app.js';
 
 interface Raw {
@@ -163,6 +164,49 @@ describe('console doors', () => {
     expect(await inspector.inspector.queueLimits('nosuch')).toEqual({});
     // the audit trail refuses a filter no entry can match
     expect((await raw(`${base}api/audit?result=maybe`, 'GET', ops)).status).toBe(400);
+  });
+
+  test('a task act whose all or ids is malformed is a 400 naming the value (trial 15), and nothing is touched', async () => {
+    const ops = { ...json, 'x-operator': 'yes' };
+    const task = await app.get(ChronosClient).enqueue('hold', {}, { delay: 3_600_000 });
+    const act = async (body: object): Promise<[number, string]> => {
+      const r = await raw(`${base}api/queues/default/tasks/act`, 'POST', ops, JSON.stringify(body));
+      return [r.status, JSON.parse(r.body).error];
+    };
+    const scheduled = { action: 'delete', state: 'scheduled' };
+    expect(await act({ ...scheduled, all: 'yes' })).toEqual([400, 'all: expected true or false, got "yes"']);
+    expect(await act({ ...scheduled, ids: task.id })).toEqual([
+      400,
+      `ids: expected an array of 1-1000 task ids (or all: true), got ${JSON.stringify(task.id)}`,
+    ]);
+    expect(await act({ ...scheduled, ids: [] })).toEqual([400, 'ids: expected 1-1000 task ids, got 0']);
+    expect(await act({ ...scheduled, ids: Array(1001).fill(task.id) })).toEqual([400, 'ids: expected 1-1000 task ids, got 1001']);
+    expect(await act({ ...scheduled, ids: [task.id, 7] })).toEqual([400, 'ids[1]: expected a task id (a non-empty string), got 7']);
+    expect(await act({ ...scheduled, ids: [task.id, ''] })).toEqual([400, 'ids[1]: expected a task id (a non-empty string), got ""']);
+    expect((await inspector.inspector.findTask(task.id))?.state).toBe('scheduled');
+    await inspector.inspector.deleteTask('default', task.id, { state: 'scheduled' });
+  });
+
+  test('a queue or schedule may not be named "." or ".." (trial 15: the console listed such a queue, but a URL cannot address it)', async () => {
+    const client = app.get(ChronosClient);
+    for (const queue of ['.', '..']) {
+      await expect(client.enqueue('hold', {}, { queue })).rejects.toThrow(
+        `queue: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got ${JSON.stringify(queue)}`,
+      );
+    }
+    await expect(app.get(SchedulerService).addSchedule({ name: '..', spec: '0 3 * * *', type: 'hold' })).rejects.toThrow(
+      'name: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or ".."',
+    );
+    // names that only start with dots are names, and a dot prefix still filters them
+    expect((await client.enqueue('hold', {}, { queue: '..q', delay: 3_600_000 })).queue).toBe('..q');
+    expect((await inspector.inspector.schedulePage({ prefix: '..' })).items).toEqual([]);
+    const page = await raw(`${base}api/queues/..q/tasks?state=scheduled`, 'GET', { 'x-operator': 'yes' });
+    expect([page.status, JSON.parse(page.body).tasks.length]).toEqual([200, 1]);
+    // a queue '..' made before is still read (the overview, the CLI), not an error for the whole namespace
+    await inspector.inspector.redis.sadd(new GlobalKeys(app.namespace).queues, '..');
+    expect((await inspector.inspector.queues()).map((q) => q.name)).toContain('..');
+    const overview = await raw(`${base}api/overview`, 'GET', { 'x-operator': 'yes' });
+    expect(overview.status).toBe(200);
   });
 
   test("every error reply carries a code: the Chronos error's own, else the one of its HTTP status", async () => {

@@ -85,7 +85,7 @@ test('issue 24: error wording: one line for bad options, "not Redis" for an HTTP
   const bad = await chronos('--namespace', 'a b', 'queue', 'ls');
   expect([bad.code, bad.err]).toEqual([
     2,
-    'error: Invalid inspector options (1 problem): namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got "a b"\n',
+    'error: Invalid inspector options (1 problem): namespace: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got "a b"\n',
   ]);
   const web = createHttpServer((_req, res) => res.end('hello')).listen(0, '127.0.0.1');
   await new Promise((resolve) => web.once('listening', resolve));

@@ -65,14 +65,14 @@ describe('resolveOptions', () => {
     expect(err!.issues).toEqual([
       'unknown option "concurency"',
       'connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got a string that is not one',
-      'namespace: expected 1-200 characters of [A-Za-z0-9_.:-], got "has space"',
+      'namespace: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got "has space"',
       'timeZone: expected an IANA time zone such as "Europe/Budapest" or "UTC", got "Mars/Olympus_Mons"',
       'timeout: expected an integer >= 0 (ms), got -1',
       "leaderTtl: expected an integer from 1000 to 2147483647 (ms; Node's longest timer, about 24.8 days), got 500",
       'concurrency: expected an integer >= 1, got 0',
       'backoff: expected a function (retried, error, task) => ms, got 1000',
       'queues.mail: expected an integer weight >= 1, got 0',
-      'queues: expected 1-200 characters of [A-Za-z0-9_.:-], got "bad{name}"',
+      'queues: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got "bad{name}"',
       'scheduler: unknown option "eligble"',
       'worker: expected true or false, got "yes"',
     ]);

@@ -3,7 +3,8 @@
 // schedules took 70 s), and the whole `schedule ls` of a large registry ends with how to page it.
 import Table from 'cli-table3';
 import { scheduleTable, LARGE_LISTING } from '../../lib/cli/commands/schedules.js';
-import { table } from '../../lib/cli/format.js';
+import { latencyText } from '../../lib/cli/commands/overview.js';
+import { duration, table } from '../../lib/cli/format.js';
 import type { ScheduleInfo } from '../../lib/core/admin/inspector.js';
 
 /** What the CLI drew before: cli-table3 without colours or lines between body rows. */
@@ -74,4 +75,12 @@ test('the whole listing of more schedules than LARGE_LISTING ends with how to pa
   const small = scheduleTable(Array.from({ length: LARGE_LISTING }, (_, i) => info(i))).split('\n');
   expect(small).toHaveLength(LARGE_LISTING + 3);
   expect(small.at(-1)).toMatch(/^└─+┴/);
+});
+
+test("a queue's latency cell: the stream's oldest pending task, 'in groups' when every pending task waits in a group (trial 15: '0ms' under pending 60)", () => {
+  const groups = (waiting: number) => ({ waiting, count: 1, held: 0, top: [] });
+  expect(latencyText({ pending: 0, latencyMs: 0 })).toBe('-');
+  expect(latencyText({ pending: 3, latencyMs: 2500 })).toBe(duration(2500));
+  expect(latencyText({ pending: 60, latencyMs: 0, groups: groups(60) })).toBe('in groups');
+  expect(latencyText({ pending: 61, latencyMs: 1200, groups: groups(60) })).toBe(duration(1200));
 });

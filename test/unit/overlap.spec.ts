@@ -54,7 +54,7 @@ test.each(['buffer', 'cancel', 'Skip', 'BufferOne', 1, null])(
 test('a bad schedule name is refused in the same form as a bad value: Invalid schedule "<name>": <problem>', () => {
   // was `Invalid schedule: "x y": name: …`, beside `Invalid schedule "job": "buffer": overlap: …` above
   expect(() => validateScheduleName('x y')).toThrow(
-    new InvalidScheduleError(undefined, 'x y', 'name: expected 1-200 characters of [A-Za-z0-9_.:-]'),
+    new InvalidScheduleError(undefined, 'x y', 'name: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or ".."'),
   );
   expect(() => validateScheduleName('x y')).toThrow(/^Invalid schedule "x y": name: expected 1-200 characters/);
 });

@@ -28,12 +28,21 @@ export function queueTable(queues: QueueInfo[]): string {
       q.retry,
       q.dead,
       q.lost,
-      q.pending > 0 ? duration(q.latencyMs) : '-',
+      latencyText(q),
       q.processedToday,
       q.failedToday,
       bytes(q.memoryBytes),
     ]),
   );
+}
+
+/**
+ * A queue's latency as shown: its stream's oldest pending task's age; `in groups` when every pending
+ * task waits in a group (not looked at: README "Limits and groups"), `-` when none is pending.
+ */
+export function latencyText(q: Pick<QueueInfo, 'pending' | 'latencyMs' | 'groups'>): string {
+  if (q.pending - (q.groups?.waiting ?? 0) > 0) return duration(q.latencyMs);
+  return q.pending > 0 ? 'in groups' : '-';
 }
 
 function redisLine(r: RedisInfo): string {

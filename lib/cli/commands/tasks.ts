@@ -114,15 +114,19 @@ function filterText(o: ActOpts): string {
 
 async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
   const q = await (await cli.knownQueue(o.queue!)).queue(o.queue!);
-  const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'];
+  // pending tasks waiting in a group are counted in pending, but no act reaches them (README "Limits and groups")
+  const inGroups = state === 'pending' ? (q.groups?.waiting ?? 0) : 0;
+  const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'] - inGroups;
   const scope = o.type !== undefined || o.error !== undefined ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
-  if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}?`, o.yes))) {
+  const unreached = inGroups ? ` (the ${inGroups} waiting in groups are not reached)` : '';
+  if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}${unreached}?`, o.yes))) {
     cli.print({ count: 0, ids: [], aborted: true }, () => 'Nothing done.');
     return;
   }
   const r = await act();
   const skipped = r.skipped?.length ? ` ${r.skipped.length} left alone: ${r.skipped.map((s) => `${s.id} (${s.reason})`).join(', ')}.` : '';
-  cli.print(r, () => `${past} ${r.count} ${state} task(s) of queue ${o.queue}${filterText(o)}.${skipped}`);
+  const left = inGroups ? ` ${inGroups} task(s) waiting in groups were not reached (README "Limits and groups").` : '';
+  cli.print(r, () => `${past} ${r.count} ${state} task(s) of queue ${o.queue}${filterText(o)}.${skipped}${left}`);
 }
 
 const stateOption = (states: readonly string[], what: string) => new Option('--state <state>', what).choices(states);
@@ -146,7 +150,13 @@ export function taskCommands(program: Command, run: Run): void {
           await cli.knownQueue(o.queue!)
         ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
         const more = Boolean(page.cursor);
-        cli.print(page, () => taskTable(o.state!, page.tasks, filterText(o), more) + (more ? `\nmore: --cursor '${page.cursor}'` : ''));
+        // pending tasks waiting in a group are counted in pending but not listed (README "Limits and groups")
+        const inGroups = o.state === 'pending' && !cli.json ? ((await (await cli.inspector()).queue(o.queue!)).groups?.waiting ?? 0) : 0;
+        const grouped = inGroups ? `\n${inGroups} more pending task(s) wait in groups: not listed (chronos queue show ${o.queue})` : '';
+        cli.print(
+          page,
+          () => taskTable(o.state!, page.tasks, filterText(o), more) + (more ? `\nmore: --cursor '${page.cursor}'` : '') + grouped,
+        );
       }),
     );
   task

@@ -74,7 +74,9 @@ function Overview({ data, tick }) {
               ${['pending', 'active', 'scheduled', 'retry', 'dead'].map(
                 (s) => html`<td><a data-testid=${'count-' + s} href=${'#/queues/' + encodeURIComponent(q.name) + '/' + s}>${q[s]}</a></td>`,
               )}
-              <td>${q.pending ? duration(q.latencyMs) : '-'}</td>
+              <td data-testid="latency">
+                ${q.pending - (q.groups?.waiting ?? 0) > 0 ? duration(q.latencyMs) : q.pending ? 'in groups' : '-'}
+              </td>
               <td>${q.processedToday} ok · ${q.failedToday} failed</td>
               <td><${Chart} days=${q.days} /></td>
               <td>${bytes(q.memoryBytes)}</td>

@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
 import type { TaskSet } from '../redis/commands/admin.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
-import { GlobalKeys, QueueKeys, SchedulerKeys } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys, isStoredName } from '../redis/keys.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
 
@@ -40,7 +40,7 @@ export class InspectorContext {
   keys(queue: string): QueueKeys {
     let k = this.queueKeyCache.get(queue);
     if (!k) {
-      assertName('queue', queue, 'queue name');
+      if (!isStoredName(queue)) assertName('queue', queue, 'queue name'); // '.' and '..' of before still read
       k = new QueueKeys(this.namespace, queue);
       this.queueKeyCache.set(queue, k);
     }

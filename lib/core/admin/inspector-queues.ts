@@ -201,7 +201,11 @@ export class QueueInspector extends InspectorCore {
     return this.rec('task.delete', opts, { queue, taskId: id }, () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor), counted);
   }
 
-  /** Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script call. */
+  /**
+   * Deletes every task of a state (pending, scheduled, retry or dead) passing the filter, 200 per script
+   * call. Pending means the tasks in the queue's stream: tasks waiting in a group (counted in `pending`
+   * by {@link queue}) are not listed, and not reached (README "Limits and groups", Not covered).
+   */
   deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
     checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;

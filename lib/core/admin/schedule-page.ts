@@ -65,7 +65,8 @@ function checked(q: SchedulePageQuery): { limit: number; after?: string; labels:
     bad(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${[...QUERY_KEYS].join(', ')})`);
   const limit = q.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) bad(`limit: expected an integer 1-1000, got ${JSON.stringify(q.limit)}`);
-  if (q.prefix !== undefined && (q.prefix === '' || !isValidName(q.prefix)))
+  // a prefix may be '.' or '..' (of '.x', '..x'), which are not names themselves
+  if (q.prefix !== undefined && (q.prefix === '' || !isValidName(q.prefix.replace(/^\.{1,2}$/, '$&x'))))
     bad(`prefix: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(q.prefix)}`);
   if (q.state !== undefined && !STATES.includes(q.state))
     bad(`state: expected one of ${STATES.join(', ')}, got ${JSON.stringify(q.state)}`);

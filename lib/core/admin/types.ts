@@ -34,11 +34,11 @@ export interface HistoryPoint {
   /** Tasks found lost in it. */
   lost: number;
   /**
-   * Tasks waiting (pending, not yet delivered) as sampled once a minute by a worker server: the
-   * minute's sample, or the largest of the hour's; absent when no server sampled it.
+   * Tasks waiting (pending, not yet delivered, those waiting in groups too) as sampled once a minute by
+   * a worker server: the minute's sample, or the largest of the hour's; absent when no server sampled it.
    */
   depth?: number;
-  /** How long the oldest waiting task had waited, ms, sampled with {@link depth} (the largest of an hour). */
+  /** How long the oldest waiting task in the stream had waited, ms, sampled with {@link depth} (the largest of an hour); not those in groups. */
   latencyMs?: number;
 }
 
@@ -95,7 +95,10 @@ export interface QueueInfo {
   rateUsed?: number;
   /** Its groups, when it has grouped tasks. */
   groups?: GroupsView;
-  /** Age of the oldest pending task, ms (Redis time); 0 when nothing is pending. */
+  /**
+   * Age of the oldest pending task in the queue's stream, ms (Redis time); 0 when none is there. Tasks
+   * waiting in a group (counted in {@link pending}) are not looked at (README "Limits and groups").
+   */
   latencyMs: number;
   /** Tasks whose handler succeeded today (UTC day): the last of {@link days}. */
   processedToday: number;

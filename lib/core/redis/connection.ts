@@ -88,12 +88,17 @@ export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
 const UNAVAILABLE =
   /^(Too many Cluster redirections|CLUSTERDOWN|Connection is closed|Reached the max retries per request limit|Cluster isn't ready)/;
 
+/** True when `err` is the client's saying that Redis did not serve a command within its retry bound (see UNAVAILABLE), not a reply of Redis. */
+export function isRedisUnavailable(err: unknown): err is Error {
+  return err instanceof Error && !(err instanceof ChronosError) && UNAVAILABLE.test(err.message);
+}
+
 /**
  * `err` as a {@link RedisUnavailableError} for an enqueue to `queue` when it says Redis did not
  * serve the command in time (see UNAVAILABLE), with `err` as its cause; any other error as it is.
  */
 export function unavailableFor(queue: string, err: unknown): unknown {
-  if (!(err instanceof Error) || err instanceof ChronosError || !UNAVAILABLE.test(err.message)) return err;
+  if (!isRedisUnavailable(err)) return err;
   return new RedisUnavailableError(queue, err.message, { cause: err });
 }
 

@@ -22,8 +22,22 @@ export function utcDay(ms: number): string {
 
 const NAME_RE = /^[A-Za-z0-9_.\-:]{1,200}$/;
 
-/** True when `name` can be a queue or namespace name (no braces, spaces or control characters). */
+/**
+ * True when `name` can be a namespace, queue or schedule name: 1-200 characters of `[A-Za-z0-9_.:-]`
+ * (no braces, spaces or control characters), and neither `.` nor `..`: a URL's path normalises those
+ * away (browsers do, even as `%2E%2E`), so the console could list such a queue or schedule but not open
+ * nor act on it (trial 15).
+ */
 export function isValidName(name: unknown): name is string {
+  return isStoredName(name) && name !== '.' && name !== '..';
+}
+
+/**
+ * True when `name` can be the name of a queue already in Redis: {@link isValidName}'s characters,
+ * `.` and `..` included (accepted before trial 15), so that such a queue can still be read and
+ * emptied (by the Inspector, the CLI) where no new one may be made.
+ */
+export function isStoredName(name: unknown): name is string {
   return typeof name === 'string' && NAME_RE.test(name);
 }
 

@@ -9,7 +9,7 @@ import { isValidName } from '../redis/keys.js';
 import { isTimeZone, TIME_ZONE_RULE } from '../scheduler/time-zones.js';
 
 /** What a namespace, queue or schedule name must be (the rule of `isValidName`). */
-export const NAME_RULE = '1-200 characters of [A-Za-z0-9_.:-]';
+export const NAME_RULE = '1-200 characters of [A-Za-z0-9_.:-], not "." or ".."';
 
 /** One problem of an options object. */
 export interface OptionProblem {

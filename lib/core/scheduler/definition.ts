@@ -30,7 +30,7 @@ export const OVERLAP_POLICIES: readonly OverlapPolicy[] = ['allow', 'skip', 'buf
  * @publicApi
  */
 export interface ScheduleDefinition {
-  /** Unique, stable across processes (it is part of every trigger's dedup key). ≤ 200 chars of [A-Za-z0-9_.:-]. */
+  /** Unique, stable across processes (it is part of every trigger's dedup key). ≤ 200 chars of [A-Za-z0-9_.:-], not `.` or `..`. */
   name: string;
   /**
    * When it fires: a 5-field cron expression (`'0 3 * * *'`), a descriptor (`'@daily'`),

@@ -10,7 +10,7 @@ export interface ScheduleOptions {
   /**
    * Schedule name: unique in the app and **stable across processes** (it is part of every
    * trigger's dedup key `<name>:<trigger-unix>` and, by default, the task type).
-   * 1-200 characters of `[A-Za-z0-9_.:-]`. @defaultValue `'ClassName.methodName'`
+   * 1-200 characters of `[A-Za-z0-9_.:-]`, not `.` or `..`. @defaultValue `'ClassName.methodName'`
    */
   name?: string;
   /** IANA time zone of a cron expression (ignored by `@Interval`). @defaultValue the module's `timeZone` ('UTC') */

@@ -31,7 +31,7 @@ export interface ChronosModuleOptions {
    * @defaultValue 'redis://127.0.0.1:6379'
    */
   connection?: RedisConnection;
-  /** Key prefix isolating this app on a shared Redis (1-200 chars of `[A-Za-z0-9_.:-]`). @defaultValue 'chronos' */
+  /** Key prefix isolating this app on a shared Redis (1-200 chars of `[A-Za-z0-9_.:-]`, not `.` or `..`). @defaultValue 'chronos' */
   namespace?: string;
   /**
    * Id of this instance: its consumer name on every queue and its name as a scheduler (the lease

@@ -12,7 +12,7 @@ export type QueueSample = { sampled: true; depth: number; latencyMs: number } | 
  * was sampled already (sample-queue.lua). `counterTtlMs`: the counts key's lifetime, ms.
  */
 export async function sampleQueueScript(client: RedisClient, keys: QueueKeys, counterTtlMs: number): Promise<QueueSample> {
-  const r = await runScript<number[]>(client, 'sample-queue', [keys.stream, keys.counts], [CONSUMER_GROUP, counterTtlMs]);
+  const r = await runScript<number[]>(client, 'sample-queue', [keys.stream, keys.counts, keys.limits], [CONSUMER_GROUP, counterTtlMs]);
   return r[0] === 1 ? { sampled: true, depth: r[1], latencyMs: r[2] } : { sampled: false };
 }
 
