@@ -101,3 +101,24 @@ test('tasks waiting only in groups at their limit show limited (group); the CLI 
   release.resolve();
   await waitFor(async () => (await inspector.queue('l')).pending === 0, 'every task to run once the limit is cleared');
 });
+
+test('a group whose slot freed while no worker fetched is due for a look, not held back: the queue is not shown limited by its groups', async () => {
+  await inspector.setQueueLimits('l', { groupConcurrency: 1 });
+  const release = deferred();
+  const s = rig.server({ queues: ['l'], concurrency: 5 });
+  s.handle('hold', () => release.promise);
+  await s.start();
+  await rig.client.enqueueBulk(Array.from({ length: 2 }, () => ({ type: 'hold', options: { queue: 'l', group: 'a' } })));
+  await waitFor(async () => (await inspector.queue('l')).limitedBy === 'group', 'the queue to show limited by its groups');
+  // nobody fetches from now on: the queue paused, the slot freed, the worker stopped, the queue resumed
+  await inspector.pauseQueue('l');
+  await waitFor(() => s.pausedQueues.has('l'), 'the worker to know the pause');
+  release.resolve();
+  await waitFor(async () => (await inspector.queue('l')).active === 0, 'the running task to end');
+  await s.shutdown();
+  await inspector.resumeQueue('l');
+  const q = await inspector.queue('l');
+  // before: held 1 and state limited (group): the group's freed slot (its parked score 0) was counted as held
+  expect(q).toMatchObject({ state: 'running', pending: 1, groups: { waiting: 1, count: 1, held: 0 } });
+  expect(q.limitedBy).toBeUndefined();
+});
