@@ -190,3 +190,15 @@ test('the counts cost no command of their own per task: one BITFIELD per ack scr
     await r.kill();
   }
 });
+
+test('the sampled depth counts the tasks waiting in groups, as the queue view counts them in pending', async () => {
+  const k = new QueueKeys(rig.namespace, 'tenants');
+  await rig.client.enqueueBulk(
+    Array.from({ length: 3 }, (_, i) => ({ type: 't', payload: { i }, options: { queue: 'tenants', group: 'a' } })),
+  );
+  await rig.client.enqueue('t', {}, { queue: 'tenants', group: 'b' });
+  await rig.client.enqueue('t', {}, { queue: 'tenants' }); // ungrouped: in the stream
+  expect((await inspector.queue('tenants')).pending).toBe(5);
+  // before: depth 1 (the stream only): a grouped queue's backlog charted as empty in the console and stats --history
+  expect(await sampleQueueScript(rig.client.redis, k, 86_400_000)).toMatchObject({ sampled: true, depth: 5 });
+});

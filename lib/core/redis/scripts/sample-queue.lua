@@ -1,12 +1,13 @@
 --[[ sample-queue
   Sample a queue's depth (tasks waiting in the stream, not yet delivered: its length minus the
-  group's pending entries) and latency (how long the oldest of them has waited, ms: from its entry
+  group's pending entries; and in its groups, the limits hash's gwaiting, as the Inspector's pending) and latency (how long the oldest of them has waited, ms: from its entry
   id's time, or its trigger instant when later, as admin/latency.ts readyAt) into the current minute
   of its counts, and the largest of them into the current hour and day (layout: protocol.ts STATS).
   At most once per minute and queue: a call in a minute already sampled (by any server) does nothing
   more than one BITFIELD (that also rolls the counts to now, as any count would). Entry fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
   KEYS[1]  <ns>:{<ns>:<q>}:stream   STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:counts   STRING  the queue's counts (stats.lua)
+  KEYS[3]  <ns>:{<ns>:<q>}:limits   HASH    gwaiting: tasks waiting in the queue's groups (fetch-limited.lua)
   ARGV[1]  group                    string
   ARGV[2]  counterTtlMs             integer ms (the counts key's lifetime, renewed once a day)
   Returns  {1, depth, latencyMs} when sampled | {0} the minute was sampled already
@@ -35,9 +36,10 @@ if type(groups) == 'table' and not groups.err then
     end
   end
 end
-local depth = math.max(0, length - delivered)
+local undelivered = math.max(0, length - delivered)
+local depth = undelivered + math.max(0, tonumber(redis.call('HGET', KEYS[3], 'gwaiting')) or 0)
 local latency = 0
-if depth > 0 then
+if undelivered > 0 then
   local first = redis.call('XRANGE', KEYS[1], after, '+', 'COUNT', 1)[1]
   if first then
     local ready = tonumber(string.match(first[1], '^(%d+)'))
