@@ -95,7 +95,7 @@ export interface QueueInfo {
   rateUsed?: number;
   /** Its groups, when it has grouped tasks. */
   groups?: GroupsView;
-  /** Age of the oldest pending task, ms (Redis time); 0 when nothing is pending. */
+  /** Age of the oldest task waiting in the queue's stream, ms (Redis time); 0 when none waits there. Tasks waiting in groups (counted in {@link pending}) are not counted here. */
   latencyMs: number;
   /** Tasks whose handler succeeded today (UTC day): the last of {@link days}. */
   processedToday: number;
