@@ -122,3 +122,19 @@ test('a group whose slot freed while no worker fetched is due for a look, not he
   expect(q).toMatchObject({ state: 'running', pending: 1, groups: { waiting: 1, count: 1, held: 0 } });
   expect(q.limitedBy).toBeUndefined();
 });
+
+test('a task waiting in its group is not found by id, and the not-found error says that tasks wait in the queue’s groups', async () => {
+  const { id } = await rig.client.enqueue('t', {}, { queue: 'g', group: 'tenant-a' });
+  expect((await inspector.queue('g')).pending).toBe(1);
+  // before: 'Task … not found in queue "g" (state pending or scheduled or retry or dead)': a task the user just enqueued, seemingly lost
+  await expect(inspector.deleteTask('g', id)).rejects.toThrow(
+    /^Task \S+ not found in queue "g" \(state pending or scheduled or retry or dead\); 1 task waits in the groups of queue "g", where a task is not found by id until a worker takes it$/,
+  );
+  await expect(inspector.requireTask(id)).rejects.toThrow(/not found in any queue; 1 task waits in the groups of queue "g"/);
+  const show = await chronos('task', 'show', id);
+  expect([show.code, show.err]).toEqual([1, expect.stringMatching(/not found in any queue; 1 task waits in the groups of queue "g"/)]);
+  // no note where no task waits in a group
+  await expect(inspector.requireTask('nosuch', 'g')).rejects.toThrow(/; 1 task waits/);
+  await rig.client.enqueue('t', {}, { queue: 'plain' });
+  await expect(inspector.requireTask('nosuch', 'plain')).rejects.toThrow(/^Task nosuch not found in queue "plain"$/);
+});
