@@ -1,5 +1,5 @@
 import type { QueueLimitsUpdate } from '../core/queue/limits.js';
-import { ChronosError, TaskNotFoundError } from '../core/runtime/errors.js';
+import { ChronosError } from '../core/runtime/errors.js';
 import { isRedisUnavailable } from '../core/redis/connection.js';
 import type { Inspector } from '../core/admin/inspector.js';
 import { TASK_STATES, type ActResult, type TaskInfo, type TaskState } from '../core/admin/types.js';
@@ -313,9 +313,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: re('/tasks/:p'),
     run: async (ctx, [id]) => {
-      const task = await ctx.inspector.findTask(id, ctx.query.get('queue') || undefined);
-      if (!task) throw new TaskNotFoundError(ctx.query.get('queue') || '*', id);
-      return redacted(ctx, task);
+      return redacted(ctx, await ctx.inspector.requireTask(id, ctx.query.get('queue') || undefined));
     },
   },
   {

@@ -101,3 +101,40 @@ test('tasks waiting only in groups at their limit show limited (group); the CLI 
   release.resolve();
   await waitFor(async () => (await inspector.queue('l')).pending === 0, 'every task to run once the limit is cleared');
 });
+
+test('a group whose slot freed while no worker fetched is due for a look, not held back: the queue is not shown limited by its groups', async () => {
+  await inspector.setQueueLimits('l', { groupConcurrency: 1 });
+  const release = deferred();
+  const s = rig.server({ queues: ['l'], concurrency: 5 });
+  s.handle('hold', () => release.promise);
+  await s.start();
+  await rig.client.enqueueBulk(Array.from({ length: 2 }, () => ({ type: 'hold', options: { queue: 'l', group: 'a' } })));
+  await waitFor(async () => (await inspector.queue('l')).limitedBy === 'group', 'the queue to show limited by its groups');
+  // nobody fetches from now on: the queue paused, the slot freed, the worker stopped, the queue resumed
+  await inspector.pauseQueue('l');
+  await waitFor(() => s.pausedQueues.has('l'), 'the worker to know the pause');
+  release.resolve();
+  await waitFor(async () => (await inspector.queue('l')).active === 0, 'the running task to end');
+  await s.shutdown();
+  await inspector.resumeQueue('l');
+  const q = await inspector.queue('l');
+  // before: held 1 and state limited (group): the group's freed slot (its parked score 0) was counted as held
+  expect(q).toMatchObject({ state: 'running', pending: 1, groups: { waiting: 1, count: 1, held: 0 } });
+  expect(q.limitedBy).toBeUndefined();
+});
+
+test('a task waiting in its group is not found by id, and the not-found error says that tasks wait in the queue’s groups', async () => {
+  const { id } = await rig.client.enqueue('t', {}, { queue: 'g', group: 'tenant-a' });
+  expect((await inspector.queue('g')).pending).toBe(1);
+  // before: 'Task … not found in queue "g" (state pending or scheduled or retry or dead)': a task the user just enqueued, seemingly lost
+  await expect(inspector.deleteTask('g', id)).rejects.toThrow(
+    /^Task \S+ not found in queue "g" \(state pending or scheduled or retry or dead\); 1 task waits in the groups of queue "g", where a task is not found by id until a worker takes it$/,
+  );
+  await expect(inspector.requireTask(id)).rejects.toThrow(/not found in any queue; 1 task waits in the groups of queue "g"/);
+  const show = await chronos('task', 'show', id);
+  expect([show.code, show.err]).toEqual([1, expect.stringMatching(/not found in any queue; 1 task waits in the groups of queue "g"/)]);
+  // no note where no task waits in a group
+  await expect(inspector.requireTask('nosuch', 'g')).rejects.toThrow(/; 1 task waits/);
+  await rig.client.enqueue('t', {}, { queue: 'plain' });
+  await expect(inspector.requireTask('nosuch', 'plain')).rejects.toThrow(/^Task nosuch not found in queue "plain"$/);
+});

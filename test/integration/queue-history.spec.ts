@@ -158,11 +158,12 @@ test('processed and failed land in the current minute and hour; depth and latenc
 test("the depth sampled counts the tasks waiting in a grouped queue's groups, as its pending does (trial 15: 0 under pending 6)", async () => {
   const k = new QueueKeys(rig.namespace, 'imports');
   for (let i = 0; i < 6; i++) await rig.client.enqueue('import', { i }, { queue: 'imports', group: `tenant-${i % 2}` });
-  await rig.client.enqueue('import', { i: 6 }, { queue: 'imports' }); // ungrouped: in the stream
-  expect((await inspector.queue('imports')).pending).toBe(7);
-  expect(await sampleQueueScript(rig.client.redis, k, 86_400_000)).toMatchObject({ sampled: true, depth: 7 });
+  await rig.client.enqueueBulk([{ type: 'import', payload: { i: 6 }, options: { queue: 'imports', group: 'tenant-2' } }]); // the bulk path too
+  await rig.client.enqueue('import', { i: 7 }, { queue: 'imports' }); // ungrouped: in the stream
+  expect((await inspector.queue('imports')).pending).toBe(8);
+  expect(await sampleQueueScript(rig.client.redis, k, 86_400_000)).toMatchObject({ sampled: true, depth: 8 });
   const last = (await inspector.queueHistory('imports', 'hour')).points.filter((p) => p.depth !== undefined);
-  expect(last.map((p) => p.depth)).toEqual([7]);
+  expect(last.map((p) => p.depth)).toEqual([8]);
 });
 
 test('the counts cost no command of their own per task: one BITFIELD per ack script, in place of the day counter (INFO commandstats, private redis-server)', async () => {

@@ -164,6 +164,10 @@ test('bad limits are refused with a typed error naming the value; clearing the l
   await expect(client.setQueueLimits('default', { rate: { max: 1, duration: 1000, extra: 1 } as never })).rejects.toThrow(
     /rate: unknown key "extra" \(a rate is \{ max, duration \}\)/,
   );
+  // trial 14: an array was taken for {} (no change, no error)
+  await expect(client.setQueueLimits('default', [{ concurrency: 1 }] as never)).rejects.toThrow(
+    /limits: expected an object, got \[\{"concurrency":1\}\]/,
+  );
   await client.setQueueLimits('default', { concurrency: 2, rate: { max: 5, duration: 1000 } });
   expect(await client.getQueueLimits('default')).toEqual({ concurrency: 2, rate: { max: 5, duration: 1000 } });
   expect(await redis.sismember(new GlobalKeys(ns).limited, 'default')).toBe(1);

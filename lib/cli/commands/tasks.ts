@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { TaskNotFoundError } from '../../core/runtime/errors.js';
 import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/admin/inspector.js';
 import { FILTER_SCAN } from '../../core/admin/tasks.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
@@ -88,13 +87,11 @@ function groupsText(g: DeadGroups): string {
 
 /**
  * The task of a one-task act, in `--queue` or wherever it is found.
- * @throws QueueNotFoundError for an unknown `--queue` (as every command with one); TaskNotFoundError.
+ * @throws QueueNotFoundError for an unknown `--queue` (as every command with one); TaskNotFoundError (Inspector.requireTask).
  */
 async function locate(cli: Cli, id: string, queue: string | undefined): Promise<TaskInfo> {
   const inspector = queue !== undefined ? await cli.knownQueue(queue) : await cli.inspector();
-  const t = await inspector.findTask(id, queue);
-  if (!t) throw new TaskNotFoundError(queue ?? '*', id);
-  return t;
+  return inspector.requireTask(id, queue);
 }
 
 function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {

@@ -155,6 +155,18 @@ export class QueueInspector extends InspectorCore {
     return (await t.findTask(this.ctx, id, queue))?.info;
   }
 
+  /**
+   * A task by id, as {@link findTask}, or throws.
+   * @throws TaskNotFoundError naming the id and the queue searched (any queue without `queue`), and,
+   * when tasks wait in the groups of the queues searched, that a task waiting in its group is not
+   * found by id until a worker takes it.
+   */
+  async requireTask(id: string, queue?: string): Promise<TaskInfo> {
+    const row = await t.findTask(this.ctx, id, queue);
+    if (!row) throw await t.taskNotFound(this.ctx, queue, id);
+    return row.info;
+  }
+
   /** A task by id in one queue (see {@link findTask}); undefined when not found. */
   task(queue: string, id: string): Promise<TaskInfo | undefined> {
     return this.findTask(id, queue);

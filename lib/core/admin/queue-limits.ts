@@ -21,17 +21,16 @@ export interface LimitsRead {
 }
 
 /** The commands {@link pipeLimits} adds to a queue's pipeline. */
-export const LIMIT_READS = 5;
+export const LIMIT_READS = 4;
 
 /**
- * Adds the reads of a queue's limits and groups to its pipeline (HGETALL of `limits`, ZCARD ×3 and
+ * Adds the reads of a queue's limits and groups to its pipeline (HGETALL of `limits`, ZCARD ×2 and
  * ZREVRANGE … 0 4 of the groups' indexes: {@link LIMIT_READS} commands); read them back with
  * {@link limitsView}.
  */
 export function pipeLimits(p: ChainableCommander, k: QueueKeys): void {
   p.hgetall(k.limits);
   p.zcard(k.groupsWaiting);
-  p.zcard(k.groupsParked);
   p.zcard(k.groups);
   p.zrevrange(k.groupsWaiting, 0, TOP_GROUPS - 1, 'WITHSCORES');
 }
@@ -39,12 +38,14 @@ export function pipeLimits(p: ChainableCommander, k: QueueKeys): void {
 /**
  * A queue's limits and groups from the replies of {@link pipeLimits} (`val(i)`: the i-th of them) and
  * Redis time, then, for a limited or grouped queue, one more round trip on its slot (HGETALL of the
- * overrides when it has some, ZCOUNT of the rate log in the window, SCARD of the top groups' slots).
+ * overrides when it has some, ZCOUNT of the rate log in the window, SCARD of the top groups' slots,
+ * ZCOUNT of the groups held back past now: a parked group whose instant came or whose slot freed,
+ * score 0, is due for a look at the next fetch, not held; trial 14).
  */
 export async function limitsView(ctx: InspectorContext, k: QueueKeys, val: (i: number) => unknown, now: number): Promise<LimitsRead> {
   const h = (val(0) as Record<string, string> | undefined) ?? {};
-  const top = (val(4) as string[] | undefined) ?? [];
-  const out: LimitsRead = { inRound: Number(val(3) ?? 0) };
+  const top = (val(3) as string[] | undefined) ?? [];
+  const out: LimitsRead = { inRound: Number(val(2) ?? 0) };
   const limited = ['concurrency', 'rateMax', 'groupConcurrency', 'groupRateMax', 'goverrides'].some((f) => h[f] !== undefined);
   if (limited) {
     const limits = await getQueueLimits(ctx.client, ctx.namespace, k.queue);
@@ -56,13 +57,15 @@ export async function limitsView(ctx: InspectorContext, k: QueueKeys, val: (i: n
   const rate = out.limits?.rate;
   if (rate) p2.zcount(k.rateLog, `(${now - rate.duration}`, '+inf');
   for (let i = 0; i < top.length; i += 2) p2.scard(k.groupRunning(top[i]));
+  if (grouped) p2.zcount(k.groupsParked, `(${now}`, '+inf');
   const r2 = (await p2.exec())!;
   let j = 0;
   if (rate) out.rateUsed = Number(r2[j++][1] ?? 0);
   if (grouped) {
     const list: GroupsView['top'] = [];
     for (let i = 0; i < top.length; i += 2) list.push({ group: top[i], waiting: Number(top[i + 1]), running: Number(r2[j++][1] ?? 0) });
-    out.groups = { waiting: Math.max(0, Number(h.gwaiting ?? 0)), count: Number(val(1) ?? 0), held: Number(val(2) ?? 0), top: list };
+    const held = Number(r2[j][1] ?? 0);
+    out.groups = { waiting: Math.max(0, Number(h.gwaiting ?? 0)), count: Number(val(1) ?? 0), held, top: list };
   }
   return out;
 }

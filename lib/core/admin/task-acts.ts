@@ -8,7 +8,7 @@ import { encodeStored, type TaskMeta } from '../queue/codec.js';
 import { markerKeys } from '../queue/codec.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { ACT_BATCH, checkState, matches, MAX_LISTED_IDS, setOf, type InspectorContext } from './context.js';
-import { findTask, pageRows, requireTask, type Row } from './tasks.js';
+import { findTask, pageRows, requireTask, taskNotFound, type Row } from './tasks.js';
 import type { ActResult, TaskFilter, TaskState } from './types.js';
 import { engineTime } from '../runtime/time.js';
 
@@ -205,7 +205,7 @@ export async function runAllTasks(
  */
 export async function cancelTask(ctx: InspectorContext, id: string, queue?: string, actor?: string): Promise<ActResult> {
   const row = await findTask(ctx, id, queue);
-  if (!row) throw new TaskNotFoundError(queue ?? '*', id);
+  if (!row) throw await taskNotFound(ctx, queue, id);
   if (row.info.state !== 'active') {
     const instead = row.info.state === 'dead' ? `it is dead already (reason ${row.info.reason ?? 'unknown'})` : `delete it instead`;
     throw new ChronosStateError(

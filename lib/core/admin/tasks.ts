@@ -291,8 +291,36 @@ async function findInSets(ctx: InspectorContext, queue: string, id: string): Pro
 /** Finds a task in a given state of a queue, or throws. @throws TaskNotFoundError naming the queue, id and state. */
 export async function requireTask(ctx: InspectorContext, queue: string, id: string, states: readonly TaskState[]): Promise<Row> {
   const row = await findTask(ctx, id, queue);
-  if (!row || !states.includes(row.info.state)) throw new TaskNotFoundError(queue, id, states.join(' or '), row?.info.state);
+  if (!row || !states.includes(row.info.state)) throw await taskNotFound(ctx, queue, id, states.join(' or '), row?.info.state);
   return row;
+}
+
+/**
+ * The error for a task not found in `queue` (every known queue when undefined). When it is found
+ * nowhere and tasks wait in the groups of the queues searched, its message says so: a task waiting in
+ * its group's list (not in the stream) is not found by id until a worker takes it, so it may be one of
+ * them, not lost (trial 14). Cost: one HGET per queue searched, on this path only.
+ */
+export async function taskNotFound(
+  ctx: InspectorContext,
+  queue: string | undefined,
+  id: string,
+  state?: string,
+  actualState?: string,
+): Promise<TaskNotFoundError> {
+  const err = new TaskNotFoundError(queue ?? '*', id, state, actualState);
+  if (actualState !== undefined) return err;
+  const names = queue !== undefined ? [queue] : await queueNames(ctx);
+  // one command per queue, not a pipeline: on a Redis Cluster the queues live in different slots
+  const counts = await Promise.all(
+    names.map(async (n) => Math.max(0, Number((await ctx.client.hget(ctx.keys(n).limits, 'gwaiting')) ?? 0))),
+  );
+  const waiting = names.filter((_, i) => counts[i] > 0);
+  const total = counts.reduce((a, c) => a + c, 0);
+  if (total === 0) return err;
+  const where = `queue${waiting.length > 1 ? 's' : ''} ${waiting.map((n) => JSON.stringify(n)).join(', ')}`;
+  err.message += `; ${total} task${total === 1 ? ' waits' : 's wait'} in the groups of ${where}, where a task is not found by id until a worker takes it`;
+  return err;
 }
 
 /** The first line of an error text (its message, without the stack). */

@@ -118,7 +118,7 @@ export interface GroupsView {
   waiting: number;
   /** Groups with waiting tasks. */
   count: number;
-  /** Groups held back by their limits now (`groupConcurrency`, `groupRate`). */
+  /** Groups held back by their limits now (`groupConcurrency`, `groupRate`); one whose slot freed or whose wait ended is due for a look at the next fetch, not counted. */
   held: number;
   /** The groups with the most waiting tasks (at most 5). */
   top: GroupCount[];

@@ -190,7 +190,11 @@ export class Fetcher {
       }
       const order = this.fetchOrder();
       if (order.length === 0) {
-        await this.deps.loops.sleep(opts.blockTimeout);
+        // every queue paused: until a resume rings the wake (resume, refreshPaused), at most blockTimeout
+        // (a plain sleep here did not hear the resume: the tasks waited out the blockTimeout, trial 14)
+        const sleep = this.deps.loops.sleeper(opts.blockTimeout);
+        await Promise.race([sleep.done, this.deps.wake.wait()]);
+        sleep.wake();
         continue;
       }
       try {

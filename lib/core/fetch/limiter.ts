@@ -211,7 +211,9 @@ export class Limiter {
   private async wait(blockOn: BlockOn[], rateWaitMs: number, blocking: RedisClient, blockMs: number): Promise<'timeout' | 'other'> {
     let woke = false;
     const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
-    const timer = rateWaitMs < Infinity ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
+    // no timer for a rate wait that outlasts the block: the wait ends at blockMs anyway, and a window over
+    // Node's longest timer (2^31-1 ms) would fire after 1 ms, a busy loop (trial 14: a 30-day rate)
+    const timer = rateWaitMs < blockMs ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
     try {
       const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.key))).size === 1);
       if (oneSlot) {

@@ -97,7 +97,9 @@ const KNOWN = ['concurrency', 'rate', 'groupConcurrency', 'groupRate', 'groups']
 export function limitsProblems(queue: unknown, limits: QueueLimitsUpdate): string[] {
   const problems: string[] = [];
   if (!isValidName(queue)) problems.push(`queue: expected a queue name, got ${JSON.stringify(queue)}`);
-  if (typeof limits !== 'object' || limits === null) return [...problems, `limits: expected an object, got ${JSON.stringify(limits)}`];
+  // an array is an object to typeof, and has no limit key: it was taken for {} (trial 14)
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
+    return [...problems, `limits: expected an object, got ${JSON.stringify(limits)}`];
   const add = (p: string | undefined) => p !== undefined && problems.push(p);
   add(intProblem('concurrency', limits.concurrency));
   add(rateProblem('rate', limits.rate));

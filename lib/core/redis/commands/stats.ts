@@ -8,7 +8,8 @@ import type { RedisClient } from '../types.js';
 export type QueueSample = { sampled: true; depth: number; latencyMs: number } | { sampled: false };
 
 /**
- * Samples a queue's depth and latency into the current minute of its counts, unless that minute
+ * Samples a queue's depth (tasks waiting: undelivered in its stream, and in its groups) and latency
+ * (of the stream's oldest undelivered task) into the current minute of its counts, unless that minute
  * was sampled already (sample-queue.lua). `counterTtlMs`: the counts key's lifetime, ms.
  */
 export async function sampleQueueScript(client: RedisClient, keys: QueueKeys, counterTtlMs: number): Promise<QueueSample> {

@@ -35,8 +35,9 @@
   ARGV[4]  waitMarkMs                 integer ms  how long a held-back fetch marks the queue as waited on
   Returns  {{entries as XREADGROUP returns them for one stream}, state, waitMs, last-delivered-id, waited,
            signal-id}: states protocol.ts LIMIT_STATE: 0 open (nothing handed out: last-delivered-id and
-           signal-id (the group signal's last entry: a new group wakes the wait) are where to block from) |
-           1 concurrency (every slot taken) | 2 rate (a slot frees in waitMs) | 3 groups (tasks wait
+           signal-id (the group signal's last entry: a new group wakes the wait) are where to block from;
+           also when a limit is full but no task waits) |
+           1 concurrency (every slot taken, tasks wait) | 2 rate (a slot frees in waitMs, tasks wait) | 3 groups (tasks wait
            only in groups held back by their limits; the next one is looked at in waitMs; block from
            last-delivered-id and signal-id too) |
            4 again (grouped entries were moved into their groups and more may wait: fetch again at once);
@@ -51,28 +52,11 @@ local LIMIT_STATE = { open = 0, concurrency = 1, rate = 2, groups = 3, again = 4
 local group, consumer, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local stream, P = KEYS[1], KEYS[4]
 local l = redis.call('HMGET', KEYS[2], 'concurrency', 'rateMax', 'rateMs', 'waitingUntil', 'grouped', 'gvt',
-  'groupConcurrency', 'groupRateMax', 'groupRateMs', 'goverrides')
+  'groupConcurrency', 'groupRateMax', 'groupRateMs', 'goverrides', 'gwaiting')
 local conc, rmax, rms = tonumber(l[1]), tonumber(l[2]), tonumber(l[3])
 local grouped = l[5] == '1'
 local now = nowMs()
 local waited = (tonumber(l[4]) or 0) > now and 1 or 0
-if conc then
-  local free = conc - redis.call('XPENDING', stream, group)[1]
-  if free <= 0 then
-    redis.call('HSET', KEYS[2], 'waitingUntil', now + tonumber(ARGV[4]))
-    return {{}, LIMIT_STATE.concurrency, 0, '', 1, ''}
-  end
-  if free < n then n = free end
-end
-if rmax and rms then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - rms)
-  local free = rmax - redis.call('ZCARD', KEYS[3])
-  if free <= 0 then
-    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-    return {{}, LIMIT_STATE.rate, tonumber(oldest[2]) + rms - now + 1, '', waited, ''}
-  end
-  if free < n then n = free end
-end
 
 local function read(count)
   local res = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>')
@@ -86,6 +70,41 @@ local function lastDelivered()
   end
   return '0-0'
 end
+local function signalId()
+  local signal = redis.call('XREVRANGE', P .. 'group-signal', '+', '-', 'COUNT', 1)
+  return signal[1] and signal[1][1] or '0-0'
+end
+-- a full limit holds nothing back while no task waits (none undelivered in the stream, none in a
+-- group): the fetch is told open, to block until a task comes, not held back (queue.limited counts
+-- only a wait that held tasks back, as the Inspector's limited state: trial 14)
+local function nothingWaits(pending)
+  return redis.call('XLEN', stream) - pending <= 0 and (tonumber(l[11]) or 0) <= 0
+end
+local function idle()
+  return {{}, LIMIT_STATE.open, 0, lastDelivered(), waited, signalId()}
+end
+
+if conc then
+  local pending = redis.call('XPENDING', stream, group)[1]
+  local free = conc - pending
+  if free <= 0 then
+    if nothingWaits(pending) then return idle() end
+    redis.call('HSET', KEYS[2], 'waitingUntil', now + tonumber(ARGV[4]))
+    return {{}, LIMIT_STATE.concurrency, 0, '', 1, ''}
+  end
+  if free < n then n = free end
+end
+if rmax and rms then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - rms)
+  local free = rmax - redis.call('ZCARD', KEYS[3])
+  if free <= 0 then
+    if nothingWaits(redis.call('XPENDING', stream, group)[1]) then return idle() end
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    return {{}, LIMIT_STATE.rate, tonumber(oldest[2]) + rms - now + 1, '', waited, ''}
+  end
+  if free < n then n = free end
+end
+
 local function handedOut(entries, state)
   if rmax and rms and #entries > 0 then
     for _, e in ipairs(entries) do redis.call('ZADD', KEYS[3], now, e[1]) end
@@ -94,10 +113,6 @@ local function handedOut(entries, state)
   return {entries, state, 0, '', waited, ''}
 end
 
-local function signalId()
-  local signal = redis.call('XREVRANGE', P .. 'group-signal', '+', '-', 'COUNT', 1)
-  return signal[1] and signal[1][1] or '0-0'
-end
 if not grouped then
   local entries = read(n)
   -- the group signal too: the queue's first grouped task (enqueue-group.lua) ends the wait
