@@ -144,16 +144,16 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     const second = await scrape(url);
     const big = await counted();
     expect(sumOf(second, 'chronos_queue_tasks', { queue: 'b', state: 'pending' })).toBe(2505);
-    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the shard leases: 2 + 23 × 2 + 19 + 0 + 1 + 4 = 72
-    // (23 per queue: the 18 counts and the 5 reads of its limits and groups; neither queue is limited or grouped;
+    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the shard leases: 2 + 22 × 2 + 19 + 0 + 1 + 4 = 70
+    // (22 per queue: the 18 counts and the 4 reads of its limits and groups; neither queue is limited or grouped;
     // 19: the 16 shards' registries, the pause notes, the instances and TIME)
-    expect(total(small)).toBe(72);
+    expect(total(small)).toBe(70);
     expect(big).toEqual(small);
     expect(small).toEqual({
       smembers: 2,
       xlen: 2,
       xpending: 2,
-      zcard: 12,
+      zcard: 10,
       zrevrange: 2,
       mget: 6,
       'memory|usage': 12,
