@@ -1,3 +1,4 @@
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer, type ServerOptions } from '../../lib/core/worker/server.js';
 import { EventBus } from '../../lib/core/runtime/events.js';
@@ -11,9 +12,15 @@ export class QueueRig {
   readonly client: QueueClient;
   readonly servers: ChronosServer[] = [];
   readonly logger = recordingLogger();
+  private inspectorValue?: Inspector;
 
   constructor() {
     this.client = new QueueClient({ connection: redisUrl(), namespace: this.namespace, events: this.events });
+  }
+
+  /** An Inspector on the rig's namespace, made at the first use; `close()` closes it. */
+  get inspector(): Inspector {
+    return (this.inspectorValue ??= new Inspector({ connection: redisUrl(), namespace: this.namespace }));
   }
 
   server(options: ServerOptions = {}): ChronosServer {
@@ -29,6 +36,7 @@ export class QueueRig {
   }
 
   async close(): Promise<void> {
+    await this.inspectorValue?.close();
     await Promise.all(this.servers.map((s) => s.shutdown()));
     await this.client.close();
     await deleteNamespace(this.namespace);

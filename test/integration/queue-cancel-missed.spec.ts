@@ -2,22 +2,14 @@
 // hears it. Its claims round (every visibility timeout / 3) finds the entry pending for no consumer and the
 // task dead as cancelled, and cancels the run there: the running handler's signal is aborted (before: the
 // handler ran on, unaware, and its end found its entry gone).
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { TaskCancelledError } from '../../lib/core/runtime/errors.js';
 import { QueueRig } from '../helpers/queue.js';
 import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 /** Closes the server's subscriber connections (named after the namespace); they reconnect after `retryStrategy`'s 3 s. */
 async function dropSubscribers(): Promise<void> {
@@ -54,12 +46,12 @@ test('a cancel whose notice the worker missed (its subscriber reconnecting) stil
   const first = await rig.client.enqueue('long', {}, { queue: 'c' });
   await waitFor(() => started.length === 1, 'the task to start');
   await dropSubscribers();
-  await inspector.cancelTask(first.id, { actor: 'ops:bob' });
+  await rig.inspector.cancelTask(first.id, { actor: 'ops:bob' });
   const reason = await aborted.promise;
   expect(reason).toBeInstanceOf(TaskCancelledError);
   expect(reason).toMatchObject({ taskId: first.id, actor: 'ops:bob' });
   await waitFor(() => s.activeCount === 0, 'the run to end');
   expect(cancelled).toEqual([`${first.id} by ops:bob`]);
   expect(rig.logger.lines.some((l) => l.message.includes('its notice was missed') && l.message.includes(`id=${first.id}`))).toBe(true);
-  expect(await inspector.queue('c')).toMatchObject({ pending: 0, active: 0, dead: 1 });
+  expect(await rig.inspector.queue('c')).toMatchObject({ pending: 0, active: 0, dead: 1 });
 });

@@ -1,21 +1,12 @@
 // What a worker logs when an operator cancels a running task: the cancel and the handler's end are
 // expected (info and debug), never a warning; a task whose entry really vanished still warns.
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 /** A logger recording every level, debug included. */
 function allLevels() {
@@ -45,7 +36,7 @@ test.each([
   await s.start();
   const { id } = await rig.client.enqueue('long', {}, { queue: 'c' });
   await started.promise;
-  await inspector.cancelTask(id, { actor: 'ops:eve' });
+  await rig.inspector.cancelTask(id, { actor: 'ops:eve' });
   await ended.promise;
   await waitFor(() => s.activeCount === 0, 'the run to end');
   await s.shutdown();
@@ -54,7 +45,7 @@ test.each([
   expect(about[0].message).toMatch(/^Task cancelled by an operator/);
   expect(about[1].message).toMatch(/^Cancelled task ended; its outcome is not recorded, it is dead already/);
   expect(logger.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
-  expect(await inspector.queue('c')).toMatchObject({ pending: 0, active: 0, retry: 0, dead: 1 });
+  expect(await rig.inspector.queue('c')).toMatchObject({ pending: 0, active: 0, retry: 0, dead: 1 });
 });
 
 test('a real loss still warns: a running task whose entry was deleted (not cancelled) fails and its failure is not recorded', async () => {

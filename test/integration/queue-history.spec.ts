@@ -1,6 +1,5 @@
 // Issue 24, charts: a queue's counts per minute, hour and day (one fixed-size key, written inside the
 // scripts that already run per batch), the depth and latency sampler, and the Inspector's history.
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { Redis } from 'ioredis';
 import { decodeCounts, decodeDays } from '../../lib/core/admin/history.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
@@ -15,19 +14,11 @@ import { NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { cliRunner } from '../helpers/cli.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 /** Runs stats.lua's countStats on `key` as a script would, at an instant of our choosing. */
 const COUNT = expandIncludes(
@@ -92,7 +83,7 @@ test('processed and failed land in the current minute and hour; depth and latenc
   const k = new QueueKeys(rig.namespace, 'mail');
   await rig.client.redis.set(k.processed(utcDay(engineTime.now())), '5'); // written by a version before the counts key
   for (let i = 0; i < 5; i++) await rig.client.enqueue('mail.send', { i }, { queue: 'mail' });
-  await waitFor(async () => (await inspector.queue('mail')).latencyMs >= 20, 'the oldest pending task to age');
+  await waitFor(async () => (await rig.inspector.queue('mail')).latencyMs >= 20, 'the oldest pending task to age');
   const sampled = await sampleQueueScript(rig.client.redis, k, 86_400_000);
   expect(sampled).toMatchObject({ sampled: true, depth: 5 });
   expect((sampled as { latencyMs: number }).latencyMs).toBeGreaterThanOrEqual(20);
@@ -110,7 +101,7 @@ test('processed and failed land in the current minute and hour; depth and latenc
   await s.start();
   await done.promise;
   const h = await waitFor(async () => {
-    const x = await inspector.queueHistory('mail', 'hour');
+    const x = await rig.inspector.queueHistory('mail', 'hour');
     const last = x.points.at(-1)!;
     // the minute may turn between two of the acts: add the last two points
     const two = x.points
@@ -122,17 +113,17 @@ test('processed and failed land in the current minute and hour; depth and latenc
   expect(h.points).toHaveLength(60);
   const withSample = h.points.filter((p) => p.depth !== undefined);
   expect(withSample.map((p) => p.depth)).toEqual([5]);
-  const day = await inspector.queueHistory('mail', 'day');
+  const day = await rig.inspector.queueHistory('mail', 'day');
   expect(day.points).toHaveLength(24);
   expect(day.points.slice(-2).reduce((a, p) => a + p.processed, 0)).toBe(3);
   expect(day.points.some((p) => p.depth === 5)).toBe(true);
-  const q = await inspector.queue('mail');
+  const q = await rig.inspector.queue('mail');
   expect(q.processedToday).toBe(3 + 5);
   expect(q.failedToday).toBe(2);
-  const fleet = await inspector.history('hour');
+  const fleet = await rig.inspector.history('hour');
   expect(fleet.queues.map((x) => x.queue)).toEqual(['mail']);
   expect(fleet.total.reduce((a, p) => a + p.processed, 0)).toBe(3);
-  await expect(inspector.history('week' as 'hour')).rejects.toThrow(/window: expected one of hour, day, got "week"/);
+  await expect(rig.inspector.history('week' as 'hour')).rejects.toThrow(/window: expected one of hour, day, got "week"/);
   await s.shutdown();
 
   // the CLI: chronos stats --history (the total, a table per point and a sparkline per queue), --queue, --window day, --json
@@ -160,9 +151,9 @@ test("the depth sampled counts the tasks waiting in a grouped queue's groups, as
   for (let i = 0; i < 6; i++) await rig.client.enqueue('import', { i }, { queue: 'imports', group: `tenant-${i % 2}` });
   await rig.client.enqueueBulk([{ type: 'import', payload: { i: 6 }, options: { queue: 'imports', group: 'tenant-2' } }]); // the bulk path too
   await rig.client.enqueue('import', { i: 7 }, { queue: 'imports' }); // ungrouped: in the stream
-  expect((await inspector.queue('imports')).pending).toBe(8);
+  expect((await rig.inspector.queue('imports')).pending).toBe(8);
   expect(await sampleQueueScript(rig.client.redis, k, 86_400_000)).toMatchObject({ sampled: true, depth: 8 });
-  const last = (await inspector.queueHistory('imports', 'hour')).points.filter((p) => p.depth !== undefined);
+  const last = (await rig.inspector.queueHistory('imports', 'hour')).points.filter((p) => p.depth !== undefined);
   expect(last.map((p) => p.depth)).toEqual([8]);
 });
 

@@ -1,22 +1,13 @@
 // Every exit path of a task frees its slot of a fleet-wide concurrency limit, and a worker waiting
 // for the slot is told at once: the servers' blockTimeout (the waiting fetch's safety net) is set far
 // beyond the test's patience, so a slot freed without its notice stalls the test.
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 const FAR = 120_000; // blockTimeout, ms: the notices must do the waking
 
@@ -54,10 +45,10 @@ test('concurrency 1 over two workers: a retry, a dead-lettering, a cancel and ac
   await rig.client.enqueue('long', {}, { queue: 'l' });
   for (let i = 0; i < 3; i++) await rig.client.enqueue('quick', { i }, { queue: 'l' });
   await waitFor(() => longId !== '', 'the long task to start once the failed one went to retry', 20_000);
-  await inspector.cancelTask(longId, { actor: 'ops:eve' });
+  await rig.inspector.cancelTask(longId, { actor: 'ops:eve' });
   await waitFor(() => ran.filter((r) => r === 'quick').length === 3 && ran.filter((r) => r === 'fail').length === 2, 'the rest', 20_000);
   expect(peak).toBe(1);
-  await waitFor(async () => (await inspector.queue('l')).dead === 2, 'the failed and the cancelled task dead');
+  await waitFor(async () => (await rig.inspector.queue('l')).dead === 2, 'the failed and the cancelled task dead');
   const keys = new QueueKeys(rig.namespace, 'l');
   await waitFor(async () => ((await rig.client.redis.call('XPENDING', keys.stream, CONSUMER_GROUP)) as [number])[0] === 0, 'no slot taken');
 });

@@ -1,23 +1,14 @@
 // A worker whose every queue is paused waits for the resume, not for its blockTimeout: the resume
 // (the server's own, or an operator's through the pause notice) starts the queue's tasks at once.
 // The servers' blockTimeout is set far beyond the test's waits, so only the resume can wake them.
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FAR = 120_000; // blockTimeout, ms
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 test.each([
   ['its own server', 'server', {}],
@@ -29,11 +20,11 @@ test.each([
   const s = rig.server({ queues: ['p'], concurrency: 2, blockTimeout: FAR });
   s.handle('t', (task) => void started.push(task.id));
   await s.start();
-  await inspector.pauseQueue('p');
+  await rig.inspector.pauseQueue('p');
   await waitFor(() => s.pausedQueues.has('p'), 'the server to know the pause');
   const { id } = await rig.client.enqueue('t', {}, { queue: 'p' });
   if (by === 'server') await s.resume('p');
-  else await inspector.resumeQueue('p');
+  else await rig.inspector.resumeQueue('p');
   // before: the fetch loop slept out its blockTimeout with every queue paused, deaf to the resume
   await waitFor(() => started.includes(id), 'the task to start after the resume');
 });

@@ -3,7 +3,6 @@
 // fires failing) is flagged, exported as chronos_schedule_silent / chronos_schedule_missed_triggers,
 // and shown on the console's overview.
 import * as prom from 'prom-client';
-import { Inspector } from '../../lib/core/admin/inspector.js';
 import { ChronosMetrics } from '../../lib/core/observability/metrics.js';
 import { QueueKeys, SchedulerKeys, shardOf } from '../../lib/core/redis/keys.js';
 import { recordFires } from '../../lib/core/scheduler/history.js';
@@ -13,25 +12,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cliRunner } from '../helpers/cli.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
 import { registryKey, storedJson } from '../helpers/registry.js';
 
 let rig: QueueRig;
-let inspector: Inspector;
-beforeEach(() => {
-  rig = new QueueRig();
-  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace });
-});
-afterEach(async () => {
-  await inspector.close();
-  await rig.close();
-});
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
 
 const MIN = 60_000;
 
 /** Adds a runtime schedule registered `agoMs` ago whose last fire was `lastAgoMs` ago (state seeded as the engine stores it). */
 async function seed(name: string, every: string, agoMs: number, lastAgoMs: number): Promise<void> {
-  await inspector.addSchedule({ name, spec: every, type: 'report', queue: 'reports' });
+  await rig.inspector.addSchedule({ name, spec: every, type: 'report', queue: 'reports' });
   const stored = JSON.parse((await storedJson(rig.client.redis, rig.namespace, name))!) as Record<string, unknown>;
   const now = engineTime.now();
   await rig.client.redis.hset(registryKey(rig.namespace, name), name, JSON.stringify({ ...stored, registeredAt: now - agoMs }));
@@ -41,7 +32,7 @@ async function seed(name: string, every: string, agoMs: number, lastAgoMs: numbe
 /** The fleet gauges of one scrape, as `name{labels} value` lines for the schedule gauges. */
 async function scrape(): Promise<string[]> {
   const registry = new prom.Registry();
-  const m = new ChronosMetrics({ registry, inspector });
+  const m = new ChronosMetrics({ registry, inspector: rig.inspector });
   try {
     const text = await registry.metrics();
     return text.split('\n').filter((l) => /^chronos_schedule_(silent|missed_triggers)\{/.test(l));
@@ -52,7 +43,7 @@ async function scrape(): Promise<string[]> {
 
 test('no leader: a schedule whose triggers are overdue is silent (no-leader), with its missed triggers; expected vs fired over the hour and day', async () => {
   await seed('report.minutely', '@every 60s', 3 * 3600_000, 10 * MIN); // registered 3 h ago, last fired 10 minutes ago
-  const [a] = await inspector.scheduleActivity();
+  const [a] = await rig.inspector.scheduleActivity();
   expect(a.silent).toMatchObject({
     reason: 'no-leader',
     message: expect.stringMatching(/^(9|10) triggers due since .* not fired: no leader$/) as unknown,
@@ -73,14 +64,14 @@ test('no leader: a schedule whose triggers are overdue is silent (no-leader), wi
   const [sec] = await rig.client.redis.time();
   const shard = String(shardOf('report.minutely'));
   await rig.client.redis.hset(new SchedulerKeys(rig.namespace).shards, shard, `stuck-leader|1|${Number(sec) * 1000 + 60_000}`);
-  expect((await inspector.scheduleActivity())[0].silent?.reason).toBe('not-firing');
+  expect((await rig.inspector.scheduleActivity())[0].silent?.reason).toBe('not-firing');
   // fired up to now: not silent, nothing missed
   await rig.client.redis.hset(
     new QueueKeys(rig.namespace, 'reports').lastFired,
     'report.minutely',
     String(Math.floor(engineTime.now() / MIN) * MIN),
   );
-  const [b] = await inspector.scheduleActivity();
+  const [b] = await rig.inspector.scheduleActivity();
   expect(b.silent).toBeUndefined();
   expect(b.overdue).toBe(0);
   expect(await scrape()).toEqual(['chronos_schedule_missed_triggers{schedule="report.minutely"} 0']);
@@ -88,8 +79,8 @@ test('no leader: a schedule whose triggers are overdue is silent (no-leader), wi
 
 test('paused for an hour or more is silent (paused); a short pause is not; its triggers are skipped, not missed', async () => {
   await seed('report.paused', '@every 60s', 3 * 3600_000, 0);
-  await inspector.pauseSchedule('report.paused', { note: 'disk maintenance', actor: 'ops:ada' });
-  expect((await inspector.scheduleActivity())[0].silent).toBeUndefined(); // paused just now
+  await rig.inspector.pauseSchedule('report.paused', { note: 'disk maintenance', actor: 'ops:ada' });
+  expect((await rig.inspector.scheduleActivity())[0].silent).toBeUndefined(); // paused just now
   const note = JSON.parse((await rig.client.redis.hget(new SchedulerKeys(rig.namespace).pauseNotes, 'report.paused'))!) as Record<
     string,
     unknown
@@ -99,7 +90,7 @@ test('paused for an hour or more is silent (paused); a short pause is not; its t
     'report.paused',
     JSON.stringify({ ...note, at: engineTime.now() - 2 * 3600_000 }),
   );
-  const [a] = await inspector.scheduleActivity();
+  const [a] = await rig.inspector.scheduleActivity();
   expect(a.silent).toMatchObject({ reason: 'paused', message: 'paused for 2h+ by ops:ada ("disk maintenance")' });
   expect(a.overdue).toBe(0); // a paused schedule's triggers are skipped, not missed
   // nor expected: paused 2 h ago, its last hour expects none (trial 5: "1 h: 0 of 60" for a paused schedule)
@@ -120,13 +111,13 @@ test('every fire failing: the last three fires whose tasks are dead make it sile
     { schedule: 'report.flaky', triggerAt: t(5), at: t(5) + 5, outcome: 'enqueued', taskId: 'report.flaky:5' },
   ]);
   for (const i of [3, 4, 5]) await rig.client.redis.zadd(k.dead, now, `report.flaky:${i}`);
-  const [a] = await inspector.scheduleActivity();
+  const [a] = await rig.inspector.scheduleActivity();
   expect(a.fires.map((f) => f.mark)).toEqual(['on-time', 'late', 'skipped', 'failed', 'failed', 'failed']);
   expect(a.silent).toMatchObject({ reason: 'failing' });
   expect(a.hour).toMatchObject({ expected: 60, exact: true });
 
   // the console's overview flags it beside the warnings
-  const handler = createConsoleHandler({ inspector });
+  const handler = createConsoleHandler({ inspector: rig.inspector });
   const server = createServer((req, res) => handler(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   try {
@@ -149,7 +140,7 @@ test('every fire failing: the last three fires whose tasks are dead make it sile
 
 test('the overview names at most 20 silent schedules and counts the rest: its size does not grow with the registry (trial 4 F2)', async () => {
   for (let i = 0; i < 23; i++) await seed(`report.s${String(i).padStart(2, '0')}`, '@every 60s', 3 * 3600_000, 10 * MIN);
-  const handler = createConsoleHandler({ inspector });
+  const handler = createConsoleHandler({ inspector: rig.inspector });
   const server = createServer((req, res) => handler(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   try {
