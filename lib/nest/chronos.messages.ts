@@ -9,6 +9,8 @@ export function sourceOf(className: string, methodName: string): string {
 }
 
 export const MESSAGES = {
+  importedTwice: (namespaces: string[]) =>
+    `ChronosModule is imported ${namespaces.length} times in this app (namespaces ${namespaces.map((n) => `"${n}"`).join(', ')}): import ChronosModule.forRoot()/forRootAsync() once, in the root module (it is global). Each import would run its own worker and scheduler over every decorated method: every schedule would fire once per import, and every task type have a handler per import`,
   requestScoped: (source: string, decorator: string) =>
     `${source}: @${decorator} on a request-scoped or transient provider; Chronos calls the method of one singleton instance, so make the provider a default-scoped (singleton) provider`,
   twoSchedules: (source: string) => `${source}: a method can carry one @Cron or @Interval, found several`,

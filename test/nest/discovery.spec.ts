@@ -4,7 +4,9 @@
 import { Controller, Injectable, Scope } from '@nestjs/common';
 import {
   ChronosClient,
+  ChronosConfigError,
   ChronosDiscoveryError,
+  ChronosModule,
   Cron,
   CronExpression,
   DuplicateScheduleError,
@@ -226,6 +228,27 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
   expect(err.issues).toHaveLength(10);
   expect(err.message).toMatch(/^Chronos found 10 problems in decorated methods:\n {2}- /);
+});
+
+test('ChronosModule imported twice (a second forRoot in a feature module): boot fails with a ChronosConfigError naming both namespaces', async () => {
+  // before, both imports booted: two workers and two schedulers, each over every decorated method,
+  // so every schedule fired once per import (in each namespace) and every handler ran per import
+  @Injectable()
+  class Ticker {
+    @Interval('1s')
+    tick() {}
+  }
+  const first = newNamespace('twice-a');
+  const second = newNamespace('twice-b');
+  const err = await boot({
+    options: { namespace: first },
+    providers: [Ticker],
+    imports: [ChronosModule.forRoot({ namespace: second })],
+  }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ChronosConfigError);
+  expect((err as ChronosConfigError).issues).toEqual([
+    expect.stringMatching(new RegExp(`^ChronosModule is imported 2 times in this app \\(namespaces "${first}", "${second}"\\): import`)),
+  ]);
 });
 
 test('a dispatch target without a handler is a warning; a disabled schedule is not declared but still handled', async () => {

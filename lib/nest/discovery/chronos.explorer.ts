@@ -10,6 +10,7 @@ import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
 import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
+import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { groupOf, plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
@@ -69,6 +70,7 @@ interface Found {
  * scheduler's declarations and the worker's handler registry. Nothing runs until
  * `onApplicationBootstrap`.
  * @throws ChronosDiscoveryError listing every problem, each naming `Class#method`.
+ * @throws ChronosConfigError when ChronosModule is imported more than once in the app (naming the namespaces).
  * @internal
  */
 @Injectable()
@@ -88,6 +90,12 @@ export class ChronosExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // a second forRoot()/forRootAsync() builds a second module: its own worker and scheduler, which
+    // would each discover every decorated method of the app and run it again
+    const explorers = this.discovery.getProviders().filter((w) => w.instance instanceof ChronosExplorer);
+    if (explorers.length > 1) {
+      throw new ChronosConfigError([MESSAGES.importedTwice(explorers.map((w) => (w.instance as ChronosExplorer).options.namespace))]);
+    }
     const issues: DiscoveryIssue[] = [];
     const warn: string[] = [];
     const listeners = new Map<string, Listener[]>();
