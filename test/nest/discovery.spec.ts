@@ -1,7 +1,7 @@
 // Discovery of @Cron, @Interval (both forms) and @TaskHandler on providers and controllers, typed
 // payload classes, the boot errors (every problem, each naming Class#method), warnings, `disabled`
 // and the scheduler/worker roles — on real Redis, one Nest app per test.
-import { Controller, Injectable, Scope } from '@nestjs/common';
+import { Controller, Injectable, Module, Scope } from '@nestjs/common';
 import {
   ChronosClient,
   ChronosConfigError,
@@ -248,6 +248,30 @@ test('ChronosModule imported twice (a second forRoot in a feature module): boot 
   expect(err).toBeInstanceOf(ChronosConfigError);
   expect((err as ChronosConfigError).issues).toEqual([
     expect.stringMatching(new RegExp(`^ChronosModule is imported 2 times in this app \\(namespaces "${first}", "${second}"\\): import`)),
+  ]);
+});
+
+test('one class in the providers of two modules: boot fails naming the class and both modules', async () => {
+  // before: 'schedule name "Nightly.run" is used by Nightly#run and Nightly#run; … (set `name` on one
+  // of them)' — advice that cannot help, since both are the same method of two instances
+  @Injectable()
+  class Nightly {
+    @Cron('0 3 * * *')
+    run() {}
+    @TaskHandler('nightly.extra')
+    extra() {}
+  }
+  @Module({ providers: [Nightly] })
+  class ReportsFeature {}
+  @Module({ providers: [Nightly] })
+  class BillingFeature {}
+  const err = (await boot({ imports: [ReportsFeature, BillingFeature] }).catch((e: unknown) => e)) as ChronosDiscoveryError;
+  expect(err).toBeInstanceOf(ChronosDiscoveryError);
+  expect(err.issues.map((i) => [i.source, i.message])).toEqual([
+    [
+      'Nightly',
+      'Nightly is in the providers of 2 modules (ReportsFeature, BillingFeature), so the app has 2 instances of it and Chronos would run its @Cron, @Interval and @TaskHandler methods once per instance: provide it in one module and export it from there to the others',
+    ],
   ]);
 });
 
