@@ -102,7 +102,18 @@ export class FleetGauges {
       });
     });
     const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
-    this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: errorsHelp, registers }));
+    const current = () => this.current;
+    this.errors = add(
+      new prom.Counter({
+        name: 'chronos_fleet_read_errors_total',
+        help: errorsHelp,
+        registers,
+        // registered after the gauges, so a scrape's read has started: its failure is in this scrape
+        async collect() {
+          await current();
+        },
+      }),
+    );
   }
 
   /**
