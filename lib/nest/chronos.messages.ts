@@ -9,6 +9,10 @@ export function sourceOf(className: string, methodName: string): string {
 }
 
 export const MESSAGES = {
+  providedTwice: (className: string, modules: string[]) =>
+    `${className} is in the providers of ${modules.length} modules (${modules.join(', ')}), so the app has ${modules.length} instances of it and Chronos would run its @Cron, @Interval and @TaskHandler methods once per instance: provide it in one module and export it from there to the others`,
+  importedTwice: (namespaces: string[]) =>
+    `ChronosModule is imported ${namespaces.length} times in this app (namespaces ${namespaces.map((n) => `"${n}"`).join(', ')}): import ChronosModule.forRoot()/forRootAsync() once, in the root module (it is global). Each import would run its own worker and scheduler over every decorated method: every schedule would fire once per import, and every task type have a handler per import`,
   requestScoped: (source: string, decorator: string) =>
     `${source}: @${decorator} on a request-scoped or transient provider; Chronos calls the method of one singleton instance, so make the provider a default-scoped (singleton) provider`,
   twoSchedules: (source: string) => `${source}: a method can carry one @Cron or @Interval, found several`,

@@ -1,10 +1,12 @@
 // Discovery of @Cron, @Interval (both forms) and @TaskHandler on providers and controllers, typed
 // payload classes, the boot errors (every problem, each naming Class#method), warnings, `disabled`
 // and the scheduler/worker roles — on real Redis, one Nest app per test.
-import { Controller, Injectable, Scope } from '@nestjs/common';
+import { Controller, Injectable, Module, Scope } from '@nestjs/common';
 import {
   ChronosClient,
+  ChronosConfigError,
   ChronosDiscoveryError,
+  ChronosModule,
   Cron,
   CronExpression,
   DuplicateScheduleError,
@@ -226,6 +228,51 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
   expect(err.issues).toHaveLength(10);
   expect(err.message).toMatch(/^Chronos found 10 problems in decorated methods:\n {2}- /);
+});
+
+test('ChronosModule imported twice (a second forRoot in a feature module): boot fails with a ChronosConfigError naming both namespaces', async () => {
+  // before, both imports booted: two workers and two schedulers, each over every decorated method,
+  // so every schedule fired once per import (in each namespace) and every handler ran per import
+  @Injectable()
+  class Ticker {
+    @Interval('1s')
+    tick() {}
+  }
+  const first = newNamespace('twice-a');
+  const second = newNamespace('twice-b');
+  const err = await boot({
+    options: { namespace: first },
+    providers: [Ticker],
+    imports: [ChronosModule.forRoot({ namespace: second })],
+  }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ChronosConfigError);
+  expect((err as ChronosConfigError).issues).toEqual([
+    expect.stringMatching(new RegExp(`^ChronosModule is imported 2 times in this app \\(namespaces "${first}", "${second}"\\): import`)),
+  ]);
+});
+
+test('one class in the providers of two modules: boot fails naming the class and both modules', async () => {
+  // before: 'schedule name "Nightly.run" is used by Nightly#run and Nightly#run; … (set `name` on one
+  // of them)' — advice that cannot help, since both are the same method of two instances
+  @Injectable()
+  class Nightly {
+    @Cron('0 3 * * *')
+    run() {}
+    @TaskHandler('nightly.extra')
+    extra() {}
+  }
+  @Module({ providers: [Nightly] })
+  class ReportsFeature {}
+  @Module({ providers: [Nightly] })
+  class BillingFeature {}
+  const err = (await boot({ imports: [ReportsFeature, BillingFeature] }).catch((e: unknown) => e)) as ChronosDiscoveryError;
+  expect(err).toBeInstanceOf(ChronosDiscoveryError);
+  expect(err.issues.map((i) => [i.source, i.message])).toEqual([
+    [
+      'Nightly',
+      'Nightly is in the providers of 2 modules (ReportsFeature, BillingFeature), so the app has 2 instances of it and Chronos would run its @Cron, @Interval and @TaskHandler methods once per instance: provide it in one module and export it from there to the others',
+    ],
+  ]);
 });
 
 test('a dispatch target without a handler is a warning; a disabled schedule is not declared but still handled', async () => {

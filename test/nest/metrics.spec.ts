@@ -179,13 +179,13 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
 });
 
 test('the metrics option is validated with the other options', () => {
-  expect(resolveOptions({}).metrics).toEqual({ enabled: false, fleet: true, fleetCacheMs: 1000 });
+  expect(resolveOptions({}).metrics).toEqual({ enabled: false, fleet: true, fleetCacheMs: 1000, fleetTimeoutMs: 5000 });
   const registry = new Registry();
-  const custom = resolveOptions({ metrics: { registry, fleet: false, fleetCacheMs: 0 } }).metrics;
-  expect(custom).toEqual({ enabled: true, registry, fleet: false, fleetCacheMs: 0 });
+  const custom = resolveOptions({ metrics: { registry, fleet: false, fleetCacheMs: 0, fleetTimeoutMs: 800 } }).metrics;
+  expect(custom).toEqual({ enabled: true, registry, fleet: false, fleetCacheMs: 0, fleetTimeoutMs: 800 });
   let err: unknown;
   try {
-    resolveOptions({ metrics: { registry: {} as never, fleet: 'no' as never, fleetCacheMs: -1, port: 9100 } as never });
+    resolveOptions({ metrics: { registry: {} as never, fleet: 'no' as never, fleetCacheMs: -1, fleetTimeoutMs: 0, port: 9100 } as never });
   } catch (e) {
     err = e;
   }
@@ -194,8 +194,9 @@ test('the metrics option is validated with the other options', () => {
     'metrics.registry: expected a prom-client Registry (with registerMetric and removeSingleMetric)',
     'metrics.fleet: expected true or false, got "no"',
     'metrics.fleetCacheMs: expected an integer >= 0 (ms), got -1',
+    "metrics.fleetTimeoutMs: expected an integer from 1 to 2147483647 (ms; Node's longest timer, about 24.8 days), got 0",
   ]);
   expect(() => resolveOptions({ metrics: 'yes' as never })).toThrow(
-    /metrics: expected true, false or \{ registry\?, fleet\?, fleetCacheMs\? \}/,
+    /metrics: expected true, false or \{ registry\?, fleet\?, fleetCacheMs\?, fleetTimeoutMs\? \}/,
   );
 });

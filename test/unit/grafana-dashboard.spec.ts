@@ -1,6 +1,7 @@
 // docs/grafana/chronos.json queries only metrics Chronos exports: every PromQL expression of its
 // panels and template variables is parsed for metric names (and the label names of its selectors),
 // checked against the metrics ChronosMetrics registers (read from a registry, not a list kept here).
+// The README's metric table is checked against the same registry (every metric, its type and labels).
 import { readFileSync } from 'node:fs';
 import * as prom from 'prom-client';
 import { ChronosMetrics, type Inspector } from '../../lib/core/index.js';
@@ -176,4 +177,16 @@ test('every metric docs/prometheus-alerts.yml queries is one Chronos exports, wi
           problems.push(`${alert}: no metric has label ${l}`);
   }
   expect(problems).toEqual([]);
+});
+
+test("the README's metric table lists every metric Chronos exports, with its type and labels", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Monitoring'), readme.indexOf('## Redis layout'));
+  const rows = new Map<string, { type: string; labels: string[] }>();
+  for (const m of section.matchAll(/^\| `(chronos_[a-z_]+)` \| (\w+) \|([^|]*)\|/gm)) {
+    rows.set(m[1], { type: m[2], labels: [...m[3].matchAll(/`(\w+)`/g)].map((l) => l[1]).sort() });
+  }
+  const documented = [...exportedMetrics().keys()].map((name) => [name, rows.get(name) ?? 'missing from the table']);
+  const expected = [...exportedMetrics()].map(([name, e]) => [name, { type: e.type, labels: [...e.labels].sort() }]);
+  expect(documented).toEqual(expected);
 });

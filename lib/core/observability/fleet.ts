@@ -29,10 +29,16 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
  * - `Inspector.leader()`: one `MULTI` (GET, PTTL, HGETALL): whether a schedule's overdue triggers mean
  *   no leader. The missed triggers and silent flags are computed from these in memory (the spec,
  *   `lastFiredAt`, the pause note's instant), with no call of their own.
- * A failed read leaves the fleet gauges empty for that scrape and counts `chronos_fleet_read_errors_total`.
+ * A read that fails, or does not answer within `timeoutMs` (Redis refused and ioredis still retrying,
+ * a stalled Redis), leaves the fleet gauges empty for that scrape and counts
+ * `chronos_fleet_read_errors_total`, so a scrape never waits on Redis longer than that: the
+ * per-process metrics (`chronos_leader` falling to 0 in an outage) are still served. A read still
+ * under way is not repeated: later scrapes wait for it (again at most `timeoutMs` each).
  */
 export class FleetGauges {
   private current?: Promise<FleetSnapshot | undefined>;
+  /** The Redis read under way, if any (it may outlive the scrapes that gave up on it). */
+  private inflight?: Promise<FleetSnapshot | undefined>;
   private readAt = -Infinity;
   private readonly errors: Prom.Counter<string>;
 
@@ -41,6 +47,7 @@ export class FleetGauges {
     private readonly inspector: Inspector,
     private readonly cacheMs: number,
     add: <M extends Prom.Metric<string>>(m: M) => M,
+    private readonly timeoutMs: number,
   ) {
     const registers: Prom.Registry[] = [];
     // each gauge's collect() awaits the same read, then writes its own series
@@ -95,18 +102,58 @@ export class FleetGauges {
       });
     });
     const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
-    this.errors = add(new prom.Counter({ name: 'chronos_fleet_read_errors_total', help: errorsHelp, registers }));
+    const current = () => this.current;
+    this.errors = add(
+      new prom.Counter({
+        name: 'chronos_fleet_read_errors_total',
+        help: errorsHelp,
+        registers,
+        // registered after the gauges, so a scrape's read has started: its failure is in this scrape
+        async collect() {
+          await current();
+        },
+      }),
+    );
   }
 
-  /** The current snapshot: reused within `cacheMs` of the last read's start (or a read under way), else read now. */
+  /**
+   * The current snapshot: reused within `cacheMs` of the last read's start, else read now (or the
+   * read under way awaited, unless `force`); undefined, counted as a read error, when the read failed
+   * or did not answer within `timeoutMs`.
+   */
   read(force: boolean): Promise<FleetSnapshot | undefined> {
     const now = engineTime.now();
     if (!force && this.current && now - this.readAt < this.cacheMs) return this.current;
     this.readAt = now;
-    this.current = this.fetch();
+    let fetch = force ? undefined : this.inflight;
+    if (!fetch) {
+      const started = this.fetch().finally(() => {
+        if (this.inflight === started) this.inflight = undefined;
+      });
+      this.inflight = fetch = started;
+    }
+    this.current = this.bounded(fetch);
     return this.current;
   }
 
+  /** `fetch`'s snapshot, or undefined (one read error counted) when it fails or takes longer than `timeoutMs`. */
+  private bounded(fetch: Promise<FleetSnapshot | undefined>): Promise<FleetSnapshot | undefined> {
+    return new Promise((resolve) => {
+      let done = false;
+      const settle = (s: FleetSnapshot | undefined) => {
+        if (done) return; // the other of timeout and answer came first
+        done = true;
+        clearTimeout(timer);
+        if (!s) this.errors.inc();
+        resolve(s);
+      };
+      const timer = setTimeout(() => settle(undefined), this.timeoutMs);
+      timer.unref();
+      void fetch.then(settle);
+    });
+  }
+
+  /** The Redis reads of one snapshot; undefined when one fails (counted by {@link bounded}). */
   private async fetch(): Promise<FleetSnapshot | undefined> {
     try {
       const [queues, schedules, leader] = await Promise.all([
@@ -117,7 +164,6 @@ export class FleetGauges {
       const now = engineTime.now();
       return { queues, schedules, leader, silence: schedules.map((sc) => silenceOf(sc, now, shardLed(leader, sc.name))) };
     } catch {
-      this.errors.inc();
       return undefined;
     }
   }

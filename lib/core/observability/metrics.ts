@@ -4,6 +4,7 @@ import type { Inspector } from '../admin/inspector.js';
 import { FleetGauges } from './fleet.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
 import { engineTime } from '../runtime/time.js';
+import { OptionProblems } from '../runtime/options.js';
 
 /**
  * Outcomes of `chronos_tasks_processed_total`: `superseded` counts the runs a newer trigger of their
@@ -55,6 +56,12 @@ export interface ChronosMetricsOptions {
   registry?: MetricsRegistry;
   /** A fleet read is reused by the scrapes within this window, ms. @defaultValue 1000 */
   fleetCacheMs?: number;
+  /**
+   * Longest wait of a scrape for the fleet read, ms (1 to 2147483647): past it (Redis down, refused
+   * or stalled) the fleet gauges are empty for that scrape and `chronos_fleet_read_errors_total` counts
+   * it, so the per-process metrics are still served within a scrape timeout. @defaultValue 5000
+   */
+  fleetTimeoutMs?: number;
   /** This instance's id: `chronos_leader{instance}` is exported as 0 from the start. */
   instanceId?: string;
   /** Histogram buckets, seconds. */
@@ -81,6 +88,7 @@ type Histogram = Prom.Histogram<string>;
  * are read through the {@link Inspector} with O(1) commands per queue and per schedule, at most
  * once per `fleetCacheMs` whatever the number of scrapes, and never by task count.
  * @throws MissingPeerDependencyError when prom-client is not installed.
+ * @throws InvalidOptionsError when `fleetTimeoutMs` is not an integer from 1 to 2147483647 (ms).
  * @publicApi
  */
 export class ChronosMetrics {
@@ -107,6 +115,9 @@ export class ChronosMetrics {
   private readonly waitChildren = new Map<string, Prom.Histogram.Internal<string>>();
 
   constructor(options: ChronosMetricsOptions = {}) {
+    const p = new OptionProblems();
+    p.timerMs('fleetTimeoutMs', options.fleetTimeoutMs, 1);
+    p.throwIfAny('ChronosMetrics options');
     const prom = loadOptional<typeof Prom>('prom-client');
     if (!prom) throw new MissingPeerDependencyError('prom-client', 'ChronosMetrics');
     this.registry = options.registry ?? prom.register;
@@ -183,7 +194,8 @@ export class ChronosMetrics {
       }),
     );
     if (options.instanceId !== undefined) this.leader.labels(options.instanceId).set(0);
-    if (options.inspector) this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add);
+    if (options.inspector)
+      this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add, options.fleetTimeoutMs ?? 5000);
     const ev = options.events;
     const buses: readonly EventBus[] = ev === undefined ? [] : Array.isArray(ev) ? ev : [ev as EventBus];
     for (const bus of new Set(buses)) this.listen(bus);

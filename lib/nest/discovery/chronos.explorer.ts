@@ -10,6 +10,7 @@ import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
 import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
+import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { groupOf, plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
@@ -69,6 +70,7 @@ interface Found {
  * scheduler's declarations and the worker's handler registry. Nothing runs until
  * `onApplicationBootstrap`.
  * @throws ChronosDiscoveryError listing every problem, each naming `Class#method`.
+ * @throws ChronosConfigError when ChronosModule is imported more than once in the app (naming the namespaces).
  * @internal
  */
 @Injectable()
@@ -88,6 +90,12 @@ export class ChronosExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // a second forRoot()/forRootAsync() builds a second module: its own worker and scheduler, which
+    // would each discover every decorated method of the app and run it again
+    const explorers = this.discovery.getProviders().filter((w) => w.instance instanceof ChronosExplorer);
+    if (explorers.length > 1) {
+      throw new ChronosConfigError([MESSAGES.importedTwice(explorers.map((w) => (w.instance as ChronosExplorer).options.namespace))]);
+    }
     const issues: DiscoveryIssue[] = [];
     const warn: string[] = [];
     const listeners = new Map<string, Listener[]>();
@@ -150,6 +158,8 @@ export class ChronosExplorer implements OnModuleInit {
   /** Every method of a provider or controller that carries a Chronos decorator. */
   private *decoratedMethods(issues: DiscoveryIssue[]): Generator<Found> {
     const seen = new Set<unknown>();
+    /** Class with Chronos decorators → the modules that made an instance of it (one is expected). */
+    const hosts = new Map<object, { name: string; modules: string[] }>();
     const wrappers: InstanceWrapper[] = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
     for (const wrapper of wrappers) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
@@ -164,13 +174,22 @@ export class ChronosExplorer implements OnModuleInit {
       seen.add(instance ?? proto);
       const className = (instance?.constructor as { name?: string } | undefined)?.name || wrapper.metatype?.name || String(wrapper.name);
       let staticTree: boolean | undefined;
+      let again = false;
       for (const method of this.scanner.getAllMethodNames(proto)) {
         const fn = (proto as Record<string, unknown>)[method];
         const schedules = this.accessor.schedules(fn);
         const handlers = this.accessor.taskHandlers(fn);
         if (schedules.length === 0 && handlers.length === 0) continue;
         const source = sourceOf(className, method);
+        if (staticTree === undefined && instance) {
+          // the same class in the providers of several modules: one instance each, every one decorated
+          const h = hosts.get(proto) ?? { name: className, modules: [] };
+          h.modules.push((wrapper.host as { name?: string } | undefined)?.name ?? 'a module');
+          hosts.set(proto, h);
+          again = h.modules.length > 1;
+        }
         staticTree ??= wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
+        if (again) break; // reported once below, not as duplicate schedule or listener names
         if (!staticTree || !instance) {
           const decorator = schedules.length ? (schedules[0].kind === 'cron' ? 'Cron' : 'Interval') : 'TaskHandler';
           issues.push({ source, message: MESSAGES.requestScoped(source, decorator) });
@@ -179,6 +198,8 @@ export class ChronosExplorer implements OnModuleInit {
         yield { instance, className, method, source };
       }
     }
+    for (const h of hosts.values())
+      if (h.modules.length > 1) issues.push({ source: h.name, message: MESSAGES.providedTwice(h.name, h.modules) });
   }
 
   /** Builds and declares the schedule of a `@Cron`/`@Interval` method. */

@@ -124,7 +124,8 @@ export interface ChronosModuleOptions {
    * prom-client's default registry — the one `@willsoto/nestjs-prometheus` serves on `/metrics`;
    * `{ registry }` in the app's own. `fleet: false` leaves the fleet gauges (read from Redis,
    * the same on every replica) out on this replica; `fleetCacheMs` is how long one fleet read
-   * serves the scrapes (ms, ≥ 0). The collector is injectable as `ChronosMetrics`.
+   * serves the scrapes (ms, ≥ 0), `fleetTimeoutMs` the longest a scrape waits for it (ms, default
+   * 5000). The collector is injectable as `ChronosMetrics`.
    * @defaultValue false
    */
   metrics?:
@@ -136,6 +137,12 @@ export interface ChronosModuleOptions {
         fleet?: boolean;
         /** How long one fleet read from Redis serves the scrapes, ms (≥ 0). @defaultValue 1000 */
         fleetCacheMs?: number;
+        /**
+         * Longest wait of a scrape for the fleet read, ms (1 to 2147483647): past it (Redis down or
+         * stalled) the fleet gauges are empty for that scrape and `chronos_fleet_read_errors_total`
+         * counts it, while the per-process metrics are served. @defaultValue 5000
+         */
+        fleetTimeoutMs?: number;
       };
   /**
    * The web console (express apps), mounted at `path` under the global prefix: `true` or

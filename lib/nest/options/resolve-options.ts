@@ -32,7 +32,7 @@ export interface ResolvedChronosOptions {
   scheduler: { enabled: boolean; eligible: boolean };
   worker: { enabled: boolean };
   /** The `metrics` option: whether this replica exports Prometheus metrics, into which registry, and the fleet gauges' cache (ms). */
-  metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number };
+  metrics: { enabled: boolean; registry?: MetricsRegistry; fleet: boolean; fleetCacheMs: number; fleetTimeoutMs: number };
   /** The `console` option: whether the web console is mounted, where, read-only or not, and its guards and hooks. */
   console: ResolvedConsoleOptions;
   /**
@@ -236,18 +236,18 @@ function checkRoles(o: Record<string, unknown>, p: OptionProblems): { scheduler:
   return { scheduler: s !== false, worker: o.worker !== false };
 }
 
-/** The `metrics` option: `true`, `false` or `{ registry?, fleet?, fleetCacheMs? }`. */
+/** The `metrics` option: `true`, `false` or `{ registry?, fleet?, fleetCacheMs?, fleetTimeoutMs? }`. */
 function checkMetrics(m: unknown, p: OptionProblems): ResolvedChronosOptions['metrics'] {
-  const out: ResolvedChronosOptions['metrics'] = { enabled: false, fleet: true, fleetCacheMs: 1000 };
+  const out: ResolvedChronosOptions['metrics'] = { enabled: false, fleet: true, fleetCacheMs: 1000, fleetTimeoutMs: 5000 };
   if (m === undefined || m === false) return out;
   out.enabled = true;
   if (m === true) return out;
   if (typeof m !== 'object' || m === null || Array.isArray(m)) {
-    p.expected('metrics', 'true, false or { registry?, fleet?, fleetCacheMs? }', m);
+    p.expected('metrics', 'true, false or { registry?, fleet?, fleetCacheMs?, fleetTimeoutMs? }', m);
     return out;
   }
-  const { registry, fleet, fleetCacheMs } = m as Record<string, unknown>;
-  p.unknownKeys(m, new Set(['registry', 'fleet', 'fleetCacheMs']), 'metrics');
+  const { registry, fleet, fleetCacheMs, fleetTimeoutMs } = m as Record<string, unknown>;
+  p.unknownKeys(m, new Set(['registry', 'fleet', 'fleetCacheMs', 'fleetTimeoutMs']), 'metrics');
   if (registry !== undefined) {
     const r = registry as Partial<MetricsRegistry>;
     if (typeof r?.registerMetric !== 'function' || typeof r?.removeSingleMetric !== 'function') {
@@ -256,6 +256,7 @@ function checkMetrics(m: unknown, p: OptionProblems): ResolvedChronosOptions['me
   }
   if (p.bool('metrics.fleet', fleet) && fleet !== undefined) out.fleet = fleet as boolean;
   if (p.int('metrics.fleetCacheMs', fleetCacheMs, 0, 'ms') && fleetCacheMs !== undefined) out.fleetCacheMs = fleetCacheMs as number;
+  if (p.timerMs('metrics.fleetTimeoutMs', fleetTimeoutMs, 1) && fleetTimeoutMs !== undefined) out.fleetTimeoutMs = fleetTimeoutMs as number;
   return out;
 }
 

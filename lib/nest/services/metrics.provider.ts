@@ -23,6 +23,7 @@ export const metricsProvider: Provider = {
       inspector,
       registry: o.metrics.registry,
       fleetCacheMs: o.metrics.fleetCacheMs,
+      fleetTimeoutMs: o.metrics.fleetTimeoutMs,
       instanceId: o.scheduler.enabled && o.scheduler.eligible ? o.instanceId : undefined,
     });
   },
