@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
+import type { RedisConnection } from '../core/redis/connection.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
@@ -22,6 +23,53 @@ export interface GlobalOptions {
   actor?: string;
   /** A PEM file of the CA(s) that signed a `rediss://` server's certificate (`--tls-ca`, `CHRONOS_TLS_CA`). */
   tlsCa?: string;
+  /** Seed nodes of a Redis Cluster, `host:port,host:port…` (`--cluster`, `CHRONOS_REDIS_CLUSTER`). */
+  cluster?: string;
+  /** Sentinels, `host:port,…` (`--sentinels`, `CHRONOS_REDIS_SENTINELS`), with {@link sentinelName}. */
+  sentinels?: string;
+  /** The master name the sentinels monitor (`--sentinel-name`, `CHRONOS_SENTINEL_NAME`). */
+  sentinelName?: string;
+}
+
+/**
+ * `host:port,host:port…` as ioredis nodes. @throws UsageError naming `flag` and the entry that is not
+ * `host:port` with a port in 1-65535.
+ */
+export function parseNodes(flag: string, list: string): { host: string; port: number }[] {
+  const nodes = list.split(',').map((entry) => {
+    const m = /^(\[[^\]]+\]|[^:,\s]+):(\d+)$/.exec(entry.trim());
+    const port = Number(m?.[2]);
+    if (!m || port < 1 || port > 65535) throw new UsageError(`${flag}: expected host:port[,host:port…], got ${JSON.stringify(entry)}`);
+    return { host: m[1].replace(/^\[(.*)\]$/, '$1'), port };
+  });
+  return nodes;
+}
+
+/**
+ * The connection a command uses: a Redis Cluster (`cluster`: its seeds; the URL's user, password and
+ * TLS apply to every node), Sentinel (`sentinels` + `sentinelName`: the URL's user, password, TLS and
+ * db apply to the master), else the URL's server. @throws UsageError for both `cluster` and
+ * `sentinels`, one of `sentinels` / `sentinelName` without the other, or a bad node list or URL.
+ */
+export function commandConnection(opts: GlobalOptions, url: string, reconnect: boolean, tlsCa?: string): RedisConnection {
+  const base = redisOptions(url, reconnect, tlsCa);
+  const { cluster, sentinels, sentinelName } = opts;
+  if (cluster && sentinels) throw new UsageError('--cluster and --sentinels: give one of them, not both');
+  if (cluster) {
+    const { host: _h, port: _p, db: _d, retryStrategy: _r, ...redisOptions } = base;
+    return { cluster: parseNodes('--cluster', cluster), options: { redisOptions, clusterRetryStrategy: base.retryStrategy } };
+  }
+  if (!sentinels && !sentinelName) return base;
+  if (!sentinels) throw new UsageError(`--sentinel-name ${JSON.stringify(sentinelName)}: give the sentinels too (--sentinels host:port,…)`);
+  if (!sentinelName)
+    throw new UsageError('--sentinels: give the master name too (--sentinel-name, as in the sentinels\' "sentinel monitor <name>")');
+  const { host: _h, port: _p, retryStrategy, ...rest } = base;
+  return {
+    ...rest,
+    sentinels: parseNodes('--sentinels', sentinels),
+    name: sentinelName,
+    sentinelRetryStrategy: retryStrategy ?? undefined,
+  };
 }
 
 /**
@@ -103,7 +151,16 @@ export class Cli {
       const url = this.opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
       const namespace = this.opts.namespace ?? process.env.CHRONOS_NAMESPACE ?? DEFAULTS.namespace;
       this.inspectorValue = new Inspector({
-        connection: redisOptions(url, reconnect, this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA),
+        connection: commandConnection(
+          {
+            cluster: this.opts.cluster ?? process.env.CHRONOS_REDIS_CLUSTER,
+            sentinels: this.opts.sentinels ?? process.env.CHRONOS_REDIS_SENTINELS,
+            sentinelName: this.opts.sentinelName ?? process.env.CHRONOS_SENTINEL_NAME,
+          },
+          url,
+          reconnect,
+          this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA,
+        ),
         namespace,
         actor: this.actor,
         origin: `cli ${hostname()} pid ${process.pid}`,

@@ -69,6 +69,15 @@ export async function main(
         .default('redis://127.0.0.1:6379'),
     )
     .addOption(new Option('--namespace <ns>', 'Chronos namespace (key prefix)').env('CHRONOS_NAMESPACE').default('chronos'))
+    .addOption(
+      new Option('--cluster <nodes>', 'Redis Cluster seed nodes, host:port[,host:port…] (user, password, TLS from --redis-url)').env(
+        'CHRONOS_REDIS_CLUSTER',
+      ),
+    )
+    .addOption(
+      new Option('--sentinels <nodes>', 'Redis Sentinels, host:port[,host:port…], with --sentinel-name').env('CHRONOS_REDIS_SENTINELS'),
+    )
+    .addOption(new Option('--sentinel-name <name>', 'the master name the sentinels monitor').env('CHRONOS_SENTINEL_NAME'))
     .addOption(new Option('--tls-ca <file>', "PEM file of the CA that signed a rediss:// server's certificate").env('CHRONOS_TLS_CA'))
     .option('--json', 'print JSON (for scripts) instead of tables; an error as {"error":{"code","message"}} on stderr')
     .option('--actor <name>', 'who acts, as named in the operator.acted events (default cli:<user>@<host>)')

@@ -8,6 +8,8 @@ import { ChronosServer } from '../../lib/core/worker/server.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { spawnSync } from 'node:child_process';
 import { alignedTriggers } from '../helpers/fleet.js';
 import { RedisSentinel } from '../helpers/redis-cluster.js';
 import { newNamespace } from '../helpers/redis.js';
@@ -24,6 +26,41 @@ afterAll(async () => {
 });
 
 const LEADER_TTL = 2000;
+
+const cli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout;
+
+// before, a client stayed on the old primary, which answers as a primary for about 10 s after a
+// SENTINEL FAILOVER: what it took meanwhile was dropped when it resynced from the new one
+test('SENTINEL FAILOVER: the client follows the new primary at once; an enqueue after the switch is kept', async () => {
+  const ns = newNamespace('senf');
+  const client = new QueueClient({ connection: sentinel.connection, namespace: ns });
+  try {
+    await client.enqueue('before', null, { queue: 'q' });
+    const oldPort = sentinel.primaryPort();
+    let reconnected = false;
+    client.redis.once('ready', () => (reconnected = true));
+    expect(cli(sentinel.sentinels[0].port, 'SENTINEL', 'FAILOVER', sentinel.name).trim()).toBe('OK');
+    await waitFor(() => sentinel.primaryPort() !== oldPort, 'the sentinels to name the new primary');
+    await waitFor(() => reconnected, 'the client to reconnect to the new primary');
+    const { id } = await client.enqueue('after', null, { queue: 'q' });
+    // the old primary becomes a replica of the new one and resyncs from it
+    await waitFor(
+      () => /role:slave[\s\S]*master_link_status:up/.test(cli(oldPort, 'INFO', 'replication')),
+      'the old primary to resync as a replica',
+      30_000,
+      200,
+    );
+    const direct = RedisSentinel.direct(sentinel.primaryPort());
+    try {
+      const ids = (await direct.xrange(new QueueKeys(ns, 'q').stream, '-', '+')).map(([, f]) => f[f.indexOf('id') + 1]);
+      expect(ids).toContain(id);
+    } finally {
+      direct.disconnect();
+    }
+  } finally {
+    await client.close();
+  }
+});
 
 test('the primary is SIGKILLed under load: promotion, reconnect, a leader again, no trigger twice; losses only in the window', async () => {
   const ns = newNamespace('sen');
@@ -81,7 +118,7 @@ test('the primary is SIGKILLed under load: promotion, reconnect, a leader again,
     await new Promise((r) => setTimeout(r, 3000)); // load and fires run a while, so the kill lands mid-traffic
     const oldPort = sentinel.primaryPort();
     const killAt = Date.now();
-    await sentinel.primary.kill();
+    await [sentinel.primary, ...sentinel.replicas].find((n) => n.port === oldPort)!.kill(); // the primary now (the test above failed over)
     await waitFor(() => sentinel.primaryPort() !== oldPort, {
       what: 'the sentinels to promote the replica',
       timeoutMs: 30_000,

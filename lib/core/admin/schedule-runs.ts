@@ -5,6 +5,7 @@
  */
 import type { StoredSchedule } from '../scheduler/definition.js';
 import type { InspectorContext } from './context.js';
+import { SlotPipeline } from '../redis/cluster.js';
 
 /**
  * A schedule's spread and bounds as the Inspector shows them (part of `ScheduleInfo`); each field is
@@ -40,16 +41,19 @@ export function boundsInfo(s: StoredSchedule): ScheduleBoundsInfo {
 
 /**
  * How many triggers each schedule with a maxRuns may still enqueue, by name: HMGET `max n` of its
- * runs counter (keys.ts `runs`), one pipeline. A count taken under another maxRuns does not count
+ * runs counter (keys.ts `runs`), one pipeline per slot. A count taken under another maxRuns does not count
  * (fire.lua starts it afresh at the next fire).
  */
 export async function runsLeftOf(ctx: InspectorContext, defs: readonly StoredSchedule[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   const limited = defs.filter((s) => s.maxRuns !== undefined);
   if (limited.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (const s of limited) p.hmget(ctx.keys(s.queue).runs(s.name), 'max', 'n');
-  const replies = (await p.exec())!;
+  const p = new SlotPipeline(ctx.client); // each counter lives in its queue's slot
+  for (const s of limited) {
+    const key = ctx.keys(s.queue).runs(s.name);
+    p.add(key, (c) => c.hmget(key, 'max', 'n'));
+  }
+  const replies = await p.exec();
   limited.forEach((s, i) => {
     const [max, n] = (replies[i][1] as (string | null)[] | null) ?? [null, null];
     const counted = Number(max) === s.maxRuns ? Number(n ?? 0) : 0;

@@ -10,6 +10,7 @@ import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import { shardKeysFor, shardKeysOf } from '../redis/keys.js';
 import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 
@@ -90,20 +91,24 @@ async function declaredByOf(
   return out;
 }
 
-/** lastFired of each schedule, by name: HMGET of its queue's hash, in chunks (one pipeline). */
+/**
+ * lastFired of each schedule, by name: HMGET of its queue's hash, in chunks (one pipeline per slot:
+ * the queues' hashes live in their own slots on a cluster).
+ */
 async function lastFiredOf(ctx: InspectorContext, byQueue: Map<string, string[]>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const p = ctx.client.pipeline();
+  const p = new SlotPipeline(ctx.client);
   const asked: string[][] = [];
   for (const [q, names] of byQueue) {
+    const key = ctx.keys(q).lastFired;
     for (let i = 0; i < names.length; i += VIEW_CHUNK) {
       const chunk = names.slice(i, i + VIEW_CHUNK);
-      p.hmget(ctx.keys(q).lastFired, ...chunk);
+      p.add(key, (c) => c.hmget(key, ...chunk));
       asked.push(chunk);
     }
   }
   if (asked.length === 0) return out;
-  const replies = (await p.exec())!;
+  const replies = await p.exec();
   asked.forEach((chunk, i) => {
     const values = (replies[i][1] as (string | null)[] | null) ?? [];
     chunk.forEach((name, j) => values[j] != null && out.set(name, values[j]!));

@@ -7,12 +7,7 @@ import { closeClient, duplicateConnection, type RedisClient } from '../redis/con
 import type { GlobalKeys } from '../redis/keys.js';
 import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
-
-/** A stream a waiting fetch blocks on (`XREAD`, which claims nothing), from an id: a queue's stream, or its group signal. */
-interface BlockOn {
-  key: string;
-  lastId: string;
-}
+import { SlotWaits, type BlockOn } from './slot-waits.js';
 
 /** What the limiter needs from the server. */
 export interface LimiterDeps {
@@ -45,7 +40,8 @@ export interface LimiterDeps {
  * round), a notice that a slot of a held-back queue or group freed (published by the worker that
  * released it, once the release is written), the instant a rate limit allows the next start (or a
  * held-back group is looked at again), or `blockTimeout` (the safety net for a notice lost with a
- * connection). The time a held-back fetch waited is emitted as `queue.limited`.
+ * connection). On a cluster, streams in several slots are waited on by one `XREAD` per slot
+ * ({@link SlotWaits}). The time a held-back fetch waited is emitted as `queue.limited`.
  */
 export class Limiter {
   private limited = new Set<string>();
@@ -64,6 +60,8 @@ export class Limiter {
   private idle?: { open: readonly ConsumedQueue[]; blockOn: BlockOn[] };
   /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
   private readonly waitedOn = new Set<string>();
+  /** On a cluster, the blocking reads of a wait whose streams span several slots (opened at the first such wait). */
+  private slotWaits?: SlotWaits;
 
   constructor(private readonly deps: LimiterDeps) {}
 
@@ -95,7 +93,7 @@ export class Limiter {
   async close(): Promise<void> {
     this.closed = true;
     this.wake();
-    if (this.sub) await closeClient(this.sub);
+    await Promise.all([this.sub && closeClient(this.sub), this.slotWaits?.close()]);
   }
 
   /** Takes the namespace's `limited` set (read every second with the paused queues; read here when not given). */
@@ -232,8 +230,20 @@ export class Limiter {
         const reply = await read.catch(() => undefined);
         return reply === null && !woke ? 'timeout' : 'other';
       }
-      await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
-      return 'other';
+      if (blockOn.length === 0) {
+        await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
+        return 'other';
+      }
+      // streams in several cluster slots: one XREAD per slot (before, this slept blockTimeout, so a
+      // new task in any queue of a worker with a limited queue waited up to blockTimeout)
+      const bound = Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs);
+      this.slotWaits ??= new SlotWaits(blocking);
+      const ended = await Promise.race([
+        this.slotWaits.wait(blockOn, bound),
+        woken.then(() => 'other' as const),
+        this.deps.loops.sleep(blockMs + 1000).then(() => 'other' as const), // a stop wakes it
+      ]);
+      return ended === 'timeout' && !woke ? 'timeout' : 'other';
     } finally {
       clearTimeout(timer);
       this.wakeWait = undefined;

@@ -31,6 +31,9 @@ export type RedisConnection =
       options?: ClusterOptions;
     };
 
+/** How often a cluster client Chronos creates reads the slot table again, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
+export const CLUSTER_SLOTS_REFRESH_MS = 2000;
+
 /**
  * The retry options Chronos gives a Redis Cluster client it creates (`{ cluster, options }`; the
  * given `options` override them; an existing `Cluster` instance keeps its own). A command whose slot
@@ -43,6 +46,14 @@ export type RedisConnection =
  * after about 1.6 s, inside the 3–4 s a promotion takes with `cluster-node-timeout` 2000.
  * While no node at all is reachable, commands wait in the offline queue (`enableOfflineQueue`) and
  * the client reconnects with `clusterRetryStrategy` (100 ms growing to 2 s, forever).
+ *
+ * The slot table is also read again every `CLUSTER_SLOTS_REFRESH_MS` (2 s, `slotsRefreshInterval`;
+ * ioredis's default is never): a master that stalls (SIGSTOP, a hung host, a partition that drops
+ * packets) closes no connection and answers nothing, so no error ever told the client to look again,
+ * and after its replica was promoted every command for its slots still went to it and hung until it
+ * resumed (measured: a 15 s stall of the scheduler's master left the fleet without a leader for all
+ * 15 s, though the replica was promoted after 4 s). Commands already sent to the stalled node still
+ * wait for it (bound them with `commandTimeout` on a client that enqueues, see the README).
  */
 export const CLUSTER_RETRY_OPTIONS: Readonly<ClusterOptions> = Object.freeze({
   retryDelayOnFailover: 200,
@@ -51,6 +62,7 @@ export const CLUSTER_RETRY_OPTIONS: Readonly<ClusterOptions> = Object.freeze({
   maxRedirections: 50,
   enableOfflineQueue: true,
   clusterRetryStrategy: (times: number) => Math.min(100 + times * 2, 2000),
+  slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
 });
 
 /**
@@ -76,6 +88,18 @@ export const LOADING_POLL_MS = 250;
  * waiting on the client's connection held the HTTP server's close) and a hung read's replacement.
  */
 export const DISCONNECT_WAIT_MS = 0;
+
+/**
+ * The options Chronos gives a Sentinel client it creates (`{ sentinels, name }`; the given options
+ * override them; a client you pass keeps its own, and so do its duplicates). `failoverDetector`:
+ * the client subscribes to `+switch-master` on the sentinels and reconnects to the new primary at
+ * once. Without it (ioredis's default) a client stayed on the old primary until that connection
+ * broke, and after a `SENTINEL FAILOVER` the old primary keeps answering as a primary until the
+ * sentinels turn it into a replica (about 10 s later): every write meanwhile (enqueues, acks, fires,
+ * leases) went there and was dropped when it resynced from the new primary (measured: 15 accepted
+ * enqueues lost, 15 tasks and 32 triggers run twice; `sentinel.spec.ts`).
+ */
+export const SENTINEL_OPTIONS: Readonly<RedisOptions> = Object.freeze({ failoverDetector: true });
 
 /** How long a command on a Redis Cluster waits through a failover before it rejects, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
 export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
@@ -131,7 +155,10 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
   } else if ('cluster' in input) {
     const redisOptions = { ...loading, ...input.options?.redisOptions };
     client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...input.options, redisOptions });
-  } else client = new Redis({ ...loading, ...(input as RedisOptions) });
+  } else {
+    const given = input as RedisOptions;
+    client = new Redis({ ...loading, ...(given.sentinels ? SENTINEL_OPTIONS : {}), ...given });
+  }
   rejectKeyPrefix(client);
   defineScripts(client);
   if (owned) watchErrors(client);

@@ -1,0 +1,66 @@
+// A worker on Redis Cluster whose queues span several masters and include a limited (or grouped)
+// queue: a task enqueued while the worker waits is fetched when it comes, not after blockTimeout.
+// Before, the limited fetch's wait on streams in several slots was a plain sleep of blockTimeout
+// (one XREAD over several slots is refused), so every queue's tasks waited up to 5 s by default.
+// Run with `npm run test:cluster`.
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { QueueClient } from '../../lib/core/queue/client.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { RedisCluster, queuesOnEachMaster } from '../helpers/redis-cluster.js';
+import { newNamespace } from '../helpers/redis.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(90_000);
+
+let cluster: RedisCluster;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  cluster = await RedisCluster.start({ masters: 3 });
+});
+afterAll(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+  await cluster?.stop();
+});
+
+/** Whether the master serving `key` has a client blocked in XREAD (the limited fetch's wait). */
+async function blockedXread(key: string): Promise<boolean> {
+  const node = new Redis({ host: '127.0.0.1', port: cluster.masterOf(key).port, lazyConnect: true });
+  try {
+    await node.connect();
+    const list = (await node.call('CLIENT', 'LIST')) as string;
+    return list.split('\n').some((l) => / cmd=xread /.test(l) && / flags=b /.test(l));
+  } finally {
+    node.disconnect();
+  }
+}
+
+test('a limited queue among queues on 3 masters: a task enqueued while the worker waits starts without waiting for blockTimeout', async () => {
+  const ns = newNamespace('clw');
+  const [limited, a, b] = queuesOnEachMaster(cluster, ns);
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  closers.push(() => client.close());
+  await client.setQueueLimits(limited, { groupConcurrency: 1 });
+  const ran: string[] = [];
+  // a block timeout far past waitFor's bound: only a read that wakes on the new entry can pass
+  const server = new ChronosServer({
+    connection: { cluster: cluster.seeds },
+    namespace: ns,
+    queues: [limited, a, b],
+    blockTimeout: 60_000,
+    logger: recordingLogger(),
+  });
+  closers.push(() => server.shutdown());
+  server.handle<{ queue: string }>('job', (t) => void ran.push(t.queue));
+  await server.start();
+  const keys = [limited, a, b].map((q) => new QueueKeys(ns, q).stream);
+  for (const queue of [a, b, limited]) {
+    // idle: the worker waits on every queue's master
+    for (const key of keys) await waitFor(() => blockedXread(key), `a blocking read on the master of ${key}`);
+    await client.enqueue('job', { queue }, { queue, group: queue === limited ? 'g1' : undefined });
+    await waitFor(() => ran.includes(queue), `the task of ${queue} to start`);
+  }
+  expect(ran).toEqual([a, b, limited]);
+});
