@@ -50,7 +50,13 @@ export async function stillOwned(deps: FetcherDeps, fetched: Fetched[]): Promise
   }
   const kept = fetched.filter((f) => owned.get(f.queue)!.has(f.entryId));
   const lost = fetched.length - kept.length;
-  if (lost > 0) deps.runtime.logger.warn(`${lost} fetched task(s) were reclaimed while this process was paused; not running them here`);
+  // a late reply: this process was paused, or Redis did not answer (a stalled or failed-over master) — either way
+  // the recoverer of another server may have taken the entries meanwhile (trial 17 saw "paused" for a Redis stall)
+  if (lost > 0)
+    deps.runtime.logger.warn(
+      `${lost} fetched task(s) were reclaimed by another consumer while their read's reply was late (this process paused, ` +
+        `or Redis not answering); not running them here`,
+    );
   return kept;
 }
 
