@@ -9,6 +9,7 @@
 //   5. the leader's idle commands/s with N schedules and none due (INFO commandstats over 10 s);
 //   6. Inspector.schedulePage of 100 by one and by two labels, when the library has it (p50/p99 over 50 calls each).
 import { BenchChild } from '../lib/children.js';
+import type { Target } from '../lib/targets.js';
 import { digest, labelsSupported } from '../lib/schedules-data.js';
 import { latencySummary } from '../lib/stats.js';
 import { nowMs, sleep } from '../lib/time.js';
@@ -307,19 +308,8 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
   };
 }
 
-/** A judged target line, the shape bench/run.ts prints. */
-export interface JudgedTarget {
-  id: string;
-  text: string;
-  workload: string;
-  value?: number;
-  unit: string;
-  met?: boolean;
-  detail?: string;
-}
-
 /** The targets of issue 25 ("schedules as data") on workload 13's median round; never asserted. */
-export function schedulesDataTargets(w: WorkloadResult | undefined): JudgedTarget[] {
+export function schedulesDataTargets(w: WorkloadResult | undefined): Target[] {
   if (!w) return [];
   const chronos = w.runs.filter((r) => r.contender === 'chronos').map((r) => r.metrics);
   const med = (m: string) => {
@@ -330,7 +320,7 @@ export function schedulesDataTargets(w: WorkloadResult | undefined): JudgedTarge
     return v.length ? v[Math.floor((v.length - 1) / 2)] : NaN;
   };
   const n = Number(w.params.schedules).toLocaleString('en-US');
-  const out: JudgedTarget[] = [];
+  const out: Target[] = [];
   const check = (id: string, text: string, metric: string, unit: string, ok: (v: number) => boolean, digits = 2) => {
     const v = med(metric);
     if (!Number.isFinite(v)) return out.push({ id, text, workload: 'w13', unit });
