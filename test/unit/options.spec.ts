@@ -97,6 +97,37 @@ const GOOD_NAMES = ['chronos', 'a', 'app-1_v2.x:y', 'x'.repeat(200)];
 const BAD_NAMES: unknown[] = ['', 'has space', 'bad{name}', 'x'.repeat(201), 'tab\t', 'ünïcode', 42, null];
 
 /** The message of the one name check, for `key`. */
+describe('the logger option: false, or the ChronosLogger shape (a pino logger failed at start with "this.logger.log is not a function")', () => {
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+  const pinoLike = { info() {}, warn() {}, error() {}, debug() {}, fatal() {} };
+  test('server and scheduler refuse a logger without log(), naming what it lacks and what it has', () => {
+    for (const check of [checkServerOptions, checkSchedulerOptions]) {
+      const [msg] = issues(check({ logger: pinoLike as never }));
+      expect(msg).toMatch(/^logger: expected false or a logger with log\(message\).*, no method log \(wrap it/);
+      expect(msg).toContain('["info","warn","error","debug","fatal"]');
+      expect(issues(check({ logger: 'console' as never }))[0]).toMatch(/^logger: expected false or a logger .*, got "console"$/);
+      expect(issues(check({ logger: { log() {}, warn() {}, error() {}, debug: 1 } as never }))).toHaveLength(1);
+    }
+  });
+  test('false silences, console and absent pass', () => {
+    expect(issues(checkServerOptions({ logger: false }))).toEqual([]);
+    expect(issues(checkServerOptions({ logger: console }))).toEqual([]);
+    const resolved = checkSchedulerOptions({ logger: false });
+    expect(resolved.problems).toEqual([]);
+    const out: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string) => (out.push(chunk), true)) as typeof process.stdout.write;
+    try {
+      resolved.value.logger.log('dropped');
+      resolved.value.logger.error('dropped too');
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(out).toEqual([]);
+    expect(checkSchedulerOptions({}).value.logger).not.toBe(resolved.value.logger);
+  });
+});
+
 const nameMessage = (key: string, v: unknown) => {
   return `${key}: expected ${NAME_RULE}, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`;
 };

@@ -19,6 +19,17 @@ export interface ChronosLogger {
   debug?(message: string): void;
 }
 
+/** A logger that drops every message (what `logger: false` gives). */
+export const silentLogger: ChronosLogger = Object.freeze({ log() {}, warn() {}, error() {}, debug() {} });
+
+/**
+ * The logger a `logger` option means: `false` → {@link silentLogger}, absent → {@link consoleLogger}
+ * with `context`, else the one given (checked by `OptionProblems.logger` first).
+ */
+export function resolveLogger(option: ChronosLogger | false | undefined, context: string): ChronosLogger {
+  return option === false ? silentLogger : (option ?? consoleLogger(context));
+}
+
 /** A logger writing `[Chronos] <context> <message>` lines to stdout/stderr. */
 export function consoleLogger(context: string): ChronosLogger {
   const line = (level: string, message: string) => `${new Date().toISOString()} ${level} [Chronos] ${context}: ${message}\n`;

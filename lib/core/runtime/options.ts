@@ -117,6 +117,28 @@ export class OptionProblems {
     return value === undefined || typeof value === 'function' || this.expected(key, `a function ${shape}`, value);
   }
 
+  /**
+   * A `logger` option: `false` (no messages) or an object with `log`, `warn` and `error` methods (and
+   * `debug`, if any, a method): the shape of `ChronosLogger`. A pino or winston logger has no such
+   * `log(message)`: it is refused here rather than failing at the first message.
+   */
+  logger(key: string, value: unknown): boolean {
+    if (value === undefined || value === false) return true;
+    const o = value as Record<string, unknown> | null;
+    const ok =
+      typeof o === 'object' &&
+      o !== null &&
+      ['log', 'warn', 'error'].every((m) => typeof o[m] === 'function') &&
+      (o.debug === undefined || typeof o.debug === 'function');
+    if (ok) return true;
+    const what = 'false or a logger with log(message), warn(message) and error(message, error?) methods (ChronosLogger)';
+    if (typeof o !== 'object' || o === null) return this.expected(key, what, value);
+    const missing = ['log', 'warn', 'error', 'debug'].filter((m) => typeof o[m] !== 'function' && (m !== 'debug' || o[m] !== undefined));
+    const wrap = '(wrap it: { log: (m) => l.info(m), warn: (m) => l.warn(m), error: (m, e) => l.error(e, m) })';
+    this.add(key, `expected ${what}; got an object with keys ${JSON.stringify(Object.keys(o))}, no method ${missing.join(', ')} ${wrap}`);
+    return false;
+  }
+
   /** One of `allowed` (strings). */
   oneOf(key: string, value: unknown, allowed: readonly string[]): boolean {
     if (value === undefined || allowed.includes(value as string)) return true;

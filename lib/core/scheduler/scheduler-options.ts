@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
-import { consoleLogger, type ChronosLogger } from '../runtime/logger.js';
+import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
 
@@ -37,8 +37,8 @@ export interface SchedulerOptions {
    * read a compact definition. @defaultValue false
    */
   compactSchedules?: boolean;
-  /** Where the scheduler logs. @defaultValue a console logger with context 'Scheduler' */
-  logger?: ChronosLogger;
+  /** Where the scheduler logs; `false` drops its messages. @defaultValue a console logger with context 'Scheduler' */
+  logger?: ChronosLogger | false;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
   events?: EventBus;
 }
@@ -75,7 +75,7 @@ const OPTION_KEYS = new Set([
 /**
  * Validates scheduler options and applies the defaults.
  * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone,
- *   eligible, requireNoEviction, compactSchedules), each naming the offending value.
+ *   eligible, requireNoEviction, compactSchedules, logger), each naming the offending value.
  */
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   return orThrow(checkSchedulerOptions(options), 'scheduler options');
@@ -92,6 +92,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   p.timeZone('timeZone', options.timeZone);
   p.bool('requireNoEviction', options.requireNoEviction);
   p.bool('compactSchedules', options.compactSchedules);
+  p.logger('logger', options.logger);
   const value: ResolvedSchedulerOptions = {
     connection: options.connection,
     namespace: options.namespace ?? DEFAULTS.namespace,
@@ -102,7 +103,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
     heartbeatMs: options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs,
     requireNoEviction: options.requireNoEviction ?? false,
     compactSchedules: options.compactSchedules ?? false,
-    logger: options.logger ?? consoleLogger('Scheduler'),
+    logger: resolveLogger(options.logger, 'Scheduler'),
     events: options.events ?? new EventBus(),
   };
   return { value, problems: p.list };

@@ -66,8 +66,11 @@ export interface ServerOptions {
    * while a live server has the id). @defaultValue `<hostname>:<pid>:<random>`
    */
   serverId?: string;
-  /** Where the server's messages go. @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr) */
-  logger?: ChronosLogger;
+  /**
+   * Where the server's messages go; `false` drops them.
+   * @defaultValue a console logger (`[Chronos] Worker: …` lines on stdout/stderr)
+   */
+  logger?: ChronosLogger | false;
   /** Event bus shared with the client and scheduler of the app. */
   events?: EventBus;
   /** Handler registry; a new one when omitted. */
@@ -147,6 +150,7 @@ export function checkServerOptions(options: ServerOptions): Checked<ResolvedServ
   p.bool('requireNoEviction', options.requireNoEviction);
   p.bool('strictPriority', options.strictPriority);
   p.fn('backoff', options.backoff, '(retried, error, task) => ms');
+  p.logger('logger', options.logger);
   p.name('namespace', options.namespace);
   const { entries, listed } = queueEntries(options.queues === undefined ? [DEFAULTS.queue] : options.queues, p);
   return { value: { opts, namespace: options.namespace ?? DEFAULTS.namespace, entries, listed }, problems: p.list };

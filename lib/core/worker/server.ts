@@ -2,7 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
-import { consoleLogger, type ChronosLogger } from '../runtime/logger.js';
+import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
 import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -105,7 +105,7 @@ export class ChronosServer {
     this.fixedId = options.serverId !== undefined;
     this.mux = options.mux ?? new Mux();
     this.events = options.events ?? new EventBus();
-    const logger = (this.logger = options.logger ?? consoleLogger('Worker'));
+    const logger = (this.logger = resolveLogger(options.logger, 'Worker'));
     // the process's time source (fed by the forwarder's round trips) tells when a held trigger task's instant comes
     const runtime = (this.runtime = createRuntime({ logger, events: this.events }));
     const { time, events } = runtime;
