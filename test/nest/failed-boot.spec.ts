@@ -35,3 +35,18 @@ test('fault 7: the worker fails to start while the scheduler started: the schedu
   const exit = await within(child.exited, 15_000, 'the process to exit by itself');
   expect(exit.code).toBe(0);
 }, 45_000);
+
+test.each([
+  ['discovery', /Chronos found 1 problem in decorated methods:[\s\S]*hour field "25"/],
+  ['imported-twice', /ChronosModule is imported 2 times/],
+])(
+  'a failed discovery (%s) in init(): the app catches it, the process exits by itself',
+  async (broken, error) => {
+    const child = await startChild('failed-boot', broken, { REDIS_URL: redisUrl(), NS: ns, BROKEN: broken });
+    const outcome = await child.message((m) => m.event === 'boot-failed' || m.event === 'booted');
+    expect(outcome.error).toMatch(error);
+    const exit = await within(child.exited, 15_000, 'the process to exit by itself');
+    expect(exit.code).toBe(0);
+  },
+  45_000,
+);

@@ -330,6 +330,21 @@ test('inline: an enqueue runs its handler before it resolves; a failure is an ou
   expect(() => ChronosTestingModule.forRoot({ rethrow: 'yes' as never })).toThrow(/rethrow: expected true or false, got "yes"/);
 });
 
+test('inline: a handler that enqueues its own type each time makes the outer enqueue throw (without rethrow too)', async () => {
+  @Injectable()
+  class Loop {
+    constructor(private readonly chronos: ChronosClient) {}
+    @TaskHandler('loop')
+    async loop() {
+      await this.chronos.enqueue('loop');
+    }
+  }
+  const { client, module } = await kit([Loop], { mode: 'inline' });
+  // before: the 101st enqueue threw inside the 100th handler, a failed attempt (an outcome), and the outer enqueue resolved
+  await expect(client.enqueue('loop')).rejects.toThrow(/inline: enqueues nested 100 deep \(last: loop\)/);
+  await module.close();
+});
+
 test('a handler or schedule that fails to boot under ChronosModule fails the same way under the kit', async () => {
   @Injectable()
   class Bad {

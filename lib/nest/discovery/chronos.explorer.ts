@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/runtime/errors.js';
 import { nameProblem } from '../../core/runtime/options.js';
@@ -15,6 +15,7 @@ import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-di
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { groupOf, plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
 import { ChronosClient } from '../services/chronos.client.js';
+import { ChronosLifecycle } from '../services/chronos-lifecycle.js';
 import { SchedulerService } from '../services/scheduler.service.js';
 import { WorkerService } from '../services/worker.service.js';
 import { childHandler, childType, directHandler, dispatcher, type Listener } from './fan-out.js';
@@ -68,7 +69,9 @@ interface Found {
  * Finds `@Cron`, `@Interval` and `@TaskHandler` methods on every provider and controller at
  * `onModuleInit` (DiscoveryService + MetadataScanner), validates them all, and fills the
  * scheduler's declarations and the worker's handler registry. Nothing runs until
- * `onApplicationBootstrap`.
+ * `onApplicationBootstrap`. When it throws, what Chronos opened (the client's and the scheduler's
+ * connections, of every import) is closed first: Nest runs no shutdown hook after a failed `init()`,
+ * so an app that catches the error without `app.close()` can still exit.
  * @throws ChronosDiscoveryError listing every problem, each naming `Class#method`.
  * @throws ChronosConfigError when ChronosModule is imported more than once in the app (naming the namespaces).
  * @internal
@@ -87,15 +90,27 @@ export class ChronosExplorer implements OnModuleInit {
     private readonly worker: WorkerService,
     private readonly client: ChronosClient,
     @Inject(CHRONOS_OPTIONS) private readonly options: ResolvedChronosOptions,
+    // absent in the testing kit's manual and inline modes, which open no connection
+    @Optional() private readonly lifecycle?: ChronosLifecycle,
   ) {}
 
-  onModuleInit(): void {
-    // a second forRoot()/forRootAsync() builds a second module: its own worker and scheduler, which
-    // would each discover every decorated method of the app and run it again
-    const explorers = this.discovery.getProviders().filter((w) => w.instance instanceof ChronosExplorer);
-    if (explorers.length > 1) {
-      throw new ChronosConfigError([MESSAGES.importedTwice(explorers.map((w) => (w.instance as ChronosExplorer).options.namespace))]);
+  async onModuleInit(): Promise<void> {
+    const explorers = this.discovery
+      .getProviders()
+      .map((w) => w.instance)
+      .filter((i): i is ChronosExplorer => i instanceof ChronosExplorer);
+    try {
+      // a second forRoot()/forRootAsync() builds a second module: its own worker and scheduler, which
+      // would each discover every decorated method of the app and run it again
+      if (explorers.length > 1) throw new ChronosConfigError([MESSAGES.importedTwice(explorers.map((e) => e.options.namespace))]);
+      this.discover();
+    } catch (err) {
+      await Promise.all(explorers.map((e) => e.lifecycle?.startFailed()));
+      throw err;
     }
+  }
+
+  private discover(): void {
     const issues: DiscoveryIssue[] = [];
     const warn: string[] = [];
     const listeners = new Map<string, Listener[]>();

@@ -40,6 +40,8 @@ export class ChronosTesting {
   /** Tasks that ended dead. */
   readonly dead: EnqueuedTask[] = [];
   private depth = 0;
+  /** Set when inline enqueues nested too deep: every level's enqueue rethrows it up to the outer one, whatever `rethrow` says. */
+  private runaway?: ChronosTestingError;
   private pending = new Set<Promise<unknown>>();
   /** The abort controller of each attempt running now. */
   private readonly attempts = new Map<EnqueuedTask, AbortController>();
@@ -289,10 +291,12 @@ export class ChronosTesting {
     }
     if (this.mode === 'inline') {
       for (const task of added) {
-        if (this.depth >= INLINE_MAX_DEPTH)
-          throw new ChronosTestingError(
+        if (this.depth >= INLINE_MAX_DEPTH) {
+          this.runaway ??= new ChronosTestingError(
             `inline: enqueues nested ${INLINE_MAX_DEPTH} deep (last: ${task.type}): a handler that enqueues its own type each time never ends`,
           );
+          throw this.runaway;
+        }
         this.store.take(task);
         this.depth++;
         let o: TaskOutcome;
@@ -300,6 +304,12 @@ export class ChronosTesting {
           o = await this.run(task);
         } finally {
           this.depth--;
+        }
+        // the nested enqueue's throw failed a handler (an outcome, not an error of its enqueue): pass it up to the test
+        const runaway = this.runaway;
+        if (runaway) {
+          if (this.depth === 0) this.runaway = undefined;
+          throw runaway;
         }
         if (this.rethrow && o.outcome !== 'succeeded') throw o.error;
       }
