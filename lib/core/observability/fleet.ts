@@ -103,7 +103,8 @@ export class FleetGauges {
         if (silent) g.labels(sc.name, silent.reason.replace('-', '_')).set(1);
       });
     });
-    const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
+    const errorsHelp =
+      'Fleet gauge reads that failed or did not answer within fleetTimeoutMs (Redis refused or stalled): the fleet gauges are empty for that scrape';
     const current = () => this.current;
     this.errors = add(
       new prom.Counter({
