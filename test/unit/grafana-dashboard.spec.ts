@@ -205,3 +205,12 @@ test('no panel adds up outcomes of chronos_tasks_processed_total that count one 
   }
   expect(problems).toEqual([]);
 });
+
+test('every outcome of chronos_triggers_total is on a panel (fired or skipped)', async () => {
+  const { TRIGGER_OUTCOMES } = await import('../../lib/core/internal.js');
+  const shown = new Set<string>();
+  for (const { expr } of exprs)
+    for (const m of expr.matchAll(/chronos_triggers_total\{[^}]*outcome\s*=~?\s*"([^"]*)"/g))
+      for (const o of TRIGGER_OUTCOMES) if (new RegExp(`^(?:${m[1]})$`).test(o)) shown.add(o);
+  expect(TRIGGER_OUTCOMES.filter((o) => !shown.has(o))).toEqual([]);
+});
