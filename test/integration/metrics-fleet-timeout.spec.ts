@@ -56,6 +56,8 @@ test('a stalled Redis: the scrape answers with the per-process metrics and count
     const during = parsePrometheus(text);
     expect(matching(during, 'chronos_queue_tasks')).toEqual([]);
     expect(sumOf(during, 'chronos_fleet_read_errors_total')).toBe(1); // counted in the scrape that had no fleet gauges
+    // its help names the timeout, the case of a stalled Redis, not only failed reads
+    expect(text).toMatch(/^# HELP chronos_fleet_read_errors_total .*did not answer within fleetTimeoutMs/m);
     expect(matching(during, 'chronos_leader', { instance: 'fleet-timeout-1' })).toHaveLength(1);
 
     redis.cont();

@@ -41,6 +41,9 @@ test("a follower without TerminusModule imported: same result shape, up, showing
   apps.push(follower);
   const r = await follower.get(ChronosHealthIndicator).isHealthy('q');
   expect(r.q).toMatchObject({ status: 'up', scheduler: { leader: false, lease: { holder: 'health-a' } }, worker: { blocking: 'up' } });
+  // the lease is the leader's, term included (not this follower's own term, 0 as it never led)
+  expect(r.q.scheduler.term).toBe(0);
+  expect(r.q.scheduler.lease?.term).toBe(leader.get(SchedulerService).term);
 });
 
 test('a replica that takes shards while its health check reads the leases stays up: only shards led through the read are compared', async () => {

@@ -190,3 +190,27 @@ test("the README's metric table lists every metric Chronos exports, with its typ
   const expected = [...exportedMetrics()].map(([name, e]) => [name, { type: e.type, labels: [...e.labels].sort() }]);
   expect(documented).toEqual(expected);
 });
+
+test('no panel adds up outcomes of chronos_tasks_processed_total that count one attempt twice', () => {
+  // a failed attempt counts as `failed` and again as `retried` or `dead`: a sum over those outcomes
+  // (or over all of them) counts it twice, unless the outcomes stay apart (`by (…, outcome)`)
+  const problems: string[] = [];
+  for (const { where, expr } of exprs) {
+    for (const m of expr.matchAll(/chronos_tasks_processed_total(\{[^}]*\})?/g)) {
+      const outcome = /outcome\s*(=~|=)\s*"([^"]*)"/.exec(m[1] ?? '');
+      const admitted = outcome ? outcome[2].split('|') : ['failed', 'retried', 'dead'];
+      const twice = admitted.includes('failed') && (admitted.includes('retried') || admitted.includes('dead'));
+      if (twice && !/by\s*\([^)]*\boutcome\b/.test(expr)) problems.push(`${where}: ${expr}`);
+    }
+  }
+  expect(problems).toEqual([]);
+});
+
+test('every outcome of chronos_triggers_total is on a panel (fired or skipped)', async () => {
+  const { TRIGGER_OUTCOMES } = await import('../../lib/core/internal.js');
+  const shown = new Set<string>();
+  for (const { expr } of exprs)
+    for (const m of expr.matchAll(/chronos_triggers_total\{[^}]*outcome\s*=~?\s*"([^"]*)"/g))
+      for (const o of TRIGGER_OUTCOMES) if (new RegExp(`^(?:${m[1]})$`).test(o)) shown.add(o);
+  expect(TRIGGER_OUTCOMES.filter((o) => !shown.has(o))).toEqual([]);
+});

@@ -1,6 +1,6 @@
 import { FailureLog } from '../runtime/logger.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
-import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import { closeClient, duplicateConnection, explainFailure, type RedisClient } from '../redis/connection.js';
 import { writePause } from '../redis/commands/pause.js';
 import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
@@ -52,7 +52,7 @@ export class Fetcher {
   private abandonedRead?: { queues: readonly ConsumedQueue[]; err: ReadDeadlineError };
 
   constructor(private readonly deps: FetcherDeps) {
-    this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks');
+    this.failures = new FailureLog(deps.runtime.logger, 'Fetching tasks', (err) => explainFailure(deps.client, err));
     const { client, globalKeys, queues, consumer, loops, flushAcks, writeAcksOn } = deps;
     const logger = deps.runtime.logger;
     const events = deps.runtime.events;

@@ -1,6 +1,6 @@
 import type { RedisTime } from '../runtime/time.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import type { RedisClient } from '../redis/connection.js';
+import { explainFailure, type RedisClient } from '../redis/connection.js';
 import { forwardScript, type ForwardOutcome } from '../redis/commands/queue.js';
 import { claimDue, lowerDue, settleDue } from '../redis/commands/due.js';
 import { isCluster } from '../redis/cluster.js';
@@ -109,7 +109,7 @@ export class Forwarder {
     this.time = o.runtime.time;
     this.signals = o.runtime.signals;
     this.sweepPeriodMs = o.sweepPeriodMs ?? SWEEP_PERIOD_MS;
-    this.failures = new FailureLog(logger, 'Forwarding due tasks');
+    this.failures = new FailureLog(logger, 'Forwarding due tasks', (err) => explainFailure(this.client, err));
     this.byName = new Map(queues.map((q) => [q.name, q]));
     this.names = queues.map((q) => q.name);
     this.canFold = !isCluster(o.client);

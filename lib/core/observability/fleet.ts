@@ -18,15 +18,17 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
 /**
  * The fleet gauges of {@link ChronosMetrics}: the state of every queue and schedule of the
  * namespace, as any replica sees it in Redis. One read (shared by all gauges of a scrape, reused
- * by the scrapes within `cacheMs`) costs `8 + 18 × queues + (schedules ÷ 1,000) × (2 + declarations
- * + queues that schedules target)` commands or so, whatever the number of tasks:
+ * by the scrapes within `cacheMs`) costs `25 + 22 × queues + queues that schedules target` commands
+ * (70 for 2 queues and 2 schedules: test/nest/metrics.spec.ts), plus the declarations' reads while
+ * scheduler instances are live and an `HSCAN` per 1,000 more schedules, whatever the number of tasks:
  * - `Inspector.queues()`: `SMEMBERS` ×2 (queues, paused), then per queue one pipeline of `XLEN`,
- *   `XPENDING` summary, 3 × `ZCARD`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`, `GET` of the counts,
- *   `XINFO GROUPS`, `TIME`, and an `XRANGE … COUNT 1` for the latency (age of the oldest waiting task);
- * - `Inspector.schedules(1)`: `HSCAN` of the registry and the pause notes, `ZRANGE` instances, `TIME`,
+ *   `XPENDING` summary, 5 × `ZCARD`, `ZREVRANGE`, 3 × `MGET` (7 days of counters), 6 × `MEMORY USAGE … SAMPLES 5`,
+ *   `GET` of the counts, `HGETALL` of its limits, `XINFO GROUPS`, `TIME`, and an `XRANGE … COUNT 1` for the
+ *   latency (age of the oldest waiting task);
+ * - `Inspector.schedules(1)`: `HSCAN` of the 16 shards' registries and the pause notes, `ZRANGE` instances, `TIME`,
  *   `MGET` of their declarations, `SMISMEMBER` per distinct declaration and `HMGET` last-fired per
  *   target queue (1,000 names per call, one pipeline);
- * - `Inspector.leader()`: one `MULTI` (GET, PTTL, HGETALL): whether a schedule's overdue triggers mean
+ * - `Inspector.leader()`: one `MULTI` (`TIME`, `HGETALL` of the shard leases): whether a schedule's overdue triggers mean
  *   no leader. The missed triggers and silent flags are computed from these in memory (the spec,
  *   `lastFiredAt`, the pause note's instant), with no call of their own.
  * A read that fails, or does not answer within `timeoutMs` (Redis refused and ioredis still retrying,
@@ -101,7 +103,8 @@ export class FleetGauges {
         if (silent) g.labels(sc.name, silent.reason.replace('-', '_')).set(1);
       });
     });
-    const errorsHelp = 'Fleet gauge reads that failed (e.g. Redis unreachable)';
+    const errorsHelp =
+      'Fleet gauge reads that failed or did not answer within fleetTimeoutMs (Redis refused or stalled): the fleet gauges are empty for that scrape';
     const current = () => this.current;
     this.errors = add(
       new prom.Counter({

@@ -73,6 +73,9 @@ export interface ChronosMetricsOptions {
   };
 }
 
+/** The `limit` label values of `chronos_queue_limited_seconds_total` (the `queue.limited` event's `limit`). */
+const LIMITS = ['concurrency', 'rate', 'group'] as const satisfies readonly Extract<ChronosEvent, { type: 'queue.limited' }>['limit'][];
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -113,6 +116,8 @@ export class ChronosMetrics {
   private readonly triggerChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
   private readonly durationChildren = new Map<string, Prom.Histogram.Internal<string>>();
   private readonly waitChildren = new Map<string, Prom.Histogram.Internal<string>>();
+  /** Queues whose per-queue counters exist (from 0). */
+  private readonly seenQueues = new Set<string>();
 
   constructor(options: ChronosMetricsOptions = {}) {
     const p = new OptionProblems();
@@ -217,10 +222,22 @@ export class ChronosMetrics {
     for (const m of this.metrics.splice(0)) this.registry.removeSingleMetric((m as unknown as { name: string }).name);
   }
 
+  /**
+   * The per-queue counters of a queue first seen in an event, at 0: a reclaim or a limit's wait is
+   * rare, and a series born at 1 has no earlier sample for `increase()` to count it from.
+   */
+  private queueSeen(queue: string): void {
+    if (this.seenQueues.has(queue)) return;
+    this.seenQueues.add(queue);
+    this.reclaimed.labels(queue).inc(0);
+    for (const l of LIMITS) this.limited.labels(queue, l).inc(0);
+  }
+
   private outcomeOf(queue: string, type: string, outcome: (typeof TASK_OUTCOMES)[number]): Prom.Counter.Internal {
     const key = `${queue}\0${type}`;
     let children = this.processedChildren.get(key);
     if (!children) {
+      this.queueSeen(queue);
       children = {};
       // every outcome from 0, so rate() and increase() see the first event
       for (const o of TASK_OUTCOMES) (children[o] = this.processed.labels(queue, type, o)).inc(0);
@@ -248,7 +265,10 @@ export class ChronosMetrics {
 
   private waitOf(queue: string): Prom.Histogram.Internal<string> {
     let child = this.waitChildren.get(queue);
-    if (!child) this.waitChildren.set(queue, (child = this.wait.labels(queue)));
+    if (!child) {
+      this.queueSeen(queue);
+      this.waitChildren.set(queue, (child = this.wait.labels(queue)));
+    }
     return child;
   }
 
@@ -287,6 +307,7 @@ export class ChronosMetrics {
         this.outcomeOf(e.queue, e.taskType, 'superseded').inc();
         return;
       case 'task.requeued':
+        this.queueSeen(e.queue);
         if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
         return;
       case 'schedule.fired':
@@ -308,6 +329,7 @@ export class ChronosMetrics {
         return;
       }
       case 'queue.limited':
+        this.queueSeen(e.queue);
         this.limited.labels(e.queue, e.limit).inc(e.ms / 1000);
         return;
       default:

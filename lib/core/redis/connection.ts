@@ -311,6 +311,19 @@ async function checkDatabase(client: RedisClient): Promise<void> {
   }
 }
 
+/**
+ * `err`'s message, and when it only says that the client gave up on a command (ioredis's `Reached
+ * the max retries per request limit`, a closed connection: see UNAVAILABLE), which Redis it was
+ * and the client's last connection error (`connect ECONNREFUSED …`), which the loops' failure logs
+ * would not show otherwise.
+ */
+export function explainFailure(client: RedisClient, err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  if (!isRedisUnavailable(err)) return message;
+  const last = lastErrors.get(client);
+  return `${message} (Redis at ${describe(client)}${last !== undefined && last !== message ? `; last connection error: ${last}` : ''})`;
+}
+
 /** `host:port/db` of a client, for messages (never the password). */
 export function describe(client: RedisClient): string {
   if ((client as { isCluster?: boolean }).isCluster) return 'cluster';

@@ -51,19 +51,24 @@ export class FailureLog {
   private since = 0;
   private lastError = '';
 
+  /**
+   * @param explain the text of an error for the log and `lastError` (e.g. naming the Redis address
+   * and its last connection error: connection.ts explainFailure); the message alone by default.
+   */
   constructor(
     private readonly logger: ChronosLogger,
     private readonly what: string,
+    private readonly explain: (error: unknown) => string = (error) => (error as Error)?.message ?? String(error),
   ) {}
 
   /** Records one failed attempt of the loop; logs `error` only on the first failure of a run. */
   failed(error: unknown): void {
     this.count++;
-    this.lastError = (error as Error)?.message ?? String(error);
+    this.lastError = this.explain(error);
     if (!this.failing) {
       this.failing = true;
       this.since = engineTime.now();
-      this.logger.error(`${this.what} failed; retrying with backoff (error=${(error as Error)?.message ?? String(error)})`, error);
+      this.logger.error(`${this.what} failed; retrying with backoff (error=${this.lastError})`, error);
     }
   }
 

@@ -38,8 +38,9 @@ export class ServiceStatus {
     readonly name: string,
     logger: ChronosLogger,
     what: string,
+    explain?: (error: unknown) => string,
   ) {
-    this.failures = new FailureLog(logger, what);
+    this.failures = new FailureLog(logger, what, explain);
   }
 
   /** An attempt succeeded. */
@@ -87,10 +88,12 @@ export class PeriodicService implements Service {
       when: () => boolean;
       /** When given: the delay before the next run, ms, asked after each run (and before the first: `intervalMs`). */
       nextInMs?: () => number;
+      /** The text of a failure for the log (FailureLog's `explain`). */
+      explain?: (error: unknown) => string;
     },
   ) {
     this.name = o.name;
-    this.status = new ServiceStatus(o.name, o.logger, o.what);
+    this.status = new ServiceStatus(o.name, o.logger, o.what, o.explain);
   }
 
   start(): void {

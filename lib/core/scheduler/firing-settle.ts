@@ -7,6 +7,7 @@
  */
 import type { ChronosEvent } from '../runtime/events.js';
 import { FailureLog } from '../runtime/logger.js';
+import { explainFailure } from '../redis/connection.js';
 import { fireScript, type FireResult } from '../redis/commands/schedule.js';
 import { markGrouped } from '../queue/limits.js';
 import { FIRE_MODE } from '../redis/protocol.js';
@@ -58,7 +59,7 @@ export class FiringShared {
     private readonly livenessStale: () => void,
   ) {
     this.cache = new SpecCache(ctx.namespace);
-    this.failures = new FailureLog(ctx.logger, 'Firing schedules');
+    this.failures = new FailureLog(ctx.logger, 'Firing schedules', (err) => explainFailure(ctx.client, err));
     this.observer = new FireObserver();
     this.reports = new PlanReports(ctx.logger, ctx.events);
   }

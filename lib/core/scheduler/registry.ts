@@ -15,7 +15,7 @@
  */
 import { ChronosStateError, DuplicateScheduleError } from '../runtime/errors.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import type { RedisClient } from '../redis/connection.js';
+import { explainFailure, type RedisClient } from '../redis/connection.js';
 import {
   declareSchedulesScript,
   fenceSchedulesScript,
@@ -142,7 +142,7 @@ export class Declarations {
   readonly failures: FailureLog;
 
   constructor(private readonly ctx: DeclarationsContext) {
-    this.failures = new FailureLog(ctx.logger, 'Scheduler heartbeat');
+    this.failures = new FailureLog(ctx.logger, 'Scheduler heartbeat', (err) => explainFailure(ctx.client, err));
     this.live = new LiveNames(ctx.client, ctx.keys);
   }
 

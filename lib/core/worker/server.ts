@@ -3,7 +3,14 @@ import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
 import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
-import { checkServer, closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
+import {
+  checkServer,
+  closeConnection,
+  explainFailure,
+  openConnection,
+  type ConnectionHandle,
+  type RedisClient,
+} from '../redis/connection.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
@@ -163,7 +170,20 @@ export class ChronosServer {
     const heartbeat = (this.heartbeat = new Heartbeat({ client, globalKeys, id: this.id, queues, config, counters, slots }));
     const liveness = (this.liveness = new Liveness(client, globalKeys, this.id, opts, logger));
     const sampler = new QueueSampler(client, queues);
-    this.services = workerServices({ runtime, opts, fetcher, fetchWake, forwarder, recoverer, liveness, heartbeat, sampler, isRunning });
+    const explain = (err: unknown) => explainFailure(client, err);
+    this.services = workerServices({
+      runtime,
+      opts,
+      fetcher,
+      fetchWake,
+      forwarder,
+      recoverer,
+      liveness,
+      heartbeat,
+      sampler,
+      isRunning,
+      explain,
+    });
     this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
   }
 

@@ -146,6 +146,8 @@ export interface WorkerParts {
   readonly sampler: QueueSampler;
   /** True while the server runs: periodic jobs are skipped otherwise. */
   readonly isRunning: () => boolean;
+  /** The text of a job's failure for its log (names the Redis and its last connection error). */
+  readonly explain: (error: unknown) => string;
 }
 
 /**
@@ -153,10 +155,10 @@ export interface WorkerParts {
  * fetch loop first). Every job but the two loops is periodic: skipped while the previous run is busy.
  */
 export function workerServices(p: WorkerParts): Service[] {
-  const { runtime, opts, fetcher, forwarder, recoverer, liveness, heartbeat, isRunning } = p;
+  const { runtime, opts, fetcher, forwarder, recoverer, liveness, heartbeat, isRunning, explain } = p;
   const logger = runtime.logger;
   const every = (name: string, intervalMs: number, what: string, run: () => Promise<void>, nextInMs?: () => number) =>
-    new PeriodicService({ name, what, intervalMs, run, logger, when: isRunning, nextInMs });
+    new PeriodicService({ name, what, intervalMs, run, logger, when: isRunning, nextInMs, explain });
   let sweepAll = true;
   return [
     every('heartbeat', DEFAULTS.serverHeartbeatMs, 'Server heartbeat', () => heartbeat.beat()),

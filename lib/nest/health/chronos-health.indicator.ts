@@ -171,9 +171,10 @@ export class ChronosHealthIndicator {
       const own = held.filter((s) => s.instance === this.scheduler.instanceId);
       const ttlMs = own.length > 0 ? Math.min(...own.map((s) => s.ttlMs)) : (lease?.ttlMs ?? 0);
       const ageMs = lease ? Math.max(0, this.options.leaderTtl - ttlMs) : 0;
+      // the lease shown is this replica's while it leads, else the leader's: holder and term of one lease
       scheduler.lease = lease && {
         holder: own.length > 0 ? this.scheduler.instanceId : lease.instance,
-        term: this.scheduler.term,
+        term: own.length > 0 ? this.scheduler.term : lease.term,
         ageMs,
         ttlMs,
       };
