@@ -24,6 +24,8 @@ export const MESSAGES = {
   invalidType: (source: string, value: unknown) =>
     `${source}: @TaskHandler type must be a non-empty string of at most 200 characters or a payload class, got ${describe(value)}`,
   invalidOption: (source: string, decorator: string, problem: string) => `${source}: @${decorator} ${problem}`,
+  twoQueues: (type: string, bound: { queue?: string; source: string }[]) =>
+    `the handlers of payload class task type "${type}" declare different queues (${bound.map((l) => `"${l.queue}" by ${l.source}`).join(', ')}), so an enqueue of the class cannot tell where to go: declare one queue for all of them`,
   childTypeTooLong: (source: string, childType: string) =>
     `${source}: the fan-out task type "${childType}" is longer than 200 characters; shorten the task type or set a shorter listener \`name\``,
   noHandlerForDispatch: (source: string, type: string) =>

@@ -81,6 +81,20 @@ function rateOrNone(v: string | undefined, flag: string): RateLimit | null | und
   return { max: Number(m[1]), duration: Number(m[2]) };
 }
 
+/** `--clear-group g` of a group without an override: exit 1, as a name that does not exist. */
+export class NothingToClearError extends Error {
+  constructor(
+    readonly queue: string,
+    readonly group: string,
+    groups: string[],
+  ) {
+    super(
+      `Queue "${queue}" has no override for group "${group}": nothing to clear (${groups.length > 0 ? `groups with an override: ${groups.join(', ')}` : 'no group has one'})`,
+    );
+    this.name = 'NothingToClearError';
+  }
+}
+
 interface LimitFlags {
   concurrency?: string;
   rate?: string;
@@ -127,7 +141,12 @@ export function limitsCommands(queue: Command, run: Run): void {
         }
         if (gc !== undefined) update.groupConcurrency = gc;
         if (gr !== undefined) update.groupRate = gr;
-        if (o.clearGroup !== undefined) update.groups = { ...update.groups, [o.clearGroup]: null };
+        if (o.clearGroup !== undefined) {
+          // an override that is not there is named, as a schedule or queue that is not (nothing is written)
+          const groups = Object.keys((await inspector.queueLimits(name)).groups ?? {});
+          if (!groups.includes(o.clearGroup)) throw new NothingToClearError(name, o.clearGroup, groups);
+          update.groups = { ...update.groups, [o.clearGroup]: null };
+        }
         const changed = Object.keys(update).length > 0;
         const now = changed ? await inspector.setQueueLimits(name, update, { actor: cli.actor }) : await inspector.queueLimits(name);
         const lines = limitLines(now);

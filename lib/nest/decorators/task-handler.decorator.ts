@@ -16,8 +16,9 @@ export interface TaskHandlerOptions {
   name?: string;
   /**
    * A queue where tasks of this type are expected: the worker serves it when the module's
-   * `queues` is not set. (Enqueuers choose the queue; a payload class's static `queue` is the
-   * default of `ChronosClient.enqueue`.)
+   * `queues` is not set. With a payload class, it is also where `ChronosClient.enqueue` of the
+   * class sends its tasks in this app when the enqueue names no `queue` (before the class's static
+   * `queue`). Handlers of one class declaring different queues fail discovery (ChronosDiscoveryError).
    */
   queue?: string;
   /** Retry delay of this handler's failures, ms from the failed attempts so far. @defaultValue the module's `backoff` */

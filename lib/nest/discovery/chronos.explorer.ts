@@ -145,7 +145,12 @@ export class ChronosExplorer implements OnModuleInit {
       if (sources.length > 1)
         issue(sources[1], MESSAGES.duplicateSchedule(name, sources), new DuplicateScheduleError(name, sources.join(' and ')));
     }
+    const bindings: [string, string][] = []; // payload class type → the queue its handlers declared
     for (const [type, ls] of listeners) {
+      const bound = ls.filter((l) => l.payloadClass && l.queue !== undefined);
+      const queues = new Set(bound.map((l) => l.queue!));
+      if (queues.size > 1) issue(bound[0].source, MESSAGES.twoQueues(type, bound));
+      else if (queues.size === 1) bindings.push([type, bound[0].queue!]);
       const byName = new Map<string, string[]>();
       for (const l of ls) byName.set(l.name, [...(byName.get(l.name) ?? []), l.source]);
       for (const [name, sources] of byName)
@@ -162,6 +167,7 @@ export class ChronosExplorer implements OnModuleInit {
     }
     for (const d of dispatches) if (!listeners.has(d.type)) warn.push(MESSAGES.noHandlerForDispatch(d.source, d.type));
     if (issues.length === 0) this.register(listeners, issue);
+    if (issues.length === 0) for (const [type, queue] of bindings) this.client.bindQueue(type, queue);
     if (issues.length > 0) throw new ChronosDiscoveryError(issues);
     for (const w of warn) this.logger.warn(w);
     const fanOuts = [...listeners].filter(([, ls]) => ls.length > 1).map(([t, ls]) => `${t}→${ls.length}`);
@@ -381,7 +387,7 @@ export class ChronosExplorer implements OnModuleInit {
       ok = false;
     } else if (queue !== undefined) this.worker.addQueue(queue, f.source);
     if (!ok) return undefined;
-    return { type, name, source: f.source, invoke, payloadClass, backoff: o.backoff };
+    return { type, name, source: f.source, invoke, payloadClass, queue, backoff: o.backoff };
   }
 
   /** Registers the handlers: one per type, or a dispatcher plus one child handler per listener (fan-out). */

@@ -16,6 +16,8 @@ export interface Listener {
   /** Calls the method with the task view. */
   invoke: (task: Task) => unknown;
   payloadClass?: PayloadClass;
+  /** The queue the handler declared (its `queue` option, else its payload class's static `queue`). */
+  queue?: string;
   backoff?: BackoffFn;
 }
 

@@ -12,12 +12,16 @@ export interface NestBulkTask extends Omit<BulkTask, 'type'> {
 /**
  * Enqueues tasks from any provider: inject `ChronosClient`. The engine's `QueueClient` (same methods,
  * same results) plus payload classes: `enqueue(new SendEmail(…))` or `enqueue(SendEmail, payload)`
- * derive the task type (and, from a static `queue`, the default queue) from the class, so the
+ * derive the task type (and the default queue: the one its `@TaskHandler`s declare in this app, else
+ * the class's static `queue`) from the class, so the
  * enqueue and the `@TaskHandler(SendEmail)` handler are typed end to end.
  * Closed at application shutdown (after the worker drained, so handlers can still enqueue).
  * @publicApi
  */
 export class ChronosClient extends QueueClient implements OnApplicationShutdown {
+  /** Task type of a payload class → the queue its `@TaskHandler`s declared (filled at discovery). */
+  private readonly handlerQueues = new Map<string, string>();
+
   /**
    * Enqueues a task whose type is a payload class, with a payload of that class's shape.
    * @throws InvalidPayloadError / InvalidOptionsError as the engine's `enqueue`.
@@ -37,7 +41,7 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
    */
   override enqueue(type: string, payload?: unknown, options?: EnqueueOptions): Promise<EnqueueResult>;
   override async enqueue(a: unknown, b?: unknown, c?: EnqueueOptions): Promise<EnqueueResult> {
-    const t = normalize(a, b, c, 'enqueue');
+    const t = normalize(a, b, c, 'enqueue', this.boundQueue);
     return super.enqueue(t.type, t.payload, t.options);
   }
 
@@ -46,8 +50,19 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    */
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
-    return super.enqueueBulk(tasks.map((t) => normalize(t.type, t.payload, t.options, 'enqueueBulk')));
+    return super.enqueueBulk(tasks.map((t) => normalize(t.type, t.payload, t.options, 'enqueueBulk', this.boundQueue)));
   }
+
+  /**
+   * @internal Discovery: the `@TaskHandler`s of payload classes of task type `type` declared `queue`
+   * (their `queue` option, else the class's static `queue`), so an enqueue of the class goes there.
+   */
+  bindQueue(type: string, queue: string): void {
+    this.handlerQueues.set(type, queue);
+  }
+
+  /** @internal The queue the handlers of a payload class's type declared in this app, if any. */
+  readonly boundQueue = (type: string): string | undefined => this.handlerQueues.get(type);
 
   /** @internal Nest lifecycle: closes the connection if Chronos opened it. */
   async onApplicationShutdown(): Promise<void> {
@@ -55,12 +70,17 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
   }
 }
 
-/** @internal The task type, payload and options of an enqueue given a type, a payload class or an instance of one. */
+/**
+ * @internal The task type, payload and options of an enqueue given a type, a payload class or an
+ * instance of one. The queue of a payload class, unless the enqueue names one: the queue its handlers
+ * declared in this app (`boundQueue`), else the class's static `queue`.
+ */
 export function normalize(
   a: unknown,
   b: unknown,
   c: EnqueueOptions | undefined,
   method: string,
+  boundQueue?: (type: string) => string | undefined,
 ): { type: string; payload: unknown; options: EnqueueOptions } {
   if (typeof a === 'string') return { type: a, payload: b, options: c ?? {} };
   let cls: PayloadClass;
@@ -84,7 +104,7 @@ export function normalize(
   }
   const type = taskTypeOf(cls);
   if (!type) throw new InvalidOptionsError([`${method}: the payload class has no name and no static \`type\``], 'enqueue arguments');
-  const queue = queueOf(cls);
+  const queue = boundQueue?.(type) ?? queueOf(cls);
   const group = options.group === undefined ? groupOf(cls, payload) : undefined;
   payload = plainPayload(cls, payload);
   if ((queue !== undefined && options.queue === undefined) || group !== undefined) {

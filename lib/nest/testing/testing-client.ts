@@ -55,13 +55,15 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override enqueue(...args: any[]): Promise<EnqueueResult> {
-    return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue')]).then((r) => r[0]);
+    return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue', this.boundQueue)]).then(
+      (r) => r[0],
+    );
   }
 
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
     const all = tasks.map((t, i) => {
       try {
-        return normalize(t.type, t.payload, t.options, 'enqueueBulk');
+        return normalize(t.type, t.payload, t.options, 'enqueueBulk', this.boundQueue);
       } catch (err) {
         (err as Error).message = `enqueueBulk: task #${i}: ${(err as Error).message}`;
         throw err;
@@ -85,7 +87,7 @@ export class TestingChronosClient extends ChronosClient {
    * @throws InvalidPayloadError / InvalidOptionsError as `enqueue`.
    */
   build(tasks: { type: unknown; payload: unknown; options?: EnqueueOptions }[]): NewTask[] {
-    const all = tasks.map((t) => normalize(t.type, t.payload, t.options, 'perform'));
+    const all = tasks.map((t) => normalize(t.type, t.payload, t.options, 'perform', this.boundQueue));
     return this.prepareAll(all, this.sink!.now());
   }
 

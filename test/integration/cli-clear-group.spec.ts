@@ -1,0 +1,34 @@
+// `chronos queue limits <q> --clear-group <g>` for a group with no override: an error naming the
+// group (exit 1, as `schedule rm` / `queue pause` of a name that does not exist), nothing written.
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { cliRunner } from '../helpers/cli.js';
+import { QueueRig } from '../helpers/queue.js';
+import { redisUrl } from '../helpers/redis.js';
+
+let rig: QueueRig;
+let inspector: Inspector;
+const { chronos } = cliRunner(() => rig.namespace);
+beforeEach(() => {
+  rig = new QueueRig();
+  inspector = new Inspector({ connection: redisUrl(), namespace: rig.namespace, events: rig.events });
+});
+afterEach(async () => {
+  await inspector.close();
+  await rig.close();
+});
+
+test('--clear-group of a group without an override says there was nothing to clear, naming it, and writes nothing', async () => {
+  // before: "Limits of queue l set." and exit 0, as if an override had been dropped
+  await rig.client.enqueue('t', {}, { queue: 'l' });
+  await inspector.setQueueLimits('l', { groups: { vip: { concurrency: 3 } } });
+  const none = await chronos('queue', 'limits', 'l', '--clear-group', 'nosuch');
+  expect([none.code, none.out]).toEqual([1, '']);
+  expect(none.err).toBe('error: Queue "l" has no override for group "nosuch": nothing to clear (groups with an override: vip)\n');
+  // with other changes too: nothing is written
+  expect((await chronos('queue', 'limits', 'l', '--concurrency', '2', '--clear-group', 'nosuch')).code).toBe(1);
+  expect(await inspector.queueLimits('l')).toEqual({ groups: { vip: { concurrency: 3 } } });
+  // a group that has one is cleared as before
+  const vip = await chronos('queue', 'limits', 'l', '--clear-group', 'vip');
+  expect([vip.code, vip.out]).toEqual([0, 'Limits of queue l set.\nnone\n']);
+  expect(await inspector.queueLimits('l')).toEqual({});
+});
