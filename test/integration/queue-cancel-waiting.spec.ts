@@ -12,6 +12,9 @@ afterEach(() => rig.close());
 test('a task cancelled while it waits in the worker for a slot never starts: dead, and no warning of a gone entry', async () => {
   const { worker, waiting } = await workerWithWaitingTask(rig, rig.inspector);
   await rig.inspector.cancelTask(waiting, { actor: 'ops:eve' });
+  // the notice reaches the worker on its subscriber connection, in a race with the reply to the
+  // cancel: a slot freed before it arrives would start the task (the notice then aborts it)
+  await waitFor(() => rig.logger.lines.some((l) => l.message.includes('before it started: dropped while waiting for a slot')), 'the drop');
   // every other task runs to its end
   while (worker.started.length < worker.ids.size - 1) await worker.next();
   worker.openAll();

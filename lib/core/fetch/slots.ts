@@ -146,18 +146,21 @@ export class Slots implements RunOwner {
    * A cancel notice for entry `entryId` of queue `queue` (the Inspector has dead-lettered its task
    * already): the running task, whose signal the caller aborts; a task fetched but not started — a
    * trigger task held for its instant, or one waiting in the buffer for a slot — is dropped here (a
-   * held one's slot freed), so it never starts.
+   * held one's slot freed), so it never starts, and logged (no `task.cancelled`: no attempt ran).
    */
   cancelled(queue: string, entryId: string): TaskRun | undefined {
-    if (this.held.delete(queue, entryId)) {
+    const dropped = (how: string) => {
       this.finishReserved(queue);
+      this.deps.logger.log(
+        `Task cancelled by an operator before it started: dropped ${how}; it never runs (queue=${queue} entry=${entryId})`,
+      );
       return undefined;
-    }
+    };
+    if (this.held.delete(queue, entryId)) return dropped('while held for its trigger instant');
     const waiting = this.buffer.findIndex((w) => w.queue.name === queue && w.task.entryId === entryId);
     if (waiting >= 0) {
       this.buffer.splice(waiting, 1);
-      this.finishReserved(queue);
-      return undefined;
+      return dropped('while waiting for a slot');
     }
     return this.inflight.get(queue, entryId);
   }
