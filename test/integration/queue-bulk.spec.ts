@@ -1,7 +1,7 @@
 // enqueueBulk writes what one enqueue at a time writes: the same entry fields and meta, in input
 // order across runs of ready tasks (sent as enqueue-bulk.lua calls of up to 100), tasks with options
 // (enqueue.lua) and several queues; a task's own options still apply; bad input still names the task.
-import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
+import { InvalidOptionsError, InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { withMetaDefaults, type TaskMeta } from '../../lib/core/queue/codec.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS } from '../../lib/core/redis/protocol.js';
@@ -80,5 +80,26 @@ test('a bad payload in a bulk names its task and its value; nothing is written',
   expect(err).toBeInstanceOf(InvalidPayloadError);
   expect((err as Error).message).toMatch(/task #1/);
   expect((err as Error).message).toMatch(/BigInt \(10n\) at deep\.big/);
+  expect(await entries('default')).toHaveLength(0);
+});
+
+test('a bulk task with a key beside type, payload and options is refused, naming it; nothing is written', async () => {
+  // an enqueue option written beside the task (BullMQ's addBulk takes { name, data, opts }) was ignored: the task ran at once
+  const bad = [
+    { type: 'bulk.t', payload: { ok: 1 } },
+    { type: 'bulk.t', payload: {}, delay: 60_000 },
+  ];
+  const err = await rig.client.enqueueBulk(bad as never).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidOptionsError);
+  expect((err as Error).message).toMatch(/enqueueBulk task #1/);
+  expect((err as Error).message).toMatch(/unknown option "delay"/);
+  const opts = await rig.client.enqueueBulk([{ type: 'bulk.t', opts: { attempts: 3 } }] as never).catch((e: unknown) => e);
+  expect((opts as Error).message).toMatch(/task #0[\s\S]*unknown option "opts"/);
+  const notObject = await rig.client.enqueueBulk([null] as never).catch((e: unknown) => e);
+  expect(notObject).toBeInstanceOf(InvalidOptionsError);
+  expect((notObject as Error).message).toMatch(/task #0[\s\S]*got null/);
+  const notArray = await rig.client.enqueueBulk({ type: 'bulk.t' } as never).catch((e: unknown) => e);
+  expect(notArray).toBeInstanceOf(InvalidOptionsError);
+  expect((notArray as Error).message).toMatch(/expected an array/);
   expect(await entries('default')).toHaveLength(0);
 });

@@ -2,6 +2,8 @@
 // range of a Date (the clock could not be shown, and fireDue's own error threw a RangeError), and
 // options that are not an object.
 import { Test } from '@nestjs/testing';
+import { InvalidOptionsError } from '../../lib/core/runtime/errors.js';
+import { ChronosClient } from '../../lib/nest/index.js';
 import { ChronosTesting, ChronosTestingError, ChronosTestingModule, type ChronosTestingOptions } from '../../lib/nest/testing/index.js';
 
 test('an instant beyond the range of a Date is refused with a ChronosTestingError naming it', async () => {
@@ -24,4 +26,16 @@ test('options that are not an object are refused with a ChronosTestingError', ()
     expect(declare).toThrow(ChronosTestingError);
     expect(declare).toThrow(/ChronosTestingModule: expected an options object, got/);
   }
+});
+
+test('an enqueueBulk task with an option beside type, payload and options is refused, as the engine refuses it', async () => {
+  const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot()] }).compile();
+  await module.init();
+  const chronos = module.get(ChronosClient);
+  // a delay written beside the task was dropped by normalize() and the task recorded as due at once
+  const bad = [{ type: 'report.build', payload: {}, delay: 60_000 }] as never;
+  await expect(chronos.enqueueBulk(bad)).rejects.toThrow(InvalidOptionsError);
+  await expect(chronos.enqueueBulk(bad)).rejects.toThrow(/enqueueBulk task #0[\s\S]*unknown option "delay"/);
+  expect(module.get(ChronosTesting).enqueued()).toHaveLength(0);
+  await module.close();
 });

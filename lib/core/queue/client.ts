@@ -20,7 +20,15 @@ import {
   type Prepared,
   type Reply,
 } from './enqueue-write.js';
-import { NO_OPTIONS, prepareTask, type BulkTask, type EnqueueContext, type EnqueueOptions, type EnqueueResult } from './enqueue-options.js';
+import {
+  NO_OPTIONS,
+  checkBulkTasks,
+  prepareTask,
+  type BulkTask,
+  type EnqueueContext,
+  type EnqueueOptions,
+  type EnqueueResult,
+} from './enqueue-options.js';
 
 export type { BulkTask, DedupOptions, EnqueueOptions, EnqueueResult } from './enqueue-options.js';
 import { getQueueLimits, markGrouped, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from './limits.js';
@@ -174,6 +182,7 @@ export class QueueClient {
    * @throws RedisUnavailableError as {@link enqueue} does (naming the queues of the call when the whole call failed).
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
+    checkBulkTasks(tasks);
     const n = tasks.length;
     const prepared: Prepared[] = new Array(n);
     for (let i = 0; i < n; i++) {

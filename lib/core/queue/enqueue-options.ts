@@ -3,7 +3,7 @@
 import { newTaskId } from './task-id.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidOptionsError } from '../runtime/errors.js';
-import { OptionProblems } from '../runtime/options.js';
+import { OptionProblems, show } from '../runtime/options.js';
 import { isGroupName, type QueueKeys } from '../redis/keys.js';
 import type { DedupMode } from '../redis/commands/queue.js';
 import { encodePayload } from './payload-codec.js';
@@ -106,6 +106,29 @@ export interface BulkTask {
   payload?: unknown;
   /** Options of this task's enqueue, over the client's `defaults`. */
   options?: EnqueueOptions;
+}
+
+const BULK_TASK_KEYS: ReadonlySet<string> = new Set(['type', 'payload', 'options']);
+
+/**
+ * Checks the shape of `enqueueBulk`'s input: an array of objects of `type`, `payload` and `options`
+ * only, so an option written beside them (`{ type, payload, delay }`) or BullMQ's `{ name, data, opts }`
+ * is refused, not ignored.
+ * @throws InvalidOptionsError naming the bad item's index and its offending keys or value.
+ */
+export function checkBulkTasks(tasks: unknown): void {
+  if (!Array.isArray(tasks))
+    throw new InvalidOptionsError([`expected an array of { type, payload?, options? }, got ${show(tasks)}`], 'enqueueBulk input');
+  for (let i = 0; i < tasks.length; i++) {
+    const task: unknown = tasks[i];
+    const what = `enqueueBulk task #${i}`;
+    if (typeof task !== 'object' || task === null || Array.isArray(task))
+      throw new InvalidOptionsError([`expected { type, payload?, options? }, got ${show(task)}`], what);
+    const p = new OptionProblems();
+    p.unknownKeys(task, BULK_TASK_KEYS);
+    if (p.list.length > 0) p.add('', 'a task takes only type, payload and options (enqueue options go in options)');
+    p.throwIfAny(what);
+  }
 }
 
 const ENQUEUE_KEYS = new Set([

@@ -1,5 +1,6 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionsError } from '../../core/runtime/errors.js';
+import { checkBulkTasks } from '../../core/queue/enqueue-options.js';
 import { QueueClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
 import { groupOf, plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
@@ -50,6 +51,7 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    */
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
+    checkBulkTasks(tasks);
     return super.enqueueBulk(tasks.map((t) => normalize(t.type, t.payload, t.options, 'enqueueBulk', this.boundQueue)));
   }
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
 import type { Prepared } from '../../core/queue/enqueue-write.js';
-import { prepareTask } from '../../core/queue/enqueue-options.js';
+import { checkBulkTasks, prepareTask } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
 import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { ChronosTestingError } from './testing-error.js';
@@ -61,6 +61,7 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
+    checkBulkTasks(tasks);
     const all = tasks.map((t, i) => {
       try {
         return normalize(t.type, t.payload, t.options, 'enqueueBulk', this.boundQueue);
