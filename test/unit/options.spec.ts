@@ -12,7 +12,7 @@ import {
   TIMER_MAX_MS,
   type OptionProblem,
 } from '../../lib/core/runtime/options.js';
-import { QueueClient, checkClientOptions } from '../../lib/core/queue/client.js';
+import { QueueClient, checkClientOptions, type ClientOptions } from '../../lib/core/queue/client.js';
 import { checkServerOptions } from '../../lib/core/worker/server-options.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
@@ -242,3 +242,25 @@ describe('one time-zone check', () => {
 function reEscape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('client options: an unknown key is refused (trial 21: BullMQ-style keys were ignored in silence)', () => {
+  test.each([
+    [{ defaultJobOptions: { attempts: 3 } }, 'unknown option "defaultJobOptions"'],
+    [{ defaults: { attempts: 3 } }, 'defaults: unknown option "attempts"'],
+    [{ defaults: { removeOnComplete: true, maxRetry: 2 } }, 'defaults: unknown option "removeOnComplete"'],
+    [{ defaults: 'fast' }, 'defaults: expected an object of queue, maxRetry and timeout, got "fast"'],
+  ])('%j', (options, message) => {
+    expect(checkClientOptions(options as ClientOptions).problems.map((x) => describeProblem(x))).toEqual([message]);
+    expect(() => new QueueClient(options as ClientOptions)).toThrow(InvalidOptionsError);
+  });
+  test('every documented key passes', () => {
+    const all = {
+      connection: 'redis://x',
+      namespace: 'n',
+      defaults: { queue: 'q', maxRetry: 1, timeout: 5 },
+      tracing: false,
+      maxPayloadBytes: 0,
+    };
+    expect(checkClientOptions(all).problems).toEqual([]);
+  });
+});

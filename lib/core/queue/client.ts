@@ -73,11 +73,18 @@ export interface ResolvedClientOptions {
   maxPayloadBytes: number;
 }
 
+/** The keys of {@link ClientOptions} and of its `defaults`: another key (BullMQ's `defaultJobOptions`, `attempts`) is refused, not ignored. */
+const CLIENT_KEYS: ReadonlySet<string> = new Set(['connection', 'namespace', 'defaults', 'events', 'tracing', 'maxPayloadBytes']);
+const DEFAULTS_KEYS: ReadonlySet<string> = new Set(['queue', 'maxRetry', 'timeout']);
+
 /** Validates client options without throwing: every problem, and the options with the defaults applied. */
 export function checkClientOptions(options: ClientOptions): Checked<ResolvedClientOptions> {
   const p = new OptionProblems();
+  p.unknownKeys(options, CLIENT_KEYS);
   p.name('namespace', options.namespace);
   const d = options.defaults ?? {};
+  if (typeof d !== 'object' || d === null) p.expected('defaults', 'an object of queue, maxRetry and timeout', d);
+  else p.unknownKeys(d, DEFAULTS_KEYS, 'defaults');
   p.name('defaults.queue', d.queue);
   p.int('defaults.maxRetry', d.maxRetry, 0);
   p.int('defaults.timeout', d.timeout, 0, 'ms');
