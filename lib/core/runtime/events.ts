@@ -98,7 +98,7 @@ export type ChronosEvent =
       taskType: string;
       /** Retries spent before this failed attempt (0 on the first attempt). */
       retried: number;
-      /** The error's message (`String(err)` for a thrown non-Error). */
+      /** The error's message; a thrown non-Error as text: an object as `util.inspect` shows it (`{ code: 42 }`), anything else as `String(value)` (`boom`, `undefined`). */
       error: string;
       /** How long the attempt ran before it failed, ms. */
       durationMs: number;
