@@ -155,3 +155,27 @@ test('a handler that throws a value that is not an Error: its content is kept, n
   expect((await deadRecord(id)).meta).toMatchObject({ le: "{ code: 'E1', detail: { n: 2 } }" });
   await server.shutdown();
 });
+
+test('a backoff whose due instant is past the range of a Date falls back to the default, named in the log, as a bad delay does', async () => {
+  // trial 21: a backoff of 1e20 ms was stored as is, and the retry's due time came back from Redis
+  // overflowed (task.retried's retryAt negative); an enqueue refuses such a delay
+  const retried = deferred<{ retryAt: number }>();
+  rig.events.subscribe((e) => e.type === 'task.retried' && retried.resolve(e));
+  const server = rig.server();
+  server.handle(
+    'far',
+    () => {
+      throw new Error('nope');
+    },
+    { backoff: () => 1e20 },
+  );
+  await server.start();
+  const before = engineTime.now();
+  await rig.client.enqueue('far', {}, { maxRetry: 1 });
+  const { retryAt } = await retried.promise;
+  expect(retryAt).toBeGreaterThan(before);
+  expect(retryAt).toBeLessThan(before + 24 * 3600_000); // the default backoff's first delay (15-44 s)
+  expect(rig.logger.lines.map((l) => l.message)).toContainEqual(
+    expect.stringMatching(/Backoff function failed.*backoff returned 100000000000000000000 ms/),
+  );
+});

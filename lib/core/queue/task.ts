@@ -1,3 +1,6 @@
+import { show } from '../runtime/options.js';
+import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
+
 /**
  * What a handler receives. Instants are epoch ms.
  * @publicApi
@@ -82,4 +85,16 @@ export function exponentialBackoff(baseMs: number, maxMs = Infinity, jitter = 0)
     const d = Math.min(maxMs, baseMs * 2 ** retried);
     return Math.max(0, Math.round(d * (1 + jitter * (Math.random() - 0.5))));
   };
+}
+
+/**
+ * The delay a backoff function returned, checked: a finite number of ms >= 0 whose due instant
+ * (`nowMs` + delay) is a valid Date, as an enqueue's `delay` must be (a larger one was stored as a
+ * due time Redis could not give back: the retry event's `retryAt` came out negative).
+ * @throws TypeError naming the value; the worker then logs it and uses the default backoff.
+ */
+export function checkedBackoffDelay(delay: unknown, nowMs: number): number {
+  if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${show(delay)}`);
+  if (nowMs + delay >= INSTANT_LIMIT_MS) throw new TypeError(`backoff returned ${show(delay)} ms, a due instant past the year 275760`);
+  return delay;
 }

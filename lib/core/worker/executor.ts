@@ -11,7 +11,7 @@ import type { AckBatcher } from './ack-batcher.js';
 import type { TaskCounters } from './heartbeat.js';
 import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { Registration } from './mux.js';
-import { defaultBackoff, type BackoffFn } from '../queue/task.js';
+import { checkedBackoffDelay, defaultBackoff, type BackoffFn } from '../queue/task.js';
 import { engineTime } from '../runtime/time.js';
 import { errorMessage, errorText, isNonRetryable } from './error-text.js';
 
@@ -297,8 +297,7 @@ export class Executor {
     }
     let delay: number;
     try {
-      delay = (backoff ?? this.opts.backoff)(retried, err, run);
-      if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${String(delay)}`);
+      delay = checkedBackoffDelay((backoff ?? this.opts.backoff)(retried, err, run), engineTime.now());
     } catch (e) {
       this.logger.warn(`Backoff function failed; using the default (type=${task.type} error=${errorMessage(e)})`);
       delay = defaultBackoff(retried, err, run);

@@ -10,7 +10,7 @@
  */
 import { HandlerNotFoundError, TaskSupersededError, TaskTimeoutError } from '../../core/runtime/errors.js';
 import { DEAD_REASON } from '../../core/redis/protocol.js';
-import { defaultBackoff, type BackoffFn, type Task } from '../../core/queue/task.js';
+import { checkedBackoffDelay, defaultBackoff, type BackoffFn, type Task } from '../../core/queue/task.js';
 import type { Mux } from '../../core/worker/mux.js';
 import type { EnqueuedTask } from './testing-store.js';
 
@@ -143,8 +143,7 @@ export async function runAttempt(
   }
   let delay: number;
   try {
-    delay = (reg.options.backoff ?? moduleBackoff)(task.retried, error, view);
-    if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${String(delay)}`);
+    delay = checkedBackoffDelay((reg.options.backoff ?? moduleBackoff)(task.retried, error, view), now);
   } catch {
     delay = defaultBackoff(task.retried, error, view);
   }
