@@ -91,13 +91,15 @@ test('a runtime put keeps the label indexes; a label change alone keeps the gene
   expect(await names()).toEqual([]);
 });
 
-test('put-schedules reads the labels of the bulk layout from its tail, and of any other key order from the whole JSON', async () => {
+test("put-schedules indexes a new schedule by the label keys sent; a replacement reads its labels from the bulk layout's tail, or from the whole JSON in any other key order", async () => {
   const put = (name: string, labels: Record<string, string>, reorder: boolean) => {
     const { stored: s, json } = toStored({ name, spec: '@every 10s', labels }, 'UTC', true);
     // another writer's key order: labels first, fingerprints next, then the rest
     const { labels: l, fp, tfp, ...rest } = s;
     const text = reorder ? JSON.stringify({ labels: l, fp, tfp, ...rest }) : json;
-    return putSchedulesScript(redis, shardKeysFor(ns, name), 'upsert', [{ name, fp: s.fp, json: text }]);
+    const keys = shardKeysFor(ns, name);
+    const labelKeys = Object.entries(labels).map(([k, v]) => keys.label(k, v)); // what a new schedule is indexed by
+    return putSchedulesScript(redis, keys, 'upsert', [{ name, fp: s.fp, json: text, labelKeys }]);
   };
   await put('tail', { tenant: 'a"}b', kind: 'digest' }, false);
   await put('whole', { tenant: 'a"}b', kind: 'report' }, true);

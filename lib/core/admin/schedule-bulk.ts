@@ -119,6 +119,7 @@ function* chunks(namespace: string, checked: readonly CheckedDefinition[], compa
   for (const [keys, group] of byShard(namespace, checked, (d) => d.body.name)) {
     let chunk: PutDefinition[] = [];
     let bytes = 0;
+    const labelKey = labelKeys(keys);
     for (const c of group) {
       const { stored: s, json } = finishStored(c, compact);
       if (chunk.length > 0 && (chunk.length >= BULK_CHUNK || bytes + json.length > CHUNK_BYTES)) {
@@ -126,11 +127,23 @@ function* chunks(namespace: string, checked: readonly CheckedDefinition[], compa
         chunk = [];
         bytes = 0;
       }
-      chunk.push({ name: s.name, fp: s.fp, json });
+      chunk.push({ name: s.name, fp: s.fp, json, labelKeys: s.labels === undefined ? [] : Object.entries(s.labels).map(labelKey) });
       bytes += json.length;
     }
     if (chunk.length > 0) yield { keys, items: chunk };
   }
+}
+
+/** The shard's label index key of a label `[key, value]`, each made once per shard and call (a bulk call's labels repeat). */
+function labelKeys(keys: ShardKeys): (label: [string, string]) => string {
+  const made = new Map<string, Map<string, string>>();
+  return ([k, v]) => {
+    let byValue = made.get(k);
+    if (byValue === undefined) made.set(k, (byValue = new Map()));
+    let key = byValue.get(v);
+    if (key === undefined) byValue.set(v, (key = keys.label(k, v)));
+    return key;
+  };
 }
 
 /** Chunks of at most {@link BULK_CHUNK} names of one shard. */
@@ -205,18 +218,23 @@ async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string
 /** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
 async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
   const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
-  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked, ctx.compactSchedules), (c) =>
-    putSchedulesScript(ctx.client, c.keys, mode, c.items),
-  );
+  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked, ctx.compactSchedules), (c) => {
+    const call = putSchedulesScript(ctx.client, c.keys, mode, c.items);
+    c.items = []; // sent: its JSON is not held to the end of the call (only its shard is read after)
+    return call;
+  });
   const fences = outcomes.flatMap((o) => o.fences);
   const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
   const existing = new Set(outcomes.flatMap((o) => o.existing));
   const queues = new Set<string>();
   for (const { body } of checked) if (!existing.has(body.name)) queues.add(body.queue);
   await settle(ctx, fences, queues, written);
-  // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there
-  const queueOf = new Map(checked.map(({ body }) => [body.name, body.queue]));
-  await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
+  // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there (the queues
+  // looked up only for a call that replaced some: a bulk add of 100,000 new ones has no fence)
+  if (fences.length > 0) {
+    const queueOf = new Map(checked.map(({ body }) => [body.name, body.queue]));
+    await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
+  }
   return outcomes;
 }
 

@@ -15,23 +15,33 @@ export function hasLoneSurrogate(text: string): boolean {
 /**
  * The path of the first string in `value` (a key or a value, depth first) that holds a lone
  * surrogate, as `a.b[2]` from `root`; undefined when there is none. Cycles are not followed (the
- * payload checks report them).
+ * payload checks report them). The path is built only for a string found: a bulk call walks
+ * 100,000 payloads and label sets that hold none.
  */
-export function loneSurrogatePath(value: unknown, root: string, seen = new Set<object>()): string | undefined {
+export function loneSurrogatePath(value: unknown, root: string): string | undefined {
   if (typeof value === 'string') return hasLoneSurrogate(value) ? root : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const steps = lonePath(value, new Set());
+  return steps === undefined ? undefined : root + steps.reverse().join('');
+}
+
+/** The steps from `value` down to the first string with a lone surrogate, innermost first; undefined when none. */
+function lonePath(value: unknown, seen: Set<object>): string[] | undefined {
+  if (typeof value === 'string') return hasLoneSurrogate(value) ? [] : undefined;
   if (typeof value !== 'object' || value === null || seen.has(value)) return undefined;
   seen.add(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const p = loneSurrogatePath(value[i], `${root}[${i}]`, seen);
-      if (p !== undefined) return p;
+      const p = lonePath(value[i], seen);
+      if (p !== undefined) return (p.push(`[${i}]`), p);
     }
     return undefined;
   }
-  for (const [k, v] of Object.entries(value)) {
-    if (hasLoneSurrogate(k)) return `${root} (the key ${JSON.stringify(k)})`;
-    const p = loneSurrogatePath(v, `${root}.${k}`, seen);
-    if (p !== undefined) return p;
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (hasLoneSurrogate(k)) return [` (the key ${JSON.stringify(k)})`];
+    const p = lonePath((value as Record<string, unknown>)[k], seen);
+    if (p !== undefined) return (p.push(`.${k}`), p);
   }
   return undefined;
 }

@@ -5,7 +5,7 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems, show } from '../runtime/options.js';
 import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
 import { encodePayload } from '../queue/payload-codec.js';
-import { isGroupName } from '../redis/keys.js';
+import { isGroupName, isValidName } from '../redis/keys.js';
 import { OVERLAP_POLICIES, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { validateLabels } from './labels.js';
 import { checkBounds } from './schedule-bounds.js';
@@ -39,6 +39,7 @@ const DEF_KEYS = new Set([
  * @throws InvalidScheduleError naming the value otherwise.
  */
 export function validateScheduleName(name: unknown): string {
+  if (isValidName(name)) return name;
   const p = new OptionProblems();
   p.name('name', name, true);
   throwFirst(p, undefined);
@@ -49,23 +50,24 @@ export function validateScheduleName(name: unknown): string {
 const LONE_SURROGATE_PROBLEM = (where: string) =>
   `${where}: expected well-formed Unicode text (it holds a lone UTF-16 surrogate, which the registry in Redis cannot decode)`;
 
+/** The own keys of `def` that are not a definition's, in order; undefined when there are none (no array is made then). */
+function unknownKeys(def: object): string[] | undefined {
+  let unknown: string[] | undefined;
+  for (const k in def) if (Object.hasOwn(def, k) && !DEF_KEYS.has(k)) (unknown ??= []).push(k);
+  return unknown;
+}
+
+/** The text fields of a definition that must be well-formed Unicode. */
+const TEXT_KEYS = ['spec', 'timeZone', 'queue', 'type', 'group'] as const;
+
 /** Throws when a string of the definition (its texts, labels or payload) holds a lone surrogate. */
 function checkUnicode(name: string, def: ScheduleDefinition): void {
-  const texts: [string, unknown][] = [
-    ['spec', def.spec],
-    ['timeZone', def.timeZone],
-    ['queue', def.queue],
-    ['type', def.type],
-    ['group', def.group],
-  ];
-  for (const [key, v] of texts) {
+  for (const key of TEXT_KEYS) {
+    const v = def[key];
     if (typeof v === 'string' && hasLoneSurrogate(v)) throw new InvalidScheduleError(name, show(v), LONE_SURROGATE_PROBLEM(key));
   }
-  for (const [key, v] of [
-    ['labels', def.labels],
-    ['payload', def.payload],
-  ] as const) {
-    const at = loneSurrogatePath(v, key);
+  for (const key of ['labels', 'payload'] as const) {
+    const at = loneSurrogatePath(def[key], key);
     if (at !== undefined) throw new InvalidScheduleError(name, key, LONE_SURROGATE_PROBLEM(at));
   }
 }
@@ -121,8 +123,8 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
     throw new InvalidScheduleError(undefined, show(def), 'expected a schedule definition: an object with a name and a spec');
   }
   const name = validateScheduleName(def.name);
-  const unknown = Object.keys(def).filter((k) => !DEF_KEYS.has(k));
-  if (unknown.length > 0) {
+  const unknown = unknownKeys(def);
+  if (unknown !== undefined) {
     const list = unknown.map((k) => `"${k}"`).join(', ');
     throw new InvalidScheduleError(name, unknown.join(', '), `unknown option${unknown.length > 1 ? 's' : ''} ${list}`);
   }
@@ -192,13 +194,18 @@ export function finishStored(c: CheckedDefinition, compact = false): { stored: S
   const text = JSON.stringify(body);
   const stored = body as CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
   // without labels `labels` is left out of the text: the fingerprint of an unlabelled schedule is as before labels existed
+  let full: string; // JSON.stringify({ ...body, labels }), without its closing brace
   if (labels === undefined) {
+    full = text.slice(0, -1);
     stored.fp = fingerprint(text);
   } else {
     stored.labels = labels;
     // JSON.stringify({ ...body, labels }) without a second walk of the body: labels are its last key
-    stored.fp = fingerprint(`${text.slice(0, -1)},"labels":${JSON.stringify(labels)}}`);
+    full = `${text.slice(0, -1)},"labels":${JSON.stringify(labels)}`;
+    stored.fp = fingerprint(full + '}');
     stored.tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
   }
-  return { stored, spec, json: encodeStored(stored, compact) };
+  // the full form is JSON.stringify(stored): the body's keys, then labels, fp and tfp, in the order they were set
+  const json = compact ? encodeStored(stored, true) : `${full},"fp":"${stored.fp}"${labels === undefined ? '' : `,"tfp":"${stored.tfp}"`}}`;
+  return { stored, spec, json };
 }

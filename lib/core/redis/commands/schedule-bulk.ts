@@ -19,6 +19,8 @@ export interface PutDefinition {
   fp: string;
   /** The registry form as JSON text, without registeredAt, changedAt, paused, resumedAt and generation. */
   json: string;
+  /** The shard's label index keys of its labels (ShardKeys.label), one per label: the script adds a new schedule to them without decoding its JSON. */
+  labelKeys: readonly string[];
 }
 
 /** What put-schedules.lua did with one chunk. */
@@ -53,7 +55,8 @@ export async function putSchedulesScript(
   definitions: readonly PutDefinition[],
 ): Promise<PutOutcome> {
   const a: string[] = [mode];
-  for (const d of definitions) a.push(d.name, d.fp, d.json);
+  // the JSON without its closing brace: the script appends the registry fields to it
+  for (const d of definitions) a.push(d.name, d.fp, d.json.slice(0, -1), String(d.labelKeys.length), ...d.labelKeys);
   const [added, changed, unchanged, redisNow, generation, flat, existing, declared] = await runScript<
     [number, number, number, number, number, string[], string[], string[]]
   >(client, 'put-schedules', [keys.schedules, keys.version, keys.prefix], a);

@@ -20,10 +20,12 @@
   KEYS[2]  <ns>:{<tag>}:version    STRING  rising counter
   KEYS[3]  <ns>:{<tag>}:           the shard's key prefix, for its indexes and due index (schedule-index)
   ARGV[1]  mode                         "add" | "upsert" | "upsert-force"
-  ARGV[2..] triples: name, fingerprint, definition JSON (the registry form in the compact form of
-           stored-form.ts storedJson, without registeredAt, changedAt, paused, resumedAt and
-           generation; its `fp` is the fingerprint); stored in the compact form (the `stored-form`
-           snippet: changedAt and generation left out when equal to registeredAt)
+  ARGV[2..] per definition: name, fingerprint, definition JSON without its closing brace (the registry
+           form in the form of stored-form.ts encodeStored, without registeredAt, changedAt, paused,
+           resumedAt and generation; its `fp` is the fingerprint), then n, the number of its labels, and
+           its n label index keys (KEYS[3]..'label:'..key..'='..value, keys.ts ShardKeys.label); stored
+           in the same form with those fields appended (the `stored-form` snippet: in the compact form
+           changedAt and generation left out when equal to registeredAt)
   Returns  {added, changed, unchanged, redisNowMs, generation, fences, existing, declared}: generation
            is the chunk's new one (0 when nothing but labels was written); fences is a flat list of name,
            previous queue for each replaced definition; existing lists the names mode "add" left
@@ -36,7 +38,7 @@
 -- @include stored-form
 -- what carryOver sets (numbers and a boolean: tostring writes them as JSON)
 local carried = {'registeredAt', 'changedAt', 'paused', 'resumedAt'}
--- the labels and the timing fingerprint of a definition JSON, or nil when it has no labels. The bulk
+-- the labels and the timing fingerprint of a whole definition JSON, or nil when it has no labels. The bulk
 -- API's JSON (definition.ts finishStored) ends with …,"labels":{…},"fp":"<16 hex>","tfp":"<16 hex>"}:
 -- only the labels object is decoded (a whole definition costs several times more); another layout is
 -- decoded whole. The first raw `"labels":` is the top-level key (inside a string value the quotes are escaped)
@@ -66,18 +68,24 @@ end
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert' or ARGV[1] == 'upsert-force'
 local force = ARGV[1] == 'upsert-force'
-local names = {}
-for a = 2, #ARGV, 3 do names[#names + 1] = ARGV[a] end
+-- each definition's first argument (its name), by definition
+local names, from = {}, {}
+local a = 2
+while a <= #ARGV do
+  names[#names + 1] = ARGV[a]
+  from[#from + 1] = a
+  a = a + 4 + tonumber(ARGV[a + 3])
+end
 if #names == 0 then return {0, 0, 0, now, 0, {}, {}, {}} end
 -- one HMGET and one HSET for the chunk (a few hundred fields: within Lua's stack for unpack)
 local stored = redis.call('HMGET', KEYS[1], unpack(names))
-local writes = {}
+-- the definitions to write (their indexes), and the decoded stored definitions they replace
+local writes, olds = {}, {}
 local existing = {}
 local declared = {}
 local unchanged = 0
 for i, name in ipairs(names) do
-  local a = 2 + (i - 1) * 3
-  local fp, cur = ARGV[a + 1], stored[i]
+  local fp, cur = ARGV[from[i] + 1], stored[i]
   if cur and not upsert then
     existing[#existing + 1] = name
   elseif cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true) then
@@ -91,7 +99,8 @@ for i, name in ipairs(names) do
     elseif old and old['runtime'] ~= true and not force then
       declared[#declared + 1] = name
     else
-      writes[#writes + 1] = {name, cur, ARGV[a + 2], old, fp}
+      writes[#writes + 1] = i
+      if old then olds[i] = old end
     end
   end
 end
@@ -103,66 +112,97 @@ local named = {}
 local marked = {}
 -- the label indexes' additions, one ZADD per label key (labelsIndexed)
 local labelAdds = {}
+-- the tail of a new schedule's JSON, by form (true: compact), made at the chunk's first new one
+local freshTail
+-- a replacement of the stored definition `old` (JSON `cur`) by `newJson` (without its closing
+-- brace), whose labels part is `new`:
+-- counts it, fences it (unless only its labels changed: labelsOnly), marks it due (unless paused:
+-- taken out of the index) and returns the JSON to store, with what carryOver keeps of `old`
+local function replaced(name, cur, newJson, old, fp, new, compact)
+  -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
+  local oldGeneration = storedGeneration(old)
+  local keep = oldGeneration and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and oldGeneration
+  if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
+  -- carryOver decides from the timing alone; the JSON sent holds none of the fields carryOver and
+  -- the generation set, so they are appended to it as it is.
+  -- The JSON sent begins with the timing: in the full form {"name":…,"expression":…,"timeZone":…,
+  -- "offsetMs":…,"queue":…, ended by the first unescaped `,"type":`; in the compact form
+  -- {"expression":…, then "timeZone", "offsetMs" and "queue" unless left out, ended by
+  -- `,"runtime":`. A stored JSON that begins with the same bytes and holds none of the timing
+  -- keys the prefix leaves out has the same timing (one this script wrote; another writer's key
+  -- order just takes the decoding path). The bounds are part of the timing too: a JSON that may
+  -- hold one takes the decoding path.
+  local def
+  local cut = string.sub(newJson, 1, 8) == '{"name":' and ',"type":' or ',"runtime":'
+  local t = string.find(newJson, cut, 1, true)
+  local prefix = t and string.sub(newJson, 1, t + #cut - 1)
+  if prefix and string.sub(cur, 1, #prefix) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not boundsIn(cur) then
+    def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
+  else
+    local whole = cjson.decode(newJson .. '}')
+    def = {expression = whole['expression'], timeZone = whole['timeZone'], offsetMs = whole['offsetMs'], queue = whole['queue'],
+      startAt = whole['startAt'], endAt = whole['endAt'], maxRuns = whole['maxRuns']}
+  end
+  changed = changed + 1
+  if not keep then
+    fences[#fences + 1] = name
+    fences[#fences + 1] = storedQueue(old)
+  end
+  carryOver(def, old, now)
+  local tail = {''}
+  local at = compact and def['registeredAt']
+  for _, field in ipairs(carried) do
+    local v = def[field]
+    if v ~= nil and v ~= cjson.null and not (at and (v == false or (field == 'changedAt' and v == at))) then
+      tail[#tail + 1] = '"' .. field .. '":' .. tostring(v)
+    end
+  end
+  local gen = keep or generation
+  if gen ~= at then tail[#tail + 1] = '"generation":' .. gen end
+  if def['paused'] == true then
+    redis.call('ZREM', KEYS[3] .. 'due', name)
+  elseif not keep then
+    marked[#marked + 1] = name
+  end
+  return newJson .. table.concat(tail, ',') .. '}'
+end
 if #writes > 0 then
-  for _, w in ipairs(writes) do
-    local name, cur, newJson, old, fp = w[1], w[2], w[3], w[4], w[5]
-    -- what the label indexes need of the new definition (nil: no labels); the whole is decoded only
-    -- when it replaces a stored definition whose JSON does not begin with the same timing
-    local new = labelPart(newJson)
-    -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
-    local oldGeneration = old and storedGeneration(old)
-    local keep = oldGeneration and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and oldGeneration
-    if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
-    -- carryOver decides from the timing alone; the JSON sent ends with its closing brace and holds
-    -- none of the fields carryOver and the generation set, so they are appended to it as it is
-    local def = {}
-    if old then
-      -- the JSON sent begins with the timing: in the full form {"name":…,"expression":…,"timeZone":…,
-      -- "offsetMs":…,"queue":…, ended by the first unescaped `,"type":`; in the compact form
-      -- {"expression":…, then "timeZone", "offsetMs" and "queue" unless left out, ended by
-      -- `,"runtime":`. A stored JSON that begins with the same bytes and holds none of the timing
-      -- keys the prefix leaves out has the same timing (one this script wrote; another writer's key
-      -- order just takes the decoding path). The bounds are part of the timing too: a JSON that may
-      -- hold one takes the decoding path.
-      local cut = string.sub(newJson, 1, 8) == '{"name":' and ',"type":' or ',"runtime":'
-      local t = string.find(newJson, cut, 1, true)
-      local prefix = t and string.sub(newJson, 1, t + #cut - 1)
-      if prefix and string.sub(cur, 1, #prefix) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not boundsIn(cur) then
-        def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
-      else
-        local whole = cjson.decode(newJson)
-        def = {expression = whole['expression'], timeZone = whole['timeZone'], offsetMs = whole['offsetMs'], queue = whole['queue'],
-          startAt = whole['startAt'], endAt = whole['endAt'], maxRuns = whole['maxRuns']}
+  for _, i in ipairs(writes) do
+    local name, cur, old, a = names[i], stored[i], olds[i], from[i]
+    local fp, newJson = ARGV[a + 1], ARGV[a + 2]
+    -- a JSON in the compact form (no "name": the bulk API's with compactSchedules) stays compact, as
+    -- the `stored-form` snippet's encodeStored makes it: changedAt and the generation left out when
+    -- equal to registeredAt, paused when false. (A `"name":` found elsewhere, a label's key, only keeps
+    -- them.) The full form begins with its name: found at once.
+    local compact = not string.find(newJson, '"name":', 1, true)
+    if not old then
+      -- a new schedule (most of a bulk add): registeredAt = changedAt = now, the chunk's generation;
+      -- its tail is the same for every new one of the chunk, made once; its label index keys are
+      -- the ones sent (no JSON decoded)
+      if generation == 0 then generation = risingCounter(KEYS[2], now) end
+      if not freshTail then
+        freshTail = {[true] = ',"registeredAt":' .. now .. (generation ~= now and ',"generation":' .. generation or '') .. '}',
+          [false] = ',"registeredAt":' .. now .. ',"changedAt":' .. now .. ',"generation":' .. generation .. '}'}
       end
-      changed = changed + 1
-      if not keep then
-        fences[#fences + 1] = name
-        fences[#fences + 1] = storedQueue(old)
+      added = added + 1
+      marked[#marked + 1] = name
+      newJson = newJson .. freshTail[compact]
+      for j = a + 4, a + 3 + tonumber(ARGV[a + 3]) do
+        local list = labelAdds[ARGV[j]]
+        if not list then
+          list = {}
+          labelAdds[ARGV[j]] = list
+        end
+        list[#list + 1] = 0
+        list[#list + 1] = name
       end
     else
-      added = added + 1
+      -- what the label indexes need of the new definition (nil: no labels); the whole is decoded
+      -- only when it replaces a stored definition whose JSON does not begin with the same timing
+      local new = labelPart(newJson .. '}')
+      newJson = replaced(name, cur, newJson, old, fp, new, compact)
+      if new or old['labels'] then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
     end
-    carryOver(def, old, now)
-    -- a JSON in the compact form (no "name": the bulk API's) stays compact, as the `stored-form`
-    -- snippet's encodeStored makes it: changedAt and the generation left out when equal to
-    -- registeredAt, paused when false. (A `"name":` found elsewhere, a label's key, only keeps them.)
-    local tail = {''}
-    local at = not string.find(newJson, '"name":', 1, true) and def['registeredAt']
-    for _, field in ipairs(carried) do
-      local v = def[field]
-      if v ~= nil and v ~= cjson.null and not (at and (v == false or (field == 'changedAt' and v == at))) then
-        tail[#tail + 1] = '"' .. field .. '":' .. tostring(v)
-      end
-    end
-    local gen = keep or generation
-    if gen ~= at then tail[#tail + 1] = '"generation":' .. gen end
-    if def['paused'] == true then
-      redis.call('ZREM', KEYS[3] .. 'due', name)
-    elseif not keep then
-      marked[#marked + 1] = name
-    end
-    newJson = string.sub(newJson, 1, -2) .. table.concat(tail, ',') .. '}'
-    if new or (old and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
     named[#named + 1] = 0
     named[#named + 1] = name
     hset[#hset + 1] = name
