@@ -103,3 +103,38 @@ test('the bulk path keeps the due index: added and changed ones are marked, a pa
   await s.removeSchedules(['digest.3']);
   expect(await dueScore(client, ns, 'digest.3')).toBeNull();
 });
+
+test('a bulk replacement counts triggers afresh (changedAt) exactly when its timing changed: spec, zone, queue or a bound; a label key ending in "At" does not', async () => {
+  const base = { spec: '0 3 * * *', payload: { v: 1 } };
+  const defs = [
+    { name: 'gains.start', ...base },
+    { name: 'loses.runs', ...base, maxRuns: 3 },
+    { name: 'label.at', ...base, labels: { createdAt: 'x', plan: 'pro' } },
+    { name: 'payload.only', ...base },
+    { name: 'new.zone', ...base },
+    { name: 'keeps.end', ...base, endAt: 4_000_000_000_000 },
+  ];
+  const next = [
+    { name: 'gains.start', ...base, payload: { v: 2 }, startAt: 1_800_000_000_000 },
+    { name: 'loses.runs', ...base, payload: { v: 2 } },
+    { name: 'label.at', ...base, payload: { v: 2 }, labels: { createdAt: 'y', plan: 'pro' } },
+    { name: 'payload.only', ...base, payload: { v: 2 } },
+    { name: 'new.zone', ...base, payload: { v: 2 }, timeZone: 'Europe/Paris' },
+    { name: 'keeps.end', ...base, payload: { v: 2 }, endAt: 4_000_000_000_000 },
+  ];
+  const redisMs = async () => (([sec, us]) => Number(sec) * 1000 + Math.floor(Number(us) / 1000))(await client.time());
+  for (const compactSchedules of [false, true]) {
+    const s = scheduler({ eligible: false, compactSchedules });
+    await s.start();
+    await s.removeSchedules(defs.map((d) => d.name));
+    await s.addSchedules(defs);
+    const before = new Map(await Promise.all(defs.map(async (d) => [d.name, (await stored(d.name)).changedAt] as const)));
+    // a later millisecond of Redis time than the adds', so a changedAt moved to now differs
+    const added = await redisMs();
+    while ((await redisMs()) === added);
+    expect(await s.upsertSchedules(next)).toEqual({ added: 0, changed: 6, unchanged: 0 });
+    const moved: string[] = [];
+    for (const d of next) if ((await stored(d.name)).changedAt !== before.get(d.name)) moved.push(d.name);
+    expect([compactSchedules, moved.sort()]).toEqual([compactSchedules, ['gains.start', 'loses.runs', 'new.zone']]);
+  }
+});

@@ -17,7 +17,7 @@
 -- markDueAll(P, names, now) marks each of `names` (a list of at most a few thousand) as markDue does,
 --   with one ZMSCORE and one ZADD.
 -- labelsIndexed(P, name, old, new, adds) is the label part of scheduleIndexed (the caller keeps the names
---   index); with a table `adds`, the ZADDs are left in it (label key -> {0, name, …}) for one ZADD per key.
+--   index); with a table `adds`, the ZADDs are left in it (label key -> {'0', name, …}: text, not formatted for each) for one ZADD per key.
 -- dueFollows(P, name, old, new, now) keeps the due index after a stored definition changed from
 --   `old` to `new` (nil: deleted): unplanned (removed) when deleted or paused; marked when it is new,
 --   its triggers may have changed (not labelsOnly), or it was paused before; else left alone.
@@ -36,7 +36,7 @@ local function labelsIndexed(P, name, old, new, adds)
           list = {}
           adds[key] = list
         end
-        list[#list + 1] = 0
+        list[#list + 1] = '0'
         list[#list + 1] = name
       else
         redis.call('ZADD', key, 0, name)
@@ -59,11 +59,13 @@ end
 local function markDueAll(P, names, now)
   if #names == 0 then return end
   local v = -(now + 0.5)
+  -- the mark as text, made once: a number argument would be formatted for each name
+  local text = string.format('%.17g', v)
   local cur = redis.call('ZMSCORE', P .. 'due', unpack(names))
   local args = {}
   for i, name in ipairs(names) do
-    local c = tonumber(cur[i])
-    args[#args + 1] = (c and c < 0 and c <= v) and c - 1 or v
+    local c = cur[i] and tonumber(cur[i])
+    args[#args + 1] = (c and c < 0 and c <= v) and c - 1 or text
     args[#args + 1] = name
   end
   redis.call('ZADD', P .. 'due', unpack(args))
