@@ -28,7 +28,7 @@ import { instancesWithDigests } from './schedules.js';
  */
 
 /** Definitions (or names) per put-schedules.lua / remove-schedules.lua call: each call stays at a few ms of Redis. */
-export const BULK_CHUNK = 250;
+export const BULK_CHUNK = 125;
 /** Most bytes of definition JSON per put-schedules.lua call (a chunk of large payloads is cut short of {@link BULK_CHUNK}). */
 const CHUNK_BYTES = 256 * 1024;
 /** Names per SMISMEMBER of the removal guard. */
@@ -232,7 +232,8 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there (the queues
   // looked up only for a call that replaced some: a bulk add of 100,000 new ones has no fence)
   if (fences.length > 0) {
-    const queueOf = new Map(checked.map(({ body }) => [body.name, body.queue]));
+    const queueOf = new Map<string, string>();
+    for (const { body } of checked) queueOf.set(body.name, body.queue);
     await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
   }
   return outcomes;

@@ -43,7 +43,7 @@ export abstract class ScheduleWrites {
   }
 
   /**
-   * Adds or replaces many schedules at run time, ~250 per Redis call (pipelined). Every
+   * Adds or replaces many schedules at run time, ~125 per Redis call (pipelined). Every
    * definition is validated first (nothing is written when one is bad). An unchanged definition
    * (the same fingerprint) is a no-op: no write, no new generation. A changed one keeps its
    * registeredAt, pause and resume like {@link addSchedule}, takes a new generation and is fenced
@@ -69,7 +69,7 @@ export abstract class ScheduleWrites {
   }
 
   /**
-   * Removes many schedules (~250 per Redis call, pipelined), with the guarantee of
+   * Removes many schedules (~125 per Redis call, pipelined), with the guarantee of
    * {@link removeSchedule} for each. Names not in the registry are listed in `missing`. When a
    * live instance declares any of them in code, the whole call is refused before anything is
    * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance

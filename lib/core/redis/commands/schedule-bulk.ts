@@ -45,7 +45,7 @@ export interface PutOutcome {
 
 /**
  * Stores one chunk of runtime schedules of one shard under one new version of the shard
- * (put-schedules.lua); the caller raises the fences, then announces the change; about 250
+ * (put-schedules.lua); the caller raises the fences, then announces the change; about 125
  * definitions per call.
  */
 export async function putSchedulesScript(
@@ -81,7 +81,7 @@ export interface RemoveOutcome {
 
 /**
  * Removes one chunk of schedules of one shard under one new version of the shard
- * (remove-schedules.lua; the caller deletes their pause notes); about 250 names per call.
+ * (remove-schedules.lua; the caller deletes their pause notes); about 125 names per call.
  */
 export async function removeSchedulesScript(client: RedisClient, keys: ShardKeys, names: readonly string[]): Promise<RemoveOutcome> {
   const [removed, redisNow, generation, flat, missing] = await runScript<[number, number, number, string[], string[]]>(

@@ -1,6 +1,6 @@
 --[[ put-schedules
   Store one chunk of runtime schedules (the bulk runtime API validates every definition first,
-  then sends about 250 per call, pipelined). Mode "add" stores only the names the registry does
+  then sends about 125 per call, pipelined). Mode "add" stores only the names the registry does
   not hold (the others are left untouched and returned); mode "upsert" also replaces a stored
   definition whose fingerprint (`fp`) differs, unless it is declared in code (not a runtime one:
   left untouched and returned as `declared`; mode "upsert-force" replaces it too). A replaced

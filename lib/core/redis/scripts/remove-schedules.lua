@@ -1,5 +1,5 @@
 --[[ remove-schedules
-  Remove one chunk of schedules from the registry (the bulk runtime API sends about 250 names per
+  Remove one chunk of schedules from the registry (the bulk runtime API sends about 125 names per
   call, pipelined, after its guard on schedules declared in code by a live instance; every name of
   a call is of one shard), with their entries in the shard's indexes and due index (the
   `schedule-index` snippet); the caller deletes their pause notes (the scheduler's slot). A chunk that removes any takes one new registry version (a rising counter:
