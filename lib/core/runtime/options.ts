@@ -5,6 +5,7 @@
  * `<key>: expected <what>, got <value>`; an unknown key reads `unknown option "<key>"`.
  */
 import { InvalidOptionsError } from './errors.js';
+import { cutShown, quoteShown } from './shown-text.js';
 import { isValidName } from '../redis/keys.js';
 import { isTimeZone, TIME_ZONE_RULE } from '../scheduler/time-zones.js';
 
@@ -29,17 +30,20 @@ export interface Checked<T> {
   readonly problems: readonly OptionProblem[];
 }
 
-/** A value as a message shows it: strings quoted, functions as 'a function', other values as JSON where they have one. */
+/**
+ * A value as a message shows it: strings quoted, functions as 'a function', other values as JSON
+ * where they have one; cut after 300 characters with the length (`"aaa…"…(1048576 chars)`, shown-text.ts).
+ */
 export function show(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return quoteShown(v);
   if (typeof v === 'function') return 'a function';
-  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'bigint') return cutShown(`${v}n`);
   if (typeof v === 'number' || v === undefined) return String(v);
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();
   try {
-    return JSON.stringify(v) ?? String(v);
+    return cutShown(JSON.stringify(v) ?? String(v));
   } catch {
-    return String(v);
+    return cutShown(String(v));
   }
 }
 
