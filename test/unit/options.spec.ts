@@ -319,3 +319,44 @@ describe('a refused value is shown cut after 300 characters, with its length (tr
     expect(err.message).toBe(`Unknown task state "${'x'.repeat(300)}"…(1048576 chars): expected one of dead`);
   });
 });
+
+describe("Inspector options: an unknown key is refused (trial 21: BullMQ's `prefix` was ignored, the default namespace read in silence)", () => {
+  const PREFIX = 'unknown option "prefix" (use `namespace`: the key prefix of the app, default "chronos")';
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+
+  test('prefix is refused, naming namespace; every other unknown key too', () => {
+    const errorOf = (options: Record<string, unknown>) => {
+      let inspector: Inspector;
+      try {
+        inspector = new Inspector({ connection: redisUrl(), ...options });
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidOptionsError);
+        return err as InvalidOptionsError;
+      }
+      void inspector.close(); // accepted: close what it opened, then fail
+      throw new Error(`accepted ${JSON.stringify(options)}`);
+    };
+    expect(errorOf({ namespace: 'app', prefix: 'app' }).issues).toEqual([PREFIX]);
+    expect(errorOf({ liveness: 5000, namespace: 'a b' }).issues).toEqual(['unknown option "liveness"', nameMessage('namespace', 'a b')]);
+  });
+
+  test('the same hint from the other options checks', () => {
+    expect(issues(checkClientOptions({ prefix: 'app' } as ClientOptions))).toEqual([PREFIX]);
+    expect(issues(checkSchedulerOptions({ prefix: 'app' } as never))).toEqual([PREFIX]);
+    expect(nestIssues({ prefix: 'app' })).toEqual([PREFIX]);
+    expect(nestIssues({ metrics: { prefix: 'app_' } })).toEqual(['metrics: unknown option "prefix"']); // not a namespace there
+  });
+
+  test('every documented key passes', async () => {
+    const inspector = new Inspector({
+      connection: redisUrl(),
+      namespace: 'n',
+      livenessWindow: 15_000,
+      events: undefined,
+      actor: 'a',
+      origin: 'o',
+      compactSchedules: false,
+    });
+    await inspector.close();
+  });
+});

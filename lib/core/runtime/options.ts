@@ -53,6 +53,11 @@ export function describeProblem(p: OptionProblem, withValue = true): string {
   return withValue && p.got ? `${text}, got ${show(p.value)}` : text;
 }
 
+/** What to use instead of an option key of another library (BullMQ's `prefix`), said after `unknown option "<key>"`. */
+export const FOREIGN_KEY_HINTS: Readonly<Record<string, string>> = {
+  prefix: 'use `namespace`: the key prefix of the app, default "chronos"',
+};
+
 /** The longest delay Node's timers take, ms (2^31 − 1, about 24.8 days; Node docs, `setTimeout`). */
 export const TIMER_MAX_MS = 2_147_483_647;
 
@@ -80,9 +85,17 @@ export class OptionProblems {
     return false;
   }
 
-  /** Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in `known`. */
+  /**
+   * Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in
+   * `known`, with what to use instead for another library's top-level key ({@link FOREIGN_KEY_HINTS}).
+   */
   unknownKeys(options: object, known: ReadonlySet<string>, key = ''): void {
-    for (const k of Object.keys(options)) if (!known.has(k)) this.add(key, `unknown option "${k}"`, k);
+    for (const k of Object.keys(options)) {
+      if (known.has(k)) continue;
+      // top level only: a nested `metrics: { prefix }` is not a namespace
+      const hint = key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k) ? ` (${FOREIGN_KEY_HINTS[k]})` : '';
+      this.add(key, `unknown option "${k}"${hint}`, k);
+    }
   }
 
   /** An integer >= min; `unit: 'ms'` says the unit in the message. */
