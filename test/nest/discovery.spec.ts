@@ -194,6 +194,13 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
     badOverlap() {}
     @Cron('0 * * * *', { overlap: 'buffer-one', waitForCompletion: true })
     contradicts() {}
+    // BullMQ's repeat options: in the options, and as the first argument
+    @Interval('1m', { limit: 5 } as CronOptions)
+    limited() {}
+    @Interval({ every: 60_000, limit: 5 } as never)
+    repeatObject() {}
+    @Cron({ pattern: '0 3 * * *' } as never)
+    pattern() {}
   }
   @Injectable({ scope: Scope.REQUEST })
   class PerRequest {
@@ -211,6 +218,13 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   expect(by('Broken#offset')).toEqual([
     'Broken#offset: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
   ]);
+  expect(by('Broken#limited')).toEqual(['Broken#limited: @Interval option "limit" is not supported: use `maxRuns`']);
+  expect(by('Broken#repeatObject')).toEqual([
+    expect.stringMatching(
+      /^Broken#repeatObject: Invalid schedule "Broken.repeatObject": "limit": spec: unknown key "limit" \(use `maxRuns`\)/,
+    ),
+  ]);
+  expect(by('Broken#pattern')).toEqual([expect.stringMatching(/"pattern": spec: unknown key "pattern" \(use the cron expression itself/)]);
   expect(by('Broken#badOverlap')).toEqual([
     `Broken#badOverlap: Invalid schedule "Broken.badOverlap": "buffer": overlap: expected 'allow', 'skip', 'buffer-one' or 'cancel-previous'`,
   ]);
@@ -226,8 +240,8 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   );
   expect(dup.cause).toBeInstanceOf(DuplicateScheduleError);
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
-  expect(err.issues).toHaveLength(10);
-  expect(err.message).toMatch(/^Chronos found 10 problems in decorated methods:\n {2}- /);
+  expect(err.issues).toHaveLength(13);
+  expect(err.message).toMatch(/^Chronos found 13 problems in decorated methods:\n {2}- /);
 });
 
 test('ChronosModule imported twice (a second forRoot in a feature module): boot fails with a ChronosConfigError naming both namespaces', async () => {

@@ -1,7 +1,7 @@
 // The one option checker (lib/core/runtime/options.ts): its messages, and that the name rule and the
 // time-zone rule are the same in every place that takes a name or a zone (server, scheduler and
 // client options, schedule definitions, spec parsing, the Inspector, the Nest module options).
-import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
+import { InvalidOptionsError, InvalidScheduleError, InvalidTaskStateError } from '../../lib/core/runtime/errors.js';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import {
   assertName,
@@ -9,11 +9,13 @@ import {
   nameProblem,
   NAME_RULE,
   OptionProblems,
+  show,
   TIMER_MAX_MS,
   type OptionProblem,
 } from '../../lib/core/runtime/options.js';
 import { QueueClient, checkClientOptions, type ClientOptions } from '../../lib/core/queue/client.js';
 import { checkServerOptions } from '../../lib/core/worker/server-options.js';
+import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
 import { everySpec, parseSpec } from '../../lib/core/scheduler/spec.js';
@@ -262,5 +264,99 @@ describe('client options: an unknown key is refused (trial 21: BullMQ-style keys
       maxPayloadBytes: 0,
     };
     expect(checkClientOptions(all).problems).toEqual([]);
+  });
+});
+
+describe('a refused value is shown cut after 300 characters, with its length (trial 21: a 1 MB value was printed whole)', () => {
+  const huge = 'x'.repeat(1_048_576);
+  const hugeObject = { rows: Array.from({ length: 50_000 }, (_, i) => ({ i })) };
+  const shortEnough = (message: string) => expect(message.length).toBeLessThan(1000);
+
+  test('show, describeProblem and InvalidOptionsError', () => {
+    expect(show(huge)).toBe(`"${'x'.repeat(300)}"…(1048576 chars)`);
+    expect(show(hugeObject)).toMatch(/^\{"rows":\[\{"i":0\},.*…\(\d+ chars\)$/);
+    expect(show('x'.repeat(300))).toBe(JSON.stringify('x'.repeat(300)));
+    const p = new OptionProblems();
+    p.int('concurrency', huge, 1);
+    p.expected('defaults', 'an object', hugeObject);
+    expect(p.issues[0]).toBe(`concurrency: expected an integer >= 1, got "${'x'.repeat(300)}"…(1048576 chars)`);
+    for (const issue of p.issues) shortEnough(issue);
+    const err = (() => {
+      try {
+        new QueueClient({ namespace: huge });
+      } catch (e) {
+        return e as InvalidOptionsError;
+      }
+    })();
+    expect(err).toBeInstanceOf(InvalidOptionsError);
+    shortEnough(err!.message);
+    expect(err!.message).toContain('…(1048576 chars)');
+  });
+
+  test.each([
+    ['a spec', { spec: huge }],
+    ['a queue', { spec: '@every 1m', queue: huge }],
+    ['a timeout', { spec: '@every 1m', timeout: hugeObject }],
+    ['a whole definition', huge],
+  ])('InvalidScheduleError for %s', (_what, def) => {
+    const make = () => toStored((typeof def === 'string' ? def : { name: 's', ...def }) as ScheduleDefinition, 'UTC', false);
+    const err = (() => {
+      try {
+        make();
+      } catch (e) {
+        return e as InvalidScheduleError;
+      }
+    })();
+    expect(err).toBeInstanceOf(InvalidScheduleError);
+    shortEnough(err!.message);
+    expect(err!.message).toMatch(/…\(\d+ chars\)/);
+    if (typeof def !== 'string' && 'queue' in def) expect(err!.value).toBe(huge); // the error's value keeps it whole
+  });
+
+  test('InvalidTaskStateError keeps the state, shows it cut', () => {
+    const err = new InvalidTaskStateError(huge, ['dead']);
+    expect(err.state).toBe(huge);
+    expect(err.message).toBe(`Unknown task state "${'x'.repeat(300)}"…(1048576 chars): expected one of dead`);
+  });
+});
+
+describe("Inspector options: an unknown key is refused (trial 21: BullMQ's `prefix` was ignored, the default namespace read in silence)", () => {
+  const PREFIX = 'unknown option "prefix" (use `namespace`: the key prefix of the app, default "chronos")';
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+
+  test('prefix is refused, naming namespace; every other unknown key too', () => {
+    const errorOf = (options: Record<string, unknown>) => {
+      let inspector: Inspector;
+      try {
+        inspector = new Inspector({ connection: redisUrl(), ...options });
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidOptionsError);
+        return err as InvalidOptionsError;
+      }
+      void inspector.close(); // accepted: close what it opened, then fail
+      throw new Error(`accepted ${JSON.stringify(options)}`);
+    };
+    expect(errorOf({ namespace: 'app', prefix: 'app' }).issues).toEqual([PREFIX]);
+    expect(errorOf({ liveness: 5000, namespace: 'a b' }).issues).toEqual(['unknown option "liveness"', nameMessage('namespace', 'a b')]);
+  });
+
+  test('the same hint from the other options checks', () => {
+    expect(issues(checkClientOptions({ prefix: 'app' } as ClientOptions))).toEqual([PREFIX]);
+    expect(issues(checkSchedulerOptions({ prefix: 'app' } as never))).toEqual([PREFIX]);
+    expect(nestIssues({ prefix: 'app' })).toEqual([PREFIX]);
+    expect(nestIssues({ metrics: { prefix: 'app_' } })).toEqual(['metrics: unknown option "prefix"']); // not a namespace there
+  });
+
+  test('every documented key passes', async () => {
+    const inspector = new Inspector({
+      connection: redisUrl(),
+      namespace: 'n',
+      livenessWindow: 15_000,
+      events: undefined,
+      actor: 'a',
+      origin: 'o',
+      compactSchedules: false,
+    });
+    await inspector.close();
   });
 });

@@ -5,12 +5,23 @@
  */
 import { DEFAULTS } from '../runtime/defaults.js';
 import type { OperatorAction } from '../runtime/events.js';
-import { assertName } from '../runtime/options.js';
+import { OptionProblems } from '../runtime/options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
 import { audited, type AuditTarget } from './audited.js';
 import { InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import type { ActOptions, InspectorOptions } from './types.js';
+
+/** The keys of {@link InspectorOptions}: any other is refused. */
+const INSPECTOR_KEYS: ReadonlySet<string> = new Set<keyof InspectorOptions>([
+  'connection',
+  'namespace',
+  'livenessWindow',
+  'events',
+  'actor',
+  'origin',
+  'compactSchedules',
+]);
 
 /** The connection, context and act recording of an Inspector (see `Inspector`). @publicApi */
 export class InspectorCore {
@@ -21,10 +32,13 @@ export class InspectorCore {
   protected readonly ctx: InspectorContext;
   private readonly origin?: string;
 
-  /** @throws InvalidOptionsError for an invalid namespace. */
+  /** @throws InvalidOptionsError for an unknown option (e.g. BullMQ's `prefix`: use `namespace`) or an invalid namespace. */
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
-    assertName('namespace', this.namespace, 'inspector options');
+    const p = new OptionProblems();
+    p.unknownKeys(options, INSPECTOR_KEYS); // an ignored `prefix` read the default namespace in silence (trial 21)
+    p.name('namespace', this.namespace);
+    p.throwIfAny('inspector options');
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
     this.ctx = new InspectorContext(

@@ -4,6 +4,7 @@
  * @publicApi
  */
 import { foreignReply } from './foreign-reply.js';
+import { cutShown, quoteShown } from './shown-text.js';
 
 /** Machine-readable codes carried by every {@link ChronosError}. */
 export type ChronosErrorCode =
@@ -90,7 +91,8 @@ export class InvalidScheduleError extends ChronosError {
     },
   ) {
     const at = options?.index === undefined ? '' : ` (definition [${options.index}] of the call)`;
-    const subject = schedule ? `"${schedule}"${at}: ${JSON.stringify(value)}` : `${JSON.stringify(value)}${at}`;
+    const shown = typeof value === 'string' ? quoteShown(value) : cutShown(String(value)); // cut after 300 chars; `value` keeps it whole
+    const subject = schedule ? `"${schedule}"${at}: ${shown}` : `${shown}${at}`;
     super('INVALID_SCHEDULE', `Invalid schedule ${subject}: ${problem}`, options);
     this.index = options?.index;
   }
@@ -218,7 +220,8 @@ export class InvalidTaskStateError extends ChronosError {
     /** What kind of state was expected, for the message; default `task state`. */
     readonly what = 'task state',
   ) {
-    super('INVALID_TASK_STATE', `Unknown ${what} ${JSON.stringify(state)}: expected one of ${validStates.join(', ')}`);
+    const shown = typeof state === 'string' ? quoteShown(state) : cutShown(String(JSON.stringify(state)));
+    super('INVALID_TASK_STATE', `Unknown ${what} ${shown}: expected one of ${validStates.join(', ')}`);
   }
 }
 

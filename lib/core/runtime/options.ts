@@ -5,6 +5,7 @@
  * `<key>: expected <what>, got <value>`; an unknown key reads `unknown option "<key>"`.
  */
 import { InvalidOptionsError } from './errors.js';
+import { cutShown, quoteShown } from './shown-text.js';
 import { isValidName } from '../redis/keys.js';
 import { isTimeZone, TIME_ZONE_RULE } from '../scheduler/time-zones.js';
 
@@ -29,17 +30,20 @@ export interface Checked<T> {
   readonly problems: readonly OptionProblem[];
 }
 
-/** A value as a message shows it: strings quoted, functions as 'a function', other values as JSON where they have one. */
+/**
+ * A value as a message shows it: strings quoted, functions as 'a function', other values as JSON
+ * where they have one; cut after 300 characters with the length (`"aaa…"…(1048576 chars)`, shown-text.ts).
+ */
 export function show(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return quoteShown(v);
   if (typeof v === 'function') return 'a function';
-  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'bigint') return cutShown(`${v}n`);
   if (typeof v === 'number' || v === undefined) return String(v);
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();
   try {
-    return JSON.stringify(v) ?? String(v);
+    return cutShown(JSON.stringify(v) ?? String(v));
   } catch {
-    return String(v);
+    return cutShown(String(v));
   }
 }
 
@@ -48,6 +52,11 @@ export function describeProblem(p: OptionProblem, withValue = true): string {
   const text = p.key ? `${p.key}: ${p.problem}` : p.problem;
   return withValue && p.got ? `${text}, got ${show(p.value)}` : text;
 }
+
+/** What to use instead of an option key of another library (BullMQ's `prefix`), said after `unknown option "<key>"`. */
+export const FOREIGN_KEY_HINTS: Readonly<Record<string, string>> = {
+  prefix: 'use `namespace`: the key prefix of the app, default "chronos"',
+};
 
 /** The longest delay Node's timers take, ms (2^31 − 1, about 24.8 days; Node docs, `setTimeout`). */
 export const TIMER_MAX_MS = 2_147_483_647;
@@ -76,9 +85,17 @@ export class OptionProblems {
     return false;
   }
 
-  /** Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in `known`. */
+  /**
+   * Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in
+   * `known`, with what to use instead for another library's top-level key ({@link FOREIGN_KEY_HINTS}).
+   */
   unknownKeys(options: object, known: ReadonlySet<string>, key = ''): void {
-    for (const k of Object.keys(options)) if (!known.has(k)) this.add(key, `unknown option "${k}"`, k);
+    for (const k of Object.keys(options)) {
+      if (known.has(k)) continue;
+      // top level only: a nested `metrics: { prefix }` is not a namespace
+      const hint = key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k) ? ` (${FOREIGN_KEY_HINTS[k]})` : '';
+      this.add(key, `unknown option "${k}"${hint}`, k);
+    }
   }
 
   /** An integer >= min; `unit: 'ms'` says the unit in the message. */

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
+import { InvalidScheduleError } from '../runtime/errors.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import type { StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
@@ -35,6 +36,7 @@ export interface ScheduleDefinition {
   /**
    * When it fires: a 5-field cron expression (`'0 3 * * *'`), a descriptor (`'@daily'`),
    * `'@every 90s'`, or `{ every: ms | '10s', offset?: ms }` (epoch-aligned interval, ≥ 1 s, whole seconds).
+   * Any other key in the object (BullMQ's `limit`, `pattern`, `tz`…) is an InvalidScheduleError naming it.
    */
   spec:
     | string
@@ -163,10 +165,43 @@ export interface StoredSchedule extends StoredBounds {
   generation?: number;
 }
 
-/** The spec of a schedule definition, parsed (throws InvalidScheduleError). */
+/**
+ * What to use instead of a key that is not an object spec's (`every`, `offset`): BullMQ's repeat
+ * options, which a migrant puts in a spec object or in `@Cron`/`@Interval` options.
+ */
+export const REPEAT_KEY_HINTS: Readonly<Record<string, string>> = {
+  pattern: 'use the cron expression itself as the spec (spec: "0 3 * * *", @Cron("0 3 * * *"))',
+  cron: 'use the cron expression itself as the spec (spec: "0 3 * * *", @Cron("0 3 * * *"))',
+  limit: 'use `maxRuns`',
+  startDate: 'use `startAt`',
+  endDate: 'use `endAt`',
+  tz: 'use `timeZone`',
+  utc: 'use `timeZone` (UTC is the default)',
+  immediately: 'triggers fall on the epoch-aligned grid (shift it with `offset`); to run once now, enqueue a task',
+  jobId: "the schedule's `name` names its triggers' tasks (`<name>:<trigger-unix>`)",
+  key: "the schedule's `name` names its triggers' tasks (`<name>:<trigger-unix>`)",
+};
+
+/**
+ * Checks that an object spec has no key but `every` and `offset` (BullMQ's `limit`, `pattern`, `tz`…
+ * were ignored in silence or refused as a missing `every`). Every path that takes a definition comes
+ * through {@link specOf}; the Nest explorer calls this for an object given to `@Cron`/`@Interval`.
+ * @throws InvalidScheduleError naming the schedule and the key(s), with what to use instead.
+ */
+export function checkSpecKeys(spec: object, schedule: string | undefined): void {
+  let unknown: string[] | undefined;
+  for (const k in spec) if (Object.hasOwn(spec, k) && k !== 'every' && k !== 'offset') (unknown ??= []).push(k);
+  if (unknown === undefined) return;
+  const list = unknown.map((k) => (Object.hasOwn(REPEAT_KEY_HINTS, k) ? `"${k}" (${REPEAT_KEY_HINTS[k]})` : `"${k}"`)).join(', ');
+  const problem = `spec: unknown key${unknown.length > 1 ? 's' : ''} ${list}; an object spec takes only every (ms or a duration such as '10s') and offset (ms)`;
+  throw new InvalidScheduleError(schedule, unknown.join(', '), problem);
+}
+
+/** The spec of a schedule definition, parsed (throws InvalidScheduleError, see {@link checkSpecKeys}). */
 export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone'>, defaultTimeZone: string): ScheduleSpec {
   const timeZone = def.timeZone ?? defaultTimeZone;
   if (typeof def.spec === 'object' && def.spec !== null) {
+    checkSpecKeys(def.spec, def.name);
     return everySpec(def.spec.every, { schedule: def.name, timeZone: 'UTC', offsetMs: def.spec.offset });
   }
   return parseSpec(def.spec, { schedule: def.name, timeZone });

@@ -3,9 +3,8 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/runtime/errors.js';
 import { nameProblem } from '../../core/runtime/options.js';
 import type { Task } from '../../core/queue/task.js';
-import { type ScheduleDefinition } from '../../core/scheduler/definition.js';
+import { checkSpecKeys, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
 import { validateScheduleName } from '../../core/scheduler/definition-check.js';
-import { everySpec, parseSpec } from '../../core/scheduler/spec.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
 import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
@@ -234,14 +233,12 @@ export class ChronosExplorer implements OnModuleInit {
     let ok = true;
     for (const key of Object.keys(o)) {
       if (!SCHEDULE_OPTION_KEYS.has(key as keyof ScheduleOptions)) {
-        issue(
-          f.source,
-          MESSAGES.invalidOption(
-            f.source,
-            decorator,
-            `option "${key}" is not supported${NOT_ACCEPTED[key] ? `: ${NOT_ACCEPTED[key]}` : ''}`,
-          ),
-        );
+        const hint = Object.hasOwn(NOT_ACCEPTED, key)
+          ? NOT_ACCEPTED[key]
+          : Object.hasOwn(REPEAT_KEY_HINTS, key)
+            ? REPEAT_KEY_HINTS[key]
+            : undefined;
+        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `option "${key}" is not supported${hint ? `: ${hint}` : ''}`));
         ok = false;
       }
     }
@@ -298,6 +295,14 @@ export class ChronosExplorer implements OnModuleInit {
     }
     const name = o.name ?? `${f.className}.${f.method}`;
     const spec = meta.kind === 'cron' ? meta.spec : { every: meta.spec };
+    if (typeof meta.spec === 'object' && meta.spec !== null) {
+      try {
+        checkSpecKeys(meta.spec, name); // BullMQ's repeat options (`{ every, limit }`, `{ pattern }`) as the first argument
+      } catch (err) {
+        issue(f.source, MESSAGES.invalidSchedule(f.source, (err as Error).message), err);
+        return undefined;
+      }
+    }
     if (meta.kind === 'cron' && typeof meta.spec !== 'string') {
       issue(f.source, MESSAGES.invalidOption(f.source, decorator, `expects a cron expression string, got ${JSON.stringify(meta.spec)}`));
       return undefined;
@@ -331,8 +336,7 @@ export class ChronosExplorer implements OnModuleInit {
       if (o.disabled) {
         // not declared here, but still checked
         validateScheduleName(name);
-        if (typeof def.spec === 'object') everySpec(def.spec.every, { schedule: name });
-        else parseSpec(def.spec, { schedule: name, timeZone: def.timeZone ?? this.options.timeZone });
+        specOf(def, this.options.timeZone);
       } else {
         this.scheduler.register(def, f.source);
       }

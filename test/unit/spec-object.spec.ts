@@ -1,0 +1,51 @@
+// An object spec takes only `every` and `offset` (trial 21: BullMQ's repeat options in it — `limit`,
+// `tz`, `startDate` — were ignored in silence, and `{ pattern }` was refused as "every must be a number
+// of ms or a duration string, got undefined"). The one check (definition.ts checkSpecKeys) is on every
+// path that takes a definition: register/addSchedule (toStored) and addSchedules/upsertSchedules
+// (validateDefinitions); the decorators' path is in test/nest/discovery.spec.ts.
+import { InvalidScheduleError } from '../../lib/core/runtime/errors.js';
+import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
+import { toStored } from '../../lib/core/scheduler/definition-check.js';
+import { validateDefinitions } from '../../lib/core/admin/schedule-bulk.js';
+
+/** The error of `make`, which must throw an InvalidScheduleError. */
+function errorOf(make: () => unknown): InvalidScheduleError {
+  try {
+    make();
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidScheduleError);
+    return err as InvalidScheduleError;
+  }
+  throw new Error('did not throw');
+}
+
+const CASES: [spec: Record<string, unknown>, keys: string, hint: RegExp][] = [
+  [{ every: 60_000, limit: 5 }, 'limit', /"limit" \(use `maxRuns`\)/],
+  [{ pattern: '0 3 * * *' }, 'pattern', /"pattern" \(use the cron expression itself as the spec/],
+  [{ every: '1m', startDate: 0, endDate: 1 }, 'startDate, endDate', /"startDate" \(use `startAt`\), "endDate" \(use `endAt`\)/],
+  [{ every: 60_000, tz: 'Europe/Budapest' }, 'tz', /"tz" \(use `timeZone`\)/],
+  [{ every: 60_000, immediately: true }, 'immediately', /"immediately" \(triggers fall on the epoch-aligned grid/],
+  [{ every: 60_000, constructor: 1 }, 'constructor', /unknown key "constructor"; an object spec takes only every/],
+];
+
+describe('an object spec with a key other than every and offset is refused, naming the key and what to use', () => {
+  test.each(CASES)('%j', (spec, keys, hint) => {
+    const def = { name: 'nightly', spec } as unknown as ScheduleDefinition;
+    for (const make of [
+      () => toStored(def, 'UTC', false),
+      () => toStored(def, 'UTC', true),
+      () => validateDefinitions([def], 'UTC', 'addSchedules'),
+    ]) {
+      const err = errorOf(make);
+      expect(err.schedule).toBe('nightly');
+      expect(err.value).toBe(keys);
+      expect(err.problem).toMatch(/^spec: unknown keys? /);
+      expect(err.message).toMatch(hint);
+    }
+  });
+
+  test('every and offset still pass', () => {
+    const { stored } = toStored({ name: 'n', spec: { every: 60_000, offset: 5000 } }, 'UTC', false);
+    expect([stored.expression, stored.offsetMs]).toEqual(['@every 60s', 5000]);
+  });
+});
