@@ -26,6 +26,13 @@ function cli(port: number, ...args: string[]): string {
   return spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 2000 }).stdout ?? '';
 }
 
+/** XLEN of `stream` read on a replica (READONLY first: a replica otherwise answers MOVED). */
+function replicaLength(port: number, stream: string): string {
+  const out =
+    spawnSync('redis-cli', ['-p', String(port)], { input: `READONLY\nXLEN ${stream}\n`, encoding: 'utf8', timeout: 2000 }).stdout ?? '';
+  return out.trim().split('\n').at(-1) ?? '';
+}
+
 test('SIGSTOP the master of a queue: once its replica is promoted, an enqueue reaches it while the old master is still stopped', async () => {
   cluster = await RedisCluster.start({ masters: 3, replicas: 1, nodeTimeoutMs: 2000 });
   const ns = newNamespace('csf');
@@ -36,6 +43,9 @@ test('SIGSTOP the master of a queue: once its replica is promoted, an enqueue re
     await client.enqueue('before', null, { queue }); // the client knows the slot map and the queue
     const master = cluster.masterOf(stream);
     const replica = cluster.nodes.find((n) => cli(n.port, 'INFO', 'replication').includes(`master_port:${master.port}`))!;
+    // replication is asynchronous: a master stopped before its replica holds the first task takes
+    // that task with it (Redis Cluster loses such writes on a failover), and the count below would be 1
+    await waitFor(() => replicaLength(replica.port, stream) === '1', 'the first task on the replica', 30_000, 50);
     stopped = master;
     master.child.kill('SIGSTOP');
     await waitFor(() => /role:master/.test(cli(replica.port, 'INFO', 'replication')), 'the replica promoted', 30_000, 100);
