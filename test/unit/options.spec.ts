@@ -313,6 +313,18 @@ describe('a refused value is shown cut after 300 characters, with its length (tr
     if (typeof def !== 'string' && 'queue' in def) expect(err!.value).toBe(huge); // the error's value keeps it whole
   });
 
+  test("a value shown once (show) and then quoted by InvalidScheduleError keeps its marker: the length is the value's, not the shown text's", () => {
+    const whole = JSON.stringify(hugeObject).length;
+    let message = '';
+    try {
+      toStored({ name: 's', spec: '@every 1m', timeout: hugeObject } as unknown as ScheduleDefinition, 'UTC', false);
+    } catch (e) {
+      message = (e as InvalidScheduleError).message;
+    }
+    expect(message).toContain(`…(${whole} chars)`);
+    expect(message.match(/…\(\d+ chars\)/g)).toHaveLength(1);
+  });
+
   test('InvalidTaskStateError keeps the state, shows it cut', () => {
     const err = new InvalidTaskStateError(huge, ['dead']);
     expect(err.state).toBe(huge);

@@ -5,12 +5,20 @@
 /** Most characters of a value an error message shows; a longer one is cut and its length said. */
 export const SHOWN_MAX_CHARS = 300;
 
-/** `text` as a message shows it: its first {@link SHOWN_MAX_CHARS} characters and `…(<length> chars)` when longer. */
+/**
+ * The longest a cut text can be: {@link SHOWN_MAX_CHARS} and the marker `…(<length> chars)` (a length
+ * below 2^53). A text up to this long is shown whole, so a value shown once (options.ts `show`) and
+ * then quoted by an error's message is not cut again: a second cut would drop the first marker and
+ * give the length of the shown text, not of the value.
+ */
+const CUT_MAX_CHARS = SHOWN_MAX_CHARS + '…( chars)'.length + String(Number.MAX_SAFE_INTEGER).length;
+
+/** `text` as a message shows it: when longer than a cut text can be, its first {@link SHOWN_MAX_CHARS} characters and `…(<length> chars)`. */
 export function cutShown(text: string): string {
-  return text.length <= SHOWN_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}…(${text.length} chars)`;
+  return text.length <= CUT_MAX_CHARS ? text : `${text.slice(0, SHOWN_MAX_CHARS)}…(${text.length} chars)`;
 }
 
 /** A string quoted as JSON for a message, cut as {@link cutShown} does (the length is the string's, unquoted). */
 export function quoteShown(text: string): string {
-  return text.length <= SHOWN_MAX_CHARS ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, SHOWN_MAX_CHARS))}…(${text.length} chars)`;
+  return text.length <= CUT_MAX_CHARS ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, SHOWN_MAX_CHARS))}…(${text.length} chars)`;
 }
