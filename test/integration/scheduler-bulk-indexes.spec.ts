@@ -138,3 +138,40 @@ test('a bulk replacement counts triggers afresh (changedAt) exactly when its tim
     expect([compactSchedules, moved.sort()]).toEqual([compactSchedules, ['gains.start', 'loses.runs', 'new.zone']]);
   }
 });
+
+test('a bulk replacement read by its stored tail (not decoded) keeps registeredAt, changedAt, paused and resumedAt, takes a new generation, and keeps the labels indexed; label keys "fp" and "tfp" are not taken for its fingerprints', async () => {
+  // label values shaped like fingerprints, under the keys the tail reader looks for
+  const labels = { a: 'first', fp: '0123456789abcdef', tfp: 'fedcba9876543210', tenant: 'acme' };
+  const defs = [
+    { name: 'plain', spec: '0 3 * * *', payload: { v: 1 } },
+    { name: 'labelled', spec: '0 3 * * *', payload: { v: 1 }, labels },
+    { name: 'paused', spec: '0 3 * * *', payload: { v: 1 }, labels },
+    { name: 'resumed', spec: '0 3 * * *', payload: { v: 1 }, queue: 'q.2' },
+  ];
+  for (const compactSchedules of [false, true]) {
+    const s = scheduler({ eligible: false, compactSchedules });
+    await s.start();
+    await s.removeSchedules(defs.map((d) => d.name));
+    await s.addSchedules(defs);
+    await s.pauseSchedule('paused');
+    await s.pauseSchedule('resumed');
+    await s.resumeSchedule('resumed');
+    // a changed payload, then the same again (unchanged: read by its tail too)
+    const before = new Map(await Promise.all(defs.map(async (d) => [d.name, await stored(d.name)] as const)));
+    const next = defs.map((d) => ({ ...d, payload: { v: 2 } }));
+    expect(await s.upsertSchedules(next)).toEqual({ added: 0, changed: 4, unchanged: 0 });
+    expect(await s.upsertSchedules(next)).toEqual({ added: 0, changed: 0, unchanged: 4 });
+    for (const d of defs) {
+      const [was, now] = [before.get(d.name)!, await stored(d.name)];
+      const kept = (x: typeof was) => [x.registeredAt, x.changedAt, x.paused, x.resumedAt, x.labels, x.queue, x.runtime];
+      expect([compactSchedules, d.name, kept(now)]).toEqual([compactSchedules, d.name, kept(was)]);
+      expect([compactSchedules, d.name, now.payload]).toEqual([compactSchedules, d.name, JSON.stringify({ v: 2 })]);
+      expect(now.generation).toBeGreaterThan(was.generation!);
+    }
+    expect((await labelMembers(client, ns, 'tenant', 'acme')).sort()).toEqual(['labelled', 'paused']);
+    expect((await labelMembers(client, ns, 'fp', labels.fp)).sort()).toEqual(['labelled', 'paused']);
+    // the paused one stays out of the due index; the others were marked (a new generation)
+    expect(await dueScore(client, ns, 'paused')).toBeNull();
+    expect(await dueScore(client, ns, 'plain')).toBeLessThan(0);
+  }
+});

@@ -7,7 +7,9 @@
   definition keeps registeredAt, paused
   and resumedAt, and its changedAt becomes Redis time when the spec, zone, offset, queue or bounds
   changed (carryOver, as schedule-admin.lua's put); a new one gets registeredAt and changedAt = Redis time.
-  An unchanged one (the same `fp`) is neither decoded nor written. A chunk with writes takes one
+  An unchanged one (the same `fp`) is neither decoded nor written, and a replaced one whose JSON is
+  of the layout written here (storedTail) is read without decoding it when its timing and labels
+  stay the same (sameRead: the common change of a payload or an option). A chunk with writes takes one
   new registry version (a rising counter: max(INCR, Redis time ms)), the new `generation` of each
   schedule it wrote, except a replacement that changed only the labels (the `schedule-index`
   snippet's labelsOnly): it keeps its generation and is not fenced. The shard's indexes (names,
@@ -78,6 +80,94 @@ end
 local function hasBounds(def)
   return def['startAt'] ~= nil or def['endAt'] ~= nil or def['maxRuns'] ~= nil
 end
+-- the keys a stored JSON of this script's layout ends with: its fingerprints, then numbers and
+-- booleans (`replaced` and the `stored-form` snippet write them)
+local tailKeys = {fp = true, tfp = true, registeredAt = true, changedAt = true, generation = true, paused = true, resumedAt = true}
+-- the stored JSON `cur` read from `,"fp":"` at f: its tail decoded alone (an object of tailKeys up
+-- to the JSON's end; a few of its hundreds of bytes), or nil when that is not one (cjson refuses
+-- text after the object's closing brace, so a `,"fp":"` inside the labels object fails)
+local function tailAt(cur, f)
+  local ok, def = pcall(cjson.decode, '{' .. string.sub(cur, f + 1))
+  if not ok or type(def) ~= 'table' or type(def['fp']) ~= 'string' then return nil end
+  for k in pairs(def) do
+    if not tailKeys[k] then return nil end
+  end
+  def['fpAt'] = f
+  return def
+end
+-- A stored definition read without decoding it (most of a changed upsert's cost in Redis was the
+-- decoding), when its JSON has the layout this script writes (definition-check.ts finishStored and
+-- the `stored-form` snippet): …,"fp":"<16 hex>"[,"tfp":"<16 hex>"] then only tailKeys, last.
+-- Returns a table with fp, tfp, the tail's fields, name (true in the full form: storedGeneration),
+-- runtime, and fpAt (where `,"fp":"` begins); nil for another layout (then it is decoded). The
+-- `,"fp":"` taken is the top-level one: a label's key "fp" is followed by the labels' closing brace
+-- or another string, never by tail fields up to the JSON's last byte, and inside a string the quotes
+-- are escaped (as is every quote of `payload`, a JSON string). A raw `"runtime":true` is the top-level
+-- key for the same reason (a label's value is a string).
+local function storedTail(cur)
+  local n = #cur
+  local f = string.find(cur, ',"fp":"', math.max(1, n - 320), true)
+  while f do
+    local def = tailAt(cur, f)
+    if def then
+      def['name'] = string.sub(cur, 1, 8) == '{"name":' or nil
+      -- (searched from its rare letter u: no other key ends in "untime", an escaped one has a backslash)
+      def['runtime'] = string.find(cur, 'untime":true', 1, true) ~= nil
+      return def
+    end
+    f = string.find(cur, ',"fp":"', f + 1, true)
+  end
+  return nil
+end
+-- where `,"fp":"` begins in a definition JSON as sent (without its closing brace: labels, fp and
+-- tfp last, or fp last without labels), or nil
+local function sentFpAt(json)
+  local n = #json
+  if string.sub(json, n - 25, n - 17) == '","tfp":"' then
+    return string.sub(json, n - 48, n - 42) == ',"fp":"' and n - 48 or nil
+  end
+  return string.sub(json, n - 23, n - 17) == ',"fp":"' and n - 23 or nil
+end
+-- the labels object's text of a JSON whose `,"fp":"` begins at f: '' for none; nil when `"labels":`
+-- is not the key right before fp (the first raw `"labels":` is the top-level key)
+local function labelsText(json, f)
+  local at = string.find(json, '"labels":', 1, true)
+  if not at or at > f then return '' end
+  if string.byte(json, f - 1) ~= 125 then return nil end
+  return string.sub(json, at + 9, f - 1)
+end
+-- whether a replacement `newJson` (without its closing brace; `prefix` its timing, or nil) of the
+-- stored JSON `cur`, read by storedTail as `old`, keeps the timing and the labels: `cur` begins with
+-- the same timing prefix and holds none of the timing keys it leaves out, neither holds a bound (a
+-- raw key ending in At or Runs before its fp: a label's key too, then it is just decoded), and the
+-- labels' texts are the same (the same bytes parse as the same object). Sets old.queue.
+local function sameRead(cur, newJson, old, prefix)
+  if not prefix or string.find(cur, prefix, 1, true) ~= 1 or boundsIn(newJson) then return false end
+  for _, k in ipairs(omittable) do
+    if not string.find(prefix, k[2], 1, true) and string.find(cur, k[2], #prefix, true) then return false end
+  end
+  local f = old['fpAt']
+  local at = string.find(cur, 'At":', 1, true)
+  if at and at < f then return false end
+  at = string.find(cur, 'Runs":', 1, true)
+  if at and at < f then return false end
+  local nf = sentFpAt(newJson)
+  local was = labelsText(cur, f)
+  if not nf or not was or was ~= labelsText(newJson, nf) then return false end
+  -- the queue: the prefix's (a plain name; one with an escape is decoded), else the fill value
+  local q = string.find(prefix, ',"queue":', 1, true)
+  if q then
+    old['queue'] = string.match(prefix, '^"([^"\\]*)",', q + 9)
+    if not old['queue'] then return false end
+  end
+  return true
+end
+-- the label-free fingerprint of a definition JSON as sent: its tfp, else (no labels) its fp
+local function sentTfp(json, fp)
+  local n = #json
+  if string.sub(json, n - 25, n - 17) == '","tfp":"' then return string.sub(json, n - 16, n - 1) end
+  return fp
+end
 local now = nowMs()
 local upsert = ARGV[1] == 'upsert' or ARGV[1] == 'upsert-force'
 local force = ARGV[1] == 'upsert-force'
@@ -101,12 +191,14 @@ for i, name in ipairs(names) do
   local fp, cur = ARGV[from[i] + 1], stored[i]
   if cur and not upsert then
     existing[#existing + 1] = name
-  elseif cur and string.find(cur, '"fp":"' .. fp .. '"', 1, true) then
+  elseif cur and string.find(cur, ',"fp":"' .. fp .. '"', math.max(1, #cur - 320), true) then
     -- unchanged: the stored JSON holds this fingerprint as its top-level "fp" (inside a string
-    -- value the quotes would be escaped), so it is not decoded
+    -- value the quotes would be escaped), so it is not decoded. Searched near its end, where this
+    -- script's layout has it (storedTail), from its rarer comma: another layout is decoded
     unchanged = unchanged + 1
   else
-    local old = cur and decodeStored(cur)
+    -- read by its tail when it has the layout written here (storedTail), else decoded
+    local old = cur and (storedTail(cur) or decodeStored(cur))
     if old and old['fp'] == fp then
       unchanged = unchanged + 1
     elseif old and old['runtime'] ~= true and not force then
@@ -128,14 +220,22 @@ local marked = {}
 local labelAdds = {}
 -- the tail of a new schedule's JSON, by form (true: compact), made at the chunk's first new one
 local freshTail
--- a replacement of the stored definition `old` (JSON `cur`) by `newJson` (without its closing
--- brace), whose labels part is `new`:
+-- the timing prefix of a definition JSON as sent, or nil (see `replaced`)
+local function timingPrefix(json)
+  local cut = string.sub(json, 1, 8) == '{"name":' and ',"type":' or ',"runtime":'
+  local t = string.find(json, cut, 1, true)
+  return t and string.sub(json, 1, t + #cut - 1)
+end
+-- a replacement of the stored definition `old` (JSON `cur`; decoded, or read by storedTail when
+-- `same`: sameRead found the same timing and labels) by `newJson` (without its closing brace),
+-- whose labels part is `new` (not read when `same`):
 -- counts it, fences it (unless only its labels changed: labelsOnly), marks it due (unless paused:
 -- taken out of the index) and returns the JSON to store, with what carryOver keeps of `old`
-local function replaced(name, cur, newJson, old, fp, new, compact)
+local function replaced(name, cur, newJson, old, fp, new, compact, prefix, same)
   -- the label-only rule: the fingerprint without labels (`tfp`, else `fp`) is the same as before
   local oldGeneration = storedGeneration(old)
-  local keep = oldGeneration and (old['tfp'] or old['fp']) == (new and new['tfp'] or fp) and oldGeneration
+  local sentT = same and sentTfp(newJson, fp) or (new and new['tfp'] or fp)
+  local keep = oldGeneration and (old['tfp'] or old['fp']) == sentT and oldGeneration
   if not keep and generation == 0 then generation = risingCounter(KEYS[2], now) end
   -- carryOver decides from the timing alone; the JSON sent holds none of the fields carryOver and
   -- the generation set, so they are appended to it as it is.
@@ -147,10 +247,7 @@ local function replaced(name, cur, newJson, old, fp, new, compact)
   -- order just takes the decoding path). The bounds are part of the timing too: a JSON that may
   -- hold one takes the decoding path.
   local def
-  local cut = string.sub(newJson, 1, 8) == '{"name":' and ',"type":' or ',"runtime":'
-  local t = string.find(newJson, cut, 1, true)
-  local prefix = t and string.sub(newJson, 1, t + #cut - 1)
-  if prefix and string.sub(cur, 1, #prefix) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not hasBounds(old) then
+  if same or (prefix and string.sub(cur, 1, #prefix) == prefix and omittedIn(prefix, old) and not boundsIn(newJson) and not hasBounds(old)) then
     def = {expression = old['expression'], timeZone = old['timeZone'], offsetMs = old['offsetMs'], queue = old['queue']}
   else
     local whole = cjson.decode(newJson .. '}')
@@ -211,11 +308,15 @@ if #writes > 0 then
         list[#list + 1] = name
       end
     else
-      -- what the label indexes need of the new definition (nil: no labels); the whole is decoded
-      -- only when it replaces a stored definition whose JSON does not begin with the same timing
-      local new = labelPart(newJson)
-      newJson = replaced(name, cur, newJson, old, fp, new, compact)
-      if new or old['labels'] then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
+      -- read without decoding when the timing and labels stay (old came from storedTail); else
+      -- decoded, with what the label indexes need of the new definition (nil: no labels); the
+      -- whole new one is decoded only when it does not begin with the stored timing
+      local prefix = timingPrefix(newJson)
+      local same = old['fpAt'] ~= nil and sameRead(cur, newJson, old, prefix)
+      if old['fpAt'] ~= nil and not same then old = decodeStored(cur) end
+      local new = not same and labelPart(newJson)
+      newJson = replaced(name, cur, newJson, old, fp, new, compact, prefix, same)
+      if new or (not same and old['labels']) then labelsIndexed(KEYS[3], name, old, new or {}, labelAdds) end
     end
     named[#named + 1] = '0'
     named[#named + 1] = name
