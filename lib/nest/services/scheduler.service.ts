@@ -5,7 +5,7 @@ import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/de
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../../core/admin/schedule-bulk.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { toChronosLogger } from '../nest-logger.js';
-import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from './inspector.service.js';
 import { ChronosLifecycle } from './chronos-lifecycle.js';
 
@@ -97,14 +97,14 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * `addSchedule({ name: 'tenant-42.report', spec: '0 6 * * MON', timeZone: 'Europe/Paris', type: 'report.build', payload: { tenant: 42 } })`.
    * It lives in Redis, so the leader fires it whichever instance added it, and it is never
    * orphaned. Its task type needs a `@TaskHandler` on some worker that serves its queue. Unset
-   * `queue`, `maxRetry`, `timeout` and `timeZone` take the module's defaults. A schedule of that
+   * `queue`, `maxRetry`, `timeout` and `timeZone` (absent or `undefined`) take the module's defaults. A schedule of that
    * name declared in code (`@Cron`, `@Interval`) is replaced only with `opts.force`.
    * @throws InvalidScheduleError for a bad spec, zone or option; ChronosStateError when a schedule of
    *   that name is declared in code and `force` is not set (nothing is written).
    */
   addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
-    return this.inspector.inspector.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, opts);
+    return this.inspector.inspector.addSchedule(withScheduleDefaults(def, o), o.timeZone, opts);
   }
 
   /**
@@ -145,9 +145,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
 
   /** The module's defaults under each definition (a bad input is left for the validation to name). */
   private withDefaults(defs: readonly ScheduleDefinition[]): readonly ScheduleDefinition[] {
-    if (!Array.isArray(defs)) return defs;
-    const o = this.options;
-    return defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def));
+    return Array.isArray(defs) ? defs.map((def) => withScheduleDefaults(def, this.options)) : defs;
   }
 
   /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */
