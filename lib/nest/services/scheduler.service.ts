@@ -108,7 +108,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Adds or replaces many schedules at run time (e.g. one per tenant), ~250 per Redis call,
+   * Adds or replaces many schedules at run time (e.g. one per tenant), ~125 per Redis call,
    * pipelined: the module's defaults fill unset `queue`, `maxRetry`, `timeout` and `timeZone`, as
    * in {@link addSchedule}. Every definition is validated before anything is written. An
    * unchanged definition is a no-op (no write, no new generation); a changed one keeps its
@@ -133,10 +133,11 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Removes many schedules, ~250 per Redis call, pipelined; names not in the registry are listed
+   * Removes many schedules, ~125 per Redis call, pipelined; names not in the registry are listed
    * in `missing`. Like {@link removeSchedule}, a schedule declared in code is removed too (it comes
    * back when an instance declaring it restarts). One `operator.acted` (`schedule.remove`) for a
-   * call that removed any; unlike removeSchedule, the Inspector's audit log does not record it.
+   * call that removed any, recorded in the Inspector's audit trail as removeSchedule is (origin
+   * `app <instanceId>`, the first 10 names in its detail).
    * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError
    */
   removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
