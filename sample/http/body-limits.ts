@@ -6,7 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
  * about 1,200 tenants of ~85 bytes (`{"id":"tenant-00001","cron":"0 8 * * MON-FRI","timeZone":"Europe/Paris"}`);
  * 10 MB takes ~100,000 of them, or ~30,000 of the largest an entry can be (a 186-character id: a
  * schedule name is at most 200 characters), while one request's body stays bounded in memory.
- * `upsertSchedules` itself has no maximum (it writes ~250 definitions per Redis call).
+ * `upsertSchedules` itself has no maximum (it writes ~125 definitions per Redis call).
  */
 export const BULK_BODY_LIMIT = '10mb';
 

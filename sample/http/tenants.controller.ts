@@ -40,7 +40,7 @@ export class TenantsController {
 
   /**
    * PUT /tenants/digests [{"id": "acme", "cron": "0 8 * * *", "timeZone": "UTC"}, …] → 200 with
-   * `{ added, changed, unchanged }`: many tenants in one call (~250 per Redis call); one bad entry
+   * `{ added, changed, unchanged }`: many tenants in one call (~125 per Redis call); one bad entry
    * → 400 naming it and its index, and nothing is written.
    */
   @Put('digests')

@@ -10,6 +10,7 @@ import { migrateLegacyRegistry } from '../../lib/core/scheduler/migrate.js';
 import { dueScore, indexedNames, labelMembers, registryNames, storedDefinition } from '../helpers/registry.js';
 import { type ScheduleDefinition, type StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
+import { labelFilterOf } from '../../lib/core/scheduler/labels.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { connect, deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
@@ -201,6 +202,26 @@ test('schedulePage: a label filter no schedule could carry is an error naming it
   await expect(inspector.schedulePage({ labels: ['x'] as never })).rejects.toThrow(/labels: expected an object/);
   // a valid filter that matches nothing is still an empty page, not an error
   expect(await inspector.schedulePage({ labels: { tenant: 'nobody' } })).toEqual({ items: [], cursor: null });
+});
+
+test('a "__proto__" label key is refused on a definition and in a filter (trial 22: dropped, the filter listed every schedule)', async () => {
+  // JSON (an HTTP body, a file) gives an object whose own key is "__proto__"; an assignment cannot hold it
+  const proto = JSON.parse('{"__proto__": "x"}') as Record<string, string>;
+  const scheduler = new Scheduler({ connection: redisUrl(), namespace: ns, logger: false });
+  try {
+    await scheduler.upsertSchedules([{ name: 'plain', spec: '@daily' }]);
+    await expect(scheduler.upsertSchedules([{ name: 'p', spec: '@daily', labels: proto }])).rejects.toThrow(InvalidScheduleError);
+    await expect(scheduler.addSchedule({ name: 'p', spec: '@daily', labels: proto })).rejects.toThrow(/"__proto__".*labels: a key is not/);
+    expect(await registryNames(redis, ns)).toEqual(['plain']);
+  } finally {
+    await scheduler.stop();
+  }
+  await expect(inspector.schedulePage({ labels: proto })).rejects.toThrow(/labels: a key is not "__proto__".*got "__proto__"/);
+  // the CLI's --label and the console's label= (labelFilterOf): an error naming it, not an empty filter
+  expect(labelFilterOf(['__proto__=x'])).toEqual({
+    problem: 'label: a key is not "__proto__" (JavaScript objects reserve it), got "__proto__"',
+  });
+  expect(labelFilterOf(['tenant=acme'])).toEqual({ labels: { tenant: 'acme' } });
 });
 
 test('migration: the registry of a version before shards moves into them in bounded steps, indexed and marked due; a newer shard definition wins', async () => {

@@ -2,7 +2,7 @@
 // addSchedule (the same fingerprint: an upsert after addSchedule writes nothing), and removeSchedules
 // removes a code-declared schedule as removeSchedule does.
 import { Injectable } from '@nestjs/common';
-import { Cron, InvalidScheduleError, SchedulerService } from '../../lib/index.js';
+import { Cron, InspectorService, InvalidScheduleError, SchedulerService } from '../../lib/index.js';
 import { registryNames, storedJson } from '../helpers/registry.js';
 import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import type { Redis } from 'ioredis';
@@ -64,4 +64,26 @@ test('upsertSchedules / addSchedules / removeSchedules apply the module defaults
   expect(await storedJson(redis, ns, 'code.nightly')).not.toBeNull();
   expect(await scheduler.removeSchedules(['code.nightly', 'bulk', 'nope'])).toEqual({ removed: 2, missing: ['nope'] });
   expect(await registryNames(redis, ns)).toEqual(['other', 'single']);
+  // recorded in the audit trail, as its docstring says (it said the opposite: trial 22)
+  const [entry] = (await app.get(InspectorService).audit({ limit: 1 })).entries;
+  expect(entry).toMatchObject({ action: 'schedule.remove', count: 2, detail: 'code.nightly, bulk, nope; force', result: 'done' });
+});
+
+test('a field given as undefined takes the module default too, as a decorator option does (trial 22: queue "default", 25 retries)', async () => {
+  app = await createChronosTestApp({ options: { queue: 'mail', maxRetry: 3, timeout: 5000 } });
+  const scheduler = app.get(SchedulerService);
+  const redis = connect();
+  opened.push(redis);
+  const read = async (name: string) => JSON.parse((await storedJson(redis, app!.namespace, name))!) as StoredSchedule;
+  // what `{ queue: tenant.queue }` gives for a tenant without one
+  const unset = { queue: undefined, maxRetry: undefined, timeout: undefined };
+  await scheduler.addSchedule({ name: 'one', spec: '@every 1h', ...unset });
+  await scheduler.upsertSchedules([{ name: 'up', spec: '@every 1h', ...unset }]);
+  await scheduler.addSchedules([{ name: 'add', spec: '@every 1h', ...unset }]);
+  for (const name of ['one', 'up', 'add'])
+    expect([name, await read(name)]).toMatchObject([name, { queue: 'mail', maxRetry: 3, timeoutMs: 5000 }]);
+  // a value the validation refuses is still refused, not replaced by the default
+  await expect(scheduler.addSchedule({ name: 'bad', spec: '@every 1h', maxRetry: null as unknown as number })).rejects.toThrow(
+    /"null": maxRetry/,
+  );
 });

@@ -20,6 +20,7 @@ import {
 } from '../../lib/index.js';
 import { ChronosTesting, ChronosTestingError, ChronosTestingModule, type ChronosTestingOptions } from '../../lib/nest/testing/index.js';
 import { jitterShiftMs } from '../../lib/core/scheduler/schedule-bounds.js';
+import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { redisUrl } from '../helpers/redis.js';
 import { deferred } from '../helpers/wait.js';
 
@@ -221,6 +222,16 @@ test('a runtime write over a schedule declared by a decorator is refused unless 
   await expect(scheduler.addSchedule(def)).rejects.toThrow(/Schedule "nightly" is declared in code.*force: true/);
   await expect(scheduler.upsertSchedules([def, { name: 'other', spec: '@every 1h' }])).rejects.toThrow(/"nightly".*left them untouched/);
   expect((await scheduler.upsertSchedules([def], { force: true })).changed).toBe(1);
+  await module.close();
+});
+
+test('the kit fills a field given as undefined with the module default, as the engine-backed service does (trial 22)', async () => {
+  const { module } = await kit([], { queue: 'mail', maxRetry: 3, timeout: 5000 });
+  const scheduler = module.get(SchedulerService) as unknown as { get(name: string): { stored: StoredSchedule } } & SchedulerService;
+  const unset = { queue: undefined, maxRetry: undefined, timeout: undefined };
+  await scheduler.addSchedule({ name: 'one', spec: '@every 1h', ...unset });
+  await scheduler.upsertSchedules([{ name: 'up', spec: '@every 1h', ...unset }]);
+  for (const name of ['one', 'up']) expect(scheduler.get(name).stored).toMatchObject({ queue: 'mail', maxRetry: 3, timeoutMs: 5000 });
   await module.close();
 });
 

@@ -38,7 +38,7 @@ export interface EnqueueOptions {
    * `dedup: { key, ttl }` (mode `first`); exclusive with `dedup`.
    */
   dedupKey?: string;
-  /** Lifetime of the dedup key, ms. @defaultValue 3600000 (1 h) */
+  /** Lifetime of the dedup key, ms (an integer from 1 to 2^53 − 1). @defaultValue 3600000 (1 h) */
   dedupTtl?: number;
   /**
    * A keyed enqueue (exclusive with `dedupKey`/`dedupTtl`): `key` (≤ 400 characters) names the
@@ -75,7 +75,7 @@ export interface DedupOptions {
   key: string;
   /** What a second enqueue with the key does. @defaultValue 'first' */
   mode?: DedupMode;
-  /** Lifetime of the key, ms (debounce/replace: at least until its task is due). @defaultValue 3600000 (1 h) */
+  /** Lifetime of the key, ms, an integer from 1 to 2^53 − 1 (debounce/replace: at least until its task is due). @defaultValue 3600000 (1 h) */
   ttl?: number;
 }
 
@@ -234,7 +234,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
     p.expected('group', 'a string of 1 to 200 characters without control characters', options.group);
   let dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
   if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
-  p.int('dedupTtl', options.dedupTtl, 1, 'ms');
+  p.ttlMs('dedupTtl', options.dedupTtl, 1);
   let dedupKey = options.dedupKey;
   let dedupMode: DedupMode | undefined;
   const d = options.dedup;
@@ -245,7 +245,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
       p.unknownKeys(d, DEDUP_KEYS, 'dedup');
       if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters', d.key);
       if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
-      p.int('dedup.ttl', d.ttl, 1, 'ms');
+      p.ttlMs('dedup.ttl', d.ttl, 1);
       if (d.mode === 'debounce' && !(delayMs > 0)) p.add('dedup.mode', 'debounce needs a delay (its window, ms)');
       // a task due at once never waits, so there is nothing to replace: every enqueue would be a new task (trial 10)
       if (d.mode === 'replace' && !(delayMs > 0) && !(processAt > 0))

@@ -62,6 +62,13 @@ export const FOREIGN_KEY_HINTS: Readonly<Record<string, string>> = {
 export const TIMER_MAX_MS = 2_147_483_647;
 
 /**
+ * The longest lifetime of a key that Chronos has Redis keep, ms: `Number.MAX_SAFE_INTEGER` (about
+ * 285,000 years). A larger number reaches Redis as `1e+21` or past its clock's 64-bit range, and
+ * the script that sets the key (`SET … PX`) fails with `ERR value is not an integer or out of range`.
+ */
+export const KEY_TTL_MAX_MS = Number.MAX_SAFE_INTEGER;
+
+/**
  * Collects the problems of one options object. Every check passes an `undefined` value (the
  * option is absent: its default applies) unless told it is required, and returns whether the
  * value passed.
@@ -102,6 +109,18 @@ export class OptionProblems {
   int(key: string, value: unknown, min: number, unit?: 'ms'): boolean {
     if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min)) return true;
     return this.expected(key, `an integer >= ${min}${unit ? ` (${unit})` : ''}`, value);
+  }
+
+  /**
+   * A duration that becomes the lifetime of a key in Redis, ms: an integer from `min` to
+   * {@link KEY_TTL_MAX_MS} (a dedup key's `dedupTtl`; a schedule's `catchUpWindow`, which its fired
+   * triggers' dedup keys outlive). Checked where it is given, since past the bound every script
+   * that sets the key fails (for a schedule: at fire time, with every trigger of its batch).
+   */
+  ttlMs(key: string, value: unknown, min: number): boolean {
+    if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= KEY_TTL_MAX_MS))
+      return true;
+    return this.expected(key, `an integer from ${min} to ${KEY_TTL_MAX_MS} (ms)`, value);
   }
 
   /**

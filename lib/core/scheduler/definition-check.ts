@@ -138,7 +138,7 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
   p.int('maxRetry', def.maxRetry, 0);
   p.int('timeout', def.timeout, 0, 'ms');
   p.oneOf('catchUp', def.catchUp, ['all', 'latest', 'none']);
-  p.int('catchUpWindow', def.catchUpWindow, 0, 'ms');
+  p.ttlMs('catchUpWindow', def.catchUpWindow, 0); // its fired triggers' dedup keys live longer (fireDedupTtlMs)
   p.int('catchUpCap', def.catchUpCap, 1);
   p.oneOf('overlap', def.overlap, OVERLAP_POLICIES);
   if (def.group !== undefined && !isGroupName(def.group))

@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
+import { KEY_TTL_MAX_MS } from '../runtime/options.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import type { StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
@@ -61,7 +62,8 @@ export interface ScheduleDefinition {
   /** Missed triggers policy. @defaultValue 'all' */
   catchUp?: CatchUpPolicy;
   /**
-   * Missed triggers older than this are skipped (counted and logged), ms; so is a trigger's task that
+   * Missed triggers older than this are skipped (counted and logged), ms (an integer from 0 to
+   * 2^53 − 1: its triggers' dedup keys live in Redis a minute longer); so is a trigger's task that
    * would start later than this after its instant. A window under 1,000 ms acts as 1,000: a trigger
    * up to 1 s late is on time (plan.ts LATE_TOLERANCE_MS). @defaultValue 3600000
    */
@@ -99,7 +101,7 @@ export interface ScheduleDefinition {
   /**
    * Labels to find the schedule by (`Inspector.schedulePage({ labels })`, the CLI's
    * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`. At most 16
-   * labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`; a value is 0
+   * labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`, not `__proto__`; a value is 0
    * to 128 characters without control characters or `=`. Changing only the labels of a schedule
    * changes neither its triggers, nor its generation (no fence). @defaultValue none
    */
@@ -215,10 +217,11 @@ export function storedSpec(s: StoredSchedule): ScheduleSpec {
 
 /**
  * Lifetime of a fired trigger's dedup key, ms: it must outlive any handover and any catch-up —
- * at least 1 h, two periods, and the catch-up window.
+ * at least 1 h, two periods, and the catch-up window; at most {@link KEY_TTL_MAX_MS} (what Redis takes).
  */
 export function fireDedupTtlMs(stored: StoredSchedule, spec: ScheduleSpec): number {
-  return Math.max(DEFAULTS.fireDedupMinTtlMs, 2 * spec.minPeriodMs, stored.catchUpWindowMs + 60_000);
+  // at most what Redis takes as a PX (a catchUpWindow stored before it was bounded, or two periods of a huge every-spec)
+  return Math.min(KEY_TTL_MAX_MS, Math.max(DEFAULTS.fireDedupMinTtlMs, 2 * spec.minPeriodMs, stored.catchUpWindowMs + 60_000));
 }
 
 /**

@@ -9,8 +9,14 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 /** Limits of a schedule's labels: most labels, longest key and value (characters). */
 export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
 
-/** A label key: 1 to 64 characters of `[A-Za-z0-9_./-]`. */
+/** A label key: 1 to 64 characters of `[A-Za-z0-9_./-]`, but not {@link RESERVED_KEY}. */
 const LABEL_KEY = /^[A-Za-z0-9_./-]{1,64}$/;
+/**
+ * The one key of that alphabet a JavaScript object cannot be given by assignment: `o['__proto__'] = 'x'`
+ * sets nothing. Refused, so that it is never dropped from a definition, nor from a filter (which
+ * then matched every schedule: trial 22).
+ */
+const RESERVED_KEY = '__proto__';
 /** A label value: up to 128 characters, none a control character or `=`. */
 // eslint-disable-next-line no-control-regex
 const LABEL_VALUE = /^[^\u0000-\u001f\u007f-\u009f=]{0,128}$/;
@@ -46,6 +52,7 @@ export function labelsProblem(labels: unknown): LabelsProblem | undefined {
   for (const k of keys) {
     const v = (labels as Record<string, unknown>)[k];
     if (!LABEL_KEY.test(k)) return found(k, `labels: a key is 1 to ${LABEL_LIMITS.keyLength} characters of [A-Za-z0-9_./-]`);
+    if (k === RESERVED_KEY) return found(k, `labels: a key is not "${RESERVED_KEY}" (JavaScript objects reserve it)`);
     if (typeof v !== 'string' || !LABEL_VALUE.test(v)) {
       const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
       return found(
@@ -80,7 +87,8 @@ export function validateLabels(schedule: string | undefined, labels: unknown): R
  *   cannot have, or more labels than one schedule can carry.
  */
 export function labelFilterOf(pairs: readonly string[]): { labels: Record<string, string> } | { problem: string } {
-  const labels: Record<string, string> = {};
+  // no prototype: every key given is an own key, so the checks below see it (a `__proto__` one included)
+  const labels = Object.create(null) as Record<string, string>;
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq < 1) return { problem: `label: expected key=value, got ${JSON.stringify(pair)}` };

@@ -9,6 +9,7 @@ import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import type { ChronosModuleOptions } from './chronos-options.interface.js';
 import { limitsProblems, type QueueLimitsUpdate } from '../../core/queue/limits.js';
+import type { ScheduleDefinition } from '../../core/scheduler/definition.js';
 
 /** The options after validation, with every default applied (the core's). @internal */
 export interface ResolvedChronosOptions {
@@ -293,4 +294,22 @@ function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
     p.add('connection', 'keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
   }
   return c as RedisConnection;
+}
+
+/**
+ * A runtime schedule definition (`SchedulerService.addSchedule` & co., the testing kit's) with the
+ * module's `queue`, `maxRetry` and `timeout` in the fields it leaves unset — absent or `undefined`,
+ * as a decorator's (`{ queue: tenant.queue }` with no queue went to `'default'`, and its tasks to a
+ * queue no worker served: trial 22). The zone is not filled in: the validation is given the
+ * module's as its default. Anything but an object is returned as is, for the validation to name.
+ * @internal
+ */
+export function withScheduleDefaults(def: ScheduleDefinition, o: ResolvedChronosOptions): ScheduleDefinition {
+  if (typeof def !== 'object' || def === null || Array.isArray(def)) return def;
+  return {
+    ...def,
+    queue: def.queue === undefined ? o.queue : def.queue,
+    maxRetry: def.maxRetry === undefined ? o.maxRetry : def.maxRetry,
+    timeout: def.timeout === undefined ? o.timeout : def.timeout,
+  };
 }

@@ -5,7 +5,7 @@ import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/de
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../../core/admin/schedule-bulk.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { toChronosLogger } from '../nest-logger.js';
-import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from './inspector.service.js';
 import { ChronosLifecycle } from './chronos-lifecycle.js';
 
@@ -97,18 +97,18 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * `addSchedule({ name: 'tenant-42.report', spec: '0 6 * * MON', timeZone: 'Europe/Paris', type: 'report.build', payload: { tenant: 42 } })`.
    * It lives in Redis, so the leader fires it whichever instance added it, and it is never
    * orphaned. Its task type needs a `@TaskHandler` on some worker that serves its queue. Unset
-   * `queue`, `maxRetry`, `timeout` and `timeZone` take the module's defaults. A schedule of that
+   * `queue`, `maxRetry`, `timeout` and `timeZone` (absent or `undefined`) take the module's defaults. A schedule of that
    * name declared in code (`@Cron`, `@Interval`) is replaced only with `opts.force`.
    * @throws InvalidScheduleError for a bad spec, zone or option; ChronosStateError when a schedule of
    *   that name is declared in code and `force` is not set (nothing is written).
    */
   addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
-    return this.inspector.inspector.addSchedule({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, opts);
+    return this.inspector.inspector.addSchedule(withScheduleDefaults(def, o), o.timeZone, opts);
   }
 
   /**
-   * Adds or replaces many schedules at run time (e.g. one per tenant), ~250 per Redis call,
+   * Adds or replaces many schedules at run time (e.g. one per tenant), ~125 per Redis call,
    * pipelined: the module's defaults fill unset `queue`, `maxRetry`, `timeout` and `timeZone`, as
    * in {@link addSchedule}. Every definition is validated before anything is written. An
    * unchanged definition is a no-op (no write, no new generation); a changed one keeps its
@@ -133,10 +133,11 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Removes many schedules, ~250 per Redis call, pipelined; names not in the registry are listed
+   * Removes many schedules, ~125 per Redis call, pipelined; names not in the registry are listed
    * in `missing`. Like {@link removeSchedule}, a schedule declared in code is removed too (it comes
    * back when an instance declaring it restarts). One `operator.acted` (`schedule.remove`) for a
-   * call that removed any; unlike removeSchedule, the Inspector's audit log does not record it.
+   * call that removed any, recorded in the Inspector's audit trail as removeSchedule is (origin
+   * `app <instanceId>`, the first 10 names in its detail).
    * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError
    */
   removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
@@ -145,9 +146,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
 
   /** The module's defaults under each definition (a bad input is left for the validation to name). */
   private withDefaults(defs: readonly ScheduleDefinition[]): readonly ScheduleDefinition[] {
-    if (!Array.isArray(defs)) return defs;
-    const o = this.options;
-    return defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def));
+    return Array.isArray(defs) ? defs.map((def) => withScheduleDefaults(def, this.options)) : defs;
   }
 
   /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */

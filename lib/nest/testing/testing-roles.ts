@@ -17,7 +17,7 @@ import {
   type RemoveSchedulesResult,
   type UpsertSchedulesResult,
 } from '../../core/admin/schedule-bulk.js';
-import type { ResolvedChronosOptions } from '../options/resolve-options.js';
+import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
 
 /** A schedule the kit knows: its registry form (with `paused`) and its parsed spec. @internal */
 export interface KitSchedule {
@@ -90,7 +90,7 @@ export class TestingSchedulerService {
    */
   async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
-    const { stored, spec } = toStored({ queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def }, o.timeZone, true);
+    const { stored, spec } = toStored(withScheduleDefaults(def, o), o.timeZone, true);
     const old = this.schedules.get(stored.name);
     if (old && !old.stored.runtime && opts.force !== true) {
       throw new ChronosStateError(
@@ -165,9 +165,7 @@ export class TestingSchedulerService {
   /** Every definition validated, with the module's defaults, before any is stored (as the engine). */
   private validate(defs: readonly ScheduleDefinition[], what: string): { stored: StoredSchedule; spec: ScheduleSpec }[] {
     const o = this.options;
-    const withDefaults = Array.isArray(defs)
-      ? defs.map((def) => (def && typeof def === 'object' ? { queue: o.queue, maxRetry: o.maxRetry, timeout: o.timeout, ...def } : def))
-      : defs;
+    const withDefaults = Array.isArray(defs) ? defs.map((def) => withScheduleDefaults(def, o)) : defs;
     return validateDefinitions(withDefaults, o.timeZone, what).map((c) => finishStored(c));
   }
 
