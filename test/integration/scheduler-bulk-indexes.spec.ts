@@ -1,7 +1,7 @@
 // The bulk runtime API of the Scheduler against a real Redis: the maxRuns counters, the label indexes and the due index it keeps.
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueKeys, shardKeysFor } from '../../lib/core/redis/keys.js';
-import { dueScore, indexedNames, labelMembers, shardVersions } from '../helpers/registry.js';
+import { dueScore, indexedNames, labelMembers, shardVersions, storedJson } from '../helpers/registry.js';
 import { redisUrl } from '../helpers/redis.js';
 import { ns, client, started, scheduler, digests, stored } from '../helpers/scheduler-bulk.js';
 
@@ -174,4 +174,23 @@ test('a bulk replacement read by its stored tail (not decoded) keeps registeredA
     expect(await dueScore(client, ns, 'paused')).toBeNull();
     expect(await dueScore(client, ns, 'plain')).toBeLessThan(0);
   }
+});
+
+test('a bulk replacement of a stored JSON with a registry field before its fingerprints (another key order) keeps that field', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const def = { name: 'moved.paused', spec: '0 3 * * *', payload: { v: 1 }, labels: { tenant: 'acme' } };
+  await s.addSchedules([def]);
+  // the bulk layout, but "paused" and "generation" written before the labels (and so before fp)
+  const json = (await storedJson(client, ns, def.name))!;
+  const generation = /"generation":(\d+)/.exec(json)![1];
+  const reordered = json
+    .replace(`,"generation":${generation}`, '')
+    .replace('"runtime":true,', `"runtime":true,"paused":true,"generation":${generation},`);
+  await client.hset(shardKeysFor(ns, def.name).schedules, def.name, reordered);
+  expect(await s.upsertSchedules([{ ...def, payload: { v: 2 } }])).toEqual({ added: 0, changed: 1, unchanged: 0 });
+  const now = await stored(def.name);
+  expect([now.paused, now.payload]).toEqual([true, JSON.stringify({ v: 2 })]);
+  expect(now.generation).toBeGreaterThan(Number(generation));
+  expect(await dueScore(client, ns, def.name)).toBeNull();
 });

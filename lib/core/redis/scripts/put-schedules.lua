@@ -139,18 +139,21 @@ end
 -- whether a replacement `newJson` (without its closing brace; `prefix` its timing, or nil) of the
 -- stored JSON `cur`, read by storedTail as `old`, keeps the timing and the labels: `cur` begins with
 -- the same timing prefix and holds none of the timing keys it leaves out, neither holds a bound (a
--- raw key ending in At or Runs before its fp: a label's key too, then it is just decoded), and the
--- labels' texts are the same (the same bytes parse as the same object). Sets old.queue.
+-- raw key ending in At or Runs before its fp: a label's key too, then it is just decoded), `cur`
+-- holds no registry field before its fp (so `old` has them all), and the labels' texts are the same
+-- (the same bytes parse as the same object). Sets old.queue.
 local function sameRead(cur, newJson, old, prefix)
   if not prefix or string.find(cur, prefix, 1, true) ~= 1 or boundsIn(newJson) then return false end
   for _, k in ipairs(omittable) do
     if not string.find(prefix, k[2], 1, true) and string.find(cur, k[2], #prefix, true) then return false end
   end
+  -- no bound, and none of the registry fields, before fp: the tail holds every field carried over
+  -- (registeredAt, changedAt and resumedAt end in At; another writer's key order is decoded)
   local f = old['fpAt']
-  local at = string.find(cur, 'At":', 1, true)
-  if at and at < f then return false end
-  at = string.find(cur, 'Runs":', 1, true)
-  if at and at < f then return false end
+  for _, key in ipairs({'At":', 'Runs":', 'used":', 'generation":'}) do
+    local at = string.find(cur, key, 1, true)
+    if at and at < f then return false end
+  end
   local nf = sentFpAt(newJson)
   local was = labelsText(cur, f)
   if not nf or not was or was ~= labelsText(newJson, nf) then return false end
