@@ -329,3 +329,15 @@ test('a bulk call with names or options of the wrong type, or an unknown option,
   expect(await s.removeSchedules(['digest.0'], undefined)).toEqual({ removed: 1, missing: [] });
   expect(await s.upsertSchedules(digests(2), { force: false })).toEqual({ added: 1, changed: 0, unchanged: 1 });
 });
+
+test('a schedule named "." or ".." that an earlier version stored can still be removed, by removeSchedule and removeSchedules', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  await s.addSchedule({ name: 'old', spec: '@every 1h' });
+  const json = (await storedJson(client, ns, 'old'))!;
+  for (const name of ['.', '..']) await client.hset(registryKey(ns, name), name, json); // accepted before trial 15
+  await expect(s.addSchedule({ name: '..', spec: '@every 1h' })).rejects.toThrow(InvalidScheduleError); // no new one
+  await s.removeSchedule('..');
+  expect(await s.removeSchedules(['.', '..'])).toEqual({ removed: 1, missing: ['..'] }); // before: InvalidScheduleError for '.'
+  expect(await registryNames(client, ns)).toEqual(['old']);
+});
