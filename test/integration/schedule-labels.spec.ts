@@ -188,6 +188,17 @@ test('schedulePage: pages in name order through every schedule, filters by label
   await expect(inspector.schedulePage({ cursor: '!!' })).rejects.toThrow(/cursor: .*"!!"/);
   await expect(inspector.schedulePage({ state: 'sleeping' as never })).rejects.toThrow(/state: .*sleeping/);
   await expect(inspector.schedulePage({ prefix: 'a b' })).rejects.toThrow(/prefix: .*"a b"/);
+  // a value of the wrong type is named as it was given, in the error of the option (trial 23: a TypeError
+  // "q.prefix.replace is not a function"; "got null" for NaN)
+  for (const [query, issue] of [
+    [{ prefix: 5 }, 'prefix: expected 1-200 characters of [A-Za-z0-9_.:-], got 5'],
+    [{ prefix: null }, 'prefix: expected 1-200 characters of [A-Za-z0-9_.:-], got null'],
+    [{ limit: NaN }, 'limit: expected an integer 1-1000, got NaN'],
+    [{ limit: Infinity }, 'limit: expected an integer 1-1000, got Infinity'],
+    [{ limit: '5' }, 'limit: expected an integer 1-1000, got "5"'],
+  ] as [never, string][]) {
+    await expect(inspector.schedulePage(query)).rejects.toThrow(new InvalidOptionsError([issue], 'schedule page options'));
+  }
   // a misspelt option is no filter silently left out (trial 7)
   await expect(inspector.schedulePage({ label: { tenant: 't0' } } as never)).rejects.toThrow(/unknown option "label" \(known: labels,/);
 });
@@ -196,10 +207,12 @@ test('schedulePage: a label filter no schedule could carry is an error naming it
   await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(InvalidOptionsError);
   await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(/labels: a key .*"ten ant"/);
   await expect(inspector.schedulePage({ labels: { tenant: 't0=x' } })).rejects.toThrow(/labels\.tenant: .*"t0=x"/);
-  await expect(inspector.schedulePage({ labels: { tenant: 7 as never } })).rejects.toThrow(/labels\.tenant: .*"7"/);
+  await expect(inspector.schedulePage({ labels: { tenant: 7 as never } })).rejects.toThrow(/labels\.tenant: .*, got 7$/);
   const seventeen = Object.fromEntries([...Array(17).keys()].map((i) => [`k${i}`, 'v']));
   await expect(inspector.schedulePage({ labels: seventeen })).rejects.toThrow(/at most 16 labels, got 17/);
   await expect(inspector.schedulePage({ labels: ['x'] as never })).rejects.toThrow(/labels: expected an object/);
+  // the value as given: null, not "null" (trial 23)
+  await expect(inspector.schedulePage({ labels: null as never })).rejects.toThrow(/labels: expected an object of string values, got null$/);
   // a valid filter that matches nothing is still an empty page, not an error
   expect(await inspector.schedulePage({ labels: { tenant: 'nobody' } })).toEqual({ items: [], cursor: null });
 });

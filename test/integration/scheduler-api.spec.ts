@@ -250,3 +250,38 @@ test('a schedule removed and added again under its name does not show its namesa
   expect(info.lastFiredAt).toBeUndefined();
   expect(info.next[0]).toBeGreaterThan(info.registeredAt!);
 });
+
+test('an act or read on one schedule by a name no schedule can have throws the invalid-name error addSchedule gives (trial 23)', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  const inspector = new Inspector({ connection: redisUrl(), namespace: ns });
+  started.push({ stop: () => inspector.close() });
+  const acts: [string, (name: never) => Promise<unknown>][] = [
+    ['Scheduler.removeSchedule', (n) => s.removeSchedule(n)],
+    ['Scheduler.pauseSchedule', (n) => s.pauseSchedule(n)],
+    ['Scheduler.resumeSchedule', (n) => s.resumeSchedule(n)],
+    ['Scheduler.triggerNow', (n) => s.triggerNow(n)],
+    ['Inspector.pauseSchedule', (n) => inspector.pauseSchedule(n)],
+    ['Inspector.resumeSchedule', (n) => inspector.resumeSchedule(n)],
+    ['Inspector.triggerSchedule', (n) => inspector.triggerSchedule(n)],
+    ['Inspector.removeSchedule', (n) => inspector.removeSchedule(n)],
+    ['Inspector.backfillSchedule', (n) => inspector.backfillSchedule(n, 0, 1)],
+    ['Inspector.schedule', (n) => inspector.schedule(n)],
+    ['Inspector.scheduleHistory', (n) => inspector.scheduleHistory(n)],
+  ];
+  // before: null and 5 failed with "Cannot read properties of null (reading 'length')" (a TypeError in
+  // the shard hashing), 'a b' and '' with ScheduleNotFoundError
+  for (const name of [null, undefined, 5, 'a b', '', 'x'.repeat(201)] as never[]) {
+    const byAdd = await s.addSchedule({ name, spec: '@daily' }).catch((e: unknown) => e);
+    expect(byAdd).toBeInstanceOf(InvalidScheduleError);
+    for (const [what, act] of acts) {
+      const err = await act(name).catch((e: unknown) => e);
+      expect([what, name, err instanceof InvalidScheduleError]).toEqual([what, name, true]);
+      expect([what, (err as Error).message]).toEqual([what, (byAdd as Error).message]);
+      expect((err as Error).message).toMatch(/name: expected 1-200 characters/);
+    }
+  }
+  // '.' and '..', which an earlier version stored, are still names an act looks up
+  for (const [, act] of acts) await expect(act('..' as never)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  expect(await inspector.schedules()).toEqual([]);
+});

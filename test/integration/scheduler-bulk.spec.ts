@@ -3,7 +3,7 @@
 // names untouched, validation before any write, missing names and the guard on live code schedules.
 import type { Redis } from 'ioredis';
 import { ChronosServer } from '../../lib/core/worker/server.js';
-import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
+import { ChronosStateError, DuplicateScheduleError, InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
@@ -294,4 +294,50 @@ test('a runtime write never takes over a schedule declared in code: upsertSchedu
   expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'forced', expression: '@every 2s' });
   await s.addSchedule(data('again'));
   expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'again' }); // a runtime one now: replaced freely
+});
+
+test('a bulk call with names or options of the wrong type, or an unknown option, throws a typed error naming it; nothing is written (trial 23)', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  expect(await s.upsertSchedules(digests(2))).toEqual({ added: 2, changed: 0, unchanged: 0 });
+  const before = await allDefinitions(client, ns);
+  // before: "Cannot read properties of null (reading 'length')"
+  for (const names of [null, undefined, 'digest.0'] as never[]) {
+    const err = await s.removeSchedules(names).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidScheduleError);
+    expect((err as Error).message).toMatch(/removeSchedules: expected an array of names/);
+  }
+  const calls: [string, (opts: never) => Promise<unknown>][] = [
+    ['upsertSchedules', (o) => s.upsertSchedules(digests(3, { queue: 'other' }), o)],
+    ['removeSchedules', (o) => s.removeSchedules(['digest.0'], o)],
+    ['addSchedule', (o) => s.addSchedule({ name: 'digest.9', spec: '@daily' }, o)],
+  ];
+  for (const [call, run] of calls) {
+    // before: "Cannot read properties of null (reading 'force')", and { forse: true } was taken as {}
+    for (const [opts, problem] of [
+      [null, 'expected an object { force?: boolean }, got null'],
+      [[true], 'expected an object { force?: boolean }, got [true]'],
+      [{ forse: true }, 'unknown option "forse"'],
+      [{ force: 'yes' }, 'force: expected true or false, got "yes"'],
+    ] as [never, string][]) {
+      const err = await run(opts).catch((e: unknown) => e);
+      expect([call, err instanceof InvalidOptionsError]).toEqual([call, true]);
+      expect((err as Error).message).toBe(`Invalid ${call} options (1 problem):\n  - ${problem}`);
+    }
+  }
+  expect(await allDefinitions(client, ns)).toEqual(before);
+  expect(await s.removeSchedules(['digest.0'], undefined)).toEqual({ removed: 1, missing: [] });
+  expect(await s.upsertSchedules(digests(2), { force: false })).toEqual({ added: 1, changed: 0, unchanged: 1 });
+});
+
+test('a schedule named "." or ".." that an earlier version stored can still be removed, by removeSchedule and removeSchedules', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  await s.addSchedule({ name: 'old', spec: '@every 1h' });
+  const json = (await storedJson(client, ns, 'old'))!;
+  for (const name of ['.', '..']) await client.hset(registryKey(ns, name), name, json); // accepted before trial 15
+  await expect(s.addSchedule({ name: '..', spec: '@every 1h' })).rejects.toThrow(InvalidScheduleError); // no new one
+  await s.removeSchedule('..');
+  expect(await s.removeSchedules(['.', '..'])).toEqual({ removed: 1, missing: ['..'] }); // before: InvalidScheduleError for '.'
+  expect(await registryNames(client, ns)).toEqual(['old']);
 });

@@ -8,6 +8,7 @@ import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import type { Redis } from 'ioredis';
 import { createChronosTestApp, type ChronosTestApp } from '../helpers/nest-app.js';
 import { connect } from '../helpers/redis.js';
+import { BAD_SCHEDULE_ERRORS, badScheduleArgs } from '../helpers/bad-schedule-args.js';
 
 @Injectable()
 class Jobs {
@@ -86,4 +87,11 @@ test('a field given as undefined takes the module default too, as a decorator op
   await expect(scheduler.addSchedule({ name: 'bad', spec: '@every 1h', maxRetry: null as unknown as number })).rejects.toThrow(
     /"null": maxRetry/,
   );
+});
+
+test('a wrong argument of a runtime schedule call is a typed error naming it, as in the engine (trial 23: TypeErrors, an unknown option ignored)', async () => {
+  app = await createChronosTestApp({});
+  const scheduler = app.get(SchedulerService);
+  expect(await badScheduleArgs(scheduler)).toEqual(BAD_SCHEDULE_ERRORS);
+  expect(await app.get(InspectorService).schedules()).toEqual([]); // nothing written
 });

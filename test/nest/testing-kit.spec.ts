@@ -23,6 +23,7 @@ import { jitterShiftMs } from '../../lib/core/scheduler/schedule-bounds.js';
 import type { StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { redisUrl } from '../helpers/redis.js';
 import { deferred } from '../helpers/wait.js';
+import { BAD_SCHEDULE_ERRORS, badScheduleArgs } from '../helpers/bad-schedule-args.js';
 
 async function kit(providers: ModuleMetadata['providers'], options: ChronosTestingOptions = {}) {
   const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot(options)], providers }).compile();
@@ -222,6 +223,12 @@ test('a runtime write over a schedule declared by a decorator is refused unless 
   await expect(scheduler.addSchedule(def)).rejects.toThrow(/Schedule "nightly" is declared in code.*force: true/);
   await expect(scheduler.upsertSchedules([def, { name: 'other', spec: '@every 1h' }])).rejects.toThrow(/"nightly".*left them untouched/);
   expect((await scheduler.upsertSchedules([def], { force: true })).changed).toBe(1);
+  await module.close();
+});
+
+test('the kit refuses a wrong argument of a runtime schedule call with the error the engine gives (trial 23)', async () => {
+  const { module } = await kit([]);
+  expect(await badScheduleArgs(module.get(SchedulerService))).toEqual(BAD_SCHEDULE_ERRORS);
   await module.close();
 });
 

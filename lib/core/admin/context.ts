@@ -5,7 +5,8 @@ import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
 import type { TaskSet } from '../redis/commands/admin.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
-import { GlobalKeys, QueueKeys, SchedulerKeys, isStoredName } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys, isStoredName, shardKeysFor, type ShardKeys } from '../redis/keys.js';
+import { checkStoredScheduleName } from '../scheduler/definition-check.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
 
@@ -45,6 +46,15 @@ export class InspectorContext {
       this.queueKeyCache.set(queue, k);
     }
     return k;
+  }
+
+  /**
+   * The keys of the shard that holds schedule `name`: the one door of the acts and reads on one
+   * schedule by name, so each refuses a name no schedule can have (null, `'a b'`) alike.
+   * @throws InvalidScheduleError naming the value, for a name no schedule can have.
+   */
+  shard(name: string): ShardKeys {
+    return shardKeysFor(this.namespace, checkStoredScheduleName(name));
   }
 
   /** Redis server time, epoch ms (one `TIME`, also a round trip for the process's time source). */

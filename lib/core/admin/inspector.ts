@@ -64,7 +64,7 @@ export class Inspector extends QueueInspector {
     return schedulePage(this.ctx, query);
   }
 
-  /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError */
+  /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   schedule(name: string, n = 5): Promise<ScheduleInfo> {
     return s.schedule(this.ctx, name, n);
   }
@@ -72,7 +72,7 @@ export class Inspector extends QueueInspector {
   /**
    * The last `limit` fires of a schedule, newest first (at most 100 kept), each with its outcome and
    * where its task is now. Cost: HGET, LRANGE, ZSCORE ×3 per task (pipelined), and a bounded look
-   * through the stream. @throws ScheduleNotFoundError
+   * through the stream. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return s.history(this.ctx, name, limit);
@@ -99,25 +99,26 @@ export class Inspector extends QueueInspector {
   /**
    * Adds (or replaces) a runtime schedule (`schedule-admin.lua` + SADD). Unset `timeZone` is
    * `defaultTimeZone`. A schedule of that name declared in code is replaced only with `opts.force`.
-   * @throws InvalidScheduleError; ChronosStateError when it is declared in code and `force` is not set (nothing is written)
+   * @throws InvalidScheduleError; ChronosStateError when it is declared in code and `force` is not set (nothing is written);
+   *   InvalidOptionsError for `opts` that is not an object, has a key other than `force`, or a `force` not true or false
    */
-  addSchedule(def: ScheduleDefinition, defaultTimeZone: string = DEFAULTS.timeZone, opts: { force?: boolean } = {}): Promise<void> {
-    return sa.addSchedule(this.ctx, def, defaultTimeZone, opts.force === true);
+  async addSchedule(def: ScheduleDefinition, defaultTimeZone: string = DEFAULTS.timeZone, opts?: { force?: boolean }): Promise<void> {
+    return sa.addSchedule(this.ctx, def, defaultTimeZone, sa.writeOptions(opts, 'addSchedule').force);
   }
 
-  /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidOptionsError for a longer note */
+  /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a longer note */
   pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
     return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
       sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
     );
   }
 
-  /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
     return this.rec('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
   }
 
-  /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError */
+  /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
     return this.rec(
       'schedule.trigger',
@@ -130,7 +131,7 @@ export class Inspector extends QueueInspector {
 
   /**
    * Removes a runtime or orphaned schedule (a code-declared one that live instances declare needs
-   * `force`). @throws ScheduleNotFoundError; ChronosStateError
+   * `force`). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError
    */
   removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
     const detail = opts.force ? 'force' : undefined;
@@ -140,7 +141,7 @@ export class Inspector extends QueueInspector {
   /**
    * Enqueues each trigger in [fromMs, toMs] not enqueued before, once, by its dedup key; reports
    * how many were new. At most 10,000 triggers; 250 per script call.
-   * @throws ScheduleNotFoundError; InvalidOptionsError
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError
    */
   backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
     const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;

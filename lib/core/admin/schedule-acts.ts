@@ -5,6 +5,7 @@ import { backfillScript } from '../redis/commands/admin.js';
 import { scheduleAdminScript } from '../redis/commands/schedule.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { shardKeysFor } from '../redis/keys.js';
+import { OptionProblems } from '../runtime/options.js';
 import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { toStored } from '../scheduler/definition-check.js';
 import { recordFires } from '../scheduler/history.js';
@@ -32,10 +33,10 @@ const BACKFILL_CHUNK = 250;
 
 /**
  * Pauses, resumes or deletes a schedule (schedule-admin.lua, then the fence), then keeps the
- * operator's pause note (a pause) or drops it. @throws ScheduleNotFoundError naming it
+ * operator's pause note (a pause) or drops it. @throws ScheduleNotFoundError naming it; InvalidScheduleError for a name no schedule can have
  */
 async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
-  const r = await scheduleAdminScript(ctx.client, shardKeysFor(ctx.namespace, name), ctx.sched, op, name);
+  const r = await scheduleAdminScript(ctx.client, ctx.shard(name), ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
   await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }], actor);
   if (op === 'delete') {
@@ -45,6 +46,30 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
   }
   if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
+}
+
+/** The keys of {@link writeOptions}. */
+const WRITE_KEYS: ReadonlySet<string> = new Set(['force']);
+
+/**
+ * The options `{ force?: boolean }` of a runtime schedule write (addSchedule, upsertSchedules,
+ * removeSchedules; the Scheduler's, the Inspector's and the Nest SchedulerService's), checked once
+ * per call; undefined is `{}`. A misspelt key (`forse`) would otherwise be an option silently not
+ * applied.
+ * @param call the call's name, for the message (`Invalid upsertSchedules options`)
+ * @throws InvalidOptionsError naming the value when it is not an object, an unknown key, or a
+ *   `force` that is not true or false.
+ */
+export function writeOptions(opts: unknown, call: string): { force: boolean } {
+  if (opts === undefined) return { force: false };
+  const p = new OptionProblems();
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) p.expected('', 'an object { force?: boolean }', opts);
+  else {
+    p.unknownKeys(opts, WRITE_KEYS);
+    p.bool('force', (opts as { force?: unknown }).force);
+  }
+  p.throwIfAny(`${call} options`);
+  return { force: (opts as { force?: boolean }).force === true };
 }
 
 /**
@@ -90,7 +115,7 @@ export const PAUSE_NOTE_MAX = 1000;
  * the resume), keeping the operator's note (shown while it stays paused). Once this resolves no
  * later trigger is enqueued (one already enqueued ahead of its instant, ≤ 1 s, may still run).
  * One `schedule-admin.lua`, the fence, one HSET; safe to repeat (the note is replaced).
- * @throws ScheduleNotFoundError; InvalidOptionsError for a note that is not a string of at most `PAUSE_NOTE_MAX` (1,000) characters
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a note that is not a string of at most `PAUSE_NOTE_MAX` (1,000) characters
  */
 export async function pauseSchedule(ctx: InspectorContext, name: string, note?: string, actor?: string): Promise<void> {
   if (note !== undefined && (typeof note !== 'string' || note.length > PAUSE_NOTE_MAX)) {
@@ -103,7 +128,7 @@ export async function pauseSchedule(ctx: InspectorContext, name: string, note?: 
 
 /**
  * Resumes a paused schedule (its note is dropped): its first trigger is its first instant after
- * the resume. One `schedule-admin.lua`, the fence, one HDEL; safe to repeat. @throws ScheduleNotFoundError
+ * the resume. One `schedule-admin.lua`, the fence, one HDEL; safe to repeat. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function resumeSchedule(ctx: InspectorContext, name: string, actor?: string): Promise<void> {
   await change(ctx, 'resume', name);
@@ -116,7 +141,7 @@ export async function resumeSchedule(ctx: InspectorContext, name: string, actor?
  * a live instance still declares is refused unless `force` (it would come back when that instance
  * restarts or re-publishes): remove runtime or orphaned ones. Cost: the schedule read
  * ({@link schedule}), one script, the fence, one HDEL.
- * @throws ScheduleNotFoundError; ChronosStateError when live instances declare it and `force` is not set.
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError when live instances declare it and `force` is not set.
  */
 export async function removeSchedule(ctx: InspectorContext, name: string, force = false, actor?: string): Promise<void> {
   const s = await schedule(ctx, name, 1);
@@ -147,7 +172,7 @@ function triggerMeta(s: StoredSchedule, enqueuedAt: number, triggerAt: number): 
  * Enqueues one task of the schedule now, as `<name>:manual:<uuid>` (`schedule`/`triggerAt` set),
  * without shifting its cadence (lastFired untouched), and records a `manual` fire. Cost: HGET, TIME,
  * XADD, SADD, the history pipeline.
- * @returns the task id. @throws ScheduleNotFoundError
+ * @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function triggerSchedule(ctx: InspectorContext, name: string, actor?: string): Promise<string> {
   const s = await storedSchedule(ctx, name);
@@ -167,7 +192,7 @@ export async function triggerSchedule(ctx: InspectorContext, name: string, actor
  * (`backfill.lua`, 250 triggers per call), and reports how many were new. lastFired and the
  * overlap policy are left alone. A trigger older than its dedup key's lifetime (≥ 1 h, see
  * `fireDedupTtlMs`) cannot be told from one never fired, and is enqueued.
- * @throws ScheduleNotFoundError; InvalidOptionsError for a reversed range or more than {@link MAX_BACKFILL} triggers.
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a reversed range or more than {@link MAX_BACKFILL} triggers.
  */
 export async function backfillSchedule(
   ctx: InspectorContext,

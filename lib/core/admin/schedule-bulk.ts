@@ -10,7 +10,7 @@ import {
 import type { Fence } from '../redis/commands/schedule.js';
 import { byShard, type ShardKeys } from '../redis/keys.js';
 import { type ScheduleDefinition } from '../scheduler/definition.js';
-import { checkDefinition, finishStored, validateScheduleName, type CheckedDefinition } from '../scheduler/definition-check.js';
+import { checkDefinition, checkStoredScheduleName, finishStored, type CheckedDefinition } from '../scheduler/definition-check.js';
 import { decodeStored } from '../scheduler/stored-form.js';
 import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
@@ -93,12 +93,16 @@ export function validateDefinitions(defs: readonly ScheduleDefinition[], default
   });
 }
 
-/** The names of a removal, checked. @throws InvalidScheduleError naming a bad one and its index; DuplicateScheduleError */
+/**
+ * The names of a removal, checked as the single acts check theirs (`.` and `..`, which an earlier
+ * version stored, included: such a schedule can still be removed).
+ * @throws InvalidScheduleError naming a bad one and its index, or `names` when it is not an array; DuplicateScheduleError
+ */
 export function validateNames(names: readonly string[]): string[] {
   if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, show(names), 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
   return Array.from(names, (name, i) => {
-    at(i, () => validateScheduleName(name));
+    at(i, () => checkStoredScheduleName(name));
     once(seen, name, i, 'removeSchedules');
     return name;
   });

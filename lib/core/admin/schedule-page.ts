@@ -5,6 +5,7 @@
  * made for the page's schedules only, never the whole registry.
  */
 import { InvalidOptionsError } from '../runtime/errors.js';
+import { show } from '../runtime/options.js';
 import { byShard, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
 import type { StoredSchedule } from '../scheduler/definition.js';
 import { labelsProblem } from '../scheduler/labels.js';
@@ -58,22 +59,22 @@ function bad(issue: string): never {
 
 /** The query, checked. @throws InvalidOptionsError naming the offending option and value. */
 function checked(q: SchedulePageQuery): { limit: number; after?: string; labels: [string, string][] } {
-  if (typeof q !== 'object' || q === null || Array.isArray(q)) bad(`expected an object of options, got ${JSON.stringify(q)}`);
+  if (typeof q !== 'object' || q === null || Array.isArray(q)) bad(`expected an object of options, got ${show(q)}`);
   // an option misspelt would otherwise be a filter silently not applied (trial 7)
   const unknown = Object.keys(q).filter((k) => !QUERY_KEYS.has(k));
   if (unknown.length > 0)
     bad(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (known: ${[...QUERY_KEYS].join(', ')})`);
   const limit = q.limit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) bad(`limit: expected an integer 1-1000, got ${JSON.stringify(q.limit)}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) bad(`limit: expected an integer 1-1000, got ${show(q.limit)}`);
   // a prefix may be '.' or '..' (of '.x', '..x'), which are not names themselves
-  if (q.prefix !== undefined && (q.prefix === '' || !isValidName(q.prefix.replace(/^\.{1,2}$/, '$&x'))))
-    bad(`prefix: expected 1-200 characters of [A-Za-z0-9_.:-], got ${JSON.stringify(q.prefix)}`);
-  if (q.state !== undefined && !STATES.includes(q.state))
-    bad(`state: expected one of ${STATES.join(', ')}, got ${JSON.stringify(q.state)}`);
+  const prefix: unknown = q.prefix;
+  if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '' || !isValidName(prefix.replace(/^\.{1,2}$/, '$&x'))))
+    bad(`prefix: expected 1-200 characters of [A-Za-z0-9_.:-], got ${show(prefix)}`);
+  if (q.state !== undefined && !STATES.includes(q.state)) bad(`state: expected one of ${STATES.join(', ')}, got ${show(q.state)}`);
   let after: string | undefined;
   if (q.cursor !== undefined) {
     after = typeof q.cursor === 'string' ? Buffer.from(q.cursor, 'base64url').toString('utf8') : '';
-    if (!isValidName(after)) bad(`cursor: expected a cursor of a previous page, got ${JSON.stringify(q.cursor)}`);
+    if (!isValidName(after)) bad(`cursor: expected a cursor of a previous page, got ${show(q.cursor)}`);
   }
   // a filter is checked as a definition's labels are: one no schedule can carry matches none, and says so
   const problem = labelsProblem(q.labels);

@@ -11,7 +11,7 @@ import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
 import { SlotPipeline } from '../redis/cluster.js';
-import { shardKeysFor, shardKeysOf } from '../redis/keys.js';
+import { shardKeysOf } from '../redis/keys.js';
 import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
@@ -305,23 +305,21 @@ export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleI
   return build(ctx, defs, Object.fromEntries(notes), n);
 }
 
-/** The stored definition of a schedule. @throws ScheduleNotFoundError */
+/** The stored definition of a schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
 export async function storedSchedule(ctx: InspectorContext, name: string): Promise<StoredSchedule> {
-  const raw = await ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name);
+  const raw = await ctx.client.hget(ctx.shard(name).schedules, name);
   if (!raw) throw new ScheduleNotFoundError(name);
   return decodeStored(name, raw);
 }
 
 /**
  * One schedule (see {@link schedules}), with the trigger buffered behind its live task under overlap
- * `buffer-one` (one GET more). @throws ScheduleNotFoundError
+ * `buffer-one` (one GET more). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function schedule(ctx: InspectorContext, name: string, n = 5): Promise<ScheduleInfo> {
   // two slots (the shard's registry, the scheduler's pause notes): two commands in flight, not one pipeline (a cluster)
-  const [raw, note] = await Promise.all([
-    ctx.client.hget(shardKeysFor(ctx.namespace, name).schedules, name),
-    ctx.client.hget(ctx.sched.pauseNotes, name),
-  ]);
+  const keys = ctx.shard(name);
+  const [raw, note] = await Promise.all([ctx.client.hget(keys.schedules, name), ctx.client.hget(ctx.sched.pauseNotes, name)]);
   if (!raw) throw new ScheduleNotFoundError(name);
   const info = (await build(ctx, [[name, raw]], note ? { [name]: note } : {}, n))[0];
   if (info.overlap === 'buffer-one') {
@@ -337,7 +335,7 @@ export async function schedule(ctx: InspectorContext, name: string, n = 5): Prom
  * GET of the buffered trigger under overlap `buffer-one`), and a
  * look through the stream for the others (the pending entries list, then up to 10,000 entries,
  * each call bounded).
- * @throws ScheduleNotFoundError
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function history(ctx: InspectorContext, name: string, limit = 20): Promise<FireInfo[]> {
   const s = await storedSchedule(ctx, name);

@@ -5,7 +5,7 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems, show } from '../runtime/options.js';
 import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
 import { encodePayload } from '../queue/payload-codec.js';
-import { isGroupName, isValidName } from '../redis/keys.js';
+import { isGroupName, isStoredName, isValidName } from '../redis/keys.js';
 import { OVERLAP_POLICIES, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { validateLabels } from './labels.js';
 import { checkBounds } from './schedule-bounds.js';
@@ -44,6 +44,17 @@ export function validateScheduleName(name: unknown): string {
   p.name('name', name, true);
   throwFirst(p, undefined);
   return name as string;
+}
+
+/**
+ * The name of a schedule an act or a read names (pause, resume, remove, trigger, backfill, history):
+ * a name the registry can hold, the rule of {@link validateScheduleName} or `.` / `..`, which an
+ * earlier version accepted (so such a schedule can still be read and removed, as a queue of that
+ * name still can). A name no schedule can have is an error, not "not found".
+ * @throws InvalidScheduleError naming the value otherwise (the error addSchedule gives for it).
+ */
+export function checkStoredScheduleName(name: unknown): string {
+  return isStoredName(name) ? name : validateScheduleName(name);
 }
 
 /** The problem of a definition's text with a lone surrogate (runtime/unicode.ts), naming where. */

@@ -5,6 +5,7 @@
  * its value, never an empty page.
  */
 import { InvalidScheduleError } from '../runtime/errors.js';
+import { show } from '../runtime/options.js';
 
 /** Limits of a schedule's labels: most labels, longest key and value (characters). */
 export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
@@ -37,13 +38,14 @@ export interface LabelsProblem {
  */
 export function labelsProblem(labels: unknown): LabelsProblem | undefined {
   if (labels === undefined) return undefined;
-  const found = (value: string, problem: string, got = JSON.stringify(value)): LabelsProblem => ({
+  // `value` is the offending value as text (an InvalidScheduleError's); `got` shows it as it was given (null, 7: unquoted)
+  const found = (value: string, problem: string, got = show(value)): LabelsProblem => ({
     value,
     problem,
     issue: `${problem}, got ${got}`,
   });
   if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
-    return found(JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values');
+    return found(JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values', show(labels));
   }
   const keys = Object.keys(labels).sort();
   if (keys.length > LABEL_LIMITS.count) {
@@ -58,6 +60,7 @@ export function labelsProblem(labels: unknown): LabelsProblem | undefined {
       return found(
         text,
         `labels.${k}: expected a string of at most ${LABEL_LIMITS.valueLength} characters without control characters or "="`,
+        show(v),
       );
     }
   }

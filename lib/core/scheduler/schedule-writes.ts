@@ -36,10 +36,11 @@ export abstract class ScheduleWrites {
    * instance added it; it is never orphaned. A schedule of that name declared in code is replaced
    * only with `opts.force`.
    * @throws InvalidScheduleError; ChronosStateError when a schedule of that name is declared in code
-   *   and `force` is not set (nothing is written)
+   *   and `force` is not set (nothing is written); InvalidOptionsError for `opts` that is not an
+   *   object, has a key other than `force`, or a `force` that is not true or false.
    */
-  async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
-    await acts.addSchedule(this.admin, def, this.timeZone, opts.force === true);
+  async addSchedule(def: ScheduleDefinition, opts?: { force?: boolean }): Promise<void> {
+    await acts.addSchedule(this.admin, def, this.timeZone, acts.writeOptions(opts, 'addSchedule').force);
   }
 
   /**
@@ -51,12 +52,14 @@ export abstract class ScheduleWrites {
    * notice for the call; no `operator.acted` (as addSchedule). A schedule declared in code is
    * replaced only with `opts.force`.
    * @returns counts of the added, changed and unchanged schedules.
-   * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
-   *   when a name is given twice; ChronosStateError naming the code-declared ones left untouched
-   *   when `force` is not set (the others are written).
+   * @throws InvalidScheduleError naming the first bad definition and its `index` (or `defs` when it is
+   *   not an array); DuplicateScheduleError when a name is given twice; ChronosStateError naming the
+   *   code-declared ones left untouched when `force` is not set (the others are written);
+   *   InvalidOptionsError for `opts` that is not an object, has a key other than `force`, or a
+   *   `force` that is not true or false (nothing is written).
    */
-  async upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
-    return bulk.upsertSchedules(this.admin, defs, this.timeZone, opts.force === true);
+  async upsertSchedules(defs: readonly ScheduleDefinition[], opts?: { force?: boolean }): Promise<UpsertSchedulesResult> {
+    return bulk.upsertSchedules(this.admin, defs, this.timeZone, acts.writeOptions(opts, 'upsertSchedules').force);
   }
 
   /**
@@ -74,21 +77,26 @@ export abstract class ScheduleWrites {
    * live instance declares any of them in code, the whole call is refused before anything is
    * removed, as removeSchedule refuses one, unless `force` (they come back when such an instance
    * restarts). Emits one `operator.acted` (`schedule.remove`, `count`) when it removed any.
-   * @throws InvalidScheduleError for a bad name (with its `index`); DuplicateScheduleError;
-   *   ChronosStateError when a live instance declares one in code and `force` is not set.
+   * @throws InvalidScheduleError for a bad name (with its `index`), or for `names` that is not an
+   *   array; DuplicateScheduleError; ChronosStateError when a live instance declares one in code and
+   *   `force` is not set; InvalidOptionsError for `opts` that is not an object, has a key other than
+   *   `force`, or a `force` that is not true or false (nothing is removed).
    */
   async removeSchedules(
     names: readonly string[],
-    opts: {
+    opts?: {
       /** Remove even schedules a live instance declares in code. @defaultValue false */
       force?: boolean;
-    } = {},
+    },
   ): Promise<RemoveSchedulesResult> {
-    // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed
-    const listed = Array.isArray(names) ? names.slice(0, 10).join(', ') + (names.length > 10 ? ` and ${names.length - 10} more` : '') : '';
-    const detail = [listed, opts.force === true ? 'force' : ''].filter(Boolean).join('; ') || undefined;
-    const run = () => bulk.removeSchedules(this.admin, names, opts.force === true);
-    return this.act('schedule.remove', { schedule: names.length === 1 ? names[0] : undefined, detail }, run, (r) => r.removed);
+    const { force } = acts.writeOptions(opts, 'removeSchedules');
+    // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed;
+    // names that are not an array are refused by the removal itself (in the audit trail as failed)
+    const list = Array.isArray(names) ? names : [];
+    const listed = list.slice(0, 10).join(', ') + (list.length > 10 ? ` and ${list.length - 10} more` : '');
+    const detail = [listed, force ? 'force' : ''].filter(Boolean).join('; ') || undefined;
+    const run = () => bulk.removeSchedules(this.admin, names, force);
+    return this.act('schedule.remove', { schedule: list.length === 1 ? list[0] : undefined, detail }, run, (r) => r.removed);
   }
 
   /**
@@ -96,7 +104,7 @@ export abstract class ScheduleWrites {
    * already enqueued ahead, ≤ 1 s, may still run). A schedule declared in code by a live instance
    * is refused (it would come back when that instance restarts): remove it from the code, or use
    * `Inspector.removeSchedule(name, { force: true })`. Emits `operator.acted` (`schedule.remove`).
-   * @throws ScheduleNotFoundError; ChronosStateError when a live instance declares it in code.
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError when a live instance declares it in code.
    */
   async removeSchedule(name: string): Promise<void> {
     await this.act('schedule.remove', { schedule: name }, () => acts.removeSchedule(this.admin, name));
@@ -106,7 +114,7 @@ export abstract class ScheduleWrites {
    * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
    * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). The Inspector
    * shows it paused by `app:<instanceId>`; emits `operator.acted` (`schedule.pause`).
-   * @throws ScheduleNotFoundError
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async pauseSchedule(name: string): Promise<void> {
     await this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name));
@@ -114,7 +122,7 @@ export abstract class ScheduleWrites {
 
   /**
    * Resumes a paused schedule: its first trigger is its first instant after the resume (the pause
-   * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError
+   * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async resumeSchedule(name: string): Promise<void> {
     await this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name));
@@ -124,7 +132,7 @@ export abstract class ScheduleWrites {
    * Enqueues one task of the schedule now, as `<name>:manual:<uuid>` at Redis time, without
    * shifting its cadence (lastFired is untouched); records a `manual` fire in its history and
    * emits `operator.acted` (`schedule.trigger`).
-   * @returns the task id. @throws ScheduleNotFoundError
+   * @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async triggerNow(name: string): Promise<string> {
     return this.act(

@@ -133,12 +133,12 @@ export class InspectorService {
     return this.inspector.schedulePage(query);
   }
 
-  /** One schedule. @throws ScheduleNotFoundError */
+  /** One schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   schedule(name: string, n = 5): Promise<ScheduleInfo> {
     return this.inspector.schedule(name, n);
   }
 
-  /** The last fires of a schedule, newest first, with their outcomes. @throws ScheduleNotFoundError */
+  /** The last fires of a schedule, newest first, with their outcomes. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return this.inspector.scheduleHistory(name, limit);
   }
@@ -241,22 +241,22 @@ export class InspectorService {
     return this.inspector.cancelTask(id, opts);
   }
 
-  /** Pauses a schedule fleet-wide, with an optional note. @throws ScheduleNotFoundError */
+  /** Pauses a schedule fleet-wide, with an optional note. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   pauseSchedule(name: string, opts?: { note?: string } & ActOptions): Promise<void> {
     return this.inspector.pauseSchedule(name, opts);
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   resumeSchedule(name: string, opts?: ActOptions): Promise<void> {
     return this.inspector.resumeSchedule(name, opts);
   }
 
-  /** Enqueues one task of the schedule now (cadence untouched). @returns the task id. @throws ScheduleNotFoundError */
+  /** Enqueues one task of the schedule now (cadence untouched). @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   triggerSchedule(name: string, opts?: ActOptions): Promise<string> {
     return this.inspector.triggerSchedule(name, opts);
   }
 
-  /** Removes a runtime or orphaned schedule (`force` for one that live instances declare). @throws ScheduleNotFoundError */
+  /** Removes a runtime or orphaned schedule (`force` for one that live instances declare). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   removeSchedule(name: string, opts?: { force?: boolean } & ActOptions): Promise<void> {
     return this.inspector.removeSchedule(name, opts);
   }

@@ -100,7 +100,8 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * `queue`, `maxRetry`, `timeout` and `timeZone` (absent or `undefined`) take the module's defaults. A schedule of that
    * name declared in code (`@Cron`, `@Interval`) is replaced only with `opts.force`.
    * @throws InvalidScheduleError for a bad spec, zone or option; ChronosStateError when a schedule of
-   *   that name is declared in code and `force` is not set (nothing is written).
+   *   that name is declared in code and `force` is not set (nothing is written); InvalidOptionsError
+   *   for `opts` that is not an object, has a key other than `force`, or a `force` not true or false.
    */
   addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
     const o = this.options;
@@ -117,7 +118,9 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * @returns counts of the added, changed and unchanged schedules.
    * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
    *   when a name is given twice (nothing is written then); ChronosStateError naming the
-   *   code-declared ones left untouched when `force` is not set (the others are written).
+   *   code-declared ones left untouched when `force` is not set (the others are written);
+   *   InvalidOptionsError for `opts` that is not an object, has a key other than `force`, or a
+   *   `force` not true or false (nothing is written).
    */
   upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
     return this.scheduler.upsertSchedules(this.withDefaults(defs), opts);
@@ -149,25 +152,25 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
     return Array.isArray(defs) ? defs.map((def) => withScheduleDefaults(def, this.options)) : defs;
   }
 
-  /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError */
+  /** Removes a schedule from the registry (a declared one comes back when an instance restarts). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   removeSchedule(name: string): Promise<void> {
     return this.inspector.removeSchedule(name, { force: true });
   }
 
   /**
    * Pauses a schedule fleet-wide: its triggers are skipped until resumed. The optional `note` is
-   * shown by the Inspector while it stays paused. @throws ScheduleNotFoundError
+   * shown by the Inspector while it stays paused. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   pauseSchedule(name: string, note?: string): Promise<void> {
     return this.inspector.pauseSchedule(name, { note });
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   resumeSchedule(name: string): Promise<void> {
     return this.inspector.resumeSchedule(name);
   }
 
-  /** Enqueues one task of the schedule now, without shifting its cadence. @returns the task id. @throws ScheduleNotFoundError */
+  /** Enqueues one task of the schedule now, without shifting its cadence. @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   triggerNow(name: string): Promise<string> {
     return this.inspector.triggerSchedule(name);
   }

@@ -8,7 +8,8 @@ import { ChronosStateError, DuplicateScheduleError, ScheduleNotFoundError } from
 import { Mux } from '../../core/worker/mux.js';
 import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { type ScheduleDefinition, type StoredSchedule } from '../../core/scheduler/definition.js';
-import { finishStored, toStored } from '../../core/scheduler/definition-check.js';
+import { checkStoredScheduleName, finishStored, toStored } from '../../core/scheduler/definition-check.js';
+import { writeOptions } from '../../core/admin/schedule-acts.js';
 import type { ScheduleSpec } from '../../core/scheduler/spec.js';
 import {
   validateDefinitions,
@@ -86,13 +87,15 @@ export class TestingSchedulerService {
 
   /**
    * As `SchedulerService.addSchedule`: validated, the module's defaults for unset fields; a schedule
-   * declared by a decorator is replaced only with `opts.force`. @throws InvalidScheduleError; ChronosStateError
+   * declared by a decorator is replaced only with `opts.force`. @throws InvalidScheduleError; ChronosStateError;
+   * InvalidOptionsError for bad `opts` (as the engine's `writeOptions`)
    */
-  async addSchedule(def: ScheduleDefinition, opts: { force?: boolean } = {}): Promise<void> {
+  async addSchedule(def: ScheduleDefinition, opts?: { force?: boolean }): Promise<void> {
+    const { force } = writeOptions(opts, 'addSchedule');
     const o = this.options;
     const { stored, spec } = toStored(withScheduleDefaults(def, o), o.timeZone, true);
     const old = this.schedules.get(stored.name);
-    if (old && !old.stored.runtime && opts.force !== true) {
+    if (old && !old.stored.runtime && !force) {
       throw new ChronosStateError(
         `Schedule "${stored.name}" is declared in code, not at run time: addSchedule left it untouched. Pass { force: true } to replace it.`,
       );
@@ -115,15 +118,16 @@ export class TestingSchedulerService {
    * As `SchedulerService.upsertSchedules`: all validated first, the module's defaults; an unchanged
    * definition (the same fingerprint) is kept as it is, a changed one keeps its pause; one declared
    * by a decorator is replaced only with `opts.force` (else left untouched, the others written, and it throws).
-   * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError; ChronosStateError
+   * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError; ChronosStateError; InvalidOptionsError for bad `opts`
    */
-  async upsertSchedules(defs: readonly ScheduleDefinition[], opts: { force?: boolean } = {}): Promise<UpsertSchedulesResult> {
+  async upsertSchedules(defs: readonly ScheduleDefinition[], opts?: { force?: boolean }): Promise<UpsertSchedulesResult> {
+    const { force } = writeOptions(opts, 'upsertSchedules');
     const r = { added: 0, changed: 0, unchanged: 0 };
     const declared: string[] = [];
     for (const { stored, spec } of this.validate(defs, 'upsertSchedules')) {
       const old = this.schedules.get(stored.name);
       if (old?.stored.fp === stored.fp) r.unchanged++;
-      else if (old && !old.stored.runtime && opts.force !== true) declared.push(stored.name);
+      else if (old && !old.stored.runtime && !force) declared.push(stored.name);
       else {
         if (old) r.changed++;
         else r.added++;
@@ -169,30 +173,30 @@ export class TestingSchedulerService {
     return validateDefinitions(withDefaults, o.timeZone, what).map((c) => finishStored(c));
   }
 
-  /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError */
+  /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async removeSchedule(name: string): Promise<void> {
     this.get(name);
     this.schedules.delete(name);
   }
 
-  /** Pauses a schedule: `fireDue` skips its triggers until resumed. @throws ScheduleNotFoundError */
+  /** Pauses a schedule: `fireDue` skips its triggers until resumed. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async pauseSchedule(name: string): Promise<void> {
     this.get(name).stored.paused = true;
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError */
+  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async resumeSchedule(name: string): Promise<void> {
     delete this.get(name).stored.paused;
   }
 
-  /** Enqueues one task of the schedule now (id `<schedule>:manual:<uuid>`, as the engine). @throws ScheduleNotFoundError */
+  /** Enqueues one task of the schedule now (id `<schedule>:manual:<uuid>`, as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async triggerNow(name: string): Promise<string> {
     return this.triggerHook!(this.get(name));
   }
 
-  /** A schedule by name. @throws ScheduleNotFoundError */
+  /** A schedule by name. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   get(name: string): KitSchedule {
-    const s = this.schedules.get(name);
+    const s = this.schedules.get(checkStoredScheduleName(name));
     if (!s) throw new ScheduleNotFoundError(name);
     return s;
   }
