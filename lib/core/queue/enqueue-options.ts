@@ -22,9 +22,9 @@ export interface EnqueueOptions {
   delay?: number;
   /** Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date). Exclusive with `delay`. */
   processAt?: number | Date;
-  /** Retries after a failure before the task is dead. @defaultValue 25 */
+  /** Retries after a failure before the task is dead (an integer from 0 to 2^53 − 1). @defaultValue 25 */
   maxRetry?: number;
-  /** Timeout of one attempt, ms; the handler's signal aborts when it elapses. 0 = none. @defaultValue 1800000 (30 min) */
+  /** Timeout of one attempt, ms (an integer from 0 to 2^53 − 1); the handler's signal aborts when it elapses. 0 = none. @defaultValue 1800000 (30 min) */
   timeout?: number;
   /**
    * Explicit task id (≤ 200 characters). While a task with this id is live (pending, scheduled,
