@@ -2,7 +2,7 @@
 // worker's task, the group of an entry): a lone UTF-16 surrogate in it (JSON.stringify writes it as a
 // \udXXX escape, which cjson refuses) made the whole meta unreadable there, and the task came back
 // without its retry budget, timeout and group (trial 24).
-import { NonRetryableError } from '../../lib/core/runtime/errors.js';
+import { InvalidOptionsError, NonRetryableError } from '../../lib/core/runtime/errors.js';
 import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { recoverScript } from '../../lib/core/redis/commands/recovery.js';
 import { errorText } from '../../lib/core/worker/error-text.js';
@@ -76,4 +76,25 @@ test('a meta with a lone surrogate escape (stored by an earlier version): retry-
   } finally {
     redis.disconnect();
   }
+});
+
+test('an enqueue with a lone surrogate in its type, task id, dedup key or group is refused, naming each; nothing is written', async () => {
+  // Redis keeps text as UTF-8: each came back as U+FFFD (an explicit id returned changed, a type no
+  // handler matched: the task went dead "no handler"), or made the meta unreadable to the scripts
+  const lone = 'x\ud800';
+  const refused = async (type: string, options: object, what: RegExp) => {
+    const err = await rig.client.enqueue(type, {}, { queue: 'q', ...options }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidOptionsError);
+    expect((err as Error).message).toMatch(what);
+  };
+  await refused(lone, {}, /type: expected a non-empty string of at most 200 characters without lone surrogates, got "x\\ud800"/);
+  await refused('t', { taskId: lone }, /taskId: expected .* without lone surrogates, got "x\\ud800"/);
+  await refused('t', { dedupKey: lone }, /dedupKey: expected .* without lone surrogates, got "x\\ud800"/);
+  await refused('t', { dedup: { key: '\udc00' } }, /dedup\.key: expected .* without lone surrogates, got "\\udc00"/);
+  await refused('t', { group: lone }, /group: expected .* or lone surrogates, got "x\\ud800"/);
+  await expect(rig.inspector.setQueueLimits('q', { groups: { [lone]: { concurrency: 1 } } })).rejects.toThrow(/lone surrogates/);
+  // a well-formed pair is fine everywhere
+  const ok = await rig.client.enqueue('t\u{1F600}', {}, { queue: 'q', taskId: 'id\u{1F600}', group: 'g\u{1F600}' });
+  expect(ok.id).toBe('id\u{1F600}');
+  expect(await rig.inspector.queue('q')).toMatchObject({ pending: 1 }); // that one task only: the refused ones wrote nothing
 });
