@@ -95,6 +95,32 @@ describe("timer options: at most Node's longest timer (trial 8: a leaderTtl of 2
   });
 });
 
+describe('integer options: at most 2^53 - 1 (trial 24: concurrency 1e300 reached XREADGROUP as COUNT 1e+300, and the server never fetched)', () => {
+  const issues = (c: { problems: readonly OptionProblem[] }) => c.problems.map((x) => describeProblem(x));
+  const max = Number.MAX_SAFE_INTEGER;
+  test('server, client and enqueue refuse an integer past 2^53 - 1, naming it; 2^53 - 1 passes', async () => {
+    expect(issues(checkServerOptions({ concurrency: 1e300, maxDeliveries: 2 ** 53, deadMaxCount: 1e21, deadMaxAge: 1e300 }))).toEqual([
+      `concurrency: expected an integer from 1 to ${max}, got 1e+300`,
+      `maxDeliveries: expected an integer from 1 to ${max}, got ${2 ** 53}`,
+      `deadMaxCount: expected an integer from 0 to ${max}, got 1e+21`,
+      `deadMaxAge: expected an integer from 0 to ${max} (ms), got 1e+300`,
+    ]);
+    expect(issues(checkServerOptions({ concurrency: max, maxDeliveries: max, deadMaxCount: max, deadMaxAge: max }))).toEqual([]);
+    expect(issues(checkClientOptions({ defaults: { maxRetry: 1e300, timeout: 1e300 } }))).toEqual([
+      `defaults.maxRetry: expected an integer from 0 to ${max}, got 1e+300`,
+      `defaults.timeout: expected an integer from 0 to ${max} (ms), got 1e+300`,
+    ]);
+    const client = new QueueClient({ connection: redisUrl(), namespace: 'never-written' });
+    try {
+      await expect(client.enqueue('t', {}, { maxRetry: 2 ** 60 })).rejects.toThrow(
+        new RegExp(`maxRetry: expected an integer from 0 to ${max}, got ${2 ** 60}`),
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 const GOOD_NAMES = ['chronos', 'a', 'app-1_v2.x:y', 'x'.repeat(200)];
 const BAD_NAMES: unknown[] = ['', 'has space', 'bad{name}', 'x'.repeat(201), 'tab\t', 'ünïcode', 42, null];
 

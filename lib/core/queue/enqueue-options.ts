@@ -10,6 +10,7 @@ import { encodePayload } from './payload-codec.js';
 import type { Prepared } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
 import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
+import { hasLoneSurrogate } from '../runtime/unicode.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -22,14 +23,14 @@ export interface EnqueueOptions {
   delay?: number;
   /** Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date). Exclusive with `delay`. */
   processAt?: number | Date;
-  /** Retries after a failure before the task is dead. @defaultValue 25 */
+  /** Retries after a failure before the task is dead (an integer from 0 to 2^53 − 1). @defaultValue 25 */
   maxRetry?: number;
-  /** Timeout of one attempt, ms; the handler's signal aborts when it elapses. 0 = none. @defaultValue 1800000 (30 min) */
+  /** Timeout of one attempt, ms (an integer from 0 to 2^53 − 1); the handler's signal aborts when it elapses. 0 = none. @defaultValue 1800000 (30 min) */
   timeout?: number;
   /**
-   * Explicit task id (≤ 200 characters). While a task with this id is live (pending, scheduled,
-   * retrying or running) in the queue, another enqueue with it returns that task with
-   * `deduplicated: true`. A done or dead task frees the id.
+   * Explicit task id (1 to 200 characters, no lone UTF-16 surrogate). While a task with this id is
+   * live (pending, scheduled, retrying or running) in the queue, another enqueue with it returns that
+   * task with `deduplicated: true`. A done or dead task frees the id.
    */
   taskId?: string;
   /**
@@ -41,9 +42,9 @@ export interface EnqueueOptions {
   /** Lifetime of the dedup key, ms (an integer from 1 to 2^53 − 1). @defaultValue 3600000 (1 h) */
   dedupTtl?: number;
   /**
-   * A keyed enqueue (exclusive with `dedupKey`/`dedupTtl`): `key` (≤ 400 characters) names the
-   * task within the queue for `ttl` ms (default 3600000, 1 h), and `mode` says what a second enqueue
-   * with the key does:
+   * A keyed enqueue (exclusive with `dedupKey`/`dedupTtl`): `key` (1 to 400 characters, no lone
+   * UTF-16 surrogate) names the task within the queue for `ttl` ms (default 3600000, 1 h), and `mode`
+   * says what a second enqueue with the key does:
    * - `first` (default): nothing; it returns the first task's id with `deduplicated: true`;
    * - `debounce` (needs `delay`): while the key's task still waits for its time, it is replaced by
    *   this one (type, payload, options; its id stays) and starts `delay` ms after this enqueue
@@ -55,9 +56,9 @@ export interface EnqueueOptions {
    */
   dedup?: DedupOptions;
   /**
-   * The task's group (e.g. a tenant id; 1 to 200 characters, no control characters). The tasks of a
-   * queue's groups are served round-robin between the groups (a group with 10 tasks behind another
-   * with 100,000 gets its turn within a few tasks), under the queue's per-group limits
+   * The task's group (e.g. a tenant id; 1 to 200 characters, no control characters or lone UTF-16
+   * surrogates). The tasks of a queue's groups are served round-robin between the groups (a group with
+   * 10 tasks behind another with 100,000 gets its turn within a few tasks), under the queue's per-group limits
    * (`setQueueLimits`: `groupConcurrency`, `groupRate`). Ungrouped tasks of the same queue go first.
    * The handler sees it as `task.group`.
    */
@@ -71,7 +72,7 @@ export interface EnqueueOptions {
 
 /** A keyed enqueue (enqueue option `dedup`). @publicApi */
 export interface DedupOptions {
-  /** The key (1 to 400 characters), within the queue. */
+  /** The key (1 to 400 characters, no lone UTF-16 surrogate), within the queue. */
   key: string;
   /** What a second enqueue with the key does. @defaultValue 'first' */
   mode?: DedupMode;
@@ -190,7 +191,7 @@ export function prepareTask(c: EnqueueContext, type: string, payload: unknown, o
 /** prepareTask() for an enqueue with options: every option checked, every problem named. */
 function prepareWith(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
   const p = new OptionProblems();
-  if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters', type);
+  if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters without lone surrogates', type);
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
   p.unknownKeys(options, ENQUEUE_KEYS);
@@ -224,14 +225,14 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
   }
   const id = options.taskId ?? newTaskId();
   if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
-    p.expected('taskId', 'a non-empty string of at most 200 characters', options.taskId);
+    p.expected('taskId', 'a non-empty string of at most 200 characters without lone surrogates', options.taskId);
   }
   if (options.dedupKey !== undefined && !isIdText(options.dedupKey, 400)) {
-    p.expected('dedupKey', 'a non-empty string of at most 400 characters', options.dedupKey);
+    p.expected('dedupKey', 'a non-empty string of at most 400 characters without lone surrogates', options.dedupKey);
   }
   p.bool('trace', options.trace);
   if (options.group !== undefined && !isGroupName(options.group))
-    p.expected('group', 'a string of 1 to 200 characters without control characters', options.group);
+    p.expected('group', 'a string of 1 to 200 characters without control characters or lone surrogates', options.group);
   let dedupTtlMs = options.dedupTtl ?? DEFAULTS.dedupTtlMs;
   if (options.dedupTtl !== undefined && options.dedupKey === undefined) p.add('dedupTtl', 'given without dedupKey');
   p.ttlMs('dedupTtl', options.dedupTtl, 1);
@@ -243,7 +244,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
     if (typeof d !== 'object' || d === null) p.expected('dedup', '{ key, mode?, ttl? }', d);
     else {
       p.unknownKeys(d, DEDUP_KEYS, 'dedup');
-      if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters', d.key);
+      if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters without lone surrogates', d.key);
       if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
       p.ttlMs('dedup.ttl', d.ttl, 1);
       if (d.mode === 'debounce' && !(delayMs > 0)) p.add('dedup.mode', 'debounce needs a delay (its window, ms)');
@@ -285,7 +286,12 @@ function isEmptyObject(v: unknown): boolean {
   return true;
 }
 
-/** A non-empty string of at most `max` characters (a task type, a task id, a dedup key). */
+/**
+ * A non-empty string of at most `max` characters without a lone UTF-16 surrogate (a task type, a task
+ * id, a dedup key): Redis keeps text as UTF-8, so a lone surrogate came back as U+FFFD (an explicit id
+ * returned changed, a type no handler matched: the task went dead) or, escaped in the meta, made it
+ * unreadable to Redis's Lua (runtime/unicode.ts).
+ */
 function isIdText(v: unknown, max: number): boolean {
-  return typeof v === 'string' && v.length > 0 && v.length <= max;
+  return typeof v === 'string' && v.length > 0 && v.length <= max && !hasLoneSurrogate(v);
 }

@@ -114,7 +114,7 @@ export function limitsProblems(queue: unknown, limits: QueueLimitsUpdate): strin
   }
   for (const [g, o] of Object.entries(groups)) {
     const at = `groups[${JSON.stringify(g)}]`;
-    if (!isGroupName(g)) problems.push(`${at}: not a group name (1 to 200 characters, no control characters)`);
+    if (!isGroupName(g)) problems.push(`${at}: not a group name (1 to 200 characters, no control characters or lone surrogates)`);
     if (o === null) continue;
     if (typeof o !== 'object' || Array.isArray(o)) {
       problems.push(`${at}: expected { concurrency, rate } or null, got ${JSON.stringify(o)}`);

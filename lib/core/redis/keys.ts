@@ -9,6 +9,7 @@
  * - shard k:     `<ns>:{<ns>:sched:<k>[.<j>]}:<suffix>` (a shard's registry, indexes and due index; {@link ShardKeys})
  * - global:      `<ns>:{<ns>:global}:<suffix>` (`queues`, `paused`, `servers`, `live`, `due`, `server:<id>`: one slot of their own)
  */
+import { hasLoneSurrogate } from '../runtime/unicode.js';
 
 export { byShard, fnv1a32, ShardKeys, shardKeysFor, shardKeysOf, shardOf, shardTag } from './shard-keys.js';
 
@@ -41,14 +42,19 @@ export function isStoredName(name: unknown): name is string {
   return typeof name === 'string' && NAME_RE.test(name);
 }
 
-/** True when `group` can be a task's group: 1 to 200 characters, none of them a control character (U+0000–U+001F, U+007F). */
+/**
+ * True when `group` can be a task's group: 1 to 200 characters, none of them a control character
+ * (U+0000–U+001F, U+007F–U+009F) or a lone UTF-16 surrogate (Redis keeps text as UTF-8, so a lone
+ * surrogate reached it as U+FFFD in the group's keys, and its `\udXXX` escape in the task's meta,
+ * which Redis's Lua cannot decode: runtime/unicode.ts).
+ */
 export function isGroupName(group: unknown): group is string {
   if (typeof group !== 'string' || group.length === 0 || group.length > 200) return false;
   for (let i = 0; i < group.length; i++) {
     const c = group.charCodeAt(i);
     if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false; // C0, DEL and C1 controls
   }
-  return true;
+  return !hasLoneSurrogate(group);
 }
 
 /** Keys of one queue. All share the hash tag `{<ns>:<queue>}`. */

@@ -105,10 +105,17 @@ export class OptionProblems {
     }
   }
 
-  /** An integer >= min; `unit: 'ms'` says the unit in the message. */
+  /**
+   * An integer from `min` to `Number.MAX_SAFE_INTEGER` (2^53 − 1); `unit: 'ms'` says the unit in the
+   * message. A larger one is no exact integer in JavaScript, nor in Redis's Lua (doubles), and reaches
+   * Redis as `1e+21` or more digits than a command takes (`concurrency: 1e300` became `XREADGROUP …
+   * COUNT 1e+300`, and the server never fetched a task: `ERR value is not an integer`, trial 24).
+   */
   int(key: string, value: unknown, min: number, unit?: 'ms'): boolean {
-    if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min)) return true;
-    return this.expected(key, `an integer >= ${min}${unit ? ` (${unit})` : ''}`, value);
+    if (value === undefined || (typeof value === 'number' && Number.isSafeInteger(value) && value >= min)) return true;
+    const u = unit ? ` (${unit})` : '';
+    const unsafe = typeof value === 'number' && Number.isInteger(value) && value >= min;
+    return this.expected(key, unsafe ? `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}${u}` : `an integer >= ${min}${u}`, value);
   }
 
   /**

@@ -7,9 +7,29 @@
  */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
 /** Whether `text` holds a lone surrogate (is not well-formed UTF-16). */
 export function hasLoneSurrogate(text: string): boolean {
   return LONE_SURROGATE.test(text);
+}
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD (the replacement character), as ES2024's
+ * `String.prototype.toWellFormed` does; the same string when it holds none.
+ */
+export function wellFormed(text: string): string {
+  return hasLoneSurrogate(text) ? text.replace(LONE_SURROGATES, '\ufffd') : text;
+}
+
+/**
+ * `text` cut to at most `max` UTF-16 code units without splitting a surrogate pair (a pair that
+ * would straddle the cut is left out whole), so the cut text is well-formed when `text` is.
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const c = text.charCodeAt(max - 1);
+  return text.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max);
 }
 
 /**

@@ -1,10 +1,18 @@
 // How a handler's failure is told: as text for the task's record and messages, and whether it may be retried.
 import { inspect } from 'node:util';
+import { cutText, wellFormed } from '../runtime/unicode.js';
 
-/** An error as stored with a failed task: its stack (or name and message), or the thrown value as text; at most 4,000 characters. */
+/**
+ * An error as stored with a failed task (meta `le`): its stack (or name and message), or the thrown
+ * value as text; at most 4,000 UTF-16 code units and `…`, cut between characters, and each lone
+ * surrogate of the error's own text as U+FFFD. The meta is JSON that Redis's scripts decode (retry of
+ * a dead task, reclaim of a crashed worker's task), and cjson refuses the `\udXXX` escape
+ * `JSON.stringify` writes for a lone surrogate: a cut inside a surrogate pair made the whole meta
+ * unreadable there, and the task lost its retry budget, timeout and group (trial 24).
+ */
 export function errorText(err: unknown): string {
   const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : thrownText(err);
-  return text.length > 4000 ? text.slice(0, 4000) + '…' : text;
+  return wellFormed(text.length > 4000 ? cutText(text, 4000) + '…' : text);
 }
 
 /**

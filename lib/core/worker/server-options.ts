@@ -16,7 +16,10 @@ export interface ServerOptions {
   connection?: RedisConnection;
   /** Key prefix isolating this app on a shared Redis. @defaultValue 'chronos' */
   namespace?: string;
-  /** Handlers running at once on this server, at most (a timed-out or cancelled handler that ignores its signal counts until it returns). @defaultValue 10 */
+  /**
+   * Handlers running at once on this server, at most (an integer from 1 to 2^53 − 1; a timed-out or
+   * cancelled handler that ignores its signal counts until it returns). @defaultValue 10
+   */
   concurrency?: number;
   /**
    * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the
@@ -39,7 +42,7 @@ export interface ServerOptions {
    * another server is overdue (its main loop stopped), else one queue in turn. @defaultValue 2000
    */
   recoverInterval?: number;
-  /** Reclaims before a task is dead as poison. @defaultValue 5 */
+  /** Reclaims before a task is dead as poison (an integer from 1 to 2^53 − 1). @defaultValue 5 */
   maxDeliveries?: number;
   /**
    * Longest wait between checks for due delayed/retry tasks, ms: a fallback poll (the server sleeps to
@@ -50,9 +53,9 @@ export interface ServerOptions {
   blockTimeout?: number;
   /** Retry delay of failed tasks. @defaultValue Sidekiq/asynq formula, see {@link defaultBackoff} */
   backoff?: BackoffFn;
-  /** Dead-letter cap by count, per queue. @defaultValue 10000 */
+  /** Dead-letter cap by count, per queue (an integer from 0 to 2^53 − 1). @defaultValue 10000 */
   deadMaxCount?: number;
-  /** Dead-letter cap by age, ms. @defaultValue 7776000000 (90 days) */
+  /** Dead-letter cap by age, ms (an integer from 0 to 2^53 − 1). @defaultValue 7776000000 (90 days) */
   deadMaxAge?: number;
   /**
    * Refuse to start (RedisEvictionPolicyError) when Redis's `maxmemory-policy` is not `noeviction`,

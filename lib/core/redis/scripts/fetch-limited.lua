@@ -48,6 +48,7 @@
 -- @include task-entry
 -- @include groups
 -- @include group-slots
+-- @include task-meta
 local LIMIT_STATE = { open = 0, concurrency = 1, rate = 2, groups = 3, again = 4 } -- protocol.ts LIMIT_STATE
 local group, consumer, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local stream, P = KEYS[1], KEYS[4]
@@ -129,8 +130,8 @@ local function groupOf(fields)
     if fields[i] == 'meta' then
       local meta = fields[i + 1]
       if not string.find(meta, '"g":', 1, true) then return nil end
-      local ok, m = pcall(cjson.decode, meta)
-      if ok and type(m) == 'table' and type(m['g']) == 'string' and m['g'] ~= '' then return m['g'] end
+      local m = decodeMeta(meta)
+      if m and type(m['g']) == 'string' and m['g'] ~= '' then return m['g'] end
       return nil
     end
   end

@@ -11,6 +11,7 @@
   ARGV[1..] per task: task id, n        its keys are the next n of KEYS[4..]
   Returns   {{task ids moved}, {task ids left dead: their explicit id is live again}}
 ]]
+-- @include task-meta
 local moved, conflicts = {}, {}
 local k = 4
 for a = 1, #ARGV, 2 do
@@ -18,8 +19,7 @@ for a = 1, #ARGV, 2 do
   local v = redis.call('HGET', KEYS[3], id)
   if v and redis.call('ZSCORE', KEYS[2], id) then
     local t = cjson.decode(v)
-    local ok, meta = pcall(cjson.decode, t[4])
-    if not ok or type(meta) ~= 'table' then meta = {} end
+    local meta = decodeMeta(t[4]) or {}
     local j = k
     local uidKey, overlapKey
     if meta['u'] == 1 and j < k + n then uidKey = KEYS[j]; j = j + 1 end

@@ -9,6 +9,7 @@
 --   names hold none).
 -- groupSlotOf(prefix, meta) is the group-running key of a task given its queue's key prefix and its
 --   meta JSON text (field g: protocol.ts META), nil for an ungrouped task.
+-- @include task-meta
 local function isGroupSlot(key)
   -- right after the hash tag (its first "}"): a task id or dedup key in a marker key may hold the text too
   local i = string.find(key, '}', 1, true)
@@ -22,7 +23,7 @@ local function freeGroupSlot(key, entryId)
 end
 local function groupSlotOf(prefix, meta)
   if not meta or not string.find(meta, '"g":', 1, true) then return nil end
-  local ok, m = pcall(cjson.decode, meta)
-  if ok and type(m) == 'table' and type(m['g']) == 'string' and m['g'] ~= '' then return prefix .. 'group-running:' .. m['g'] end
+  local m = decodeMeta(meta)
+  if m and type(m['g']) == 'string' and m['g'] ~= '' then return prefix .. 'group-running:' .. m['g'] end
   return nil
 end

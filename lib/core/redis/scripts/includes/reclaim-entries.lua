@@ -10,6 +10,7 @@ local META = { crashes = 'c', lastError = 'le', failedAt = 'fa', deadReason = 'r
 local DEAD_REASON = { poison = 'poison' } -- protocol.ts DEAD_REASON
 local RECLAIMED_MEMORY = { keepMs = 86400000, keepCount = 10000 } -- protocol.ts RECLAIMED_MEMORY
 -- @include group-slots
+-- @include task-meta
 local function reclaimEntries(stream, reclaimedKey, group, entries, maxDeliveries, now, requeued, poison, lost, prefix)
   local taken = 0
   for _, e in ipairs(entries) do
@@ -20,8 +21,7 @@ local function reclaimEntries(stream, reclaimedKey, group, entries, maxDeliverie
     else
       local f = {}
       for i = 1, #fields, 2 do f[fields[i]] = fields[i + 1] end
-      local ok, meta = pcall(cjson.decode, f['meta'] or '')
-      if not ok or type(meta) ~= 'table' then meta = {} end
+      local meta = decodeMeta(f['meta'] or '') or {}
       local crashes = (tonumber(meta[META.crashes]) or 0) + 1
       meta[META.crashes] = crashes
       local taskId = f['id'] or entryId

@@ -1,0 +1,100 @@
+// A task's meta is JSON that Redis's scripts decode (retry of a dead task, reclaim of a crashed
+// worker's task, the group of an entry): a lone UTF-16 surrogate in it (JSON.stringify writes it as a
+// \udXXX escape, which cjson refuses) made the whole meta unreadable there, and the task came back
+// without its retry budget, timeout and group (trial 24).
+import { InvalidOptionsError, NonRetryableError } from '../../lib/core/runtime/errors.js';
+import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
+import { recoverScript } from '../../lib/core/redis/commands/recovery.js';
+import { errorText } from '../../lib/core/worker/error-text.js';
+import { hasLoneSurrogate } from '../../lib/core/runtime/unicode.js';
+import type { Task } from '../../lib/core/queue/task.js';
+import { QueueRig } from '../helpers/queue.js';
+import { connect } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+let rig: QueueRig;
+beforeEach(() => (rig = new QueueRig()));
+afterEach(async () => rig.close());
+
+/** What a handler saw of a task: the fields its meta carries. */
+const fieldsOf = (t: Task) => ({ retried: t.retried, maxRetry: t.maxRetry, timeoutMs: t.timeoutMs, group: t.group });
+
+test('an error text cut at 4,000 characters inside a surrogate pair: the dead task retried keeps its budget, timeout and group', async () => {
+  // 'Error: ' + 3992 characters puts the 10th emoji's pair across the cut (code units 3999 and 4000)
+  const message = 'a'.repeat(3992) + '\u{1F600}'.repeat(10);
+  const text = errorText(Object.assign(new Error(message), { stack: `Error: ${message}` }));
+  expect(hasLoneSurrogate(text)).toBe(false);
+  expect(text.endsWith('a…')).toBe(true);
+  expect(hasLoneSurrogate(errorText(new Error('lone \ud800 and \udc00')))).toBe(false);
+
+  const runs: ReturnType<typeof fieldsOf>[] = [];
+  let fail = true;
+  const server = rig.server({ queues: ['q'] });
+  server.handle('job', (t) => {
+    runs.push(fieldsOf(t));
+    if (fail) throw Object.assign(new NonRetryableError(message), { stack: `NonRetryableError: ${message}` });
+  });
+  await server.start();
+  const { id } = await rig.client.enqueue('job', {}, { queue: 'q', maxRetry: 3, timeout: 60_000, group: 'tenant-1' });
+  await waitFor(async () => (await rig.inspector.queue('q')).dead === 1, 'the task dead');
+  fail = false;
+  await rig.inspector.retryDead('q', id);
+  await waitFor(() => runs.length === 2, 'the retried task ran');
+  expect(runs[1]).toEqual({ retried: 0, maxRetry: 3, timeoutMs: 60_000, group: 'tenant-1' });
+});
+
+test('a meta with a lone surrogate escape (stored by an earlier version): retry-dead and recover keep its other fields', async () => {
+  const keys = new QueueKeys(rig.namespace, 'q');
+  const redis = connect();
+  try {
+    // as an earlier version wrote them: the lone high surrogate of a cut error text, escaped by JSON.stringify
+    const meta = JSON.stringify({ m: 3, t: 60_000, e: 1, le: 'cut \ud83d…', fa: 2, rs: 'retries' });
+    expect(meta).toContain('\\ud83d');
+    await redis.hset(keys.deadTasks, 'old-1', JSON.stringify(['old-1', 'job', '{}', meta]));
+    await redis.zadd(keys.dead, 2, 'old-1');
+    expect(await rig.inspector.retryDead('q', 'old-1')).toMatchObject({ count: 1 });
+    const [[, fields]] = (await redis.xrange(keys.stream, '-', '+')) as [string, string[]][];
+    expect(JSON.parse(fields[fields.indexOf('meta') + 1])).toEqual({ m: 3, t: 60_000, e: 1, le: 'cut \ufffd…', fa: 2, r: 0 });
+
+    // a crashed worker's entry with such a meta, reclaimed: back in the stream with its crash counted, its fields kept
+    await redis.del(keys.stream);
+    await redis.xgroup('CREATE', keys.stream, CONSUMER_GROUP, '0', 'MKSTREAM');
+    const retriedMeta = JSON.stringify({ r: 1, m: 3, t: 60_000, e: 1, u: 1, le: 'cut \ud83d…' });
+    await redis.xadd(keys.stream, '*', 'id', 'old-2', 'type', 'job', 'payload', '{}', 'meta', retriedMeta);
+    await redis.xreadgroup('GROUP', CONSUMER_GROUP, 'gone', 'COUNT', 10, 'STREAMS', keys.stream, '>');
+    const out = await recoverScript(redis, keys, {
+      consumer: 'recoverer',
+      minIdleMs: 0,
+      count: 10,
+      maxDeliveries: 5,
+      counterTtlMs: 60_000,
+      cursor: '0-0',
+    });
+    expect(out.requeued.map((r) => [r.taskId, JSON.parse(r.meta)])).toEqual([
+      ['old-2', { r: 1, m: 3, t: 60_000, e: 1, u: 1, le: 'cut \ufffd…', c: 1 }],
+    ]);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+test('an enqueue with a lone surrogate in its type, task id, dedup key or group is refused, naming each; nothing is written', async () => {
+  // Redis keeps text as UTF-8: each came back as U+FFFD (an explicit id returned changed, a type no
+  // handler matched: the task went dead "no handler"), or made the meta unreadable to the scripts
+  const lone = 'x\ud800';
+  const refused = async (type: string, options: object, what: RegExp) => {
+    const err = await rig.client.enqueue(type, {}, { queue: 'q', ...options }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidOptionsError);
+    expect((err as Error).message).toMatch(what);
+  };
+  await refused(lone, {}, /type: expected a non-empty string of at most 200 characters without lone surrogates, got "x\\ud800"/);
+  await refused('t', { taskId: lone }, /taskId: expected .* without lone surrogates, got "x\\ud800"/);
+  await refused('t', { dedupKey: lone }, /dedupKey: expected .* without lone surrogates, got "x\\ud800"/);
+  await refused('t', { dedup: { key: '\udc00' } }, /dedup\.key: expected .* without lone surrogates, got "\\udc00"/);
+  await refused('t', { group: lone }, /group: expected .* or lone surrogates, got "x\\ud800"/);
+  await expect(rig.inspector.setQueueLimits('q', { groups: { [lone]: { concurrency: 1 } } })).rejects.toThrow(/lone surrogates/);
+  // a well-formed pair is fine everywhere
+  const ok = await rig.client.enqueue('t\u{1F600}', {}, { queue: 'q', taskId: 'id\u{1F600}', group: 'g\u{1F600}' });
+  expect(ok.id).toBe('id\u{1F600}');
+  expect(await rig.inspector.queue('q')).toMatchObject({ pending: 1 }); // that one task only: the refused ones wrote nothing
+});
