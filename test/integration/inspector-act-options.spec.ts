@@ -82,3 +82,12 @@ test('the acts still take their own keys, and undefined', async () => {
     ['queue.pause', 'inspector'],
   ]);
 });
+
+test('backfillSchedule names an instant no Date can show (NaN) with an InvalidOptionsError, recorded as failed (was a RangeError)', async () => {
+  await inspector.addSchedule({ name: 's', spec: '0 * * * *', type: 't' });
+  const err = await inspector.backfillSchedule('s', NaN, Date.now()).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(InvalidOptionsError);
+  expect((err as Error).message).toContain('range: expected from <= to (epoch ms), got from=NaN');
+  const [entry] = (await inspector.audit()).entries;
+  expect([entry.action, entry.result, entry.detail?.startsWith('NaN … ')]).toEqual(['schedule.backfill', 'failed', true]);
+});

@@ -153,7 +153,9 @@ export class Inspector extends QueueInspector {
    */
   async backfillSchedule(name: string, fromMs: number, toMs: number, options?: ActOptions): Promise<BackfillResult> {
     const opts = actOptions(options, 'backfillSchedule');
-    const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;
+    // an instant no Date can show (NaN, 1e20) is named as given: backfillSchedule refuses it (InvalidOptionsError), the audit records that
+    const shown = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
+    const detail = `${shown(fromMs)} … ${shown(toMs)}`;
     return this.rec(
       'schedule.backfill',
       opts,
