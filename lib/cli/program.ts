@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { ChronosError } from '../core/runtime/errors.js';
+import { ChronosError, InvalidScheduleError } from '../core/runtime/errors.js';
 import { auditCommands } from './commands/audit.js';
 import { consoleCommands } from './commands/console.js';
 import { overviewCommands } from './commands/overview.js';
@@ -21,6 +21,18 @@ function version(): string {
 
 /** Error codes that mean the command was called wrongly (exit 2), not that it failed. */
 const USAGE_CODES = new Set(['INVALID_OPTIONS', 'INVALID_TASK_STATE']);
+
+/**
+ * Whether an error means the command was called wrongly (exit 2): a UsageError, a {@link USAGE_CODES}
+ * one, or an InvalidScheduleError about a name itself (its `schedule` undefined): the CLI gives no
+ * definition, only the name argument, so that is `schedule show 'a b'` (as `--queue 'a b'`, an
+ * INVALID_OPTIONS, is). A stored definition that no longer parses (`schedule` set) is a failure: 1.
+ */
+function isUsage(e: unknown): boolean {
+  if (e instanceof UsageError) return true;
+  if (e instanceof InvalidScheduleError) return e.schedule === undefined;
+  return e instanceof ChronosError && USAGE_CODES.has(e.code);
+}
 
 function oneLine(message: string): string {
   return message
@@ -109,9 +121,8 @@ export async function main(
         fail(e, e.code === 'commander.help' ? 'missing command (chronos --help lists them)' : oneLine(e.message.replace(/^error: /, '')));
       return EXIT.usage;
     }
-    const usage = e instanceof UsageError || (e instanceof ChronosError && USAGE_CODES.has(e.code));
     fail(e, oneLine(e instanceof Error ? e.message : String(e)));
-    return usage ? EXIT.usage : EXIT.error;
+    return isUsage(e) ? EXIT.usage : EXIT.error;
   } finally {
     // a QUIT that Redis does not answer (the failure case) must not hold the exit up
     await Promise.race([Promise.all(opened.map((c) => c.close().catch(() => {}))), new Promise((r) => setTimeout(r, 250).unref())]);

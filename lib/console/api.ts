@@ -285,7 +285,15 @@ export type Route =
       run: Handler;
       /** The act, from its path parameters and body (asked of `authorize(req, act)` before it runs). */
       act: (params: string[], body: Record<string, unknown>) => ConsoleAct;
+      /**
+       * The body's fields, from the path parameters: any other is a 400 naming it (handler.ts unknownFields).
+       * 'checked' when the whole body goes to an Inspector call that refuses a key it does not know (limits).
+       */
+      fields: ((params: string[]) => readonly string[]) | 'checked';
     };
+
+const TASK_ACT_FIELDS = ['action', 'state', 'ids', 'all', 'type', 'error'] as const;
+const SCHEDULE_ACT_FIELDS: Record<string, readonly string[]> = { pause: ['note'], remove: ['force'], resume: [], trigger: [] };
 
 const seg = '([^/]+)';
 const re = (path: string) => new RegExp(`^${path.replaceAll(':p', seg)}$`);
@@ -340,11 +348,18 @@ export const ROUTES: Route[] = [
       return { schedule: withWords(schedule), history };
     },
   },
-  { method: 'POST', pattern: re('/queues/:p/tasks/act'), run: (ctx, [queue]) => taskAct(ctx, queue), act: (_p, body) => taskActOf(body) },
+  {
+    method: 'POST',
+    pattern: re('/queues/:p/tasks/act'),
+    run: (ctx, [queue]) => taskAct(ctx, queue),
+    act: (_p, body) => taskActOf(body),
+    fields: () => TASK_ACT_FIELDS,
+  },
   {
     method: 'POST',
     pattern: re('/queues/:p/(pause|resume)'),
     act: ([, verb]) => `queue.${verb as 'pause' | 'resume'}`,
+    fields: () => [],
     run: async (ctx, [queue, verb]) => {
       await ctx.inspector.requireQueue(queue); // as the CLI without --force: a typo is a 404, never a paused name
       if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
@@ -356,6 +371,7 @@ export const ROUTES: Route[] = [
     method: 'POST',
     pattern: re('/queues/:p/limits'),
     act: () => 'queue.limits',
+    fields: 'checked', // the engine's check of a QueueLimitsUpdate refuses an unknown key
     // the body is a QueueLimitsUpdate, checked by the engine (a bad value is a 400 naming it)
     run: async (ctx, [queue]) => {
       await ctx.inspector.requireQueue(queue); // as pause: a typo is a 404, never limits on a name no task uses
@@ -367,6 +383,7 @@ export const ROUTES: Route[] = [
     method: 'POST',
     pattern: re('/schedules/:p/(pause|resume|trigger|remove)'),
     act: ([, verb]) => `schedule.${verb as 'pause' | 'resume' | 'trigger' | 'remove'}`,
+    fields: ([, verb]) => SCHEDULE_ACT_FIELDS[verb],
     run: async (ctx, [name, verb]) => {
       const actor = { actor: ctx.actor, origin: ctx.origin };
       if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });

@@ -21,9 +21,18 @@ export function notFiring(s: ScheduleInfo): string | undefined {
   return s.ended ? `ended (${s.ended === 'end-at' ? 'past its endAt' : 'its maxRuns reached'})` : undefined;
 }
 
-/** A schedule's labels as `k=v k=v`, or undefined for none. */
+/**
+ * A label as a shell word that `--label` takes back: `k=v`, the value single-quoted when it is empty
+ * or holds anything but `[A-Za-z0-9_./:@%+-]` (`tenant='acme corp'`, `kinds='a,b'`, `who='o'\''brien'`),
+ * so that a value with a space or a comma is not read as two labels. Keys need no quoting (`[A-Za-z0-9_./-]`).
+ */
+function labelWord(key: string, value: string): string {
+  return /^[A-Za-z0-9_./:@%+-]+$/.test(value) ? `${key}=${value}` : `${key}='${value.replaceAll("'", "'\\''")}'`;
+}
+
+/** A schedule's labels as `k=v k='v w'` ({@link labelWord}), or undefined for none. */
 function labelsText(s: ScheduleInfo): string | undefined {
-  const pairs = Object.entries(s.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+  const pairs = Object.entries(s.labels ?? {}).map(([k, v]) => labelWord(k, v));
   return pairs.length ? pairs.join(' ') : undefined;
 }
 

@@ -1,5 +1,6 @@
 import type { OperatorAction } from '../runtime/events.js';
 import { InvalidOptionsError } from '../runtime/errors.js';
+import { OptionProblems } from '../runtime/options.js';
 import { recordAct } from './audit.js';
 import type { InspectorContext } from './context.js';
 import { HISTORY_WINDOWS } from './history.js';
@@ -29,6 +30,37 @@ export function checkWindow(window: unknown): HistoryWindow {
     );
   }
   return window as HistoryWindow;
+}
+
+/** The options every act takes ({@link ActOptions}). */
+const ACT_KEYS: readonly string[] = ['actor', 'origin'];
+
+/**
+ * Checks the options of an Inspector act at its door, before anything reads them (the audit entry's
+ * `note`, `force`, a filter) or touches Redis: undefined is `{}`; `null`, a non-object or an unknown
+ * key is refused (a misspelt filter key such as `typ` would widen a bulk act to the whole state), as
+ * are an `actor` that is not a non-empty string (the audit trail names it), an `origin` that is not a
+ * string and a `force` that is not true or false. Nothing is recorded for options refused here.
+ * @param call the act's name, for the message (`Invalid pauseSchedule options`)
+ * @param keys the act's own keys besides `actor` and `origin` (`note`, `force`, `state`, `queue`, `type`, `error`)
+ * @returns the options, `{}` for undefined
+ * @throws InvalidOptionsError naming the offending value or key
+ */
+export function actOptions<T extends ActOptions>(opts: T | undefined, call: string, keys: readonly string[] = []): T {
+  if (opts === undefined) return {} as T;
+  const p = new OptionProblems();
+  const known = new Set([...ACT_KEYS, ...keys]);
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    p.expected('', `an object { ${[...known].map((k) => `${k}?`).join(', ')} } or undefined`, opts);
+  } else {
+    const o = opts as Record<string, unknown>;
+    p.unknownKeys(o, known);
+    if (o.actor !== undefined && (typeof o.actor !== 'string' || o.actor.trim() === '')) p.expected('actor', 'a non-empty name', o.actor);
+    if (o.origin !== undefined && typeof o.origin !== 'string') p.expected('origin', 'a string', o.origin);
+    if (known.has('force')) p.bool('force', o.force);
+  }
+  p.throwIfAny(`${call} options`);
+  return opts;
 }
 
 /**

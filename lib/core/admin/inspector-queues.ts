@@ -2,7 +2,7 @@
 import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
 import * as hist from './history.js';
-import { checkWindow, counted, filterText } from './audited.js';
+import { actOptions, checkWindow, counted, filterText } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as ta from './task-acts.js';
@@ -76,7 +76,8 @@ export class QueueInspector extends InspectorCore {
   }
 
   /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
-  async pauseQueue(queue: string, opts: ActOptions = {}): Promise<void> {
+  async pauseQueue(queue: string, options?: ActOptions): Promise<void> {
+    const opts = actOptions(options, 'pauseQueue');
     await this.rec(
       'queue.pause',
       opts,
@@ -87,7 +88,8 @@ export class QueueInspector extends InspectorCore {
   }
 
   /** Resumes a paused queue. One SREM. */
-  async resumeQueue(queue: string, opts: ActOptions = {}): Promise<void> {
+  async resumeQueue(queue: string, options?: ActOptions): Promise<void> {
+    const opts = actOptions(options, 'resumeQueue');
     await this.rec(
       'queue.resume',
       opts,
@@ -104,7 +106,8 @@ export class QueueInspector extends InspectorCore {
    * `<ns>:limits`), within 1 s at the latest. @returns the limits now stored.
    * @throws InvalidOptionsError naming the bad value.
    */
-  setQueueLimits(queue: string, limits: QueueLimitsUpdate, opts: ActOptions = {}): Promise<QueueLimits> {
+  async setQueueLimits(queue: string, limits: QueueLimitsUpdate, options?: ActOptions): Promise<QueueLimits> {
+    const opts = actOptions(options, 'setQueueLimits');
     const detail = JSON.stringify(limits);
     return this.rec('queue.limits', opts, { queue, detail }, async () => {
       const now = await setQueueLimits(this.ctx.client, this.namespace, queue, limits);
@@ -188,12 +191,14 @@ export class QueueInspector extends InspectorCore {
    * @throws TaskNotFoundError when it is not in that queue; ChronosStateError (code `STATE`) naming its
    * state when it is there but not dead (e.g. pending: retried already).
    */
-  retryDead(queue: string, id: string, opts: ActOptions = {}): Promise<ActResult> {
+  async retryDead(queue: string, id: string, options?: ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'retryDead');
     return this.rec('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
-  retryAllDead(queue: string, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+  async retryAllDead(queue: string, options?: TaskFilter & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'retryAllDead', ['type', 'error']);
     checkFilter(opts);
     return this.rec(
       'dead.retry',
@@ -209,7 +214,8 @@ export class QueueInspector extends InspectorCore {
    * explicit-id and overlap markers. Active tasks are cancelled instead ({@link cancelTask}).
    * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
    */
-  deleteTask(queue: string, id: string, opts: { state?: TaskState } & ActOptions = {}): Promise<ActResult> {
+  async deleteTask(queue: string, id: string, options?: { state?: TaskState } & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'deleteTask', ['state']);
     return this.rec('task.delete', opts, { queue, taskId: id }, () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor), counted);
   }
 
@@ -218,7 +224,8 @@ export class QueueInspector extends InspectorCore {
    * call. Pending means the tasks in the queue's stream: tasks waiting in a group (counted in `pending`
    * by {@link queue}) are not listed, and not reached (README "Limits and groups", Not covered).
    */
-  deleteAllTasks(queue: string, state: TaskState, opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+  async deleteAllTasks(queue: string, state: TaskState, options?: TaskFilter & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'deleteAllTasks', ['type', 'error']);
     checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
@@ -228,12 +235,14 @@ export class QueueInspector extends InspectorCore {
    * Moves a scheduled or retry task into the stream now (retry count kept); with `state`, only a task
    * in that state (as `deleteTask`). @throws TaskNotFoundError; InvalidTaskStateError for a state other than scheduled or retry
    */
-  runTask(queue: string, id: string, opts: { state?: 'scheduled' | 'retry' } & ActOptions = {}): Promise<ActResult> {
+  async runTask(queue: string, id: string, options?: { state?: 'scheduled' | 'retry' } & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'runTask', ['state']);
     return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor, opts.state), counted);
   }
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
-  runAllTasks(queue: string, state: 'scheduled' | 'retry', opts: TaskFilter & ActOptions = {}): Promise<ActResult> {
+  async runAllTasks(queue: string, state: 'scheduled' | 'retry', options?: TaskFilter & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'runAllTasks', ['type', 'error']);
     checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
@@ -245,7 +254,8 @@ export class QueueInspector extends InspectorCore {
    * @throws TaskNotFoundError when the task is not found (in `queue`, or in any queue);
    * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
    */
-  cancelTask(id: string, opts: { queue?: string } & ActOptions = {}): Promise<ActResult> {
+  async cancelTask(id: string, options?: { queue?: string } & ActOptions): Promise<ActResult> {
+    const opts = actOptions(options, 'cancelTask', ['queue']);
     return this.rec(
       'task.cancel',
       opts,

@@ -4,6 +4,7 @@ import { QueueInspector } from './inspector-queues.js';
 import * as fleet from './fleet.js';
 import * as act from './schedule-activity.js';
 import * as au from './audit.js';
+import { actOptions } from './audited.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
@@ -32,7 +33,10 @@ export type { SchedulePage, SchedulePageQuery, ScheduleState } from './schedule-
  * Reads are bounded per call: O(1) counters, cursors and `COUNT`/`LIMIT` ranges, never an O(N)
  * command over a big key. Acts are atomic per task (one Lua script per batch of at most 200), safe
  * to repeat (a task moves at most once), and each emits an `operator.acted` event naming its
- * `actor`. Instants are epoch ms, durations ms. The Redis cost of every call is in its docstring.
+ * `actor`. Every act's options (`{ actor?, origin? }` and its own keys) are checked before it runs:
+ * `null`, a non-object, an unknown key (a misspelt filter key such as `typ`), an empty `actor` or a
+ * `force` not true or false is an `InvalidOptionsError` naming the value, and nothing is done or
+ * recorded. Instants are epoch ms, durations ms. The Redis cost of every call is in its docstring.
  * @publicApi
  */
 export class Inspector extends QueueInspector {
@@ -107,19 +111,22 @@ export class Inspector extends QueueInspector {
   }
 
   /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a longer note */
-  pauseSchedule(name: string, opts: { note?: string } & ActOptions = {}): Promise<void> {
+  async pauseSchedule(name: string, options?: { note?: string } & ActOptions): Promise<void> {
+    const opts = actOptions(options, 'pauseSchedule', ['note']);
     return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
       sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
     );
   }
 
   /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  resumeSchedule(name: string, opts: ActOptions = {}): Promise<void> {
+  async resumeSchedule(name: string, options?: ActOptions): Promise<void> {
+    const opts = actOptions(options, 'resumeSchedule');
     return this.rec('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
   }
 
   /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  triggerSchedule(name: string, opts: ActOptions = {}): Promise<string> {
+  async triggerSchedule(name: string, options?: ActOptions): Promise<string> {
+    const opts = actOptions(options, 'triggerSchedule');
     return this.rec(
       'schedule.trigger',
       opts,
@@ -133,7 +140,8 @@ export class Inspector extends QueueInspector {
    * Removes a runtime or orphaned schedule (a code-declared one that live instances declare needs
    * `force`). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError
    */
-  removeSchedule(name: string, opts: { force?: boolean } & ActOptions = {}): Promise<void> {
+  async removeSchedule(name: string, options?: { force?: boolean } & ActOptions): Promise<void> {
+    const opts = actOptions(options, 'removeSchedule', ['force']);
     const detail = opts.force ? 'force' : undefined;
     return this.rec('schedule.remove', opts, { schedule: name, detail }, () => sa.removeSchedule(this.ctx, name, opts.force, opts.actor));
   }
@@ -143,8 +151,11 @@ export class Inspector extends QueueInspector {
    * how many were new. At most 10,000 triggers; 250 per script call.
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError
    */
-  backfillSchedule(name: string, fromMs: number, toMs: number, opts: ActOptions = {}): Promise<BackfillResult> {
-    const detail = `${new Date(fromMs).toISOString()} … ${new Date(toMs).toISOString()}`;
+  async backfillSchedule(name: string, fromMs: number, toMs: number, options?: ActOptions): Promise<BackfillResult> {
+    const opts = actOptions(options, 'backfillSchedule');
+    // an instant no Date can show (NaN, 1e20) is named as given: backfillSchedule refuses it (InvalidOptionsError), the audit records that
+    const shown = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
+    const detail = `${shown(fromMs)} … ${shown(toMs)}`;
     return this.rec(
       'schedule.backfill',
       opts,
