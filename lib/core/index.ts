@@ -19,7 +19,14 @@ export {
   type RedisConnection,
   type RedisClient,
 } from './redis/connection.js';
-export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';
+export {
+  LIMIT_MAX,
+  type QueueLimits,
+  type QueueLimitsUpdate,
+  type RateLimit,
+  type GroupLimits,
+  type GroupLimitsUpdate,
+} from './queue/limits.js';
 export {
   QueueClient,
   type EnqueueOptions,
