@@ -362,9 +362,9 @@ export const ROUTES: Route[] = [
     fields: () => [],
     run: async (ctx, [queue, verb]) => {
       await ctx.inspector.requireQueue(queue); // as the CLI without --force: a typo is a 404, never a paused name
-      if (verb === 'pause') await ctx.inspector.pauseQueue(queue, { actor: ctx.actor, origin: ctx.origin });
-      else await ctx.inspector.resumeQueue(queue, { actor: ctx.actor, origin: ctx.origin });
-      return { ok: true };
+      const by = { actor: ctx.actor, origin: ctx.origin };
+      const changed = verb === 'pause' ? await ctx.inspector.pauseQueue(queue, by) : await ctx.inspector.resumeQueue(queue, by);
+      return { ok: true, changed };
     },
   },
   {
@@ -386,9 +386,10 @@ export const ROUTES: Route[] = [
     fields: ([, verb]) => SCHEDULE_ACT_FIELDS[verb],
     run: async (ctx, [name, verb]) => {
       const actor = { actor: ctx.actor, origin: ctx.origin };
-      if (verb === 'pause') await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor });
-      else if (verb === 'resume') await ctx.inspector.resumeSchedule(name, actor);
-      else if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: flag(ctx.body.force, 'force'), ...actor });
+      if (verb === 'pause')
+        return { ok: true, changed: await ctx.inspector.pauseSchedule(name, { note: str(ctx.body.note, 'note'), ...actor }) };
+      if (verb === 'resume') return { ok: true, changed: await ctx.inspector.resumeSchedule(name, actor) };
+      if (verb === 'remove') await ctx.inspector.removeSchedule(name, { force: flag(ctx.body.force, 'force'), ...actor });
       else return { ok: true, taskId: await ctx.inspector.triggerSchedule(name, actor) };
       return { ok: true };
     },

@@ -19,7 +19,14 @@ export {
   type RedisConnection,
   type RedisClient,
 } from './redis/connection.js';
-export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';
+export {
+  LIMIT_MAX,
+  type QueueLimits,
+  type QueueLimitsUpdate,
+  type RateLimit,
+  type GroupLimits,
+  type GroupLimitsUpdate,
+} from './queue/limits.js';
 export {
   QueueClient,
   type EnqueueOptions,
@@ -30,6 +37,7 @@ export {
 } from './queue/client.js';
 export { type DedupMode } from './redis/commands/queue.js';
 export { ChronosServer, ShutdownAbort, type ServerHealth, type ServerOptions } from './worker/server.js';
+export { WEIGHT_MAX } from './worker/server-options.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';

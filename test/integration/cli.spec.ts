@@ -90,7 +90,7 @@ test('queue ls, show, pause, resume; an unknown queue exits 1', async () => {
   expect(await json('queue', 'show', 'emails')).toMatchObject({ name: 'emails', dead: 3, retry: 1, scheduled: 1, days: expect.any(Array) });
   expect((await chronos('queue', 'pause', 'reports')).out).toBe('Paused queue reports.\n');
   expect(await json('queue', 'show', 'reports')).toMatchObject({ paused: true });
-  expect(await json('queue', 'resume', 'reports')).toEqual({ queue: 'reports', paused: false });
+  expect(await json('queue', 'resume', 'reports')).toEqual({ queue: 'reports', paused: false, changed: true });
   const nope = await chronos('queue', 'show', 'nope');
   // the known queues are named (before: only "not found", trial 12)
   expect([nope.code, nope.err]).toEqual([
@@ -206,7 +206,7 @@ test('schedule ls, show, history, pause (with a note), resume, trigger, backfill
   expect((await chronos('schedule', 'show', 'nope')).code).toBe(1);
 
   const paused = await json('schedule', 'pause', 'health-check', '--note', 'maintenance');
-  expect(paused).toEqual({ schedule: 'health-check', paused: true, note: 'maintenance' });
+  expect(paused).toEqual({ schedule: 'health-check', paused: true, changed: true, note: 'maintenance' });
   const shown = await json('schedule', 'show', 'health-check');
   expect(shown).toMatchObject({ paused: true, pause: { note: 'maintenance', actor: expect.stringMatching(/^cli:/) } });
   expect((await chronos('--actor', 'ops:eve', 'schedule', 'resume', 'health-check')).out).toBe('Resumed schedule health-check.\n');

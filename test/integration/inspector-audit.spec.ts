@@ -86,14 +86,50 @@ test('the Scheduler\'s runtime acts (pause, resume, trigger, remove) are recorde
     entries.map(({ actor, origin, action, schedule, result, count }) => ({ actor, origin, action, schedule, result, count })).reverse(),
   ).toEqual(
     [
-      ['schedule.pause', 'a', 'done', undefined],
-      ['schedule.resume', 'a', 'done', undefined],
+      ['schedule.pause', 'a', 'done', 1],
+      ['schedule.resume', 'a', 'done', 1],
       ['schedule.trigger', 'a', 'done', 1],
       ['schedule.remove', 'a', 'done', undefined],
       ['schedule.remove', 'b', 'done', 1],
       ['schedule.pause', 'a', 'failed', undefined],
     ].map(([action, schedule, result, count]) => ({ actor: 'app:i1', origin: 'app i1', action, schedule, result, count })),
   );
+});
+
+test('a pause of a paused schedule or queue, or a resume of one not paused, says it did nothing: false, audited done (0) with why, count 0, the CLI says so (trial 26)', async () => {
+  await inspector.addSchedule({ name: 'nightly', spec: '@every 1h' });
+  await rig.client.enqueue('x', {}, { queue: 'mail' });
+  expect(await inspector.resumeSchedule('nightly')).toBe(false);
+  expect(await inspector.pauseSchedule('nightly', { note: 'deploy' })).toBe(true);
+  expect(await inspector.pauseSchedule('nightly', { note: 'again' })).toBe(false);
+  expect((await inspector.schedule('nightly')).pause).toMatchObject({ note: 'deploy', actor: 'ops:ada' }); // the first pause's note is kept
+  expect(await inspector.resumeSchedule('nightly')).toBe(true);
+  expect(await inspector.resumeQueue('mail')).toBe(false);
+  expect(await inspector.pauseQueue('mail')).toBe(true);
+  expect(await inspector.pauseQueue('mail')).toBe(false);
+  const { entries } = await inspector.audit();
+  expect(entries.map(({ action, count, detail }) => [action, count, detail]).reverse()).toEqual([
+    ['schedule.resume', 0, 'not paused'],
+    ['schedule.pause', 1, 'deploy'],
+    ['schedule.pause', 0, 'already paused; again'],
+    ['schedule.resume', 1, undefined],
+    ['queue.resume', 0, 'not paused'],
+    ['queue.pause', 1, undefined],
+    ['queue.pause', 0, 'already paused'],
+  ]);
+  const acted = events.filter((e): e is Extract<ChronosEvent, { type: 'operator.acted' }> => e.type === 'operator.acted');
+  expect(acted.map((e) => [e.action, e.count])).toEqual(entries.map((e) => [e.action, e.count]).reverse());
+  const { chronos } = cliRunner(() => rig.namespace);
+  const said = async (...args: string[]) => ((r) => [r.code, r.out])(await chronos(...args));
+  expect(await said('schedule', 'resume', 'nightly')).toEqual([0, 'Schedule nightly was not paused: nothing changed.\n']);
+  expect(await said('schedule', 'pause', 'nightly')).toEqual([0, 'Paused schedule nightly.\n']);
+  expect(await said('schedule', 'pause', 'nightly')).toEqual([
+    0,
+    'Schedule nightly was already paused: nothing changed (its note is kept).\n',
+  ]);
+  expect(await said('queue', 'pause', 'mail')).toEqual([0, 'Queue mail was already paused: nothing changed.\n']);
+  expect(await said('queue', 'resume', 'mail')).toEqual([0, 'Resumed queue mail.\n']);
+  expect(await said('queue', 'resume', 'mail')).toEqual([0, 'Queue mail was not paused: nothing changed.\n']);
 });
 
 test('bounded by age: an entry older than 30 days is trimmed at the next act', async () => {

@@ -7,6 +7,7 @@
 import { beforeEach, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { QueueClient } from '../../lib/core/queue/client.js';
+import { LIMIT_MAX } from '../../lib/core/queue/limits.js';
 import { InvalidOptionsError } from '../../lib/core/runtime/errors.js';
 import { DEFAULTS } from '../../lib/core/runtime/defaults.js';
 import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
@@ -174,4 +175,19 @@ test('bad limits are refused with a typed error naming the value; clearing the l
   await client.setQueueLimits('default', { concurrency: null, rate: null });
   expect(await client.getQueueLimits('default')).toEqual({});
   expect(await redis.sismember(new GlobalKeys(ns).limited, 'default')).toBe(0);
+});
+
+test('a limit is at most LIMIT_MAX (1e14): what is set is read back (a group override is JSON written by cjson, 14 digits); a larger one is refused naming it (trial 26)', async () => {
+  const big = Number.MAX_SAFE_INTEGER; // was stored as 9.007199254741e+15 and read back as 9007199254741000
+  await expect(client.setQueueLimits('default', { groups: { vip: { concurrency: big } } })).rejects.toThrow(
+    `groups["vip"].concurrency: expected an integer from 1 to 100000000000000 or null, got ${big}`,
+  );
+  await expect(client.setQueueLimits('default', { groups: { vip: { rate: { max: 1, duration: LIMIT_MAX + 1 } } } })).rejects.toThrow(
+    'groups["vip"].rate: expected { max, duration } (integers from 1 to 100000000000000, duration in ms) or null, got { max: 1, duration: 100000000000001 }',
+  );
+  await expect(client.setQueueLimits('default', { groupConcurrency: big })).rejects.toThrow(InvalidOptionsError);
+  expect(await client.getQueueLimits('default')).toEqual({});
+  const most = { concurrency: LIMIT_MAX - 1, rate: { max: LIMIT_MAX, duration: LIMIT_MAX - 3 } };
+  await client.setQueueLimits('default', { concurrency: LIMIT_MAX, groups: { vip: most } });
+  expect(await client.getQueueLimits('default')).toEqual({ concurrency: LIMIT_MAX, groups: { vip: most } });
 });

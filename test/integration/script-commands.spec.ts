@@ -243,6 +243,10 @@ test('registry scripts: register counts changes, declare shares a names set, hea
   expect(resumed).toMatchObject({ resumedAt: resume.redisNow });
   expect(resumed.paused).not.toBe(true);
   expect(Number(await client.zscore(s1.due, 's1'))).toBe(-(resume.redisNow + 0.5)); // resumed: look at it now
+  // a resume of a schedule not paused changes nothing: no version taken, resumedAt kept (trial 26: it moved it)
+  const again = await scheduleAdminScript(client, s1, keys, 'resume', 's1');
+  expect([again.status, again.generation, again.previousQueue]).toEqual(['unchanged', resume.generation, resumed.queue]);
+  expect(decodeStored('s1', (await client.hget(s1.schedules, 's1'))!)).toEqual(resumed);
   const nope = shardKeysFor(ns, 'nope');
   expect((await scheduleAdminScript(client, nope, keys, 'delete', 'nope')).status).toBe('notFound');
   // a new definition replacing a stored one: fenced in the queue it targeted; changedAt moves only with the timing

@@ -71,7 +71,7 @@ describe('resolveOptions', () => {
       "leaderTtl: expected an integer from 1000 to 2147483647 (ms; Node's longest timer, about 24.8 days), got 500",
       'concurrency: expected an integer >= 1, got 0',
       'backoff: expected a function (retried, error, task) => ms, got 1000',
-      'queues.mail: expected an integer weight >= 1, got 0',
+      'queues.mail: expected an integer >= 1, got 0',
       'queues: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got "bad{name}"',
       'scheduler: unknown option "eligble"',
       'worker: expected true or false, got "yes"',

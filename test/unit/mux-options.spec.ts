@@ -31,3 +31,29 @@ test('valid options register the handler', () => {
   const mux = new Mux().handle('email.send', handler, { backoff, source: 'EmailService#send' });
   expect(mux.get('email.send')?.options).toEqual({ backoff, source: 'EmailService#send' });
 });
+
+test('a type no task can have (a lone UTF-16 surrogate, empty, over 200 characters) is refused as enqueue refuses it, naming it (trial 26)', () => {
+  // before: 'x\ud800' was registered, a handler no task could reach (enqueue refuses the type)
+  for (const [type, shown] of [
+    ['x\ud800', '"x\\ud800"'],
+    ['\udc00', '"\\udc00"'],
+    ['', '""'],
+    ['t'.repeat(201), expect.stringMatching(/^"t+"$/) as unknown as string],
+  ]) {
+    const mux = new Mux();
+    let thrown: unknown;
+    try {
+      mux.handle(type, handler);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(InvalidOptionsError);
+    const [issue] = (thrown as InvalidOptionsError).issues;
+    expect(issue.slice(0, issue.indexOf(', got '))).toBe(
+      'type: expected a non-empty string of at most 200 characters without lone surrogates',
+    );
+    expect(issue.slice(issue.indexOf(', got ') + 6)).toEqual(shown);
+    expect(mux.types()).toEqual([]);
+  }
+  expect(new Mux().handle('x\ud83d\ude00', handler).types()).toEqual(['x\ud83d\ude00']); // a pair is a character, not a lone surrogate
+});

@@ -14,7 +14,7 @@ import {
   type OptionProblem,
 } from '../../lib/core/runtime/options.js';
 import { QueueClient, checkClientOptions, type ClientOptions } from '../../lib/core/queue/client.js';
-import { checkServerOptions } from '../../lib/core/worker/server-options.js';
+import { checkServerOptions, WEIGHT_MAX } from '../../lib/core/worker/server-options.js';
 import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { checkSchedulerOptions } from '../../lib/core/scheduler/scheduler-options.js';
@@ -106,6 +106,12 @@ describe('integer options: at most 2^53 - 1 (trial 24: concurrency 1e300 reached
       `deadMaxAge: expected an integer from 0 to ${max} (ms), got 1e+300`,
     ]);
     expect(issues(checkServerOptions({ concurrency: max, maxDeliveries: max, deadMaxCount: max, deadMaxAge: max }))).toEqual([]);
+    // a queue's weight was only an integer (trial 26: 1e300 was taken): the shared check, bounded at WEIGHT_MAX
+    expect(issues(checkServerOptions({ queues: { mail: 1e300, sms: WEIGHT_MAX + 1, push: 0.5, ok: WEIGHT_MAX } }))).toEqual([
+      `queues.mail: expected an integer from 1 to ${WEIGHT_MAX}, got 1e+300`,
+      `queues.sms: expected an integer from 1 to ${WEIGHT_MAX}, got ${WEIGHT_MAX + 1}`,
+      'queues.push: expected an integer >= 1, got 0.5',
+    ]);
     expect(issues(checkClientOptions({ defaults: { maxRetry: 1e300, timeout: 1e300 } }))).toEqual([
       `defaults.maxRetry: expected an integer from 0 to ${max}, got 1e+300`,
       `defaults.timeout: expected an integer from 0 to ${max} (ms), got 1e+300`,

@@ -215,9 +215,13 @@ export function overviewCommands(program: Command, run: Run): void {
         run(async (cli, name: string, o: { force?: boolean }) => {
           const hint = `; pass --force to ${verb} it before its first task`;
           const inspector = o.force ? await cli.inspector() : await cli.knownQueue(name, hint);
-          if (verb === 'pause') await inspector.pauseQueue(name, { actor: cli.actor });
-          else await inspector.resumeQueue(name, { actor: cli.actor });
-          cli.print({ queue: name, paused: verb === 'pause' }, () => `${past} queue ${name}.`);
+          const changed =
+            verb === 'pause'
+              ? await inspector.pauseQueue(name, { actor: cli.actor })
+              : await inspector.resumeQueue(name, { actor: cli.actor });
+          const was = verb === 'pause' ? 'was already paused' : 'was not paused';
+          const said = changed ? `${past} queue ${name}.` : `Queue ${name} ${was}: nothing changed.`;
+          cli.print({ queue: name, paused: verb === 'pause', changed }, () => said);
         }),
       );
   }

@@ -207,8 +207,9 @@ export function scheduleCommands(program: Command, run: Run): void {
     .option('--note <text>', 'why (shown while it stays paused)')
     .action(
       run(async (cli, name: string, o: { note?: string }) => {
-        await (await cli.inspector()).pauseSchedule(name, { note: o.note, actor: cli.actor });
-        cli.print({ schedule: name, paused: true, note: o.note ?? '' }, () => `Paused schedule ${name}.`);
+        const changed = await (await cli.inspector()).pauseSchedule(name, { note: o.note, actor: cli.actor });
+        const said = changed ? `Paused schedule ${name}.` : `Schedule ${name} was already paused: nothing changed (its note is kept).`;
+        cli.print({ schedule: name, paused: true, changed, note: o.note ?? '' }, () => said);
       }),
     );
   schedule
@@ -216,8 +217,9 @@ export function scheduleCommands(program: Command, run: Run): void {
     .description('resume a paused schedule')
     .action(
       run(async (cli, name: string) => {
-        await (await cli.inspector()).resumeSchedule(name, { actor: cli.actor });
-        cli.print({ schedule: name, paused: false }, () => `Resumed schedule ${name}.`);
+        const changed = await (await cli.inspector()).resumeSchedule(name, { actor: cli.actor });
+        const said = changed ? `Resumed schedule ${name}.` : `Schedule ${name} was not paused: nothing changed.`;
+        cli.print({ schedule: name, paused: false, changed }, () => said);
       }),
     );
   schedule

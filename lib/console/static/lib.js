@@ -74,7 +74,8 @@ export async function act(setNotice, label, fn, after) {
   try {
     const r = await fn();
     const count = r && typeof r.count === 'number' ? ` (${r.count} task${r.count === 1 ? '' : 's'})` : '';
-    setNotice({ text: `${label}: done${count}` });
+    // a pause of a paused queue or schedule (a resume of a running one) says it did nothing
+    setNotice({ text: r && r.changed === false ? `${label}: nothing changed (it was so already)` : `${label}: done${count}` });
   } catch (err) {
     setNotice({ text: `${label}: ${err.message}`, error: true });
   }

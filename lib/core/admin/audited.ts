@@ -17,6 +17,22 @@ export interface AuditTarget {
 /** The count of an act's result. */
 export const counted = (r: ActResult): number => r.count;
 
+/** What an act did, for its audit entry: its count, and why it did nothing (put before the target's detail). */
+export interface ActOutcome {
+  count: number;
+  /** Why nothing was done (`already paused`), when so. */
+  unchanged?: string;
+}
+
+/**
+ * The outcome of a pause or resume that reports whether it changed the state: count 1, or count 0
+ * with `unchanged` (`already paused`, `not paused`) when the queue or schedule was so already.
+ */
+export const toggled =
+  (unchanged: string) =>
+  (changed: boolean): ActOutcome =>
+    changed ? { count: 1 } : { count: 0, unchanged };
+
 /** A bulk act's filter in words, for its audit entry (`type=mail.send error~"timeout"`). */
 export const filterText = (f: TaskFilter): string =>
   [f.type !== undefined ? `type=${f.type}` : '', f.error !== undefined ? `error~${JSON.stringify(f.error)}` : ''].filter(Boolean).join(' ');
@@ -64,8 +80,9 @@ export function actOptions<T extends ActOptions>(opts: T | undefined, call: stri
 }
 
 /**
- * Runs an act and records it in the audit trail, done (with its count) or failed (with the error's
- * message); the record emits `audit.recorded`. A failure to record is not the act's: it is ignored
+ * Runs an act and records it in the audit trail, done (with its count, and when `count` gives an
+ * {@link ActOutcome} that says nothing was done, why, before the target's detail: `already paused;
+ * <note>`) or failed (with the error's message); the record emits `audit.recorded`. A failure to record is not the act's: it is ignored
  * (the act's own outcome, or its error, is what the caller gets).
  */
 export async function audited<T>(
@@ -75,7 +92,7 @@ export async function audited<T>(
   opts: ActOptions,
   target: AuditTarget,
   run: () => Promise<T>,
-  count: (r: T) => number | undefined = () => undefined,
+  count: (r: T) => number | ActOutcome | undefined = () => undefined,
 ): Promise<T> {
   const who = { actor: opts.actor ?? ctx.actor, origin: opts.origin ?? defaultOrigin, action, ...target };
   let r: T;
@@ -85,6 +102,9 @@ export async function audited<T>(
     await recordAct(ctx, { ...who, result: 'failed', error: err instanceof Error ? err.message : String(err) }).catch(() => {});
     throw err;
   }
-  await recordAct(ctx, { ...who, result: 'done', count: count(r) }).catch(() => {});
+  const c = count(r);
+  const o: Partial<ActOutcome> = typeof c === 'object' ? c : { count: c };
+  const detail = o.unchanged !== undefined ? [o.unchanged, target.detail].filter(Boolean).join('; ') : target.detail;
+  await recordAct(ctx, { ...who, result: 'done', count: o.count, detail }).catch(() => {});
   return r;
 }

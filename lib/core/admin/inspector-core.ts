@@ -7,7 +7,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import type { OperatorAction } from '../runtime/events.js';
 import { OptionProblems } from '../runtime/options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
-import { audited, type AuditTarget } from './audited.js';
+import { audited, type ActOutcome, type AuditTarget } from './audited.js';
 import { InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import type { ActOptions, InspectorOptions } from './types.js';
@@ -76,7 +76,7 @@ export class InspectorCore {
     opts: ActOptions,
     target: AuditTarget,
     run: () => Promise<T>,
-    count?: (r: T) => number | undefined,
+    count?: (r: T) => number | ActOutcome | undefined,
   ): Promise<T> {
     return audited(this.ctx, this.origin, action, opts, target, run, count);
   }

@@ -2,7 +2,7 @@
 import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
 import * as hist from './history.js';
-import { actOptions, checkWindow, counted, filterText } from './audited.js';
+import { actOptions, checkWindow, counted, filterText, toggled } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
 import * as q from './queues.js';
 import * as ta from './task-acts.js';
@@ -75,28 +75,25 @@ export class QueueInspector extends InspectorCore {
     return hist.fleetHistory(this.ctx, checkWindow(window));
   }
 
-  /** Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work). One SADD and one PUBLISH. */
-  async pauseQueue(queue: string, options?: ActOptions): Promise<void> {
+  /**
+   * Pauses a queue for every server (they stop fetching at once: a publish; enqueues still work).
+   * One SADD and one PUBLISH. Safe to repeat: a pause of a paused queue is recorded `done` with
+   * count 0 and detail `already paused`, `operator.acted` count 0.
+   * @returns true when it paused the queue, false when it was paused already.
+   */
+  async pauseQueue(queue: string, options?: ActOptions): Promise<boolean> {
     const opts = actOptions(options, 'pauseQueue');
-    await this.rec(
-      'queue.pause',
-      opts,
-      { queue },
-      () => q.pauseQueue(this.ctx, queue, opts.actor),
-      (added) => (added ? 1 : 0),
-    );
+    return this.rec('queue.pause', opts, { queue }, () => q.pauseQueue(this.ctx, queue, opts.actor), toggled('already paused'));
   }
 
-  /** Resumes a paused queue. One SREM. */
-  async resumeQueue(queue: string, options?: ActOptions): Promise<void> {
+  /**
+   * Resumes a paused queue. One SREM and one PUBLISH. Safe to repeat: a resume of a queue not
+   * paused is recorded `done` with count 0 and detail `not paused`, `operator.acted` count 0.
+   * @returns true when it resumed the queue, false when it was not paused.
+   */
+  async resumeQueue(queue: string, options?: ActOptions): Promise<boolean> {
     const opts = actOptions(options, 'resumeQueue');
-    await this.rec(
-      'queue.resume',
-      opts,
-      { queue },
-      () => q.resumeQueue(this.ctx, queue, opts.actor),
-      (removed) => (removed ? 1 : 0),
-    );
+    return this.rec('queue.resume', opts, { queue }, () => q.resumeQueue(this.ctx, queue, opts.actor), toggled('not paused'));
   }
 
   /**

@@ -4,7 +4,7 @@ import { QueueInspector } from './inspector-queues.js';
 import * as fleet from './fleet.js';
 import * as act from './schedule-activity.js';
 import * as au from './audit.js';
-import { actOptions } from './audited.js';
+import { actOptions, toggled } from './audited.js';
 import type { AuditPage, AuditQuery } from './audit.js';
 import * as sa from './schedule-acts.js';
 import * as s from './schedules.js';
@@ -110,18 +110,39 @@ export class Inspector extends QueueInspector {
     return sa.addSchedule(this.ctx, def, defaultTimeZone, sa.writeOptions(opts, 'addSchedule').force);
   }
 
-  /** Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a longer note */
-  async pauseSchedule(name: string, options?: { note?: string } & ActOptions): Promise<void> {
+  /**
+   * Pauses a schedule fleet-wide, with an optional note (at most 1,000 characters). One script.
+   * Safe to repeat: a pause of a paused schedule changes nothing (its note and who paused it are
+   * kept), recorded `done` with count 0 and detail `already paused`, `operator.acted` count 0.
+   * @returns true when it paused the schedule, false when it was paused already.
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a longer note
+   */
+  async pauseSchedule(name: string, options?: { note?: string } & ActOptions): Promise<boolean> {
     const opts = actOptions(options, 'pauseSchedule', ['note']);
-    return this.rec('schedule.pause', opts, { schedule: name, detail: opts.note }, () =>
-      sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
+    return this.rec(
+      'schedule.pause',
+      opts,
+      { schedule: name, detail: opts.note },
+      () => sa.pauseSchedule(this.ctx, name, opts.note, opts.actor),
+      toggled('already paused'),
     );
   }
 
-  /** Resumes a paused schedule. One script. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  async resumeSchedule(name: string, options?: ActOptions): Promise<void> {
+  /**
+   * Resumes a paused schedule. One script. Safe to repeat: a resume of a schedule not paused
+   * changes nothing, recorded `done` with count 0 and detail `not paused`, `operator.acted` count 0.
+   * @returns true when it resumed the schedule, false when it was not paused.
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
+   */
+  async resumeSchedule(name: string, options?: ActOptions): Promise<boolean> {
     const opts = actOptions(options, 'resumeSchedule');
-    return this.rec('schedule.resume', opts, { schedule: name }, () => sa.resumeSchedule(this.ctx, name, opts.actor));
+    return this.rec(
+      'schedule.resume',
+      opts,
+      { schedule: name },
+      () => sa.resumeSchedule(this.ctx, name, opts.actor),
+      toggled('not paused'),
+    );
   }
 
   /** Enqueues one task of the schedule now, cadence untouched. @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */

@@ -33,11 +33,15 @@ const BACKFILL_CHUNK = 250;
 
 /**
  * Pauses, resumes or deletes a schedule (schedule-admin.lua, then the fence), then keeps the
- * operator's pause note (a pause) or drops it. @throws ScheduleNotFoundError naming it; InvalidScheduleError for a name no schedule can have
+ * operator's pause note (a pause) or drops it (a resume, a delete).
+ * @returns false when a pause found it paused or a resume found it not paused: nothing was done
+ *   (no generation, no fence, the note and who paused it kept); true otherwise
+ * @throws ScheduleNotFoundError naming it; InvalidScheduleError for a name no schedule can have
  */
-async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<void> {
+async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', name: string, note = '', actor = ''): Promise<boolean> {
   const r = await scheduleAdminScript(ctx.client, ctx.shard(name), ctx.sched, op, name);
   if (r.status === 'notFound') throw new ScheduleNotFoundError(name);
+  if (r.status === 'unchanged') return false;
   await raiseFences(ctx.client, ctx.namespace, [{ schedule: name, queue: r.previousQueue!, generation: r.generation }], actor);
   if (op === 'delete') {
     // its maxRuns count and its lastFired (after the fence, which reads it): a namesake added later starts afresh (trial 9)
@@ -46,6 +50,7 @@ async function change(ctx: InspectorContext, op: 'delete' | 'pause' | 'resume', 
   }
   if (op === 'pause') await ctx.client.hset(ctx.sched.pauseNotes, name, JSON.stringify({ note, actor, at: r.redisNow }));
   else await ctx.client.hdel(ctx.sched.pauseNotes, name);
+  return true;
 }
 
 /** The keys of {@link writeOptions}. */
@@ -114,25 +119,32 @@ export const PAUSE_NOTE_MAX = 1000;
  * Pauses a schedule fleet-wide: its triggers are skipped while paused (counted and logged once at
  * the resume), keeping the operator's note (shown while it stays paused). Once this resolves no
  * later trigger is enqueued (one already enqueued ahead of its instant, ≤ 1 s, may still run).
- * One `schedule-admin.lua`, the fence, one HSET; safe to repeat (the note is replaced).
+ * One `schedule-admin.lua`, the fence, one HSET. Safe to repeat: a pause of a paused schedule
+ * changes nothing (its note, who paused it and when are kept) and reports so.
+ * @returns true when it paused the schedule, false when it was paused already (`operator.acted` count 1 or 0)
  * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a note that is not a string of at most `PAUSE_NOTE_MAX` (1,000) characters
  */
-export async function pauseSchedule(ctx: InspectorContext, name: string, note?: string, actor?: string): Promise<void> {
+export async function pauseSchedule(ctx: InspectorContext, name: string, note?: string, actor?: string): Promise<boolean> {
   if (note !== undefined && (typeof note !== 'string' || note.length > PAUSE_NOTE_MAX)) {
     const got = typeof note === 'string' ? `${note.length} characters` : JSON.stringify(note);
     throw new InvalidOptionsError([`note: expected a string of at most ${PAUSE_NOTE_MAX} characters, got ${got}`], 'pause options');
   }
-  await change(ctx, 'pause', name, note ?? '', actor ?? ctx.actor);
-  ctx.emit('schedule.pause', actor, { schedule: name, count: 1 });
+  const paused = await change(ctx, 'pause', name, note ?? '', actor ?? ctx.actor);
+  ctx.emit('schedule.pause', actor, { schedule: name, count: paused ? 1 : 0 });
+  return paused;
 }
 
 /**
  * Resumes a paused schedule (its note is dropped): its first trigger is its first instant after
- * the resume. One `schedule-admin.lua`, the fence, one HDEL; safe to repeat. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
+ * the resume. One `schedule-admin.lua`, the fence, one HDEL. Safe to repeat: a resume of a
+ * schedule not paused changes nothing (its cadence and any trigger still to catch up are kept) and reports so.
+ * @returns true when it resumed the schedule, false when it was not paused (`operator.acted` count 1 or 0)
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
-export async function resumeSchedule(ctx: InspectorContext, name: string, actor?: string): Promise<void> {
-  await change(ctx, 'resume', name);
-  ctx.emit('schedule.resume', actor, { schedule: name, count: 1 });
+export async function resumeSchedule(ctx: InspectorContext, name: string, actor?: string): Promise<boolean> {
+  const resumed = await change(ctx, 'resume', name);
+  ctx.emit('schedule.resume', actor, { schedule: name, count: resumed ? 1 : 0 });
+  return resumed;
 }
 
 /**

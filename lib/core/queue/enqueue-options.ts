@@ -10,7 +10,7 @@ import { encodePayload } from './payload-codec.js';
 import type { Prepared } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
 import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
-import { hasLoneSurrogate } from '../runtime/unicode.js';
+import { isIdText, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 
 /**
  * Options of one enqueue. Durations are milliseconds, instants epoch milliseconds.
@@ -168,7 +168,7 @@ export interface EnqueueContext {
  * `PayloadTooLargeError` from payload-codec.ts).
  */
 export function prepareTask(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
-  if (isIdText(type, 200) && (options === NO_OPTIONS || isEmptyObject(options))) {
+  if (isIdText(type, TASK_TYPE_MAX) && (options === NO_OPTIONS || isEmptyObject(options))) {
     // no options: the defaults, nothing to check but the type (checked) and the payload
     const { queue, maxRetry, timeoutMs } = c.defaults;
     return {
@@ -191,7 +191,7 @@ export function prepareTask(c: EnqueueContext, type: string, payload: unknown, o
 /** prepareTask() for an enqueue with options: every option checked, every problem named. */
 function prepareWith(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
   const p = new OptionProblems();
-  if (!isIdText(type, 200)) p.expected('type', 'a non-empty string of at most 200 characters without lone surrogates', type);
+  if (!isIdText(type, TASK_TYPE_MAX)) p.expected('type', TASK_TYPE_RULE, type);
   if (typeof options !== 'object' || options === null)
     throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
   p.unknownKeys(options, ENQUEUE_KEYS);
@@ -284,14 +284,4 @@ function isEmptyObject(v: unknown): boolean {
   if (typeof v !== 'object' || v === null) return false;
   for (const _ in v) return false;
   return true;
-}
-
-/**
- * A non-empty string of at most `max` characters without a lone UTF-16 surrogate (a task type, a task
- * id, a dedup key): Redis keeps text as UTF-8, so a lone surrogate came back as U+FFFD (an explicit id
- * returned changed, a type no handler matched: the task went dead) or, escaped in the meta, made it
- * unreadable to Redis's Lua (runtime/unicode.ts).
- */
-function isIdText(v: unknown, max: number): boolean {
-  return typeof v === 'string' && v.length > 0 && v.length <= max && !hasLoneSurrogate(v);
 }

@@ -12,16 +12,16 @@ import { setGroupLimitsScript, type GroupLimitsChange } from '../redis/commands/
  */
 export interface QueueLimits {
   /**
-   * Tasks of the queue running at once across all workers, at most (an integer ≥ 1). A task holds
+   * Tasks of the queue running at once across all workers, at most (an integer from 1 to {@link LIMIT_MAX}). A task holds
    * its slot from its fetch until it is acked, retried, dead, cancelled or reclaimed (by liveness
    * when its worker's process is gone; after the visibility timeout when it is stopped or stuck).
    */
   concurrency?: number;
-  /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers ≥ 1). */
+  /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers from 1 to {@link LIMIT_MAX}). */
   rate?: RateLimit;
   /**
    * Tasks of one group (enqueue option `group`) running at once across all workers, at most, for
-   * every group of the queue (an integer ≥ 1; `groups` overrides it per group). Its slots are held
+   * every group of the queue (an integer from 1 to {@link LIMIT_MAX}; `groups` overrides it per group). Its slots are held
    * and freed as `concurrency`'s are.
    */
   groupConcurrency?: number;
@@ -33,7 +33,7 @@ export interface QueueLimits {
 
 /** The limits of one group that override the queue's `groupConcurrency` / `groupRate`. */
 export interface GroupLimits {
-  /** Tasks of this group running at once, at most (an integer ≥ 1). */
+  /** Tasks of this group running at once, at most (an integer from 1 to {@link LIMIT_MAX}). */
   concurrency?: number;
   /** Starts of this group's tasks per window, at most. */
   rate?: RateLimit;
@@ -41,9 +41,9 @@ export interface GroupLimits {
 
 /** A rate limit: at most `max` tasks handed out in any window of `duration` ms (by Redis time). */
 export interface RateLimit {
-  /** Hand-outs per window, at most (an integer ≥ 1). */
+  /** Hand-outs per window, at most (an integer from 1 to {@link LIMIT_MAX}). */
   max: number;
-  /** The window, ms (an integer ≥ 1). */
+  /** The window, ms (an integer from 1 to {@link LIMIT_MAX}, about 3,170 years). */
   duration: number;
 }
 
@@ -61,9 +61,20 @@ export type QueueLimitsUpdate = {
   groups?: Record<string, GroupLimitsUpdate | null>;
 };
 
+/**
+ * The largest limit value (a concurrency, a rate's `max` or `duration` in ms): 10^14. A group's
+ * override is stored as JSON written by Redis's Lua cjson, which keeps 14 significant digits: a
+ * larger value came back other than it was set (`9007199254740991` read back as `9007199254741000`).
+ * Every limit has the one bound, so any limit can be given to a group as to the queue.
+ */
+export const LIMIT_MAX = 1e14;
+
 function positiveInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= LIMIT_MAX;
 }
+
+/** An integer ≥ 1 past {@link LIMIT_MAX}: its message names the bound. */
+const tooLarge = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > LIMIT_MAX;
 
 function rateProblem(key: string, rate: unknown): string | undefined {
   if (rate === undefined || rate === null) return undefined;
@@ -74,7 +85,9 @@ function rateProblem(key: string, rate: unknown): string | undefined {
     if (extra.length === 0) return undefined;
     return `${key}: unknown key${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')} (a rate is { max, duration })`;
   }
-  return `${key}: expected { max, duration } (integers >= 1, duration in ms) or null, got ${showRate(rate)}`;
+  const big = typeof rate === 'object' && rate !== null && (tooLarge(r.max) || tooLarge(r.duration));
+  const ints = big ? `integers from 1 to ${LIMIT_MAX}` : 'integers >= 1';
+  return `${key}: expected { max, duration } (${ints}, duration in ms) or null, got ${showRate(rate)}`;
 }
 
 /** A rate as text: JSON, with a non-finite number as itself (JSON would say null: trial 10). */
@@ -88,7 +101,7 @@ function showRate(rate: unknown): string {
 
 function intProblem(key: string, v: unknown): string | undefined {
   if (v === undefined || v === null || positiveInt(v)) return undefined;
-  return `${key}: expected an integer >= 1 or null, got ${show(v)}`;
+  return `${key}: expected ${tooLarge(v) ? `an integer from 1 to ${LIMIT_MAX}` : 'an integer >= 1'} or null, got ${show(v)}`;
 }
 
 const KNOWN = ['concurrency', 'rate', 'groupConcurrency', 'groupRate', 'groups'];

@@ -103,4 +103,6 @@ export const ADMIN_RESULT = {
   done: 1,
   /** A put over a schedule declared in code (not a runtime one) without `force`: nothing done. */
   declared: 2,
+  /** A pause of a paused schedule or a resume of one not paused: nothing done (no version, no notice). */
+  unchanged: 3,
 } as const;

@@ -106,16 +106,17 @@ export class OptionProblems {
   }
 
   /**
-   * An integer from `min` to `Number.MAX_SAFE_INTEGER` (2^53 − 1); `unit: 'ms'` says the unit in the
-   * message. A larger one is no exact integer in JavaScript, nor in Redis's Lua (doubles), and reaches
-   * Redis as `1e+21` or more digits than a command takes (`concurrency: 1e300` became `XREADGROUP …
-   * COUNT 1e+300`, and the server never fetched a task: `ERR value is not an integer`, trial 24).
+   * An integer from `min` to `max`, by default `Number.MAX_SAFE_INTEGER` (2^53 − 1); `unit: 'ms'`
+   * says the unit in the message, which names `max` only for an integer past it. A larger one is no
+   * exact integer in JavaScript, nor in Redis's Lua (doubles), and reaches Redis as `1e+21` or more
+   * digits than a command takes (`concurrency: 1e300` became `XREADGROUP … COUNT 1e+300`, and the
+   * server never fetched a task: `ERR value is not an integer`, trial 24).
    */
-  int(key: string, value: unknown, min: number, unit?: 'ms'): boolean {
-    if (value === undefined || (typeof value === 'number' && Number.isSafeInteger(value) && value >= min)) return true;
+  int(key: string, value: unknown, min: number, unit?: 'ms', max = Number.MAX_SAFE_INTEGER): boolean {
+    if (value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max)) return true;
     const u = unit ? ` (${unit})` : '';
-    const unsafe = typeof value === 'number' && Number.isInteger(value) && value >= min;
-    return this.expected(key, unsafe ? `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}${u}` : `an integer >= ${min}${u}`, value);
+    const tooLarge = typeof value === 'number' && Number.isInteger(value) && value >= min;
+    return this.expected(key, tooLarge ? `an integer from ${min} to ${max}${u}` : `an integer >= ${min}${u}`, value);
   }
 
   /**

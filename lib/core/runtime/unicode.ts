@@ -15,6 +15,22 @@ export function hasLoneSurrogate(text: string): boolean {
 }
 
 /**
+ * A non-empty string of at most `max` characters without a lone UTF-16 surrogate (a task type, a task
+ * id, a dedup key): Redis keeps text as UTF-8, so a lone surrogate came back as U+FFFD (an explicit id
+ * returned changed, a type no handler matched: the task went dead) or, escaped in the meta, made it
+ * unreadable to Redis's Lua.
+ */
+export function isIdText(v: unknown, max: number): boolean {
+  return typeof v === 'string' && v.length > 0 && v.length <= max && !hasLoneSurrogate(v);
+}
+
+/** Longest task type, characters (an enqueue's and a handler's). */
+export const TASK_TYPE_MAX = 200;
+
+/** What a task type must be ({@link isIdText} of {@link TASK_TYPE_MAX}), as its messages say it. */
+export const TASK_TYPE_RULE = `a non-empty string of at most ${TASK_TYPE_MAX} characters without lone surrogates`;
+
+/**
  * `text` with each lone surrogate replaced by U+FFFD (the replacement character), as ES2024's
  * `String.prototype.toWellFormed` does; the same string when it holds none.
  */

@@ -3,7 +3,7 @@
  * out of scheduler.ts to keep it readable; `Scheduler` extends it.
  */
 import type { InspectorContext } from '../admin/context.js';
-import { audited, type AuditTarget } from '../admin/audited.js';
+import { audited, toggled, type ActOutcome, type AuditTarget } from '../admin/audited.js';
 import * as acts from '../admin/schedule-acts.js';
 import * as bulk from '../admin/schedule-bulk.js';
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
@@ -27,7 +27,7 @@ export abstract class ScheduleWrites {
   protected abstract readonly timeZone: string;
 
   /** Runs an act and records it in the audit trail, as the Inspector's acts are (audited.ts). */
-  private act<T>(action: OperatorAction, target: AuditTarget, run: () => Promise<T>, count?: (r: T) => number): Promise<T> {
+  private act<T>(action: OperatorAction, target: AuditTarget, run: () => Promise<T>, count?: (r: T) => number | ActOutcome): Promise<T> {
     return audited(this.admin, `app ${this.instanceId}`, action, {}, target, run, count);
   }
 
@@ -113,19 +113,24 @@ export abstract class ScheduleWrites {
   /**
    * Pauses a schedule fleet-wide: its triggers are skipped, not postponed. Once this resolves no
    * later trigger is enqueued (one already enqueued ahead, ≤ 1 s, may still run). The Inspector
-   * shows it paused by `app:<instanceId>`; emits `operator.acted` (`schedule.pause`).
+   * shows it paused by `app:<instanceId>`; emits `operator.acted` (`schedule.pause`). Safe to
+   * repeat: a pause of a paused schedule changes nothing (count 0, audited `already paused`).
+   * @returns true when it paused the schedule, false when it was paused already.
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
-  async pauseSchedule(name: string): Promise<void> {
-    await this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name));
+  async pauseSchedule(name: string): Promise<boolean> {
+    return this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name), toggled('already paused'));
   }
 
   /**
    * Resumes a paused schedule: its first trigger is its first instant after the resume (the pause
-   * note is dropped). Emits `operator.acted` (`schedule.resume`). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
+   * note is dropped). Emits `operator.acted` (`schedule.resume`). Safe to repeat: a resume of a
+   * schedule not paused changes nothing (count 0, audited `not paused`).
+   * @returns true when it resumed the schedule, false when it was not paused.
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
-  async resumeSchedule(name: string): Promise<void> {
-    await this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name));
+  async resumeSchedule(name: string): Promise<boolean> {
+    return this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name), toggled('not paused'));
   }
 
   /**

@@ -1,5 +1,6 @@
 import { DuplicateHandlerError, InvalidOptionsError } from '../runtime/errors.js';
-import { OptionProblems } from '../runtime/options.js';
+import { OptionProblems, show } from '../runtime/options.js';
+import { isIdText, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 import type { BackoffFn, TaskHandlerFn } from '../queue/task.js';
 
 /** Options of one handler registration. @publicApi */
@@ -34,12 +35,13 @@ export class Mux {
   /**
    * Registers the handler of a task type.
    * @throws DuplicateHandlerError when the type already has one (naming both sources);
-   * InvalidOptionsError for an empty type, a handler that is not a function, or bad `options` (an
+   * InvalidOptionsError for a type no task can have (empty, over 200 characters, or holding a lone
+   * UTF-16 surrogate: enqueue refuses it), a handler that is not a function, or bad `options` (an
    * unknown key, a `backoff` that is not a function, a `source` that is not a string), naming the value.
    */
   handle<T = unknown>(type: string, fn: TaskHandlerFn<T>, options: HandlerOptions = {}): this {
-    if (typeof type !== 'string' || type.length === 0)
-      throw new InvalidOptionsError([`type: expected a non-empty string, got ${JSON.stringify(type)}`], 'handler');
+    // a type no task can have (enqueue refuses it) would be a handler that never runs
+    if (!isIdText(type, TASK_TYPE_MAX)) throw new InvalidOptionsError([`type: expected ${TASK_TYPE_RULE}, got ${show(type)}`], 'handler');
     if (typeof fn !== 'function') throw new InvalidOptionsError([`handler of "${type}": expected a function, got ${typeof fn}`], 'handler');
     checkHandlerOptions(type, options);
     const existing = this.handlers.get(type);

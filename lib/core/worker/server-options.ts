@@ -24,7 +24,7 @@ export interface ServerOptions {
   /**
    * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the
    * fetches by smooth weighted round-robin: a queue of weight 6 gets 6 tasks for every 1 of a queue of
-   * weight 1). @defaultValue ['default']
+   * weight 1; a weight is an integer from 1 to {@link WEIGHT_MAX}, 1,000,000). @defaultValue ['default']
    */
   queues?: readonly string[] | Readonly<Record<string, number>>;
   /** Serve queues in strict priority (the order of `queues`, or highest weight first). @defaultValue false */
@@ -159,7 +159,14 @@ export function checkServerOptions(options: ServerOptions): Checked<ResolvedServ
   return { value: { opts, namespace: options.namespace ?? DEFAULTS.namespace, entries, listed }, problems: p.list };
 }
 
-/** The queues of `queues` (a list, or `{ name: weight }`), each name and weight checked once. */
+/**
+ * The largest weight of a queue (`queues: { name: weight }`): 1,000,000. Weights are shares (6 and 1
+ * serve as 600 and 100 do); the bound keeps the round-robin's credits (sums of weights, fetch-size
+ * multiples) exact integers, where a weight of 1e300 drowned every other queue's.
+ */
+export const WEIGHT_MAX = 1_000_000;
+
+/** The queues of `queues` (a list, or `{ name: weight }`), each name and weight (an integer from 1 to {@link WEIGHT_MAX}) checked once. */
 function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number][]; listed: boolean } {
   const listed = Array.isArray(q);
   if (!listed && (typeof q !== 'object' || q === null)) {
@@ -172,9 +179,7 @@ function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number
   for (const [name, weight] of entries) {
     if (p.name('queues', name, true) && seen.has(name)) p.add('queues', `${JSON.stringify(name)} is listed twice`);
     seen.add(name);
-    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1) {
-      p.expected(`queues.${name}`, 'an integer weight >= 1', weight);
-    }
+    p.int(`queues.${name}`, weight, 1, undefined, WEIGHT_MAX);
   }
   return { entries, listed };
 }

@@ -246,7 +246,9 @@ export class ChronosServer {
 
   /**
    * Registers a handler (see {@link Mux.handle}); allowed before or after start.
-   * @throws DuplicateHandlerError when `type` already has a handler.
+   * @throws DuplicateHandlerError when `type` already has a handler; InvalidOptionsError naming a type
+   *   no task can have (empty, over 200 characters, or holding a lone UTF-16 surrogate), a handler that
+   *   is not a function or bad `options`.
    */
   handle<T = unknown>(type: string, fn: (task: Task<T>) => unknown, options?: Parameters<Mux['handle']>[2]): this {
     this.mux.handle(type, fn, options);

@@ -191,13 +191,13 @@ export class InspectorService {
     return this.inspector.redisInfo();
   }
 
-  /** Pauses a queue for every worker of the namespace (they stop fetching from it at once: a publish; enqueues still work). */
-  pauseQueue(queue: string, opts?: ActOptions): Promise<void> {
+  /** Pauses a queue for every worker of the namespace (they stop fetching from it at once: a publish; enqueues still work). @returns false when it was paused already (nothing changed). */
+  pauseQueue(queue: string, opts?: ActOptions): Promise<boolean> {
     return this.inspector.pauseQueue(queue, opts);
   }
 
-  /** Resumes a paused queue. */
-  resumeQueue(queue: string, opts?: ActOptions): Promise<void> {
+  /** Resumes a paused queue. @returns false when it was not paused (nothing changed). */
+  resumeQueue(queue: string, opts?: ActOptions): Promise<boolean> {
     return this.inspector.resumeQueue(queue, opts);
   }
 
@@ -241,13 +241,13 @@ export class InspectorService {
     return this.inspector.cancelTask(id, opts);
   }
 
-  /** Pauses a schedule fleet-wide, with an optional note. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  pauseSchedule(name: string, opts?: { note?: string } & ActOptions): Promise<void> {
+  /** Pauses a schedule fleet-wide, with an optional note. @returns false when it was paused already (nothing changed, its note kept). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  pauseSchedule(name: string, opts?: { note?: string } & ActOptions): Promise<boolean> {
     return this.inspector.pauseSchedule(name, opts);
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  resumeSchedule(name: string, opts?: ActOptions): Promise<void> {
+  /** Resumes a paused schedule. @returns false when it was not paused (nothing changed). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  resumeSchedule(name: string, opts?: ActOptions): Promise<boolean> {
     return this.inspector.resumeSchedule(name, opts);
   }
 

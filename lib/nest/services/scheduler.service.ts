@@ -159,14 +159,15 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
 
   /**
    * Pauses a schedule fleet-wide: its triggers are skipped until resumed. The optional `note` is
-   * shown by the Inspector while it stays paused. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
+   * shown by the Inspector while it stays paused. @returns false when it was paused already (nothing changed, its note kept).
+   * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
-  pauseSchedule(name: string, note?: string): Promise<void> {
+  pauseSchedule(name: string, note?: string): Promise<boolean> {
     return this.inspector.pauseSchedule(name, { note });
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  resumeSchedule(name: string): Promise<void> {
+  /** Resumes a paused schedule. @returns false when it was not paused (nothing changed). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  resumeSchedule(name: string): Promise<boolean> {
     return this.inspector.resumeSchedule(name);
   }
 

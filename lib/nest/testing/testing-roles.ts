@@ -179,14 +179,20 @@ export class TestingSchedulerService {
     this.schedules.delete(name);
   }
 
-  /** Pauses a schedule: `fireDue` skips its triggers until resumed. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  async pauseSchedule(name: string): Promise<void> {
-    this.get(name).stored.paused = true;
+  /** Pauses a schedule: `fireDue` skips its triggers until resumed. @returns false when it was paused already (as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  async pauseSchedule(name: string): Promise<boolean> {
+    const s = this.get(name).stored;
+    if (s.paused === true) return false;
+    s.paused = true;
+    return true;
   }
 
-  /** Resumes a paused schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
-  async resumeSchedule(name: string): Promise<void> {
-    delete this.get(name).stored.paused;
+  /** Resumes a paused schedule. @returns false when it was not paused (as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  async resumeSchedule(name: string): Promise<boolean> {
+    const s = this.get(name).stored;
+    if (s.paused !== true) return false;
+    delete s.paused;
+    return true;
   }
 
   /** Enqueues one task of the schedule now (id `<schedule>:manual:<uuid>`, as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */

@@ -25,9 +25,10 @@
   ARGV[6?] force                   "1": a put may replace a code-declared definition (op "put" only)
   Returns  {code, redisNowMs, generation, previous queue} (codes: protocol.ts ADMIN_RESULT): 1 done |
            0 notFound (no such schedule: nothing done) | 2 declared (a put over a definition declared
-           in code, not a runtime one, without force: nothing done); the previous queue is the one
-           the schedule targeted before the change ("" for a new schedule), where its generation is
-           to be raised
+           in code, not a runtime one, without force: nothing done) | 3 unchanged (a pause of a paused
+           schedule or a resume of one not paused: nothing done, no version taken, no notice, its
+           generation as stored); the previous queue is the one the schedule targeted before the
+           change ("" for a new schedule), where its generation is to be raised
 ]]
 -- @include now-ms
 -- @include rising-counter
@@ -42,6 +43,11 @@ if op ~= 'put' and not old then return {0, now, 0, ''} end
 -- a runtime put never turns a code-declared schedule into a runtime one unless forced (its code
 -- would silently stop counting; it comes back when a declaring instance registers again)
 if op == 'put' and old and old['runtime'] ~= true and ARGV[6] ~= '1' then return {2, now, 0, ''} end
+-- a pause of a paused schedule, or a resume of a running one, changes nothing: said so, not done
+-- again (a resume would move resumedAt, skipping the triggers a leader has yet to catch up)
+if (op == 'pause' or op == 'resume') and (old['paused'] == true) == (op == 'pause') then
+  return {3, now, storedGeneration(old) or 0, storedQueue(old)}
+end
 local def, generation
 if op == 'put' then
   def = cjson.decode(ARGV[5])
