@@ -20,7 +20,6 @@ export {
   type RedisClient,
 } from './redis/connection.js';
 export {
-  LIMIT_MAX,
   type QueueLimits,
   type QueueLimitsUpdate,
   type RateLimit,
@@ -37,7 +36,6 @@ export {
 } from './queue/client.js';
 export { type DedupMode } from './redis/commands/queue.js';
 export { ChronosServer, ShutdownAbort, type ServerHealth, type ServerOptions } from './worker/server.js';
-export { WEIGHT_MAX } from './worker/server-options.js';
 export { Mux, type HandlerOptions, type Registration } from './worker/mux.js';
 export { defaultBackoff, exponentialBackoff, taskWith, type Task, type TaskHandlerFn, type BackoffFn } from './queue/task.js';
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';

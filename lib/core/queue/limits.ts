@@ -12,16 +12,16 @@ import { setGroupLimitsScript, type GroupLimitsChange } from '../redis/commands/
  */
 export interface QueueLimits {
   /**
-   * Tasks of the queue running at once across all workers, at most (an integer from 1 to {@link LIMIT_MAX}). A task holds
+   * Tasks of the queue running at once across all workers, at most (an integer from 1 to 10^14). A task holds
    * its slot from its fetch until it is acked, retried, dead, cancelled or reclaimed (by liveness
    * when its worker's process is gone; after the visibility timeout when it is stopped or stuck).
    */
   concurrency?: number;
-  /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers from 1 to {@link LIMIT_MAX}). */
+  /** Starts of the queue's tasks (hand-outs, by Redis time) in any window of `duration` ms, at most `max` (integers from 1 to 10^14). */
   rate?: RateLimit;
   /**
    * Tasks of one group (enqueue option `group`) running at once across all workers, at most, for
-   * every group of the queue (an integer from 1 to {@link LIMIT_MAX}; `groups` overrides it per group). Its slots are held
+   * every group of the queue (an integer from 1 to 10^14; `groups` overrides it per group). Its slots are held
    * and freed as `concurrency`'s are.
    */
   groupConcurrency?: number;
@@ -33,7 +33,7 @@ export interface QueueLimits {
 
 /** The limits of one group that override the queue's `groupConcurrency` / `groupRate`. */
 export interface GroupLimits {
-  /** Tasks of this group running at once, at most (an integer from 1 to {@link LIMIT_MAX}). */
+  /** Tasks of this group running at once, at most (an integer from 1 to 10^14). */
   concurrency?: number;
   /** Starts of this group's tasks per window, at most. */
   rate?: RateLimit;
@@ -41,9 +41,9 @@ export interface GroupLimits {
 
 /** A rate limit: at most `max` tasks handed out in any window of `duration` ms (by Redis time). */
 export interface RateLimit {
-  /** Hand-outs per window, at most (an integer from 1 to {@link LIMIT_MAX}). */
+  /** Hand-outs per window, at most (an integer from 1 to 10^14). */
   max: number;
-  /** The window, ms (an integer from 1 to {@link LIMIT_MAX}, about 3,170 years). */
+  /** The window, ms (an integer from 1 to 10^14, about 3,170 years). */
   duration: number;
 }
 
@@ -73,7 +73,7 @@ function positiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= LIMIT_MAX;
 }
 
-/** An integer ≥ 1 past {@link LIMIT_MAX}: its message names the bound. */
+/** An integer ≥ 1 past 10^14: its message names the bound. */
 const tooLarge = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > LIMIT_MAX;
 
 function rateProblem(key: string, rate: unknown): string | undefined {

@@ -24,7 +24,7 @@ export interface ServerOptions {
   /**
    * Queues to serve: a list (equal weights) or `{ name: weight }` (the backlogged queues share the
    * fetches by smooth weighted round-robin: a queue of weight 6 gets 6 tasks for every 1 of a queue of
-   * weight 1; a weight is an integer from 1 to {@link WEIGHT_MAX}, 1,000,000). @defaultValue ['default']
+   * weight 1; a weight is an integer from 1 to 1,000,000). @defaultValue ['default']
    */
   queues?: readonly string[] | Readonly<Record<string, number>>;
   /** Serve queues in strict priority (the order of `queues`, or highest weight first). @defaultValue false */
@@ -166,7 +166,7 @@ export function checkServerOptions(options: ServerOptions): Checked<ResolvedServ
  */
 export const WEIGHT_MAX = 1_000_000;
 
-/** The queues of `queues` (a list, or `{ name: weight }`), each name and weight (an integer from 1 to {@link WEIGHT_MAX}) checked once. */
+/** The queues of `queues` (a list, or `{ name: weight }`), each name and weight (an integer from 1 to 1,000,000) checked once. */
 function queueEntries(q: unknown, p: OptionProblems): { entries: [string, number][]; listed: boolean } {
   const listed = Array.isArray(q);
   if (!listed && (typeof q !== 'object' || q === null)) {

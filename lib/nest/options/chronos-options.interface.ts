@@ -12,7 +12,7 @@ import type { QueueLimitsUpdate } from '../../core/queue/limits.js';
  * @publicApi
  */
 export type QueueOptions = QueueLimitsUpdate & {
-  /** Weight of the queue on this worker (an integer from 1 to 1,000,000: `WEIGHT_MAX`). @defaultValue 1 */
+  /** Weight of the queue on this worker (an integer from 1 to 1,000,000). @defaultValue 1 */
   weight?: number;
 };
 
