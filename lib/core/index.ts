@@ -19,13 +19,7 @@ export {
   type RedisConnection,
   type RedisClient,
 } from './redis/connection.js';
-export {
-  type QueueLimits,
-  type QueueLimitsUpdate,
-  type RateLimit,
-  type GroupLimits,
-  type GroupLimitsUpdate,
-} from './queue/limits.js';
+export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';
 export {
   QueueClient,
   type EnqueueOptions,
