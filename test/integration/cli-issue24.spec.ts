@@ -37,13 +37,13 @@ test('issue 24: a queue name that is not known is refused (pause, resume, task l
   expect([groups.code, groups.out, groups.err]).toEqual([1, '', `error: Queue "nosuchqueue" not found in namespace "${ns}" (${known})\n`]);
   expect((await chronos('dead', 'groups', '--queue', 'emails')).code).toBe(0);
   expect((await json<{ name: string }[]>('queue', 'ls')).map((q) => q.name)).toEqual(['default', 'emails', 'reports']);
-  expect(await json('queue', 'pause', 'later', '--force')).toEqual({ queue: 'later', paused: true });
+  expect(await json('queue', 'pause', 'later', '--force')).toEqual({ queue: 'later', paused: true, changed: true });
   // a paused schedule shows no next run (it does not fire)
   expect((await chronos('schedule', 'ls')).out).toMatch(/│ tenant-42\.digest +│.*│ paused +│[^│]*│ - \(paused\) +│/);
   expect((await chronos('schedule', 'show', 'tenant-42.digest')).out).toContain(
     'No next trigger: the schedule is paused (chronos schedule resume tenant-42.digest).',
   );
-  expect(await json('queue', 'resume', 'later', '--force')).toEqual({ queue: 'later', paused: false });
+  expect(await json('queue', 'resume', 'later', '--force')).toEqual({ queue: 'later', paused: false, changed: true });
 });
 
 test('"not Redis" still when the HTTP port reset the first attempt (the CLI connects twice at most; it gave up after the reset)', async () => {
