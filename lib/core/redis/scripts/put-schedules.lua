@@ -136,6 +136,9 @@ local function labelsText(json, f)
   if string.byte(json, f - 1) ~= 125 then return nil end
   return string.sub(json, at + 9, f - 1)
 end
+-- what no stored JSON read by its tail may hold before its fp: a bound (a raw key ending in At or
+-- Runs), or a registry field (registeredAt, changedAt and resumedAt end in At; paused, generation)
+local beforeFp = {'At":', 'Runs":', 'used":', 'generation":'}
 -- whether a replacement `newJson` (without its closing brace; `prefix` its timing, or nil) of the
 -- stored JSON `cur`, read by storedTail as `old`, keeps the timing and the labels: `cur` begins with
 -- the same timing prefix and holds none of the timing keys it leaves out, neither holds a bound (a
@@ -150,8 +153,8 @@ local function sameRead(cur, newJson, old, prefix)
   -- no bound, and none of the registry fields, before fp: the tail holds every field carried over
   -- (registeredAt, changedAt and resumedAt end in At; another writer's key order is decoded)
   local f = old['fpAt']
-  for _, key in ipairs({'At":', 'Runs":', 'used":', 'generation":'}) do
-    local at = string.find(cur, key, 1, true)
+  for i = 1, #beforeFp do
+    local at = string.find(cur, beforeFp[i], 1, true)
     if at and at < f then return false end
   end
   local nf = sentFpAt(newJson)
