@@ -11,9 +11,9 @@
 -- encodeStored(def) the JSON to store: a compact definition leaves out changedAt and generation
 --   equal to its registeredAt, and paused when false (def is changed so); a full one is kept whole.
 -- decodeStored(json) a stored definition's JSON decoded. One that an earlier version stored with a
---   lone UTF-16 surrogate (JSON.stringify writes it as a \udXXX escape, which cjson refuses; it
---   writes a valid pair as raw UTF-8, never escaped) is read with each such escape as U+FFFD, so it
---   can still be removed, paused or replaced (definition.ts refuses new ones).
+--   lone UTF-16 surrogate is read by the `json-lenient` snippet, so it can still be removed, paused or
+--   replaced (definition.ts refuses new ones); an error when it is not JSON even so.
+-- @include json-lenient
 local function storedQueue(def)
   return def['queue'] or 'default'
 end
@@ -40,7 +40,7 @@ local function encodeStored(def)
   return cjson.encode(def)
 end
 local function decodeStored(json)
-  local ok, def = pcall(cjson.decode, json)
-  if ok then return def end
-  return cjson.decode((string.gsub(json, '\\u[dD][89abcdefABCDEF]%x%x', '\\ufffd')))
+  local ok, def = decodeLenient(json)
+  if not ok then error(def, 0) end
+  return def
 end
