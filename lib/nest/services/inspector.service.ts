@@ -156,9 +156,9 @@ export class InspectorService {
     return this.inspector.history(window);
   }
 
-  /** Each schedule's last fires (on time, late, skipped, failed), fires vs expected over the last hour and day, and why it is silent. */
-  scheduleActivity(): Promise<ScheduleActivity[]> {
-    return this.inspector.scheduleActivity();
+  /** Each schedule's last fires (on time, late, skipped, failed), fires vs expected over the last hour and day, and why it is silent; pass `schedules` already read (from `schedules()`) to save that read. */
+  scheduleActivity(schedules?: ScheduleInfo[]): Promise<ScheduleActivity[]> {
+    return this.inspector.scheduleActivity(schedules);
   }
 
   /** The audit trail, newest first: every act with who, what, when, from where and the result (kept 30 days, at most 10,000). */
@@ -226,8 +226,11 @@ export class InspectorService {
     return this.inspector.deleteAllTasks(queue, state, opts);
   }
 
-  /** Runs a scheduled or retry task now. @throws TaskNotFoundError */
-  runTask(queue: string, id: string, opts?: ActOptions): Promise<ActResult> {
+  /**
+   * Runs a scheduled or retry task now (retry count kept); with `state`, only a task in that state.
+   * @throws TaskNotFoundError; InvalidTaskStateError for a state other than scheduled or retry
+   */
+  runTask(queue: string, id: string, opts?: { state?: 'scheduled' | 'retry' } & ActOptions): Promise<ActResult> {
     return this.inspector.runTask(queue, id, opts);
   }
 
