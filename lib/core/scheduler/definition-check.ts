@@ -13,26 +13,29 @@ import type { ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
 import { encodeStored } from './stored-form.js';
 
-const DEF_KEYS = new Set([
-  'name',
-  'spec',
-  'timeZone',
-  'queue',
-  'type',
-  'payload',
-  'maxRetry',
-  'timeout',
-  'catchUp',
-  'catchUpWindow',
-  'catchUpCap',
-  'overlap',
-  'jitter',
-  'startAt',
-  'endAt',
-  'maxRuns',
-  'group',
-  'labels',
-]);
+// every key of a definition, once: the compiler refuses a key ScheduleDefinition lacks and a missing one
+const DEF_KEYS = new Set(
+  Object.keys({
+    name: true,
+    spec: true,
+    timeZone: true,
+    queue: true,
+    type: true,
+    payload: true,
+    maxRetry: true,
+    timeout: true,
+    catchUp: true,
+    catchUpWindow: true,
+    catchUpCap: true,
+    overlap: true,
+    jitter: true,
+    startAt: true,
+    endAt: true,
+    maxRuns: true,
+    group: true,
+    labels: true,
+  } satisfies Record<keyof ScheduleDefinition, true>),
+);
 
 /**
  * The name of a schedule, checked (`NAME_RULE` in lib/core/runtime/options.ts).

@@ -22,28 +22,31 @@ import { ChronosMetadataAccessor } from './metadata.accessor.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
-const SCHEDULE_OPTION_KEYS = new Set<keyof ScheduleOptions>([
-  'name',
-  'timeZone',
-  'queue',
-  'maxRetry',
-  'timeout',
-  'catchUp',
-  'catchUpWindow',
-  'catchUpCap',
-  'overlap',
-  'jitter',
-  'startAt',
-  'endAt',
-  'maxRuns',
-  'group',
-  'labels',
-  'waitForCompletion',
-  'disabled',
-  'dispatch',
-  'payload',
-  'distributed',
-]);
+// every key of the decorators' options, once: the compiler refuses a key ScheduleOptions lacks and a missing one
+const SCHEDULE_OPTION_KEYS = new Set(
+  Object.keys({
+    name: true,
+    timeZone: true,
+    queue: true,
+    maxRetry: true,
+    timeout: true,
+    catchUp: true,
+    catchUpWindow: true,
+    catchUpCap: true,
+    overlap: true,
+    jitter: true,
+    startAt: true,
+    endAt: true,
+    maxRuns: true,
+    group: true,
+    labels: true,
+    waitForCompletion: true,
+    disabled: true,
+    dispatch: true,
+    payload: true,
+    distributed: true,
+  } satisfies Record<keyof ScheduleOptions, true>),
+);
 const HANDLER_OPTION_KEYS = new Set(['name', 'queue', 'backoff']);
 
 /** Why an option of `@nestjs/schedule` is not accepted, for the message of an unknown key. */
@@ -232,7 +235,7 @@ export class ChronosExplorer implements OnModuleInit {
     const o = meta.options ?? {};
     let ok = true;
     for (const key of Object.keys(o)) {
-      if (!SCHEDULE_OPTION_KEYS.has(key as keyof ScheduleOptions)) {
+      if (!SCHEDULE_OPTION_KEYS.has(key)) {
         const hint = Object.hasOwn(NOT_ACCEPTED, key)
           ? NOT_ACCEPTED[key]
           : Object.hasOwn(REPEAT_KEY_HINTS, key)
