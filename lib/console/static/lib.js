@@ -20,6 +20,30 @@ export async function api(path, body) {
 
 export const enc = encodeURIComponent;
 
+/**
+ * Reads `api/<path>` from an effect, again whenever `path` or one of `deps` (a poll's tick, a
+ * version bumped after an act) changes, and hands the answer to `onData` (a failure to `onError`)
+ * only when it is still wanted: `path` is still the one asked for (not another tab, filter, queue,
+ * page or task: the operator moved on while it was on its way), and no later request for it has been
+ * answered already. A slow answer thus never replaces the listing in view (trial 31: a late pending
+ * listing was shown under the scheduled tab, with its acts), while a poll slower than the polling
+ * still shows (each answer is taken unless a newer one was). A `path` of null reads nothing.
+ */
+export function useApi(path, deps, onData, onError) {
+  const wanted = useRef({ path, asked: 0, shown: 0 });
+  wanted.current.path = path;
+  useEffect(() => {
+    if (path === null) return;
+    const w = wanted.current;
+    const n = ++w.asked;
+    const fresh = () => w.path === path && n > w.shown && ((w.shown = n), true);
+    api(path).then(
+      (data) => fresh() && onData(data),
+      (err) => fresh() && onError?.(err),
+    );
+  }, [path, ...deps]);
+}
+
 /** `2h 3m`, `4.2 s`, `120 ms` from ms. */
 export function duration(ms) {
   if (ms === undefined || ms === null) return '-';
@@ -69,13 +93,29 @@ export function Notice({ notice }) {
   return html`<p class=${notice.error ? 'notice error' : 'notice'} data-testid="notice">${notice.text}</p>`;
 }
 
-/** Runs an act, then reports it in `setNotice` and calls `after`. */
+/**
+ * What a task act left undone (`ActResult.skipped`: a selected task deleted, retried or run by someone
+ * else meanwhile), said after its count: `; 2 skipped (b: Task b not found in queue "mail"; …)`.
+ */
+function skippedText(skipped) {
+  if (!Array.isArray(skipped) || skipped.length === 0) return '';
+  const [first] = skipped;
+  return `; ${skipped.length} skipped (${first.id}: ${first.reason}${skipped.length > 1 ? '; …' : ''})`;
+}
+
+/**
+ * Runs an act, then reports it in `setNotice` and calls `after`: done with its count, and the tasks
+ * it skipped and why (an error when it did none of them: trial 31, "retry 2 selected: done (0
+ * tasks)" hid that both were gone); nothing changed; or the error.
+ */
 export async function act(setNotice, label, fn, after) {
   try {
     const r = await fn();
     const count = r && typeof r.count === 'number' ? ` (${r.count} task${r.count === 1 ? '' : 's'})` : '';
+    const skipped = skippedText(r?.skipped);
     // a pause of a paused queue or schedule (a resume of a running one) says it did nothing
-    setNotice({ text: r && r.changed === false ? `${label}: nothing changed (it was so already)` : `${label}: done${count}` });
+    if (r && r.changed === false) setNotice({ text: `${label}: nothing changed (it was so already)` });
+    else setNotice({ text: `${label}: done${count}${skipped}`, error: skipped !== '' && r.count === 0 });
   } catch (err) {
     setNotice({ text: `${label}: ${err.message}`, error: true });
   }
