@@ -188,4 +188,29 @@ run('the console says what an act did, and shows the listing asked for (trial 31
     expect((await payloads()).every((p) => p.includes('scheduled-'))).toBe(true);
     await page.unroute(/\/api\/queues\/mail\/tasks\?state=pending/);
   });
+
+  test('a listing read slower than the polling is not asked again while it is on its way: one more once it ends', async () => {
+    await client.enqueue('mail.send', { to: 'slow' }, { queue: 'mail' });
+    await page.goto(base + '#/queues/mail/pending');
+    await page.locator('tr[data-task]').first().waitFor();
+    const asked: Request[] = [];
+    const release = deferred<void>();
+    const first = deferred<void>();
+    const pending = /\/api\/queues\/mail\/tasks\?state=pending/;
+    await page.route(pending, async (route: Route) => {
+      asked.push(route.request());
+      first.resolve();
+      await release.promise; // a slow link: the read takes longer than the polling
+      await route.continue();
+    });
+    await first.promise;
+    // two more polls (each would read the listing again) while the first read is on its way
+    for (let i = 0; i < 2; i++) await page.waitForResponse((r) => /\/api\/overview$/.test(r.url()));
+    expect(asked).toHaveLength(1);
+    const again = page.waitForRequest(pending);
+    release.resolve();
+    await again; // the polls asked for a newer one: read once the slow one ended
+    expect(asked.length).toBeLessThanOrEqual(2);
+    await page.unroute(pending);
+  });
 });

@@ -26,21 +26,36 @@ export const enc = encodeURIComponent;
  * only when it is still wanted: `path` is still the one asked for (not another tab, filter, queue,
  * page or task: the operator moved on while it was on its way), and no later request for it has been
  * answered already. A slow answer thus never replaces the listing in view (trial 31: a late pending
- * listing was shown under the scheduled tab, with its acts), while a poll slower than the polling
- * still shows (each answer is taken unless a newer one was). A `path` of null reads nothing.
+ * listing was shown under the scheduled tab, with its acts). One read of a path at a time: a change
+ * of `deps` while it is on its way asks for one more read once it ends, so that reads slower than
+ * the polling (25 tasks of 1 MB on a slow link) do not pile up, each slowing the next, and a read
+ * asked for after an act still starts after it. A `path` of null reads nothing.
  */
 export function useApi(path, deps, onData, onError) {
-  const wanted = useRef({ path, asked: 0, shown: 0 });
-  wanted.current.path = path;
+  const w = useRef({ path, asked: 0, shown: 0, busy: null, again: false }).current;
+  w.path = path;
+  w.onData = onData;
+  w.onError = onError;
   useEffect(() => {
     if (path === null) return;
-    const w = wanted.current;
-    const n = ++w.asked;
-    const fresh = () => w.path === path && n > w.shown && ((w.shown = n), true);
-    api(path).then(
-      (data) => fresh() && onData(data),
-      (err) => fresh() && onError?.(err),
-    );
+    if (w.busy === path) return void (w.again = true);
+    const read = () => {
+      const n = ++w.asked;
+      w.busy = path;
+      w.again = false;
+      const fresh = () => w.path === path && n > w.shown && ((w.shown = n), true);
+      api(path)
+        .then(
+          (data) => fresh() && w.onData(data),
+          (err) => fresh() && w.onError?.(err),
+        )
+        .finally(() => {
+          if (w.busy !== path) return;
+          w.busy = null;
+          if (w.again && w.path === path) read();
+        });
+    };
+    read();
   }, [path, ...deps]);
 }
 
