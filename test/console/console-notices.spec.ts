@@ -213,4 +213,15 @@ run('the console says what an act did, and shows the listing asked for (trial 31
     expect(asked.length).toBeLessThanOrEqual(2);
     await page.unroute(pending);
   });
+
+  test('a link whose hash has a malformed %-escape opens the page, with what the API says of the name (not a blank page)', async () => {
+    for (const [hash, said] of [
+      ['#/queues/mail%ZZ/pending', /^Invalid queue name[\s\S]*got "mail%ZZ"/],
+      ['#/schedules/nightly%E0%A4%A', /^Invalid schedule "nightly%E0%A4%A"/],
+    ] as const) {
+      await page.goto('about:blank');
+      await page.goto(base + hash); // a fresh load: the route is read as the page starts
+      await page.locator('main').getByText(said).first().waitFor();
+    }
+  });
 });

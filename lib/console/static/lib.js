@@ -92,10 +92,23 @@ export function bytes(n) {
   return `${n.toFixed(i ? 1 : 0)} ${u[i]}`;
 }
 
+/**
+ * A segment of the hash, %-decoded; as written when an escape in it is malformed (`%ZZ`, a link cut
+ * short): the page then shows what the API says of that name, where decodeURIComponent's URIError
+ * left it blank (trial 31).
+ */
+function segment(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The current hash route: `['queues', 'default', 'dead']` and its query. */
 export function route() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(query) };
+  return { parts: path.split('/').filter(Boolean).map(segment), query: new URLSearchParams(query) };
 }
 
 export function go(hash) {
