@@ -224,4 +224,15 @@ run('the console says what an act did, and shows the listing asked for (trial 31
       await page.locator('main').getByText(said).first().waitFor();
     }
   });
+
+  test('the task listing reads 120 characters of each payload, not the payloads (a page of big ones)', async () => {
+    for (let i = 0; i < 3; i++) await client.enqueue('report.build', { n: i, blob: 'x'.repeat(400_000) }, { queue: 'reports' });
+    const read = page.waitForResponse((r) => r.url().includes('/api/queues/reports/tasks?state=pending'));
+    await page.goto(base + '#/queues/reports/pending');
+    expect((await (await read).body()).length).toBeLessThan(3 * 2_000);
+    await page.locator('tr[data-task]').nth(2).waitFor();
+    const shown = await page.locator('tr[data-task] code.payload').allTextContents();
+    expect(shown.map((p) => [p.length, p.endsWith('…')])).toEqual(Array(3).fill([121, true]));
+    expect(await page.locator('tr[data-task] code.payload').first().getAttribute('title')).toMatch(/^4000\d\d bytes$/);
+  });
 });

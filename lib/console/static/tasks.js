@@ -33,11 +33,6 @@ function runningFor(t) {
   return t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : 'just started';
 }
 
-function preview(payload) {
-  const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
-  return text === undefined ? '' : text.length > 120 ? text.slice(0, 120) + '…' : text;
-}
-
 function DeadGroups({ queue, tick, onPick }) {
   const [groups, setGroups] = useState(null);
   useApi(`dead-groups?queue=${enc(queue)}`, [tick], setGroups, () => setGroups(null));
@@ -82,7 +77,8 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   // a selection is of the listing shown: another queue, state, filter or page drops it, so that no
   // button acts on tasks the operator no longer sees (trial 15: "retry 2 selected" outlived a filter)
   useEffect(() => setSelected(new Set()), [queue, state, type, error, cursor]);
-  const qs = `state=${state}&limit=25${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
+  // 120 characters of each payload (the server cuts them: a payload may be 1 MB, and the listing is read at every poll)
+  const qs = `state=${state}&limit=25&preview=120${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
   // the listing shown is of this tab, filter, queue and page only: none while it loads (the last one
   // would be shown under this tab's acts), and one of another that answers late never (useApi)
   const path = `queues/${enc(queue)}/tasks?${qs}`;
@@ -206,7 +202,7 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
               ${acts.length > 0 && html`<td><input type="checkbox" checked=${selected.has(t.id)} onChange=${() => toggle(t.id)} /></td>`}
               <td><a href=${`#/tasks/${enc(t.id)}?queue=${enc(queue)}`}>${t.id}</a></td>
               <td>${t.type}</td>
-              <td><code class="payload">${preview(t.payload)}</code></td>
+              <td><code class="payload" title=${`${t.payloadBytes} bytes`}>${t.payloadPreview}</code></td>
               <td data-testid="when">${state === 'active' ? runningFor(t) : when(t.at ?? t.enqueuedAt)}</td>
               <td>${t.retried}/${t.maxRetry}</td>
               ${state === 'dead' || state === 'retry' ? html`<td class="error-text">${(t.lastError ?? '').split('\n')[0]}${t.reason ? ` (${t.reason})` : ''}</td>` : null}
