@@ -6,6 +6,7 @@ import type { RedisConnection } from '../core/redis/connection.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
+import { printable } from './format.js';
 
 /** A mistake in how the command was called: exit code 2. */
 export class UsageError extends Error {
@@ -184,9 +185,12 @@ export class Cli {
     await this.inspectorValue?.close();
   }
 
-  /** Prints `value` as JSON with `--json`, else the text `human()` builds. */
+  /**
+   * Prints `value` as JSON with `--json`, else the text `human()` builds, its control characters but
+   * the line feed shown as `\uXXXX` ({@link printable}: stored text never drives the terminal).
+   */
   print(value: unknown, human: () => string): void {
-    this.out.write(this.json ? JSON.stringify(value, null, 2) + '\n' : human().replace(/\n?$/, '\n'));
+    this.out.write(this.json ? JSON.stringify(value, null, 2) + '\n' : printable(human()).replace(/\n?$/, '\n'));
   }
 
   /**

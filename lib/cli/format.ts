@@ -4,6 +4,21 @@ import stringWidth from 'string-width';
 /** No line between body rows: one row per line. */
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
+/** A control character other than the line feed: C0, DEL and C1 (U+009B is a terminal's CSI too). */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with every control character but the line feed shown as its `\uXXXX` escape (`\u001b[31m`,
+ * `\u000d`): what the CLI prints comes from Redis — a pause note, an actor, a task's error, payload or
+ * type, a label — and anyone who could write it (a console operator, a task's producer or handler)
+ * could otherwise drive the terminal of whoever reads it: recolour or hide text, move the cursor up
+ * over earlier lines of `chronos audit` and write other ones, set its title or clipboard (trial 31).
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The display width of one line of a cell, in terminal columns (wide CJK and emoji count 2), as cli-table3 measures it. */
 const widthOf = (line: string): number => (/^[\x20-\x7e]*$/.test(line) ? line.length : stringWidth(line));
 
@@ -15,7 +30,7 @@ const widthOf = (line: string): number => (/^[\x20-\x7e]*$/.test(line) ? line.le
  * in the rows (20,000 schedules took 70 s), so listings of any size are drawn here instead.
  */
 export function table(head: string[], rows: (string | number)[][]): string {
-  const all = [head, ...rows].map((r) => r.map((c) => String(c).split('\n')));
+  const all = [head, ...rows].map((r) => r.map((c) => printable(String(c)).split('\n')));
   const widths: number[] = [];
   for (const r of all) r.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, ...cell.map(widthOf))));
   const rule = (l: string, m: string, r: string) => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
@@ -38,7 +53,7 @@ export function table(head: string[], rows: (string | number)[][]): string {
 /** A two-column key/value table (fields with an undefined value are left out). */
 export function fields(entries: [string, string | number | undefined][]): string {
   const t = new Table({ chars: COMPACT, style: { head: [], border: [] } });
-  for (const [k, v] of entries) if (v !== undefined) t.push({ [k]: String(v) });
+  for (const [k, v] of entries) if (v !== undefined) t.push({ [k]: printable(String(v)) });
   return t.toString();
 }
 

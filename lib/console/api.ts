@@ -7,6 +7,7 @@ import { describeSpec } from './describe.js';
 import { labelFilterOf } from '../core/scheduler/labels.js';
 import type { SchedulePageQuery } from '../core/admin/inspector.js';
 import { overview } from './overview.js';
+import { previewChars, withPreview } from './preview.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -307,6 +308,7 @@ export const ROUTES: Route[] = [
     run: async (ctx, [queue]) => {
       const q = ctx.query;
       const limit = intParam(q, 'limit', 25);
+      const preview = previewChars(q); // the page's listing: 120 characters of each payload, not the payloads
       await ctx.inspector.requireQueue(queue); // a typo is a 404, not an empty queue
       const page = await ctx.inspector.taskPage(queue, state(q.get('state')), {
         cursor: q.get('cursor') ?? undefined,
@@ -314,7 +316,8 @@ export const ROUTES: Route[] = [
         type: q.get('type') || undefined,
         error: q.get('error') || undefined,
       });
-      return { ...page, tasks: page.tasks.map((t) => redacted(ctx, t)) };
+      const tasks = page.tasks.map((t) => redacted(ctx, t));
+      return { ...page, tasks: preview === undefined ? tasks : tasks.map((t) => withPreview(t, preview)) };
     },
   },
   {

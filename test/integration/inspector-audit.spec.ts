@@ -161,3 +161,21 @@ test('chronos audit: the CLI records its acts as cli:<user>@<host> from "cli <ho
   const many = await chronos('audit', '--limit', '1000');
   expect([many.code, many.err]).toEqual([2, 'error: --limit: expected an integer 1-500, got "1000"\n']);
 });
+
+test('chronos audit and schedule show print a stored text’s control characters as \\uXXXX: a pause note cannot drive the terminal (trial 31)', async () => {
+  const { chronos } = cliRunner(() => rig.namespace);
+  await inspector.addSchedule({ name: 'digest', spec: '0 3 * * *', type: 'mail.send', queue: 'mail' });
+  // cursor up and erase the line (to write over the entry above), a carriage return, an 8-bit CSI, a bell
+  const note = 'disk swap\u001b[1A\u001b[2K\rops:eve queue.resume\u009b31m\u0007';
+  await inspector.pauseSchedule('digest', { note, actor: 'console:mallory' });
+  for (const args of [['audit'], ['schedule', 'show', 'digest']]) {
+    const r = await chronos(...args);
+    expect([args.join(' '), r.code]).toEqual([args.join(' '), 0]);
+    const controls = [...r.out].filter((c) => c !== '\n' && (c < ' ' || (c >= '\u007f' && c <= '\u009f')));
+    expect([args.join(' '), controls]).toEqual([args.join(' '), []]);
+    expect(r.out).toContain('disk swap\\u001b[1A\\u001b[2K\\u000dops:eve queue.resume\\u009b31m\\u0007');
+  }
+  // --json keeps the note as it is (JSON escapes it)
+  const page = JSON.parse((await chronos('--json', 'audit')).out) as { entries: AuditEntry[] };
+  expect(page.entries[0].detail).toBe(note);
+});

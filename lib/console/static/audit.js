@@ -1,5 +1,5 @@
 // The audit trail: every act (who, what, when, from where, the result), newest first, with filters.
-import { api, enc, html, useEffect, useState, when } from './lib.js';
+import { enc, html, useApi, useEffect, useState, when } from './lib.js';
 
 function target(e) {
   return (
@@ -17,13 +17,13 @@ export function AuditPage({ tick, query }) {
   const action = query.get('action') ?? '';
   const cursor = cursors[cursors.length - 1];
   useEffect(() => setCursors([]), [actor, action]);
-  useEffect(() => {
-    const qs = `limit=50${cursor ? '&cursor=' + enc(cursor) : ''}${actor ? '&actor=' + enc(actor) : ''}${action ? '&action=' + enc(action) : ''}`;
-    api(`audit?${qs}`).then(
-      (p) => (setPage(p), setError(null)),
-      (err) => setError(err.message),
-    );
-  }, [cursor, actor, action, tick]);
+  const qs = `limit=50${cursor ? '&cursor=' + enc(cursor) : ''}${actor ? '&actor=' + enc(actor) : ''}${action ? '&action=' + enc(action) : ''}`;
+  useApi(
+    `audit?${qs}`,
+    [tick],
+    (p) => (setPage(p), setError(null)),
+    (err) => setError(err.message),
+  );
   const filter = (e) => {
     e.preventDefault();
     const qs = new URLSearchParams();

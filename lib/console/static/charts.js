@@ -2,7 +2,7 @@
 // no CDN, and no inline style — uPlot sets its sizes through the CSSOM, which the CSP allows), and a
 // schedule's recent fires as a small SVG sparkline.
 import uPlot from './vendor/uplot.mjs';
-import { api, duration, enc, html, useEffect, useRef, useState } from './lib.js';
+import { duration, enc, html, useApi, useEffect, useRef, useState } from './lib.js';
 
 const COLORS = { processed: '#2f855a', failed: '#c53030', depth: '#2b6cb0', latency: '#b7791f' };
 /** The history is read again every this many polls (the overview polls every 3 s; a point is a minute). */
@@ -71,14 +71,15 @@ export function HistoryPanel({ queue, tick }) {
   const [h, setH] = useState(null);
   const [error, setError] = useState(null);
   const due = Math.floor(tick / EVERY_TICKS);
-  useEffect(() => {
-    const path = queue ? `queues/${enc(queue)}/history?window=${win}` : `history?window=${win}`;
-    api(path).then(
-      (d) => (setH(d), setError(null)),
-      (err) => setError(err.message),
-    );
-  }, [queue, win, due]);
-  const points = h ? (queue ? h.points : h.total) : null;
+  const path = queue ? `queues/${enc(queue)}/history?window=${win}` : `history?window=${win}`;
+  // the charts of this queue and window only: another's that answers late is not drawn under this title
+  useApi(
+    path,
+    [due],
+    (d) => (setH({ path, d }), setError(null)),
+    (err) => setError(err.message),
+  );
+  const points = h?.path === path ? (queue ? h.d.points : h.d.total) : null;
   const span = win === 'hour' ? 'last hour, per minute' : 'last 24 hours, per hour';
   return html`<div class="card history" data-testid=${queue ? 'queue-history' : 'history'}>
     <h3>
@@ -164,15 +165,12 @@ export function Sparkline({ fires }) {
 export function useActivity(tick, query) {
   const [byName, setByName] = useState(null);
   const due = Math.floor(tick / EVERY_TICKS);
-  useEffect(() => {
-    if (query === null) return;
-    let current = true;
-    api('schedule-activity?' + query).then(
-      (list) => current && setByName(new Map(list.map((a) => [a.name, a]))),
-      () => current && setByName(null),
-    );
-    return () => (current = false);
-  }, [due, query]);
+  useApi(
+    query === null ? null : 'schedule-activity?' + query,
+    [due],
+    (list) => setByName(new Map(list.map((a) => [a.name, a]))),
+    () => setByName(null),
+  );
   return byName;
 }
 

@@ -20,6 +20,45 @@ export async function api(path, body) {
 
 export const enc = encodeURIComponent;
 
+/**
+ * Reads `api/<path>` from an effect, again whenever `path` or one of `deps` (a poll's tick, a
+ * version bumped after an act) changes, and hands the answer to `onData` (a failure to `onError`)
+ * only when it is still wanted: `path` is still the one asked for (not another tab, filter, queue,
+ * page or task: the operator moved on while it was on its way), and no later request for it has been
+ * answered already. A slow answer thus never replaces the listing in view (trial 31: a late pending
+ * listing was shown under the scheduled tab, with its acts). One read of a path at a time: a change
+ * of `deps` while it is on its way asks for one more read once it ends, so that reads slower than
+ * the polling (25 tasks of 1 MB on a slow link) do not pile up, each slowing the next, and a read
+ * asked for after an act still starts after it. A `path` of null reads nothing.
+ */
+export function useApi(path, deps, onData, onError) {
+  const w = useRef({ path, asked: 0, shown: 0, busy: null, again: false }).current;
+  w.path = path;
+  w.onData = onData;
+  w.onError = onError;
+  useEffect(() => {
+    if (path === null) return;
+    if (w.busy === path) return void (w.again = true);
+    const read = () => {
+      const n = ++w.asked;
+      w.busy = path;
+      w.again = false;
+      const fresh = () => w.path === path && n > w.shown && ((w.shown = n), true);
+      api(path)
+        .then(
+          (data) => fresh() && w.onData(data),
+          (err) => fresh() && w.onError?.(err),
+        )
+        .finally(() => {
+          if (w.busy !== path) return;
+          w.busy = null;
+          if (w.again && w.path === path) read();
+        });
+    };
+    read();
+  }, [path, ...deps]);
+}
+
 /** `2h 3m`, `4.2 s`, `120 ms` from ms. */
 export function duration(ms) {
   if (ms === undefined || ms === null) return '-';
@@ -53,10 +92,23 @@ export function bytes(n) {
   return `${n.toFixed(i ? 1 : 0)} ${u[i]}`;
 }
 
+/**
+ * A segment of the hash, %-decoded; as written when an escape in it is malformed (`%ZZ`, a link cut
+ * short): the page then shows what the API says of that name, where decodeURIComponent's URIError
+ * left it blank (trial 31).
+ */
+function segment(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The current hash route: `['queues', 'default', 'dead']` and its query. */
 export function route() {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(query) };
+  return { parts: path.split('/').filter(Boolean).map(segment), query: new URLSearchParams(query) };
 }
 
 export function go(hash) {
@@ -69,13 +121,29 @@ export function Notice({ notice }) {
   return html`<p class=${notice.error ? 'notice error' : 'notice'} data-testid="notice">${notice.text}</p>`;
 }
 
-/** Runs an act, then reports it in `setNotice` and calls `after`. */
+/**
+ * What a task act left undone (`ActResult.skipped`: a selected task deleted, retried or run by someone
+ * else meanwhile), said after its count: `; 2 skipped (b: Task b not found in queue "mail"; …)`.
+ */
+function skippedText(skipped) {
+  if (!Array.isArray(skipped) || skipped.length === 0) return '';
+  const [first] = skipped;
+  return `; ${skipped.length} skipped (${first.id}: ${first.reason}${skipped.length > 1 ? '; …' : ''})`;
+}
+
+/**
+ * Runs an act, then reports it in `setNotice` and calls `after`: done with its count, and the tasks
+ * it skipped and why (an error when it did none of them: trial 31, "retry 2 selected: done (0
+ * tasks)" hid that both were gone); nothing changed; or the error.
+ */
 export async function act(setNotice, label, fn, after) {
   try {
     const r = await fn();
     const count = r && typeof r.count === 'number' ? ` (${r.count} task${r.count === 1 ? '' : 's'})` : '';
+    const skipped = skippedText(r?.skipped);
     // a pause of a paused queue or schedule (a resume of a running one) says it did nothing
-    setNotice({ text: r && r.changed === false ? `${label}: nothing changed (it was so already)` : `${label}: done${count}` });
+    if (r && r.changed === false) setNotice({ text: `${label}: nothing changed (it was so already)` });
+    else setNotice({ text: `${label}: done${count}${skipped}`, error: skipped !== '' && r.count === 0 });
   } catch (err) {
     setNotice({ text: `${label}: ${err.message}`, error: true });
   }

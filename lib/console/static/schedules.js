@@ -1,5 +1,5 @@
 // Schedules: spec in words, next runs, last fire and outcome, liveness; pause with a note, resume, trigger now, remove; history.
-import { act, api, enc, html, Notice, useEffect, useState, when } from './lib.js';
+import { act, api, enc, html, Notice, useApi, useEffect, useState, when } from './lib.js';
 import { Activity, useActivity } from './charts.js';
 
 function Liveness({ s }) {
@@ -106,14 +106,7 @@ function usePage(tick) {
   const [applied, setApplied] = useState(ALL);
   const [page, setPage] = useState(null);
   const query = pageQuery(applied);
-  useEffect(() => {
-    let current = true;
-    api('schedule-page?' + query).then(
-      (p) => current && setPage(p),
-      (err) => current && setPage({ error: err.message, items: [], cursor: null }),
-    );
-    return () => (current = false);
-  }, [query, tick]);
+  useApi('schedule-page?' + query, [tick], setPage, (err) => setPage({ error: err.message, items: [], cursor: null }));
   const filtered = applied.labels || applied.prefix || applied.state;
   const form = html`<form
     class="filter"
@@ -237,9 +230,8 @@ export function SchedulePage({ readOnly, can, name, tick }) {
   const activity = useActivity(tick, 'name=' + enc(name));
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
-  useEffect(() => {
-    api(`schedules/${enc(name)}`).then(setD, (err) => setD({ missing: err.message }));
-  }, [name, tick, version]);
+  useEffect(() => setD(null), [name]); // another schedule's page is not shown under this name while it loads
+  useApi(`schedules/${enc(name)}`, [tick, version], setD, (err) => setD({ missing: err.message }));
   if (!d) return html`<p class="muted">Loading ${name}…</p>`;
   if (d.missing)
     return html`<section>

@@ -1,5 +1,5 @@
 // Tasks by state (cursor pages, filters, dead groups, acts on one/selection/all) and a task's detail.
-import { act, api, duration, enc, go, html, Notice, useEffect, useState, when } from './lib.js';
+import { act, api, duration, enc, go, html, Notice, useApi, useEffect, useState, when } from './lib.js';
 import { LimitsPanel } from './limits.js';
 import { HistoryPanel } from './charts.js';
 
@@ -33,16 +33,9 @@ function runningFor(t) {
   return t.startedAt ? duration(Math.max(0, Date.now() - t.startedAt)) : 'just started';
 }
 
-function preview(payload) {
-  const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
-  return text === undefined ? '' : text.length > 120 ? text.slice(0, 120) + '…' : text;
-}
-
 function DeadGroups({ queue, tick, onPick }) {
   const [groups, setGroups] = useState(null);
-  useEffect(() => {
-    api(`dead-groups?queue=${enc(queue)}`).then(setGroups, () => setGroups(null));
-  }, [queue, tick]);
+  useApi(`dead-groups?queue=${enc(queue)}`, [tick], setGroups, () => setGroups(null));
   if (!groups || groups.groups.length === 0) return null;
   return html`<div class="card" data-testid="dead-groups">
     <h3>Dead tasks by error${groups.truncated ? ` (first ${groups.scanned})` : ''}</h3>
@@ -71,7 +64,7 @@ function DeadGroups({ queue, tick, onPick }) {
 }
 
 export function TasksPage({ data, tick, query, readOnly, can = () => true, queue, state }) {
-  const [page, setPage] = useState(null);
+  const [listing, setListing] = useState(null);
   const [cursors, setCursors] = useState([]);
   const [selected, setSelected] = useState(new Set());
   const [notice, setNotice] = useState(null);
@@ -84,10 +77,18 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   // a selection is of the listing shown: another queue, state, filter or page drops it, so that no
   // button acts on tasks the operator no longer sees (trial 15: "retry 2 selected" outlived a filter)
   useEffect(() => setSelected(new Set()), [queue, state, type, error, cursor]);
-  useEffect(() => {
-    const qs = `state=${state}&limit=25${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
-    api(`queues/${enc(queue)}/tasks?${qs}`).then(setPage, (err) => setNotice({ text: err.message, error: true }));
-  }, [queue, state, cursor, filterQs, tick, version]);
+  // 120 characters of each payload (the server cuts them: a payload may be 1 MB, and the listing is read at every poll)
+  const qs = `state=${state}&limit=25&preview=120${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
+  // the listing shown is of this tab, filter, queue and page only: none while it loads (the last one
+  // would be shown under this tab's acts), and one of another that answers late never (useApi)
+  const path = `queues/${enc(queue)}/tasks?${qs}`;
+  useApi(
+    path,
+    [tick, version],
+    (p) => setListing({ path, page: p }),
+    (err) => setNotice({ text: err.message, error: true }),
+  );
+  const page = listing?.path === path ? listing.page : null;
   const refresh = () => (setSelected(new Set()), setVersion((v) => v + 1));
   const base = `#/queues/${enc(queue)}/${state}`;
   const setFilter = (t, e) => go(`${base}?${new URLSearchParams({ ...(t ? { type: t } : {}), ...(e ? { error: e } : {}) })}`);
@@ -201,7 +202,7 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
               ${acts.length > 0 && html`<td><input type="checkbox" checked=${selected.has(t.id)} onChange=${() => toggle(t.id)} /></td>`}
               <td><a href=${`#/tasks/${enc(t.id)}?queue=${enc(queue)}`}>${t.id}</a></td>
               <td>${t.type}</td>
-              <td><code class="payload">${preview(t.payload)}</code></td>
+              <td><code class="payload" title=${`${t.payloadBytes} bytes`}>${t.payloadPreview}</code></td>
               <td data-testid="when">${state === 'active' ? runningFor(t) : when(t.at ?? t.enqueuedAt)}</td>
               <td>${t.retried}/${t.maxRetry}</td>
               ${state === 'dead' || state === 'retry' ? html`<td class="error-text">${(t.lastError ?? '').split('\n')[0]}${t.reason ? ` (${t.reason})` : ''}</td>` : null}
@@ -222,10 +223,8 @@ export function TaskPage({ query, readOnly, can = () => true, id }) {
   const [notice, setNotice] = useState(null);
   const [version, setVersion] = useState(0);
   const queue = query.get('queue');
-  useEffect(() => {
-    setTask(undefined);
-    api(`tasks/${enc(id)}${queue ? '?queue=' + enc(queue) : ''}`).then(setTask, (err) => setTask({ missing: err.message }));
-  }, [id, queue, version]);
+  useEffect(() => setTask(undefined), [id, queue, version]);
+  useApi(`tasks/${enc(id)}${queue ? '?queue=' + enc(queue) : ''}`, [version], setTask, (err) => setTask({ missing: err.message }));
   if (task === undefined) return html`<p class="muted">Looking for task ${id}…</p>`;
   if (task.missing)
     return html`<section data-testid="task-missing">

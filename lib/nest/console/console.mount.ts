@@ -106,8 +106,9 @@ export class ChronosConsoleMount implements OnModuleInit {
       mounted(req, res, next).catch(next);
     });
     // authentication first: no body is read under the console's path before its guards have run
-    skipBodyParsers(app, consolePrefix(path));
-    headersFirst(app, consolePrefix(path));
+    const owned = consolePrefix(path, c.path);
+    skipBodyParsers(app, owned);
+    headersFirst(app, owned);
     this.mountedAt = path;
     const guarded = all.length > 0 || c.authorize !== undefined;
     const mode = c.readOnly ? ', read-only' : '';

@@ -18,11 +18,16 @@ export interface ExpressLike {
 const BODY_PARSERS = new Set(['jsonParser', 'urlencodedParser', 'textParser', 'rawParser']);
 
 /**
- * The part of the app the console owns: its whole path, or only `/api` when it is mounted at the
- * root (the app's own pages and routes keep their parsers and headers).
+ * The part of the app the console owns: its whole mount path, or only `<mount>/api` when its own
+ * `path` is `/`, the app's root (under the global prefix, if any: `/admin` → `/admin/api`), where
+ * the app's own pages and routes are too and keep their parsers and headers (trial 31: with
+ * `setGlobalPrefix('admin')` and `path: '/'` every `/admin/…` route of the app lost its JSON body).
+ * @param mountPath the global prefix and the console's path joined (`mountPath()`)
+ * @param consolePath the console's own `path` option (`/chronos`, `/`)
  */
-export function consolePrefix(mountPath: string): string {
-  return mountPath === '/' ? '/api' : mountPath;
+export function consolePrefix(mountPath: string, consolePath: string): string {
+  if (consolePath !== '/') return mountPath;
+  return mountPath === '/' ? '/api' : `${mountPath}/api`;
 }
 
 /** True when the request's path is `prefix` or under it, without regard to case (as express routes). */
