@@ -1,11 +1,11 @@
 // The testing kit after module.close(): the app's providers are shut down, so nothing may run or be
-// enqueued any more — the real ChronosClient rejects an enqueue after close too. Every act of the
-// kit (perform, drain, fireDue, advanceTo, an enqueue, a runtime schedule change) throws an error
-// that says the module was closed; the reads (enqueued, history, outcomes, dead) still answer, for
-// assertions written after the close.
+// enqueued any more. Every act of the kit (perform, drain, fireDue, advanceTo, a runtime schedule
+// change) throws a ChronosTestingError that says the module was closed; an enqueue rejects with the
+// engine client's ChronosStateError after its close; the reads (enqueued, history, outcomes, dead)
+// still answer, for assertions written after the close.
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ChronosClient, Cron, SchedulerService, TaskHandler } from '../../lib/index.js';
+import { ChronosClient, ChronosStateError, Cron, SchedulerService, TaskHandler } from '../../lib/index.js';
 import { ChronosTesting, ChronosTestingError, ChronosTestingModule } from '../../lib/nest/testing/index.js';
 
 @Injectable()
@@ -17,7 +17,7 @@ class Billing {
   }
 }
 
-test('after module.close() every act of the kit throws a ChronosTestingError saying the module was closed; reads still answer', async () => {
+test("after module.close() every act of the kit throws a ChronosTestingError saying the module was closed, an enqueue the engine client's ChronosStateError; reads still answer", async () => {
   const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot()], providers: [Billing] }).compile();
   module.useLogger(false);
   await module.init();
@@ -35,8 +35,6 @@ test('after module.close() every act of the kit throws a ChronosTestingError say
     ['drain', () => chronos.drain()],
     ['fireDue', () => chronos.fireDue(chronos.now, chronos.now + 86_400_000)],
     ['advanceTo', () => chronos.advanceTo(chronos.now + 86_400_000)],
-    ['ChronosClient.enqueue', () => client.enqueue('charge', { n: 3 })],
-    ['ChronosClient.enqueueBulk', () => client.enqueueBulk([{ type: 'charge', payload: { n: 4 } }])],
     ['SchedulerService.addSchedule', () => scheduler.addSchedule({ name: 'late', spec: '@every 1m', type: 'charge' })],
     ['SchedulerService.triggerNow', () => scheduler.triggerNow('Billing.nightly')],
   ];
@@ -49,6 +47,10 @@ test('after module.close() every act of the kit throws a ChronosTestingError say
     expect((err as Error).message).toMatch(new RegExp(`^${name.replace('.', '\\.')}: `));
     expect((err as Error).message).toMatch(closed);
   }
+  // the engine client's error after its close (the real one rejects the same way)
+  await expect(client.enqueue('charge', { n: 3 })).rejects.toThrow(ChronosStateError);
+  await expect(client.enqueue('charge', { n: 3 })).rejects.toThrow(/^enqueue: this client was closed/);
+  await expect(client.enqueueBulk([{ type: 'charge', payload: { n: 4 } }])).rejects.toThrow(/^enqueueBulk: this client was closed/);
   expect(module.get(Billing).ran).toEqual([]); // no handler ran after the close
   expect(chronos.enqueued().map((t) => t.id)).toEqual([task.id]); // the reads answer
   expect(chronos.history).toHaveLength(1);

@@ -4,7 +4,7 @@ import type { Prepared } from '../../core/queue/enqueue-write.js';
 import { checkBulkTasks, prepareTask } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
 import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
-import { ChronosTestingError, closedError } from './testing-error.js';
+import { ChronosTestingError } from './testing-error.js';
 import type { NewTask } from './testing-store.js';
 
 /** Where the kit's client hands its tasks (the ChronosTesting service). @internal */
@@ -25,8 +25,6 @@ export class TestingChronosClient extends ChronosClient {
   private sink?: TaskSink;
   /** The base client's Redis: never connected (no method of the kit's client reaches it), disconnected at close. */
   private readonly offline: Redis;
-  /** Set by {@link close} (the module's shutdown): enqueues reject from then on, as the engine client's do. */
-  private closed = false;
 
   constructor(options: ConstructorParameters<typeof ChronosClient>[0] = {}) {
     const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false });
@@ -57,14 +55,18 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override enqueue(...args: any[]): Promise<EnqueueResult> {
-    if (this.closed) return Promise.reject(closedError('ChronosClient.enqueue'));
+    try {
+      this.assertOpen('enqueue'); // closed at the module's shutdown: the engine client's ChronosStateError
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue', this.boundQueue)]).then(
       (r) => r[0],
     );
   }
 
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
-    if (this.closed) throw closedError('ChronosClient.enqueueBulk');
+    this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const all = tasks.map((t, i) => {
       try {
