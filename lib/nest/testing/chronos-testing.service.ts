@@ -77,6 +77,16 @@ export class ChronosTesting {
     this.closed = true;
   }
 
+  /**
+   * Mode 'redis' only: `redis://127.0.0.1:<port>` of the kit's private redis-server.
+   * @throws ChronosTestingError in modes 'manual' and 'inline' (they talk to no Redis).
+   */
+  get redisUrl(): string {
+    throw new ChronosTestingError(
+      `ChronosTesting.redisUrl is for mode 'redis' (the kit's private redis-server); mode '${this.mode}' talks to no Redis`,
+    );
+  }
+
   /** The virtual clock, epoch ms. */
   get now(): number {
     return this.store.now;
