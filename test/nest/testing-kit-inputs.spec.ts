@@ -39,3 +39,17 @@ test('an enqueueBulk task with an option beside type, payload and options is ref
   expect(module.get(ChronosTesting).enqueued()).toHaveLength(0);
   await module.close();
 });
+
+test('advanceTo an instant before the virtual clock is refused with a ChronosTestingError naming both instants', async () => {
+  const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot({ now: '2026-03-10T00:00:00Z' })] }).compile();
+  await module.init();
+  const testing = module.get(ChronosTesting);
+  // before: resolved [] and left the clock where it was, while the docs say it moves the clock there
+  await expect(testing.advanceTo('2026-03-09T00:00:00Z')).rejects.toThrow(ChronosTestingError);
+  await expect(testing.advanceTo('2026-03-09T00:00:00Z')).rejects.toThrow(
+    'advanceTo: expected an instant at or after the virtual clock (2026-03-10T00:00:00.000Z), got 2026-03-09T00:00:00.000Z',
+  );
+  expect(testing.now).toBe(Date.parse('2026-03-10T00:00:00Z'));
+  expect(await testing.advanceTo(testing.now)).toEqual([]); // the same instant: nothing to fire
+  await module.close();
+});

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
+import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
@@ -124,6 +125,12 @@ export class QueueClient {
   protected readonly enqueueContext: EnqueueContext;
   private readonly events?: EventBus;
   private readonly tracing: boolean;
+  /**
+   * Set by {@link close} when it closed the connection (one this client opened): its commands would
+   * only meet a closed socket. The testing kit's client sets it at the module's close.
+   * @internal
+   */
+  protected closed = false;
 
   /** @throws InvalidOptionsError listing every bad option (namespace, defaults). */
   constructor(options: ClientOptions = {}) {
@@ -150,8 +157,10 @@ export class QueueClient {
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    * @throws RedisUnavailableError naming the queue and the client's error when Redis did not serve the
    * queue within the client's retry bound (on Redis Cluster, a failover longer than `CLUSTER_FAILOVER_BOUND_MS`).
+   * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
+    this.assertOpen('enqueue');
     const p = prepareTask(this.enqueueContext, type, payload, options);
     const client = this.conn.client;
     const span = this.startSpan(p, options);
@@ -187,8 +196,10 @@ export class QueueClient {
    * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    * @throws RedisUnavailableError as {@link enqueue} does (naming the queues of the call when the whole call failed).
+   * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
+    this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const n = tasks.length;
     const prepared: Prepared[] = new Array(n);
@@ -243,19 +254,36 @@ export class QueueClient {
     return results;
   }
 
-  /** Sets a queue's fleet-wide limits (`null` clears one; see queue/limits.ts); @throws InvalidOptionsError naming the value. */
-  setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+  /**
+   * Sets a queue's fleet-wide limits (`null` clears one; see queue/limits.ts).
+   * @throws InvalidOptionsError naming the value; ChronosStateError after {@link close} closed the connection this client opened.
+   */
+  async setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    this.assertOpen('setQueueLimits');
     return setQueueLimits(this.conn.client, this.namespace, queue, limits);
   }
 
-  /** A queue's fleet-wide limits as stored (`{}` when none). */
-  getQueueLimits(queue: string): Promise<QueueLimits> {
+  /** A queue's fleet-wide limits as stored (`{}` when none). @throws ChronosStateError after {@link close} closed the connection this client opened. */
+  async getQueueLimits(queue: string): Promise<QueueLimits> {
+    this.assertOpen('getQueueLimits');
     return getQueueLimits(this.conn.client, this.namespace, queue);
   }
 
-  /** Closes the connection if this client opened it. */
+  /**
+   * Closes the connection if this client opened it; the client's methods then throw a
+   * `ChronosStateError` (a connection passed in is left open, and the client keeps using it).
+   */
   async close(): Promise<void> {
+    if (this.conn.owned) this.closed = true;
     await closeConnection(this.conn);
+  }
+
+  /** @internal @throws ChronosStateError naming `method` once {@link close} closed this client's connection. */
+  protected assertOpen(method: string): void {
+    if (this.closed)
+      throw new ChronosStateError(
+        `${method}: this client was closed (close(); in a Nest app, at app.close()): its connection is gone. Enqueue before the close, or use a client that is open.`,
+      );
   }
 
   /** @internal builds the keys of a queue (cached). */

@@ -8,6 +8,7 @@ import * as acts from '../admin/schedule-acts.js';
 import * as bulk from '../admin/schedule-bulk.js';
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
 import type { OperatorAction } from '../runtime/events.js';
+import { ChronosStateError } from '../runtime/errors.js';
 import type { ScheduleDefinition } from './definition.js';
 
 /**
@@ -26,6 +27,21 @@ export abstract class ScheduleWrites {
   /** The default time zone of definitions without one. @internal */
   protected abstract readonly timeZone: string;
 
+  /**
+   * True once `stop()` closed the connection this scheduler opened: its writes would only meet a
+   * closed socket (a connection passed in stays open, and the writes keep using it).
+   * @internal
+   */
+  protected abstract readonly connectionClosed: boolean;
+
+  /** @throws ChronosStateError naming `method` once `stop()` closed this scheduler's connection. */
+  private assertOpen(method: string): void {
+    if (this.connectionClosed)
+      throw new ChronosStateError(
+        `${method}: this scheduler was stopped (stop(); in a Nest app, at app.close()): its connection is gone. Change schedules before the stop, or through a running instance (or the Inspector).`,
+      );
+  }
+
   /** Runs an act and records it in the audit trail, as the Inspector's acts are (audited.ts). */
   private act<T>(action: OperatorAction, target: AuditTarget, run: () => Promise<T>, count?: (r: T) => number | ActOutcome): Promise<T> {
     return audited(this.admin, `app ${this.instanceId}`, action, {}, target, run, count);
@@ -40,6 +56,7 @@ export abstract class ScheduleWrites {
    *   object, has a key other than `force`, or a `force` that is not true or false.
    */
   async addSchedule(def: ScheduleDefinition, opts?: { force?: boolean }): Promise<void> {
+    this.assertOpen('addSchedule');
     await acts.addSchedule(this.admin, def, this.timeZone, acts.writeOptions(opts, 'addSchedule').force);
   }
 
@@ -59,6 +76,7 @@ export abstract class ScheduleWrites {
    *   `force` that is not true or false (nothing is written).
    */
   async upsertSchedules(defs: readonly ScheduleDefinition[], opts?: { force?: boolean }): Promise<UpsertSchedulesResult> {
+    this.assertOpen('upsertSchedules');
     return bulk.upsertSchedules(this.admin, defs, this.timeZone, acts.writeOptions(opts, 'upsertSchedules').force);
   }
 
@@ -68,6 +86,7 @@ export abstract class ScheduleWrites {
    * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
    */
   async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
+    this.assertOpen('addSchedules');
     return bulk.addSchedules(this.admin, defs, this.timeZone);
   }
 
@@ -89,6 +108,7 @@ export abstract class ScheduleWrites {
       force?: boolean;
     },
   ): Promise<RemoveSchedulesResult> {
+    this.assertOpen('removeSchedules');
     const { force } = acts.writeOptions(opts, 'removeSchedules');
     // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed;
     // names that are not an array are refused by the removal itself (in the audit trail as failed)
@@ -107,6 +127,7 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError when a live instance declares it in code.
    */
   async removeSchedule(name: string): Promise<void> {
+    this.assertOpen('removeSchedule');
     await this.act('schedule.remove', { schedule: name }, () => acts.removeSchedule(this.admin, name));
   }
 
@@ -119,6 +140,7 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async pauseSchedule(name: string): Promise<boolean> {
+    this.assertOpen('pauseSchedule');
     return this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name), toggled('already paused'));
   }
 
@@ -130,6 +152,7 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async resumeSchedule(name: string): Promise<boolean> {
+    this.assertOpen('resumeSchedule');
     return this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name), toggled('not paused'));
   }
 
@@ -140,6 +163,7 @@ export abstract class ScheduleWrites {
    * @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async triggerNow(name: string): Promise<string> {
+    this.assertOpen('triggerNow');
     return this.act(
       'schedule.trigger',
       { schedule: name },

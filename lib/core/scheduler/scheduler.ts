@@ -281,6 +281,12 @@ export class Scheduler extends ScheduleWrites {
   }
   private gaveUp = false;
 
+  /** @internal True once stop() closed the connection this scheduler opened (its runtime writes then throw). */
+  protected get connectionClosed(): boolean {
+    return this.closedConn;
+  }
+  private closedConn = false;
+
   private async doStop(): Promise<void> {
     this.state = 'stopped';
     // reverse order: the heartbeat, the firing loop (halted, its work awaited), the lease (resigned), the notices
@@ -292,6 +298,7 @@ export class Scheduler extends ScheduleWrites {
       );
     }
     // at once; closing them also ends whatever the services' stop still waits on
+    this.closedConn = this.conn.owned;
     await Promise.all([this.notices?.stop(), closeConnection(this.conn)]);
   }
 

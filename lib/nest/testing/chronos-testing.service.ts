@@ -6,7 +6,7 @@ import { resolveType, type PayloadClass } from '../payload-class.js';
 import { runAttempt, type TaskOutcome } from './attempt.js';
 import { asJson, mismatches, notEnqueuedMessage } from './match.js';
 import type { TestingChronosClient } from './testing-client.js';
-import { ChronosTestingError } from './testing-error.js';
+import { ChronosTestingError, closedError } from './testing-error.js';
 import type { KitSchedule, TestingSchedulerService, TestingWorkerService } from './testing-roles.js';
 import { TestingStore, type EnqueuedTask, type NewTask } from './testing-store.js';
 import { dueTriggers, manualTask, triggerTask } from './testing-triggers.js';
@@ -53,6 +53,8 @@ export class ChronosTesting {
    * superseded. An operator's `triggerNow` task or a task run by `perform(type, …)` holds none.
    */
   private readonly markers = new Map<string, string>();
+  /** Set at the module's shutdown: every act throws from then on (the reads still answer). */
+  private closed = false;
 
   /** @internal Created by the testing module. */
   constructor(
@@ -68,6 +70,21 @@ export class ChronosTesting {
     this.store = new TestingStore(now);
     client.attach({ now: () => this.store.now, accept: (tasks) => this.accept(tasks) });
     scheduler.triggerHook = (s) => this.triggerNow(s);
+  }
+
+  /** @internal Nest lifecycle: the module closed; `perform`, `drain`, `fireDue` and `advanceTo` throw from now on. */
+  onApplicationShutdown(): void {
+    this.closed = true;
+  }
+
+  /**
+   * Mode 'redis' only: `redis://127.0.0.1:<port>` of the kit's private redis-server.
+   * @throws ChronosTestingError in modes 'manual' and 'inline' (they talk to no Redis).
+   */
+  get redisUrl(): string {
+    throw new ChronosTestingError(
+      `ChronosTesting.redisUrl is for mode 'redis' (the kit's private redis-server); mode '${this.mode}' talks to no Redis`,
+    );
   }
 
   /** The virtual clock, epoch ms. */
@@ -124,7 +141,7 @@ export class ChronosTesting {
    * `retryAt`), dead moves it to {@link dead}. Given a type (or payload class) and a payload: the
    * task is built as an enqueue would build it (same checks) and run once, outside the queues.
    * @returns the outcome (succeeded; retry with `retryAt`; dead with the reason) — a failure is not thrown.
-   * @throws ChronosTestingError when the task is no longer in its queue, or the type has no handler.
+   * @throws ChronosTestingError when the task is no longer in its queue, the type has no handler, or the module was closed.
    */
   perform<T = unknown>(task: EnqueuedTask<T>): Promise<TaskOutcome<T>>;
   perform<T extends object>(
@@ -133,6 +150,7 @@ export class ChronosTesting {
     options?: PerformOptions,
   ): Promise<TaskOutcome<T>>;
   async perform(a: EnqueuedTask | TaskTypeRef, payload?: unknown, options: PerformOptions = {}): Promise<TaskOutcome> {
+    if (this.closed) throw closedError('perform');
     if (typeof a === 'object' && a !== null) {
       if (!this.store.take(a))
         throw new ChronosTestingError(
@@ -158,9 +176,10 @@ export class ChronosTesting {
    * delayed ones, until none is left: one attempt at a time, the earliest due first; a retry is due
    * after the engine's backoff and the clock jumps to it (virtual time), so a task runs until it
    * succeeds or is dead.
-   * @throws ChronosTestingError after `maxAttempts` attempts (a loop), naming the task types that ran most.
+   * @throws ChronosTestingError after `maxAttempts` attempts (a loop), naming the task types that ran most; when the module was closed.
    */
   async drain(queue?: string, options: { maxAttempts?: number } = {}): Promise<DrainResult> {
+    if (this.closed) throw closedError('drain');
     const max = options.maxAttempts ?? DRAIN_MAX_ATTEMPTS;
     const result: DrainResult = { succeeded: 0, retried: 0, dead: 0, outcomes: [] };
     const counts = new Map<string, number>();
@@ -202,9 +221,10 @@ export class ChronosTesting {
    * it is enqueued (earlier or later than now: a test may fire any past or future window), then to
    * `to`. In inline mode each trigger's task runs at its instant.
    * @returns the tasks enqueued.
-   * @throws ChronosTestingError for a reversed range or more than 10 000 triggers of one schedule.
+   * @throws ChronosTestingError for a reversed range, more than 10 000 triggers of one schedule, or when the module was closed.
    */
   async fireDue(from: Instant, to: Instant): Promise<EnqueuedTask[]> {
+    if (this.closed) throw closedError('fireDue');
     const f = instant(from, 'from');
     const t = instant(to, 'to');
     if (t < f)
@@ -245,13 +265,20 @@ export class ChronosTesting {
     return added;
   }
 
-  /** Fires every trigger in (now, instant] ({@link fireDue}) and moves the clock there. */
+  /**
+   * Fires every trigger in (now, instant] ({@link fireDue}) and moves the clock there.
+   * @returns the tasks enqueued (none when `to` is the clock's instant).
+   * @throws ChronosTestingError when `to` is before the clock (the clock never goes back here; `fireDue(from, to)` fires a past window), or when the module was closed.
+   */
   async advanceTo(to: Instant): Promise<EnqueuedTask[]> {
+    if (this.closed) throw closedError('advanceTo');
     const t = instant(to, 'to');
-    if (t <= this.now) {
-      this.store.advance(t);
-      return [];
-    }
+    if (t < this.now)
+      throw new ChronosTestingError(
+        `advanceTo: expected an instant at or after the virtual clock (${new Date(this.now).toISOString()}), got ${new Date(t).toISOString()}: ` +
+          'the clock does not go back; fireDue(from, to) fires the triggers of a past window',
+      );
+    if (t === this.now) return [];
     return this.fireDue(this.now + 1, t);
   }
 

@@ -15,6 +15,9 @@ export interface RedisHolder {
  * `redis-server`; {@link waitForIdle} waits for the real workers. @internal (exposed as ChronosTesting)
  */
 export class RedisTestingControl implements OnApplicationShutdown {
+  /** The mode the module runs in. */
+  readonly mode = 'redis' as const;
+
   constructor(
     private readonly holder: RedisHolder,
     private readonly worker: WorkerService,
@@ -24,23 +27,51 @@ export class RedisTestingControl implements OnApplicationShutdown {
 
   /** Manual and inline modes only. @throws ChronosTestingError */
   enqueued(): never {
-    return manualOnly('enqueued');
+    return manualOnly('enqueued()');
   }
   /** Manual and inline modes only. @throws ChronosTestingError */
   expectEnqueued(): never {
-    return manualOnly('expectEnqueued');
+    return manualOnly('expectEnqueued()');
   }
   /** Manual and inline modes only. @throws ChronosTestingError */
   perform(): never {
-    return manualOnly('perform');
+    return manualOnly('perform()');
   }
   /** Manual and inline modes only. @throws ChronosTestingError */
   drain(): never {
-    return manualOnly('drain');
+    return manualOnly('drain()');
   }
   /** Manual and inline modes only (use the Inspector's `backfillSchedule`). @throws ChronosTestingError */
   fireDue(): never {
-    return manualOnly('fireDue');
+    return manualOnly('fireDue()');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  expectNotEnqueued(): never {
+    return manualOnly('expectNotEnqueued()');
+  }
+  /** Manual and inline modes only (the real scheduler fires by the real clock). @throws ChronosTestingError */
+  advanceTo(): never {
+    return manualOnly('advanceTo()');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  clear(): never {
+    return manualOnly('clear()');
+  }
+  /** Manual and inline modes only (no virtual clock here). @throws ChronosTestingError */
+  get now(): never {
+    return manualOnly('now');
+  }
+  /** Manual and inline modes only. @throws ChronosTestingError */
+  get history(): never {
+    return manualOnly('history');
+  }
+  /** Manual and inline modes only (the `task.*` events of `InspectorService.events$` tell the outcomes). @throws ChronosTestingError */
+  get outcomes(): never {
+    return manualOnly('outcomes');
+  }
+  /** Manual and inline modes only (the Inspector lists the dead tasks). @throws ChronosTestingError */
+  get dead(): never {
+    return manualOnly('dead');
   }
 
   /** `redis://127.0.0.1:<port>` of the private redis-server. */
@@ -79,8 +110,9 @@ export class RedisTestingControl implements OnApplicationShutdown {
   }
 }
 
-function manualOnly(method: string): never {
+/** The error of a member of the manual and inline modes used in mode 'redis'; `member`: a method as `name()`, a getter as `name`. */
+function manualOnly(member: string): never {
   throw new ChronosTestingError(
-    `ChronosTesting.${method}() is for modes 'manual' and 'inline': in mode 'redis' the real workers run the tasks (await waitForIdle(); look at them with InspectorService)`,
+    `ChronosTesting.${member} is for modes 'manual' and 'inline': in mode 'redis' the real workers run the tasks (await waitForIdle(); look at them with InspectorService)`,
   );
 }

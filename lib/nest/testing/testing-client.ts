@@ -55,12 +55,18 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override enqueue(...args: any[]): Promise<EnqueueResult> {
+    try {
+      this.assertOpen('enqueue'); // closed at the module's shutdown: the engine client's ChronosStateError
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue', this.boundQueue)]).then(
       (r) => r[0],
     );
   }
 
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
+    this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const all = tasks.map((t, i) => {
       try {
@@ -74,6 +80,7 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override async close(): Promise<void> {
+    this.closed = true;
     this.offline.disconnect(); // never connected: this only makes sure no socket outlives the module
   }
 

@@ -9,3 +9,14 @@ export class ChronosTestingError extends Error {
     this.name = 'ChronosTestingError';
   }
 }
+
+/**
+ * The error of an act on the kit after `module.close()` (the app's providers are shut down; the real
+ * `ChronosClient` rejects an enqueue after close too). @internal
+ */
+export function closedError(method: string): ChronosTestingError {
+  return new ChronosTestingError(
+    `${method}: the testing module was closed (module.close()): nothing runs or is enqueued after it. ` +
+      'Act before the close, or take ChronosTesting and the services from the module of the current test (module.get(...) after its init()).',
+  );
+}

@@ -19,6 +19,7 @@ import {
   type UpsertSchedulesResult,
 } from '../../core/admin/schedule-bulk.js';
 import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
+import { closedError } from './testing-error.js';
 
 /** A schedule the kit knows: its registry form (with `paused`) and its parsed spec. @internal */
 export interface KitSchedule {
@@ -38,8 +39,20 @@ export class TestingSchedulerService {
   readonly schedules = new Map<string, KitSchedule>();
   /** Set by the kit: enqueues one task of a schedule now (`triggerNow`). */
   triggerHook?: (s: KitSchedule) => Promise<string>;
+  /** Set at the module's shutdown: the runtime API throws from then on (the engine's is closed too). */
+  private closed = false;
 
   constructor(private readonly options: ResolvedChronosOptions) {}
+
+  /** @internal Nest lifecycle: the module closed; schedule changes and `triggerNow` throw from now on. */
+  onApplicationShutdown(): void {
+    this.closed = true;
+  }
+
+  /** @throws ChronosTestingError naming `method` when the module was closed. */
+  private open(method: string): void {
+    if (this.closed) throw closedError(`SchedulerService.${method}`);
+  }
 
   /** Always true in the kit. */
   get enabled(): boolean {
@@ -91,6 +104,7 @@ export class TestingSchedulerService {
    * InvalidOptionsError for bad `opts` (as the engine's `writeOptions`)
    */
   async addSchedule(def: ScheduleDefinition, opts?: { force?: boolean }): Promise<void> {
+    this.open('addSchedule');
     const { force } = writeOptions(opts, 'addSchedule');
     const o = this.options;
     const { stored, spec } = toStored(withScheduleDefaults(def, o), o.timeZone, true);
@@ -121,6 +135,7 @@ export class TestingSchedulerService {
    * @throws InvalidScheduleError (with the `index`); DuplicateScheduleError; ChronosStateError; InvalidOptionsError for bad `opts`
    */
   async upsertSchedules(defs: readonly ScheduleDefinition[], opts?: { force?: boolean }): Promise<UpsertSchedulesResult> {
+    this.open('upsertSchedules');
     const { force } = writeOptions(opts, 'upsertSchedules');
     const r = { added: 0, changed: 0, unchanged: 0 };
     const declared: string[] = [];
@@ -145,6 +160,7 @@ export class TestingSchedulerService {
 
   /** As `SchedulerService.addSchedules`: existing names are left untouched and listed. @throws InvalidScheduleError; DuplicateScheduleError */
   async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
+    this.open('addSchedules');
     const r: AddSchedulesResult = { added: 0, existing: [] };
     for (const { stored, spec } of this.validate(defs, 'addSchedules')) {
       if (this.schedules.has(stored.name)) r.existing.push(stored.name);
@@ -158,6 +174,7 @@ export class TestingSchedulerService {
 
   /** As `SchedulerService.removeSchedules`: missing names are listed. @throws InvalidScheduleError; DuplicateScheduleError */
   async removeSchedules(names: readonly string[]): Promise<RemoveSchedulesResult> {
+    this.open('removeSchedules');
     const r: RemoveSchedulesResult = { removed: 0, missing: [] };
     for (const name of validateNames(names)) {
       if (this.schedules.delete(name)) r.removed++;
@@ -175,12 +192,14 @@ export class TestingSchedulerService {
 
   /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async removeSchedule(name: string): Promise<void> {
+    this.open('removeSchedule');
     this.get(name);
     this.schedules.delete(name);
   }
 
   /** Pauses a schedule: `fireDue` skips its triggers until resumed. @returns false when it was paused already (as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async pauseSchedule(name: string): Promise<boolean> {
+    this.open('pauseSchedule');
     const s = this.get(name).stored;
     if (s.paused === true) return false;
     s.paused = true;
@@ -189,6 +208,7 @@ export class TestingSchedulerService {
 
   /** Resumes a paused schedule. @returns false when it was not paused (as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async resumeSchedule(name: string): Promise<boolean> {
+    this.open('resumeSchedule');
     const s = this.get(name).stored;
     if (s.paused !== true) return false;
     delete s.paused;
@@ -197,6 +217,7 @@ export class TestingSchedulerService {
 
   /** Enqueues one task of the schedule now (id `<schedule>:manual:<uuid>`, as the engine). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
   async triggerNow(name: string): Promise<string> {
+    this.open('triggerNow');
     return this.triggerHook!(this.get(name));
   }
 
