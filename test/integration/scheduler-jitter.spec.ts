@@ -249,6 +249,24 @@ test('maxRuns: a new definition keeps the count unless maxRuns changed', async (
   expect([2, 3]).toContain((await insp.schedule('kept')).runsLeft); // 2 if its first trigger in k2 fired meanwhile
 });
 
+test('maxRuns dropped, then given again: the count starts afresh (trial 29: the old count came back, exhausted at once)', async () => {
+  const events = new EventBus();
+  const fired = firesOf(events);
+  const s = scheduler({ events });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  const def = { name: 'again', spec: { every: 1000 }, queue: 'ag' };
+  await s.addSchedule({ ...def, maxRuns: 1 });
+  const insp = inspector();
+  await waitFor(async () => (await insp.schedule('again')).runsLeft === 0, 'runsLeft 0');
+  await s.addSchedule(def); // no limit: nothing counts
+  const before = fired.filter((f) => f.schedule === 'again').length;
+  await s.upsertSchedules([{ ...def, maxRuns: 1 }]); // a limit again: a fresh count of it
+  expect(await insp.schedule('again')).toMatchObject({ maxRuns: 1, runsLeft: 1 });
+  await waitFor(() => fired.filter((f) => f.schedule === 'again').length > before, 'a fire under the new limit');
+  await waitFor(async () => (await insp.schedule('again')).runsLeft === 0, 'runsLeft 0 again');
+});
+
 test('a change of bounds applies from the next trigger: raising an exhausted maxRuns or extending an ended endAt catches up nothing from before (trial 5)', async () => {
   const events = new EventBus();
   const fired = firesOf(events);

@@ -90,7 +90,7 @@ export interface ScheduleDefinition {
   /**
    * The most triggers the schedule enqueues in total, fleet-wide (an integer from 1 to 2^53 − 1), counted in Redis
    * when one is enqueued (not on a duplicate, skip, pause or fence). A new definition keeps the count
-   * unless its maxRuns differs (then it starts afresh). An operator's trigger or backfill is not counted. @defaultValue none
+   * unless its maxRuns differs (then it starts afresh; a definition without one drops the count). An operator's trigger or backfill is not counted. @defaultValue none
    */
   maxRuns?: number;
   /**
