@@ -100,8 +100,8 @@ export interface ScheduleDefinition {
   group?: string;
   /**
    * Labels to find the schedule by (`Inspector.schedulePage({ labels })`, the CLI's
-   * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`. At most 16
-   * labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`, not `__proto__`; a value is 0
+   * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`: a plain
+   * object (not a Map: `Object.fromEntries(map)`). At most 16 labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`, not `__proto__`; a value is 0
    * to 128 characters without control characters or `=`. Changing only the labels of a schedule
    * changes neither its triggers, nor its generation (no fence). @defaultValue none
    */
