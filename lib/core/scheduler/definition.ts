@@ -47,7 +47,10 @@ export interface ScheduleDefinition {
         /** Shift of the triggers from the epoch-aligned grid, ms (whole seconds, less than the period). @defaultValue 0 */
         offset?: number;
       };
-  /** IANA zone of a cron spec. @defaultValue the scheduler's `timeZone` (default 'UTC') */
+  /**
+   * IANA zone of a cron spec; checked whatever the spec (an InvalidScheduleError names one that is
+   * not a zone), ignored by an interval. @defaultValue the scheduler's `timeZone` (default 'UTC')
+   */
   timeZone?: string;
   /** Queue the triggers' tasks go to. @defaultValue 'default' */
   queue?: string;
@@ -204,7 +207,8 @@ export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone
   const timeZone = def.timeZone ?? defaultTimeZone;
   if (typeof def.spec === 'object' && def.spec !== null) {
     checkSpecKeys(def.spec, def.name);
-    return everySpec(def.spec.every, { schedule: def.name, timeZone: 'UTC', offsetMs: def.spec.offset });
+    // the zone is checked as for "@every" (a typo is an error whatever the spec's form: trial 29), then ignored
+    return everySpec(def.spec.every, { schedule: def.name, timeZone, offsetMs: def.spec.offset });
   }
   return parseSpec(def.spec, { schedule: def.name, timeZone });
 }
