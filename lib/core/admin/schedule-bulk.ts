@@ -229,9 +229,11 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   });
   const fences = outcomes.flatMap((o) => o.fences);
   const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
-  const existing = new Set(outcomes.flatMap((o) => o.existing));
+  // the queues of the definitions written: not of those left untouched (an existing name under
+  // "add", a code-declared one refused: trial 29 listed such a queue, with nothing in it)
+  const untouched = new Set([...outcomes.flatMap((o) => o.existing), ...outcomes.flatMap((o) => o.declared)]);
   const queues = new Set<string>();
-  for (const { body } of checked) if (!existing.has(body.name)) queues.add(body.queue);
+  for (const { body } of checked) if (!untouched.has(body.name)) queues.add(body.queue);
   await settle(ctx, fences, queues, written);
   // as addSchedule: a schedule moved to another queue, or left without a maxRuns, counts a maxRuns
   // afresh (the definitions looked up only for a call that replaced some: a bulk add of 100,000 new
