@@ -179,6 +179,21 @@ test('buffer-one: a hold renews the buffer with the marker; a task that no longe
   expect(await state()).toEqual({ marker: 'job:1000000060', buffered: 'job:1000000120', stream: ['job:1000000060'] });
 });
 
+test('buffer-one: a task whose marker ran out while it waited (a paused queue, a backlog past MARKER_TTL) starts the trigger buffered behind it when it ends (trial 29: it waited for a next fire, none for an exhausted or ended schedule)', async () => {
+  await fire(trigger(0, FIRE_MODE.bufferOne), trigger(60, FIRE_MODE.bufferOne));
+  // the marker's TTL ran out before a worker took the task; its buffer outlives it by the trigger's dedup lifetime
+  await client.del(keys.overlap('job'));
+  const [t] = await fetch();
+  expect((await ack(t)).acked).toBe(1);
+  expect(await state()).toEqual({ marker: 'job:1000000060', buffered: undefined, stream: ['job:1000000060'] });
+  // but not when another task took the marker meanwhile (it ran out, then a trigger fired under skip took it)
+  const [started] = await fetch('w2');
+  expect(await fire(trigger(120, FIRE_MODE.bufferOne))).toEqual(['buffered']);
+  await client.set(keys.overlap('job'), 'other:1');
+  expect((await ack(started)).acked).toBe(1);
+  expect(await state()).toEqual({ marker: 'other:1', buffered: 'job:1000000120', stream: [] });
+});
+
 test('cancel-previous: the next trigger is enqueued and takes the marker; the superseded task releases nothing; its claim reports the taker', async () => {
   expect(await fire(trigger(0, FIRE_MODE.cancelPrevious))).toEqual(['enqueued']);
   const [t1] = await fetch();

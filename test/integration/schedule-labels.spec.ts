@@ -1,5 +1,6 @@
 // Schedule labels (issue 25): validation, the shards' indexes (every writer keeps them; the registry of a
 // version before shards is moved into them, indexed) and the paged, filtered listing Inspector.schedulePage.
+import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../../lib/core/runtime/errors.js';
@@ -235,6 +236,29 @@ test('a "__proto__" label key is refused on a definition and in a filter (trial 
     problem: 'label: a key is not "__proto__" (JavaScript objects reserve it), got "__proto__"',
   });
   expect(labelFilterOf(['tenant=acme'])).toEqual({ labels: { tenant: 'acme' } });
+});
+
+test('labels that are not a plain object (a Map, a Date) are refused on a definition and in a filter (trial 29: dropped, the filter listed every schedule)', async () => {
+  const map = new Map([['tenant', 'acme']]) as never;
+  const scheduler = new Scheduler({ connection: redisUrl(), namespace: ns, logger: false });
+  try {
+    await scheduler.upsertSchedules([{ name: 'other', spec: '@daily', labels: { tenant: 'globex' } }]);
+    await expect(scheduler.upsertSchedules([{ name: 'm', spec: '@daily', labels: map }])).rejects.toThrow(
+      /labels: expected a plain object of string values, not a Map \(Object\.fromEntries\(map\) makes one\)/,
+    );
+    await expect(scheduler.addSchedule({ name: 'm', spec: '@daily', labels: new Date(0) as never })).rejects.toThrow(/not a Date/);
+    expect(await registryNames(redis, ns)).toEqual(['other']);
+  } finally {
+    await scheduler.stop();
+  }
+  await expect(inspector.schedulePage({ labels: map })).rejects.toThrow(/labels: expected a plain object of string values, not a Map/);
+  // an object without a prototype, or of another realm, is a plain one
+  const bare = Object.assign(Object.create(null) as Record<string, string>, { tenant: 'globex' });
+  const realm = runInNewContext('({ tenant: "globex" })') as Record<string, string>;
+  for (const labels of [bare, realm]) {
+    expect((await inspector.schedulePage({ labels })).items.map((i) => i.name)).toEqual(['other']);
+    expect(toStored({ name: 'd', spec: '@daily', labels }, 'UTC', true).stored.labels).toEqual({ tenant: 'globex' });
+  }
 });
 
 test('migration: the registry of a version before shards moves into them in bounded steps, indexed and marked due; a newer shard definition wins', async () => {

@@ -7,7 +7,7 @@ import { ChronosStateError, DuplicateScheduleError, InvalidOptionsError, Invalid
 import { EventBus, type ChronosEvent } from '../../lib/core/runtime/events.js';
 import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
-import { QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import {
   allDefinitions,
   labelMembers,
@@ -289,6 +289,9 @@ test('a runtime write never takes over a schedule declared in code: upsertSchedu
   expect(await registryNames(client, ns)).toEqual(['code.job', 'digest.0', 'digest.1']);
   await expect(s.addSchedule(data('data'))).rejects.toThrow(/Schedule "code.job" is declared in code.*force: true/);
   expect(await stored('code.job')).toEqual(code);
+  // nor is the queue of a refused definition listed (trial 29: "phantom" was, with nothing in it)
+  await expect(s.upsertSchedules([{ ...data('data'), queue: 'phantom' }])).rejects.toThrow(ChronosStateError);
+  expect(await client.smembers(new GlobalKeys(ns).queues)).not.toContain('phantom');
   // force replaces it, as asked
   expect(await s.upsertSchedules([data('forced')], { force: true })).toEqual({ added: 0, changed: 1, unchanged: 0 });
   expect(await stored('code.job')).toMatchObject({ runtime: true, type: 'forced', expression: '@every 2s' });

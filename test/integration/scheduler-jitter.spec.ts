@@ -249,6 +249,54 @@ test('maxRuns: a new definition keeps the count unless maxRuns changed', async (
   expect([2, 3]).toContain((await insp.schedule('kept')).runsLeft); // 2 if its first trigger in k2 fired meanwhile
 });
 
+test('maxRuns dropped, then given again: the count starts afresh (trial 29: the old count came back, exhausted at once)', async () => {
+  const events = new EventBus();
+  const fired = firesOf(events);
+  const s = scheduler({ events });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  const def = { name: 'again', spec: { every: 1000 }, queue: 'ag' };
+  await s.addSchedule({ ...def, maxRuns: 1 });
+  const insp = inspector();
+  await waitFor(async () => (await insp.schedule('again')).runsLeft === 0, 'runsLeft 0');
+  await s.addSchedule(def); // no limit: nothing counts
+  const before = fired.filter((f) => f.schedule === 'again').length;
+  await s.upsertSchedules([{ ...def, maxRuns: 1 }]); // a limit again: a fresh count of it
+  expect(await insp.schedule('again')).toMatchObject({ maxRuns: 1, runsLeft: 1 });
+  await waitFor(() => fired.filter((f) => f.schedule === 'again').length > before, 'a fire under the new limit');
+  await waitFor(async () => (await insp.schedule('again')).runsLeft === 0, 'runsLeft 0 again');
+});
+
+test('the last run under maxRuns is never skipped as superseded: no newer trigger comes (trial 29: catchUp latest and cancel-previous skipped it at start, 0 runs of maxRuns 1)', async () => {
+  const events = new EventBus();
+  const fired = firesOf(events);
+  const s = scheduler({ events });
+  s.register({ name: 'tock', spec: { every: 1000 }, queue: 'clock' });
+  await s.start();
+  await waitFor(() => s.isLeader, 'leadership');
+  await s.addSchedules([
+    { name: 'latest', spec: { every: 1000 }, maxRuns: 1, catchUp: 'latest', queue: 'lq' },
+    { name: 'cancel', spec: { every: 1000 }, maxRuns: 1, overlap: 'cancel-previous', queue: 'lq' },
+    { name: 'two', spec: { every: 1000 }, maxRuns: 2, catchUp: 'latest', queue: 'lq' }, // its first run is superseded by its second
+  ]);
+  const of = (name: string) => fired.filter((f) => f.schedule === name);
+  await waitFor(() => of('latest').length === 1 && of('cancel').length === 1 && of('two').length === 2, 'every run fired');
+  // no worker until the instant after each schedule's last trigger has come: its task has waited past it
+  const last = Math.max(...[...of('latest'), ...of('cancel'), ...of('two')].map((f) => f.triggerAt));
+  await waitFor(() => fired.some((f) => f.schedule === 'tock' && f.triggerAt > last + 1000), 'tock past the next instants');
+  const workerEvents = new EventBus();
+  const skipped: string[] = [];
+  workerEvents.subscribe((e) => e.type === 'schedule.skipped' && skipped.push(`${e.schedule}:${e.triggerAt / 1000}`));
+  const ran: string[] = [];
+  const w = new ChronosServer({ connection: redisUrl(), namespace: ns, logger, queues: ['lq'], events: workerEvents });
+  started.push({ stop: () => w.shutdown() });
+  for (const type of ['latest', 'cancel', 'two']) w.handle(type, (t) => void ran.push(t.id));
+  await w.start();
+  await waitFor(() => ran.length + skipped.length >= 4, 'the four trigger tasks run or skipped');
+  expect(ran.sort()).toEqual([of('latest')[0].taskId, of('cancel')[0].taskId, of('two')[1].taskId].sort());
+  expect(skipped).toEqual([of('two')[0].taskId]);
+});
+
 test('a change of bounds applies from the next trigger: raising an exhausted maxRuns or extending an ended endAt catches up nothing from before (trial 5)', async () => {
   const events = new EventBus();
   const fired = firesOf(events);

@@ -273,6 +273,11 @@ test('fireDue counts maxRuns and shifts by jitter as the engine does (trial 5: 7
   await scheduler.addSchedule({ name: 'limited', spec: '@every 10s', maxRuns: 1 });
   await testing.fireDue(from + 70_000, from + 90_000);
   expect(testing.enqueued('limited').map((t) => t.triggerAt)).toEqual([from, from + 10_000, from + 70_000]);
+  // a definition without maxRuns drops the count: the same maxRuns given again counts afresh (trial 29)
+  await scheduler.addSchedule({ name: 'limited', spec: '@every 10s' });
+  await scheduler.addSchedule({ name: 'limited', spec: '@every 10s', maxRuns: 1 });
+  await testing.fireDue(from + 100_000, from + 110_000);
+  expect(testing.enqueued('limited').map((t) => t.triggerAt)).toEqual([from, from + 10_000, from + 70_000, from + 100_000]);
   await module.close();
 });
 

@@ -49,3 +49,27 @@ describe('an object spec with a key other than every and offset is refused, nami
     expect([stored.expression, stored.offsetMs]).toEqual(['@every 60s', 5000]);
   });
 });
+
+test('a time zone that is not one is refused with an object spec as with "@every" (trial 29: { every } took any timeZone, a typo or 42, in silence)', () => {
+  for (const timeZone of ['Europe/Berln', 42 as unknown as string]) {
+    for (const spec of [{ every: 60_000 }, '@every 1m']) {
+      const err = errorOf(() => toStored({ name: 'tenant-7.sync', spec, timeZone }, 'UTC', true));
+      expect([err.schedule, err.value]).toEqual(['tenant-7.sync', String(timeZone)]);
+      expect(err.problem).toMatch(/^timeZone: expected an IANA time zone/);
+      expect(
+        errorOf(() =>
+          validateDefinitions(
+            [
+              { name: 'ok', spec: '@daily' },
+              { name: 'x', spec, timeZone },
+            ],
+            'UTC',
+            'upsertSchedules',
+          ),
+        ).index,
+      ).toBe(1);
+    }
+  }
+  // a valid zone is still accepted and, as for "@every", ignored: the triggers are epoch-aligned
+  expect(toStored({ name: 'n', spec: { every: 60_000 }, timeZone: 'Asia/Kolkata' }, 'UTC', true).stored.timeZone).toBe('UTC');
+});

@@ -10,7 +10,7 @@ import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition, type S
 import { toStored } from '../scheduler/definition-check.js';
 import { recordFires } from '../scheduler/history.js';
 import { encodeStored } from '../scheduler/stored-form.js';
-import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
+import { dropStaleRuns, raiseFences } from '../scheduler/registry.js';
 import { triggersBetween } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { schedule, storedSchedule } from './schedules.js';
@@ -107,7 +107,7 @@ export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition
   if (r.previousQueue !== undefined) {
     const fences = [{ schedule: stored.name, queue: r.previousQueue, generation: r.generation }];
     await raiseFences(ctx.client, ctx.namespace, fences);
-    await dropMovedRuns(ctx.client, ctx.namespace, fences, () => stored.queue);
+    await dropStaleRuns(ctx.client, ctx.namespace, fences, () => stored);
   }
   await ctx.client.sadd(ctx.global.queues, stored.queue);
 }

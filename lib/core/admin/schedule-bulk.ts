@@ -12,7 +12,7 @@ import { byShard, type ShardKeys } from '../redis/keys.js';
 import { type ScheduleDefinition } from '../scheduler/definition.js';
 import { checkDefinition, checkStoredScheduleName, finishStored, type CheckedDefinition } from '../scheduler/definition-check.js';
 import { decodeStored } from '../scheduler/stored-form.js';
-import { dropMovedRuns, raiseFences } from '../scheduler/registry.js';
+import { dropStaleRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
 import { instancesWithDigests } from './schedules.js';
 
@@ -229,16 +229,19 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
   });
   const fences = outcomes.flatMap((o) => o.fences);
   const written = parts.filter((_, i) => outcomes[i].added + outcomes[i].changed > 0);
-  const existing = new Set(outcomes.flatMap((o) => o.existing));
+  // the queues of the definitions written: not of those left untouched (an existing name under
+  // "add", a code-declared one refused: trial 29 listed such a queue, with nothing in it)
+  const untouched = new Set([...outcomes.flatMap((o) => o.existing), ...outcomes.flatMap((o) => o.declared)]);
   const queues = new Set<string>();
-  for (const { body } of checked) if (!existing.has(body.name)) queues.add(body.queue);
+  for (const { body } of checked) if (!untouched.has(body.name)) queues.add(body.queue);
   await settle(ctx, fences, queues, written);
-  // as addSchedule: a schedule moved to another queue counts its maxRuns afresh there (the queues
-  // looked up only for a call that replaced some: a bulk add of 100,000 new ones has no fence)
+  // as addSchedule: a schedule moved to another queue, or left without a maxRuns, counts a maxRuns
+  // afresh (the definitions looked up only for a call that replaced some: a bulk add of 100,000 new
+  // ones has no fence)
   if (fences.length > 0) {
-    const queueOf = new Map<string, string>();
-    for (const { body } of checked) queueOf.set(body.name, body.queue);
-    await dropMovedRuns(ctx.client, ctx.namespace, fences, (name) => queueOf.get(name));
+    const bodyOf = new Map<string, CheckedDefinition['body']>();
+    for (const { body } of checked) bodyOf.set(body.name, body);
+    await dropStaleRuns(ctx.client, ctx.namespace, fences, (name) => bodyOf.get(name));
   }
   return outcomes;
 }

@@ -9,7 +9,7 @@ function describeValue(value: unknown): string {
 }
 
 /** Objects whose prototype is Object.prototype (of any realm) or null: JSON keeps all they hold. */
-function isPlainObject(value: object): boolean {
+export function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value) as object | null;
   if (proto === null || proto === Object.prototype) return true;
   return Object.getPrototypeOf(proto) === null && (proto as { constructor?: { name?: string } }).constructor?.name === 'Object';

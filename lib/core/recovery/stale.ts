@@ -5,7 +5,8 @@
  * - more than the schedule's `catchUpWindow` after its instant, or
  * - with catch-up `latest` or `none`, or with overlap `cancel-previous` (then a retry too), once
  *   the schedule's next trigger has come (a newer trigger supersedes it: the leader enqueues that
- *   one, or has already). Never with overlap `buffer-one`: the newer trigger waits behind it.
+ *   one, or has already). Never with overlap `buffer-one`: the newer trigger waits behind it; nor
+ *   the last run under maxRuns (fire.lua writes it without `supersededAt`: nothing comes after it).
  * Instants are by the worker's estimate of Redis time. A skipped task leaves the queue like a
  * success (acked, so it counts in the day's processed count), is logged and is emitted as
  * `schedule.skipped` with reason `stale`. Retries (after a handler failure) are never skipped:

@@ -47,7 +47,10 @@ export interface ScheduleDefinition {
         /** Shift of the triggers from the epoch-aligned grid, ms (whole seconds, less than the period). @defaultValue 0 */
         offset?: number;
       };
-  /** IANA zone of a cron spec. @defaultValue the scheduler's `timeZone` (default 'UTC') */
+  /**
+   * IANA zone of a cron spec; checked whatever the spec (an InvalidScheduleError names one that is
+   * not a zone), ignored by an interval. @defaultValue the scheduler's `timeZone` (default 'UTC')
+   */
   timeZone?: string;
   /** Queue the triggers' tasks go to. @defaultValue 'default' */
   queue?: string;
@@ -90,7 +93,7 @@ export interface ScheduleDefinition {
   /**
    * The most triggers the schedule enqueues in total, fleet-wide (an integer from 1 to 2^53 − 1), counted in Redis
    * when one is enqueued (not on a duplicate, skip, pause or fence). A new definition keeps the count
-   * unless its maxRuns differs (then it starts afresh). An operator's trigger or backfill is not counted. @defaultValue none
+   * unless its maxRuns differs (then it starts afresh; a definition without one drops the count). An operator's trigger or backfill is not counted. @defaultValue none
    */
   maxRuns?: number;
   /**
@@ -100,8 +103,8 @@ export interface ScheduleDefinition {
   group?: string;
   /**
    * Labels to find the schedule by (`Inspector.schedulePage({ labels })`, the CLI's
-   * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`. At most 16
-   * labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`, not `__proto__`; a value is 0
+   * `schedule ls --label k=v`, the console), e.g. `{ tenant: 'acme', kind: 'digest' }`: a plain
+   * object (not a Map: `Object.fromEntries(map)`). At most 16 labels; a key is 1 to 64 characters of `[A-Za-z0-9_./-]`, not `__proto__`; a value is 0
    * to 128 characters without control characters or `=`. Changing only the labels of a schedule
    * changes neither its triggers, nor its generation (no fence). @defaultValue none
    */
@@ -204,7 +207,8 @@ export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone
   const timeZone = def.timeZone ?? defaultTimeZone;
   if (typeof def.spec === 'object' && def.spec !== null) {
     checkSpecKeys(def.spec, def.name);
-    return everySpec(def.spec.every, { schedule: def.name, timeZone: 'UTC', offsetMs: def.spec.offset });
+    // the zone is checked as for "@every" (a typo is an error whatever the spec's form: trial 29), then ignored
+    return everySpec(def.spec.every, { schedule: def.name, timeZone, offsetMs: def.spec.offset });
   }
   return parseSpec(def.spec, { schedule: def.name, timeZone });
 }

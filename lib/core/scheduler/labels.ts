@@ -6,6 +6,7 @@
  */
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { show } from '../runtime/options.js';
+import { isPlainObject } from '../queue/payload-codec.js';
 
 /** Limits of a schedule's labels: most labels, longest key and value (characters). */
 export const LABEL_LIMITS = { count: 16, keyLength: 64, valueLength: 128 } as const;
@@ -46,6 +47,14 @@ export function labelsProblem(labels: unknown): LabelsProblem | undefined {
   });
   if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
     return found(JSON.stringify(labels) ?? String(labels), 'labels: expected an object of string values', show(labels));
+  }
+  // a Map, a Date, a class instance: their entries are no own keys, so they would be read as no
+  // labels (a definition's dropped, a filter matching every schedule: trial 29)
+  if (!isPlainObject(labels)) {
+    const name = (labels as { constructor?: { name?: string } }).constructor?.name;
+    const kind = name ? `a ${name}` : 'an object with a prototype';
+    const hint = labels instanceof Map ? ' (Object.fromEntries(map) makes one)' : '';
+    return found(name ?? 'object', `labels: expected a plain object of string values, not ${kind}${hint}`, kind);
   }
   const keys = Object.keys(labels).sort();
   if (keys.length > LABEL_LIMITS.count) {

@@ -41,19 +41,25 @@ const NAMES_CHUNK = 1000;
 // ------------------------------------------------------------------ fences
 
 /**
- * Deletes the maxRuns counters (keys.ts `runs`) that changes of queue left behind, in the slot of the
- * queue each schedule targeted before (`fences`): its count starts afresh in its new queue (README
- * "Jitter, start and end, maxRuns"). One DEL per moved schedule; none when none moved.
- * @param queueOf the queue a schedule targets now (undefined: not known here, left alone)
+ * Deletes the maxRuns counters (keys.ts `runs`) that changes left behind, in the slot of the queue
+ * each schedule targeted before (`fences`): when it moved to another queue (its count starts afresh
+ * there), or when its new definition has no maxRuns (nothing counts meanwhile, so a maxRuns given
+ * later starts afresh too, even one equal to the old: trial 29). README "Jitter, start and end,
+ * maxRuns". One DEL per such schedule; none when there is none. Run after the fences, so that no
+ * trigger planned under the old definition counts again.
+ * @param now the queue and maxRuns a schedule has now (undefined: not known here, left alone)
  */
-export async function dropMovedRuns(
+export async function dropStaleRuns(
   client: RedisClient,
   namespace: string,
   fences: readonly Fence[],
-  queueOf: (schedule: string) => string | undefined,
+  now: (schedule: string) => Pick<StoredSchedule, 'queue' | 'maxRuns'> | undefined,
 ): Promise<void> {
-  const moved = fences.filter((f) => f.queue !== '' && queueOf(f.schedule) !== undefined && queueOf(f.schedule) !== f.queue);
-  await Promise.all(moved.map((f) => client.del(new QueueKeys(namespace, f.queue).runs(f.schedule))));
+  const stale = fences.filter((f) => {
+    const def = f.queue === '' ? undefined : now(f.schedule);
+    return def !== undefined && (def.queue !== f.queue || def.maxRuns === undefined);
+  });
+  await Promise.all(stale.map((f) => client.del(new QueueKeys(namespace, f.queue).runs(f.schedule))));
 }
 
 /**
@@ -200,7 +206,7 @@ export class Declarations {
       fences.push(...r.fences);
     });
     await raiseFences(client, this.ctx.namespace, fences, this.ctx.instanceId);
-    await dropMovedRuns(client, this.ctx.namespace, fences, (name) => this.declared.get(name)?.queue);
+    await dropStaleRuns(client, this.ctx.namespace, fences, (name) => this.declared.get(name));
     if (changedShards.size > 0) await client.publish(keys.changesChannel, [...changedShards].join(','));
     this.lastBeatAt = engineTime.now();
     this.runId = (await this.serverRun()).runId;

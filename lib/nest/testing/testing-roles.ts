@@ -119,12 +119,13 @@ export class TestingSchedulerService {
 
   /**
    * Stores `next` in place of `old` (undefined: none) as the engine's put does: the pause is kept,
-   * and the maxRuns count too unless the queue changed (then it starts afresh; a changed maxRuns
-   * restarts it at the next fire, fireDue's rule).
+   * and the maxRuns count too unless the queue changed or `next` has no maxRuns (then it starts
+   * afresh: registry.ts dropStaleRuns; a changed maxRuns restarts it at the next fire, fireDue's rule).
    */
   private replace(old: KitSchedule | undefined, next: KitSchedule): void {
     if (old?.stored.paused) next.stored.paused = true;
-    if (old && old.stored.queue === next.stored.queue) [next.runs, next.runsUnder] = [old.runs, old.runsUnder];
+    if (old && old.stored.queue === next.stored.queue && next.stored.maxRuns !== undefined)
+      [next.runs, next.runsUnder] = [old.runs, old.runsUnder];
     this.schedules.set(next.stored.name, next);
   }
 

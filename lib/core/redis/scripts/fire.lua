@@ -11,7 +11,8 @@
   tasks hash) instead of to the stream; the caller then indexes the queue's due time (lower-due.lua).
   A trigger of a schedule with maxRuns is refused once the schedule's runs counter reached it; the
   counter is raised only when a trigger is enqueued (or buffered), and starts afresh when the
-  maxRuns it was counted under differs from the trigger's.
+  maxRuns it was counted under differs from the trigger's. The task of the trigger that reaches it
+  (the last run) is written without its meta's supersededAt: no newer trigger supersedes it.
   The writes every trigger makes to the queue's shared keys (lastFired, generation, the delayed
   tasks) are made together at the end of the call, one command per key (a later trigger of the same
   schedule in the call reads them back from the call's own tables); a malformed trigger ends the
@@ -71,6 +72,7 @@ local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', canc
 local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local HISTORY = { limit = 100, trimSlack = 10, ttlMs = 2592000000 } -- protocol.ts HISTORY
+local META = { supersededAt = 'nx' } -- protocol.ts META
 local historyOutcome = { [0] = 'duplicate', [1] = 'enqueued', [2] = 'skipped-overlap', [8] = 'buffered', [9] = 'superseding' } -- history.ts FireOutcome (advanced: skipped-paused / skipped-catch-up by the trigger's flag)
 local withTaskId = { [0] = true, [1] = true, [8] = true, [9] = true }
 local now = tonumber(ARGV[1]) or nowMs()
@@ -125,6 +127,14 @@ local function enqueueAt(dueAt)
   if not dueAt or dueAt <= now then return toStream end
   return function(id, taskType, payload, meta) delayed(id, scheduledForm(taskType, payload, meta) or cjson.encode({id, taskType, payload, meta}), dueAt) end
 end
+-- the task of a schedule's last run under maxRuns (this enqueue reaches it): no newer trigger will be
+-- enqueued, so none supersedes it (recovery/stale.ts): its meta's supersededAt goes (the key, not
+-- raw in a string value of the meta, whose quotes are escaped; the payload after it is left alone)
+local function lastRun(task)
+  local i = string.find(task, '\n', 1, true)
+  if not i then return task end
+  return (string.gsub(string.sub(task, 1, i - 1), ',"' .. META.supersededAt .. '":%d+', '', 1)) .. string.sub(task, i)
+end
 -- a trigger's task "<meta>\n<payload>\n<type>" (ARGV) as meta, payload, type
 local function splitTask(task)
   local i = string.find(task, '\n', 1, true)
@@ -170,6 +180,7 @@ for a = 4, #ARGV, 3 do
     end
     -- a delayed task's marker lives until it is due, and the usual while waiting past that
     local add, markerMs = enqueueAt(dueAt), MARKER_TTL.waitingMs + math.max(0, (dueAt or now) - now)
+    if runsKey and runs + 1 == maxRuns then task = lastRun(task) end
     if runsKey and runs >= maxRuns then
       code = FIRE_RESULT.exhausted
     elseif redis.call('SET', dedupKey, taskId, 'NX', 'PX', ttl) then

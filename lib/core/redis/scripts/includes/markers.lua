@@ -8,9 +8,10 @@
 --   is). Returns the id another task put in one of them instead (its overlap marker was taken by a
 --   newer trigger: cancel-previous), or nil.
 -- releaseMarkers(keys, from, to, taskId, stream, entryId) deletes those of keys[from..to] that still
---   name taskId; a buffer waiting behind taskId whose overlap marker it just released starts then (its
---   task is appended to stream and takes the marker), whichever way the task ended; the group slot
---   entryId holds is freed (entryId nil or '': the task held none).
+--   name taskId; a buffer waiting behind taskId whose overlap marker it just released, or whose marker
+--   ran out and no other task holds, starts then (its task is appended to stream and takes the
+--   marker), whichever way the task ended; the group slot entryId holds is freed (entryId nil or '':
+--   the task held none).
 -- releaseGroupSlots(keys, from, to, entryId) frees only the group slot (a task that leaves the pending
 --   entries list but stays live: a retry).
 -- @include overlap
@@ -40,7 +41,9 @@ local function releaseMarkers(keys, from, to, taskId, stream, entryId)
       if v == taskId then
         redis.call('DEL', keys[j])
         released = j
-      elseif v and released == j - 1 and bufferGraceMs(v, taskId) then
+      elseif v and j > from and bufferGraceMs(v, taskId) and (released == j - 1 or redis.call('EXISTS', keys[j - 1]) == 0) then
+        -- its overlap marker just released, or run out while the task waited (a paused queue, a
+        -- backlog past MARKER_TTL) and taken by no other task: the trigger waiting behind it starts
         startBuffered(stream, keys[j - 1], keys[j], v)
       end
     end
