@@ -64,6 +64,7 @@ export class Fetcher {
       loops,
       logger,
       events,
+      signals: deps.runtime.signals,
       flushAcks,
       writeAcksOn,
       unblock: () => this.unblock(),

@@ -1,4 +1,5 @@
 import type { EventBus } from '../runtime/events.js';
+import type { Signals } from '../runtime/signals.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { engineTime } from '../runtime/time.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
@@ -19,6 +20,8 @@ export interface LimiterDeps {
   readonly logger: ChronosLogger;
   /** Where `queue.limited` events go (the time a fetch waited because a limit held a queue back). */
   readonly events?: EventBus;
+  /** Where the `held` test signal goes (a fetch held back by a limit is about to wait). */
+  readonly signals?: Signals;
   /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
   readonly flushAcks: () => Promise<void>;
   /** Writes the acks batched so far on `via` without waiting for them (what is sent next on `via` runs after them). */
@@ -49,6 +52,14 @@ export class Limiter {
   private closed = false;
   /** Queues held back by their concurrency limit at the last fetch: a notice for one of them wakes the wait. */
   private readonly heldBack = new Set<string>();
+  /**
+   * Queues held back by their `rate` limit at the last fetch: a notice for one of them (its limits
+   * changed: a raised or cleared rate) wakes the wait, which would otherwise last until the rate
+   * allowed the next start or `blockTimeout` (trial 28: a rate cleared while a task waited an hour's
+   * window started it only at the worker's blockTimeout). A notice of a freed slot of such a queue
+   * wakes it too: one more fetch, held back again while the window is full.
+   */
+  private readonly rateHeld = new Set<string>();
   private wakeWait?: () => void;
   /** Queues whose freed slots are to be announced at the end of this event-loop turn. */
   private readonly toAnnounce = new Set<string>();
@@ -83,7 +94,7 @@ export class Limiter {
       const known = this.limited.has(queue);
       this.limited.add(queue);
       if (!known) void this.deps.unblock(); // newly limited: end the plain blocking read
-      if (!known || this.heldBack.has(queue)) this.wake();
+      if (!known || this.heldBack.has(queue) || this.rateHeld.has(queue)) this.wake();
     });
     await this.sub.subscribe(channel);
     await this.refresh();
@@ -168,6 +179,7 @@ export class Limiter {
     /** The queues a limit held back in this fetch, and by which (for `queue.limited`). */
     const held: [string, 'concurrency' | 'rate' | 'group'][] = [];
     this.heldBack.clear();
+    this.rateHeld.clear();
     for (const q of open) {
       if (got.length >= count) break;
       const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length, 2 * blockMs);
@@ -178,6 +190,7 @@ export class Limiter {
         this.heldBack.add(q.name);
         held.push([q.name, 'concurrency']);
       } else if (r.state === 'rate') {
+        this.rateHeld.add(q.name);
         rateWaitMs = Math.min(rateWaitMs, r.waitMs);
         held.push([q.name, 'rate']);
       } else if (r.state === 'again') again = true;
@@ -194,6 +207,8 @@ export class Limiter {
       }
     }
     if (got.length > 0 || again) return got;
+    const signals = this.deps.signals;
+    if (signals?.active) for (const [queue, limit] of held) signals.emit('held', { queue, limit });
     const waitFrom = engineTime.now();
     const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
     const events = this.deps.events;

@@ -1,0 +1,42 @@
+// A limit changed while a worker waits because that limit held its queue back applies at once, not
+// at the worker's blockTimeout: the change's notice (`<ns>:limits`) wakes the wait whatever held the
+// queue (its concurrency, its rate, its groups' limits). The server's blockTimeout and the rate
+// windows are far beyond the test's waits, so only the notice can end the wait in time.
+import type { QueueLimitsUpdate } from '../../lib/core/queue/limits.js';
+import { QueueRig } from '../helpers/queue.js';
+import { deferred, waitFor } from '../helpers/wait.js';
+
+const FAR = 120_000; // blockTimeout and rate window, ms
+
+let rig: QueueRig;
+beforeEach(() => (rig = new QueueRig()));
+afterEach(() => rig.close());
+
+const cases: [string, 'concurrency' | 'rate' | 'group', QueueLimitsUpdate, QueueLimitsUpdate, string | undefined][] = [
+  // before: a queue held back by its rate slept until its blockTimeout (the notice woke only the other waits)
+  ['its rate, cleared', 'rate', { rate: { max: 1, duration: FAR } }, { rate: null }, undefined],
+  ['its rate, raised', 'rate', { rate: { max: 1, duration: FAR } }, { rate: { max: 2, duration: FAR } }, undefined],
+  ['its concurrency, raised', 'concurrency', { concurrency: 1 }, { concurrency: 2 }, undefined],
+  ['its group rate, cleared', 'group', { groupRate: { max: 1, duration: FAR } }, { groupRate: null }, 'tenant'],
+];
+
+test.each(cases)('a queue held back by %s: the held task starts at once', async (_, limit, limits, change, group) => {
+  await rig.client.setQueueLimits('q', limits);
+  const release = deferred();
+  const started: number[] = [];
+  const s = rig.server({ queues: ['q'], concurrency: 4, blockTimeout: FAR });
+  s.handle<{ i: number }>('hold', (t) => (started.push(t.payload.i), release.promise));
+  await s.start();
+  try {
+    await rig.client.enqueue('hold', { i: 1 }, { queue: 'q', group });
+    await waitFor(() => started.length === 1, 'the first task to start');
+    const held = s.signals.next('held', (d) => d.queue === 'q' && d.limit === limit);
+    await rig.client.enqueue('hold', { i: 2 }, { queue: 'q', group });
+    await held; // the worker waits now, the second task held back
+    expect(started).toEqual([1]);
+    await rig.client.setQueueLimits('q', change);
+    await waitFor(() => started.length === 2, 'the held task to start after the change');
+  } finally {
+    release.resolve();
+  }
+});
