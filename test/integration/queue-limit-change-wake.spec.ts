@@ -1,7 +1,8 @@
 // A limit changed while a worker waits because that limit held its queue back applies at once, not
 // at the worker's blockTimeout: the change's notice (`<ns>:limits`) wakes the wait whatever held the
 // queue (its concurrency, its rate, its groups' limits). The server's blockTimeout and the rate
-// windows are far beyond the test's waits, so only the notice can end the wait in time.
+// windows are far beyond the test's waits, so only the notice can end the wait in time. A slot freed
+// by an operator's cancel is announced the same way (the cancelled task's worker may announce nothing).
 import type { QueueLimitsUpdate } from '../../lib/core/queue/limits.js';
 import { QueueRig } from '../helpers/queue.js';
 import { deferred, waitFor } from '../helpers/wait.js';
@@ -36,6 +37,30 @@ test.each(cases)('a queue held back by %s: the held task starts at once', async 
     expect(started).toEqual([1]);
     await rig.client.setQueueLimits('q', change);
     await waitFor(() => started.length === 2, 'the held task to start after the change');
+  } finally {
+    release.resolve();
+  }
+});
+
+test("an operator's cancel frees the slot of a task whose handler runs on (a stuck worker): the held task starts at once", async () => {
+  await rig.client.setQueueLimits('q', { concurrency: 1 });
+  const release = deferred();
+  const started: string[] = [];
+  let stuckId = '';
+  const s = rig.server({ queues: ['q'], concurrency: 4, blockTimeout: FAR });
+  // ignores its signal, as a hung handler or a stopped process does: its server announces nothing
+  s.handle('stuck', (t) => ((stuckId = t.id), started.push('stuck'), release.promise));
+  s.handle('quick', () => void started.push('quick'));
+  await s.start();
+  try {
+    await rig.client.enqueue('stuck', {}, { queue: 'q' });
+    await waitFor(() => stuckId !== '', 'the stuck task to start');
+    const held = s.signals.next('held', (d) => d.queue === 'q' && d.limit === 'concurrency');
+    await rig.client.enqueue('quick', {}, { queue: 'q' });
+    await held;
+    await rig.inspector.cancelTask(stuckId);
+    // before: the cancel freed the slot in Redis, but no notice told the waiting worker (it slept its blockTimeout)
+    await waitFor(() => started.includes('quick'), 'the held task to start after the cancel');
   } finally {
     release.resolve();
   }
