@@ -2,7 +2,8 @@
 // at the worker's blockTimeout: the change's notice (`<ns>:limits`) wakes the wait whatever held the
 // queue (its concurrency, its rate, its groups' limits). The server's blockTimeout and the rate
 // windows are far beyond the test's waits, so only the notice can end the wait in time. A slot freed
-// by an operator's cancel is announced the same way (the cancelled task's worker may announce nothing).
+// by an operator's cancel is announced the same way (the cancelled task's worker may announce nothing),
+// and so is one freed by a timeout whose handler runs on (when its failure is written, not when it returns).
 import type { QueueLimitsUpdate } from '../../lib/core/queue/limits.js';
 import { QueueRig } from '../helpers/queue.js';
 import { deferred, waitFor } from '../helpers/wait.js';
@@ -61,6 +62,27 @@ test("an operator's cancel frees the slot of a task whose handler runs on (a stu
     await rig.inspector.cancelTask(stuckId);
     // before: the cancel freed the slot in Redis, but no notice told the waiting worker (it slept its blockTimeout)
     await waitFor(() => started.includes('quick'), 'the held task to start after the cancel');
+  } finally {
+    release.resolve();
+  }
+});
+
+test('a timed-out task whose handler runs on frees its slot when its failure is written: the held task starts then', async () => {
+  await rig.client.setQueueLimits('q', { concurrency: 1 });
+  const release = deferred();
+  const started: string[] = [];
+  const s = rig.server({ queues: ['q'], concurrency: 4, blockTimeout: FAR });
+  s.handle('stuck', () => (started.push('stuck'), release.promise)); // ignores its signal: runs on after its timeout
+  s.handle('quick', () => void started.push('quick'));
+  await s.start();
+  try {
+    const held = s.signals.next('held', (d) => d.queue === 'q' && d.limit === 'concurrency');
+    await rig.client.enqueue('stuck', {}, { queue: 'q', timeout: 1000, maxRetry: 0 });
+    await rig.client.enqueue('quick', {}, { queue: 'q' });
+    await held;
+    // before: the slot was announced when the handler returned (never, here), so the waiting worker slept its blockTimeout
+    await waitFor(() => started.includes('quick'), 'the held task to start after the timeout');
+    expect(started).toEqual(['stuck', 'quick']);
   } finally {
     release.resolve();
   }
