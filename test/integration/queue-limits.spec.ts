@@ -107,7 +107,9 @@ test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing 
   const w1 = await worker('W1', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
   const held = await slow(2, 120_000);
   await waitFor(async () => countBy(await records(), 'start').size === 2, 'W1 to start 2 tasks (both slots)');
-  await worker('W2', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
+  // W2 waits for a slot far longer than the test: only the reclaim's notice of the freed slots wakes it
+  // (before trial 28 the visibility-timeout sweep announced nothing, so W2 slept its blockTimeout)
+  await worker('W2', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1, BLOCK_MS: 120_000 });
   const more = await slow(4, 20);
   w1.kill('SIGSTOP');
   await waitFor(async () => countBy(await records(), 'done').size === 6, 'W2 to run all 6 after the reclaim', 30_000);

@@ -67,9 +67,12 @@ export class Recoverer {
    * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
    * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
    * asked for — so its idle cost does not grow with the number of queues.
+   * @returns the names of the queues where entries left the pending entries list (requeued, dead as
+   * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
-  async recover(sweepAll = true): Promise<void> {
+  async recover(sweepAll = true): Promise<string[]> {
     const o = this.deps.opts;
+    const freed: string[] = [];
     for (const q of this.plan.pick(sweepAll)) {
       let found;
       try {
@@ -80,7 +83,9 @@ export class Recoverer {
       }
       this.groupMissing.delete(q.name);
       await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
+      if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
     }
+    return freed;
   }
 
   /**
