@@ -125,6 +125,27 @@ test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing 
   expect(peak(w2)).toBeLessThanOrEqual(2);
 });
 
+test('a SIGTERMed worker holding the slot puts its task back after its grace and announces the slot: the waiting worker runs it at once', async () => {
+  await client.setQueueLimits('default', { concurrency: 1 });
+  const w1 = await worker('W1', { CONCURRENCY: 10, SHUTDOWN_MS: 2000 });
+  const held = await slow(1, 120_000);
+  await waitFor(async () => countBy(await records(), 'start').size === 1, 'W1 to hold the slot');
+  // W2 is held back by the limit well before W1's grace ends; its blockTimeout is far beyond the test
+  await worker('W2', { CONCURRENCY: 10, SLOW_CAP_MS: 20, BLOCK_MS: 120_000 });
+  const more = await slow(3, 20);
+  w1.kill('SIGTERM');
+  await w1.exited;
+  // before (trial 28): the give-back freed the slot without a notice, and W2 slept its blockTimeout
+  await waitFor(async () => countBy(await records(), 'done').size === 4, 'W2 to run all 4', 20_000);
+  const recs = await records();
+  onceEach(
+    recs,
+    [...held, ...more].map((t) => t.id),
+    new Set(held.map((t) => t.id)),
+  );
+  expect(peak(recs.filter((r) => r.instance === 'W2'))).toBe(1);
+});
+
 test('rate 3 per 1000 ms across 3 workers: no window of 1000 ms (Redis time) with more than 3 hand-outs', async () => {
   await client.setQueueLimits('default', { rate: { max: 3, duration: 1000 } });
   for (const w of ['W1', 'W2', 'W3']) await worker(w, { CONCURRENCY: 10 });

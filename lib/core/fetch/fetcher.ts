@@ -128,6 +128,11 @@ export class Fetcher {
     this.limiter.freed(queues);
   }
 
+  /** Slots of the limits of `queues` were freed by this server's shutdown (its tasks put back): announced now, awaited. */
+  announceGivenBack(queues: Iterable<string>): Promise<void> {
+    return this.limiter.announceGivenBack(queues);
+  }
+
   /** Closes the blocking connection, the readers' and the limiter's, if open: all at once (each QUIT waits ≤ 1 s for a Redis that does not answer). */
   async close(): Promise<void> {
     this.closed = true; // a read that hangs now is not given a new connection (rebuild)

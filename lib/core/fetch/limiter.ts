@@ -135,6 +135,21 @@ export class Limiter {
     for (const q of limited) this.toAnnounce.add(q);
   }
 
+  /**
+   * Announces at once (awaited, not batched) that slots of `queues` were freed by this server's
+   * shutdown, which put its tasks back: workers held back by those queues' limits start them now,
+   * not at their blockTimeout (trial 28). Queues without limits are skipped; a failure is logged.
+   */
+  async announceGivenBack(queues: Iterable<string>): Promise<void> {
+    try {
+      for (const q of queues) if (this.limited.has(q)) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
+    } catch (err) {
+      this.deps.logger.warn(
+        `Could not announce the limit slots freed at shutdown; waiting workers re-check within their block timeout (error=${String(err)})`,
+      );
+    }
+  }
+
   private async announce(): Promise<void> {
     const queues = [...this.toAnnounce];
     this.toAnnounce.clear();

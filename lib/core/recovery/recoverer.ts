@@ -52,6 +52,8 @@ export class Recoverer {
   private readonly plan: SweepPlan<ConsumedQueue>;
   /** Queues found without their consumer group (NOGROUP), warned about once until a sweep finds it again. */
   private readonly groupMissing = new Set<string>();
+  /** Queues this server put entries back into ({@link giveBack}): the shutdown announces their freed limit slots. */
+  readonly givenBack = new Set<string>();
 
   constructor(private readonly deps: RecovererDeps) {
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
@@ -248,6 +250,7 @@ export class Recoverer {
           q.keys,
           entries.map((e) => e.entryId),
         );
+        this.givenBack.add(q.name);
       } catch (err) {
         this.deps.logger.error(
           `Could not put ${entries.length} task(s) back in the queue; they will be reclaimed after the visibility timeout ` +
