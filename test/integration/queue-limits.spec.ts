@@ -14,6 +14,7 @@ import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { countBy, readRecords, type Rec } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait.js';
+import { redisUrl } from '../helpers/redis.js';
 
 jest.setTimeout(90_000);
 
@@ -198,6 +199,29 @@ test('bad limits are refused with a typed error naming the value; clearing the l
   await client.setQueueLimits('default', { concurrency: null, rate: null });
   expect(await client.getQueueLimits('default')).toEqual({});
   expect(await redis.sismember(new GlobalKeys(ns).limited, 'default')).toBe(0);
+});
+
+test('a limit cleared while another is set: both land and the queue stays listed, whatever the interleaving (trial 28)', async () => {
+  const other = new QueueClient({ connection: redisUrl(), namespace: ns }); // another operator, its own connection
+  const limited = new GlobalKeys(ns).limited;
+  try {
+    for (let i = 0; i < 40; i++) {
+      await client.setQueueLimits('default', { concurrency: 2 });
+      // the set starts 0 to 3 round trips after the clear: before, the clear read "nothing left" and then
+      // deleted the hash, so the rate set meanwhile was lost (145 of 200 runs), or unlisted a limited queue
+      const later = async () => {
+        for (let k = 0; k < i % 4; k++) await redis.ping();
+        return other.setQueueLimits('default', { rate: { max: 5, duration: 1000 } });
+      };
+      await Promise.all([client.setQueueLimits('default', { concurrency: null }), later()]);
+      expect(await client.getQueueLimits('default')).toEqual({ rate: { max: 5, duration: 1000 } });
+      expect(await redis.sismember(limited, 'default')).toBe(1);
+      await client.setQueueLimits('default', { rate: null });
+      expect(await redis.sismember(limited, 'default')).toBe(0);
+    }
+  } finally {
+    await other.close();
+  }
 });
 
 test('a limit is at most LIMIT_MAX (1e14): what is set is read back (a group override is JSON written by cjson, 14 digits); a larger one is refused naming it (trial 26)', async () => {
