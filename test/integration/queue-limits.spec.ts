@@ -102,6 +102,26 @@ test('a SIGKILLed worker holding both slots frees them by liveness, long before 
   for (const r of recs.filter((x) => x.phase === 'done')) expect(r.t - killedAt).toBeLessThan(DEFAULTS.visibilityTimeoutMs);
 });
 
+test("a dead worker's task that becomes poison at its reclaim frees its slot, announced: a worker waiting for the slot runs the rest", async () => {
+  await client.setQueueLimits('default', { concurrency: 1 });
+  const env = { CONCURRENCY: 10, MAX_DELIVERIES: 1 };
+  const w1 = await worker('W1', env);
+  const [bad] = await slow(1, 120_000);
+  await waitFor(async () => countBy(await records(), 'start').size === 1, 'W1 to start the task');
+  w1.kill('SIGKILL');
+  const w3 = await worker('W3', env); // reclaims it from W1 (its first crash) and runs it
+  await waitFor(async () => (await records()).some((r) => r.id === bad.id && r.instance === 'W3'), 'W3 to run it again', 20_000);
+  // W2 waits for the slot far longer than the test: only a notice can wake it
+  await worker('W2', { ...env, SLOW_CAP_MS: 20, BLOCK_MS: 120_000 });
+  const more = await slow(2, 20);
+  w3.kill('SIGKILL');
+  // W2 reclaims it from W3: a second crash, dead as poison, its slot freed by the dead-lettering (before,
+  // trial 28: only a requeued task's slot was announced, so W2 slept its blockTimeout)
+  await waitFor(async () => countBy(await records(), 'done').size === 2, 'W2 to run the other two', 20_000);
+  expect(await redis.zscore(keys.dead, bad.id)).not.toBeNull();
+  expect(more).toHaveLength(2);
+});
+
 test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing else starts before the reclaim', async () => {
   const vis = 5000;
   await client.setQueueLimits('default', { concurrency: 2 });

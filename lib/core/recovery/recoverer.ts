@@ -110,7 +110,9 @@ export class Recoverer {
   /**
    * Reclaims at once every entry consumer `from` holds in this server's queues (reclaim-consumer.lua,
    * 100 at a time): a server found dead by its liveness, or this server's own previous process.
-   * @returns how many tasks went back to their queue (poison and lost ones not counted).
+   * @returns how many of its entries were taken: back in their queue, dead as poison or reported lost
+   * (each frees a slot of its queue's fleet-wide limits; before trial 28 poison and lost ones were not
+   * counted, so their freed slots were not announced).
    * @throws the first Redis error (the caller tries again on its next tick).
    */
   async reclaimFrom(from: string, why: string): Promise<number> {
@@ -125,7 +127,7 @@ export class Recoverer {
           counterTtlMs: DEFAULTS.counterTtlMs,
         });
         await this.handle(q, r.requeued, r.poison, r.lost, why);
-        total += r.requeued.length;
+        total += r.requeued.length + r.poison.length + r.lost.length;
         more = r.more;
       }
     }
