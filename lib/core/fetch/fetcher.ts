@@ -60,6 +60,7 @@ export class Fetcher {
       client,
       globalKeys,
       queues,
+      strictPriority: deps.opts.strictPriority,
       consumer,
       loops,
       logger,

@@ -3,18 +3,21 @@ import type { Signals } from '../runtime/signals.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { engineTime } from '../runtime/time.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
-import { fetchLimitedScript } from '../redis/commands/limits.js';
+import { fetchLimitedScript, type LimitedFetch } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 import { SlotWaits, type BlockOn } from './slot-waits.js';
+import { QueuePicker } from './picker.js';
 
 /** What the limiter needs from the server. */
 export interface LimiterDeps {
   readonly client: RedisClient;
   readonly globalKeys: GlobalKeys;
   readonly queues: readonly ConsumedQueue[];
+  /** Serve the queues in their order (strict priority), not by weight. */
+  readonly strictPriority: boolean;
   readonly consumer: Consumer;
   readonly loops: Loops;
   readonly logger: ChronosLogger;
@@ -74,7 +77,12 @@ export class Limiter {
   /** On a cluster, the blocking reads of a wait whose streams span several slots (opened at the first such wait). */
   private slotWaits?: SlotWaits;
 
-  constructor(private readonly deps: LimiterDeps) {}
+  /** Splits a fetch's free slots by weight (no strict priority); it is told nothing, so every open queue gets its share. */
+  private readonly picker?: QueuePicker<ConsumedQueue>;
+
+  constructor(private readonly deps: LimiterDeps) {
+    if (!deps.strictPriority) this.picker = new QueuePicker(deps.queues, false);
+  }
 
   /** True when one of `open` has limits (the fetch goes through {@link read}). */
   any(open: readonly ConsumedQueue[]): boolean {
@@ -166,6 +174,18 @@ export class Limiter {
     }
   }
 
+  /**
+   * Without strict priority and with several queues, the share of `count` of each of `open` by weight
+   * (smooth weighted round-robin, its credits kept across fetches: {@link QueuePicker}); undefined
+   * otherwise (the queues are fetched in their order, each taking what is left).
+   */
+  private shares(open: readonly ConsumedQueue[], count: number): Map<ConsumedQueue, number> | undefined {
+    if (!this.picker || open.length < 2) return undefined;
+    const shares = new Map<ConsumedQueue, number>();
+    for (const read of this.picker.plan(open, count)) for (const q of read.queues) shares.set(q, read.count);
+    return shares;
+  }
+
   private wake(): void {
     this.idle = undefined;
     const w = this.wakeWait;
@@ -174,8 +194,10 @@ export class Limiter {
   }
 
   /**
-   * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue in
-   * order until `count` is reached; when nothing came, waits as the class says and returns [].
+   * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue, for
+   * its share of `count` by weight (with strict priority, or one queue: in order, each what is left),
+   * then what is left to the queues that may have more, in order; when nothing came, waits as the
+   * class says and returns [].
    */
   async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient, blockMs: number): Promise<Fetched[]> {
     const idle = this.idle;
@@ -195,12 +217,33 @@ export class Limiter {
     const held: [string, 'concurrency' | 'rate' | 'group'][] = [];
     this.heldBack.clear();
     this.rateHeld.clear();
-    for (const q of open) {
-      if (got.length >= count) break;
-      const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length, 2 * blockMs);
+    const results = new Map<ConsumedQueue, LimitedFetch>();
+    const fetchOne = async (q: ConsumedQueue, n: number): Promise<void> => {
+      const r = await fetchLimitedScript(client, q.keys, consumer.name, n, 2 * blockMs);
+      results.set(q, r);
+      for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
+    };
+    const shares = this.shares(open, count);
+    if (shares) {
+      // weighted: each queue its share of the free slots, as the plain fetch splits them (trial 28: in queue order,
+      // a grouped queue of weight 1 listed first took every slot from one of weight 6); what a queue could not
+      // use (held back by its limits, fewer waiting) goes to the queues that may have more, in order
+      for (const [q, n] of shares) await fetchOne(q, n);
+      for (const q of open) {
+        if (got.length >= count) break;
+        const r = results.get(q);
+        if (r && r.state !== 'again' && r.entries.length < (shares.get(q) ?? 0)) continue; // it gave what it could
+        await fetchOne(q, count - got.length);
+      }
+    } else {
+      for (const q of open) {
+        if (got.length >= count) break;
+        await fetchOne(q, count - got.length);
+      }
+    }
+    for (const [q, r] of results) {
       if (r.waited) this.waitedOn.add(q.name);
       else this.waitedOn.delete(q.name);
-      for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
       if (r.state === 'concurrency') {
         this.heldBack.add(q.name);
         held.push([q.name, 'concurrency']);
