@@ -59,6 +59,25 @@ test('a group with 10 tasks behind another with 200 runs within a few tasks, not
   expect(small).toEqual(Array.from({ length: 10 }, (_, i) => 5 + i));
 });
 
+test('groups that each get one task (a group per order) leave at most GROUPS.idleMax remembered turns behind', async () => {
+  // before (trial 28): no served turn ever passed the floor, so each group's turn stayed in groups-idle for good
+  const n = GROUPS.idleMax + 500;
+  for (let i = 0; i < n; i += 1000)
+    await rig.client.enqueueBulk(
+      Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({
+        type: 't',
+        payload: {},
+        options: { queue: 'g', group: `order:${i + j}` },
+      })),
+    );
+  let done = 0;
+  const s = rig.server({ queues: ['g'], concurrency: 50 });
+  s.handle('t', () => void done++);
+  await s.start();
+  await waitFor(() => done === n, `all ${n} tasks`, 60_000);
+  expect(await rig.client.redis.zcard(new QueueKeys(rig.namespace, 'g').groupsIdle)).toBeLessThanOrEqual(GROUPS.idleMax);
+});
+
 test('ungrouped tasks of a grouped queue go first; grouped retries and delayed tasks return to their group', async () => {
   const seen: Task[] = [];
   const done = deferred();

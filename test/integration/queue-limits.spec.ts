@@ -14,6 +14,7 @@ import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
 import { countBy, readRecords, type Rec } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait.js';
+import { redisUrl } from '../helpers/redis.js';
 
 jest.setTimeout(90_000);
 
@@ -101,13 +102,35 @@ test('a SIGKILLed worker holding both slots frees them by liveness, long before 
   for (const r of recs.filter((x) => x.phase === 'done')) expect(r.t - killedAt).toBeLessThan(DEFAULTS.visibilityTimeoutMs);
 });
 
+test("a dead worker's task that becomes poison at its reclaim frees its slot, announced: a worker waiting for the slot runs the rest", async () => {
+  await client.setQueueLimits('default', { concurrency: 1 });
+  const env = { CONCURRENCY: 10, MAX_DELIVERIES: 1 };
+  const w1 = await worker('W1', env);
+  const [bad] = await slow(1, 120_000);
+  await waitFor(async () => countBy(await records(), 'start').size === 1, 'W1 to start the task');
+  w1.kill('SIGKILL');
+  const w3 = await worker('W3', env); // reclaims it from W1 (its first crash) and runs it
+  await waitFor(async () => (await records()).some((r) => r.id === bad.id && r.instance === 'W3'), 'W3 to run it again', 20_000);
+  // W2 waits for the slot far longer than the test: only a notice can wake it
+  await worker('W2', { ...env, SLOW_CAP_MS: 20, BLOCK_MS: 120_000 });
+  const more = await slow(2, 20);
+  w3.kill('SIGKILL');
+  // W2 reclaims it from W3: a second crash, dead as poison, its slot freed by the dead-lettering (before,
+  // trial 28: only a requeued task's slot was announced, so W2 slept its blockTimeout)
+  await waitFor(async () => countBy(await records(), 'done').size === 2, 'W2 to run the other two', 20_000);
+  expect(await redis.zscore(keys.dead, bad.id)).not.toBeNull();
+  expect(more).toHaveLength(2);
+});
+
 test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing else starts before the reclaim', async () => {
   const vis = 5000;
   await client.setQueueLimits('default', { concurrency: 2 });
   const w1 = await worker('W1', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
   const held = await slow(2, 120_000);
   await waitFor(async () => countBy(await records(), 'start').size === 2, 'W1 to start 2 tasks (both slots)');
-  await worker('W2', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1 });
+  // W2 waits for a slot far longer than the test: only the reclaim's notice of the freed slots wakes it
+  // (before trial 28 the visibility-timeout sweep announced nothing, so W2 slept its blockTimeout)
+  await worker('W2', { CONCURRENCY: 10, VISIBILITY_MS: vis, SLOW_CAP_MS: 20, CAP_AFTER_FIRST: 1, BLOCK_MS: 120_000 });
   const more = await slow(4, 20);
   w1.kill('SIGSTOP');
   await waitFor(async () => countBy(await records(), 'done').size === 6, 'W2 to run all 6 after the reclaim', 30_000);
@@ -121,6 +144,27 @@ test('a SIGSTOPped worker keeps its slots until its visibility timeout: nothing 
     new Set(held.map((t) => t.id)),
   );
   expect(peak(w2)).toBeLessThanOrEqual(2);
+});
+
+test('a SIGTERMed worker holding the slot puts its task back after its grace and announces the slot: the waiting worker runs it at once', async () => {
+  await client.setQueueLimits('default', { concurrency: 1 });
+  const w1 = await worker('W1', { CONCURRENCY: 10, SHUTDOWN_MS: 2000 });
+  const held = await slow(1, 120_000);
+  await waitFor(async () => countBy(await records(), 'start').size === 1, 'W1 to hold the slot');
+  // W2 is held back by the limit well before W1's grace ends; its blockTimeout is far beyond the test
+  await worker('W2', { CONCURRENCY: 10, SLOW_CAP_MS: 20, BLOCK_MS: 120_000 });
+  const more = await slow(3, 20);
+  w1.kill('SIGTERM');
+  await w1.exited;
+  // before (trial 28): the give-back freed the slot without a notice, and W2 slept its blockTimeout
+  await waitFor(async () => countBy(await records(), 'done').size === 4, 'W2 to run all 4', 20_000);
+  const recs = await records();
+  onceEach(
+    recs,
+    [...held, ...more].map((t) => t.id),
+    new Set(held.map((t) => t.id)),
+  );
+  expect(peak(recs.filter((r) => r.instance === 'W2'))).toBe(1);
 });
 
 test('rate 3 per 1000 ms across 3 workers: no window of 1000 ms (Redis time) with more than 3 hand-outs', async () => {
@@ -175,6 +219,29 @@ test('bad limits are refused with a typed error naming the value; clearing the l
   await client.setQueueLimits('default', { concurrency: null, rate: null });
   expect(await client.getQueueLimits('default')).toEqual({});
   expect(await redis.sismember(new GlobalKeys(ns).limited, 'default')).toBe(0);
+});
+
+test('a limit cleared while another is set: both land and the queue stays listed, whatever the interleaving (trial 28)', async () => {
+  const other = new QueueClient({ connection: redisUrl(), namespace: ns }); // another operator, its own connection
+  const limited = new GlobalKeys(ns).limited;
+  try {
+    for (let i = 0; i < 40; i++) {
+      await client.setQueueLimits('default', { concurrency: 2 });
+      // the set starts 0 to 3 round trips after the clear: before, the clear read "nothing left" and then
+      // deleted the hash, so the rate set meanwhile was lost (145 of 200 runs), or unlisted a limited queue
+      const later = async () => {
+        for (let k = 0; k < i % 4; k++) await redis.ping();
+        return other.setQueueLimits('default', { rate: { max: 5, duration: 1000 } });
+      };
+      await Promise.all([client.setQueueLimits('default', { concurrency: null }), later()]);
+      expect(await client.getQueueLimits('default')).toEqual({ rate: { max: 5, duration: 1000 } });
+      expect(await redis.sismember(limited, 'default')).toBe(1);
+      await client.setQueueLimits('default', { rate: null });
+      expect(await redis.sismember(limited, 'default')).toBe(0);
+    }
+  } finally {
+    await other.close();
+  }
 });
 
 test('a limit is at most LIMIT_MAX (1e14): what is set is read back (a group override is JSON written by cjson, 14 digits); a larger one is refused naming it (trial 26)', async () => {

@@ -200,7 +200,9 @@ export async function runAllTasks(
  * `cancelled`, last error `TaskCancelledError: …`, its markers released), then `PUBLISH`es a notice
  * on `<ns>:cancel`; the server running it (see worker/cancel-listener.ts) aborts its `signal` with a
  * {@link TaskCancelledError}. The handler's later outcome is ignored (its entry is gone), so the
- * task is never retried. Cost: finding it (the pending entries list), the script, one PUBLISH.
+ * task is never retried. On a queue with fleet-wide limits or groups, the freed slot is announced on
+ * `<ns>:limits` too (a worker held back by the limits starts the next task at once). Cost: finding it
+ * (the pending entries list), the script, one PUBLISH (on a limited queue, a SISMEMBER and a second PUBLISH).
  * @throws TaskNotFoundError when the task is not active (in any queue, without `queue`).
  */
 export async function cancelTask(ctx: InspectorContext, id: string, queue?: string, actor?: string): Promise<ActResult> {
@@ -235,5 +237,9 @@ export async function cancelTask(ctx: InspectorContext, id: string, queue?: stri
   });
   if (failedAt === undefined) throw new TaskNotFoundError(q, id, 'active'); // it finished meanwhile
   await ctx.client.publish(ctx.global.cancelChannel, JSON.stringify({ queue: q, entryId: row.info.entryId, taskId: id, actor: who }));
+  // the slot it held is free now: announced as a worker announces the slots it frees, so that a worker held
+  // back by the queue's limits starts the next task at once; the task's own worker may be stuck or stopped,
+  // or its handler may run on after the abort, and would announce nothing (trial 28)
+  if ((await ctx.client.sismember(ctx.global.limited, q)) === 1) await ctx.client.publish(ctx.global.limitsChannel, q);
   return emitted(ctx, 'task.cancel', q, actor, result([id]), id);
 }

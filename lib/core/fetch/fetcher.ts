@@ -60,10 +60,12 @@ export class Fetcher {
       client,
       globalKeys,
       queues,
+      strictPriority: deps.opts.strictPriority,
       consumer,
       loops,
       logger,
       events,
+      signals: deps.runtime.signals,
       flushAcks,
       writeAcksOn,
       unblock: () => this.unblock(),
@@ -125,6 +127,11 @@ export class Fetcher {
   /** Slots of the limits of `queues` were freed by a reclaim (a dead worker's tasks): announced to waiting workers. */
   freed(queues: readonly string[]): void {
     this.limiter.freed(queues);
+  }
+
+  /** Slots of the limits of `queues` were freed by this server's shutdown (its tasks put back): announced now, awaited. */
+  announceGivenBack(queues: Iterable<string>): Promise<void> {
+    return this.limiter.announceGivenBack(queues);
   }
 
   /** Closes the blocking connection, the readers' and the limiter's, if open: all at once (each QUIT waits ≤ 1 s for a Redis that does not answer). */

@@ -1,24 +1,30 @@
 import type { EventBus } from '../runtime/events.js';
+import type { Signals } from '../runtime/signals.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { engineTime } from '../runtime/time.js';
 import { isCluster, keySlot } from '../redis/cluster.js';
-import { fetchLimitedScript } from '../redis/commands/limits.js';
+import { fetchLimitedScript, type LimitedFetch } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import { type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 import { SlotWaits, type BlockOn } from './slot-waits.js';
+import { QueuePicker } from './picker.js';
 
 /** What the limiter needs from the server. */
 export interface LimiterDeps {
   readonly client: RedisClient;
   readonly globalKeys: GlobalKeys;
   readonly queues: readonly ConsumedQueue[];
+  /** Serve the queues in their order (strict priority), not by weight. */
+  readonly strictPriority: boolean;
   readonly consumer: Consumer;
   readonly loops: Loops;
   readonly logger: ChronosLogger;
   /** Where `queue.limited` events go (the time a fetch waited because a limit held a queue back). */
   readonly events?: EventBus;
+  /** Where the `held` test signal goes (a fetch held back by a limit is about to wait). */
+  readonly signals?: Signals;
   /** Writes the acks batched so far and waits for them (a freed slot is announced only once its release is in Redis). */
   readonly flushAcks: () => Promise<void>;
   /** Writes the acks batched so far on `via` without waiting for them (what is sent next on `via` runs after them). */
@@ -49,6 +55,14 @@ export class Limiter {
   private closed = false;
   /** Queues held back by their concurrency limit at the last fetch: a notice for one of them wakes the wait. */
   private readonly heldBack = new Set<string>();
+  /**
+   * Queues held back by their `rate` limit at the last fetch: a notice for one of them (its limits
+   * changed: a raised or cleared rate) wakes the wait, which would otherwise last until the rate
+   * allowed the next start or `blockTimeout` (trial 28: a rate cleared while a task waited an hour's
+   * window started it only at the worker's blockTimeout). A notice of a freed slot of such a queue
+   * wakes it too: one more fetch, held back again while the window is full.
+   */
+  private readonly rateHeld = new Set<string>();
   private wakeWait?: () => void;
   /** Queues whose freed slots are to be announced at the end of this event-loop turn. */
   private readonly toAnnounce = new Set<string>();
@@ -63,7 +77,12 @@ export class Limiter {
   /** On a cluster, the blocking reads of a wait whose streams span several slots (opened at the first such wait). */
   private slotWaits?: SlotWaits;
 
-  constructor(private readonly deps: LimiterDeps) {}
+  /** Splits a fetch's free slots by weight (no strict priority); it is told nothing, so every open queue gets its share. */
+  private readonly picker?: QueuePicker<ConsumedQueue>;
+
+  constructor(private readonly deps: LimiterDeps) {
+    if (!deps.strictPriority) this.picker = new QueuePicker(deps.queues, false);
+  }
 
   /** True when one of `open` has limits (the fetch goes through {@link read}). */
   any(open: readonly ConsumedQueue[]): boolean {
@@ -83,7 +102,7 @@ export class Limiter {
       const known = this.limited.has(queue);
       this.limited.add(queue);
       if (!known) void this.deps.unblock(); // newly limited: end the plain blocking read
-      if (!known || this.heldBack.has(queue)) this.wake();
+      if (!known || this.heldBack.has(queue) || this.rateHeld.has(queue)) this.wake();
     });
     await this.sub.subscribe(channel);
     await this.refresh();
@@ -124,6 +143,21 @@ export class Limiter {
     for (const q of limited) this.toAnnounce.add(q);
   }
 
+  /**
+   * Announces at once (awaited, not batched) that slots of `queues` were freed by this server's
+   * shutdown, which put its tasks back: workers held back by those queues' limits start them now,
+   * not at their blockTimeout (trial 28). Queues without limits are skipped; a failure is logged.
+   */
+  async announceGivenBack(queues: Iterable<string>): Promise<void> {
+    try {
+      for (const q of queues) if (this.limited.has(q)) await this.deps.client.publish(this.deps.globalKeys.limitsChannel, q);
+    } catch (err) {
+      this.deps.logger.warn(
+        `Could not announce the limit slots freed at shutdown; waiting workers re-check within their block timeout (error=${String(err)})`,
+      );
+    }
+  }
+
   private async announce(): Promise<void> {
     const queues = [...this.toAnnounce];
     this.toAnnounce.clear();
@@ -140,6 +174,18 @@ export class Limiter {
     }
   }
 
+  /**
+   * Without strict priority and with several queues, the share of `count` of each of `open` by weight
+   * (smooth weighted round-robin, its credits kept across fetches: {@link QueuePicker}); undefined
+   * otherwise (the queues are fetched in their order, each taking what is left).
+   */
+  private shares(open: readonly ConsumedQueue[], count: number): Map<ConsumedQueue, number> | undefined {
+    if (!this.picker || open.length < 2) return undefined;
+    const shares = new Map<ConsumedQueue, number>();
+    for (const read of this.picker.plan(open, count)) for (const q of read.queues) shares.set(q, read.count);
+    return shares;
+  }
+
   private wake(): void {
     this.idle = undefined;
     const w = this.wakeWait;
@@ -148,8 +194,10 @@ export class Limiter {
   }
 
   /**
-   * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue in
-   * order until `count` is reached; when nothing came, waits as the class says and returns [].
+   * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue, for
+   * its share of `count` by weight (with strict priority, or one queue: in order, each what is left),
+   * then what is left to the queues that may have more, in order; when nothing came, waits as the
+   * class says and returns [].
    */
   async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient, blockMs: number): Promise<Fetched[]> {
     const idle = this.idle;
@@ -168,16 +216,39 @@ export class Limiter {
     /** The queues a limit held back in this fetch, and by which (for `queue.limited`). */
     const held: [string, 'concurrency' | 'rate' | 'group'][] = [];
     this.heldBack.clear();
-    for (const q of open) {
-      if (got.length >= count) break;
-      const r = await fetchLimitedScript(client, q.keys, consumer.name, count - got.length, 2 * blockMs);
+    this.rateHeld.clear();
+    const results = new Map<ConsumedQueue, LimitedFetch>();
+    const fetchOne = async (q: ConsumedQueue, n: number): Promise<void> => {
+      const r = await fetchLimitedScript(client, q.keys, consumer.name, n, 2 * blockMs);
+      results.set(q, r);
+      for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
+    };
+    const shares = this.shares(open, count);
+    if (shares) {
+      // weighted: each queue its share of the free slots, as the plain fetch splits them (trial 28: in queue order,
+      // a grouped queue of weight 1 listed first took every slot from one of weight 6); what a queue could not
+      // use (held back by its limits, fewer waiting) goes to the queues that may have more, in order
+      for (const [q, n] of shares) await fetchOne(q, n);
+      for (const q of open) {
+        if (got.length >= count) break;
+        const r = results.get(q);
+        if (r && r.state !== 'again' && r.entries.length < (shares.get(q) ?? 0)) continue; // it gave what it could
+        await fetchOne(q, count - got.length);
+      }
+    } else {
+      for (const q of open) {
+        if (got.length >= count) break;
+        await fetchOne(q, count - got.length);
+      }
+    }
+    for (const [q, r] of results) {
       if (r.waited) this.waitedOn.add(q.name);
       else this.waitedOn.delete(q.name);
-      for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
       if (r.state === 'concurrency') {
         this.heldBack.add(q.name);
         held.push([q.name, 'concurrency']);
       } else if (r.state === 'rate') {
+        this.rateHeld.add(q.name);
         rateWaitMs = Math.min(rateWaitMs, r.waitMs);
         held.push([q.name, 'rate']);
       } else if (r.state === 'again') again = true;
@@ -194,6 +265,8 @@ export class Limiter {
       }
     }
     if (got.length > 0 || again) return got;
+    const signals = this.deps.signals;
+    if (signals?.active) for (const [queue, limit] of held) signals.emit('held', { queue, limit });
     const waitFrom = engineTime.now();
     const ended = await this.wait(blockOn, rateWaitMs, blocking, blockMs);
     const events = this.deps.events;

@@ -78,6 +78,8 @@ export class Slots implements RunOwner {
    */
   private readonly groups = new Map<number, { timer: InstantTimer; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
+  /** Runs whose freed fleet-wide slot was announced while their handler ran on ({@link recorded}): not again at their finish. */
+  private readonly announced = new WeakSet<TaskRun>();
 
   constructor(private readonly deps: SlotsDeps) {}
 
@@ -334,6 +336,17 @@ export class Slots implements RunOwner {
     this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
-    this.finishReserved(run.queue);
+    this.finishReserved(this.announced.has(run) ? undefined : run.queue);
+  }
+
+  /**
+   * A run's outcome is recorded while its handler runs on: its fleet-wide slot (its pending entry, its
+   * group's slot) is free now and is announced now, not when the handler returns (trial 28: a timed-out
+   * handler that ignored its signal held workers waiting for the queue's limit until their
+   * blockTimeout). This server's own slot stays taken until {@link finish}. @internal the executor's call ({@link RunOwner}).
+   */
+  recorded(run: TaskRun): void {
+    this.announced.add(run);
+    this.deps.released?.(run.queue);
   }
 }

@@ -2,7 +2,7 @@ import { InvalidOptionsError } from '../runtime/errors.js';
 import { show } from '../runtime/options.js';
 import { GlobalKeys, QueueKeys, isGroupName, isValidName } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
-import { setGroupLimitsScript, type GroupLimitsChange } from '../redis/commands/limits.js';
+import { setGroupLimitsScript, setLimitsScript, type GroupLimitsChange } from '../redis/commands/limits.js';
 
 /**
  * A queue's fleet-wide limits, stored in Redis (the queue's `limits` hash, and `group-limits` for the
@@ -152,7 +152,9 @@ interface StoredOverride {
  * Sets (or with `null` clears) limits of `queue`: writes its `limits` hash and its groups'
  * overrides, lists the queue in the namespace's `limited` set (or drops it when no limit is left and
  * it has no groups), makes every group held back by a limit due for a look (a raised limit applies at
- * once) and publishes a notice so every worker applies the change at once.
+ * once) and publishes a notice so every worker applies the change at once. Changes of one queue made
+ * at once (two operators, a replica's boot) all land, each limit as last written; none is lost to the
+ * clearing of another (set-limits.lua).
  * @throws InvalidOptionsError naming the option and the value.
  * @returns the queue's limits after the change.
  */
@@ -166,15 +168,15 @@ export async function setQueueLimits(
   if (problems.length > 0) throw new InvalidOptionsError(problems, 'queue limits');
   const keys = new QueueKeys(namespace, queue);
   const g = new GlobalKeys(namespace);
-  const set: (string | number)[] = [];
+  const set: [string, number][] = [];
   const del: string[] = [];
   const int = (field: string, v: number | null | undefined) => {
     if (v === null) del.push(field);
-    else if (v !== undefined) set.push(field, v);
+    else if (v !== undefined) set.push([field, v]);
   };
   const rate = (max: string, ms: string, v: RateLimit | null | undefined) => {
     if (v === null) del.push(max, ms);
-    else if (v !== undefined) set.push(max, v.max, ms, v.duration);
+    else if (v !== undefined) set.push([max, v.max], [ms, v.duration]);
   };
   int('concurrency', limits.concurrency);
   rate('rateMax', 'rateMs', limits.rate);
@@ -190,15 +192,15 @@ export async function setQueueLimits(
     });
     await setGroupLimitsScript(client, keys, changes);
   }
-  if (set.length > 0) await client.hset(keys.limits, ...set);
-  if (del.length > 0) await client.hdel(keys.limits, ...del);
-  const now = await getQueueLimits(client, namespace, queue);
-  const any = Object.keys(now).length > 0;
-  if (any) await client.sadd(g.limited, queue);
-  else if ((await client.hget(keys.limits, 'grouped')) !== '1') {
+  // the hash is written, and deleted when nothing is left, in one step (set-limits.lua); the `limited` set
+  // is in another slot: a queue unlisted here while another change stored a limit (or the first grouped
+  // task came) is listed again by the look that follows, so no concurrent change is lost (trial 28)
+  if (await setLimitsScript(client, keys, set, del)) await client.sadd(g.limited, queue);
+  else {
     await client.srem(g.limited, queue);
-    await client.del(keys.limits); // its bookkeeping (waitingUntil) too
+    if (await setLimitsScript(client, keys, [], [])) await client.sadd(g.limited, queue);
   }
+  const now = await getQueueLimits(client, namespace, queue);
   // groups held back by a limit look again at once (a raised or cleared limit lets them start)
   if (limits.groupConcurrency !== undefined || limits.groupRate !== undefined || limits.groups !== undefined)
     await client.zunionstore(keys.groupsParked, 1, keys.groupsParked, 'WEIGHTS', 0);

@@ -52,6 +52,8 @@ export class Recoverer {
   private readonly plan: SweepPlan<ConsumedQueue>;
   /** Queues found without their consumer group (NOGROUP), warned about once until a sweep finds it again. */
   private readonly groupMissing = new Set<string>();
+  /** Queues this server put entries back into ({@link giveBack}): the shutdown announces their freed limit slots. */
+  readonly givenBack = new Set<string>();
 
   constructor(private readonly deps: RecovererDeps) {
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
@@ -67,9 +69,12 @@ export class Recoverer {
    * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
    * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
    * asked for — so its idle cost does not grow with the number of queues.
+   * @returns the names of the queues where entries left the pending entries list (requeued, dead as
+   * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
-  async recover(sweepAll = true): Promise<void> {
+  async recover(sweepAll = true): Promise<string[]> {
     const o = this.deps.opts;
+    const freed: string[] = [];
     for (const q of this.plan.pick(sweepAll)) {
       let found;
       try {
@@ -80,7 +85,9 @@ export class Recoverer {
       }
       this.groupMissing.delete(q.name);
       await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
+      if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
     }
+    return freed;
   }
 
   /**
@@ -103,7 +110,9 @@ export class Recoverer {
   /**
    * Reclaims at once every entry consumer `from` holds in this server's queues (reclaim-consumer.lua,
    * 100 at a time): a server found dead by its liveness, or this server's own previous process.
-   * @returns how many tasks went back to their queue (poison and lost ones not counted).
+   * @returns how many of its entries were taken: back in their queue, dead as poison or reported lost
+   * (each frees a slot of its queue's fleet-wide limits; before trial 28 poison and lost ones were not
+   * counted, so their freed slots were not announced).
    * @throws the first Redis error (the caller tries again on its next tick).
    */
   async reclaimFrom(from: string, why: string): Promise<number> {
@@ -118,7 +127,7 @@ export class Recoverer {
           counterTtlMs: DEFAULTS.counterTtlMs,
         });
         await this.handle(q, r.requeued, r.poison, r.lost, why);
-        total += r.requeued.length;
+        total += r.requeued.length + r.poison.length + r.lost.length;
         more = r.more;
       }
     }
@@ -243,6 +252,7 @@ export class Recoverer {
           q.keys,
           entries.map((e) => e.entryId),
         );
+        this.givenBack.add(q.name);
       } catch (err) {
         this.deps.logger.error(
           `Could not put ${entries.length} task(s) back in the queue; they will be reclaimed after the visibility timeout ` +

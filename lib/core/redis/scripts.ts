@@ -54,6 +54,7 @@ export const SCRIPT_NAMES = [
   'fence-schedules',
   'fetch-limited',
   'set-group-limits',
+  'set-limits',
   'sample-queue',
 ] as const;
 

@@ -1,5 +1,5 @@
 /**
- * Test signals (as River's): a part announces a moment of its work — a fetch delivered, a forward
+ * Test signals (as River's): a part announces a moment of its work — a fetch delivered or held back by a limit, a forward
  * round moved tasks, entries were reclaimed, a firing tick began or ended, triggers were fired —
  * and a test awaits it instead of polling. A typed hub; it costs one property read per moment when
  * nobody listens (parts check {@link Signals.active} before building a detail).
@@ -9,6 +9,8 @@
 export interface SignalMap {
   /** The fetch loop delivered a read's entries into the slot table (`count` > 0). */
   fetched: { count: number };
+  /** A fetch found nothing to hand out because `limit` of `queue` held its tasks back; the worker waits now (a notice, a new task, the rate's instant or its blockTimeout ends the wait). */
+  held: { queue: string; limit: 'concurrency' | 'rate' | 'group' };
   /** A forward round (or sweep) moved due delayed/retry tasks into their streams (`moved` > 0). */
   forwarded: { moved: number };
   /** The entries of a server whose process is gone were reclaimed (`count` of them, maybe 0). */

@@ -41,6 +41,12 @@ const NO_MARKERS: readonly string[] = Object.freeze([]);
 /** Told when a run's outcome is recorded (or the run was abandoned): the slot table, one object for every run (no closure per task). */
 export interface RunOwner {
   finish(run: TaskRun): void;
+  /**
+   * The run's outcome is recorded while its handler runs on (it went on after its timeout's or a
+   * cancel's abort): the fleet-wide slot its entry held is free now (retried, dead), its server slot
+   * only at {@link finish}, when the handler returns.
+   */
+  recorded(run: TaskRun): void;
 }
 
 /** One attempt being run: what settling it needs (one object per task instead of closures). */
@@ -165,6 +171,7 @@ export class Executor {
   private done(a: Attempt): void {
     a.recorded = true;
     if (!a.running) a.owner.finish(a.run);
+    else if (!a.run.abandoned) a.owner.recorded(a.run);
   }
 
   /** An attempt's timeout elapsed: its signal aborts and it fails with a TaskTimeoutError. */

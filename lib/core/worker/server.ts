@@ -371,6 +371,7 @@ export class ChronosServer {
     await this.acker.flush();
     this.acker.stop();
     await this.recoverer.releaseOwnPending();
+    await this.fetcher.announceGivenBack(this.recoverer.givenBack); // workers held back by a limit start them at once
     await this.liveness.close();
     await this.heartbeat.remove();
   }

@@ -182,7 +182,10 @@ export function workerServices(p: WorkerParts): Service[] {
     ),
     // not during the reconnect grace (liveness.settling): an entry's idle time then counts the outage, while its holder reconnects
     every('recover', opts.recoverInterval, 'Recovering idle tasks', async () => {
-      if (!liveness.settling) await recoverer.recover(sweepAll);
+      if (liveness.settling) return;
+      const freed = await recoverer.recover(sweepAll);
+      // slots of fleet-wide limits freed (a stopped worker's tasks reclaimed): tell waiting workers, as a reclaim by liveness does (trial 28)
+      if (freed.length > 0) fetcher.freed(freed);
     }),
     every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),

@@ -73,8 +73,26 @@ export async function setGroupLimitsScript(client: RedisClient, keys: QueueKeys,
   return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits], a);
 }
 
+/**
+ * Sets the fields `set` (field → integer) and deletes the fields `del` of a queue's limits hash in one
+ * step (set-limits.lua); with no limit, group override or groups left, the hash is deleted too.
+ * @returns true when the queue still has a limit, a group override or groups (it belongs in the `limited` set).
+ */
+export async function setLimitsScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  set: readonly (readonly [string, number])[],
+  del: readonly string[],
+): Promise<boolean> {
+  const a: (string | number)[] = [set.length];
+  for (const [field, value] of set) a.push(field, value);
+  a.push(...del);
+  return (await runScript<number>(client, 'set-limits', [keys.limits], a)) === 1;
+}
+
 /** The wrapper of each script of this area (the registry in index.ts). */
 export const LIMITS_SCRIPTS = {
   'fetch-limited': fetchLimitedScript,
   'set-group-limits': setGroupLimitsScript,
+  'set-limits': setLimitsScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;

@@ -11,8 +11,9 @@
 --   turn later while tasks wait in it, else leaves it with its next turn remembered.
 -- groupPark(P, g, turn, at) takes g out of the round until `at` (epoch ms), its turn remembered.
 -- groupUnpark(P, g, vt) ends g's hold: back in the round when tasks wait in it.
--- groupTrim(P, vt) forgets remembered turns too old to matter (before vt - GROUPS.catchUp).
-local GROUPS = { catchUp = 10, absorbMax = 1000, recheckMs = 5000 } -- protocol.ts GROUPS
+-- groupTrim(P, vt) forgets remembered turns too old to matter (before vt - GROUPS.catchUp), then the
+--   lowest past GROUPS.idleMax groups (a forgotten group re-enters at the floor, as a new one does).
+local GROUPS = { catchUp = 10, absorbMax = 1000, recheckMs = 5000, idleMax = 10000 } -- protocol.ts GROUPS
 local function groupEnter(P, g, vt)
   local turn = tonumber(redis.call('ZSCORE', P .. 'groups-idle', g))
   if turn then redis.call('ZREM', P .. 'groups-idle', g) end
@@ -47,4 +48,7 @@ local function groupUnpark(P, g, vt)
 end
 local function groupTrim(P, vt)
   redis.call('ZREMRANGEBYSCORE', P .. 'groups-idle', '-inf', '(' .. (vt - GROUPS.catchUp))
+  -- bounded whatever the turns: groups that each get one task never move vt, so none falls below the floor
+  local over = redis.call('ZCARD', P .. 'groups-idle') - GROUPS.idleMax
+  if over > 0 then redis.call('ZREMRANGEBYRANK', P .. 'groups-idle', 0, over - 1) end
 end
