@@ -47,12 +47,16 @@ export interface RateLimit {
   duration: number;
 }
 
-/** An update of one group's override: `null` for a limit clears it (the queue's applies again); an absent one is left as it is. */
+/**
+ * An update of one group's override: `null` for a limit clears it (the queue's applies again); an
+ * absent one is left as it is. At least one of `concurrency` and `rate` must be given: an empty
+ * override (`{}`) changes nothing and is refused (`null` for the group drops its whole override).
+ */
 export type GroupLimitsUpdate = { [K in keyof GroupLimits]?: GroupLimits[K] | null };
 
 /**
  * `null` for a limit clears it; an absent one is left as it is. In `groups`, `null` for a group
- * clears its whole override.
+ * clears its whole override; an empty one (`{}`) is refused (InvalidOptionsError naming the group).
  */
 export type QueueLimitsUpdate = {
   [K in Exclude<keyof QueueLimits, 'groups'>]?: QueueLimits[K] | null;
@@ -133,6 +137,9 @@ export function limitsProblems(queue: unknown, limits: QueueLimitsUpdate): strin
       problems.push(`${at}: expected { concurrency, rate } or null, got ${JSON.stringify(o)}`);
       continue;
     }
+    // `{}` (or only undefined limits) neither sets nor clears: refused, as `null` is what drops an override (trial 32)
+    if (o.concurrency === undefined && o.rate === undefined && Object.keys(o).every((k) => k === 'concurrency' || k === 'rate'))
+      problems.push(`${at}: an override with no limit changes nothing (give concurrency and/or rate; null drops the group's override)`);
     add(intProblem(`${at}.concurrency`, o.concurrency));
     add(rateProblem(`${at}.rate`, o.rate));
     for (const k of Object.keys(o))
