@@ -90,6 +90,16 @@ export function when(at: number | undefined, now = Date.now()): string {
   return `${text} (${relative(at, now)})`;
 }
 
+/**
+ * A schedule's last fire (its trigger instant): as {@link when}, but a trigger enqueued ahead of its
+ * instant (a moment after now) is `11:20:05 (due in 2s, enqueued)`, never a last fire "in 2s"; the
+ * console's `fired` (static/lib.js) says the same.
+ */
+export function firedWhen(at: number | undefined, now = Date.now()): string {
+  if (at === undefined || !Number.isFinite(at) || at - now < 1000) return when(at, now);
+  return when(at, now).replace(/\(in ([^)]*)\)$/, '(due in $1, enqueued)');
+}
+
 /** Bytes, short: `512 B`, `1.2 KB`, `34.5 MB`. */
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { FireInfo, ScheduleInfo, SchedulePage, SchedulePageQuery } from '../../core/admin/inspector.js';
 import { parseInstant, positiveInt, UsageError, type Cli } from '../context.js';
-import { fields, table, when } from '../format.js';
+import { fields, firedWhen, table, when } from '../format.js';
 import { labelFilterOf } from '../../core/scheduler/labels.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -51,7 +51,7 @@ function scheduleRows(list: readonly ScheduleInfo[]): string {
     list.map((s) => {
       const idle = notFiring(s);
       const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
-      return [s.name, specText(s), s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), when(s.lastFiredAt), next];
+      return [s.name, specText(s), s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), firedWhen(s.lastFiredAt), next];
     }),
   );
 }
@@ -125,7 +125,7 @@ function scheduleText(s: ScheduleInfo): string {
     ['ends at', s.endAt === undefined ? undefined : `${when(s.endAt)} (exclusive)`],
     ['max runs', s.maxRuns === undefined ? undefined : `${s.maxRuns} (${s.runsLeft ?? s.maxRuns} left)`],
     ['registered', when(s.registeredAt)],
-    ['last fired', when(s.lastFiredAt)],
+    ['last fired', firedWhen(s.lastFiredAt)],
     ['error', s.error],
   ]);
   const idle = notFiring(s);

@@ -81,6 +81,12 @@ export function when(ms) {
   return `${d.toLocaleString()} (${rel})`;
 }
 
+/** A schedule's last fire (its trigger instant): one enqueued ahead of its instant is "due in 2s, enqueued", never "in 2s" (as the CLI's firedWhen). */
+export function fired(ms) {
+  if (!ms || ms - Date.now() < 1000) return when(ms);
+  return when(ms).replace(/\(in ([^)]*)\)$/, '(due in $1, enqueued)');
+}
+
 export function bytes(n) {
   if (!n) return '0 B';
   const u = ['B', 'KB', 'MB', 'GB'];

@@ -1,5 +1,5 @@
 // Schedules: spec in words, next runs, last fire and outcome, liveness; pause with a note, resume, trigger now, remove; history.
-import { act, api, enc, html, Notice, useApi, useEffect, useState, when } from './lib.js';
+import { act, api, enc, fired, html, Notice, useApi, useEffect, useState, when } from './lib.js';
 import { Activity, useActivity } from './charts.js';
 
 function Liveness({ s }) {
@@ -209,7 +209,7 @@ export function SchedulesPage({ data, readOnly, can, tick }) {
               <td data-testid="next-runs">
                 ${notFiring(s) ? html`<span class="muted">none: ${notFiring(s)}</span>` : s.next.slice(0, 2).map((n) => html`<${NextRun} ms=${n} zone=${s.timeZone} />`)}
               </td>
-              <td data-testid="last-fired">${when(s.lastFiredAt)}</td>
+              <td data-testid="last-fired">${fired(s.lastFiredAt)}</td>
               <td><${Activity} a=${activity?.get(s.name)} /></td>
               <td>
                 <${Liveness} s=${s} />
@@ -253,7 +253,7 @@ export function SchedulePage({ readOnly, can, name, tick }) {
     s.buffered && ['buffered', `${s.buffered.taskId} (trigger ${when(s.buffered.triggerAt)}), waiting behind ${s.buffered.behind}`],
     ['origin', s.origin],
     s.labels && ['labels', html`<${Labels} s=${s} />`],
-    ['last fired', when(s.lastFiredAt)],
+    ['last fired', fired(s.lastFiredAt)],
     ['last outcome', lastOutcome(s, d.history)],
     ['next due', notFiring(s) ? `none: ${notFiring(s)}` : when(s.nextDueAt)],
     [

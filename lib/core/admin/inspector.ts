@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
+import { closedByOwner, refuseAfterOwnerClose } from '../redis/connection.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { QueueInspector } from './inspector-queues.js';
 import * as fleet from './fleet.js';
@@ -37,6 +38,9 @@ export type { SchedulePage, SchedulePageQuery, ScheduleState } from './schedule-
  * `null`, a non-object, an unknown key (a misspelt filter key such as `typ`), an empty `actor` or a
  * `force` not true or false is an `InvalidOptionsError` naming the value, and nothing is done or
  * recorded. Instants are epoch ms, durations ms. The Redis cost of every call is in its docstring.
+ * Once its connection was closed by the part that opened it (its own `close()`; a QueueClient's
+ * whose connection it shares, in a Nest app at `app.close()`), every call rejects with a
+ * `ChronosStateError` naming the call; a connection the user passed in is never closed by Chronos.
  * @publicApi
  */
 export class Inspector extends QueueInspector {
@@ -218,3 +222,11 @@ export class Inspector extends QueueInspector {
     return fleet.redisInfo(this.ctx);
   }
 }
+
+// after the owner closed the connection, a call names itself instead of meeting ioredis's bare "Connection is closed." (trial 32)
+refuseAfterOwnerClose(
+  Inspector.prototype,
+  (i) => closedByOwner(i.redis),
+  'this Inspector',
+  (name) => name !== 'close' && name !== 'rec',
+);

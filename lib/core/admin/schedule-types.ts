@@ -67,7 +67,11 @@ export interface ScheduleInfo extends ScheduleBoundsInfo {
   registeredAt?: number;
   /** For an `@every` spec with an offset: the offset within the period, ms (absent when 0). */
   offsetMs?: number;
-  /** The last trigger instant fired (or advanced past), epoch ms; absent before the first. */
+  /**
+   * The last trigger instant fired (or advanced past), epoch ms; absent before the first. A trigger is
+   * enqueued a moment ahead of its instant, so this can be just after now (the CLI and console show it
+   * as "due in 2s, enqueued").
+   */
   lastFiredAt?: number;
   /** Next trigger instants not fired yet (epoch ms: after now and after lastFiredAt, so not one enqueued ahead of its instant); empty once the schedule has ended (`ended`: endAt passed or maxRuns reached). */
   next: number[];

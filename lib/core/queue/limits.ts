@@ -47,12 +47,16 @@ export interface RateLimit {
   duration: number;
 }
 
-/** An update of one group's override: `null` for a limit clears it (the queue's applies again); an absent one is left as it is. */
+/**
+ * An update of one group's override: `null` for a limit clears it (the queue's applies again); an
+ * absent one is left as it is. At least one of `concurrency` and `rate` must be given: an empty
+ * override (`{}`) changes nothing and is refused (`null` for the group drops its whole override).
+ */
 export type GroupLimitsUpdate = { [K in keyof GroupLimits]?: GroupLimits[K] | null };
 
 /**
  * `null` for a limit clears it; an absent one is left as it is. In `groups`, `null` for a group
- * clears its whole override.
+ * clears its whole override; an empty one (`{}`) is refused (InvalidOptionsError naming the group).
  */
 export type QueueLimitsUpdate = {
   [K in Exclude<keyof QueueLimits, 'groups'>]?: QueueLimits[K] | null;
@@ -133,6 +137,9 @@ export function limitsProblems(queue: unknown, limits: QueueLimitsUpdate): strin
       problems.push(`${at}: expected { concurrency, rate } or null, got ${JSON.stringify(o)}`);
       continue;
     }
+    // `{}` (or only undefined limits) neither sets nor clears: refused, as `null` is what drops an override (trial 32)
+    if (o.concurrency === undefined && o.rate === undefined && Object.keys(o).every((k) => k === 'concurrency' || k === 'rate'))
+      problems.push(`${at}: an override with no limit changes nothing (give concurrency and/or rate; null drops the group's override)`);
     add(intProblem(`${at}.concurrency`, o.concurrency));
     add(rateProblem(`${at}.rate`, o.rate));
     for (const k of Object.keys(o))
@@ -151,7 +158,8 @@ interface StoredOverride {
 /**
  * Sets (or with `null` clears) limits of `queue`: writes its `limits` hash and its groups'
  * overrides, lists the queue in the namespace's `limited` set (or drops it when no limit is left and
- * it has no groups), makes every group held back by a limit due for a look (a raised limit applies at
+ * it has no groups) and, when a limit is stored, in its known queues (`queues`: shown by name before
+ * its first task), makes every group held back by a limit due for a look (a raised limit applies at
  * once) and publishes a notice so every worker applies the change at once. Changes of one queue made
  * at once (two operators, a replica's boot) all land, each limit as last written; none is lost to the
  * clearing of another (set-limits.lua).
@@ -201,6 +209,9 @@ export async function setQueueLimits(
     if (await setLimitsScript(client, keys, [], [])) await client.sadd(g.limited, queue);
   }
   const now = await getQueueLimits(client, namespace, queue);
+  // a queue with stored limits is known (listed, shown, acted on by name), as one with a task or a schedule is:
+  // limits set before its first task were stored but the queue was "not found" by the CLI's show (trial 32)
+  if (Object.keys(now).length > 0) await client.sadd(g.queues, queue);
   // groups held back by a limit look again at once (a raised or cleared limit lets them start)
   if (limits.groupConcurrency !== undefined || limits.groupRate !== undefined || limits.groups !== undefined)
     await client.zunionstore(keys.groupsParked, 1, keys.groupsParked, 'WEIGHTS', 0);

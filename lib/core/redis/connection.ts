@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import {
+  ChronosStateError,
   ChronosError,
   RedisEvictionPolicyError,
   RedisUnavailableError,
@@ -334,10 +335,62 @@ export function describe(client: RedisClient): string {
 /** How long a close waits for Redis to answer its QUIT before it disconnects, ms. */
 export const QUIT_WAIT_MS = 1000;
 
-/** Closes an owned client (QUIT, falling back to disconnect); a shared one is left alone. */
+/** Clients closed by the part of Chronos that opened them (see {@link closedByOwner}). */
+const ownerClosed = new WeakSet<object>();
+
+/**
+ * Closes an owned client (QUIT, falling back to disconnect) and remembers it as closed by its owner
+ * (every part sharing it then refuses its calls by name: {@link refuseAfterOwnerClose}); a shared
+ * one is left alone.
+ */
 export async function closeConnection(handle: ConnectionHandle): Promise<void> {
   if (!handle.owned) return;
+  ownerClosed.add(handle.client);
   await closeClient(handle.client);
+}
+
+/**
+ * True once the part of Chronos that opened `client` closed it (`closeConnection`): a QueueClient's
+ * or an Inspector's `close()`, in a Nest app `app.close()`. A client the user passed in is never
+ * closed by Chronos, so this stays false for it.
+ */
+export function closedByOwner(client: RedisClient): boolean {
+  return ownerClosed.has(client);
+}
+
+/**
+ * Makes every method of `proto` that `pick` accepts (own and inherited ones; never `constructor`)
+ * reject with a `ChronosStateError` naming the method when `closed(this)` holds, instead of reaching a connection its owner closed (ioredis's bare
+ * "Connection is closed."). The methods wrapped must return promises. `what` names the object in
+ * the message (e.g. `this Inspector`).
+ */
+export function refuseAfterOwnerClose<T extends object>(
+  proto: T,
+  closed: (self: T) => boolean,
+  what: string,
+  pick: (name: string) => boolean = () => true,
+): void {
+  const seen = new Set<string>(['constructor']);
+  for (let p: object | null = proto; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (const name of Object.getOwnPropertyNames(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (seen.has(name) || !d || typeof d.value !== 'function' || !pick(name)) continue;
+      seen.add(name);
+      const method = d.value as (...args: unknown[]) => unknown;
+      Object.defineProperty(proto, name, {
+        ...d,
+        value: function (this: T, ...args: unknown[]): unknown {
+          if (closed(this))
+            return Promise.reject(
+              new ChronosStateError(
+                `${name}: ${what}'s connection was closed by its owner (close(); in a Nest app, at app.close()): it is gone. Call before the close, or on an instance that is open.`,
+              ),
+            );
+          return method.apply(this, args);
+        },
+      });
+    }
+  }
 }
 
 /** Closes a client Chronos owns: QUIT, then disconnect (`QUIT_WAIT_MS` after it when Redis does not answer). */

@@ -31,6 +31,7 @@ import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js'
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from './chronos.client.js';
+import { closedByOwner, refuseAfterOwnerClose } from '../../core/redis/connection.js';
 
 /** Everything at a glance: what `InspectorService.overview()` returns. @publicApi */
 export interface ChronosOverview {
@@ -49,7 +50,8 @@ export interface ChronosOverview {
  * `Inspector`'s reads and acts, plus `events$`, this instance's lifecycle events. Any instance;
  * every call goes to Redis. Acts are atomic, safe to repeat, and emit an `operator.acted` event on
  * `events$` naming the `actor` (default `app:<instanceId>`). The Redis cost of each call is on
- * the core `Inspector`'s method of the same name.
+ * the core `Inspector`'s method of the same name. After `app.close()` every call rejects with a
+ * `ChronosStateError` naming it (unless the app passed in its connection, which stays open and usable).
  * @publicApi
  */
 @Injectable()
@@ -280,3 +282,6 @@ export class InspectorService {
     return { leader, schedules, queues, servers };
   }
 }
+
+// after app.close() a call names itself (overview(), not the first read it makes), as the core Inspector's calls do (trial 32)
+refuseAfterOwnerClose(InspectorService.prototype, (i) => closedByOwner(i.inspector.redis), 'this InspectorService');

@@ -8,6 +8,7 @@ import { toChronosLogger } from '../nest-logger.js';
 import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from './inspector.service.js';
 import { ChronosLifecycle } from './chronos-lifecycle.js';
+import { closedByOwner, refuseAfterOwnerClose } from '../../core/redis/connection.js';
 
 /**
  * The scheduler role of this instance, and the runtime schedule API (which delegates to the
@@ -15,7 +16,9 @@ import { ChronosLifecycle } from './chronos-lifecycle.js';
  * actor `app:<instanceId>`, like those of `InspectorService`). At bootstrap it publishes
  * the schedules discovered on `@Cron`/`@Interval` methods and campaigns for the leader lease;
  * while it leads it enqueues every trigger exactly once fleet-wide. At shutdown
- * (`beforeApplicationShutdown`) it resigns, so a follower takes over at once.
+ * (`beforeApplicationShutdown`) it resigns, so a follower takes over at once. After `app.close()`
+ * the runtime schedule API rejects with a `ChronosStateError` naming the call (unless the app passed
+ * in its connection, which stays open and usable).
  * @publicApi
  */
 @Injectable()
@@ -23,6 +26,27 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   private readonly logger = new Logger(SchedulerService.name);
   private readonly scheduler: Scheduler;
   private running = false;
+
+  static {
+    // after app.close() the runtime schedule API names the call (triggerNow, not the Inspector act it
+    // delegates to) instead of meeting ioredis's bare "Connection is closed." (trial 32)
+    const runtimeApi = new Set([
+      'addSchedule',
+      'upsertSchedules',
+      'addSchedules',
+      'removeSchedules',
+      'removeSchedule',
+      'pauseSchedule',
+      'resumeSchedule',
+      'triggerNow',
+    ]);
+    refuseAfterOwnerClose(
+      SchedulerService.prototype,
+      (s) => closedByOwner(s.inspector.inspector.redis),
+      'this SchedulerService',
+      (name) => runtimeApi.has(name),
+    );
+  }
 
   /** Created by Nest's injector (inject the service; do not construct it). @internal */
   constructor(
