@@ -19,15 +19,6 @@ import { WorkerService } from './services/worker.service.js';
 
 const EXPORTS = [ChronosClient, SchedulerService, WorkerService, InspectorService, ChronosHealthIndicator, ChronosMetrics];
 
-/**
- * Chronos for NestJS: distributed `@Cron`/`@Interval` schedules (fired once per trigger across
- * every replica by a leader-elected scheduler) and `@TaskHandler` task queues on Redis Streams.
- * Import once, in the root module; it is global. Exports `ChronosClient`, `SchedulerService`,
- * `WorkerService`, `InspectorService`, `ChronosHealthIndicator` and `ChronosMetrics` (null unless
- * the `metrics` option is set). Call
- * `app.enableShutdownHooks()` so a stopping instance resigns and drains.
- * @publicApi
- */
 /** The keys of {@link ChronosModuleAsyncOptions}. */
 const ASYNC_KEYS = new Set(['imports', 'useFactory', 'inject', 'useClass', 'useExisting', 'extraProviders']);
 
@@ -42,6 +33,15 @@ function built(o: unknown, what: string): ChronosModuleOptions {
   return o as ChronosModuleOptions;
 }
 
+/**
+ * Chronos for NestJS: distributed `@Cron`/`@Interval` schedules (fired once per trigger across
+ * every replica by a leader-elected scheduler) and `@TaskHandler` task queues on Redis Streams.
+ * Import once, in the root module; it is global. Exports `ChronosClient`, `SchedulerService`,
+ * `WorkerService`, `InspectorService`, `ChronosHealthIndicator` and `ChronosMetrics` (null unless
+ * the `metrics` option is set). Call
+ * `app.enableShutdownHooks()` so a stopping instance resigns and drains.
+ * @publicApi
+ */
 @Module({})
 export class ChronosModule {
   /**

@@ -50,3 +50,13 @@ test.each([
   },
   45_000,
 );
+
+test('a second app with metrics in the registry of a running one: a ChronosConfigError naming the metric, and the process exits by itself', async () => {
+  // the second app fails while Nest creates its providers (no lifecycle hook runs), after its client connected
+  const child = await startChild('failed-boot', 'metrics-twice', { REDIS_URL: redisUrl(), NS: ns, BROKEN: 'metrics-twice' });
+  const outcome = await child.message((m) => m.event === 'boot-failed' || m.event === 'booted');
+  expect(outcome.name).toBe('ChronosConfigError');
+  expect(outcome.error).toMatch(/metrics\.registry: .*"chronos_tasks_processed_total" .*already registered/);
+  const exit = await within(child.exited, 15_000, 'the process to exit by itself');
+  expect(exit.code).toBe(0);
+}, 45_000);

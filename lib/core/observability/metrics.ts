@@ -5,6 +5,7 @@ import { FleetGauges } from './fleet.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
 import { engineTime } from '../runtime/time.js';
 import { OptionProblems } from '../runtime/options.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
 
 /**
  * Outcomes of `chronos_tasks_processed_total`: `superseded` counts the runs a newer trigger of their
@@ -76,6 +77,14 @@ export interface ChronosMetricsOptions {
 /** The `limit` label values of `chronos_queue_limited_seconds_total` (the `queue.limited` event's `limit`). */
 const LIMITS = ['concurrency', 'rate', 'group'] as const satisfies readonly Extract<ChronosEvent, { type: 'queue.limited' }>['limit'][];
 
+/**
+ * The problem of a registry that already has a metric of Chronos's name: another collector (a second
+ * Chronos app running in this process) or an app's own metric of that name.
+ */
+export function registryTaken(name: string): string {
+  return `registry: a metric named "${name}" is already registered in it (by another ChronosMetrics not closed yet — a second Chronos app in this process — or by the app itself); give each ChronosMetrics a registry of its own, or close the other first`;
+}
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -91,7 +100,9 @@ type Histogram = Prom.Histogram<string>;
  * are read through the {@link Inspector} with O(1) commands per queue and per schedule, at most
  * once per `fleetCacheMs` whatever the number of scrapes, and never by task count.
  * @throws MissingPeerDependencyError when prom-client is not installed.
- * @throws InvalidOptionsError when `fleetTimeoutMs` is not an integer from 1 to 2147483647 (ms).
+ * @throws InvalidOptionsError when `fleetTimeoutMs` is not an integer from 1 to 2147483647 (ms), or when
+ * the registry already has a metric of one of Chronos's names (another ChronosMetrics in it not closed
+ * yet): nothing is left registered then.
  * @publicApi
  */
 export class ChronosMetrics {
@@ -128,7 +139,13 @@ export class ChronosMetrics {
     this.registry = options.registry ?? prom.register;
     const registers: Prom.Registry[] = [];
     const add = <M extends Prom.Metric<string>>(m: M): M => {
-      this.registry.registerMetric(m as never);
+      try {
+        this.registry.registerMetric(m as never);
+      } catch (err) {
+        // a name already there: leave the registry as it was (the ones added so far out again), and say why
+        this.close();
+        throw new InvalidOptionsError([registryTaken((m as unknown as { name: string }).name)], 'ChronosMetrics options', { cause: err });
+      }
       this.metrics.push(m);
       return m;
     };

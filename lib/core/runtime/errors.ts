@@ -64,10 +64,12 @@ export class InvalidOptionsError extends ChronosError {
     readonly issues: readonly string[],
     /** What was being validated, e.g. `client options`, `server options`, `enqueue options`, `queue name`; default `options`. */
     readonly subject = 'options',
+    options?: ErrorOptions,
   ) {
     super(
       'INVALID_OPTIONS',
       `Invalid ${subject} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  - ${issues.join('\n  - ')}`,
+      options,
     );
   }
 }

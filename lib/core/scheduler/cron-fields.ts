@@ -53,6 +53,7 @@ export interface ParsedField {
   readonly croner: string;
 }
 
+/** @internal A cron field that does not parse; its message says what is wrong with the item (the cron parser adds the field and turns it into an InvalidScheduleError). */
 export class FieldError extends Error {}
 
 /**

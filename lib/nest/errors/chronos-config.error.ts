@@ -6,11 +6,18 @@ import { ChronosError } from '../../core/runtime/errors.js';
  * @publicApi
  */
 export class ChronosConfigError extends ChronosError {
-  /** @param issues Every problem found in the options, one line each, naming the option and the value it had. */
-  constructor(readonly issues: readonly string[]) {
+  /**
+   * @param issues Every problem found in the options, one line each, naming the option and the value it had.
+   * @param options `cause`: the engine's error behind the problems, when there is one.
+   */
+  constructor(
+    readonly issues: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(
       'CONFIG',
       `ChronosModule options are invalid (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  - ${issues.join('\n  - ')}`,
+      options,
     );
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 
 /**
  * How to stop one role (worker, scheduler): resolves true when Redis answered its stop, false when it
@@ -18,13 +18,29 @@ export type RoleStop = () => Promise<boolean>;
  *   (the console's, an enqueue) then fails at once instead of holding `app.close()` until Redis
  *   answers. Otherwise they stay open until `onApplicationShutdown` (handlers and requests may
  *   still enqueue meanwhile).
+ * - A Chronos provider that fails after the client connected does not throw while Nest creates the
+ *   providers (Nest runs no hook then, so nothing would close what the others opened): it hands its
+ *   error to {@link ChronosLifecycle.failBoot}, and `onModuleInit` closes everything, then throws it.
  */
 @Injectable()
-export class ChronosLifecycle {
+export class ChronosLifecycle implements OnModuleInit {
   private readonly roles: RoleStop[] = [];
   private readonly connections: (() => Promise<unknown>)[] = [];
   private failure?: Promise<void>;
   private stopping?: Promise<void>;
+  private bootError?: Error;
+
+  /** A provider could not be built: the boot fails at `onModuleInit` with `err` (the first one given). */
+  failBoot(err: Error): void {
+    this.bootError ??= err;
+  }
+
+  /** Throws the error a provider handed to {@link failBoot}, once everything Chronos opened is closed. */
+  async onModuleInit(): Promise<void> {
+    if (!this.bootError) return;
+    await this.startFailed();
+    throw this.bootError;
+  }
 
   /** True once a role failed to start: a role that finishes starting afterwards stops at once. */
   get failed(): boolean {
