@@ -154,9 +154,12 @@ export class Executor {
 
   /**
    * The handler returned (resolved or threw). Its outcome is recorded now, unless its timeout did it
-   * already: then its slot, kept while it ran on, is free once that record is written.
+   * already: then its slot, kept while it ran on, is free once that record is written. Only its first
+   * end counts: a non-compliant thenable may call its callbacks twice, or call one and then throw, and
+   * each later call freed the slot again (a server of concurrency 1 ran two handlers at once: trial 33).
    */
   private ended(a: Attempt, ok: boolean, err?: unknown): void {
+    if (!a.running) return;
     a.running = false;
     if (!a.settled) return this.settle(a, ok, err);
     if (!a.run.abandoned) {
