@@ -7,10 +7,11 @@ import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { recoverScript } from '../../lib/core/redis/commands/recovery.js';
 import { errorText } from '../../lib/core/worker/error-text.js';
 import { hasLoneSurrogate } from '../../lib/core/runtime/unicode.js';
+import { inspect } from 'node:util';
 import type { Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
 import { connect } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
 beforeEach(() => (rig = new QueueRig()));
@@ -137,4 +138,45 @@ test("a handler's error: its causes are kept in the dead record; a huge message 
   const logged = rig.logger.lines.filter((l) => l.message.includes(ids.huge));
   expect(logged.length).toBeGreaterThan(0);
   for (const l of logged) expect(l.message.length).toBeLessThan(5000);
+});
+
+test('a thrown value that cannot be inspected is recorded with a placeholder, and the worker lives on (trial 33)', async () => {
+  // before: errorText/errorMessage/isNonRetryable threw on these where the failure is recorded, an
+  // unhandled rejection that ends a worker's process (checked with a plain node worker: exit code 1)
+  const keys = new QueueKeys(rig.namespace, 'default');
+  const revocable = Proxy.revocable({}, {});
+  revocable.revoke();
+  const thrown: Record<string, () => unknown> = {
+    'custom-inspect': () => ({
+      [inspect.custom]() {
+        throw new Error('inspect boom');
+      },
+    }),
+    'stack-getter': () =>
+      Object.defineProperty(new Error('stack getter'), 'stack', {
+        get() {
+          throw new Error('no stack');
+        },
+      }),
+    revoked: () => revocable.proxy,
+  };
+  const server = rig.server();
+  for (const [type, value] of Object.entries(thrown)) {
+    server.handle(type, () => {
+      throw value();
+    });
+  }
+  server.handle('fine', () => undefined);
+  await server.start();
+  const ids: Record<string, string> = {};
+  for (const type of Object.keys(thrown)) ids[type] = (await rig.client.enqueue(type, {}, { maxRetry: 0 })).id;
+  await waitFor(async () => (await rig.inspector.queue('default')).dead === 3, 'the tasks dead');
+  for (const type of Object.keys(thrown)) {
+    const [, , , meta] = JSON.parse((await rig.client.redis.hget(keys.deadTasks, ids[type]))!) as string[];
+    expect((JSON.parse(meta) as { le: string }).le).toBe('<a thrown value that cannot be shown as text: inspecting it threw>');
+  }
+  const fine = deferred();
+  rig.events.subscribe((e) => void (e.type === 'task.succeeded' && e.taskType === 'fine' && fine.resolve()));
+  await rig.client.enqueue('fine', {});
+  await fine.promise; // the worker still runs tasks
 });

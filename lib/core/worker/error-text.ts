@@ -1,5 +1,6 @@
 // How a handler's failure is told: as text for the task's record and messages, and whether it may be retried.
 import { inspect } from 'node:util';
+import { TaskTimeoutError } from '../runtime/errors.js';
 import { cutText, wellFormed } from '../runtime/unicode.js';
 
 /** Longest error text Chronos keeps or writes (the record's `le`, a log line's `error=`, an event's `error`), UTF-16 code units. */
@@ -33,13 +34,36 @@ export function errorText(err: unknown): string {
 
 /** One error as text, without its causes: its stack when it is text, else its name and message; a thrown non-Error as {@link thrownText}. */
 function oneError(err: unknown): string {
-  if (!(err instanceof Error)) return thrownText(err);
-  return typeof err.stack === 'string' ? err.stack : `${err.name}: ${messageOf(err)}`;
+  return shown(() => {
+    if (!(err instanceof Error)) return thrownText(err);
+    return typeof err.stack === 'string' ? err.stack : `${err.name}: ${messageOf(err)}`;
+  });
 }
+
+/**
+ * What `show()` returns, or a placeholder when showing the value threw: a thrown value whose
+ * `[util.inspect.custom]` or `stack`/`name` getter throws, a revoked Proxy (even `instanceof` throws
+ * on it). These functions run where a failure is recorded, and an exception there rejected the
+ * record's promise unhandled, which ended the worker's process (trial 33): they never throw.
+ */
+function shown(show: () => string): string {
+  try {
+    return show();
+  } catch {
+    return UNSHOWABLE;
+  }
+}
+
+/** The text of a thrown value that cannot be shown (see {@link shown}). */
+const UNSHOWABLE = '<a thrown value that cannot be shown as text: inspecting it threw>';
 
 /** The `cause` of an Error, when it has one. */
 function causeOf(err: unknown): unknown {
-  return err instanceof Error ? err.cause : undefined;
+  try {
+    return err instanceof Error ? err.cause : undefined;
+  } catch {
+    return undefined; // a revoked Proxy, a throwing getter: no cause to follow
+  }
 }
 
 /** An Error's message as text (a message set to something else is shown as {@link thrownText} shows it). */
@@ -67,10 +91,26 @@ function thrownText(err: unknown): string {
  * whole into every retry's warning and every event, while the record kept 4,000 characters: trial 33).
  */
 export function errorMessage(err: unknown): string {
-  return bounded(err instanceof Error ? messageOf(err) : thrownText(err));
+  return bounded(shown(() => (err instanceof Error ? messageOf(err) : thrownText(err))));
 }
 
-/** True for a `NonRetryableError` (by name, or `code: 'NON_RETRYABLE'`): the task goes to dead at once. */
+/**
+ * True for a `NonRetryableError` (by name, or `code: 'NON_RETRYABLE'`): the task goes to dead at once.
+ * False when reading the value throws (see {@link shown}).
+ */
 export function isNonRetryable(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
+  try {
+    return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
+  } catch {
+    return false;
+  }
+}
+
+/** True for a {@link TaskTimeoutError} (the attempt's timeout elapsed); false when reading the value throws (see {@link shown}). */
+export function isTimeout(err: unknown): boolean {
+  try {
+    return err instanceof TaskTimeoutError;
+  } catch {
+    return false;
+  }
 }

@@ -13,7 +13,7 @@ import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../que
 import type { Registration } from './mux.js';
 import { checkedBackoffDelay, defaultBackoff, type BackoffFn } from '../queue/task.js';
 import { engineTime } from '../runtime/time.js';
-import { errorMessage, errorText, isNonRetryable } from './error-text.js';
+import { errorMessage, errorText, isNonRetryable, isTimeout } from './error-text.js';
 
 import type { TaskRun, QueueRef } from './task-run.js';
 
@@ -218,7 +218,12 @@ export class Executor {
       }
       return this.done(a);
     }
-    void this.fail(run, err, a.reg.options.backoff).finally(() => this.done(a));
+    this.fail(run, err, a.reg.options.backoff)
+      .catch((e: unknown) => {
+        // never an unhandled rejection (it would end the process): the entry stays pending and is reclaimed
+        this.logger.error(`Could not record a failure; the task stays pending and will be reclaimed (${taskRef(run.entry, run.ref)})`, e);
+      })
+      .finally(() => this.done(a));
   }
 
   private emitStarted(run: TaskRun): void {
@@ -295,7 +300,7 @@ export class Executor {
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)
         ? DEAD_REASON.nonRetryable
-        : err instanceof TaskTimeoutError
+        : isTimeout(err)
           ? DEAD_REASON.timeout
           : DEAD_REASON.retries;
       this.logger.error(
