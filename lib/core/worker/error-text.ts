@@ -1,6 +1,6 @@
 // How a handler's failure is told: as text for the task's record and messages, and whether it may be retried.
 import { inspect } from 'node:util';
-import { TaskTimeoutError } from '../runtime/errors.js';
+import { NonRetryableError, TaskTimeoutError } from '../runtime/errors.js';
 import { cutText, wellFormed } from '../runtime/unicode.js';
 
 /** Longest error text Chronos keeps or writes (the record's `le`, a log line's `error=`, an event's `error`), UTF-16 code units. */
@@ -95,11 +95,13 @@ export function errorMessage(err: unknown): string {
 }
 
 /**
- * True for a `NonRetryableError` (by name, or `code: 'NON_RETRYABLE'`): the task goes to dead at once.
- * False when reading the value throws (see {@link shown}).
+ * True for a `NonRetryableError`: an instance of it (a subclass with a name and a code of its own
+ * included: trial 33), or by name or `code: 'NON_RETRYABLE'` (one from another copy of the package).
+ * The task goes to dead at once. False when reading the value throws (see {@link shown}).
  */
 export function isNonRetryable(err: unknown): boolean {
   try {
+    if (err instanceof NonRetryableError) return true;
     return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
   } catch {
     return false;
