@@ -71,9 +71,16 @@ export function plainPayload(cls: PayloadClass | undefined, payload: unknown): u
 /**
  * Turns a JSON payload back into an instance of its payload class (prototype set, own fields
  * copied; the constructor is not called), so handlers get `instanceof` and the class's methods.
- * Non-object payloads (null, arrays, primitives) are returned as they are.
+ * Non-object payloads (null, arrays, primitives) are returned as they are. An own `__proto__` field
+ * (JSON.parse makes one of `"__proto__"`) is copied as a field: assigned, it replaced the instance's
+ * prototype, and the handler got an object that was not of its class (trial 33).
  */
 export function rehydrate<T>(cls: PayloadClass<T> | undefined, payload: unknown): T {
   if (!cls || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload as T;
-  return Object.assign(Object.create(cls.prototype as object) as object, payload) as T;
+  const instance = Object.create(cls.prototype as object) as Record<string, unknown>;
+  if (!Object.hasOwn(payload, '__proto__')) return Object.assign(instance, payload) as T;
+  for (const [k, value] of Object.entries(payload)) {
+    Object.defineProperty(instance, k, { value, writable: true, enumerable: true, configurable: true });
+  }
+  return instance as T;
 }

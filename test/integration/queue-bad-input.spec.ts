@@ -179,3 +179,30 @@ test('a backoff whose due instant is past the range of a Date falls back to the 
     expect.stringMatching(/Backoff function failed.*backoff returned 100000000000000000000 ms/),
   );
 });
+
+test('a backoff that returns a promise (as BullMQ allows) falls back to the default, named in the log; a rejected one does not crash the worker (trial 33)', async () => {
+  // before: the promise was refused as a delay ('backoff returned {}'), and a rejected one was never
+  // handled: an unhandled rejection, which ends a Node process (the worker and every task it ran; here
+  // jest reports it as this test's failure)
+  const retried = new Set<string>();
+  rig.events.subscribe((e) => void (e.type === 'task.retried' && retried.add(e.taskType)));
+  const server = rig.server();
+  const fail = () => {
+    throw new Error('nope');
+  };
+  const asyncBackoff = (async () => 1000) as unknown as () => number;
+  const rejecting = (async () => {
+    throw new Error('backoff service down');
+  }) as unknown as () => number;
+  server.handle('async-backoff', fail, { backoff: asyncBackoff });
+  server.handle('rejecting-backoff', fail, { backoff: rejecting });
+  await server.start();
+  await rig.client.enqueue('async-backoff', {}, { maxRetry: 1 });
+  await rig.client.enqueue('rejecting-backoff', {}, { maxRetry: 1 });
+  await waitFor(() => retried.size === 2, 'both retries scheduled');
+  const warned = rig.logger.lines.filter((l) => l.level === 'warn' && /Backoff function failed/.test(l.message)).map((l) => l.message);
+  expect(warned.sort()).toEqual([
+    expect.stringMatching(/type=async-backoff .*backoff returned a promise: it must return the delay in ms itself/),
+    expect.stringMatching(/type=rejecting-backoff .*backoff returned a promise: it must return the delay in ms itself/),
+  ]);
+});

@@ -209,6 +209,29 @@ test('NonRetryableError sends the task to dead at once', async () => {
   expect(calls).toBe(1);
 });
 
+test('a subclass of NonRetryableError with a code of its own sends the task to dead at once (trial 33)', async () => {
+  // error hierarchies often give each class its own code; before: the check read only the name
+  // ('CardDeclined') and the code, so such a subclass was retried through its whole budget
+  class CardDeclined extends NonRetryableError {
+    constructor(readonly declineCode: string) {
+      super(`card declined (${declineCode})`);
+      (this as { code: string }).code = 'CARD_DECLINED';
+    }
+  }
+  let calls = 0;
+  const dead = deferred<{ reason: string; error: string }>();
+  rig.events.subscribe((e) => e.type === 'task.dead' && dead.resolve(e));
+  const server = rig.server();
+  server.handle('charge', () => {
+    calls++;
+    throw new CardDeclined('insufficient_funds');
+  });
+  await server.start();
+  await rig.client.enqueue('charge', {}, { maxRetry: 3 });
+  expect(await dead.promise).toMatchObject({ reason: 'non-retryable', error: 'card declined (insufficient_funds)' });
+  expect(calls).toBe(1);
+});
+
 test('a timeout aborts the signal with TaskTimeoutError and counts as a failure', async () => {
   const aborted = deferred<unknown>();
   const retried = deferred<{ retried: number }>();

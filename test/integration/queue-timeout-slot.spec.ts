@@ -70,3 +70,31 @@ test('a shutdown does not put back a timed-out task whose handler ignores its si
   expect(rig.logger.lines.filter((l) => l.message.includes(id) && /put back/.test(l.message))).toEqual([]);
   expect(await rig.client.redis.zcard(new QueueKeys(rig.namespace, 't').retry)).toBe(1);
 });
+
+test('a handler returning a thenable that settles twice frees its slot once: never more than concurrency handlers (trial 33)', async () => {
+  // a hand-written or non-compliant thenable may call its callbacks twice, or call one and then throw;
+  // before: each call ended the attempt again and freed its slot again (activeCount -1 after one task,
+  // so a server of concurrency 1 ran two handlers at once)
+  const s = rig.server({ queues: ['t'], concurrency: 1 });
+  s.handle('twice', () => ({
+    then(ok: () => void, fail: (e: unknown) => void) {
+      ok();
+      ok();
+      fail(new Error('late'));
+    },
+  }));
+  s.handle('throws-after', () => ({
+    then(ok: () => void) {
+      ok();
+      throw new Error('then threw after settling');
+    },
+  }));
+  const done = new Set<string>();
+  rig.events.subscribe((e) => void ((e.type === 'task.succeeded' || e.type === 'task.failed') && done.add(`${e.type}:${e.taskType}`)));
+  await s.start();
+  await rig.client.enqueue('twice', {}, { queue: 't' });
+  await rig.client.enqueue('throws-after', {}, { queue: 't' });
+  await waitFor(() => done.has('task.succeeded:twice') && done.has('task.succeeded:throws-after'), 'both tasks');
+  expect([...done].sort()).toEqual(['task.succeeded:throws-after', 'task.succeeded:twice']);
+  expect(s.activeCount).toBe(0);
+});

@@ -7,10 +7,11 @@ import { CONSUMER_GROUP, QueueKeys } from '../../lib/core/redis/keys.js';
 import { recoverScript } from '../../lib/core/redis/commands/recovery.js';
 import { errorText } from '../../lib/core/worker/error-text.js';
 import { hasLoneSurrogate } from '../../lib/core/runtime/unicode.js';
+import { inspect } from 'node:util';
 import type { Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
 import { connect } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { deferred, waitFor } from '../helpers/wait.js';
 
 let rig: QueueRig;
 beforeEach(() => (rig = new QueueRig()));
@@ -97,4 +98,85 @@ test('an enqueue with a lone surrogate in its type, task id, dedup key or group 
   const ok = await rig.client.enqueue('t\u{1F600}', {}, { queue: 'q', taskId: 'id\u{1F600}', group: 'g\u{1F600}' });
   expect(ok.id).toBe('id\u{1F600}');
   expect(await rig.inspector.queue('q')).toMatchObject({ pending: 1 }); // that one task only: the refused ones wrote nothing
+});
+
+test("a handler's error: its causes are kept in the dead record; a huge message is cut in the events and logs as in the record (trial 33)", async () => {
+  const keys = new QueueKeys(rig.namespace, 'default');
+  const errors = new Map<string, string>();
+  rig.events.subscribe((e) => (e.type === 'task.failed' || e.type === 'task.dead') && errors.set(`${e.type}:${e.taskId}`, e.error));
+  const server = rig.server();
+  const root = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' });
+  const looped = new Error('looped');
+  looped.cause = looped;
+  const oddStack = Object.assign(new Error('odd stack'), { stack: 42 });
+  const huge = 'x'.repeat(2_000_000);
+  server.handle('charge', () => {
+    throw new Error('charge failed', { cause: new Error('payment gateway unreachable', { cause: root }) });
+  });
+  server.handle('looped', () => Promise.reject(looped));
+  server.handle('odd', () => Promise.reject(oddStack));
+  server.handle('huge', () => Promise.reject(new Error(huge)));
+  await server.start();
+  const ids: Record<string, string> = {};
+  for (const type of ['charge', 'looped', 'odd', 'huge']) ids[type] = (await rig.client.enqueue(type, {}, { maxRetry: 0 })).id;
+  await waitFor(async () => (await rig.inspector.queue('default')).dead === 4, 'the tasks dead');
+  const lastError = async (type: string) => {
+    const [, , , meta] = JSON.parse((await rig.client.redis.hget(keys.deadTasks, ids[type]))!) as string[];
+    return (JSON.parse(meta) as { le: unknown }).le;
+  };
+  // before: the record kept the stack of the outer error only ('Error: charge failed\n    at …')
+  const charge = (await lastError('charge')) as string;
+  expect(charge).toMatch(/^Error: charge failed\n/);
+  expect(charge).toMatch(/\nCaused by: Error: payment gateway unreachable\n/);
+  expect(charge).toMatch(/\nCaused by: Error: connect ECONNREFUSED 10\.0\.0\.7:5432\n/);
+  expect(((await lastError('looped')) as string).match(/Caused by/g)).toBeNull(); // a cause that is the error itself is not followed
+  expect(await lastError('odd')).toBe('Error: odd stack'); // before: the number 42, not text
+  // before: the record was cut at 4,000 characters, but task.failed / task.dead and the log lines carried the 2 MB message
+  expect(((await lastError('huge')) as string).length).toBeLessThanOrEqual(4001);
+  for (const e of ['task.failed', 'task.dead']) expect(errors.get(`${e}:${ids.huge}`)!.length).toBeLessThanOrEqual(4001);
+  expect(errors.get(`task.dead:${ids.charge}`)).toBe('charge failed');
+  const logged = rig.logger.lines.filter((l) => l.message.includes(ids.huge));
+  expect(logged.length).toBeGreaterThan(0);
+  for (const l of logged) expect(l.message.length).toBeLessThan(5000);
+});
+
+test('a thrown value that cannot be inspected is recorded with a placeholder, and the worker lives on (trial 33)', async () => {
+  // before: errorText/errorMessage/isNonRetryable threw on these where the failure is recorded, an
+  // unhandled rejection that ends a worker's process (checked with a plain node worker: exit code 1)
+  const keys = new QueueKeys(rig.namespace, 'default');
+  const revocable = Proxy.revocable({}, {});
+  revocable.revoke();
+  const thrown: Record<string, () => unknown> = {
+    'custom-inspect': () => ({
+      [inspect.custom]() {
+        throw new Error('inspect boom');
+      },
+    }),
+    'stack-getter': () =>
+      Object.defineProperty(new Error('stack getter'), 'stack', {
+        get() {
+          throw new Error('no stack');
+        },
+      }),
+    revoked: () => revocable.proxy,
+  };
+  const server = rig.server();
+  for (const [type, value] of Object.entries(thrown)) {
+    server.handle(type, () => {
+      throw value();
+    });
+  }
+  server.handle('fine', () => undefined);
+  await server.start();
+  const ids: Record<string, string> = {};
+  for (const type of Object.keys(thrown)) ids[type] = (await rig.client.enqueue(type, {}, { maxRetry: 0 })).id;
+  await waitFor(async () => (await rig.inspector.queue('default')).dead === 3, 'the tasks dead');
+  for (const type of Object.keys(thrown)) {
+    const [, , , meta] = JSON.parse((await rig.client.redis.hget(keys.deadTasks, ids[type]))!) as string[];
+    expect((JSON.parse(meta) as { le: string }).le).toBe('<a thrown value that cannot be shown as text: inspecting it threw>');
+  }
+  const fine = deferred();
+  rig.events.subscribe((e) => void (e.type === 'task.succeeded' && e.taskType === 'fine' && fine.resolve()));
+  await rig.client.enqueue('fine', {});
+  await fine.promise; // the worker still runs tasks
 });

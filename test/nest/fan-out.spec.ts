@@ -143,3 +143,31 @@ test('a schedule dispatches to a type: one trigger fans out to every listener, w
   ).toEqual([`${trigger}#Storefront.refresh`, `${trigger}#Warehouse.pull`]);
   expect(declarationCalled).toBe(false);
 });
+
+test('a payload the enqueue accepted at the size limit fans out to every listener: the envelope is not held to maxPayloadBytes (trial 33)', async () => {
+  // before: the children's payload (the parent's in an envelope) was checked against the limit again,
+  // so a payload within ~100 bytes of it failed every dispatch, through all its retries, and no listener ran
+  const got: string[] = [];
+  @Injectable()
+  class Listeners {
+    @TaskHandler('report.ready')
+    archive(task: Task<{ body: string }>) {
+      got.push(`archive:${task.payload.body.length}`);
+    }
+    @TaskHandler('report.ready')
+    notify(task: Task<{ body: string }>) {
+      got.push(`notify:${task.payload.body.length}`);
+    }
+  }
+  app = await createChronosTestApp({ providers: [Listeners], options: { maxPayloadBytes: 1000 } });
+  const events: ChronosEvent[] = [];
+  app.get(InspectorService).events$.subscribe((e) => events.push(e));
+  const body = 'x'.repeat(1000 - '{"body":""}'.length); // exactly the limit
+  const { id } = await app.get(ChronosClient).enqueue('report.ready', { body }, { maxRetry: 0 });
+  await waitFor(() => events.some((e) => (e.type === 'task.succeeded' || e.type === 'task.dead') && e.taskId === id), 'the dispatch');
+  expect(events.filter((e) => e.type === 'task.failed')).toEqual([]);
+  await waitFor(() => got.length === 2, 'both listeners');
+  expect(got.sort()).toEqual([`archive:${body.length}`, `notify:${body.length}`]);
+  // the limit still holds for the app's own enqueues
+  await expect(app.get(ChronosClient).enqueue('report.ready', { body: body + 'x' })).rejects.toThrow(/over the limit of 1000 bytes/);
+});

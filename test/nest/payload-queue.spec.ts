@@ -58,3 +58,30 @@ test('a payload class bound to two different queues is a boot error naming both 
   expect(err).toBeInstanceOf(ChronosDiscoveryError);
   expect((err as Error).message).toMatch(/"image\.resize".*"slow".*Handlers#one.*"fast".*Handlers#two/);
 });
+
+test('a payload with an own "__proto__" field (JSON from outside) still reaches its handler as an instance of its payload class (trial 33)', async () => {
+  // JSON.parse makes "__proto__" an own field; before: rehydrate's Object.assign set it as the
+  // instance's prototype, so the handler got an object that was not an Invoice and had none of its methods
+  class Invoice {
+    static readonly type = 'invoice.issue';
+    constructor(readonly cents: number) {}
+    euros(): number {
+      return this.cents / 100;
+    }
+  }
+  const ran = deferred<Task<Invoice>>();
+  @Injectable()
+  class Handlers {
+    @TaskHandler(Invoice)
+    issue(task: Task<Invoice>) {
+      ran.resolve(task);
+    }
+  }
+  const app = await boot({ providers: [Handlers] });
+  const body = JSON.parse('{"cents": 1250, "__proto__": {"euros": "not a method"}}') as Record<string, unknown>;
+  await app.get(ChronosClient).enqueue(Invoice, body as unknown as Invoice);
+  const { payload } = await ran.promise;
+  expect(payload).toBeInstanceOf(Invoice);
+  expect(payload.euros()).toBe(12.5);
+  expect(Object.getOwnPropertyDescriptor(payload, '__proto__')?.value).toEqual({ euros: 'not a method' }); // kept as the data it is
+});

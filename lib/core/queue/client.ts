@@ -199,6 +199,14 @@ export class QueueClient {
    * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
+    return this.enqueueBulkWithin(this.enqueueContext, tasks);
+  }
+
+  /**
+   * {@link enqueueBulk} with the checks of `ctx` (its defaults and payload limit) instead of this client's.
+   * @internal The Nest fan-out's dispatcher enqueues its child tasks without the payload limit (chronos.client.ts).
+   */
+  protected async enqueueBulkWithin(ctx: EnqueueContext, tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
     this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const n = tasks.length;
@@ -206,7 +214,7 @@ export class QueueClient {
     for (let i = 0; i < n; i++) {
       const t = tasks[i];
       try {
-        prepared[i] = prepareTask(this.enqueueContext, t.type, t.payload, t.options ?? NO_OPTIONS);
+        prepared[i] = prepareTask(ctx, t.type, t.payload, t.options ?? NO_OPTIONS);
       } catch (err) {
         (err as Error).message = `enqueueBulk: task #${i}: ${(err as Error).message}`;
         throw err;

@@ -62,7 +62,8 @@ export type TaskHandlerFn<T = unknown> = (task: Task<T>) => unknown;
 
 /**
  * Delay before a retry, ms, given the failed attempts so far (`retried`, 0 on the first failure),
- * the error and the task.
+ * the error and the task. Returned synchronously: a function that throws, or returns anything but a
+ * finite number >= 0 (a promise included: no `async` backoff), is logged and the default backoff is used.
  */
 export type BackoffFn = (retried: number, error: unknown, task: Task) => number;
 
@@ -91,9 +92,15 @@ export function exponentialBackoff(baseMs: number, maxMs = Infinity, jitter = 0)
  * The delay a backoff function returned, checked: a finite number of ms >= 0 whose due instant
  * (`nowMs` + delay) is a valid Date, as an enqueue's `delay` must be (a larger one was stored as a
  * due time Redis could not give back: the retry event's `retryAt` came out negative).
+ * A promise (an `async` backoff; BullMQ's strategies may return one) is refused too, and a rejection of
+ * it is handled here: left alone, it was an unhandled rejection, which ends the worker's process (trial 33).
  * @throws TypeError naming the value; the worker then logs it and uses the default backoff.
  */
 export function checkedBackoffDelay(delay: unknown, nowMs: number): number {
+  if (typeof (delay as PromiseLike<unknown> | null)?.then === 'function') {
+    (delay as PromiseLike<unknown>).then(undefined, () => undefined);
+    throw new TypeError('backoff returned a promise: it must return the delay in ms itself (a number, not a Promise of one)');
+  }
   if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new TypeError(`backoff returned ${show(delay)}`);
   if (nowMs + delay >= INSTANT_LIMIT_MS) throw new TypeError(`backoff returned ${show(delay)} ms, a due instant past the year 275760`);
   return delay;

@@ -98,7 +98,7 @@ export type ChronosEvent =
       taskType: string;
       /** Retries spent before this failed attempt (0 on the first attempt). */
       retried: number;
-      /** The error's message; a thrown non-Error as text: an object as `util.inspect` shows it (`{ code: 42 }`), anything else as `String(value)` (`boom`, `undefined`). */
+      /** The error's message; a thrown non-Error as text: an object as `util.inspect` shows it (`{ code: 42 }`), anything else as `String(value)` (`boom`, `undefined`). At most 4,000 UTF-16 code units and `…`. */
       error: string;
       /** How long the attempt ran before it failed, ms. */
       durationMs: number;
@@ -134,7 +134,7 @@ export type ChronosEvent =
        * running the task emits `task.cancelled`.)
        */
       reason: string;
-      /** Message of the last error. */
+      /** Message of the last error, as `task.failed` gives it (at most 4,000 UTF-16 code units and `…`). */
       error: string;
     }
   | {

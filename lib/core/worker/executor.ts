@@ -13,7 +13,7 @@ import { encodeStored, markerKeys, type StreamTask, type TaskMeta } from '../que
 import type { Registration } from './mux.js';
 import { checkedBackoffDelay, defaultBackoff, type BackoffFn } from '../queue/task.js';
 import { engineTime } from '../runtime/time.js';
-import { errorMessage, errorText, isNonRetryable } from './error-text.js';
+import { errorMessage, errorText, isNonRetryable, isTimeout } from './error-text.js';
 
 import type { TaskRun, QueueRef } from './task-run.js';
 
@@ -154,9 +154,12 @@ export class Executor {
 
   /**
    * The handler returned (resolved or threw). Its outcome is recorded now, unless its timeout did it
-   * already: then its slot, kept while it ran on, is free once that record is written.
+   * already: then its slot, kept while it ran on, is free once that record is written. Only its first
+   * end counts: a non-compliant thenable may call its callbacks twice, or call one and then throw, and
+   * each later call freed the slot again (a server of concurrency 1 ran two handlers at once: trial 33).
    */
   private ended(a: Attempt, ok: boolean, err?: unknown): void {
+    if (!a.running) return;
     a.running = false;
     if (!a.settled) return this.settle(a, ok, err);
     if (!a.run.abandoned) {
@@ -215,7 +218,12 @@ export class Executor {
       }
       return this.done(a);
     }
-    void this.fail(run, err, a.reg.options.backoff).finally(() => this.done(a));
+    this.fail(run, err, a.reg.options.backoff)
+      .catch((e: unknown) => {
+        // never an unhandled rejection (it would end the process): the entry stays pending and is reclaimed
+        this.logger.error(`Could not record a failure; the task stays pending and will be reclaimed (${taskRef(run.entry, run.ref)})`, e);
+      })
+      .finally(() => this.done(a));
   }
 
   private emitStarted(run: TaskRun): void {
@@ -292,7 +300,7 @@ export class Executor {
     if (isNonRetryable(err) || retried >= run.maxRetry) {
       const reason: DeadReason = isNonRetryable(err)
         ? DEAD_REASON.nonRetryable
-        : err instanceof TaskTimeoutError
+        : isTimeout(err)
           ? DEAD_REASON.timeout
           : DEAD_REASON.retries;
       this.logger.error(

@@ -61,7 +61,8 @@ export function directHandler(l: Listener): (task: Task) => unknown {
  * The dispatcher of a type with several listeners: enqueues one child task per listener, in the
  * parent's queue with the parent's retry budget and timeout, each with id and dedup key
  * `<parentId>#<listener>` — so a retried dispatcher (same parent id) creates no second child
- * while the first is live (unique id) or within 24 h of it (dedup key).
+ * while the first is live (unique id) or within 24 h of it (dedup key). The children are not held to
+ * `maxPayloadBytes` (ChronosClient.enqueueFanOut): their payload is the parent's, accepted at its enqueue.
  */
 export function dispatcher(client: ChronosClient, type: string, listeners: Listener[]): (task: Task) => Promise<void> {
   return async (task) => {
@@ -69,7 +70,7 @@ export function dispatcher(client: ChronosClient, type: string, listeners: Liste
       payload: task.payload,
       parent: { id: task.id, type, ...(task.schedule !== undefined ? { schedule: task.schedule, triggerAt: task.triggerAt } : {}) },
     };
-    await client.enqueueBulk(
+    await client.enqueueFanOut(
       listeners.map((l) => {
         const id = childId(task.id, l.name);
         return {

@@ -56,6 +56,17 @@ export class ChronosClient extends QueueClient implements OnApplicationShutdown 
   }
 
   /**
+   * @internal The fan-out's dispatcher (discovery/fan-out.ts): enqueues the child tasks of a parent task,
+   * each with the parent's payload in an envelope. Not held to `maxPayloadBytes`: the parent's payload was
+   * accepted by its enqueue, and the envelope adds a few hundred bytes, so a payload near the limit would
+   * make every dispatch fail, through all its retries, and no listener would ever run (trial 33).
+   * @throws InvalidPayloadError / InvalidOptionsError as {@link enqueueBulk}.
+   */
+  enqueueFanOut(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
+    return this.enqueueBulkWithin({ ...this.enqueueContext, maxPayloadBytes: 0 }, tasks);
+  }
+
+  /**
    * @internal Discovery: the `@TaskHandler`s of payload classes of task type `type` declared `queue`
    * (their `queue` option, else the class's static `queue`), so an enqueue of the class goes there.
    */

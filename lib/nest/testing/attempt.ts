@@ -12,6 +12,7 @@ import { HandlerNotFoundError, TaskSupersededError, TaskTimeoutError } from '../
 import { DEAD_REASON } from '../../core/redis/protocol.js';
 import { checkedBackoffDelay, defaultBackoff, type BackoffFn, type Task } from '../../core/queue/task.js';
 import type { Mux } from '../../core/worker/mux.js';
+import { isNonRetryable } from '../../core/worker/error-text.js';
 import type { EnqueuedTask } from './testing-store.js';
 
 /** How many times a task of a type without handler bounces before it is dead (executor.ts NO_HANDLER_BOUNCES). */
@@ -65,10 +66,6 @@ export type TaskOutcome<T = unknown> =
       /** Why it is dead: `retries`, `non-retryable`, `timeout` or `no-handler` (the engine's DEAD_REASON). */
       reason: 'retries' | 'non-retryable' | 'timeout' | 'no-handler';
     };
-
-function isNonRetryable(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'NonRetryableError' || (err as { code?: string }).code === 'NON_RETRYABLE');
-}
 
 /** The handler's view of a task: the engine's `Task` fields and an abort signal. */
 function taskView(t: EnqueuedTask, signal: AbortSignal): Task {

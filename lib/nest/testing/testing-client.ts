@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
 import type { Prepared } from '../../core/queue/enqueue-write.js';
-import { checkBulkTasks, prepareTask } from '../../core/queue/enqueue-options.js';
+import { checkBulkTasks, prepareTask, type EnqueueContext } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
 import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js';
 import { ChronosTestingError } from './testing-error.js';
@@ -79,6 +79,15 @@ export class TestingChronosClient extends ChronosClient {
     return this.enqueueAll(all, 'enqueueBulk');
   }
 
+  /** @internal As the engine's: a fan-out's child tasks, not held to `maxPayloadBytes` (ChronosClient.enqueueFanOut). */
+  override async enqueueFanOut(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
+    this.assertOpen('enqueueBulk');
+    const sink = this.sink;
+    if (!sink) throw new Error('ChronosTestingModule: the client is not attached to the kit (was the module initialised?)');
+    const all = tasks.map((t) => ({ type: t.type, payload: t.payload, options: t.options ?? {} }));
+    return sink.accept(this.prepareAll(all, sink.now(), 'enqueueBulk', { ...this.enqueueContext, maxPayloadBytes: 0 }));
+  }
+
   override async close(): Promise<void> {
     this.closed = true;
     this.offline.disconnect(); // never connected: this only makes sure no socket outlives the module
@@ -99,20 +108,20 @@ export class TestingChronosClient extends ChronosClient {
     return this.prepareAll(all, this.sink!.now());
   }
 
-  private prepareAll(tasks: { type: string; payload: unknown; options: EnqueueOptions }[], now: number, bulk?: string): NewTask[] {
+  private prepareAll(
+    tasks: { type: string; payload: unknown; options: EnqueueOptions }[],
+    now: number,
+    bulk?: string,
+    ctx: EnqueueContext = this.enqueueContext,
+  ): NewTask[] {
     return tasks.map((t, i) => {
       try {
-        return toNewTask(this.prepareTask(t.type, t.payload, t.options), t.options, now);
+        return toNewTask(prepareTask(ctx, t.type, t.payload, t.options), t.options, now);
       } catch (err) {
         if (bulk) (err as Error).message = `${bulk}: task #${i}: ${(err as Error).message}`;
         throw err;
       }
     });
-  }
-
-  /** The engine client's own checks and defaults (enqueue-options.ts prepareTask): the same errors as in production. */
-  private prepareTask(type: string, payload: unknown, options: EnqueueOptions): Prepared {
-    return prepareTask(this.enqueueContext, type, payload, options);
   }
 }
 
