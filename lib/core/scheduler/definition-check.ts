@@ -13,29 +13,32 @@ import type { ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
 import { encodeStored } from './stored-form.js';
 
+/**
+ * The keys a schedule definition shares with the Nest decorators' options (all but `spec` and
+ * `type`, which a decorator takes from its argument and its method): one list for both key checks.
+ * @internal
+ */
+export const SHARED_SCHEDULE_KEYS = {
+  name: true,
+  timeZone: true,
+  queue: true,
+  payload: true,
+  maxRetry: true,
+  timeout: true,
+  catchUp: true,
+  catchUpWindow: true,
+  catchUpCap: true,
+  overlap: true,
+  jitter: true,
+  startAt: true,
+  endAt: true,
+  maxRuns: true,
+  group: true,
+  labels: true,
+} as const satisfies Partial<Record<keyof ScheduleDefinition, true>>;
+
 // every key of a definition, once: the compiler refuses a key ScheduleDefinition lacks and a missing one
-const DEF_KEYS = new Set(
-  Object.keys({
-    name: true,
-    spec: true,
-    timeZone: true,
-    queue: true,
-    type: true,
-    payload: true,
-    maxRetry: true,
-    timeout: true,
-    catchUp: true,
-    catchUpWindow: true,
-    catchUpCap: true,
-    overlap: true,
-    jitter: true,
-    startAt: true,
-    endAt: true,
-    maxRuns: true,
-    group: true,
-    labels: true,
-  } satisfies Record<keyof ScheduleDefinition, true>),
-);
+const DEF_KEYS = new Set(Object.keys({ ...SHARED_SCHEDULE_KEYS, spec: true, type: true } satisfies Record<keyof ScheduleDefinition, true>));
 
 /**
  * The name of a schedule, checked (`NAME_RULE` in lib/core/runtime/options.ts).

@@ -4,7 +4,7 @@ import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/runtim
 import { nameProblem } from '../../core/runtime/options.js';
 import type { Task } from '../../core/queue/task.js';
 import { checkSpecKeys, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
-import { validateScheduleName } from '../../core/scheduler/definition-check.js';
+import { SHARED_SCHEDULE_KEYS, validateScheduleName } from '../../core/scheduler/definition-check.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
 import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
@@ -25,25 +25,10 @@ type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 // every key of the decorators' options, once: the compiler refuses a key ScheduleOptions lacks and a missing one
 const SCHEDULE_OPTION_KEYS = new Set(
   Object.keys({
-    name: true,
-    timeZone: true,
-    queue: true,
-    maxRetry: true,
-    timeout: true,
-    catchUp: true,
-    catchUpWindow: true,
-    catchUpCap: true,
-    overlap: true,
-    jitter: true,
-    startAt: true,
-    endAt: true,
-    maxRuns: true,
-    group: true,
-    labels: true,
+    ...SHARED_SCHEDULE_KEYS,
     waitForCompletion: true,
     disabled: true,
     dispatch: true,
-    payload: true,
     distributed: true,
   } satisfies Record<keyof ScheduleOptions, true>),
 );
