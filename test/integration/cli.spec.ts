@@ -23,6 +23,8 @@ test('usage: help and version exit 0; no command, an unknown command or option, 
   const help = await chronos('--help');
   expect(help.code).toBe(0);
   for (const verb of ['stats', 'queue', 'task', 'dead', 'schedule', 'leader', 'servers']) expect(help.out).toContain(verb);
+  // the help names every column --history prints (lost was missing)
+  expect((await chronos('stats', '--help')).out.replace(/\s+/g, ' ')).toContain('processed / failed / lost / depth / latency');
   expect((await chronos('--version')).out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   expect((await chronos()).code).toBe(2);
   const unknown = await chronos('frobnicate');

@@ -142,7 +142,10 @@ export function overviewCommands(program: Command, run: Run): void {
     .option('--watch', 'refresh until interrupted')
     .option('--interval <ms>', 'refresh interval with --watch, ms (default: 2000)')
     .option('--iterations <n>', 'with --watch, stop after n refreshes')
-    .option('--history', 'processed / failed / depth / latency per minute of the last hour (or --window day: per hour of the last day)')
+    .option(
+      '--history',
+      'processed / failed / lost / depth / latency per minute of the last hour (or --window day: per hour of the last day)',
+    )
     .option('--window <window>', 'with --history: hour (60 minutes) or day (24 hours) (default: hour)')
     .option('--queue <name>', 'with --history: one queue instead of the total')
     .action(
