@@ -158,12 +158,15 @@ test('fault 2: even if the notice is lost, a fenced change stops the old state a
 
 test('fault 3: a changed spec fires nothing dated before the change, the old spec stops at once, and it never flips back', async () => {
   const TTL = 8000;
+  // hourly, with its instants half an hour from now: none falls in the test (a plain '@every 1h' fires
+  // at the top of the hour, and a run across it saw that fire of the old spec as backdated)
+  const hourly = { every: '1h', offset: Math.floor(((Date.now() + 1_800_000) % 3_600_000) / 1000) * 1000 };
   const oldDefs = [
-    { name: 'burst', spec: '@every 1h' },
+    { name: 'burst', spec: hourly },
     { name: 'stop', spec: { every: '2s', offset: 1000 } }, // odd seconds
     TOCK, // the same in both: a witness
   ];
-  const newDefs = [{ name: 'burst', spec: '@every 1s' }, { name: 'stop', spec: '@every 1h' }, TOCK];
+  const newDefs = [{ name: 'burst', spec: '@every 1s' }, { name: 'stop', spec: hourly }, TOCK];
   const f = fleet(oldDefs, { LEADER_TTL_MS: TTL });
   await f.start('A');
   await f.waitLeader();
