@@ -37,11 +37,18 @@ interface MetaTemplate {
   group: string;
 }
 
-/** The meta templates by stored definition (read-only objects shared while their text is unchanged: due-entry.ts SpecCache). */
-const templates = new WeakMap<StoredSchedule, MetaTemplate>();
+/**
+ * Where a stored definition keeps its meta template: a property of the definition object itself
+ * (read-only objects shared while their text is unchanged: due-entry.ts SpecCache), under a symbol
+ * of this module, not enumerable (JSON.stringify, a spread copy and the Inspector never see it). Not a WeakMap: in a burst of
+ * distinct schedules each lookup missed, and the ephemeron table cost the collector more than the
+ * templates (bench/README.md, "The fire path's Node CPU").
+ */
+const TEMPLATE: unique symbol = Symbol('chronos.metaTemplate');
+type Templated = StoredSchedule & { [TEMPLATE]?: MetaTemplate };
 
-function templateOf(s: StoredSchedule): MetaTemplate {
-  let t = templates.get(s);
+function templateOf(s: Templated): MetaTemplate {
+  let t = s[TEMPLATE];
   if (t === undefined) {
     const timeout = s.timeoutMs === 0 ? '' : `"${META.timeoutMs}":${JSON.stringify(s.timeoutMs)},`;
     t = {
@@ -49,7 +56,8 @@ function templateOf(s: StoredSchedule): MetaTemplate {
       named: `,"${META.schedule}":${JSON.stringify(s.name)},"${META.triggerAt}":`,
       group: s.group === undefined ? '' : `,"${META.group}":${JSON.stringify(s.group)}`,
     };
-    templates.set(s, t);
+    // not enumerable: a spread copy of the definition (which may differ) never carries it along
+    Object.defineProperty(s, TEMPLATE, { value: t, enumerable: false });
   }
   return t;
 }
