@@ -71,6 +71,15 @@ test('labels are validated, naming the offending label; stored sorted; unlabelle
   expect(labelled.tfp).toBe(plain.fp); // the triggers' fingerprint leaves the labels out
 });
 
+test('a label value of 128 characters is accepted whatever its characters: an emoji counted as two (UTF-16 units) refused 100 of them as "more than 128"', async () => {
+  const def = (value: string): ScheduleDefinition => ({ name: 'e', spec: '@every 1s', labels: { tenant: value } });
+  const emoji = '\u{1F600}'.repeat(128);
+  expect(toStored(def(emoji), 'UTC', true).stored.labels).toEqual({ tenant: emoji });
+  expect(() => toStored(def('\u{1F600}'.repeat(129)), 'UTC', true)).toThrow(/labels\.tenant: expected a string of at most 128 characters/);
+  await inspector.addSchedule(def(emoji));
+  expect((await inspector.schedulePage({ labels: { tenant: emoji } })).items.map((i) => i.name)).toEqual(['e']);
+});
+
 test('a runtime put keeps the label indexes; a label change alone keeps the generation and changedAt, a spec change does not', async () => {
   await inspector.addSchedule({ name: 'r1', spec: '@every 10s', labels: { tenant: 'acme', kind: 'digest' } });
   expect(await label('tenant', 'acme')).toEqual(['r1']);
