@@ -213,6 +213,20 @@ test('schedulePage: pages in name order through every schedule, filters by label
   await expect(inspector.schedulePage({ label: { tenant: 't0' } } as never)).rejects.toThrow(/unknown option "label" \(known: labels,/);
 });
 
+test('schedulePage pages past a schedule named "." or ".." that an earlier version stored: its cursor was refused ("expected a cursor of a previous page")', async () => {
+  // written as the version before trial 15 could: the names "." and ".." were accepted then
+  for (const name of ['.', '..']) {
+    const { stored: s } = toStored({ name: 'legacy', spec: '@every 60s' }, 'UTC', true);
+    const k = shardKeysFor(ns, name);
+    await redis.hset(k.schedules, name, JSON.stringify({ ...s, name, registeredAt: 1, changedAt: 1, generation: 1 }));
+    await redis.zadd(k.nameIndex, 0, name);
+  }
+  await inspector.addSchedule({ name: 'a', spec: '@every 60s' });
+  await inspector.addSchedule({ name: '.b', spec: '@every 60s' });
+  expect(await all({ limit: 1 })).toEqual({ names: ['.', '..', '.b', 'a'], pages: 4 });
+  expect((await all({ prefix: '.', limit: 1 })).names).toEqual(['.', '..', '.b']);
+});
+
 test('schedulePage: a label filter no schedule could carry is an error naming it, as on a definition; never an empty page', async () => {
   await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(InvalidOptionsError);
   await expect(inspector.schedulePage({ labels: { 'ten ant': 't0' } })).rejects.toThrow(/labels: a key .*"ten ant"/);
