@@ -30,12 +30,13 @@ export class TenantsController {
 
   /**
    * PUT /tenants/:id/digest {"cron": "0 8 * * MON-FRI", "timeZone": "Europe/Paris"} → 200 with
-   * `{ schedule, added, changed, unchanged }`; 400 for a bad cron or zone (nothing written).
+   * `{ schedule, added, changed, unchanged }`; 400 for a bad cron or zone, or a field other than `cron` and
+   * `timeZone` (nothing written).
    */
   @Put(':id/digest')
   @HttpCode(200)
   async setDigest(@Param('id') id: string, @Body() body: DigestBody) {
-    return { schedule: digestScheduleName(id), ...(await this.upsert([{ id, ...body }], false)) };
+    return { schedule: digestScheduleName(id), ...(await this.upsert([body], false, id)) };
   }
 
   /**
@@ -62,16 +63,29 @@ export class TenantsController {
     return { schedule, removed };
   }
 
-  /** Upserts the entries' digests; `bulk` names a bad entry by its index (the one-tenant route has none). */
-  private async upsert(entries: ({ id?: unknown } & DigestBody)[], bulk: boolean) {
+  /**
+   * Upserts the entries' digests; `bulk` names a bad entry by its index (the one-tenant route has
+   * none, and its tenant is `pathId`). A field other than the route's is a 400 naming it: dropped, a
+   * misspelt `timezone` would store the digest in UTC, and an `id` in the one-tenant body would
+   * override the path's tenant.
+   */
+  private async upsert(entries: ({ id?: unknown } & DigestBody)[], bulk: boolean, pathId?: string) {
+    const fields = bulk ? ['id', 'cron', 'timeZone'] : ['cron', 'timeZone'];
+    const want = `{${bulk ? '"id": string, ' : ''}"cron": string, "timeZone"?: string}`;
     const defs = entries.map((e, i) => {
-      if (typeof e?.id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string')) {
-        // the bulk route's entries carry their id; the one-tenant route's body does not (the id is in the path)
-        const shown = bulk ? e : { ...e, id: undefined };
-        const want = `{${bulk ? '"id": string, ' : ''}"cron": string, "timeZone"?: string}`;
-        throw new BadRequestException(`${bulk ? `entry [${i}]: ` : ''}expected ${want}, got ${briefJson(shown)}`);
+      const where = bulk ? `entry [${i}]: ` : '';
+      const id = bulk ? e?.id : pathId;
+      if (typeof e !== 'object' || e === null || Array.isArray(e))
+        throw new BadRequestException(`${where}expected ${want}, got ${briefJson(e)}`);
+      const unknown = Object.keys(e).filter((k) => !fields.includes(k));
+      if (unknown.length > 0) {
+        const named = unknown.map((k) => JSON.stringify(k)).join(', ');
+        throw new BadRequestException(`${where}unknown field${unknown.length > 1 ? 's' : ''} ${named} (expected ${want})`);
       }
-      return digestDefinition(e.id, e.cron, e.timeZone);
+      if (typeof id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string')) {
+        throw new BadRequestException(`${where}expected ${want}, got ${briefJson(e)}`);
+      }
+      return digestDefinition(id, e.cron, e.timeZone);
     });
     try {
       return await this.scheduler.upsertSchedules(defs);

@@ -65,6 +65,22 @@ test('one tenant: a bad zone is a 400 naming the value, without the bulk call wo
   expect((bad as Error).message).toMatch(/^Invalid schedule "tenant\. \.digest": name: /);
 });
 
+test('a misspelt or unknown field is a 400 naming it, not dropped: {"timezone": "Europe/Berlin"} was stored as a digest at 09:00 UTC', async () => {
+  const scheduler = module.get(SchedulerService);
+  await expect(tenants.setDigest('acme', { cron: '0 9 * * *', timezone: 'Europe/Berlin' } as never)).rejects.toThrow(
+    'unknown field "timezone" (expected {"cron": string, "timeZone"?: string})',
+  );
+  await expect(tenants.setDigests([{ id: 'a', cron: '0 9 * * *', tz: 'Asia/Kolkata' }])).rejects.toThrow(
+    'entry [0]: unknown field "tz" (expected {"id": string, "cron": string, "timeZone"?: string})',
+  );
+  // the one-tenant route's tenant is the path's: an "id" in its body is unknown (it overrode the path's and wrote tenant.evil.digest)
+  await expect(tenants.setDigest('acme', { id: 'evil', cron: '0 9 * * *' } as never)).rejects.toThrow('unknown field "id"');
+  expect(await scheduler.removeSchedules(['tenant.evil.digest'])).toMatchObject({ removed: 0 });
+  // a body that is not an object is shown as it came (an array was shown spread: {"0":1})
+  await expect(tenants.setDigest('acme', [1] as never)).rejects.toThrow('expected {"cron": string, "timeZone"?: string}, got [1]');
+  expect(await scheduler.removeSchedules(['tenant.acme.digest', 'tenant.a.digest'])).toMatchObject({ removed: 0 });
+});
+
 test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 naming it, and nothing is written', async () => {
   const scheduler = module.get(SchedulerService);
   const body = [

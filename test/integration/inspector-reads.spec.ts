@@ -263,3 +263,21 @@ test('schedules: origin, note, declaring instances, orphaned; history with outco
   const dead = async () => (await inspector.instances()).find((i) => i.instance === sch.instanceId)?.alive === false;
   await waitFor(dead, 'the instance to be dead', 5000);
 });
+
+test('the count of next triggers and the history limit are checked: Inspector.schedules(1e9) crashed the process (V8 "invalid size error"), -1 or "abc" listed none, a history limit of 0 gave one fire and "abc" a raw Redis error', async () => {
+  await inspector.addSchedule({ name: 'every.second', spec: '@every 1s', type: 'rt' });
+  for (const n of [1e9, 1001, -1, 1.5, 'abc', NaN]) {
+    await expect(inspector.schedules(n as number)).rejects.toThrow(InvalidOptionsError);
+    await expect(inspector.schedule('every.second', n as number)).rejects.toThrow(
+      /n: expected an integer 0-1000 \(next triggers per schedule\), got /,
+    );
+  }
+  expect((await inspector.schedule('every.second', 0)).next).toEqual([]);
+  expect((await inspector.schedule('every.second', 1000)).next).toHaveLength(1000);
+  for (const limit of [0, -1, 1.5, 'abc']) {
+    await expect(inspector.scheduleHistory('every.second', limit as number)).rejects.toThrow(
+      /limit: expected an integer of at least 1, got /,
+    );
+  }
+  expect(await inspector.scheduleHistory('every.second', 1e6)).toEqual([]);
+});

@@ -71,6 +71,15 @@ test('labels are validated, naming the offending label; stored sorted; unlabelle
   expect(labelled.tfp).toBe(plain.fp); // the triggers' fingerprint leaves the labels out
 });
 
+test('a label value of 128 characters is accepted whatever its characters: an emoji counted as two (UTF-16 units) refused 100 of them as "more than 128"', async () => {
+  const def = (value: string): ScheduleDefinition => ({ name: 'e', spec: '@every 1s', labels: { tenant: value } });
+  const emoji = '\u{1F600}'.repeat(128);
+  expect(toStored(def(emoji), 'UTC', true).stored.labels).toEqual({ tenant: emoji });
+  expect(() => toStored(def('\u{1F600}'.repeat(129)), 'UTC', true)).toThrow(/labels\.tenant: expected a string of at most 128 characters/);
+  await inspector.addSchedule(def(emoji));
+  expect((await inspector.schedulePage({ labels: { tenant: emoji } })).items.map((i) => i.name)).toEqual(['e']);
+});
+
 test('a runtime put keeps the label indexes; a label change alone keeps the generation and changedAt, a spec change does not', async () => {
   await inspector.addSchedule({ name: 'r1', spec: '@every 10s', labels: { tenant: 'acme', kind: 'digest' } });
   expect(await label('tenant', 'acme')).toEqual(['r1']);
@@ -202,6 +211,20 @@ test('schedulePage: pages in name order through every schedule, filters by label
   }
   // a misspelt option is no filter silently left out (trial 7)
   await expect(inspector.schedulePage({ label: { tenant: 't0' } } as never)).rejects.toThrow(/unknown option "label" \(known: labels,/);
+});
+
+test('schedulePage pages past a schedule named "." or ".." that an earlier version stored: its cursor was refused ("expected a cursor of a previous page")', async () => {
+  // written as the version before trial 15 could: the names "." and ".." were accepted then
+  for (const name of ['.', '..']) {
+    const { stored: s } = toStored({ name: 'legacy', spec: '@every 60s' }, 'UTC', true);
+    const k = shardKeysFor(ns, name);
+    await redis.hset(k.schedules, name, JSON.stringify({ ...s, name, registeredAt: 1, changedAt: 1, generation: 1 }));
+    await redis.zadd(k.nameIndex, 0, name);
+  }
+  await inspector.addSchedule({ name: 'a', spec: '@every 60s' });
+  await inspector.addSchedule({ name: '.b', spec: '@every 60s' });
+  expect(await all({ limit: 1 })).toEqual({ names: ['.', '..', '.b', 'a'], pages: 4 });
+  expect((await all({ prefix: '.', limit: 1 })).names).toEqual(['.', '..', '.b']);
 });
 
 test('schedulePage: a label filter no schedule could carry is an error naming it, as on a definition; never an empty page', async () => {

@@ -207,6 +207,15 @@ test('a bad definition or a name given twice is refused before anything is writt
     expect([e.message, (e as InvalidScheduleError).index]).toEqual([expect.stringMatching(problem), 40]);
   }
   await expect(s.addSchedule({ name: 'c1', spec: '@every 1h', labels: { k: 'next\u0085line' } })).rejects.toThrow(/labels.k: expected/);
+  // a type no handler can be registered for and no enqueue takes (over 200 characters) was stored, and
+  // each trigger's task then found no handler: refused as an enqueue's type is
+  const long = 't'.repeat(201);
+  for (const call of [
+    () => s.addSchedule({ name: 'c2', spec: '@every 1h', type: long }),
+    () => s.upsertSchedules([{ name: 'c2', spec: '@every 1h', type: long }]),
+  ]) {
+    await expect(call()).rejects.toThrow(`type: expected a non-empty string of at most 200 characters without lone surrogates`);
+  }
   // a hole in a sparse array is a missing definition at its index (trial 16: a TypeError "reading 'body'" from the write path)
   const sparse: ScheduleDefinition[] = digests(3);
   sparse[4] = { name: 'after.hole', spec: '@every 1h' };

@@ -54,6 +54,7 @@ export class Inspector extends QueueInspector {
    * distinct declaration and HMGET of lastFired per target queue, and HMGET of the orphaned ones'
    * orphaned-since instants (none when none is orphaned). No call walks a whole set or hash (10,000 schedules:
    * about 30 calls, none over a millisecond of Redis).
+   * @throws InvalidOptionsError for an `n` that is not an integer 0-1000.
    */
   schedules(n = 5): Promise<ScheduleInfo[]> {
     return s.schedules(this.ctx, n);
@@ -72,7 +73,7 @@ export class Inspector extends QueueInspector {
     return schedulePage(this.ctx, query);
   }
 
-  /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  /** One schedule (see {@link schedules}). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for an `n` not an integer 0-1000 */
   schedule(name: string, n = 5): Promise<ScheduleInfo> {
     return s.schedule(this.ctx, name, n);
   }
@@ -80,7 +81,8 @@ export class Inspector extends QueueInspector {
   /**
    * The last `limit` fires of a schedule, newest first (at most 100 kept), each with its outcome and
    * where its task is now. Cost: HGET, LRANGE, ZSCORE ×3 per task (pipelined), and a bounded look
-   * through the stream. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
+   * through the stream. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`);
+   *   InvalidOptionsError for a `limit` that is not an integer ≥ 1.
    */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return s.history(this.ctx, name, limit);

@@ -6,7 +6,7 @@
  */
 import { InvalidOptionsError } from '../runtime/errors.js';
 import { show } from '../runtime/options.js';
-import { byShard, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
+import { byShard, isStoredName, isValidName, shardKeysOf, type ShardKeys } from '../redis/keys.js';
 import type { StoredSchedule } from '../scheduler/definition.js';
 import { labelsProblem } from '../scheduler/labels.js';
 import { decodeStored } from '../scheduler/stored-form.js';
@@ -74,7 +74,8 @@ function checked(q: SchedulePageQuery): { limit: number; after?: string; labels:
   let after: string | undefined;
   if (q.cursor !== undefined) {
     after = typeof q.cursor === 'string' ? Buffer.from(q.cursor, 'base64url').toString('utf8') : '';
-    if (!isValidName(after)) bad(`cursor: expected a cursor of a previous page, got ${show(q.cursor)}`);
+    // a stored name: a page may end at a schedule named '.' or '..' that an earlier version stored
+    if (!isStoredName(after)) bad(`cursor: expected a cursor of a previous page, got ${show(q.cursor)}`);
   }
   // a filter is checked as a definition's labels are: one no schedule can carry matches none, and says so
   const problem = labelsProblem(q.labels);

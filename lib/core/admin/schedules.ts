@@ -1,4 +1,5 @@
-import { ScheduleNotFoundError } from '../runtime/errors.js';
+import { InvalidOptionsError, ScheduleNotFoundError } from '../runtime/errors.js';
+import { show } from '../runtime/options.js';
 import { storedSpec, type StoredSchedule } from '../scheduler/definition.js';
 import { readFires } from '../scheduler/history.js';
 import { decodeStored } from '../scheduler/stored-form.js';
@@ -294,7 +295,17 @@ async function scanHash(ctx: InspectorContext, key: string): Promise<Map<string,
  * HMGET (per target queue, 1,000 names per call), and, when some are orphaned, HMGET of their
  * orphaned-since instants (1,000 names per call). No single command walks a whole set or hash.
  */
+/** Most next triggers a schedule's view lists (`n` of {@link schedules} and {@link schedule}; the CLI's `--next` takes 100). */
+export const MAX_NEXT = 1000;
+
+/** `n`, next triggers per schedule, 0 to {@link MAX_NEXT} (1e9 killed the process). @throws InvalidOptionsError naming it. */
+function nextCount(n: unknown): number {
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_NEXT) return n;
+  throw new InvalidOptionsError([`n: expected an integer 0-${MAX_NEXT} (next triggers per schedule), got ${show(n)}`], 'schedule view');
+}
+
 export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleInfo[]> {
+  nextCount(n);
   const [shards, notes] = await Promise.all([
     Promise.all(shardKeysOf(ctx.namespace).map((k) => scanHash(ctx, k.schedules))),
     scanHash(ctx, ctx.sched.pauseNotes),
@@ -317,6 +328,7 @@ export async function storedSchedule(ctx: InspectorContext, name: string): Promi
  * `buffer-one` (one GET more). @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function schedule(ctx: InspectorContext, name: string, n = 5): Promise<ScheduleInfo> {
+  nextCount(n);
   // two slots (the shard's registry, the scheduler's pause notes): two commands in flight, not one pipeline (a cluster)
   const keys = ctx.shard(name);
   const [raw, note] = await Promise.all([ctx.client.hget(keys.schedules, name), ctx.client.hget(ctx.sched.pauseNotes, name)]);
@@ -338,6 +350,9 @@ export async function schedule(ctx: InspectorContext, name: string, n = 5): Prom
  * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
  */
 export async function history(ctx: InspectorContext, name: string, limit = 20): Promise<FireInfo[]> {
+  // 0 or -1 gave one fire (LRANGE 0 0), 1.5 or 'abc' a raw Redis error; more than the 100 kept gives them all
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new InvalidOptionsError([`limit: expected an integer of at least 1, got ${show(limit)}`], 'schedule history');
   const s = await storedSchedule(ctx, name);
   const k = ctx.keys(s.queue);
   const records = (await readFires(ctx.client, k, name, limit)) as FireInfo[];

@@ -3,7 +3,7 @@ import { hash } from 'node:crypto';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
 import { describeProblem, OptionProblems, show } from '../runtime/options.js';
-import { hasLoneSurrogate, loneSurrogatePath } from '../runtime/unicode.js';
+import { hasLoneSurrogate, isIdText, loneSurrogatePath, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 import { encodePayload } from '../queue/payload-codec.js';
 import { isGroupName, isStoredName, isValidName } from '../redis/keys.js';
 import { OVERLAP_POLICIES, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
@@ -151,7 +151,8 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
   const bounds = checkBounds(def, unbounded, p);
   const spec = boundedSpec(unbounded, bounds.startAt, bounds.endAt);
   p.name('queue', def.queue);
-  if (def.type !== undefined && (typeof def.type !== 'string' || def.type.length === 0)) p.expected('type', 'a non-empty string', def.type);
+  // the type rule of an enqueue and a handler: a longer type was stored, and no handler could take its tasks
+  if (def.type !== undefined && !isIdText(def.type, TASK_TYPE_MAX)) p.expected('type', TASK_TYPE_RULE, def.type);
   p.int('maxRetry', def.maxRetry, 0);
   p.int('timeout', def.timeout, 0, 'ms');
   p.oneOf('catchUp', def.catchUp, ['all', 'latest', 'none']);

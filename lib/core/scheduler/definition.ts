@@ -54,7 +54,7 @@ export interface ScheduleDefinition {
   timeZone?: string;
   /** Queue the triggers' tasks go to. @defaultValue 'default' */
   queue?: string;
-  /** Task type each trigger enqueues. @defaultValue the schedule name */
+  /** Task type each trigger enqueues: as an enqueue's, 1 to 200 characters without lone surrogates. @defaultValue the schedule name */
   type?: string;
   /** Payload of each trigger's task (JSON-serialisable). @defaultValue null */
   payload?: unknown;

@@ -121,7 +121,7 @@ export class InspectorService {
     return this.inspector.deadGroups(opts);
   }
 
-  /** Every schedule with its next `n` triggers (epoch ms), last fire, time zone, paused (and note), origin and liveness. */
+  /** Every schedule with its next `n` triggers (epoch ms), last fire, time zone, paused (and note), origin and liveness. @throws InvalidOptionsError for an `n` not an integer 0-1000 */
   schedules(n = 5): Promise<ScheduleInfo[]> {
     return this.inspector.schedules(n);
   }
@@ -135,12 +135,12 @@ export class InspectorService {
     return this.inspector.schedulePage(query);
   }
 
-  /** One schedule. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  /** One schedule, with its next `n` triggers. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for an `n` not an integer 0-1000 */
   schedule(name: string, n = 5): Promise<ScheduleInfo> {
     return this.inspector.schedule(name, n);
   }
 
-  /** The last fires of a schedule, newest first, with their outcomes. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
+  /** The last `limit` fires of a schedule (at most 100 kept), newest first, with their outcomes. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a `limit` not an integer ≥ 1 */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return this.inspector.scheduleHistory(name, limit);
   }
