@@ -216,14 +216,54 @@ function safeUser(): string {
   }
 }
 
+/** Epoch ms below this (1973-03-03) are refused: such a number is epoch seconds (10 digits until 2286) or a typo, not an instant meant in ms. */
+const EPOCH_MS_MIN = 1e11;
+
+/** `YYYY-MM-DD[(T| )hh:mm[:ss[.sss]]][Z|±hh[:]mm]`: ISO 8601's calendar date and time of day, the zone optional. */
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** RFC 2822 with its year, time and zone (`Mon, 07 Dec 2026 03:00:00 GMT`, `7 Dec 2026 03:00 +0100`). */
+const RFC_2822 = /^(?:[A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{2}:\d{2}(?::\d{2})?\s+(?:[A-Za-z]{1,5}|[+-]\d{4})$/;
+
 /**
- * An instant from the command line: epoch ms, an ISO 8601 / RFC 2822 date (local time unless it
- * says otherwise), `now`, or a duration before now (`-90m`, `-2h`, `-1d`).
+ * An ISO 8601 instant ({@link ISO_INSTANT}) as epoch ms, in local time unless it gives a zone (a date
+ * alone is local midnight; JavaScript's `Date.parse` takes that one as UTC), or NaN when it is not one
+ * or names a day or time that does not exist (`2026-02-30`, `24:00`).
+ */
+function isoInstant(text: string): number {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, s, ms] = m.slice(1, 8).map((v, i) => (v === undefined ? 0 : i === 6 ? Number(v.padEnd(3, '0')) : Number(v)));
+  const zone = m[8];
+  const utc = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const back = new Date(utc);
+  // Date.UTC rolls over (Feb 30 → Mar 2, 24:00 → the next day): a field that changed did not exist
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || back.getUTCHours() !== h) return NaN;
+  if (back.getUTCMinutes() !== mi || back.getUTCSeconds() !== s) return NaN;
+  if (zone === undefined) return new Date(y, mo - 1, d, h, mi, s, ms).getTime();
+  if (/^z$/i.test(zone)) return utc;
+  const [, sign, zh, zm] = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
+  if (Number(zh) > 23 || Number(zm) > 59) return NaN;
+  return utc - (sign === '-' ? -1 : 1) * (Number(zh) * 60 + Number(zm)) * 60_000;
+}
+
+/**
+ * An instant from the command line: epoch ms (12 digits or more: a shorter number, epoch seconds say,
+ * is refused), an ISO 8601 date and time (`2026-12-07`, `2026-12-07T03:00`, `… 03:00:00Z`,
+ * `…+01:00`; local time unless it gives a zone), an RFC 2822 date with its year, time and zone,
+ * `now`, or a duration before now (`-90m`, `-2h`, `-1d`). Anything else is refused, not guessed:
+ * JavaScript's `Date.parse` reads `0` as 2000-01-01, `7` as 2001-07-01 and `Dec 7` as 2001-12-07
+ * (trial 37). @throws UsageError naming `what` and the text.
  */
 export function parseInstant(text: string, what: string): number {
   const t = text.trim();
   if (t === 'now') return Date.now();
-  if (/^\d{10,}$/.test(t)) return Number(t);
+  if (/^\d+$/.test(t)) {
+    const ms = Number(t);
+    if (ms >= EPOCH_MS_MIN) return ms;
+    const seconds = t.length === 10 ? `; epoch seconds? in ms that is ${t}000` : '';
+    throw new UsageError(`${what}: ${JSON.stringify(text)} is not epoch ms (that would be ${new Date(ms).toISOString()})${seconds}`);
+  }
   if (t.startsWith('-')) {
     try {
       return Date.now() - parseDurationMs(t.slice(1));
@@ -231,8 +271,9 @@ export function parseInstant(text: string, what: string): number {
       throw new UsageError(`${what}: ${JSON.stringify(text)} is not a duration (e.g. -90m, -2h, -1d)`);
     }
   }
-  const ms = Date.parse(t);
-  if (!Number.isFinite(ms)) throw new UsageError(`${what}: ${JSON.stringify(text)} is not a time (epoch ms, ISO 8601, now, or -2h)`);
+  const ms = ISO_INSTANT.test(t) ? isoInstant(t) : RFC_2822.test(t) ? Date.parse(t) : NaN;
+  if (!Number.isFinite(ms))
+    throw new UsageError(`${what}: ${JSON.stringify(text)} is not a time (epoch ms, ISO 8601 such as 2026-12-07T03:00, now, or -2h)`);
   return ms;
 }
 
