@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
-import type { RedisConnection } from '../core/redis/connection.js';
+import { describe, isRedisUnavailable, lastConnectionError, type RedisClient, type RedisConnection } from '../core/redis/connection.js';
+import { ChronosError } from '../core/runtime/errors.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
@@ -52,8 +53,14 @@ export function parseNodes(flag: string, list: string): { host: string; port: nu
  * db apply to the master), else the URL's server. @throws UsageError for both `cluster` and
  * `sentinels`, one of `sentinels` / `sentinelName` without the other, or a bad node list or URL.
  */
-export function commandConnection(opts: GlobalOptions, url: string, reconnect: boolean, tlsCa?: string): RedisConnection {
-  const base = redisOptions(url, reconnect, tlsCa);
+export function commandConnection(
+  opts: GlobalOptions,
+  url: string,
+  reconnect: boolean,
+  tlsCa?: string,
+  commandTimeoutMs?: number,
+): RedisConnection {
+  const base = { ...redisOptions(url, reconnect, tlsCa), ...(commandTimeoutMs !== undefined ? { commandTimeout: commandTimeoutMs } : {}) };
   const { cluster, sentinels, sentinelName } = opts;
   if (cluster && sentinels) throw new UsageError('--cluster and --sentinels: give one of them, not both');
   if (cluster) {
@@ -80,6 +87,40 @@ export function commandConnection(opts: GlobalOptions, url: string, reconnect: b
  */
 export const CONNECT_TIMEOUT_MS = 3000;
 const ANSWER_TIMEOUT_MS = 3000;
+
+/**
+ * How long each command of a command (not of `chronos console`) waits for its reply once the check
+ * passed, ms (ioredis `commandTimeout`): a Redis that stalls mid-command (SIGSTOP, a partition that
+ * drops packets) ends it with a {@link RedisLostError} instead of a wait as long as the stall. Every
+ * read and act is bounded (batches of at most 1,000 reads, 200 acts), so this is far above any answer.
+ */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/**
+ * Redis stopped serving a command once the check had passed: the connection closed (and the one
+ * reconnection failed), or no reply came within {@link COMMAND_TIMEOUT_MS}. Code `REDIS_UNAVAILABLE`.
+ */
+export class RedisLostError extends ChronosError {
+  constructor(
+    /** The server's address as `host:port/db` (or `cluster`), never the password. */
+    readonly where: string,
+    /** The client's own error (`Command timed out`, `Connection is closed.`, `Reached the max retries per request limit …`). */
+    readonly reason: string,
+    /** The client's last connection error (`connect ECONNREFUSED …`), when it had one. */
+    readonly lastError?: string,
+    options?: ErrorOptions,
+  ) {
+    const last = lastError !== undefined && lastError !== reason ? `; last connection error: ${lastError}` : '';
+    const said = reason.replace(/\.$/, '');
+    super(
+      'REDIS_UNAVAILABLE',
+      /^Command timed out/.test(reason)
+        ? `Redis at ${where} did not answer a command within ${COMMAND_TIMEOUT_MS} ms (stalled, or a network dropping packets). A command sent may still be applied when it resumes: look before repeating an act (every act is safe to repeat).`
+        : `Redis at ${where} stopped serving the command (${said}${last}). Check that Redis is running: an act cut short may be done in part (every act is safe to repeat).`,
+      options,
+    );
+  }
+}
 
 /**
  * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL, set to fail
@@ -146,8 +187,13 @@ export class Cli {
     this.out = out;
   }
 
-  /** Opens the Inspector and checks Redis (≤ 3 s; a wrong address fails with one clear error). */
-  async inspector(reconnect = false): Promise<Inspector> {
+  /**
+   * Opens the Inspector and checks Redis (≤ 3 s; a wrong address fails with one clear error).
+   * `reconnect`: follow a restart of Redis (`--watch`, the console); `bounded`: each command waits
+   * at most {@link COMMAND_TIMEOUT_MS} for its reply (every command but the console, whose requests
+   * are bounded as a mounted console's are: README "When Redis is unreachable").
+   */
+  async inspector(reconnect = false, bounded = true): Promise<Inspector> {
     if (!this.inspectorValue) {
       const url = this.opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
       const namespace = this.opts.namespace ?? process.env.CHRONOS_NAMESPACE ?? DEFAULTS.namespace;
@@ -161,6 +207,7 @@ export class Cli {
           url,
           reconnect,
           this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA,
+          bounded ? COMMAND_TIMEOUT_MS : undefined,
         ),
         namespace,
         actor: this.actor,
@@ -183,6 +230,18 @@ export class Cli {
 
   async close(): Promise<void> {
     await this.inspectorValue?.close();
+  }
+
+  /**
+   * `err` as the command reports it: the client giving up on a command after the check passed
+   * ({@link isRedisUnavailable}: the connection closed, its retry ran out, no reply within
+   * {@link COMMAND_TIMEOUT_MS}) as a {@link RedisLostError} naming Redis, not ioredis's bare words
+   * with code `ERROR`; any other error as it is.
+   */
+  explain(err: unknown): unknown {
+    if (!this.inspectorValue || !isRedisUnavailable(err)) return err;
+    const client: RedisClient = this.inspectorValue.redis;
+    return new RedisLostError(describe(client), err.message, lastConnectionError(client), { cause: err });
   }
 
   /**
