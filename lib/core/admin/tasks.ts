@@ -86,7 +86,10 @@ export async function pageRows(
     throw new InvalidOptionsError([`limit: expected an integer 1-${MAX_PAGE}, got ${String(limit)}`], 'task listing');
   }
   const badCursor = () =>
-    new InvalidOptionsError([`cursor: ${JSON.stringify(cursor)} is not a cursor of a ${state} listing`], 'task listing');
+    new InvalidOptionsError(
+      [`cursor: ${JSON.stringify(cursor)} is not a cursor of ${state === 'active' ? 'an' : 'a'} ${state} listing`],
+      'task listing',
+    );
   if (state === 'scheduled' || state === 'retry' || state === 'dead') {
     let after: { id: string; score: string } | undefined;
     if (cursor) {
