@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
-import type { RedisConnection } from '../core/redis/connection.js';
+import { describe, isRedisUnavailable, lastConnectionError, type RedisClient, type RedisConnection } from '../core/redis/connection.js';
+import { ChronosError } from '../core/runtime/errors.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
@@ -52,8 +53,14 @@ export function parseNodes(flag: string, list: string): { host: string; port: nu
  * db apply to the master), else the URL's server. @throws UsageError for both `cluster` and
  * `sentinels`, one of `sentinels` / `sentinelName` without the other, or a bad node list or URL.
  */
-export function commandConnection(opts: GlobalOptions, url: string, reconnect: boolean, tlsCa?: string): RedisConnection {
-  const base = redisOptions(url, reconnect, tlsCa);
+export function commandConnection(
+  opts: GlobalOptions,
+  url: string,
+  reconnect: boolean,
+  tlsCa?: string,
+  commandTimeoutMs?: number,
+): RedisConnection {
+  const base = { ...redisOptions(url, reconnect, tlsCa), ...(commandTimeoutMs !== undefined ? { commandTimeout: commandTimeoutMs } : {}) };
   const { cluster, sentinels, sentinelName } = opts;
   if (cluster && sentinels) throw new UsageError('--cluster and --sentinels: give one of them, not both');
   if (cluster) {
@@ -80,6 +87,40 @@ export function commandConnection(opts: GlobalOptions, url: string, reconnect: b
  */
 export const CONNECT_TIMEOUT_MS = 3000;
 const ANSWER_TIMEOUT_MS = 3000;
+
+/**
+ * How long each command of a command (not of `chronos console`) waits for its reply once the check
+ * passed, ms (ioredis `commandTimeout`): a Redis that stalls mid-command (SIGSTOP, a partition that
+ * drops packets) ends it with a {@link RedisLostError} instead of a wait as long as the stall. Every
+ * read and act is bounded (batches of at most 1,000 reads, 200 acts), so this is far above any answer.
+ */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/**
+ * Redis stopped serving a command once the check had passed: the connection closed (and the one
+ * reconnection failed), or no reply came within {@link COMMAND_TIMEOUT_MS}. Code `REDIS_UNAVAILABLE`.
+ */
+export class RedisLostError extends ChronosError {
+  constructor(
+    /** The server's address as `host:port/db` (or `cluster`), never the password. */
+    readonly where: string,
+    /** The client's own error (`Command timed out`, `Connection is closed.`, `Reached the max retries per request limit …`). */
+    readonly reason: string,
+    /** The client's last connection error (`connect ECONNREFUSED …`), when it had one. */
+    readonly lastError?: string,
+    options?: ErrorOptions,
+  ) {
+    const last = lastError !== undefined && lastError !== reason ? `; last connection error: ${lastError}` : '';
+    const said = reason.replace(/\.$/, '');
+    super(
+      'REDIS_UNAVAILABLE',
+      /^Command timed out/.test(reason)
+        ? `Redis at ${where} did not answer a command within ${COMMAND_TIMEOUT_MS} ms (stalled, or a network dropping packets). A command sent may still be applied when it resumes: look before repeating an act (every act is safe to repeat).`
+        : `Redis at ${where} stopped serving the command (${said}${last}). Check that Redis is running: an act cut short may be done in part (every act is safe to repeat).`,
+      options,
+    );
+  }
+}
 
 /**
  * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL, set to fail
@@ -146,8 +187,13 @@ export class Cli {
     this.out = out;
   }
 
-  /** Opens the Inspector and checks Redis (≤ 3 s; a wrong address fails with one clear error). */
-  async inspector(reconnect = false): Promise<Inspector> {
+  /**
+   * Opens the Inspector and checks Redis (≤ 3 s; a wrong address fails with one clear error).
+   * `reconnect`: follow a restart of Redis (`--watch`, the console); `bounded`: each command waits
+   * at most {@link COMMAND_TIMEOUT_MS} for its reply (every command but the console, whose requests
+   * are bounded as a mounted console's are: README "When Redis is unreachable").
+   */
+  async inspector(reconnect = false, bounded = true): Promise<Inspector> {
     if (!this.inspectorValue) {
       const url = this.opts.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
       const namespace = this.opts.namespace ?? process.env.CHRONOS_NAMESPACE ?? DEFAULTS.namespace;
@@ -161,6 +207,7 @@ export class Cli {
           url,
           reconnect,
           this.opts.tlsCa ?? process.env.CHRONOS_TLS_CA,
+          bounded ? COMMAND_TIMEOUT_MS : undefined,
         ),
         namespace,
         actor: this.actor,
@@ -183,6 +230,18 @@ export class Cli {
 
   async close(): Promise<void> {
     await this.inspectorValue?.close();
+  }
+
+  /**
+   * `err` as the command reports it: the client giving up on a command after the check passed
+   * ({@link isRedisUnavailable}: the connection closed, its retry ran out, no reply within
+   * {@link COMMAND_TIMEOUT_MS}) as a {@link RedisLostError} naming Redis, not ioredis's bare words
+   * with code `ERROR`; any other error as it is.
+   */
+  explain(err: unknown): unknown {
+    if (!this.inspectorValue || !isRedisUnavailable(err)) return err;
+    const client: RedisClient = this.inspectorValue.redis;
+    return new RedisLostError(describe(client), err.message, lastConnectionError(client), { cause: err });
   }
 
   /**
@@ -216,14 +275,54 @@ function safeUser(): string {
   }
 }
 
+/** Epoch ms below this (1973-03-03) are refused: such a number is epoch seconds (10 digits until 2286) or a typo, not an instant meant in ms. */
+const EPOCH_MS_MIN = 1e11;
+
+/** `YYYY-MM-DD[(T| )hh:mm[:ss[.sss]]][Z|±hh[:]mm]`: ISO 8601's calendar date and time of day, the zone optional. */
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** RFC 2822 with its year, time and zone (`Mon, 07 Dec 2026 03:00:00 GMT`, `7 Dec 2026 03:00 +0100`). */
+const RFC_2822 = /^(?:[A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{2}:\d{2}(?::\d{2})?\s+(?:[A-Za-z]{1,5}|[+-]\d{4})$/;
+
 /**
- * An instant from the command line: epoch ms, an ISO 8601 / RFC 2822 date (local time unless it
- * says otherwise), `now`, or a duration before now (`-90m`, `-2h`, `-1d`).
+ * An ISO 8601 instant ({@link ISO_INSTANT}) as epoch ms, in local time unless it gives a zone (a date
+ * alone is local midnight; JavaScript's `Date.parse` takes that one as UTC), or NaN when it is not one
+ * or names a day or time that does not exist (`2026-02-30`, `24:00`).
+ */
+function isoInstant(text: string): number {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, s, ms] = m.slice(1, 8).map((v, i) => (v === undefined ? 0 : i === 6 ? Number(v.padEnd(3, '0')) : Number(v)));
+  const zone = m[8];
+  const utc = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const back = new Date(utc);
+  // Date.UTC rolls over (Feb 30 → Mar 2, 24:00 → the next day): a field that changed did not exist
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || back.getUTCHours() !== h) return NaN;
+  if (back.getUTCMinutes() !== mi || back.getUTCSeconds() !== s) return NaN;
+  if (zone === undefined) return new Date(y, mo - 1, d, h, mi, s, ms).getTime();
+  if (/^z$/i.test(zone)) return utc;
+  const [, sign, zh, zm] = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
+  if (Number(zh) > 23 || Number(zm) > 59) return NaN;
+  return utc - (sign === '-' ? -1 : 1) * (Number(zh) * 60 + Number(zm)) * 60_000;
+}
+
+/**
+ * An instant from the command line: epoch ms (12 digits or more: a shorter number, epoch seconds say,
+ * is refused), an ISO 8601 date and time (`2026-12-07`, `2026-12-07T03:00`, `… 03:00:00Z`,
+ * `…+01:00`; local time unless it gives a zone), an RFC 2822 date with its year, time and zone,
+ * `now`, or a duration before now (`-90m`, `-2h`, `-1d`). Anything else is refused, not guessed:
+ * JavaScript's `Date.parse` reads `0` as 2000-01-01, `7` as 2001-07-01 and `Dec 7` as 2001-12-07
+ * (trial 37). @throws UsageError naming `what` and the text.
  */
 export function parseInstant(text: string, what: string): number {
   const t = text.trim();
   if (t === 'now') return Date.now();
-  if (/^\d{10,}$/.test(t)) return Number(t);
+  if (/^\d+$/.test(t)) {
+    const ms = Number(t);
+    if (ms >= EPOCH_MS_MIN) return ms;
+    const seconds = t.length === 10 ? `; epoch seconds? in ms that is ${t}000` : '';
+    throw new UsageError(`${what}: ${JSON.stringify(text)} is not epoch ms (that would be ${new Date(ms).toISOString()})${seconds}`);
+  }
   if (t.startsWith('-')) {
     try {
       return Date.now() - parseDurationMs(t.slice(1));
@@ -231,8 +330,9 @@ export function parseInstant(text: string, what: string): number {
       throw new UsageError(`${what}: ${JSON.stringify(text)} is not a duration (e.g. -90m, -2h, -1d)`);
     }
   }
-  const ms = Date.parse(t);
-  if (!Number.isFinite(ms)) throw new UsageError(`${what}: ${JSON.stringify(text)} is not a time (epoch ms, ISO 8601, now, or -2h)`);
+  const ms = ISO_INSTANT.test(t) ? isoInstant(t) : RFC_2822.test(t) ? Date.parse(t) : NaN;
+  if (!Number.isFinite(ms))
+    throw new UsageError(`${what}: ${JSON.stringify(text)} is not a time (epoch ms, ISO 8601 such as 2026-12-07T03:00, now, or -2h)`);
   return ms;
 }
 

@@ -121,8 +121,9 @@ export async function main(
         fail(e, e.code === 'commander.help' ? 'missing command (chronos --help lists them)' : oneLine(e.message.replace(/^error: /, '')));
       return EXIT.usage;
     }
-    fail(e, oneLine(e instanceof Error ? e.message : String(e)));
-    return isUsage(e) ? EXIT.usage : EXIT.error;
+    const shown = opened.reduce<unknown>((x, cli) => cli.explain(x), e);
+    fail(shown, oneLine(shown instanceof Error ? shown.message : String(shown)));
+    return isUsage(shown) ? EXIT.usage : EXIT.error;
   } finally {
     // a QUIT that Redis does not answer (the failure case) must not hold the exit up
     await Promise.race([Promise.all(opened.map((c) => c.close().catch(() => {}))), new Promise((r) => setTimeout(r, 250).unref())]);

@@ -32,3 +32,18 @@ test('--clear-group of a group without an override says there was nothing to cle
   expect([vip.code, vip.out]).toEqual([0, 'Limits of queue l set.\nnone\n']);
   expect(await inspector.queueLimits('l')).toEqual({});
 });
+
+test('--group g with --clear-group g is a usage error naming both, and writes nothing', async () => {
+  // before: "Limits of queue l set.", exit 0: the override was dropped and --concurrency 5 silently ignored (trial 37)
+  await rig.client.enqueue('t', {}, { queue: 'l' });
+  await inspector.setQueueLimits('l', { groups: { vip: { concurrency: 3 } } });
+  const both = await chronos('queue', 'limits', 'l', '--group', 'vip', '--concurrency', '5', '--clear-group', 'vip');
+  expect([both.code, both.out]).toEqual([2, '']);
+  expect(both.err).toBe(
+    "error: --group vip with --clear-group vip: set the group's override or drop it, not both (two calls do both, in the order you mean)\n",
+  );
+  expect(await inspector.queueLimits('l')).toEqual({ groups: { vip: { concurrency: 3 } } });
+  // another group's override beside a clear is fine
+  expect((await chronos('queue', 'limits', 'l', '--group', 'std', '--concurrency', '1', '--clear-group', 'vip')).code).toBe(0);
+  expect(await inspector.queueLimits('l')).toEqual({ groups: { std: { concurrency: 1 } } });
+});

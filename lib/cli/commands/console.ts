@@ -47,7 +47,7 @@ export function consoleCommands(program: Command, run: Run): void {
     .action(
       run(async (cli: Cli, opts: ConsoleOptions) => {
         const port = opts.port === '0' ? 0 : positiveInt(opts.port, '--port', 65535);
-        const inspector = await cli.inspector(true);
+        const inspector = await cli.inspector(true, false);
         let srv;
         try {
           srv = await startConsoleServer({

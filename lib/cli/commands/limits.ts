@@ -128,6 +128,11 @@ export function limitsCommands(queue: Command, run: Run): void {
         const rate = rateOrNone(o.rate, '--rate');
         const gc = intOrNone(o.groupConcurrency, '--group-concurrency');
         const gr = rateOrNone(o.groupRate, '--group-rate');
+        // both for one group: the clear would win and the override given be dropped in silence
+        if (o.group !== undefined && o.group === o.clearGroup)
+          throw new UsageError(
+            `--group ${o.group} with --clear-group ${o.clearGroup}: set the group's override or drop it, not both (two calls do both, in the order you mean)`,
+          );
         const inspector = o.force
           ? await cli.inspector()
           : await cli.knownQueue(name, '; pass --force to set its limits before its first task');

@@ -1,14 +1,16 @@
 import { OPERATOR_ACTIONS, type AuditEntry } from '../runtime/events.js';
 import { ChronosError, InvalidOptionsError } from '../runtime/errors.js';
 import { engineTime } from '../runtime/time.js';
+import { isStoredName } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
 
 /** Most entries the audit trail keeps (the oldest are trimmed at each append, `XADD … MAXLEN`). */
 export const AUDIT_MAX_ENTRIES = 10_000;
 /** Entries older than this are trimmed at each append (`XTRIM … MINID`), ms (30 days). */
 export const AUDIT_MAX_AGE_MS = 30 * 24 * 60 * 60_000;
-/** Entries one read looks at, at most, to find `limit` passing a filter. */
-const SCAN_LIMIT = 2_000;
+/** Entries one read looks at, at most, to find `limit` passing a filter (a page may be empty with a cursor). */
+export const AUDIT_FILTER_SCAN = 2_000;
+const SCAN_LIMIT = AUDIT_FILTER_SCAN;
 
 /** What an act records; `at` and `id` come from the stream. */
 export type AuditRecord = Omit<AuditEntry, 'id' | 'at'>;
@@ -81,7 +83,9 @@ export interface AuditQuery {
 
 /**
  * The audit trail, newest first: `XREVRANGE … COUNT`, at most 2,000 entries looked at per call when
- * filtering; `cursor` for the next page (absent at the end). @throws InvalidOptionsError for a bad limit, cursor, result or action.
+ * filtering (an empty page with a cursor: none of those matched, more to look at); `cursor` for the next page (absent
+ * at the end). @throws InvalidOptionsError for a bad limit, cursor, result or action, a queue or schedule name none
+ * can have, or an empty actor.
  */
 export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Promise<AuditPage> {
   const limit = q.limit ?? 50;
@@ -97,6 +101,20 @@ export async function readAudit(ctx: InspectorContext, q: AuditQuery = {}): Prom
       [`action: expected one of ${OPERATOR_ACTIONS.join(', ')}, got ${JSON.stringify(q.action)}`],
       'audit options',
     );
+  // a queue or schedule name none can have (`'a b'`), an empty actor: no entry has them (trial 37)
+  for (const [key, what] of [
+    ['queue', 'a queue name'],
+    ['schedule', 'a schedule name'],
+  ] as const) {
+    const v = q[key];
+    if (v !== undefined && !isStoredName(v))
+      throw new InvalidOptionsError(
+        [`${key}: expected ${what} (1-200 characters of [A-Za-z0-9_.:-]), got ${JSON.stringify(v)}`],
+        'audit options',
+      );
+  }
+  if (q.actor !== undefined && (typeof q.actor !== 'string' || q.actor.trim() === ''))
+    throw new InvalidOptionsError([`actor: expected a name, got ${JSON.stringify(q.actor)}`], 'audit options');
   const filtered =
     q.actor !== undefined || q.action !== undefined || q.queue !== undefined || q.schedule !== undefined || q.result !== undefined;
   const out: AuditEntry[] = [];

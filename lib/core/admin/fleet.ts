@@ -1,3 +1,4 @@
+import { execReplies } from '../redis/cluster.js';
 import { checkServer } from '../redis/connection.js';
 import { shardOf } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
@@ -11,7 +12,7 @@ import { engineTime } from '../runtime/time.js';
  */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
   const multi = ctx.client.multi().hgetall(ctx.sched.shards).time();
-  const [[, table], [, time]] = (await multi.exec()) as [[unknown, Record<string, string>], [unknown, [string, string]]];
+  const [[, table], [, time]] = (await execReplies(multi)) as [[unknown, Record<string, string>], [unknown, [string, string]]];
   const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   const shards: ShardLeaseInfo[] = [];
   for (const [field, value] of Object.entries(table)) {
@@ -48,7 +49,7 @@ export async function servers(ctx: InspectorContext): Promise<ServerInfo[]> {
   // one GET each (not MGET): the info keys are global and may live on different cluster slots
   const p = ctx.client.pipeline();
   for (const id of ids) p.get(ctx.global.server(id));
-  const raws = (await p.exec())!.map(([err, v]) => (err ? null : (v as string | null)));
+  const raws = (await execReplies(p)).map(([err, v]) => (err ? null : (v as string | null)));
   return raws.flatMap((raw) => {
     if (!raw) return [];
     const { runningSince: _, ...info } = JSON.parse(raw) as ServerInfo & { runningSince?: unknown }; // read by activeRows

@@ -198,7 +198,9 @@ export class Inspector extends QueueInspector {
    * The audit trail, newest first: every act done through an Inspector (console, CLI,
    * `InspectorService`), done or failed, with who (`actor`), what, when (Redis time), from where
    * (`origin`) and the result. Kept in one STREAM, at most 10,000 entries and 30 days. One
-   * `XREVRANGE … COUNT` (at most 2,000 entries looked at when filtering). @throws InvalidOptionsError
+   * `XREVRANGE … COUNT` (at most 2,000 entries looked at when filtering: a filtered page may be empty with a
+   * `cursor`, more to look at). @throws InvalidOptionsError for a bad limit or cursor, or a filter no entry can
+   * have (an unknown action or result, a queue or schedule name none can have, an empty actor)
    */
   audit(query: AuditQuery = {}): Promise<AuditPage> {
     return au.readAudit(this.ctx, query);

@@ -1,6 +1,7 @@
 // The Inspector's view of a queue's fleet-wide limits and groups (issue 21): the limits as stored,
 // the slots taken, the groups with the most waiting tasks, and whether a limit holds the queue back
 // now. (The act that changes them is the Inspector's setQueueLimits, audited.)
+import { execReplies } from '../redis/cluster.js';
 import { getQueueLimits, type QueueLimits } from '../queue/limits.js';
 import type { ChainableCommander } from 'ioredis';
 import type { QueueKeys } from '../redis/keys.js';
@@ -58,7 +59,7 @@ export async function limitsView(ctx: InspectorContext, k: QueueKeys, val: (i: n
   if (rate) p2.zcount(k.rateLog, `(${now - rate.duration}`, '+inf');
   for (let i = 0; i < top.length; i += 2) p2.scard(k.groupRunning(top[i]));
   if (grouped) p2.zcount(k.groupsParked, `(${now}`, '+inf');
-  const r2 = (await p2.exec())!;
+  const r2 = await execReplies(p2);
   let j = 0;
   if (rate) out.rateUsed = Number(r2[j++][1] ?? 0);
   if (grouped) {

@@ -1,3 +1,4 @@
+import { execReplies } from '../redis/cluster.js';
 import { afterLastDelivered, readyAt } from './latency.js';
 import { decodeDays } from './history.js';
 import { utcDay } from '../queue/codec.js';
@@ -66,7 +67,7 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   p.time();
   p.getBuffer(k.counts);
   pipeLimits(p, k);
-  const r = (await p.exec())!;
+  const r = await execReplies(p);
   const val = (i: number): unknown => (r[i][0] ? undefined : r[i][1]);
   const len = Number(val(0) ?? 0);
   const active = Number(((val(1) as [number] | undefined) ?? [0])[0] ?? 0); // NOGROUP: nobody consumed yet

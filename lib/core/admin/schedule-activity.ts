@@ -1,3 +1,4 @@
+import { execReplies } from '../redis/cluster.js';
 import { readFires, type FireRecord } from '../scheduler/history.js';
 import { parseSpec, triggersBetween, type ScheduleSpec } from '../scheduler/spec.js';
 import { boundedSpec } from '../scheduler/spec-bounded.js';
@@ -185,7 +186,7 @@ export async function scheduleActivity(
       if (ids.length === 0) return;
       const p = ctx.client.pipeline();
       for (const id of ids) p.zscore(k.retry, id).zscore(k.dead, id);
-      const scores = (await p.exec())!.map(([, v]) => v as string | null);
+      const scores = (await execReplies(p)).map(([, v]) => v as string | null);
       ids.forEach((id, i) => {
         if (scores[2 * i] !== null || scores[2 * i + 1] !== null) failed.add(id);
       });

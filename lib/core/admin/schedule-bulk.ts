@@ -1,3 +1,4 @@
+import { execReplies } from '../redis/cluster.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
 import { show } from '../runtime/options.js';
 import {
@@ -307,7 +308,7 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
   const p = ctx.client.pipeline();
   for (const d of byDigest.keys())
     for (let i = 0; i < names.length; i += GUARD_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + GUARD_CHUNK));
-  const replies = (await p.exec())!;
+  const replies = await execReplies(p);
   let r = 0;
   for (const [, insts] of byDigest) {
     for (let i = 0; i < names.length; i += GUARD_CHUNK) {

@@ -1,3 +1,4 @@
+import { execReplies } from '../redis/cluster.js';
 import { InvalidOptionsError, TaskNotFoundError } from '../runtime/errors.js';
 import { decodeStored, type TaskMeta } from '../queue/codec.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
@@ -85,7 +86,10 @@ export async function pageRows(
     throw new InvalidOptionsError([`limit: expected an integer 1-${MAX_PAGE}, got ${String(limit)}`], 'task listing');
   }
   const badCursor = () =>
-    new InvalidOptionsError([`cursor: ${JSON.stringify(cursor)} is not a cursor of a ${state} listing`], 'task listing');
+    new InvalidOptionsError(
+      [`cursor: ${JSON.stringify(cursor)} is not a cursor of ${state === 'active' ? 'an' : 'a'} ${state} listing`],
+      'task listing',
+    );
   if (state === 'scheduled' || state === 'retry' || state === 'dead') {
     let after: { id: string; score: string } | undefined;
     if (cursor) {
@@ -130,7 +134,7 @@ async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, he
   if (held.length === 0) return [];
   const p = ctx.client.pipeline();
   for (const [entryId] of held) p.xrange(k.stream, entryId, entryId);
-  const replies = (await p.exec())!;
+  const replies = await execReplies(p);
   const rows: Row[] = [];
   held.forEach(([entryId, consumer, idle, deliveries], i) => {
     const e = (replies[i][1] as [string, string[]][] | undefined)?.[0];
@@ -153,7 +157,7 @@ async function runningSince(ctx: InspectorContext, consumers: string[]): Promise
   if (consumers.length === 0) return out;
   const p = ctx.client.pipeline();
   for (const c of consumers) p.get(ctx.global.server(c));
-  const replies = (await p.exec())!;
+  const replies = await execReplies(p);
   consumers.forEach((c, i) => {
     try {
       const since = (JSON.parse(String(replies[i][1])) as { runningSince?: Record<string, unknown> } | null)?.runningSince;
@@ -273,7 +277,7 @@ export async function findTask(ctx: InspectorContext, id: string, queue?: string
 async function findInSets(ctx: InspectorContext, queue: string, id: string): Promise<Row | undefined> {
   const k = ctx.keys(queue);
   const p = ctx.client.pipeline().zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id).hget(k.tasks, id).hget(k.deadTasks, id);
-  const r = (await p.exec())!.map(([err, v]) => (err ? null : v)) as (string | null)[];
+  const r = (await execReplies(p)).map(([err, v]) => (err ? null : v)) as (string | null)[];
   const [scheduled, retry, dead, stored, deadStored] = r;
   const pick: [TaskState, string | null, string | null][] = [
     ['retry', retry, stored],

@@ -1,4 +1,5 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { isRedisUnavailable } from './connection.js';
 import type { RedisClient } from './types.js';
 
 /**
@@ -35,7 +36,23 @@ export function keySlot(key: string): number {
   return crc % 16384;
 }
 
-type Reply = [Error | null, unknown];
+/** One command's reply in a pipeline: `[error, reply]`. */
+export type Reply = [Error | null, unknown];
+
+/**
+ * The replies of a pipeline or `MULTI`, `[error, reply]` per command in order; a reply error of
+ * Redis (`NOGROUP`, `WRONGTYPE`) stays in its place for the caller to read.
+ * @throws the client's own error when it did not serve the commands ({@link isRedisUnavailable}: the
+ * connection closed, its retries ran out, a command timed out). Such a "reply" never came: read as a
+ * missing value it made the Inspector's reads fail with a TypeError (`val is not a function or its
+ * return value is not iterable`), or say a task that is there was not found (trial 37).
+ */
+export async function execReplies(p: ChainableCommander): Promise<Reply[]> {
+  const replies = ((await p.exec()) ?? []) as Reply[];
+  const lost = replies.find(([err]) => isRedisUnavailable(err));
+  if (lost) throw lost[0]!;
+  return replies;
+}
 
 /**
  * A pipeline whose commands may touch keys in different slots: each command names its key, and on a
@@ -64,7 +81,7 @@ export class SlotPipeline {
     if (!isCluster(this.client)) {
       const p = this.client.pipeline();
       for (const op of this.ops) op.add(p);
-      return ((await p.exec()) ?? []) as Reply[];
+      return execReplies(p);
     }
     const groups = new Map<number, number[]>();
     const firstSlot = keySlot(this.ops.find((o) => o.key !== undefined)?.key ?? '');
@@ -79,7 +96,7 @@ export class SlotPipeline {
       [...groups.values()].map(async (idx) => {
         const p = this.client.pipeline();
         for (const i of idx) this.ops[i].add(p);
-        const replies = ((await p.exec()) ?? []) as Reply[];
+        const replies = await execReplies(p);
         idx.forEach((i, j) => (out[i] = replies[j] ?? [new Error('no reply'), null]));
       }),
     );

@@ -108,10 +108,11 @@ export const CLUSTER_FAILOVER_BOUND_MS = 10_000;
 /**
  * The client's errors that mean Redis did not serve a command within its retry bound (no reply of
  * Redis itself): ioredis Cluster's `Too many Cluster redirections` (and a bare `CLUSTERDOWN` or
- * closed connection when retries are off), ioredis's `MaxRetriesPerRequestError`.
+ * closed connection when retries are off), ioredis's `MaxRetriesPerRequestError`, and its `Command
+ * timed out` on a connection given a `commandTimeout` (the CLI's; README "When Redis is unreachable").
  */
 const UNAVAILABLE =
-  /^(Too many Cluster redirections|CLUSTERDOWN|Connection is closed|Reached the max retries per request limit|Cluster isn't ready)/;
+  /^(Too many Cluster redirections|CLUSTERDOWN|Connection is closed|Reached the max retries per request limit|Cluster isn't ready|Command timed out)/;
 
 /** True when `err` is the client's saying that Redis did not serve a command within its retry bound (see UNAVAILABLE), not a reply of Redis. */
 export function isRedisUnavailable(err: unknown): err is Error {
@@ -182,6 +183,11 @@ function watchErrors(client: RedisClient): void {
     if (seen !== undefined && foreignReply(seen) !== undefined && foreignReply(err.message) === undefined) return;
     lastErrors.set(client, err.message);
   });
+}
+
+/** The last connection error of a client Chronos opened (`connect ECONNREFUSED 127.0.0.1:6390`), or undefined. */
+export function lastConnectionError(client: RedisClient): string | undefined {
+  return lastErrors.get(client);
 }
 
 /**
