@@ -233,7 +233,9 @@ export function scheduleCommands(program: Command, run: Run): void {
     );
   schedule
     .command('backfill <name>')
-    .description('enqueue every trigger in a past time range that was never enqueued (once each, by its dedup key)')
+    .description(
+      'enqueue every trigger in a past time range that was never fired (once each, by its dedup key; one the overlap policy skipped counts as fired)',
+    )
     .requiredOption('--from <time>', 'start, inclusive: epoch ms, ISO 8601 (local time unless it says), now, or -2h')
     .option('--to <time>', 'end, inclusive (capped at now)', 'now')
     .action(

@@ -174,7 +174,8 @@ export class Inspector extends QueueInspector {
   }
 
   /**
-   * Enqueues each trigger in [fromMs, toMs] not enqueued before, once, by its dedup key; reports
+   * Enqueues each trigger in [fromMs, toMs] never fired, once, by its dedup key (a trigger the overlap
+   * policy skipped or buffered was fired; one the pause or the catch-up policy skipped was not); reports
    * how many were new. At most 10,000 triggers; 250 per script call.
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError
    */

@@ -200,7 +200,9 @@ export async function triggerSchedule(ctx: InspectorContext, name: string, actor
 
 /**
  * Enqueues every trigger of the schedule in [fromMs, toMs] (epoch ms; `toMs` is capped at Redis
- * time now) that was never enqueued, each once by its dedup key `<schedule>:<trigger-unix>`
+ * time now) that was never fired, each once by its dedup key `<schedule>:<trigger-unix>` (skipped by
+ * the pause or the catch-up policy, or missed while nobody led: enqueued; skipped or buffered by the
+ * overlap policy: fired, since fire.lua takes the dedup key before the overlap decision)
  * (`backfill.lua`, 250 triggers per call), and reports how many were new. lastFired and the
  * overlap policy are left alone. A trigger older than its dedup key's lifetime (≥ 1 h, see
  * `fireDedupTtlMs`) cannot be told from one never fired, and is enqueued.
