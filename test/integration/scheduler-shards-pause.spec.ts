@@ -3,6 +3,8 @@
 // down (it reports every shard it led lost), fires nothing on the strength of its old leases, and the
 // fleet of three settles back to fair shares. Real child processes (test/fixtures/scheduler-node.ts).
 import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { Fleet, nextAligned, perTrigger, waitTriggers } from '../helpers/fleet.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -59,6 +61,41 @@ test('an instance paused past its lease steps down on waking, fires nothing it n
     (r) => r.phase === 'fired' && r.instance === 'B' && (r.t as number) >= resumedAt && (r.t as number) < (loss.t as number),
   );
   expect(stale).toEqual([]);
+  await fleet.stopAll();
+});
+
+test('an instance woken after its membership expired announces its rejoin, so the others release its share at once, not at their next renewal', async () => {
+  for (const n of ['A', 'B', 'C']) await fleet.start(n);
+  const led = await fleet.waitBalanced();
+  const [victim, victimShards] = [...led.entries()].find(([c]) => c.name === 'B')!;
+  const notices: string[] = [];
+  const sub = new Redis(fleet.url);
+  try {
+    await sub.subscribe(new SchedulerKeys(fleet.ns).resignChannel);
+    sub.on('message', (_channel: string, from: string) => notices.push(from));
+    const stoppedAt = Date.now();
+    victim.kill('SIGSTOP');
+    // the pause outlasts its membership and its leases: the two others take its shards
+    await waitFor(
+      () => {
+        const others = [...fleet.ledBy().entries()].filter(([c]) => c !== victim).flatMap(([, s]) => [...s]);
+        return [...victimShards].every((k) => others.includes(k));
+      },
+      'the others to take the paused instance’s shards',
+      TTL + 10_000,
+    );
+    notices.length = 0;
+    const lost = victim.message((m) => m.event === 'leader' && m.acquired === false && (m.t as number) >= stoppedAt);
+    victim.kill('SIGCONT');
+    await lost;
+    const after = await fleet.waitBalanced();
+    expect(after.get(victim)?.size ?? 0).toBeGreaterThan(0);
+    // the others can release only once it is a member again; its rejoining call announces it first
+    // (before, it never did: the others saw it only at their next regular call, up to TTL/2 later)
+    expect(notices[0]).toBe('B');
+  } finally {
+    sub.disconnect();
+  }
   await fleet.stopAll();
 });
 

@@ -51,6 +51,22 @@ test.each([
   45_000,
 );
 
+test.each([
+  ['user-constructor', /user provider failed in its constructor/],
+  ['context-constructor', /user provider failed in its constructor/],
+  ['user-init', /user provider failed in onModuleInit/],
+])(
+  'a user provider that throws (%s): the app catches it; Chronos connected nothing yet, so the process exits by itself',
+  async (broken, error) => {
+    const child = await startChild('failed-boot', broken, { REDIS_URL: redisUrl(), NS: ns, BROKEN: broken });
+    const outcome = await child.message((m) => m.event === 'boot-failed' || m.event === 'booted');
+    expect(outcome.error).toMatch(error);
+    const exit = await within(child.exited, 15_000, 'the process to exit by itself');
+    expect(exit.code).toBe(0);
+  },
+  45_000,
+);
+
 test('a second app with metrics in the registry of a running one: a ChronosConfigError naming the metric, and the process exits by itself', async () => {
   // the second app fails while Nest creates its providers (no lifecycle hook runs), after its client connected
   const child = await startChild('failed-boot', 'metrics-twice', { REDIS_URL: redisUrl(), NS: ns, BROKEN: 'metrics-twice' });

@@ -50,6 +50,8 @@ export class FleetGauges {
     private readonly cacheMs: number,
     add: <M extends Prom.Metric<string>>(m: M) => M,
     private readonly timeoutMs: number,
+    /** Told, after each successful read, the names in the schedule registry as the read started at `readAt` (engine time, epoch ms) saw it. */
+    private readonly onSchedules: (names: ReadonlySet<string>, readAt: number) => void = () => {},
   ) {
     const registers: Prom.Registry[] = [];
     // each gauge's collect() awaits the same read, then writes its own series
@@ -159,12 +161,14 @@ export class FleetGauges {
   /** The Redis reads of one snapshot; undefined when one fails (counted by {@link bounded}). */
   private async fetch(): Promise<FleetSnapshot | undefined> {
     try {
+      const readAt = engineTime.now();
       const [queues, schedules, leader] = await Promise.all([
         this.inspector.queues(),
         this.inspector.schedules(1),
         this.inspector.leader(),
       ]);
       const now = engineTime.now();
+      this.onSchedules(new Set(schedules.map((sc) => sc.name)), readAt);
       return { queues, schedules, leader, silence: schedules.map((sc) => silenceOf(sc, now, shardLed(leader, sc.name))) };
     } catch {
       return undefined;

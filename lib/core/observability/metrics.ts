@@ -2,6 +2,7 @@ import type * as Prom from 'prom-client';
 import type { ChronosEvent, EventBus, ScheduleSkipReason } from '../runtime/events.js';
 import type { Inspector } from '../admin/inspector.js';
 import { FleetGauges } from './fleet.js';
+import { ScheduleSeries } from './schedule-series.js';
 import { loadOptional, MissingPeerDependencyError } from './optional.js';
 import { engineTime } from '../runtime/time.js';
 import { OptionProblems } from '../runtime/options.js';
@@ -112,8 +113,8 @@ export class ChronosMetrics {
   private readonly processed: Counter;
   private readonly duration: Histogram;
   private readonly wait: Histogram;
-  private readonly triggers: Counter;
-  private readonly lag: Histogram;
+  /** The per-schedule series (triggers, lag), removed with their schedule. */
+  private readonly schedules: ScheduleSeries<(typeof TRIGGER_OUTCOMES)[number]>;
   private readonly reclaimed: Counter;
   private readonly leader: Prom.Gauge<string>;
   private readonly leaderShards: Prom.Gauge<string>;
@@ -124,7 +125,6 @@ export class ChronosMetrics {
   private readonly fleet?: FleetGauges;
   /** `queue\0type` → outcome → counter child (prom-client's own label lookup is slower). */
   private readonly processedChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
-  private readonly triggerChildren = new Map<string, Record<string, Prom.Counter.Internal>>();
   private readonly durationChildren = new Map<string, Prom.Histogram.Internal<string>>();
   private readonly waitChildren = new Map<string, Prom.Histogram.Internal<string>>();
   /** Queues whose per-queue counters exist (from 0). */
@@ -176,7 +176,7 @@ export class ChronosMetrics {
         registers,
       }),
     );
-    this.triggers = add(
+    const triggers = add(
       new prom.Counter({
         name: 'chronos_triggers_total',
         help: 'Schedule triggers this process handled as leader, by outcome',
@@ -184,7 +184,7 @@ export class ChronosMetrics {
         registers,
       }),
     );
-    this.lag = add(
+    const lag = add(
       new prom.Histogram({
         name: 'chronos_trigger_lag_seconds',
         help: 'Handler start minus trigger instant, first attempt of trigger tasks run in this process',
@@ -201,6 +201,7 @@ export class ChronosMetrics {
         registers,
       }),
     );
+    this.schedules = new ScheduleSeries(triggers, lag, TRIGGER_OUTCOMES);
     const leaderHelp = '1 while this instance leads at least one shard of the schedules (holds its lease)';
     this.leader = add(new prom.Gauge({ name: 'chronos_leader', help: leaderHelp, labelNames: ['instance'], registers }));
     const shardsHelp = 'How many of the 16 shards of the schedules this instance leads';
@@ -217,7 +218,14 @@ export class ChronosMetrics {
     );
     if (options.instanceId !== undefined) this.leader.labels(options.instanceId).set(0);
     if (options.inspector)
-      this.fleet = new FleetGauges(prom, options.inspector, options.fleetCacheMs ?? 1000, add, options.fleetTimeoutMs ?? 5000);
+      this.fleet = new FleetGauges(
+        prom,
+        options.inspector,
+        options.fleetCacheMs ?? 1000,
+        add,
+        options.fleetTimeoutMs ?? 5000,
+        (names, readAt) => this.schedules.keepOnly(names, readAt),
+      );
     const ev = options.events;
     const buses: readonly EventBus[] = ev === undefined ? [] : Array.isArray(ev) ? ev : [ev as EventBus];
     for (const bus of new Set(buses)) this.listen(bus);
@@ -263,16 +271,6 @@ export class ChronosMetrics {
     return children[outcome];
   }
 
-  private triggerOf(schedule: string, outcome: (typeof TRIGGER_OUTCOMES)[number]): Prom.Counter.Internal {
-    let children = this.triggerChildren.get(schedule);
-    if (!children) {
-      children = {};
-      for (const o of TRIGGER_OUTCOMES) (children[o] = this.triggers.labels(schedule, o)).inc(0);
-      this.triggerChildren.set(schedule, children);
-    }
-    return children[outcome];
-  }
-
   private durationOf(queue: string, type: string): Prom.Histogram.Internal<string> {
     const key = `${queue}\0${type}`;
     let child = this.durationChildren.get(key);
@@ -295,7 +293,7 @@ export class ChronosMetrics {
         const now = engineTime.now();
         if (e.readyAt !== undefined) this.waitOf(e.queue).observe(Math.max(0, now - Math.max(e.readyAt, e.triggerAt ?? 0)) / 1000);
         if (e.schedule !== undefined && e.triggerAt !== undefined && e.retried === 0 && !e.reclaimed) {
-          this.lag.labels(e.schedule).observe(Math.max(0, now - e.triggerAt) / 1000);
+          this.schedules.lagOf(e.schedule, e.triggerAt)?.observe(Math.max(0, now - e.triggerAt) / 1000);
         }
         return;
       }
@@ -328,10 +326,10 @@ export class ChronosMetrics {
         if (e.reason === 'recovered') this.reclaimed.labels(e.queue).inc();
         return;
       case 'schedule.fired':
-        this.triggerOf(e.schedule, e.buffered ? 'buffered' : e.caughtUp ? 'caught_up' : 'enqueued').inc();
+        this.schedules.trigger(e.schedule, e.buffered ? 'buffered' : e.caughtUp ? 'caught_up' : 'enqueued').inc();
         return;
       case 'schedule.skipped':
-        this.triggerOf(e.schedule, SKIP_OUTCOME[e.reason]).inc(e.count);
+        this.schedules.trigger(e.schedule, SKIP_OUTCOME[e.reason]).inc(e.count);
         return;
       case 'leader.acquired':
       case 'leader.lost': {
@@ -345,6 +343,11 @@ export class ChronosMetrics {
         if (e.type === 'leader.acquired') this.leaderChanges.inc();
         return;
       }
+      case 'operator.acted':
+        // a removal this process made: its schedule's series go at once (one made elsewhere, or a
+        // bulk one that names no schedule, at the next fleet read)
+        if (e.action === 'schedule.remove' && e.schedule !== undefined && e.count > 0) this.schedules.forget(e.schedule);
+        return;
       case 'queue.limited':
         this.queueSeen(e.queue);
         this.limited.labels(e.queue, e.limit).inc(e.ms / 1000);

@@ -144,11 +144,31 @@ export function isRedisClient(value: unknown): value is RedisClient {
   );
 }
 
+const LAZY = Symbol('chronos.lazyConnection');
+
+/**
+ * @internal `input` marked to be opened without connecting (ioredis `lazyConnect`): the client
+ * Chronos owns connects at its first command. The Nest module opens its connections so, as Nest
+ * builds the providers: an app whose boot fails before Chronos starts (a user provider throwing
+ * in its constructor or its `onModuleInit`; Nest runs no hook then) holds no socket, and its
+ * process can exit. A client the app passed in is returned as it is (Chronos does not own it).
+ */
+export function lazyConnection(input: RedisConnection | undefined): RedisConnection | undefined {
+  if (isRedisClient(input)) return input;
+  return { [LAZY]: { input } } as unknown as RedisConnection;
+}
+
 /** Opens (or adopts) the client described by `input` and defines the Chronos scripts on it. */
-export function openConnection(input: RedisConnection | undefined): ConnectionHandle {
+export function openConnection(given: RedisConnection | undefined): ConnectionHandle {
   let client: RedisClient;
   let owned = true;
-  const loading = { maxLoadingRetryTime: LOADING_POLL_MS, disconnectTimeout: DISCONNECT_WAIT_MS };
+  const marked = (given as { [LAZY]?: { input: RedisConnection | undefined } } | undefined)?.[LAZY];
+  const input = marked ? marked.input : given;
+  const loading = {
+    maxLoadingRetryTime: LOADING_POLL_MS,
+    disconnectTimeout: DISCONNECT_WAIT_MS,
+    ...(marked ? { lazyConnect: true } : {}),
+  };
   if (input === undefined) client = new Redis(loading);
   else if (typeof input === 'string') client = new Redis(input, loading);
   else if (isRedisClient(input)) {
@@ -156,7 +176,8 @@ export function openConnection(input: RedisConnection | undefined): ConnectionHa
     owned = false;
   } else if ('cluster' in input) {
     const redisOptions = { ...loading, ...input.options?.redisOptions };
-    client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...input.options, redisOptions });
+    const lazy = marked ? { lazyConnect: true } : {};
+    client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...lazy, ...input.options, redisOptions });
   } else {
     const given = input as RedisOptions;
     client = new Redis({ ...loading, ...(given.sentinels ? SENTINEL_OPTIONS : {}), ...given });
@@ -402,6 +423,11 @@ export function refuseAfterOwnerClose<T extends object>(
 /** Closes a client Chronos owns: QUIT, then disconnect (`QUIT_WAIT_MS` after it when Redis does not answer). */
 export async function closeClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
+  if (client.status === 'wait') {
+    // opened lazily and never used: a QUIT would connect first
+    client.disconnect();
+    return;
+  }
   try {
     await Promise.race([client.quit(), new Promise((r) => setTimeout(r, QUIT_WAIT_MS).unref())]);
   } catch {

@@ -52,6 +52,7 @@ export const SCRIPT_NAMES = [
   'retry-dead',
   'backfill',
   'fence-schedules',
+  'drop-runs',
   'fetch-limited',
   'set-group-limits',
   'set-limits',

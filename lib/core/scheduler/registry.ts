@@ -18,6 +18,7 @@ import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { explainFailure, type RedisClient } from '../redis/connection.js';
 import {
   declareSchedulesScript,
+  dropRunsScript,
   fenceSchedulesScript,
   heartbeatScript,
   registerSchedulesScript,
@@ -45,8 +46,10 @@ const NAMES_CHUNK = 1000;
  * each schedule targeted before (`fences`): when it moved to another queue (its count starts afresh
  * there), or when its new definition has no maxRuns (nothing counts meanwhile, so a maxRuns given
  * later starts afresh too, even one equal to the old: trial 29). README "Jitter, start and end,
- * maxRuns". One DEL per such schedule; none when there is none. Run after the fences, so that no
- * trigger planned under the old definition counts again.
+ * maxRuns". drop-runs.lua per queue, {@link FENCE_CHUNK} schedules per call; none when there is
+ * none. Run after the fences, so that no trigger planned under the old definition counts again. A
+ * counter is deleted only while no later change of its schedule was fenced since (a writer late
+ * with this step leaves alone the counter of a newer definition with a maxRuns).
  * @param now the queue and maxRuns a schedule has now (undefined: not known here, left alone)
  */
 export async function dropStaleRuns(
@@ -55,11 +58,20 @@ export async function dropStaleRuns(
   fences: readonly Fence[],
   now: (schedule: string) => Pick<StoredSchedule, 'queue' | 'maxRuns'> | undefined,
 ): Promise<void> {
-  const stale = fences.filter((f) => {
+  const byQueue = new Map<string, [string, number][]>();
+  for (const f of fences) {
     const def = f.queue === '' ? undefined : now(f.schedule);
-    return def !== undefined && (def.queue !== f.queue || def.maxRuns === undefined);
-  });
-  await Promise.all(stale.map((f) => client.del(new QueueKeys(namespace, f.queue).runs(f.schedule))));
+    if (def === undefined || (def.queue === f.queue && def.maxRuns !== undefined)) continue;
+    const list = byQueue.get(f.queue);
+    if (list) list.push([f.schedule, f.generation]);
+    else byQueue.set(f.queue, [[f.schedule, f.generation]]);
+  }
+  const calls: Promise<number>[] = [];
+  for (const [queue, list] of byQueue) {
+    const keys = new QueueKeys(namespace, queue);
+    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(dropRunsScript(client, keys, list.slice(i, i + FENCE_CHUNK)));
+  }
+  await Promise.all(calls);
 }
 
 /**

@@ -2,7 +2,7 @@ import { newInstanceId } from '../../core/runtime/instance-id.js';
 import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/runtime/options.js';
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
 import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
-import { isRedisClient, type RedisConnection } from '../../core/redis/connection.js';
+import { isRedisClient, lazyConnection, type RedisConnection } from '../../core/redis/connection.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
@@ -120,10 +120,13 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
   const consoleOptions = resolveConsole(o.console, consoleIssues);
   for (const issue of consoleIssues) p.add('', issue); // each message names its console.* option
 
+  // opened without connecting: nothing is connected before Chronos starts (a boot failing before
+  // that, in a user provider, leaves no socket to hold the process: connection.ts lazyConnection)
+  const opened = lazyConnection(connection);
   const mapped: Record<Core, Record<string, unknown>> = {
-    server: { connection, serverId: instanceId },
-    scheduler: { connection, instanceId },
-    client: { connection },
+    server: { connection: opened, serverId: instanceId },
+    scheduler: { connection: opened, instanceId },
+    client: { connection: opened },
   };
   for (const [option, to, key, from] of ROUTES) {
     const v = from === undefined ? routed[option] : fieldOf(routed[option], from);

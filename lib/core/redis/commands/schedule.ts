@@ -120,6 +120,19 @@ export async function fenceSchedulesScript(
   return { raised, rewound };
 }
 
+/**
+ * Deletes the maxRuns counters of schedules in one queue's slot (drop-runs.lua), each only while its
+ * stored generation is at most the one given (no later change was fenced since).
+ * @returns how many counters were deleted
+ */
+export function dropRunsScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  drops: readonly (readonly [schedule: string, generation: number])[],
+): Promise<number> {
+  return runScript<number>(client, 'drop-runs', [keys.generation, keys.base], drops.flat());
+}
+
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */
 export interface RegisterArgs {
   /** The instant to register at (a test clock's), or undefined for Redis server time. */
@@ -255,6 +268,7 @@ export async function scheduleAdminScript(
 export const SCHEDULE_SCRIPTS = {
   fire: fireScript,
   'fence-schedules': fenceSchedulesScript,
+  'drop-runs': dropRunsScript,
   'register-schedules': registerSchedulesScript,
   'declare-schedules': declareSchedulesScript,
   heartbeat: heartbeatScript,

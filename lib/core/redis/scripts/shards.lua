@@ -4,8 +4,10 @@
   fair share: floor(count / n) shards, one more for the first `count mod n` members. It renews the
   shards it holds, releases those above its share, newest-taken first (announced on the resign
   channel, so the others take them at once), and takes free or expired ones while under its share, each with a new term
-  (the rising counter: fencing). A first call ("join") announces itself on the resign channel too,
-  so the instances above their new share release at once instead of at their next call.
+  (the rising counter: fencing). A call that makes it a member ("join": its first call, or one after
+  its membership expired — a paused process woken, a partition healed) announces itself on the
+  resign channel too, so the instances above their new share release at once instead of at their
+  next call.
   KEYS[1]  <ns>:{<ns>:sched}:shards   HASH    shard -> "<instanceId>|<term>|<expiresAtMs>"
   KEYS[2]  <ns>:{<ns>:sched}:members  ZSET    instanceId -> expiresAt (epoch ms, Redis time)
   KEYS[3]  <ns>:{<ns>:sched}:term     STRING  rising counter (max(INCR, Redis ms)): the terms
@@ -13,7 +15,8 @@
   ARGV[2]  ttlMs                      integer ms: the lease of each shard and of the membership
   ARGV[3]  count                      integer: how many shards (protocol.ts SHARD_COUNT)
   ARGV[4]  channel                    <ns>:{<ns>:sched}:resign (a channel, not a key)
-  ARGV[5]  join                       "1" on an instance's first call, else "0"
+  ARGV[5]  join                       "1" on an instance's first call, else "0" (a call also joins when
+                                      the instance is not a live member)
   Returns  {redisNowMs, mine, taken, released, nextCheckMs}: mine is a flat list of shard, term of
            every shard this instance leads after the call (taken ones included); taken and released
            list shard numbers; nextCheckMs is the earliest expiry of another member or another's
@@ -23,6 +26,8 @@
 -- @include rising-counter
 local now = nowMs()
 local me, ttl, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local was = tonumber(redis.call('ZSCORE', KEYS[2], me))
+local joins = ARGV[5] == '1' or not was or was <= now
 redis.call('ZADD', KEYS[2], now + ttl, me)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local members = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
@@ -79,5 +84,5 @@ for _, m in ipairs(mine) do
   flat[#flat + 1] = m[1]
   flat[#flat + 1] = tonumber(m[2])
 end
-if #released > 0 or ARGV[5] == '1' then redis.call('PUBLISH', ARGV[4], me) end
+if #released > 0 or joins then redis.call('PUBLISH', ARGV[4], me) end
 return {now, flat, taken, released, nextCheck}
