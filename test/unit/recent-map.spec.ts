@@ -44,12 +44,3 @@ test('a value of undefined is remembered as such; a bad generation is refused', 
   expect(() => new RecentMap(0)).toThrow(RangeError);
   expect(() => new RecentMap(1.5)).toThrow(RangeError);
 });
-
-test('undefined set in the current generation hides the value the previous one holds for that key', () => {
-  const m = new RecentMap<string, number | undefined>(2);
-  m.set('k', 1).set('x', 0); // full: both move to the previous generation
-  expect(m.get('k')).toBe(1); // from the previous generation
-  m.set('k', undefined); // the newer value, in the current generation
-  expect(m.get('k')).toBeUndefined();
-  expect(m.has('k')).toBe(true);
-});

@@ -4,7 +4,6 @@ import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode } from '../../lib
 import { type StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
 import { triggerMeta } from '../../lib/core/scheduler/fire-triggers.js';
-import { decodeStored } from '../../lib/core/scheduler/stored-form.js';
 
 const T = 1_800_000_000_000;
 
@@ -56,15 +55,4 @@ test("a trigger task's meta from its schedule's template is the text encodeMeta 
     }
   }
   expect(checked).toBe(3 * 4 * 3 * 2);
-});
-
-test('the meta template a definition caches never travels with a spread copy of it', () => {
-  const s = decodeStored('a', JSON.stringify({ expression: '@every 1s', maxRetry: 3, timeoutMs: 0 }));
-  const first = triggerMeta(s, FIRE_MODE.allowOverlap, 1, 2, undefined, null, undefined);
-  const copy = { ...s, name: 'b', maxRetry: 5 };
-  expect(Object.getOwnPropertySymbols(copy)).toEqual([]); // the original's template stayed behind
-  const second = triggerMeta(copy, FIRE_MODE.allowOverlap, 1, 2, undefined, null, undefined);
-  expect(JSON.parse(first)).toMatchObject({ s: 'a', m: 3 });
-  expect(JSON.parse(second)).toMatchObject({ s: 'b', m: 5 });
-  expect(JSON.stringify(s)).toBe(JSON.stringify(decodeStored('a', JSON.stringify({ expression: '@every 1s', maxRetry: 3, timeoutMs: 0 }))));
 });

@@ -37,18 +37,11 @@ interface MetaTemplate {
   group: string;
 }
 
-/**
- * Where a stored definition keeps its meta template: a property of the definition object itself
- * (read-only objects shared while their text is unchanged: due-entry.ts SpecCache), under a symbol
- * of this module, not enumerable (JSON.stringify, a spread copy and the Inspector never see it). Not a WeakMap: in a burst of
- * distinct schedules each lookup missed, and the ephemeron table cost the collector more than the
- * templates (bench/README.md, "The fire path's Node CPU").
- */
-const TEMPLATE: unique symbol = Symbol('chronos.metaTemplate');
-type Templated = StoredSchedule & { [TEMPLATE]?: MetaTemplate };
+/** The meta templates by stored definition (read-only objects shared while their text is unchanged: due-entry.ts SpecCache). */
+const templates = new WeakMap<StoredSchedule, MetaTemplate>();
 
-function templateOf(s: Templated): MetaTemplate {
-  let t = s[TEMPLATE];
+function templateOf(s: StoredSchedule): MetaTemplate {
+  let t = templates.get(s);
   if (t === undefined) {
     const timeout = s.timeoutMs === 0 ? '' : `"${META.timeoutMs}":${JSON.stringify(s.timeoutMs)},`;
     t = {
@@ -56,8 +49,7 @@ function templateOf(s: Templated): MetaTemplate {
       named: `,"${META.schedule}":${JSON.stringify(s.name)},"${META.triggerAt}":`,
       group: s.group === undefined ? '' : `,"${META.group}":${JSON.stringify(s.group)}`,
     };
-    // not enumerable: a spread copy of the definition (which may differ) never carries it along
-    Object.defineProperty(s, TEMPLATE, { value: t, enumerable: false });
+    templates.set(s, t);
   }
   return t;
 }
