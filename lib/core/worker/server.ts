@@ -3,14 +3,8 @@ import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
 import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
-import {
-  checkServer,
-  closeConnection,
-  explainFailure,
-  openConnection,
-  type ConnectionHandle,
-  type RedisClient,
-} from '../redis/connection.js';
+import { checkServer, explainFailure, openConnection, type RedisClient } from '../redis/connection.js';
+import { closeConnection, ownerClosure, refuseWhenClosed, SERVER_SHUT_DOWN, type ConnectionHandle } from '../redis/owner-close.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
@@ -100,6 +94,16 @@ export class ChronosServer {
   private readonly liveness: Liveness;
   /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
   private readonly fixedId: boolean;
+
+  static {
+    // after the shutdown closed the connection the server opened, pause/resume name themselves (as start() refuses a restart)
+    const calls = new Set(['pause', 'resume']);
+    refuseWhenClosed(
+      ChronosServer.prototype,
+      (s) => ownerClosure(s.conn, SERVER_SHUT_DOWN, 'this server'),
+      (name) => calls.has(name),
+    );
+  }
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -305,6 +309,7 @@ export class ChronosServer {
    * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
    * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
    * Tasks can still be enqueued. Writes `<ns>:paused`.
+   * @throws ChronosStateError after {@link shutdown} closed the connection this server opened.
    */
   pause(queue: string): Promise<void> {
     return this.fetcher.pause(queue);
@@ -315,7 +320,7 @@ export class ChronosServer {
     return this.fetcher.paused;
   }
 
-  /** Resumes a paused queue on every server. */
+  /** Resumes a paused queue on every server. @throws ChronosStateError after {@link shutdown} closed the connection this server opened. */
   resume(queue: string): Promise<void> {
     return this.fetcher.resume(queue);
   }
