@@ -11,6 +11,7 @@ import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
 import { Fetcher } from '../fetch/fetcher.js';
 import { Forwarder } from '../fetch/forwarder.js';
+import { Drain } from './drain.js';
 import { Heartbeat, TaskCounters } from './heartbeat.js';
 import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
@@ -18,14 +19,14 @@ import { Mux } from './mux.js';
 import { Recoverer } from '../recovery/recoverer.js';
 import { QueueSampler } from '../observability/queue-sampler.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import { startServices, stopServices, type Service } from '../runtime/service.js';
+import { startServices, type Service } from '../runtime/service.js';
 import type { Signals } from '../runtime/signals.js';
 import { NoticeService, workerServices } from './services.js';
 import { Wake } from '../fetch/wake.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerHealth, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
 import { StaleTriggers } from '../recovery/stale.js';
-import { SHUTDOWN_REDIS_GRACE_MS, ShutdownAbort, settlesWithin } from '../runtime/shutdown.js';
+import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 
 export { ShutdownAbort } from '../runtime/shutdown.js';
 import type { Task } from '../queue/task.js';
@@ -92,6 +93,8 @@ export class ChronosServer {
   private readonly recoverer: Recoverer;
   private readonly heartbeat: Heartbeat;
   private readonly liveness: Liveness;
+  /** Hands back this server's work at its shutdown (drain.ts). */
+  private readonly drain: Drain;
   /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
   private readonly fixedId: boolean;
 
@@ -189,6 +192,19 @@ export class ChronosServer {
       explain,
     });
     this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
+    const { services } = this;
+    this.drain = new Drain({
+      services,
+      recoverer,
+      slots,
+      acker,
+      fetcher,
+      liveness,
+      heartbeat,
+      logger,
+      events,
+      shutdownTimeoutMs: opts.shutdownTimeout,
+    });
   }
 
   /**
@@ -348,7 +364,10 @@ export class ChronosServer {
       // retries (~10 s) and the drain has several (measured: SIGTERM during an outage returned only when
       // Redis came back, 97 s later). Past the deadline the rest is left to the visibility timeout.
       const deadlineMs = this.opts.shutdownTimeout + SHUTDOWN_REDIS_GRACE_MS;
-      if (!(await settlesWithin(this.drain(), deadlineMs))) this.leaveUndrained(deadlineMs);
+      if (!(await settlesWithin(this.drain.run(), deadlineMs))) {
+        this.gaveUp = true;
+        this.drain.leaveUndrained(deadlineMs);
+      }
     }
     this.state = 'stopped';
     this.executor.stop();
@@ -365,61 +384,5 @@ export class ChronosServer {
    */
   private async closeAll(): Promise<void> {
     await Promise.all([this.notices.stop(), this.fetcher.close(), this.liveness.close(false), closeConnection(this.conn)]);
-  }
-
-  /** The drain of a running server: its loops stopped, its tasks finished or put back, its acks written, its presence removed. */
-  private async drain(): Promise<void> {
-    await stopServices(this.services);
-    // entries fetched but not started (waiting for a slot, or held for their instant) go straight back
-    await this.recoverer.giveBack(this.slots.takeUnstarted().map((w) => ({ queue: w.queue, entryId: w.task.entryId, task: w.task })));
-    await this.abortRunning();
-    await this.acker.flush();
-    this.acker.stop();
-    await this.recoverer.releaseOwnPending();
-    await this.fetcher.announceGivenBack(this.recoverer.givenBack); // workers held back by a limit start them at once
-    await this.liveness.close();
-    await this.heartbeat.remove();
-  }
-
-  /**
-   * The drain did not end within `deadlineMs` (Redis does not answer): handlers still running are
-   * aborted, acks stop retrying, and the server stops without the rest. What it held stays pending
-   * in Redis and is recovered by another server after the visibility timeout (at least once).
-   */
-  private leaveUndrained(deadlineMs: number): void {
-    this.gaveUp = true;
-    for (const run of this.slots.running) {
-      run.abandoned = true;
-      run.abort(new ShutdownAbort());
-    }
-    this.acker.stop();
-    this.logger.warn(
-      `Shutdown: Redis did not answer within ${deadlineMs} ms (shutdownTimeout + ${SHUTDOWN_REDIS_GRACE_MS} ms); stopping without ` +
-        `the rest of the drain: the tasks this server held stay pending and are recovered by another server after the visibility timeout`,
-    );
-  }
-
-  /** Waits up to `shutdownTimeout` ms for running handlers, then aborts the rest and puts their tasks back. */
-  private async abortRunning(): Promise<void> {
-    const running = this.slots.running.length;
-    if (running > 0) {
-      this.logger.log(`Waiting for ${running} running task(s) (up to ${this.opts.shutdownTimeout} ms)`);
-      await this.slots.waitIdle(this.opts.shutdownTimeout);
-    }
-    const unfinished = this.slots.running;
-    if (unfinished.length === 0) return;
-    for (const run of unfinished) {
-      run.abandoned = true;
-      run.abort(new ShutdownAbort());
-    }
-    // a run an operator cancelled is dead already, a timed-out one's failure recorded (its entry left the queue): nothing to put back or report
-    const left = unfinished.filter((r) => !r.cancelled && !r.timedOut);
-    if (left.length === 0) return;
-    await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
-    const ids = left.map((r) => r.id).join(',');
-    this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${ids})`);
-    for (const { queue, id: taskId, type: taskType } of left) {
-      if (this.events.active) this.events.emit({ type: 'task.requeued', queue, taskId, taskType, reason: 'shutdown' });
-    }
   }
 }
