@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { closedByOwner, refuseAfterOwnerClose } from '../redis/connection.js';
+import { closedByOwner, refuseWhenClosed, sharedClosure } from '../redis/owner-close.js';
 import type { ScheduleDefinition } from '../scheduler/definition.js';
 import { QueueInspector } from './inspector-queues.js';
 import * as fleet from './fleet.js';
@@ -229,9 +229,9 @@ export class Inspector extends QueueInspector {
 }
 
 // after the owner closed the connection, a call names itself instead of meeting ioredis's bare "Connection is closed." (trial 32)
-refuseAfterOwnerClose(
+const INSPECTOR_CLOSED = sharedClosure('this Inspector');
+refuseWhenClosed(
   Inspector.prototype,
-  (i) => closedByOwner(i.redis),
-  'this Inspector',
+  (i) => (closedByOwner(i.redis) ? INSPECTOR_CLOSED : undefined),
   (name) => name !== 'close' && name !== 'rec',
 );

@@ -78,8 +78,6 @@ export class Slots implements RunOwner {
    */
   private readonly groups = new Map<number, { timer: InstantTimer; tasks: Held[] }>();
   private readonly idleWaiters = new Set<() => void>();
-  /** Runs whose freed fleet-wide slot was announced while their handler ran on ({@link recorded}): not again at their finish. */
-  private readonly announced = new WeakSet<TaskRun>();
 
   constructor(private readonly deps: SlotsDeps) {}
 
@@ -336,7 +334,7 @@ export class Slots implements RunOwner {
     this.inflight.delete(run.queue, run.entry.entryId);
     this.active--;
     if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
-    this.finishReserved(this.announced.has(run) ? undefined : run.queue);
+    this.finishReserved(run.slotAnnounced ? undefined : run.queue); // announced already by recorded()
   }
 
   /**
@@ -346,7 +344,7 @@ export class Slots implements RunOwner {
    * blockTimeout). This server's own slot stays taken until {@link finish}. @internal the executor's call ({@link RunOwner}).
    */
   recorded(run: TaskRun): void {
-    this.announced.add(run);
+    run.slotAnnounced = true;
     this.deps.released?.(run.queue);
   }
 }

@@ -1,10 +1,17 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
-import { closeConnection, openConnection, unavailableFor, type ConnectionHandle, type RedisConnection } from '../redis/connection.js';
+import { openConnection, unavailableFor, type RedisConnection } from '../redis/connection.js';
+import {
+  CLIENT_CLOSED,
+  closeConnection,
+  ownerClosure,
+  refuseWhenClosed,
+  type Closure,
+  type ConnectionHandle,
+} from '../redis/owner-close.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { enqueueOutcome, enqueueScript, type EnqueueOutcome } from '../redis/commands/queue.js';
 import { entryFields } from '../redis/protocol.js';
@@ -125,12 +132,6 @@ export class QueueClient {
   protected readonly enqueueContext: EnqueueContext;
   private readonly events?: EventBus;
   private readonly tracing: boolean;
-  /**
-   * Set by {@link close} when it closed the connection (one this client opened): its commands would
-   * only meet a closed socket. The testing kit's client sets it at the module's close.
-   * @internal
-   */
-  protected closed = false;
 
   /** @throws InvalidOptionsError listing every bad option (namespace, defaults). */
   constructor(options: ClientOptions = {}) {
@@ -160,7 +161,6 @@ export class QueueClient {
    * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
-    this.assertOpen('enqueue');
     const p = prepareTask(this.enqueueContext, type, payload, options);
     const client = this.conn.client;
     const span = this.startSpan(p, options);
@@ -207,7 +207,6 @@ export class QueueClient {
    * @internal The Nest fan-out's dispatcher enqueues its child tasks without the payload limit (chronos.client.ts).
    */
   protected async enqueueBulkWithin(ctx: EnqueueContext, tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
-    this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const n = tasks.length;
     const prepared: Prepared[] = new Array(n);
@@ -267,13 +266,11 @@ export class QueueClient {
    * @throws InvalidOptionsError naming the value; ChronosStateError after {@link close} closed the connection this client opened.
    */
   async setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
-    this.assertOpen('setQueueLimits');
     return setQueueLimits(this.conn.client, this.namespace, queue, limits);
   }
 
   /** A queue's fleet-wide limits as stored (`{}` when none). @throws ChronosStateError after {@link close} closed the connection this client opened. */
   async getQueueLimits(queue: string): Promise<QueueLimits> {
-    this.assertOpen('getQueueLimits');
     return getQueueLimits(this.conn.client, this.namespace, queue);
   }
 
@@ -282,16 +279,18 @@ export class QueueClient {
    * `ChronosStateError` (a connection passed in is left open, and the client keeps using it).
    */
   async close(): Promise<void> {
-    if (this.conn.owned) this.closed = true;
     await closeConnection(this.conn);
   }
 
-  /** @internal @throws ChronosStateError naming `method` once {@link close} closed this client's connection. */
-  protected assertOpen(method: string): void {
-    if (this.closed)
-      throw new ChronosStateError(
-        `${method}: this client was closed (close(); in a Nest app, at app.close()): its connection is gone. Enqueue before the close, or use a client that is open.`,
-      );
+  /**
+   * How this client's calls are refused now (owner-close.ts): undefined while its connection is open;
+   * after its own {@link close}, `this client was closed`; after another part of Chronos closed the
+   * connection it opened and this client shares, `this client's connection was closed by its owner`.
+   * The testing kit's client answers for its module's close.
+   * @internal
+   */
+  closure(): Closure | undefined {
+    return ownerClosure(this.conn, CLIENT_CLOSED, 'this client');
   }
 
   /** @internal builds the keys of a queue (cached). */
@@ -354,3 +353,21 @@ function endSpan(span: ChronosSpan, r: EnqueueResult): void {
   if (r.deduplicated) span.set({ 'messaging.message.id': r.id, 'chronos.deduplicated': true });
   span.end();
 }
+
+/** The calls of a client that need its connection: refused once it is closed (see `QueueClient.closure`). */
+const CLIENT_CALLS: ReadonlySet<string> = new Set(['enqueue', 'enqueueBulk', 'enqueueFanOut', 'setQueueLimits', 'getQueueLimits']);
+
+/**
+ * @internal Guards the calls of a client class that need the connection (`proto`'s own overrides of
+ * them included: a subclass calls this on its prototype too, so a closed client is refused before it
+ * checks its arguments).
+ */
+export function refuseClosedClientCalls(proto: QueueClient, calls: ReadonlySet<string> = CLIENT_CALLS): void {
+  refuseWhenClosed(
+    proto,
+    (c) => c.closure(),
+    (name) => calls.has(name),
+  );
+}
+
+refuseClosedClientCalls(QueueClient.prototype);

@@ -3,20 +3,15 @@ import { ChronosStateError } from '../runtime/errors.js';
 import { EventBus } from '../runtime/events.js';
 import { newInstanceId } from '../runtime/instance-id.js';
 import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
-import {
-  checkServer,
-  closeConnection,
-  explainFailure,
-  openConnection,
-  type ConnectionHandle,
-  type RedisClient,
-} from '../redis/connection.js';
+import { checkServer, explainFailure, openConnection, type RedisClient } from '../redis/connection.js';
+import { closeConnection, ownerClosure, refuseWhenClosed, SERVER_SHUT_DOWN, type ConnectionHandle } from '../redis/owner-close.js';
 import { GlobalKeys, QueueKeys } from '../redis/keys.js';
 import { AckBatcher } from './ack-batcher.js';
 import { Consumer, type ConsumedQueue } from '../fetch/consumer.js';
 import { Executor } from './executor.js';
 import { Fetcher } from '../fetch/fetcher.js';
 import { Forwarder } from '../fetch/forwarder.js';
+import { Drain } from './drain.js';
 import { Heartbeat, TaskCounters } from './heartbeat.js';
 import { Liveness } from '../recovery/liveness.js';
 import { Loops } from './loops.js';
@@ -24,14 +19,14 @@ import { Mux } from './mux.js';
 import { Recoverer } from '../recovery/recoverer.js';
 import { QueueSampler } from '../observability/queue-sampler.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import { startServices, stopServices, type Service } from '../runtime/service.js';
+import { startServices, type Service } from '../runtime/service.js';
 import type { Signals } from '../runtime/signals.js';
 import { NoticeService, workerServices } from './services.js';
 import { Wake } from '../fetch/wake.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerHealth, type ServerOptions } from './server-options.js';
 import { Slots } from '../fetch/slots.js';
 import { StaleTriggers } from '../recovery/stale.js';
-import { SHUTDOWN_REDIS_GRACE_MS, ShutdownAbort, settlesWithin } from '../runtime/shutdown.js';
+import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 
 export { ShutdownAbort } from '../runtime/shutdown.js';
 import type { Task } from '../queue/task.js';
@@ -98,8 +93,20 @@ export class ChronosServer {
   private readonly recoverer: Recoverer;
   private readonly heartbeat: Heartbeat;
   private readonly liveness: Liveness;
+  /** Hands back this server's work at its shutdown (drain.ts). */
+  private readonly drain: Drain;
   /** True when this server's id was given (`serverId`): a previous process may have left entries under it. */
   private readonly fixedId: boolean;
+
+  static {
+    // after the shutdown closed the connection the server opened, pause/resume name themselves (as start() refuses a restart)
+    const calls = new Set(['pause', 'resume']);
+    refuseWhenClosed(
+      ChronosServer.prototype,
+      (s) => ownerClosure(s.conn, SERVER_SHUT_DOWN, 'this server'),
+      (name) => calls.has(name),
+    );
+  }
 
   constructor(options: ServerOptions = {}) {
     const resolved = resolveServerOptions(options);
@@ -185,6 +192,19 @@ export class ChronosServer {
       explain,
     });
     this.notices = new NoticeService({ client, namespace: this.namespace, globalKeys, slots, forwarder, fetcher, runtime });
+    const { services } = this;
+    this.drain = new Drain({
+      services,
+      recoverer,
+      slots,
+      acker,
+      fetcher,
+      liveness,
+      heartbeat,
+      logger,
+      events,
+      shutdownTimeoutMs: opts.shutdownTimeout,
+    });
   }
 
   /**
@@ -305,6 +325,7 @@ export class ChronosServer {
    * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
    * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
    * Tasks can still be enqueued. Writes `<ns>:paused`.
+   * @throws ChronosStateError after {@link shutdown} closed the connection this server opened.
    */
   pause(queue: string): Promise<void> {
     return this.fetcher.pause(queue);
@@ -315,7 +336,7 @@ export class ChronosServer {
     return this.fetcher.paused;
   }
 
-  /** Resumes a paused queue on every server. */
+  /** Resumes a paused queue on every server. @throws ChronosStateError after {@link shutdown} closed the connection this server opened. */
   resume(queue: string): Promise<void> {
     return this.fetcher.resume(queue);
   }
@@ -343,7 +364,10 @@ export class ChronosServer {
       // retries (~10 s) and the drain has several (measured: SIGTERM during an outage returned only when
       // Redis came back, 97 s later). Past the deadline the rest is left to the visibility timeout.
       const deadlineMs = this.opts.shutdownTimeout + SHUTDOWN_REDIS_GRACE_MS;
-      if (!(await settlesWithin(this.drain(), deadlineMs))) this.leaveUndrained(deadlineMs);
+      if (!(await settlesWithin(this.drain.run(), deadlineMs))) {
+        this.gaveUp = true;
+        this.drain.leaveUndrained(deadlineMs);
+      }
     }
     this.state = 'stopped';
     this.executor.stop();
@@ -360,61 +384,5 @@ export class ChronosServer {
    */
   private async closeAll(): Promise<void> {
     await Promise.all([this.notices.stop(), this.fetcher.close(), this.liveness.close(false), closeConnection(this.conn)]);
-  }
-
-  /** The drain of a running server: its loops stopped, its tasks finished or put back, its acks written, its presence removed. */
-  private async drain(): Promise<void> {
-    await stopServices(this.services);
-    // entries fetched but not started (waiting for a slot, or held for their instant) go straight back
-    await this.recoverer.giveBack(this.slots.takeUnstarted().map((w) => ({ queue: w.queue, entryId: w.task.entryId, task: w.task })));
-    await this.abortRunning();
-    await this.acker.flush();
-    this.acker.stop();
-    await this.recoverer.releaseOwnPending();
-    await this.fetcher.announceGivenBack(this.recoverer.givenBack); // workers held back by a limit start them at once
-    await this.liveness.close();
-    await this.heartbeat.remove();
-  }
-
-  /**
-   * The drain did not end within `deadlineMs` (Redis does not answer): handlers still running are
-   * aborted, acks stop retrying, and the server stops without the rest. What it held stays pending
-   * in Redis and is recovered by another server after the visibility timeout (at least once).
-   */
-  private leaveUndrained(deadlineMs: number): void {
-    this.gaveUp = true;
-    for (const run of this.slots.running) {
-      run.abandoned = true;
-      run.abort(new ShutdownAbort());
-    }
-    this.acker.stop();
-    this.logger.warn(
-      `Shutdown: Redis did not answer within ${deadlineMs} ms (shutdownTimeout + ${SHUTDOWN_REDIS_GRACE_MS} ms); stopping without ` +
-        `the rest of the drain: the tasks this server held stay pending and are recovered by another server after the visibility timeout`,
-    );
-  }
-
-  /** Waits up to `shutdownTimeout` ms for running handlers, then aborts the rest and puts their tasks back. */
-  private async abortRunning(): Promise<void> {
-    const running = this.slots.running.length;
-    if (running > 0) {
-      this.logger.log(`Waiting for ${running} running task(s) (up to ${this.opts.shutdownTimeout} ms)`);
-      await this.slots.waitIdle(this.opts.shutdownTimeout);
-    }
-    const unfinished = this.slots.running;
-    if (unfinished.length === 0) return;
-    for (const run of unfinished) {
-      run.abandoned = true;
-      run.abort(new ShutdownAbort());
-    }
-    // a run an operator cancelled is dead already, a timed-out one's failure recorded (its entry left the queue): nothing to put back or report
-    const left = unfinished.filter((r) => !r.cancelled && !r.timedOut);
-    if (left.length === 0) return;
-    await this.recoverer.giveBack(left.map((r) => ({ queue: r.ref as ConsumedQueue, entryId: r.entry.entryId, task: r.entry })));
-    const ids = left.map((r) => r.id).join(',');
-    this.logger.warn(`Shutdown grace over: ${left.length} task(s) aborted and put back in the queue (ids=${ids})`);
-    for (const { queue, id: taskId, type: taskType } of left) {
-      if (this.events.active) this.events.emit({ type: 'task.requeued', queue, taskId, taskType, reason: 'shutdown' });
-    }
   }
 }

@@ -16,7 +16,7 @@ export interface QueueRef {
  * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
  * only when the handler reads it (or when it must abort): most handlers never look at it, and one
  * object per task keeps the per-task cost low.
- * @internal `abandoned`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ * @internal `abandoned`, `slotAnnounced`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
  */
 export class TaskRun implements Task {
   readonly id: string;
@@ -31,6 +31,8 @@ export class TaskRun implements Task {
   readonly group?: string;
   /** Set when a shutdown gave the task back: its outcome is ignored. */
   abandoned = false;
+  /** Set when its fleet-wide slot was freed and announced while its handler ran on (`Slots.recorded`): not again at its finish. */
+  slotAnnounced = false;
   /** When the task started (epoch ms). */
   readonly startedAt = engineTime.now();
   #ctrl?: AbortController;

@@ -3,46 +3,27 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DuplicateHandlerError, DuplicateScheduleError } from '../../core/runtime/errors.js';
 import { nameProblem } from '../../core/runtime/options.js';
 import type { Task } from '../../core/queue/task.js';
-import { checkSpecKeys, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
-import { SHARED_SCHEDULE_KEYS, validateScheduleName } from '../../core/scheduler/definition-check.js';
+import { specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
+import { validateScheduleName } from '../../core/scheduler/definition-check.js';
 import { CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
-import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
+import type { ScheduleMetadata } from '../decorators/schedule-options.interface.js';
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
 import { ChronosConfigError } from '../errors/chronos-config.error.js';
 import { ChronosDiscoveryError, type DiscoveryIssue } from '../errors/chronos-discovery.error.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
-import { groupOf, plainPayload, queueOf, resolveType, type PayloadClass } from '../payload-class.js';
+import { queueOf, resolveType, type PayloadClass } from '../payload-class.js';
 import { ChronosClient } from '../services/chronos.client.js';
 import { ChronosLifecycle } from '../services/chronos-lifecycle.js';
 import { SchedulerService } from '../services/scheduler.service.js';
 import { WorkerService } from '../services/worker.service.js';
 import { childHandler, childType, directHandler, dispatcher, type Listener } from './fan-out.js';
+import { scheduleOf } from './decorator-options.js';
 import { ChronosMetadataAccessor } from './metadata.accessor.js';
 
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
-// every key of the decorators' options, once: the compiler refuses a key ScheduleOptions lacks and a missing one
-const SCHEDULE_OPTION_KEYS = new Set(
-  Object.keys({
-    ...SHARED_SCHEDULE_KEYS,
-    waitForCompletion: true,
-    disabled: true,
-    dispatch: true,
-    distributed: true,
-  } satisfies Record<keyof ScheduleOptions, true>),
-);
 const HANDLER_OPTION_KEYS = new Set(['name', 'queue', 'backoff']);
-
-/** Why an option of `@nestjs/schedule` is not accepted, for the message of an unknown key. */
-const NOT_ACCEPTED: Record<string, string> = {
-  utcOffset: 'use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
-  unrefTimeout: 'Chronos timers never keep the process alive beyond shutdown',
-  threshold: 'use `catchUp`/`catchUpWindow` (missed triggers are caught up by the next leader)',
-  initialDelay: 'triggers are instants every replica agrees on; one that came due before boot is caught up (`catchUp`)',
-  lockKey: 'the dedup key of a trigger is always `<name>:<trigger-unix>`; set `name`',
-  lockTtlMs: 'the leader lease is the module option `leaderTtl`; the time limit of a handler is `timeout`',
-};
 
 /** A decorated method found on a provider or controller. */
 interface Found {
@@ -210,113 +191,16 @@ export class ChronosExplorer implements OnModuleInit {
       if (h.modules.length > 1) issues.push({ source: h.name, message: MESSAGES.providedTwice(h.name, h.modules) });
   }
 
-  /** Builds and declares the schedule of a `@Cron`/`@Interval` method. */
+  /** Builds (decorator-options.ts) and declares the schedule of a `@Cron`/`@Interval` method. */
   private schedule(
     f: Found,
     meta: ScheduleMetadata,
     issue: (source: string, message: string, cause?: unknown) => void,
   ): { def: ScheduleDefinition; dispatch: boolean } | undefined {
-    const decorator = meta.kind === 'cron' ? 'Cron' : 'Interval';
+    const def = scheduleOf(f, meta, this.options, issue);
+    if (!def) return undefined;
     const o = meta.options ?? {};
-    let ok = true;
-    for (const key of Object.keys(o)) {
-      if (!SCHEDULE_OPTION_KEYS.has(key)) {
-        const hint = Object.hasOwn(NOT_ACCEPTED, key)
-          ? NOT_ACCEPTED[key]
-          : Object.hasOwn(REPEAT_KEY_HINTS, key)
-            ? REPEAT_KEY_HINTS[key]
-            : undefined;
-        issue(f.source, MESSAGES.invalidOption(f.source, decorator, `option "${key}" is not supported${hint ? `: ${hint}` : ''}`));
-        ok = false;
-      }
-    }
-    let overlap = o.overlap;
-    if (o.waitForCompletion !== undefined) {
-      if (typeof o.waitForCompletion !== 'boolean') {
-        issue(
-          f.source,
-          MESSAGES.invalidOption(
-            f.source,
-            decorator,
-            `waitForCompletion: expected true or false, got ${JSON.stringify(o.waitForCompletion)}`,
-          ),
-        );
-        ok = false;
-      } else {
-        const implied = o.waitForCompletion ? 'skip' : 'allow';
-        if (overlap !== undefined && overlap !== implied) {
-          issue(
-            f.source,
-            MESSAGES.invalidOption(f.source, decorator, `waitForCompletion: ${o.waitForCompletion} contradicts overlap: '${overlap}'`),
-          );
-          ok = false;
-        }
-        overlap = implied;
-      }
-    }
-    // @nestjs/schedule's `distributed: true` is what Chronos always does: accepted as a no-op
-    if (o.distributed !== undefined && o.distributed !== true) {
-      issue(
-        f.source,
-        MESSAGES.invalidOption(
-          f.source,
-          decorator,
-          'distributed: every Chronos schedule fires once per trigger across the fleet; only `true` (or leaving it out) is accepted',
-        ),
-      );
-      ok = false;
-    }
-    if (o.disabled !== undefined && typeof o.disabled !== 'boolean') {
-      issue(f.source, MESSAGES.invalidOption(f.source, decorator, `disabled: expected true or false, got ${JSON.stringify(o.disabled)}`));
-      ok = false;
-    }
-    let type: string | undefined;
-    if (o.dispatch !== undefined) {
-      type = resolveType(o.dispatch);
-      if (!type || type.length > 200) {
-        issue(
-          f.source,
-          MESSAGES.invalidOption(f.source, decorator, `dispatch: expected a task type or a payload class, got ${String(o.dispatch)}`),
-        );
-        ok = false;
-      }
-    }
-    const name = o.name ?? `${f.className}.${f.method}`;
-    const spec = meta.kind === 'cron' ? meta.spec : { every: meta.spec };
-    if (typeof meta.spec === 'object' && meta.spec !== null) {
-      try {
-        checkSpecKeys(meta.spec, name); // BullMQ's repeat options (`{ every, limit }`, `{ pattern }`) as the first argument
-      } catch (err) {
-        issue(f.source, MESSAGES.invalidSchedule(f.source, (err as Error).message), err);
-        return undefined;
-      }
-    }
-    if (meta.kind === 'cron' && typeof meta.spec !== 'string') {
-      issue(f.source, MESSAGES.invalidOption(f.source, decorator, `expects a cron expression string, got ${JSON.stringify(meta.spec)}`));
-      return undefined;
-    }
-    const def: ScheduleDefinition = {
-      name,
-      spec: spec as ScheduleDefinition['spec'],
-      queue: o.queue ?? (o.dispatch && typeof o.dispatch === 'function' ? queueOf(o.dispatch) : undefined) ?? this.options.queue,
-      type: type ?? name,
-      maxRetry: o.maxRetry ?? this.options.maxRetry,
-      timeout: o.timeout ?? this.options.timeout,
-    };
-    if (o.timeZone !== undefined) def.timeZone = o.timeZone;
-    if (o.payload !== undefined) def.payload = plainPayload(typeof o.dispatch === 'function' ? o.dispatch : undefined, o.payload);
-    if (o.catchUp !== undefined) def.catchUp = o.catchUp;
-    if (o.catchUpWindow !== undefined) def.catchUpWindow = o.catchUpWindow;
-    if (o.catchUpCap !== undefined) def.catchUpCap = o.catchUpCap;
-    if (overlap !== undefined) def.overlap = overlap;
-    for (const key of ['jitter', 'startAt', 'endAt', 'maxRuns'] as const) if (o[key] !== undefined) Object.assign(def, { [key]: o[key] });
-    if (o.labels !== undefined) def.labels = o.labels;
-    if (o.group !== undefined) def.group = o.group;
-    else if (typeof o.dispatch === 'function' && o.payload !== undefined) {
-      const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload
-      if (g !== undefined) def.group = g as string;
-    }
-    if (!ok) return undefined;
+    const name = def.name;
     const sources = this.scheduleSources.get(name);
     this.scheduleSources.set(name, [...(sources ?? []), f.source]);
     if (sources) return undefined; // reported with every source once all are known

@@ -1,7 +1,7 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { InvalidOptionsError } from '../../core/runtime/errors.js';
 import { checkBulkTasks } from '../../core/queue/enqueue-options.js';
-import { QueueClient, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
+import { QueueClient, refuseClosedClientCalls, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
 import { groupOf, plainPayload, queueOf, taskTypeOf, type PayloadClass } from '../payload-class.js';
 
 /** One task of {@link ChronosClient.enqueueBulk}: the type may be a payload class. @publicApi */
@@ -22,6 +22,11 @@ export interface NestBulkTask extends Omit<BulkTask, 'type'> {
 export class ChronosClient extends QueueClient implements OnApplicationShutdown {
   /** Task type of a payload class → the queue its `@TaskHandler`s declared (filled at discovery). */
   private readonly handlerQueues = new Map<string, string>();
+
+  static {
+    // its overrides are refused once closed before they look at their arguments, as the engine client's calls are
+    refuseClosedClientCalls(ChronosClient.prototype);
+  }
 
   /**
    * Enqueues a task whose type is a payload class, with a payload of that class's shape.

@@ -31,7 +31,7 @@ import type { QueueLimits, QueueLimitsUpdate } from '../../core/queue/limits.js'
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import type { ResolvedChronosOptions } from '../options/resolve-options.js';
 import { ChronosClient } from './chronos.client.js';
-import { closedByOwner, refuseAfterOwnerClose } from '../../core/redis/connection.js';
+import { closedByOwner, refuseWhenClosed, sharedClosure } from '../../core/redis/owner-close.js';
 
 /** Everything at a glance: what `InspectorService.overview()` returns. @publicApi */
 export interface ChronosOverview {
@@ -284,4 +284,9 @@ export class InspectorService {
 }
 
 // after app.close() a call names itself (overview(), not the first read it makes), as the core Inspector's calls do (trial 32)
-refuseAfterOwnerClose(InspectorService.prototype, (i) => closedByOwner(i.inspector.redis), 'this InspectorService');
+const SERVICE_CLOSED = sharedClosure('this InspectorService');
+refuseWhenClosed(
+  InspectorService.prototype,
+  (i) => (closedByOwner(i.inspector.redis) ? SERVICE_CLOSED : undefined),
+  () => true,
+);

@@ -8,7 +8,7 @@ import { toChronosLogger } from '../nest-logger.js';
 import { withScheduleDefaults, type ResolvedChronosOptions } from '../options/resolve-options.js';
 import { InspectorService } from './inspector.service.js';
 import { ChronosLifecycle } from './chronos-lifecycle.js';
-import { closedByOwner, refuseAfterOwnerClose } from '../../core/redis/connection.js';
+import { closedByOwner, refuseWhenClosed, sharedClosure } from '../../core/redis/owner-close.js';
 
 /**
  * The scheduler role of this instance, and the runtime schedule API (which delegates to the
@@ -40,10 +40,10 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
       'resumeSchedule',
       'triggerNow',
     ]);
-    refuseAfterOwnerClose(
+    const closed = sharedClosure('this SchedulerService');
+    refuseWhenClosed(
       SchedulerService.prototype,
-      (s) => closedByOwner(s.inspector.inspector.redis),
-      'this SchedulerService',
+      (s) => (closedByOwner(s.inspector.inspector.redis) ? closed : undefined),
       (name) => runtimeApi.has(name),
     );
   }

@@ -1,6 +1,5 @@
 import type { EnqueueResult } from '../../core/queue/client.js';
 import { fireDedupTtlMs, triggerKey } from '../../core/scheduler/definition.js';
-import { TaskSupersededError } from '../../core/runtime/errors.js';
 import type { BackoffFn } from '../../core/queue/task.js';
 import { resolveType, type PayloadClass } from '../payload-class.js';
 import { runAttempt, type TaskOutcome } from './attempt.js';
@@ -8,6 +7,7 @@ import { asJson, mismatches, notEnqueuedMessage } from './match.js';
 import type { TestingChronosClient } from './testing-client.js';
 import { ChronosTestingError, closedError } from './testing-error.js';
 import type { KitSchedule, TestingSchedulerService, TestingWorkerService } from './testing-roles.js';
+import { KitOverlap } from './testing-overlap.js';
 import { TestingStore, type EnqueuedTask, type NewTask } from './testing-store.js';
 import { dueTriggers, manualTask, triggerTask } from './testing-triggers.js';
 import {
@@ -45,14 +45,8 @@ export class ChronosTesting {
   private pending = new Set<Promise<unknown>>();
   /** The abort controller of each attempt running now. */
   private readonly attempts = new Map<EnqueuedTask, AbortController>();
-  /** Per schedule with overlap `buffer-one`: the trigger waiting behind its task (not in the queues yet). */
-  private readonly buffered = new Map<string, NewTask>();
-  /**
-   * Per schedule with overlap `skip`, `buffer-one` or `cancel-previous`: the id of the trigger's task
-   * that holds its overlap marker (overlap.lua), from its enqueue until it succeeds, is dead or is
-   * superseded. An operator's `triggerNow` task or a task run by `perform(type, …)` holds none.
-   */
-  private readonly markers = new Map<string, string>();
+  /** The schedules' overlap markers and buffered triggers (testing-overlap.ts). */
+  private readonly overlap: KitOverlap;
   /** Set at the module's shutdown: every act throws from then on (the reads still answer). */
   private closed = false;
 
@@ -68,6 +62,7 @@ export class ChronosTesting {
     private readonly rethrow: boolean,
   ) {
     this.store = new TestingStore(now);
+    this.overlap = new KitOverlap(this.store, this.attempts);
     client.attach({ now: () => this.store.now, accept: (tasks) => this.accept(tasks) });
     scheduler.triggerHook = (s) => this.triggerNow(s);
   }
@@ -243,20 +238,9 @@ export class ChronosTesting {
       // (enqueued, skipped or buffered) is a duplicate, never enqueued again
       if (!this.store.claim(st.queue, id, dedupTtl)) continue;
       const task = triggerTask(st, id, at, dedupTtl);
-      if (st.overlap !== 'allow' && this.busy(st.name)) {
-        if (st.overlap === 'skip') continue;
-        if (st.overlap === 'buffer-one') {
-          // one waits, further ones are skipped
-          if (!this.buffered.has(st.name)) {
-            this.buffered.set(st.name, task);
-            s.runs = (s.runs ?? 0) + 1;
-          }
-          continue;
-        }
-        this.supersede(st.name, id); // cancel-previous
-      }
-      // the marker is taken before the task can run (inline mode runs it within accept)
-      if (st.overlap !== 'allow') this.markers.set(st.name, id);
+      const admission = this.overlap.admit(st, id, task); // takes the marker before the task can run (inline: within accept)
+      if (admission === 'buffered') s.runs = (s.runs ?? 0) + 1;
+      if (admission !== 'enqueue') continue;
       await this.accept([task], true);
       added.push(this.store.history[this.store.history.length - 1]);
       s.runs = (s.runs ?? 0) + 1;
@@ -291,8 +275,7 @@ export class ChronosTesting {
   /** Empties the queues, the dead tasks, the outcomes, the history and the dedup keys (the clock and the schedules stay). */
   clear(): void {
     this.store.clear();
-    this.buffered.clear();
-    this.markers.clear();
+    this.overlap.clear();
     this.outcomes.length = 0;
     this.dead.length = 0;
   }
@@ -364,46 +347,18 @@ export class ChronosTesting {
     this.outcomes.push(o);
     if (requeue && o.outcome === 'retry') this.store.put({ ...task, retried: task.retried + 1, runAt: o.retryAt });
     if (o.outcome === 'dead') this.dead.push(task);
-    if (requeue && o.outcome !== 'retry' && task.schedule !== undefined && this.markers.get(task.schedule) === task.id) {
-      this.markers.delete(task.schedule);
-      await this.overlapEnded(task.schedule);
+    if (requeue && o.outcome !== 'retry') {
+      // the task held its schedule's overlap marker: under buffer-one the trigger waiting behind it is enqueued now
+      const waiting = this.overlap.released(task);
+      if (waiting) await this.accept([{ ...waiting, runAt: this.now }], true);
     }
     return o;
-  }
-
-  /**
-   * The task holding the overlap marker of `schedule` left the queues: under overlap `buffer-one`,
-   * the trigger buffered behind it is enqueued (with its own id and instant) and takes the marker.
-   */
-  private async overlapEnded(schedule: string): Promise<void> {
-    const waiting = this.buffered.get(schedule);
-    if (!waiting) return;
-    this.buffered.delete(schedule);
-    this.markers.set(schedule, waiting.id);
-    await this.accept([{ ...waiting, runAt: this.now }], true);
-  }
-
-  /**
-   * Overlap `cancel-previous`: the trigger `by` supersedes the tasks of `schedule` — the queued ones
-   * are taken out (the engine skips them at start), the running ones have their signal aborted with
-   * a {@link TaskSupersededError} (their attempt's outcome is `superseded` unless it succeeds).
-   */
-  private supersede(schedule: string, by: string): void {
-    // a trigger's tasks only: an operator's trigger-now (`<schedule>:manual:<uuid>`) holds no overlap marker in the engine
-    const mine = (t: EnqueuedTask) => t.schedule === schedule && !t.id.startsWith(`${schedule}:manual:`);
-    for (const t of this.store.tasks().filter(mine)) this.store.take(t);
-    for (const t of this.store.running) if (mine(t)) this.attempts.get(t)?.abort(new TaskSupersededError(schedule, t.id, by));
   }
 
   private async triggerNow(s: KitSchedule): Promise<string> {
     const task = manualTask(s.stored, this.now);
     await this.accept([task]);
     return task.id;
-  }
-
-  /** Whether a trigger's task of the schedule holds its overlap marker (queued, running or waiting for a retry). */
-  private busy(schedule: string): boolean {
-    return this.markers.has(schedule);
   }
 
   private typeOf(type: TaskTypeRef): string {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import type { BulkTask, EnqueueOptions, EnqueueResult } from '../../core/queue/client.js';
+import { refuseClosedClientCalls, type BulkTask, type EnqueueOptions, type EnqueueResult } from '../../core/queue/client.js';
+import { CLIENT_CLOSED, type Closure } from '../../core/redis/owner-close.js';
 import type { Prepared } from '../../core/queue/enqueue-write.js';
 import { checkBulkTasks, prepareTask, type EnqueueContext } from '../../core/queue/enqueue-options.js';
 import { ChronosClient, normalize, type NestBulkTask } from '../services/chronos.client.js';
@@ -25,6 +26,13 @@ export class TestingChronosClient extends ChronosClient {
   private sink?: TaskSink;
   /** The base client's Redis: never connected (no method of the kit's client reaches it), disconnected at close. */
   private readonly offline: Redis;
+  /** Set at the module's close: the enqueues are refused then, with the engine client's error. */
+  private closedByKit = false;
+
+  static {
+    // the enqueues it overrides are refused after the close too, before their argument checks (as the engine client's)
+    refuseClosedClientCalls(TestingChronosClient.prototype, new Set(['enqueue', 'enqueueBulk', 'enqueueFanOut']));
+  }
 
   constructor(options: ConstructorParameters<typeof ChronosClient>[0] = {}) {
     const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false });
@@ -55,18 +63,12 @@ export class TestingChronosClient extends ChronosClient {
   }
 
   override enqueue(...args: any[]): Promise<EnqueueResult> {
-    try {
-      this.assertOpen('enqueue'); // closed at the module's shutdown: the engine client's ChronosStateError
-    } catch (err) {
-      return Promise.reject(err);
-    }
     return this.enqueueAll([normalize(args[0], args[1], args[2] as EnqueueOptions | undefined, 'enqueue', this.boundQueue)]).then(
       (r) => r[0],
     );
   }
 
   override async enqueueBulk(tasks: readonly (BulkTask | NestBulkTask)[]): Promise<EnqueueResult[]> {
-    this.assertOpen('enqueueBulk');
     checkBulkTasks(tasks);
     const all = tasks.map((t, i) => {
       try {
@@ -81,15 +83,19 @@ export class TestingChronosClient extends ChronosClient {
 
   /** @internal As the engine's: a fan-out's child tasks, not held to `maxPayloadBytes` (ChronosClient.enqueueFanOut). */
   override async enqueueFanOut(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
-    this.assertOpen('enqueueBulk');
     const sink = this.sink;
     if (!sink) throw new Error('ChronosTestingModule: the client is not attached to the kit (was the module initialised?)');
     const all = tasks.map((t) => ({ type: t.type, payload: t.payload, options: t.options ?? {} }));
     return sink.accept(this.prepareAll(all, sink.now(), 'enqueueBulk', { ...this.enqueueContext, maxPayloadBytes: 0 }));
   }
 
+  /** @internal Closed at the module's close (its Redis is never connected, so never closed by its owner). */
+  override closure(): Closure | undefined {
+    return this.closedByKit ? CLIENT_CLOSED : undefined;
+  }
+
   override async close(): Promise<void> {
-    this.closed = true;
+    this.closedByKit = true;
     this.offline.disconnect(); // never connected: this only makes sure no socket outlives the module
   }
 
