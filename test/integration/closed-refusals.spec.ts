@@ -9,7 +9,9 @@
 //   start() after shutdown() is a ChronosStateError;
 // - ChronosClient (the Nest client) checked its arguments first: a bad call after app.close() was an
 //   InvalidOptionsError, where QueueClient and the testing kit's client refuse it as closed.
-import { ChronosServer, ChronosStateError, Inspector, QueueClient } from '../../lib/core/index.js';
+// And a fourth, in the Scheduler's runtime API: on a connection another part (an Inspector) opened and
+// closed, addSchedule met ioredis's bare "Connection is closed." (its own check knew only its own stop()).
+import { ChronosServer, ChronosStateError, Inspector, QueueClient, Scheduler } from '../../lib/core/index.js';
 import { ChronosClient } from '../../lib/index.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
@@ -80,4 +82,31 @@ test('ChronosClient after its close refuses a call as closed before looking at i
   const core = new QueueClient({ connection: redisUrl(), namespace });
   await core.close();
   expect(await rejection(() => core.enqueueBulk('not a list' as never))).toBeInstanceOf(ChronosStateError);
+});
+
+test("a Scheduler's runtime API on a connection its owner (an Inspector) closed names its call, before its arguments; after its own stop() too", async () => {
+  const inspector = new Inspector({ connection: redisUrl(), namespace });
+  const shared = new Scheduler({ connection: inspector.redis, namespace, eligible: false });
+  await shared.addSchedule({ name: 'closed-refusals.a', spec: '@every 1h', type: 'report.build' }); // works while open
+  await inspector.close();
+  for (const [name, call] of [
+    ['addSchedule', () => shared.addSchedule({ name: 'closed-refusals.b', spec: '@every 1h', type: 'report.build' })],
+    ['upsertSchedules', () => shared.upsertSchedules([{ name: 'bad name', spec: 'nope', type: '' }])],
+    ['removeSchedule', () => shared.removeSchedule('closed-refusals.a')],
+    ['pauseSchedule', () => shared.pauseSchedule('closed-refusals.a')],
+    ['triggerNow', () => shared.triggerNow('closed-refusals.a')],
+  ] as const) {
+    const err = await rejection(call);
+    expect([name, err]).toEqual([name, expect.any(ChronosStateError)]);
+    expect([name, (err as Error).message]).toEqual([
+      name,
+      expect.stringMatching(new RegExp(`^${name}: this scheduler's connection was closed by its owner`)),
+    ]);
+  }
+  const own = new Scheduler({ connection: redisUrl(), namespace, eligible: false });
+  await own.start();
+  await own.stop();
+  const err = await rejection(() => own.upsertSchedules([{ name: 'bad name', spec: 'nope', type: '' }]));
+  expect(err).toBeInstanceOf(ChronosStateError);
+  expect((err as Error).message).toMatch(/^upsertSchedules: this scheduler was stopped \(stop\(\); in a Nest app, at app.close\(\)\)/);
 });

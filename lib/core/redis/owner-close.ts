@@ -95,8 +95,7 @@ export const SERVER_SHUT_DOWN: Closure = {
 
 /**
  * A Scheduler after its `stop()` closed the connection it opened: the message of its runtime schedule
- * API (schedule-writes.ts, which still checks with its own `assertOpen`: lib/core/scheduler is to adopt
- * {@link refuseWhenClosed} with this closure).
+ * API (schedule-writes.ts).
  */
 export const SCHEDULER_STOPPED: Closure = {
   what: 'this scheduler was stopped',

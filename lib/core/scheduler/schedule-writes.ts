@@ -8,8 +8,20 @@ import * as acts from '../admin/schedule-acts.js';
 import * as bulk from '../admin/schedule-bulk.js';
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../admin/schedule-bulk.js';
 import type { OperatorAction } from '../runtime/events.js';
-import { ChronosStateError } from '../runtime/errors.js';
+import { ownerClosure, refuseWhenClosed, SCHEDULER_STOPPED, type ConnectionHandle } from '../redis/owner-close.js';
 import type { ScheduleDefinition } from './definition.js';
+
+/** The methods of the runtime API, each refused by name once the scheduler's connection is closed. */
+const RUNTIME_API = new Set([
+  'addSchedule',
+  'upsertSchedules',
+  'addSchedules',
+  'removeSchedules',
+  'removeSchedule',
+  'pauseSchedule',
+  'resumeSchedule',
+  'triggerNow',
+]);
 
 /**
  * The runtime API of a `Scheduler`: it writes through the Inspector's acts
@@ -28,18 +40,22 @@ export abstract class ScheduleWrites {
   protected abstract readonly timeZone: string;
 
   /**
-   * True once `stop()` closed the connection this scheduler opened: its writes would only meet a
-   * closed socket (a connection passed in stays open, and the writes keep using it).
+   * The scheduler's connection: once the part of Chronos that opened it closed it (this scheduler's
+   * `stop()`, or an Inspector whose `redis` it was given), every method below is refused by name
+   * (owner-close.ts, the rule every Chronos object follows). A connection the app passed in is the
+   * app's to close.
    * @internal
    */
-  protected abstract readonly connectionClosed: boolean;
+  protected abstract readonly conn: ConnectionHandle;
 
-  /** @throws ChronosStateError naming `method` once `stop()` closed this scheduler's connection. */
-  private assertOpen(method: string): void {
-    if (this.connectionClosed)
-      throw new ChronosStateError(
-        `${method}: this scheduler was stopped (stop(); in a Nest app, at app.close()): its connection is gone. Change schedules before the stop, or through a running instance (or the Inspector).`,
-      );
+  static {
+    // after the owner closed the connection, a call names itself instead of meeting ioredis's bare
+    // "Connection is closed." (before its arguments are looked at, as every Chronos object does)
+    refuseWhenClosed(
+      ScheduleWrites.prototype,
+      (w) => ownerClosure(w.conn, SCHEDULER_STOPPED, 'this scheduler'),
+      (name) => RUNTIME_API.has(name),
+    );
   }
 
   /** Runs an act and records it in the audit trail, as the Inspector's acts are (audited.ts). */
@@ -56,7 +72,6 @@ export abstract class ScheduleWrites {
    *   object, has a key other than `force`, or a `force` that is not true or false.
    */
   async addSchedule(def: ScheduleDefinition, opts?: { force?: boolean }): Promise<void> {
-    this.assertOpen('addSchedule');
     await acts.addSchedule(this.admin, def, this.timeZone, acts.writeOptions(opts, 'addSchedule').force);
   }
 
@@ -76,7 +91,6 @@ export abstract class ScheduleWrites {
    *   `force` that is not true or false (nothing is written).
    */
   async upsertSchedules(defs: readonly ScheduleDefinition[], opts?: { force?: boolean }): Promise<UpsertSchedulesResult> {
-    this.assertOpen('upsertSchedules');
     return bulk.upsertSchedules(this.admin, defs, this.timeZone, acts.writeOptions(opts, 'upsertSchedules').force);
   }
 
@@ -86,7 +100,6 @@ export abstract class ScheduleWrites {
    * @throws InvalidScheduleError naming the first bad definition and its `index`; DuplicateScheduleError
    */
   async addSchedules(defs: readonly ScheduleDefinition[]): Promise<AddSchedulesResult> {
-    this.assertOpen('addSchedules');
     return bulk.addSchedules(this.admin, defs, this.timeZone);
   }
 
@@ -108,7 +121,6 @@ export abstract class ScheduleWrites {
       force?: boolean;
     },
   ): Promise<RemoveSchedulesResult> {
-    this.assertOpen('removeSchedules');
     const { force } = acts.writeOptions(opts, 'removeSchedules');
     // the names in the entry's detail (the first 10), so a bulk removal is found by what it removed;
     // names that are not an array are refused by the removal itself (in the audit trail as failed)
@@ -127,7 +139,6 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); ChronosStateError when a live instance declares it in code.
    */
   async removeSchedule(name: string): Promise<void> {
-    this.assertOpen('removeSchedule');
     await this.act('schedule.remove', { schedule: name }, () => acts.removeSchedule(this.admin, name));
   }
 
@@ -140,7 +151,6 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async pauseSchedule(name: string): Promise<boolean> {
-    this.assertOpen('pauseSchedule');
     return this.act('schedule.pause', { schedule: name }, () => acts.pauseSchedule(this.admin, name), toggled('already paused'));
   }
 
@@ -152,7 +162,6 @@ export abstract class ScheduleWrites {
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async resumeSchedule(name: string): Promise<boolean> {
-    this.assertOpen('resumeSchedule');
     return this.act('schedule.resume', { schedule: name }, () => acts.resumeSchedule(this.admin, name), toggled('not paused'));
   }
 
@@ -163,7 +172,6 @@ export abstract class ScheduleWrites {
    * @returns the task id. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`)
    */
   async triggerNow(name: string): Promise<string> {
-    this.assertOpen('triggerNow');
     return this.act(
       'schedule.trigger',
       { schedule: name },

@@ -49,7 +49,8 @@ export class Scheduler extends ScheduleWrites {
   /** The bus `schedule.*` and `leader.*` events are emitted on (the `events` option, or one of its own). */
   readonly events: EventBus;
   private readonly keys: SchedulerKeys;
-  private readonly conn: ConnectionHandle;
+  /** @internal */
+  protected readonly conn: ConnectionHandle;
   private readonly logger: ChronosLogger;
   /** A test's fake clock (test-hooks.ts): it decides what is due instead of Redis time. */
   private readonly clock: Clock;
@@ -281,12 +282,6 @@ export class Scheduler extends ScheduleWrites {
   }
   private gaveUp = false;
 
-  /** @internal True once stop() closed the connection this scheduler opened (its runtime writes then throw). */
-  protected get connectionClosed(): boolean {
-    return this.closedConn;
-  }
-  private closedConn = false;
-
   private async doStop(): Promise<void> {
     this.state = 'stopped';
     // reverse order: the heartbeat, the firing loop (halted, its work awaited), the lease (resigned), the notices
@@ -298,7 +293,6 @@ export class Scheduler extends ScheduleWrites {
       );
     }
     // at once; closing them also ends whatever the services' stop still waits on
-    this.closedConn = this.conn.owned;
     await Promise.all([this.notices?.stop(), closeConnection(this.conn)]);
   }
 
