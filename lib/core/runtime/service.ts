@@ -147,7 +147,37 @@ export async function startServices(services: readonly Service[]): Promise<void>
   for (const s of services) await s.start();
 }
 
-/** Stops `services` in reverse order. */
+/**
+ * Stops every service at once, without waiting for any: for an owner that gave up waiting on
+ * {@link stopServices} (Redis did not answer within its bound, runtime/shutdown.ts). The stops are
+ * idempotent; what matters is that each loop's timers are cleared now, not behind a stop that still
+ * waits on Redis (the fetch loop's, on a blocking read that a reconnecting client never settles):
+ * left armed, they held the process open after its owner's stop had returned.
+ */
+export function haltServices(services: readonly Service[]): void {
+  for (const s of services) {
+    try {
+      void Promise.resolve(s.stop()).catch(() => undefined);
+    } catch {
+      /* a synchronous failure of one stop: the others are stopped all the same */
+    }
+  }
+}
+
+/**
+ * Stops `services` in reverse order, each one whatever the ones before it did: a stop that fails
+ * (its Redis call rejected, e.g. on a connection the owner closed when Redis did not answer in time)
+ * does not leave the services after it running, whose timers would hold the process open.
+ * @throws the first stop's error, once every service was stopped
+ */
 export async function stopServices(services: readonly Service[]): Promise<void> {
-  for (const s of [...services].reverse()) await s.stop();
+  const errors: unknown[] = [];
+  for (const s of [...services].reverse()) {
+    try {
+      await s.stop();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length > 0) throw errors[0];
 }

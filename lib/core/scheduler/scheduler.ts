@@ -15,7 +15,7 @@ import { InspectorContext } from '../admin/context.js';
 import { resolveSchedulerOptions, type SchedulerOptions } from './scheduler-options.js';
 import { testHooksOf } from './test-hooks.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import { stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
+import { haltServices, stopServices, type Service, type ServiceHealth } from '../runtime/service.js';
 import { SHUTDOWN_REDIS_GRACE_MS, settlesWithin } from '../runtime/shutdown.js';
 import type { Signals } from '../runtime/signals.js';
 import { FiringService, HeartbeatService, LeaseService, NoticeService } from './services.js';
@@ -287,6 +287,7 @@ export class Scheduler extends ScheduleWrites {
     // reverse order: the heartbeat, the firing loop (halted, its work awaited), the lease (resigned), the notices
     if (!(await settlesWithin(stopServices(this.services), SHUTDOWN_REDIS_GRACE_MS))) {
       this.gaveUp = true;
+      haltServices(this.services); // the loops a stop still waiting on Redis did not reach
       this.logger.warn(
         `Shutdown: Redis did not answer within ${SHUTDOWN_REDIS_GRACE_MS} ms (SHUTDOWN_REDIS_GRACE_MS); stopping without waiting for ` +
           `the shard leases' release: they expire by their TTL (leaderTtlMs=${this.leaderTtlMs}) and another instance takes them then`,

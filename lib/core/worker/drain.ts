@@ -7,7 +7,7 @@
  */
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { stopServices, type Service } from '../runtime/service.js';
+import { haltServices, stopServices, type Service } from '../runtime/service.js';
 import { SHUTDOWN_REDIS_GRACE_MS, ShutdownAbort } from '../runtime/shutdown.js';
 import type { ConsumedQueue } from '../fetch/consumer.js';
 import type { Fetcher } from '../fetch/fetcher.js';
@@ -57,6 +57,7 @@ export class Drain {
    * in Redis and is recovered by another server after the visibility timeout (at least once).
    */
   leaveUndrained(deadlineMs: number): void {
+    haltServices(this.p.services); // the loops a stop still waiting on Redis did not reach
     for (const run of this.p.slots.running) {
       run.abandoned = true;
       run.abort(new ShutdownAbort());
