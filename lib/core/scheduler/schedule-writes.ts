@@ -11,8 +11,12 @@ import type { OperatorAction } from '../runtime/events.js';
 import { ownerClosure, refuseWhenClosed, SCHEDULER_STOPPED, type ConnectionHandle } from '../redis/owner-close.js';
 import type { ScheduleDefinition } from './definition.js';
 
-/** The methods of the runtime API, each refused by name once the scheduler's connection is closed. */
-const RUNTIME_API = new Set([
+/**
+ * The methods of the runtime schedule API, each refused by name once the scheduler's connection is
+ * closed (here, and on the Nest `SchedulerService`, which offers the same methods).
+ * @internal
+ */
+export const RUNTIME_API: ReadonlySet<string> = new Set([
   'addSchedule',
   'upsertSchedules',
   'addSchedules',

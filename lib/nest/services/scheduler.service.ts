@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventBus } from '../../core/runtime/events.js';
 import { Scheduler } from '../../core/scheduler/scheduler.js';
+import { RUNTIME_API } from '../../core/scheduler/schedule-writes.js';
 import type { ScheduleDefinition, StoredSchedule } from '../../core/scheduler/definition.js';
 import type { AddSchedulesResult, RemoveSchedulesResult, UpsertSchedulesResult } from '../../core/admin/schedule-bulk.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
@@ -30,21 +31,11 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
   static {
     // after app.close() the runtime schedule API names the call (triggerNow, not the Inspector act it
     // delegates to) instead of meeting ioredis's bare "Connection is closed." (trial 32)
-    const runtimeApi = new Set([
-      'addSchedule',
-      'upsertSchedules',
-      'addSchedules',
-      'removeSchedules',
-      'removeSchedule',
-      'pauseSchedule',
-      'resumeSchedule',
-      'triggerNow',
-    ]);
     const closed = sharedClosure('this SchedulerService');
     refuseWhenClosed(
       SchedulerService.prototype,
       (s) => (closedByOwner(s.inspector.inspector.redis) ? closed : undefined),
-      (name) => runtimeApi.has(name),
+      (name) => RUNTIME_API.has(name),
     );
   }
 
