@@ -3,8 +3,9 @@
 // Starts three replicas of the sample (dist/sample/main.js) on different HTTP ports against one
 // Redis (REDIS_URL, else 127.0.0.1:6379, else a private redis-server), with each line prefixed by
 // its replica. Every 3 s it enqueues three emails through one replica's HTTP API (taking turns); after ~20 s
-// it stops the leader of the most shards (SIGTERM) to show a hand-over, and starts it again 10 s later
-// (it takes back its fair share of the shards). Ctrl-C stops
+// it stops the one of its replicas that leads the most shards (SIGTERM) to show a hand-over, and starts it
+// again 10 s later (it takes back its fair share of the shards). Another process of the same namespace (an
+// `npm run sample` beside it) is one more member of the fleet: it is named once and left alone. Ctrl-C stops
 // everything. Env: CLUSTER_PORT (first port, default 3001), HANDOVER_AFTER_MS (default 20000),
 // CLUSTER_DURATION_MS (stop by itself after this long; default: run until Ctrl-C).
 import { spawn } from 'node:child_process';
@@ -62,11 +63,20 @@ async function api(name, path, init) {
   return res.json();
 }
 
-async function leader() {
+/**
+ * Which of this script's replicas leads the most shards (of those /status lists), and which other
+ * instances lead some: an `npm run sample` of the same namespace (chronos-sample unless
+ * CHRONOS_NAMESPACE says otherwise) joins the same fleet. Undefined while no replica answers.
+ */
+async function shardLeaders() {
   for (const n of replicas.keys()) {
     try {
       const s = await api(n, '/status');
-      return s.leader?.instance?.replace(/^sample-/, '');
+      const count = new Map();
+      for (const { instance } of s.leader?.shards ?? []) count.set(instance, (count.get(instance) ?? 0) + 1);
+      const ours = ([i]) => i.startsWith('sample-') && replicas.has(i.slice('sample-'.length));
+      const mine = [...count].filter(ours).sort((a, b) => b[1] - a[1]);
+      return { mine: mine[0]?.[0].slice('sample-'.length), others: [...count].filter((e) => !ours(e)) };
     } catch {
       /* not listening yet or stopping */
     }
@@ -120,22 +130,37 @@ process.on('SIGTERM', () => stopAll());
 
 for (const n of NAMES) start(n);
 timers.push(setInterval(() => void enqueueEmails(), 3000));
-const handoverAfter = Number(process.env.HANDOVER_AFTER_MS ?? 20_000);
-timers.push(
-  setTimeout(async () => {
-    const l = await leader();
-    if (!l || !replicas.has(l)) return say('cluster', 'no leader found to stop');
-    say('cluster', `stopping the leader of the most shards (replica ${l}) to show a hand-over: watch the others log "Leadership acquired"`);
-    replicas.get(l).kill('SIGTERM');
-    timers.push(
-      setTimeout(() => {
-        if (stopping) return;
-        say('cluster', `starting replica ${l} again: it takes back its fair share (the others log "Leadership released")`);
-        start(l);
-      }, 10_000),
+let toldOthers = false;
+/** Stops the replica that leads the most shards; tries again every second until one of them leads a shard. */
+async function handOver() {
+  if (stopping) return;
+  const led = await shardLeaders();
+  if (led && !toldOthers && led.others.length > 0) {
+    toldOthers = true;
+    const list = led.others.map(([i, n]) => `${i} (${n} shard${n === 1 ? '' : 's'})`).join(', ');
+    say(
+      'cluster',
+      `the fleet also has ${list}: not one of this script's replicas (another process in this namespace, e.g. an npm run sample?)`,
     );
-  }, handoverAfter),
-);
+  }
+  if (stopping) return;
+  const l = led?.mine;
+  if (!l) return void timers.push(setTimeout(() => void handOver(), 1000));
+  say(
+    'cluster',
+    `stopping the replica that leads the most shards (replica ${l}) to show a hand-over: watch the others log "Leadership acquired"`,
+  );
+  replicas.get(l).kill('SIGTERM');
+  timers.push(
+    setTimeout(() => {
+      if (stopping) return;
+      say('cluster', `starting replica ${l} again: it takes back its fair share (the others log "Leadership released")`);
+      start(l);
+    }, 10_000),
+  );
+}
+const handoverAfter = Number(process.env.HANDOVER_AFTER_MS ?? 20_000);
+timers.push(setTimeout(() => void handOver(), handoverAfter));
 if (process.env.CLUSTER_DURATION_MS) timers.push(setTimeout(() => stopAll(), Number(process.env.CLUSTER_DURATION_MS)));
 say('cluster', 'three replicas of the sample; Ctrl-C stops them all');
 
