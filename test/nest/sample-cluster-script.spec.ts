@@ -59,6 +59,15 @@ test('sample:cluster beside an npm run sample of the same namespace stops its ow
   // it tells the user why the fleet is bigger than its three replicas
   expect(out).toMatch(/outside .*not one of this script's replicas/);
 
+  // Ctrl-C once the replicas that still run have booted (a Ctrl-C during a replica's boot stops it
+  // mid-start, which is another case: its scheduler then refuses to start, logged as an ERROR)
+  const listening = (name: string) => new RegExp(`\\[${name}\\][^\\n]*Listening on`);
+  const replicas = ['A', 'B', 'C'].filter((r) => !said.includes(`(replica ${r})`));
+  await new Promise<void>((resolve) => {
+    const check = () => replicas.every((r) => listening(r).test(out)) && resolve();
+    script!.stdout!.on('data', check);
+    check();
+  });
   const exited = new Promise((resolve) => script!.on('exit', resolve));
   script.kill('SIGINT'); // Ctrl-C: every replica resigns and drains
   await exited;
