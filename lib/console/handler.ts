@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
-import { ApiError, CONSOLE_ACTS, errorBody, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct } from './api.js';
+import { ApiError, CONSOLE_ACTS, errorBody, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct, type Route } from './api.js';
 import { OPS_ROUTES } from './routes-ops.js';
 import { crossSite, securityHeaders } from './security.js';
 
@@ -165,6 +165,12 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return value as Record<string, unknown>;
 }
 
+/** The `Allow` header of a 405: every method the path's routes answer, HEAD with GET (as the route lookup takes it). */
+function allowOf(routes: readonly Route[]): string {
+  const methods = new Set(routes.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])));
+  return [...methods].join(', ');
+}
+
 /**
  * The web console as a framework-free Node handler: the page (`GET <base>/`), its assets, and the
  * JSON API under `<base>/api/` that the page uses (docs/console.md). Usable with `node:http`,
@@ -233,7 +239,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     const candidates = ROUTES.filter((r) => r.pattern.test(path));
     if (candidates.length === 0) return send(res, 404, errorBody(404, `no API route ${path}`));
     const route = candidates.find((r) => r.method === method || (r.method === 'GET' && method === 'HEAD'));
-    if (!route) return send(res, 405, errorBody(405, `${method} not allowed on ${path}`), { Allow: candidates[0].method });
+    if (!route) return send(res, 405, errorBody(405, `${method} not allowed on ${path}`), { Allow: allowOf(candidates) });
     let reply: ApiReply;
     try {
       if (route.method === 'POST') {
