@@ -165,6 +165,15 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return value as Record<string, unknown>;
 }
 
+/**
+ * The request target as a URL. A target in origin form is a path whatever it starts with:
+ * `new URL('//x/api/overview', base)` would take `x` for a host and `/api/overview` for the path,
+ * so a request that a front check by path prefix (`/chronos`) let pass would reach the API (trial 41).
+ */
+function requestUrl(target = '/'): URL {
+  return new URL(target.startsWith('/') ? `http://console.invalid${target}` : target, 'http://console.invalid/');
+}
+
 /** The `Allow` header of a 405: every method the path's routes answer, HEAD with GET (as the route lookup takes it). */
 function allowOf(routes: readonly Route[]): string {
   const methods = new Set(routes.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])));
@@ -204,7 +213,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    const url = requestUrl(req.url);
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();

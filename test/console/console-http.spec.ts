@@ -63,6 +63,30 @@ describe('console HTTP surface', () => {
     expect([act.status, act.headers.allow]).toEqual([405, 'POST']);
   });
 
+  test('a request target starting with // is a path, not a URL with a host: //x/api/… is not the API', async () => {
+    // new URL('//x/chronos/api/…', base) took `x` as a host and served /chronos/api/…: a front check by
+    // path prefix (an auth middleware on /chronos, a proxy location) passed it, the console acted
+    const prefixed = createConsoleHandler({ inspector, basePath: '/chronos' });
+    const front = createServer((req, res) => {
+      if ((req.url ?? '').startsWith('/chronos')) return void res.writeHead(401).end(); // the operator's guard of /chronos
+      prefixed(req, res, () => void res.writeHead(404).end());
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+      expect((await raw(`${url}/chronos/api/queues/default/pause`, 'POST', json, '{}')).status).toBe(401);
+      expect((await raw(`${url}//x/chronos/api/queues/default/pause`, 'POST', json, '{}')).status).toBe(404);
+      expect((await inspector.queues()).find((q) => q.name === 'default')?.paused).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
+    const r = await raw(`${base}/x/api/overview`, 'GET', {});
+    expect([r.status, JSON.parse(r.body).code]).toEqual([404, 'NOT_FOUND']);
+    // nor a redirect to another site: //evil.example was taken as the page `/` asked without its slash
+    const away = await raw(`${base}/evil.example`, 'GET', {});
+    expect([away.status, away.headers.location]).toEqual([404, undefined]);
+  });
+
   describe('behind a reverse proxy', () => {
     const resume = 'api/queues/default/resume';
     const act = (headers: Record<string, string>): Promise<Raw> => raw(base + resume, 'POST', { ...json, ...headers }, '{}');
