@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Inspector } from '../core/admin/inspector.js';
 import type { TaskInfo } from '../core/admin/types.js';
-import { ApiError, CONSOLE_ACTS, errorBody, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct } from './api.js';
+import { ApiError, CONSOLE_ACTS, errorBody, errorReply, ROUTES as TASK_ROUTES, type ApiReply, type ConsoleAct, type Route } from './api.js';
 import { OPS_ROUTES } from './routes-ops.js';
 import { crossSite, securityHeaders } from './security.js';
 
@@ -166,6 +166,21 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 /**
+ * The request target as a URL. A target in origin form is a path whatever it starts with:
+ * `new URL('//x/api/overview', base)` would take `x` for a host and `/api/overview` for the path,
+ * so a request that a front check by path prefix (`/chronos`) let pass would reach the API (trial 41).
+ */
+function requestUrl(target = '/'): URL {
+  return new URL(target.startsWith('/') ? `http://console.invalid${target}` : target, 'http://console.invalid/');
+}
+
+/** The `Allow` header of a 405: every method the path's routes answer, HEAD with GET (as the route lookup takes it). */
+function allowOf(routes: readonly Route[]): string {
+  const methods = new Set(routes.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])));
+  return [...methods].join(', ');
+}
+
+/**
  * The web console as a framework-free Node handler: the page (`GET <base>/`), its assets, and the
  * JSON API under `<base>/api/` that the page uses (docs/console.md). Usable with `node:http`,
  * express/Connect (`app.use('/chronos', handler)`) and the Nest module's `console` option.
@@ -198,7 +213,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://console.invalid');
+    const url = requestUrl(req.url);
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
@@ -233,7 +248,7 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     const candidates = ROUTES.filter((r) => r.pattern.test(path));
     if (candidates.length === 0) return send(res, 404, errorBody(404, `no API route ${path}`));
     const route = candidates.find((r) => r.method === method || (r.method === 'GET' && method === 'HEAD'));
-    if (!route) return send(res, 405, errorBody(405, `${method} not allowed on ${path}`), { Allow: candidates[0].method });
+    if (!route) return send(res, 405, errorBody(405, `${method} not allowed on ${path}`), { Allow: allowOf(candidates) });
     let reply: ApiReply;
     try {
       if (route.method === 'POST') {

@@ -23,26 +23,51 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** The port a scheme implies when a URL or a `Host` names none. */
+const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'https:': '443' };
+
 /**
- * Why a request is refused as cross-site, or undefined when it is not: `Sec-Fetch-Site` other than
- * `same-origin`/`none` (a browser telling us another site made it), or an `Origin` whose host is not
- * the request's `Host` (older browsers, or `null` origins from sandboxed frames).
+ * `host:port` of a `Host`-like value (`ops.example.com`, `ops.example.com:443`, `[::1]:8080`), lower
+ * case, the port filled in from `protocol`'s default when it names none.
+ */
+function hostAndPort(value: string, protocol: string): string {
+  const v = value.trim().toLowerCase();
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/.exec(v);
+  return m ? `${m[1]}:${m[2] || DEFAULT_PORT[protocol] || ''}` : v;
+}
+
+/**
+ * Why a request is refused as cross-site, or undefined when it is not:
+ * - `Sec-Fetch-Site` other than `same-origin`/`none`: a browser telling us another site made it.
+ *   `same-origin` is taken as said (no page can set a `Sec-Fetch-` header): the browser compared the
+ *   page's origin with the URL it asked for, which behind a reverse proxy that rewrites `Host` (nginx's
+ *   `proxy_pass` default) is the public name, not the `Host` the console gets.
+ * - Otherwise (older browsers, non-browser clients) the `Origin`, or without one the `Referer`, must
+ *   name the request's `Host` or its `X-Forwarded-Host` (first entry; a page cannot send that header
+ *   cross-site without a CORS preflight, which the console does not grant), ports compared with the
+ *   scheme's default filled in (`Host: ops.example.com:443` is `https://ops.example.com`). An `Origin`
+ *   that is not an http(s) URL (`null` from a sandboxed frame or a redirect) is refused. A request
+ *   with neither `Origin` nor `Referer` (curl, `Referrer-Policy: no-referrer`) is not cross-site.
  */
 export function crossSite(req: IncomingMessage): string | undefined {
   const site = header(req, 'sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site: ${site}`;
+  if (site === 'same-origin') return undefined;
+  if (site !== undefined && site !== 'none') return `Sec-Fetch-Site: ${site}`;
   const origin = header(req, 'origin');
-  if (origin === undefined) return undefined;
-  const host = header(req, 'host');
-  let originHost: string;
+  const label = origin !== undefined ? 'Origin' : 'Referer';
+  const from = origin ?? header(req, 'referer');
+  if (from === undefined) return undefined;
+  let url: URL;
   try {
-    originHost = new URL(origin).host;
+    url = new URL(from);
   } catch {
-    return `Origin: ${origin}`;
+    return `${label}: ${from}`;
   }
-  return host !== undefined && originHost.toLowerCase() === host.toLowerCase()
-    ? undefined
-    : `Origin ${origin} is not ${host ?? 'this host'}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${label}: ${from}`;
+  const at = `${url.hostname}:${url.port || DEFAULT_PORT[url.protocol]}`;
+  const hosts = [header(req, 'host'), header(req, 'x-forwarded-host')?.split(',')[0]].filter((h): h is string => !!h?.trim());
+  if (hosts.some((h) => hostAndPort(h, url.protocol) === at)) return undefined;
+  return `${label} ${url.origin} is not ${hosts.map((h) => h.trim()).join(' nor ') || 'this host'}`;
 }
 
 /** A host name as compared: lower-case, without brackets (`[::1]` → `::1`) nor a trailing dot. */
