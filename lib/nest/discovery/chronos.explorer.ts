@@ -63,6 +63,7 @@ export class ChronosExplorer implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    if (this.lifecycle?.stopRequested) return; // the app closed while it booted: nothing is registered after the stop
     const explorers = this.discovery
       .getProviders()
       .map((w) => w.instance)

@@ -47,6 +47,17 @@ export class ChronosLifecycle implements OnModuleInit {
     return this.failure !== undefined;
   }
 
+  /**
+   * True once the roles were told to stop (the app's close, or a failed start). Chronos's boot hooks
+   * then do nothing: an HTTP app's `init()` does not make a `close()` wait for it (Nest's
+   * `NestApplication.init` sets no initialization promise, `NestApplicationContext.init` does), so a
+   * Ctrl-C while `app.listen()` runs may stop the roles before their `onModuleInit` or
+   * `onApplicationBootstrap` has run, and a role must not start after its stop.
+   */
+  get stopRequested(): boolean {
+    return this.stopping !== undefined || this.failure !== undefined;
+  }
+
   /** Registers how to stop a role (worker, scheduler), at the shutdown or if the boot fails. */
   onStop(stop: RoleStop): void {
     this.roles.push(stop);

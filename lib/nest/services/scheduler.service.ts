@@ -196,7 +196,7 @@ export class SchedulerService implements OnApplicationBootstrap, BeforeApplicati
    * the worker role) fails to start, whatever Chronos opened in this app is closed.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.lifecycle.failed) return;
+    if (this.lifecycle.stopRequested) return; // a failed start, or the app closed while it booted
     if (!this.enabled) {
       this.logger.log(`Scheduler role disabled on this instance (schedules=${this.declaredSchedules.length} are not declared here)`);
       return;

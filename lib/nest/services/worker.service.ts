@@ -86,13 +86,14 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
    * whatever Chronos opened in this app is closed, so an app that catches the error can exit.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.lifecycle.failed) return;
+    if (this.lifecycle.stopRequested) return; // a failed start, or the app closed while it booted
     try {
       await this.applyQueueLimits();
     } catch (err) {
       await this.lifecycle.startFailed();
       throw err;
     }
+    if (this.lifecycle.stopRequested) return; // stopped while the limits were written: no server after the stop
     if (!this.enabled) {
       this.logger.log('Worker role disabled on this instance: no handlers run here');
       return;
