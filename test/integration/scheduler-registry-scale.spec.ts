@@ -32,7 +32,8 @@ afterAll(async () => {
 });
 
 function instance(id: string, extra: string[], eligible: boolean, logger = recordingLogger(), payload?: unknown) {
-  const s = new Scheduler({ connection: redis.url, instanceId: id, heartbeatInterval: 1000, leaderTtl: 1000, eligible, logger });
+  // heartbeat 2 s: a declaration lives 6 s without one, so a loaded machine stalling this process a few seconds does not expire them
+  const s = new Scheduler({ connection: redis.url, instanceId: id, heartbeatInterval: 2000, leaderTtl: 1000, eligible, logger });
   for (let i = 0; i < N; i++) {
     const cron = i % 2 === 1;
     s.register({
