@@ -23,7 +23,6 @@ import {
   heartbeatScript,
   registerSchedulesScript,
   type Fence,
-  type FenceOutcome,
 } from '../redis/commands/schedule.js';
 import { byShard, GlobalKeys, QueueKeys, SchedulerKeys, shardKeysFor } from '../redis/keys.js';
 import { markDueScript } from '../redis/commands/shard-due.js';
@@ -58,20 +57,31 @@ export async function dropStaleRuns(
   fences: readonly Fence[],
   now: (schedule: string) => Pick<StoredSchedule, 'queue' | 'maxRuns'> | undefined,
 ): Promise<void> {
+  const stale = fences.filter((f) => {
+    const def = f.queue === '' ? undefined : now(f.schedule);
+    return def !== undefined && (def.queue !== f.queue || def.maxRuns === undefined);
+  });
+  await Promise.all(perQueueChunks(namespace, stale, (keys, chunk) => dropRunsScript(client, keys, chunk)));
+}
+
+/** One call per {@link FENCE_CHUNK} fences of a queue, all started at once (pipelined); the calls' promises. */
+function perQueueChunks<T>(
+  namespace: string,
+  fences: readonly Fence[],
+  call: (keys: QueueKeys, chunk: [string, number][]) => Promise<T>,
+): Promise<T>[] {
   const byQueue = new Map<string, [string, number][]>();
   for (const f of fences) {
-    const def = f.queue === '' ? undefined : now(f.schedule);
-    if (def === undefined || (def.queue === f.queue && def.maxRuns !== undefined)) continue;
     const list = byQueue.get(f.queue);
     if (list) list.push([f.schedule, f.generation]);
     else byQueue.set(f.queue, [[f.schedule, f.generation]]);
   }
-  const calls: Promise<number>[] = [];
+  const calls: Promise<T>[] = [];
   for (const [queue, list] of byQueue) {
     const keys = new QueueKeys(namespace, queue);
-    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(dropRunsScript(client, keys, list.slice(i, i + FENCE_CHUNK)));
+    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(call(keys, list.slice(i, i + FENCE_CHUNK)));
   }
-  await Promise.all(calls);
+  return calls;
 }
 
 /**
@@ -86,17 +96,7 @@ export async function dropStaleRuns(
  * @returns the names of the schedules whose lastFired was moved back
  */
 export async function raiseFences(client: RedisClient, namespace: string, fences: readonly Fence[], by = ''): Promise<string[]> {
-  const byQueue = new Map<string, [string, number][]>();
-  for (const f of fences) {
-    const list = byQueue.get(f.queue);
-    if (list) list.push([f.schedule, f.generation]);
-    else byQueue.set(f.queue, [[f.schedule, f.generation]]);
-  }
-  const calls: Promise<FenceOutcome>[] = [];
-  for (const [queue, list] of byQueue) {
-    const keys = new QueueKeys(namespace, queue);
-    for (let i = 0; i < list.length; i += FENCE_CHUNK) calls.push(fenceSchedulesScript(client, keys, list.slice(i, i + FENCE_CHUNK), by));
-  }
+  const calls = perQueueChunks(namespace, fences, (keys, chunk) => fenceSchedulesScript(client, keys, chunk, by));
   const rewound = (await Promise.all(calls)).flatMap((r) => r.rewound);
   if (rewound.length === 0) return rewound;
   const shards = byShard(namespace, rewound, (name) => name);
