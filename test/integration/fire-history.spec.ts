@@ -125,3 +125,46 @@ test('a pause leaves one skipped-paused record with its count, also when a trigg
     await insp.close();
   }
 });
+
+describe('historyLimit (a full history is about 14.5 KB per schedule: 14.5 GB at 1,000,000 schedules)', () => {
+  test('fire.lua trims the list to the limit it is given, once it holds a tenth more (at least 1)', async () => {
+    const fire = (i: number, limit: number) =>
+      fireScript(client, keys, NOW, 0, [trigger('a', NOW - 100_000 + i * 1000, FIRE_MODE.allowOverlap, 'r')], 'l', limit);
+    for (let i = 0; i < 3; i++) await fire(i, 3);
+    expect(await client.llen(keys.history('a'))).toBe(3);
+    await fire(3, 3); // 4 = 3 + its slack of 1: trimmed back to 3, the newest kept
+    expect((await readFires(client, keys, 'a', 10)).map((f) => f.triggerAt)).toEqual([3, 2, 1].map((i) => NOW - 100_000 + i * 1000));
+    for (let i = 4; i < 4 + 24; i++) await fire(i, 20); // a limit of 20 trims at 22
+    expect(await client.llen(keys.history('a'))).toBeLessThanOrEqual(21);
+    expect(await client.llen(keys.history('a'))).toBeGreaterThanOrEqual(20);
+  });
+
+  test('a scheduler with historyLimit 0 fires as before and writes no history; 2 keeps at most 2 + 1', async () => {
+    const run = async (historyLimit: number, name: string) => {
+      const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 1000, historyLimit, logger: recordingLogger() });
+      const stream = new QueueKeys(ns, 'default').stream;
+      try {
+        await s.start();
+        await s.addSchedule({ name, spec: '@every 1s' });
+        const fired = async () => (await client.xrange(stream, '-', '+')).filter(([, f]) => f.join(' ').includes(`${name}:`)).length;
+        await waitFor(async () => (await fired()) >= 5, `five fires of ${name}`);
+      } finally {
+        await s.stop();
+      }
+      return client.llen(new QueueKeys(ns, 'default').history(name));
+    };
+    expect(await run(0, 'quiet')).toBe(0);
+    expect(await client.exists(new QueueKeys(ns, 'default').history('quiet'))).toBe(0);
+    const kept = await run(2, 'short');
+    expect(kept).toBeGreaterThanOrEqual(2);
+    expect(kept).toBeLessThanOrEqual(3);
+  });
+
+  test('historyLimit is an integer from 0 to 100, refused naming the value', () => {
+    for (const bad of [-1, 1.5, 101, '10', null]) {
+      expect(() => new Scheduler({ connection: redisUrl(), namespace: ns, historyLimit: bad as number })).toThrow(
+        new RegExp(`historyLimit: expected an integer (>= 0|from 0 to 100), got ${bad === '10' ? '"10"' : String(bad)}`),
+      );
+    }
+  });
+});

@@ -26,6 +26,9 @@ export class FireObserver {
   /** Per schedule: when its history's TTL was last renewed (epoch ms, the engine's clock). */
   private readonly renewedAt = new RecentMap<string, number>(UPKEEP_MEMORY / 2);
 
+  /** @param historyLimit most fire records kept per schedule (SchedulerOptions.historyLimit): 0, no trigger is recorded. */
+  constructor(private readonly historyLimit: number) {}
+
   /**
    * Starts the spans of a chunk; returns each trigger's `traceparent` (undefined when tracing is off;
    * an empty list when no span is made: tracing off, or no provider registered).
@@ -45,9 +48,10 @@ export class FireObserver {
    * Sets each trigger's history flag for fire.lua (FireTrigger.history): its outcome is recorded,
    * an advance-only one as skipped by the pause or the catch-up policy; the schedule's history TTL
    * is renewed on its first fire of this leadership, then hourly (a fire costs one LPUSH, and an
-   * LTRIM every HISTORY.trimSlack records).
+   * LTRIM every historyLimit / 10 records: fire.lua). With a historyLimit of 0 no trigger gets a flag.
    */
   historyFlags(chunk: readonly FireItem[], triggers: FireTrigger[]): void {
+    if (this.historyLimit === 0) return;
     const now = engineTime.now();
     triggers.forEach((t, i) => {
       const by = chunk[i].advancedBy;

@@ -60,7 +60,7 @@ export class FiringShared {
   ) {
     this.cache = new SpecCache(ctx.namespace);
     this.failures = new FailureLog(ctx.logger, 'Firing schedules', (err) => explainFailure(ctx.client, err));
-    this.observer = new FireObserver();
+    this.observer = new FireObserver(ctx.historyLimit);
     this.reports = new PlanReports(ctx.logger, ctx.events);
   }
 
@@ -114,7 +114,7 @@ export class FiringShared {
     let fired: Awaited<ReturnType<typeof fireScript>>;
     try {
       fired = await this.bound.call(
-        fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId),
+        fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId, this.ctx.historyLimit),
         'the fire script',
       );
     } catch (err) {

@@ -38,6 +38,8 @@ export interface FiringContext {
   /** Whether the scheduler runs (not stopped). */
   running(): boolean;
   declarations: Declarations;
+  /** Most fire records kept per schedule, 0–100 (SchedulerOptions.historyLimit; 0: none written). */
+  historyLimit: number;
   /** Test signals: `tick.start` (synchronous, before each timer tick) and `tick.done`. */
   signals: Signals;
 }

@@ -4,6 +4,7 @@ import { newInstanceId } from '../runtime/instance-id.js';
 import { resolveLogger, type ChronosLogger } from '../runtime/logger.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import type { RedisConnection } from '../redis/connection.js';
+import { HISTORY } from '../redis/protocol.js';
 
 /**
  * Options of a {@link Scheduler}. Durations are milliseconds.
@@ -37,6 +38,16 @@ export interface SchedulerOptions {
    * read a compact definition. @defaultValue false
    */
   compactSchedules?: boolean;
+  /**
+   * Most fire records kept per schedule (its history: `Inspector.scheduleHistory`, `chronos schedule
+   * history`, the console), an integer from 0 to 100; 0 keeps none (the leader writes no history).
+   * A record takes about 145 B of Redis, so 100 records are about 14.5 KB per schedule (14.5 GB at
+   * 1,000,000 schedules that fire often): lower it for schedules by the hundred thousand, as
+   * sidekiq-cron's `cron_history_size` (default 10) does. The leader of each shard applies its own
+   * setting when it fires: set it alike on every instance. An operator's trigger-now or backfill
+   * trims the list at 100 records; the next fire trims it back. @defaultValue 100
+   */
+  historyLimit?: number;
   /** Where the scheduler logs; `false` drops its messages. @defaultValue a console logger with context 'Scheduler' */
   logger?: ChronosLogger | false;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
@@ -54,6 +65,8 @@ export interface ResolvedSchedulerOptions {
   heartbeatMs: number;
   requireNoEviction: boolean;
   compactSchedules: boolean;
+  /** Most fire records kept per schedule, 0–100 (0: none written). */
+  historyLimit: number;
   logger: ChronosLogger;
   events: EventBus;
 }
@@ -70,12 +83,13 @@ const OPTION_KEYS = new Set([
   'events',
   'requireNoEviction',
   'compactSchedules',
+  'historyLimit',
 ]);
 
 /**
  * Validates scheduler options and applies the defaults.
  * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone,
- *   eligible, requireNoEviction, compactSchedules, logger), each naming the offending value.
+ *   eligible, requireNoEviction, compactSchedules, historyLimit, logger), each naming the offending value.
  */
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   return orThrow(checkSchedulerOptions(options), 'scheduler options');
@@ -92,6 +106,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   p.timeZone('timeZone', options.timeZone);
   p.bool('requireNoEviction', options.requireNoEviction);
   p.bool('compactSchedules', options.compactSchedules);
+  p.int('historyLimit', options.historyLimit, 0, undefined, HISTORY.limit);
   p.logger('logger', options.logger);
   const value: ResolvedSchedulerOptions = {
     connection: options.connection,
@@ -103,6 +118,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
     heartbeatMs: options.heartbeatInterval ?? DEFAULTS.instanceHeartbeatMs,
     requireNoEviction: options.requireNoEviction ?? false,
     compactSchedules: options.compactSchedules ?? false,
+    historyLimit: options.historyLimit ?? HISTORY.limit,
     logger: resolveLogger(options.logger, 'Scheduler'),
     events: options.events ?? new EventBus(),
   };

@@ -121,6 +121,7 @@ export class Scheduler extends ScheduleWrites {
       leads: (shard) => this.leases.check(shard),
       running: () => this.state === 'running',
       declarations: this.declarations,
+      historyLimit: o.historyLimit,
       signals: this.runtime.signals,
     });
     this.leases = new ShardLeases({

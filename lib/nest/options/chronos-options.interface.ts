@@ -102,6 +102,13 @@ export interface ChronosModuleOptions {
    */
   compactSchedules?: boolean;
   /**
+   * Most fire records kept per schedule (its history in the Inspector, the CLI and the console), an
+   * integer from 0 to 100; 0 keeps none. About 145 B of Redis per record: lower it when schedules
+   * come by the hundred thousand. Set it alike on every replica (each shard's leader applies its
+   * own). @defaultValue 100
+   */
+  historyLimit?: number;
+  /**
    * Delay before a retry, ms, from the failed attempts so far. `@TaskHandler({ backoff })`
    * overrides it per type. @defaultValue Sidekiq's `retried^4 + 15 + rand(30)·(retried+1)` seconds
    */

@@ -79,6 +79,7 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
     ['scheduler', 'requireNoEviction'],
   ],
   compactSchedules: [['scheduler', 'compactSchedules']], // the InspectorService reads it from core.scheduler
+  historyLimit: [['scheduler', 'historyLimit']],
   backoff: [['server', 'backoff']],
   queues: [['server', 'queues']], // absent: derived from the decorators at bootstrap
   scheduler: [['scheduler', 'eligible', 'eligible']], // the role is checked here

@@ -5,7 +5,16 @@
  */
 import { codeNames, type EncodedTask } from './queue.js';
 import type { QueueKeys, SchedulerKeys, ShardKeys } from '../keys.js';
-import { ADMIN_RESULT, DECLARE_RESULT, FIRE_MODE, FIRE_RESULT, HEARTBEAT_RESULT, type AdminOp, type FireMode } from '../protocol.js';
+import {
+  ADMIN_RESULT,
+  DECLARE_RESULT,
+  FIRE_MODE,
+  FIRE_RESULT,
+  HEARTBEAT_RESULT,
+  HISTORY,
+  type AdminOp,
+  type FireMode,
+} from '../protocol.js';
 import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 
@@ -61,6 +70,7 @@ function oneLine(json: string): string {
  * @param nowMs the instant to decide by (a test clock's), or undefined for Redis server time.
  * @param leadMs how long before its instant a trigger may be enqueued, ms.
  * @param by who fires (the leader's instance id): the `by` of the history records of triggers with a `history` flag.
+ * @param historyLimit most records a schedule's history keeps, 1–100 (trimmed once it holds a tenth more).
  */
 export async function fireScript(
   client: RedisClient,
@@ -69,13 +79,15 @@ export async function fireScript(
   leadMs: number,
   triggers: readonly FireTrigger[],
   by = '',
+  historyLimit: number = HISTORY.limit,
 ): Promise<FireOutcome> {
   const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks, keys.base];
-  const a: string[] = new Array(3 + 3 * triggers.length);
+  const a: string[] = new Array(4 + 3 * triggers.length);
   a[0] = nowMs === undefined ? '' : String(nowMs);
   a[1] = String(leadMs);
   a[2] = by;
-  let n = 3;
+  a[3] = String(historyLimit);
+  let n = 4;
   for (const t of triggers) {
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';

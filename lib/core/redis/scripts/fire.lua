@@ -32,7 +32,9 @@
             epoch ms
   ARGV[2]   leadMs: how long before its instant a trigger may be enqueued, ms
   ARGV[3]   by: who fires (the leader's instance id), written into history records
-  ARGV[4..] per trigger, 3 values: its schedule name; its fields, separated by one space each:
+  ARGV[4]   historyLimit: most records a history list keeps (SchedulerOptions.historyLimit, 1-100;
+            a leader with 0 sends no history flag)
+  ARGV[5..] per trigger, 3 values: its schedule name; its fields, separated by one space each:
             triggerAtMs (epoch ms), dedupTtlMs (ms), mode, generation, liveUntil, dueAt, maxRuns,
             history flag (the last four may be empty); its task "<meta>\n<payload>\n<type>" (as
             task-entry scheduledForm: meta and payload are JSON text without a raw newline; "" in
@@ -55,8 +57,9 @@
             (whatever the outcome); digits after the letter: how many triggers the record stands for
             (its "count", when more than 1). A record (JSON: triggerAt, at = now, outcome, taskId, count, by) is pushed at
             the head of the list for every result but early, stale, fenced, orphaned and exhausted,
-            in trigger order, and the list is trimmed to HISTORY_LIMIT once it holds HISTORY_LIMIT
-            + trimSlack (protocol.ts HISTORY; history.ts recordFires writes the same records)
+            in trigger order, and the list is trimmed to historyLimit once it holds historyLimit
+            + its slack, a tenth of it, at least 1 (protocol.ts HISTORY for the default 100;
+            history.ts recordFires writes the same records)
   Returns   one code per trigger (codes: protocol.ts FIRE_RESULT): 1 enqueued | 0 duplicate (fired
             before) | 2 skipped (overlap: the previous task of the schedule is still live) | 3 early
             (more than leadMs ahead) | 4 stale (at or before lastFired) | 5 advanced (mode x) |
@@ -71,7 +74,9 @@
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', cancelPrevious = 'c', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
 local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
-local HISTORY = { limit = 100, trimSlack = 10, ttlMs = 2592000000 } -- protocol.ts HISTORY
+local HISTORY = { ttlMs = 2592000000 } -- protocol.ts HISTORY
+local historyLimit = tonumber(ARGV[4]) or 100
+local historySlack = math.max(1, math.floor(historyLimit / 10))
 local META = { supersededAt = 'nx' } -- protocol.ts META
 local historyOutcome = { [0] = 'duplicate', [1] = 'enqueued', [2] = 'skipped-overlap', [8] = 'buffered', [9] = 'superseding' } -- history.ts FireOutcome (advanced: skipped-paused / skipped-catch-up by the trigger's flag)
 local withTaskId = { [0] = true, [1] = true, [8] = true, [9] = true }
@@ -113,7 +118,7 @@ local function record(key, historyFlag, code, triggerAt, taskId)
     local id = withTaskId[code] and (',"taskId":' .. cjson.encode(taskId)) or ''
     if count ~= '' then id = id .. ',"count":' .. count end
     local rec = '{"triggerAt":' .. triggerAt .. atText .. outcome .. '"' .. id .. byText
-    if redis.call('LPUSH', key, rec) >= HISTORY.limit + HISTORY.trimSlack then redis.call('LTRIM', key, 0, HISTORY.limit - 1) end
+    if redis.call('LPUSH', key, rec) >= historyLimit + historySlack then redis.call('LTRIM', key, 0, historyLimit - 1) end
   end
   if flag == 'R' or flag == 'P' or flag == 'C' then redis.call('PEXPIRE', key, HISTORY.ttlMs) end
 end
@@ -141,7 +146,7 @@ local function splitTask(task)
   local j = string.find(task, '\n', i + 1, true)
   return string.sub(task, 1, i - 1), string.sub(task, i + 1, j - 1), string.sub(task, j + 1)
 end
-for a = 4, #ARGV, 3 do
+for a = 5, #ARGV, 3 do
   local schedule, task = ARGV[a], ARGV[a + 2]
   local at, ttl, mode, gen, live, due, max, historyFlag = string.match(ARGV[a + 1], '^(%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S*)$')
   if not at then
