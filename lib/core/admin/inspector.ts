@@ -79,8 +79,8 @@ export class Inspector extends QueueInspector {
   }
 
   /**
-   * The last `limit` fires of a schedule, newest first (at most 100 kept), each with its outcome and
-   * where its task is now. Cost: HGET, LRANGE, ZSCORE ×3 per task (pipelined), and a bounded look
+   * The last `limit` fires of a schedule, newest first (at most 100 kept, or the scheduler option
+   * `historyLimit`: none when it is 0), each with its outcome and where its task is now. Cost: HGET, LRANGE, ZSCORE ×3 per task (pipelined), and a bounded look
    * through the stream. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`);
    *   InvalidOptionsError for a `limit` that is not an integer ≥ 1.
    */

@@ -140,7 +140,7 @@ export class InspectorService {
     return this.inspector.schedule(name, n);
   }
 
-  /** The last `limit` fires of a schedule (at most 100 kept), newest first, with their outcomes. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a `limit` not an integer ≥ 1 */
+  /** The last `limit` fires of a schedule (at most 100 kept, or the module option `historyLimit`), newest first, with their outcomes. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a `limit` not an integer ≥ 1 */
   scheduleHistory(name: string, limit = 20): Promise<FireInfo[]> {
     return this.inspector.scheduleHistory(name, limit);
   }
