@@ -128,7 +128,7 @@ const MARK_WORDS = { 'on-time': 'on time', late: 'late', skipped: 'skipped', fai
 
 /** A schedule's last fires, oldest first: one bar each, coloured by its mark (on time, late, skipped, failed). */
 export function Sparkline({ fires }) {
-  if (!fires || fires.length === 0) return html`<span class="muted">no fires yet</span>`;
+  if (!fires || fires.length === 0) return html`<span class="muted">no fires recorded</span>`;
   const w = 5;
   const counts = fires.reduce((c, f) => ((c[f.mark] = (c[f.mark] ?? 0) + 1), c), {});
   const words = Object.entries(counts)
