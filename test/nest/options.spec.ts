@@ -79,6 +79,12 @@ describe('resolveOptions', () => {
     expect(err!.message).toMatch(/^ChronosModule options are invalid \(12 problems\):\n {2}- unknown option "concurency"\n/);
   });
 
+  test('historyLimit reaches the core scheduler (absent: the core applies 100); a bad one is refused naming it', () => {
+    expect(resolveOptions({}).core.scheduler.historyLimit).toBeUndefined();
+    expect(resolveOptions({ historyLimit: 5 }).core.scheduler.historyLimit).toBe(5);
+    expect(() => resolveOptions({ historyLimit: 101 })).toThrow(/historyLimit: expected an integer from 0 to 100, got 101/);
+  });
+
   test('refuses an ioredis keyPrefix (Chronos keys inside scripts would not match)', () => {
     expect(() => resolveOptions({ connection: { host: '127.0.0.1', keyPrefix: 'app:' } })).toThrow(/keyPrefix is not supported/);
   });
