@@ -156,7 +156,14 @@ export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now:
   };
 }
 
-/** Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names each, all in flight) and sets their next trigger. */
+/**
+ * Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names
+ * each, all in flight) and sets their next trigger; and, for each entry with a maxRuns, its runs
+ * counter (fire.lua's `runs:<schedule>`, in the same slot): one that reached its maxRuns under this
+ * maxRuns is `exhausted`, so it is neither planned nor reported. A pause, a resume or a change that
+ * keeps maxRuns puts an ended schedule back in the due index; planned, the triggers it no longer has
+ * were reported as skipped (a resume: 'Skipped 116 trigger(s) while paused', trial 44).
+ */
 export async function readLastFired(client: RedisClient, entries: readonly Entry[]): Promise<void> {
   const byQueue = new Map<QueueKeys, Entry[]>();
   for (const e of entries) pushTo(byQueue, e.keys, e);
@@ -174,8 +181,23 @@ export async function readLastFired(client: RedisClient, entries: readonly Entry
       );
     }
   }
+  for (const e of entries) {
+    const maxRuns = e.stored.maxRuns;
+    if (maxRuns === undefined) continue;
+    calls.push(
+      client.hmget(e.keys.runs(e.stored.name), 'max', 'n').then(([max, n]) => {
+        // a count taken under another maxRuns starts afresh at the next fire (fire.lua)
+        if (Number(max) === maxRuns && Number(n) >= maxRuns) e.exhausted = true;
+      }),
+    );
+  }
   await Promise.all(calls);
   for (const e of entries) e.next = e.spec.nextAfter(e.lastFired);
+}
+
+/** The leader's line for a schedule found at its maxRuns (by the runs read of a batch or by fire.lua's refusal). */
+export function exhaustedLine(s: Pick<StoredSchedule, 'name' | 'maxRuns'>): string {
+  return `Schedule has enqueued its maxRuns triggers; no more fire (schedule=${s.name} maxRuns=${s.maxRuns})`;
 }
 
 /** Appends `value` to the list of `key` (first use creates the list, in insertion order). */
