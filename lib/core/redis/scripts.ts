@@ -53,6 +53,7 @@ export const SCRIPT_NAMES = [
   'backfill',
   'fence-schedules',
   'drop-runs',
+  'read-runs',
   'fetch-limited',
   'set-group-limits',
   'set-limits',

@@ -7,6 +7,7 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import { QueueKeys } from '../redis/keys.js';
+import { readRunsScript } from '../redis/commands/schedule.js';
 import type { DueItem } from '../redis/commands/shard-due.js';
 import { fireDedupTtlMs, fireLeadMs, storedSpec, type StoredSchedule } from './definition.js';
 import type { ScheduleSpec } from './spec.js';
@@ -156,7 +157,14 @@ export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now:
   };
 }
 
-/** Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names each, all in flight) and sets their next trigger. */
+/**
+ * Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names
+ * each, all in flight) and sets their next trigger; and, for the entries with a maxRuns, their runs
+ * counters (fire.lua's `runs:<schedule>`, in the same slot; read-runs.lua, as many names per call): one that reached its maxRuns under this
+ * maxRuns is `exhausted`, so it is neither planned nor reported. A pause, a resume or a change that
+ * keeps maxRuns puts an ended schedule back in the due index; planned, the triggers it no longer has
+ * were reported as skipped (a resume: 'Skipped 116 trigger(s) while paused', trial 44).
+ */
 export async function readLastFired(client: RedisClient, entries: readonly Entry[]): Promise<void> {
   const byQueue = new Map<QueueKeys, Entry[]>();
   for (const e of entries) pushTo(byQueue, e.keys, e);
@@ -174,8 +182,33 @@ export async function readLastFired(client: RedisClient, entries: readonly Entry
       );
     }
   }
+  const limited = new Map<QueueKeys, Entry[]>();
+  for (const e of entries) if (e.stored.maxRuns !== undefined) pushTo(limited, e.keys, e);
+  for (const [keys, list] of limited) {
+    for (let c = 0; c < list.length; c += HMGET_CHUNK) {
+      const chunk = list.slice(c, c + HMGET_CHUNK);
+      calls.push(
+        readRunsScript(
+          client,
+          keys,
+          chunk.map((e) => e.stored.name),
+        ).then((runs) => {
+          chunk.forEach((e, i) => {
+            const r = runs[i];
+            // a count taken under another maxRuns starts afresh at the next fire (fire.lua)
+            if (r !== undefined && r.max === e.stored.maxRuns && r.n >= r.max) e.exhausted = true;
+          });
+        }),
+      );
+    }
+  }
   await Promise.all(calls);
   for (const e of entries) e.next = e.spec.nextAfter(e.lastFired);
+}
+
+/** The leader's line for a schedule found at its maxRuns (by the runs read of a batch or by fire.lua's refusal). */
+export function exhaustedLine(s: Pick<StoredSchedule, 'name' | 'maxRuns'>): string {
+  return `Schedule has enqueued its maxRuns triggers; no more fire (schedule=${s.name} maxRuns=${s.maxRuns})`;
 }
 
 /** Appends `value` to the list of `key` (first use creates the list, in insertion order). */

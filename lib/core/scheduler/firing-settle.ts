@@ -14,7 +14,7 @@ import { FIRE_MODE } from '../redis/protocol.js';
 import { triggerKey } from './definition.js';
 import { LeaseBound } from '../leadership/deadline.js';
 import { BatchGate } from './batch-gate.js';
-import { pushTo, SpecCache, type Entry } from './due-entry.js';
+import { exhaustedLine, pushTo, SpecCache, type Entry } from './due-entry.js';
 import { FireObserver } from './fire-observer.js';
 import { announceSuperseding, fireTriggers, indexDelayed, type FireItem } from './fire-triggers.js';
 import { LATE_TOLERANCE_MS, type Plan } from './plan.js';
@@ -162,7 +162,7 @@ export class FiringShared {
     }
     if (result === 'exhausted' && !entry.exhausted) {
       entry.exhausted = true; // taken out of the due index (a new maxRuns marks it again)
-      this.ctx.logger.log(`Schedule has enqueued its maxRuns triggers; no more fire (schedule=${s.name} maxRuns=${s.maxRuns})`);
+      this.ctx.logger.log(exhaustedLine(s));
     }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
     if (result === 'enqueued' || result === 'buffered' || result === 'superseding') {

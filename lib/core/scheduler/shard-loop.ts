@@ -14,7 +14,7 @@ import { takeDueScript, advanceDueScript, type DueItem, type DueMove } from '../
 import type { ShardKeys } from '../redis/keys.js';
 import { SHARD_DUE } from '../redis/protocol.js';
 import { CallDeadlineError } from '../leadership/deadline.js';
-import { entryOf, readLastFired, Slicer, type Entry } from './due-entry.js';
+import { entryOf, exhaustedLine, readLastFired, Slicer, type Entry } from './due-entry.js';
 import type { FireItem } from './fire-triggers.js';
 import { applyLiveness, forgetOrphaned, orphanedOf, storeOrphaned } from './orphans.js';
 import { isPlanned, plan, wakeAt } from './plan.js';
@@ -144,6 +144,7 @@ export class ShardLoop {
       }
     }
     await bound.call(readLastFired(ctx.client, entries), 'the lastFired read');
+    for (const e of entries) if (e.exhausted) ctx.logger.log(exhaustedLine(e.stored));
     await this.liveness(entries, now);
     const fire: FireItem[] = [];
     const slicer = new Slicer();

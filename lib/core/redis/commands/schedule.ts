@@ -145,6 +145,19 @@ export function dropRunsScript(
   return runScript<number>(client, 'drop-runs', [keys.generation, keys.base], drops.flat());
 }
 
+/**
+ * Reads the maxRuns counters of schedules in one queue's slot (read-runs.lua).
+ * @returns per schedule, in order: the maxRuns its count was taken under and the count (undefined when there is no counter)
+ */
+export async function readRunsScript(
+  client: RedisClient,
+  keys: QueueKeys,
+  schedules: readonly string[],
+): Promise<({ max: number; n: number } | undefined)[]> {
+  const flat = await runScript<string[]>(client, 'read-runs', [keys.base], schedules);
+  return schedules.map((_, i) => (flat[2 * i] === '' ? undefined : { max: Number(flat[2 * i]), n: Number(flat[2 * i + 1]) }));
+}
+
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */
 export interface RegisterArgs {
   /** The instant to register at (a test clock's), or undefined for Redis server time. */
@@ -281,6 +294,7 @@ export const SCHEDULE_SCRIPTS = {
   fire: fireScript,
   'fence-schedules': fenceSchedulesScript,
   'drop-runs': dropRunsScript,
+  'read-runs': readRunsScript,
   'register-schedules': registerSchedulesScript,
   'declare-schedules': declareSchedulesScript,
   heartbeat: heartbeatScript,
