@@ -7,7 +7,12 @@ const rateOf = (text) => {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   return m ? { max: Number(m[1]), duration: Number(m[2]) } : text.trim() === '' ? null : text;
 };
-const intOf = (text) => (text.trim() === '' ? null : Number(text));
+// a whole number, or the text as typed for the engine to refuse naming it: Number('abc') is NaN and
+// Number('Infinity') Infinity, which JSON sends as null, "clear this limit" (trial 43); Number('0x10') is 16
+const intOf = (text) => {
+  const t = text.trim();
+  return t === '' ? null : /^\d+$/.test(t) ? Number(t) : t;
+};
 
 /** The queue state badge of a list row: running, paused, or limited (by which limit). */
 export function StateBadge({ q }) {
