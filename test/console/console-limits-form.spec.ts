@@ -22,12 +22,15 @@ run(
       browser = await launchChromium();
       const page = await browser.newPage({ timezoneId: 'UTC' });
       await page.goto(srv.url + '#/queues/l/pending');
+      await page.locator('[data-testid=edit-limits]').click();
       for (const [field, typed] of [
         ['concurrency', 'abc'],
         ['concurrency', 'Infinity'],
         ['groupConcurrency', '0x10'],
       ]) {
-        await page.locator('[data-testid=edit-limits]').click();
+        // a refused value leaves the form open with what was typed, to correct
+        await page.locator('[data-testid=limit-concurrency]').fill('5');
+        await page.locator('[data-testid=limit-groupConcurrency]').fill('2');
         await page.locator(`[data-testid=limit-${field}]`).fill(typed);
         await page.locator('[data-testid=save-limits]').click();
         const notice = page.locator('[data-testid=notice]');
@@ -37,8 +40,8 @@ run(
         );
         expect(await rig.inspector.queueLimits('l')).toEqual({ concurrency: 5, groupConcurrency: 2 });
       }
-      // a whole number (spaces around it allowed) and an empty field (clears) work as before
-      await page.locator('[data-testid=edit-limits]').click();
+      expect(await page.locator('[data-testid=limit-groupConcurrency]').inputValue()).toBe('0x10');
+      // a whole number (spaces around it allowed) and an empty field (clears) work as before, and close the form
       await page.locator('[data-testid=limit-concurrency]').fill(' 7 ');
       await page.locator('[data-testid=limit-groupConcurrency]').fill('');
       await page.locator('[data-testid=save-limits]').click();
@@ -47,6 +50,7 @@ run(
         .getByText(/set limits/)
         .waitFor();
       expect(await rig.inspector.queueLimits('l')).toEqual({ concurrency: 7 });
+      await page.locator('[data-testid=edit-limits]').waitFor();
     } finally {
       await browser?.close();
       await srv?.close();

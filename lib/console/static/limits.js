@@ -41,12 +41,13 @@ export function LimitsPanel({ info, readOnly, setNotice, refresh }) {
       groupConcurrency: intOf(String(edit.groupConcurrency)),
       groupRate: rateOf(edit.groupRate),
     };
-    act(
-      setNotice,
-      'set limits',
-      () => api(`queues/${enc(info.name)}/limits`, body),
-      () => (setEdit(null), refresh()),
-    );
+    // the form closes once the limits are set; a refusal leaves it open with what was typed, to correct
+    const set = async () => {
+      const r = await api(`queues/${enc(info.name)}/limits`, body);
+      setEdit(null);
+      return r;
+    };
+    act(setNotice, 'set limits', set, refresh);
   };
   const field = (name, label, hint) =>
     html`<label
