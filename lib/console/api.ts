@@ -144,7 +144,7 @@ function merge(results: ActResult[]): ActResult {
 
 /**
  * POST a task act on a queue: `{ action: 'retry'|'delete'|'run'|'cancel', state, ids: [...] }` for
- * a selection (at most 1000 ids) or `{ action, state, all: true, type?, error? }` for every task of
+ * a selection (at most 1000 ids) or `{ action, state, all: true, type?, error?, group? }` for every task of
  * the state passing the filter. A body with both `ids` and `all: true`, or a filter with `ids`, is a
  * 400 (`BAD_REQUEST`) naming the conflict.
  */
@@ -153,14 +153,14 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   const action = str(b.action, 'action', true)!;
   const st = state(b.state);
   const actor = { actor: ctx.actor, origin: ctx.origin };
-  const filter = { type: str(b.type, 'type'), error: str(b.error, 'error') };
+  const filter = { type: str(b.type, 'type'), error: str(b.error, 'error'), group: str(b.group, 'group') };
   const i = ctx.inspector;
   // Both shapes at once is ambiguous: never widen a named selection to the whole state (as the CLI's
   // "give a task id or --all, not both"); a filter goes with `all` only, never silently ignored.
   const all = flag(b.all, 'all'); // "yes" is a 400 naming it, not read as "no all" (trial 15)
   if (all && b.ids !== undefined) throw new ApiError(400, 'give ids or all: true, not both');
-  if (!all && (filter.type !== undefined || filter.error !== undefined)) {
-    throw new ApiError(400, 'type and error go with all: true, not with ids');
+  if (!all && (filter.type !== undefined || filter.error !== undefined || filter.group !== undefined)) {
+    throw new ApiError(400, 'type, error and group go with all: true, not with ids');
   }
   await i.requireQueue(queue); // a typo is a 404, never "0 tasks deleted"
   if (all) {
@@ -293,7 +293,7 @@ export type Route =
       fields: ((params: string[]) => readonly string[]) | 'checked';
     };
 
-const TASK_ACT_FIELDS = ['action', 'state', 'ids', 'all', 'type', 'error'] as const;
+const TASK_ACT_FIELDS = ['action', 'state', 'ids', 'all', 'type', 'error', 'group'] as const;
 const SCHEDULE_ACT_FIELDS: Record<string, readonly string[]> = { pause: ['note'], remove: ['force'], resume: [], trigger: [] };
 
 const seg = '([^/]+)';
@@ -315,6 +315,7 @@ export const ROUTES: Route[] = [
         limit,
         type: q.get('type') || undefined,
         error: q.get('error') || undefined,
+        group: q.get('group') || undefined,
       });
       const tasks = page.tasks.map((t) => redacted(ctx, t));
       return { ...page, tasks: preview === undefined ? tasks : tasks.map((t) => withPreview(t, preview)) };
@@ -338,6 +339,7 @@ export const ROUTES: Route[] = [
         queue,
         type: q.get('type') || undefined,
         error: q.get('error') || undefined,
+        group: q.get('group') || undefined,
       });
     },
   },

@@ -40,7 +40,7 @@ test('a misspelt filter of a bulk act is a 400 naming it, and no task is touched
   const r = await post('queues/mail/tasks/act', { action: 'delete', state: 'scheduled', all: true, Type: 'nosuch' });
   expect(r).toEqual({
     status: 400,
-    body: { error: 'body: unknown field "Type" (known: action, state, ids, all, type, error)', code: 'BAD_REQUEST' },
+    body: { error: 'body: unknown field "Type" (known: action, state, ids, all, type, error, group)', code: 'BAD_REQUEST' },
   });
   expect((await rig.inspector.queue('mail')).scheduled).toBe(3);
   expect((await rig.inspector.audit()).entries).toEqual([]);

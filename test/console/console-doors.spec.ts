@@ -140,7 +140,7 @@ describe('console doors', () => {
     const filtered = await act({ action: 'delete', state: 'scheduled', ids: [named.id], type: 'other' });
     expect([filtered.status, JSON.parse(filtered.body)]).toEqual([
       400,
-      { error: 'type and error go with all: true, not with ids', code: 'BAD_REQUEST' },
+      { error: 'type, error and group go with all: true, not with ids', code: 'BAD_REQUEST' },
     ]);
     const left = (await inspector.inspector.tasks('default', 'scheduled', { limit: 1000 })).map((t) => t.id);
     expect(left).toEqual(expect.arrayContaining([named.id, other.id]));

@@ -47,3 +47,44 @@ test('--group g with --clear-group g is a usage error naming both, and writes no
   expect((await chronos('queue', 'limits', 'l', '--group', 'std', '--concurrency', '1', '--clear-group', 'vip')).code).toBe(0);
   expect(await inspector.queueLimits('l')).toEqual({ groups: { std: { concurrency: 1 } } });
 });
+
+test('--group and --clear-group given twice act on every group named, not only the last (trial 43)', async () => {
+  // before: commander kept the last of each: '--clear-group a --clear-group b' printed 'set.', exit 0, and
+  // dropped b's override only (a kept its limit); '--group a --group b --concurrency 2' set b's override only
+  await rig.client.enqueue('t', {}, { queue: 'l' });
+  await inspector.setQueueLimits('l', { groups: { a: { concurrency: 3 }, b: { concurrency: 4 }, c: { concurrency: 5 } } });
+  const cleared = await chronos('queue', 'limits', 'l', '--clear-group', 'a', '--clear-group', 'b');
+  expect(cleared.code).toBe(0);
+  expect(await inspector.queueLimits('l')).toEqual({ groups: { c: { concurrency: 5 } } });
+  const set = await chronos('queue', 'limits', 'l', '--group', 'x', '--group', 'y', '--rate', '5/1000');
+  expect(set.code).toBe(0);
+  const rate = { max: 5, duration: 1000 };
+  expect(await inspector.queueLimits('l')).toEqual({ groups: { c: { concurrency: 5 }, x: { rate }, y: { rate } } });
+  // one of several not there: named, nothing written
+  const none = await chronos('queue', 'limits', 'l', '--clear-group', 'c', '--clear-group', 'nosuch');
+  expect([none.code, none.err]).toEqual([
+    1,
+    'error: Queue "l" has no override for group "nosuch": nothing to clear (groups with an override: c, x, y)\n',
+  ]);
+  expect((await inspector.queueLimits('l')).groups?.c).toEqual({ concurrency: 5 });
+  // a group both set and cleared, among others: the usage error names it
+  const both = await chronos(
+    'queue',
+    'limits',
+    'l',
+    '--group',
+    'x',
+    '--group',
+    'c',
+    '--concurrency',
+    '1',
+    '--clear-group',
+    'y',
+    '--clear-group',
+    'c',
+  );
+  expect([both.code, both.err]).toEqual([
+    2,
+    "error: --group c with --clear-group c: set the group's override or drop it, not both (two calls do both, in the order you mean)\n",
+  ]);
+});

@@ -100,9 +100,12 @@ interface LimitFlags {
   rate?: string;
   groupConcurrency?: string;
   groupRate?: string;
-  group?: string;
-  clearGroup?: string;
+  group?: string[];
+  clearGroup?: string[];
 }
+
+/** A repeatable flag's values, in order (commander keeps only the last of a plain one: trial 43). */
+const each = (v: string, acc: string[] = []) => [...acc, v];
 
 /** `queue limits <name>`. */
 export function limitsCommands(queue: Command, run: Run): void {
@@ -116,8 +119,8 @@ export function limitsCommands(queue: Command, run: Run): void {
     .option('--rate <max/ms>', 'starts per window of ms, e.g. 100/1000; "none" clears')
     .option('--group-concurrency <n>', 'tasks of one group running at once, for every group; "none" clears')
     .option('--group-rate <max/ms>', 'starts of one group\'s tasks per window, for every group; "none" clears')
-    .option('--group <g>', 'with --concurrency/--rate: set the override of group g')
-    .option('--clear-group <g>', "drop group g's override")
+    .option('--group <g>', 'with --concurrency/--rate: set the override of group g (repeatable: the same for each)', each)
+    .option('--clear-group <g>', "drop group g's override (repeatable)", each)
     .option('--force', 'set the limits of a queue not known yet (before its first task)')
     .action(
       run(async (cli, name: string, o: LimitFlags & { force?: boolean }) => {
@@ -129,28 +132,33 @@ export function limitsCommands(queue: Command, run: Run): void {
         const gc = intOrNone(o.groupConcurrency, '--group-concurrency');
         const gr = rateOrNone(o.groupRate, '--group-rate');
         // both for one group: the clear would win and the override given be dropped in silence
-        if (o.group !== undefined && o.group === o.clearGroup)
+        const setGroups = o.group ?? [];
+        const clearGroups = o.clearGroup ?? [];
+        const both = setGroups.find((g) => clearGroups.includes(g));
+        if (both !== undefined)
           throw new UsageError(
-            `--group ${o.group} with --clear-group ${o.clearGroup}: set the group's override or drop it, not both (two calls do both, in the order you mean)`,
+            `--group ${both} with --clear-group ${both}: set the group's override or drop it, not both (two calls do both, in the order you mean)`,
           );
         const inspector = o.force
           ? await cli.inspector()
           : await cli.knownQueue(name, '; pass --force to set its limits before its first task');
-        if (o.group !== undefined) {
+        if (setGroups.length > 0) {
           if (concurrency === undefined && rate === undefined)
             throw new UsageError('--group: give --concurrency and/or --rate for the group');
-          update.groups = { [o.group]: { ...(concurrency !== undefined ? { concurrency } : {}), ...(rate !== undefined ? { rate } : {}) } };
+          const override = { ...(concurrency !== undefined ? { concurrency } : {}), ...(rate !== undefined ? { rate } : {}) };
+          update.groups = Object.fromEntries(setGroups.map((g) => [g, override]));
         } else {
           if (concurrency !== undefined) update.concurrency = concurrency;
           if (rate !== undefined) update.rate = rate;
         }
         if (gc !== undefined) update.groupConcurrency = gc;
         if (gr !== undefined) update.groupRate = gr;
-        if (o.clearGroup !== undefined) {
+        if (clearGroups.length > 0) {
           // an override that is not there is named, as a schedule or queue that is not (nothing is written)
           const groups = Object.keys((await inspector.queueLimits(name)).groups ?? {});
-          if (!groups.includes(o.clearGroup)) throw new NothingToClearError(name, o.clearGroup, groups);
-          update.groups = { ...update.groups, [o.clearGroup]: null };
+          const missing = clearGroups.find((g) => !groups.includes(g));
+          if (missing !== undefined) throw new NothingToClearError(name, missing, groups);
+          update.groups = { ...update.groups, ...Object.fromEntries(clearGroups.map((g) => [g, null])) };
         }
         const changed = Object.keys(update).length > 0;
         const now = changed ? await inspector.setQueueLimits(name, update, { actor: cli.actor }) : await inspector.queueLimits(name);

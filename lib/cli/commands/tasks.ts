@@ -12,6 +12,7 @@ interface ActOpts {
   all?: boolean;
   type?: string;
   error?: string;
+  group?: string;
   yes?: boolean;
 }
 
@@ -42,9 +43,11 @@ function taskTable(state: TaskState, tasks: TaskInfo[], filter = '', more = fals
     dead: [['failed', 'reason', 'error'], (t) => [when(t.at), t.reason ?? '-', firstLine(t.lastError, 50)]],
   };
   const [cols, row] = extra[state];
+  // a page with grouped tasks says each one's group (the one whose limits and turn it waits for)
+  const grouped = tasks.some((t) => t.group !== undefined);
   return table(
-    [...head, ...cols],
-    tasks.map((t) => [t.id, t.type, short(t.payload), ...row(t)]),
+    [...head, ...(grouped ? ['group'] : []), ...cols],
+    tasks.map((t) => [t.id, t.type, short(t.payload), ...(grouped ? [t.group ?? '-'] : []), ...row(t)]),
   );
 }
 
@@ -57,6 +60,7 @@ function taskText(t: TaskInfo): string {
     ['retried', `${t.retried} of ${t.maxRetry}`],
     ['timeout', t.timeoutMs > 0 ? duration(t.timeoutMs) : 'none'],
     ['enqueued', when(t.enqueuedAt)],
+    ['group', t.group],
     ['schedule', t.schedule],
     ['trigger', t.triggerAt !== undefined ? when(t.triggerAt) : undefined],
     [t.state === 'dead' ? 'failed' : 'due', t.at !== undefined ? when(t.at) : undefined],
@@ -98,7 +102,8 @@ function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {
   if (id && o.all) throw new UsageError(`task ${verb}: give a task id or --all, not both`);
   if (!id && !o.all) throw new UsageError(`task ${verb}: give a task id, or --all (with --queue)`);
   if (o.all && !o.queue) throw new UsageError(`task ${verb} --all: --queue is required`);
-  if (!o.all && (o.type !== undefined || o.error !== undefined)) throw new UsageError(`task ${verb}: --type and --error go with --all`);
+  if (!o.all && (o.type !== undefined || o.error !== undefined || o.group !== undefined))
+    throw new UsageError(`task ${verb}: --type, --error and --group go with --all`);
   return o.all === true;
 }
 
@@ -106,6 +111,7 @@ function filterText(o: ActOpts): string {
   const f: string[] = [];
   if (o.type !== undefined) f.push(`type ${o.type}`);
   if (o.error !== undefined) f.push(`error containing ${JSON.stringify(o.error)}`);
+  if (o.group !== undefined) f.push(`group ${o.group}`);
   return f.length ? ` (${f.join(', ')})` : '';
 }
 
@@ -114,7 +120,8 @@ async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: (
   // pending tasks waiting in a group are counted in pending, but no act reaches them (README "Limits and groups")
   const inGroups = state === 'pending' ? (q.groups?.waiting ?? 0) : 0;
   const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'] - inGroups;
-  const scope = o.type !== undefined || o.error !== undefined ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
+  const filtered = o.type !== undefined || o.error !== undefined || o.group !== undefined;
+  const scope = filtered ? `the matching ones of the ${n} ${state} tasks` : `all ${n} ${state} tasks`;
   const unreached = inGroups ? ` (the ${inGroups} waiting in groups are not reached)` : '';
   if (!(await cli.confirm(`${verb} ${scope} of queue ${o.queue}${filterText(o)}${unreached}?`, o.yes))) {
     cli.print({ count: 0, ids: [], aborted: true }, () => 'Nothing done.');
@@ -140,12 +147,13 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--cursor <cursor>', 'continue after the previous page')
     .option('--type <type>', 'only tasks of this type')
     .option('--error <text>', 'only tasks whose last error contains this text')
+    .option('--group <group>', 'only tasks of this group (enqueue option group)')
     .action(
       run(async (cli, o: ActOpts & { limit: string; cursor?: string }) => {
         const limit = positiveInt(o.limit, '--limit', 1000);
         const page = await (
           await cli.knownQueue(o.queue!)
-        ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error });
+        ).taskPage(o.queue!, o.state!, { limit, cursor: o.cursor, type: o.type, error: o.error, group: o.group });
         const more = Boolean(page.cursor);
         // pending tasks waiting in a group are counted in pending but not listed (README "Limits and groups")
         const inGroups = o.state === 'pending' && !cli.json ? ((await (await cli.inspector()).queue(o.queue!)).groups?.waiting ?? 0) : 0;
@@ -170,15 +178,16 @@ export function taskCommands(program: Command, run: Run): void {
     .command('retry [id]')
     .description('put a dead task (or --all of them) back in its queue with a fresh retry budget')
     .option('--queue <queue>', 'queue name (required with --all)')
-    .option('--all', 'every dead task of the queue (with --type / --error: the matching ones)')
+    .option('--all', 'every dead task of the queue (with --type / --error / --group: the matching ones)')
     .option('--type <type>', 'with --all: only this task type')
     .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--group <group>', 'with --all: only tasks of this group')
     .option('--yes', 'do not ask for confirmation')
     .action(
       run(async (cli, id: string | undefined, o: ActOpts) => {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'retry')) {
-          const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, actor: cli.actor });
+          const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
         }
         const t = await locate(cli, id!, o.queue);
@@ -192,16 +201,18 @@ export function taskCommands(program: Command, run: Run): void {
     .description('delete a pending, scheduled, retry or dead task (or --all of one state)')
     .option('--queue <queue>', 'queue name (required with --all)')
     .addOption(stateOption(['pending', 'scheduled', 'retry', 'dead'], 'the state to delete from (required with --all)'))
-    .option('--all', 'every task of the queue in --state (with --type / --error: the matching ones)')
+    .option('--all', 'every task of the queue in --state (with --type / --error / --group: the matching ones)')
     .option('--type <type>', 'with --all: only this task type')
     .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--group <group>', 'with --all: only tasks of this group')
     .option('--yes', 'do not ask for confirmation')
     .action(
       run(async (cli, id: string | undefined, o: ActOpts) => {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'delete')) {
           if (!o.state) throw new UsageError('task delete --all: --state is required');
-          const act = () => inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, actor: cli.actor });
+          const act = () =>
+            inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, o.state, 'Delete', act, 'Deleted');
         }
         const t = await locate(cli, id!, o.queue);
@@ -215,16 +226,17 @@ export function taskCommands(program: Command, run: Run): void {
     .description('run a scheduled or retry task now (or --all of one state)')
     .option('--queue <queue>', 'queue name (required with --all)')
     .addOption(stateOption(['scheduled', 'retry'], 'with --all: the state to run from').default('scheduled'))
-    .option('--all', 'every task of the queue in --state (with --type / --error: the matching ones)')
+    .option('--all', 'every task of the queue in --state (with --type / --error / --group: the matching ones)')
     .option('--type <type>', 'with --all: only this task type')
     .option('--error <text>', 'with --all: only tasks whose last error contains this text')
+    .option('--group <group>', 'with --all: only tasks of this group')
     .option('--yes', 'do not ask for confirmation')
     .action(
       run(async (cli, id: string | undefined, o: ActOpts) => {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'run')) {
           const state = o.state as 'scheduled' | 'retry';
-          const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, actor: cli.actor });
+          const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
         }
         const t = await locate(cli, id!, o.queue);
@@ -252,12 +264,13 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--queue <queue>', 'one queue only')
     .option('--type <type>', 'only this task type')
     .option('--error <text>', 'only errors containing this text')
+    .option('--group <group>', 'only tasks of this group')
     .option('--scan <n>', 'dead tasks looked at, at most', '10000')
     .action(
       run(async (cli, o: ActOpts & { scan: string }) => {
         const scan = positiveInt(o.scan, '--scan');
         const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector();
-        const g = await inspector.deadGroups({ queue: o.queue, type: o.type, error: o.error, scan });
+        const g = await inspector.deadGroups({ queue: o.queue, type: o.type, error: o.error, group: o.group, scan });
         cli.print(g, () => groupsText(g));
       }),
     );

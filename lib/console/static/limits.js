@@ -7,7 +7,12 @@ const rateOf = (text) => {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
   return m ? { max: Number(m[1]), duration: Number(m[2]) } : text.trim() === '' ? null : text;
 };
-const intOf = (text) => (text.trim() === '' ? null : Number(text));
+// a whole number, or the text as typed for the engine to refuse naming it: Number('abc') is NaN and
+// Number('Infinity') Infinity, which JSON sends as null, "clear this limit" (trial 43); Number('0x10') is 16
+const intOf = (text) => {
+  const t = text.trim();
+  return t === '' ? null : /^\d+$/.test(t) ? Number(t) : t;
+};
 
 /** The queue state badge of a list row: running, paused, or limited (by which limit). */
 export function StateBadge({ q }) {
@@ -36,12 +41,13 @@ export function LimitsPanel({ info, readOnly, setNotice, refresh }) {
       groupConcurrency: intOf(String(edit.groupConcurrency)),
       groupRate: rateOf(edit.groupRate),
     };
-    act(
-      setNotice,
-      'set limits',
-      () => api(`queues/${enc(info.name)}/limits`, body),
-      () => (setEdit(null), refresh()),
-    );
+    // the form closes once the limits are set; a refusal leaves it open with what was typed, to correct
+    const set = async () => {
+      const r = await api(`queues/${enc(info.name)}/limits`, body);
+      setEdit(null);
+      return r;
+    };
+    act(setNotice, 'set limits', set, refresh);
   };
   const field = (name, label, hint) =>
     html`<label

@@ -71,12 +71,14 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   const [version, setVersion] = useState(0);
   const type = query.get('type') ?? '';
   const error = query.get('error') ?? '';
+  const group = query.get('group') ?? '';
   const cursor = cursors[cursors.length - 1];
-  const filterQs = `${type ? '&type=' + enc(type) : ''}${error ? '&error=' + enc(error) : ''}`;
-  useEffect(() => setCursors([]), [queue, state, type, error]);
+  const filterQs = `${type ? '&type=' + enc(type) : ''}${error ? '&error=' + enc(error) : ''}${group ? '&group=' + enc(group) : ''}`;
+  const filtered = Boolean(type || error || group);
+  useEffect(() => setCursors([]), [queue, state, type, error, group]);
   // a selection is of the listing shown: another queue, state, filter or page drops it, so that no
   // button acts on tasks the operator no longer sees (trial 15: "retry 2 selected" outlived a filter)
-  useEffect(() => setSelected(new Set()), [queue, state, type, error, cursor]);
+  useEffect(() => setSelected(new Set()), [queue, state, type, error, group, cursor]);
   // 120 characters of each payload (the server cuts them: a payload may be 1 MB, and the listing is read at every poll)
   const qs = `state=${state}&limit=25&preview=120${cursor ? '&cursor=' + enc(cursor) : ''}${filterQs}`;
   // the listing shown is of this tab, filter, queue and page only: none while it loads (the last one
@@ -91,7 +93,8 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   const page = listing?.path === path ? listing.page : null;
   const refresh = () => (setSelected(new Set()), setVersion((v) => v + 1));
   const base = `#/queues/${enc(queue)}/${state}`;
-  const setFilter = (t, e) => go(`${base}?${new URLSearchParams({ ...(t ? { type: t } : {}), ...(e ? { error: e } : {}) })}`);
+  const setFilter = (t, e, g = group) =>
+    go(`${base}?${new URLSearchParams({ ...(t ? { type: t } : {}), ...(e ? { error: e } : {}), ...(g ? { group: g } : {}) })}`);
   const info = data.queues.find((q) => q.name === queue);
   const acts = readOnly ? [] : ACTS[state].filter((a) => can(actName(a)));
   const bulk = readOnly ? [] : BULK[state].filter((a) => can(actName(a)));
@@ -108,9 +111,9 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
   const grouped = state === 'pending' ? (info?.groups?.waiting ?? 0) : 0;
   const all = (action) => {
     const unreached = grouped ? ` (the ${grouped} tasks waiting in groups are not ${action === 'delete' ? 'deleted' : 'touched'})` : '';
-    const what = `${action} ALL ${state} tasks of ${queue}${type ? ` of type ${type}` : ''}${error ? ` whose error contains "${error}"` : ''}${unreached}`;
+    const what = `${action} ALL ${state} tasks of ${queue}${type ? ` of type ${type}` : ''}${error ? ` whose error contains "${error}"` : ''}${group ? ` in group ${group}` : ''}${unreached}`;
     if (!confirm(`Really ${what}?`)) return;
-    act(setNotice, `${action} all`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, all: true, type, error }), refresh);
+    act(setNotice, `${action} all`, () => api(`queues/${enc(queue)}/tasks/act`, { action, state, all: true, type, error, group }), refresh);
   };
   const toggle = (id) => {
     const s = new Set(selected);
@@ -161,19 +164,20 @@ export function TasksPage({ data, tick, query, readOnly, can = () => true, queue
         class="filters"
         onSubmit=${(e) => {
           e.preventDefault();
-          setFilter(e.target.type.value.trim(), e.target.error.value.trim());
+          setFilter(e.target.type.value.trim(), e.target.error.value.trim(), e.target.group.value.trim());
         }}
       >
         <input name="type" data-testid="filter-type" placeholder="type" value=${type} />
         <input name="error" data-testid="filter-error" placeholder="error contains" value=${error} />
-        <button type="submit">Filter</button> ${(type || error) && html`<a href=${base}>clear</a>`}
+        <input name="group" data-testid="filter-group" placeholder="group" value=${group} />
+        <button type="submit">Filter</button> ${filtered && html`<a href=${base}>clear</a>`}
       </form>`
     }
     ${
       (bulk.length > 0 || (acts.length > 0 && selected.size > 0)) &&
       html`<div class="bulk">
         ${selected.size > 0 && acts.map((a) => html`<button data-testid=${'selected-' + a} onClick=${() => some(a)}>${a} ${selected.size} selected</button>`)}
-        ${bulk.map((a) => html`<button class="danger" data-testid=${'all-' + a} onClick=${() => all(a)}>${a} all${type || error ? ' matching' : ''}</button>`)}
+        ${bulk.map((a) => html`<button class="danger" data-testid=${'all-' + a} onClick=${() => all(a)}>${a} all${filtered ? ' matching' : ''}</button>`)}
       </div>`
     }
     <table data-testid="task-table">
@@ -243,6 +247,7 @@ export function TaskPage({ query, readOnly, can = () => true, id }) {
     ['queue', html`<a href=${`#/queues/${enc(task.queue)}/${task.state}`}>${task.queue}</a>`],
     ['state', task.state],
     ['type', task.type],
+    task.group && ['group', task.group],
     ['retried', `${task.retried} of ${task.maxRetry}`],
     ['timeout', task.timeoutMs ? duration(task.timeoutMs) : 'none'],
     ['enqueued', when(task.enqueuedAt)],

@@ -33,9 +33,15 @@ export const toggled =
   (changed: boolean): ActOutcome =>
     changed ? { count: 1 } : { count: 0, unchanged };
 
-/** A bulk act's filter in words, for its audit entry (`type=mail.send error~"timeout"`). */
+/** A bulk act's filter in words, for its audit entry (`type=mail.send error~"timeout" group=acme`). */
 export const filterText = (f: TaskFilter): string =>
-  [f.type !== undefined ? `type=${f.type}` : '', f.error !== undefined ? `error~${JSON.stringify(f.error)}` : ''].filter(Boolean).join(' ');
+  [
+    f.type !== undefined ? `type=${f.type}` : '',
+    f.error !== undefined ? `error~${JSON.stringify(f.error)}` : '',
+    f.group !== undefined ? `group=${f.group}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 
 /** Checks a history window. @throws InvalidOptionsError naming the value. */
 export function checkWindow(window: unknown): HistoryWindow {

@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { assertName } from '../runtime/options.js';
 import type { TaskSet } from '../redis/commands/admin.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
-import { GlobalKeys, QueueKeys, SchedulerKeys, isStoredName, shardKeysFor, type ShardKeys } from '../redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys, isGroupName, isStoredName, shardKeysFor, type ShardKeys } from '../redis/keys.js';
 import { checkStoredScheduleName } from '../scheduler/definition-check.js';
 import { decodeEntry, decodeStored, type TaskMessage } from '../queue/codec.js';
 import { TASK_STATES, type TaskFilter, type TaskInfo, type TaskState } from './types.js';
@@ -111,6 +111,7 @@ export function toInfo(queue: string, state: TaskState, m: TaskMessage, at?: num
     enqueuedAt: m.meta[META.enqueuedAt] ?? 0,
   };
   const optional: Partial<TaskInfo> = {
+    group: m.meta[META.group],
     schedule: m.meta[META.schedule],
     triggerAt: m.meta[META.triggerAt],
     at,
@@ -152,6 +153,8 @@ export function checkFilter(f: TaskFilter): void {
     issues.push(`type: expected a non-empty task type, got ${JSON.stringify(f.type)}`);
   if (f.error !== undefined && (typeof f.error !== 'string' || f.error === ''))
     issues.push(`error: expected non-empty text, got ${JSON.stringify(f.error)}`);
+  if (f.group !== undefined && !isGroupName(f.group))
+    issues.push(`group: expected a group name (1 to 200 characters), got ${JSON.stringify(f.group)}`);
   if (issues.length > 0) throw new InvalidOptionsError(issues, 'task filter');
 }
 
@@ -160,6 +163,7 @@ export function matches(t: TaskInfo, f: TaskFilter | undefined): boolean {
   if (!f) return true;
   if (f.type !== undefined && t.type !== f.type) return false;
   if (f.error !== undefined && !(t.lastError ?? '').toLowerCase().includes(f.error.toLowerCase())) return false;
+  if (f.group !== undefined && t.group !== f.group) return false;
   return true;
 }
 

@@ -129,7 +129,7 @@ export class QueueInspector extends InspectorCore {
    * filters, up to 10,000 tasks are looked at per call.
    * @throws InvalidTaskStateError for an unknown state; InvalidOptionsError for a bad cursor or limit.
    */
-  taskPage(queue: string, state: TaskState, opts: { cursor?: string; limit?: number } & TaskFilter = {}): Promise<TaskPage> {
+  async taskPage(queue: string, state: TaskState, opts: { cursor?: string; limit?: number } & TaskFilter = {}): Promise<TaskPage> {
     checkFilter(opts);
     return t.taskPage(this.ctx, queue, state, opts);
   }
@@ -176,7 +176,7 @@ export class QueueInspector extends InspectorCore {
    * Dead tasks grouped by error message (first line of the last error), biggest first, filtered by
    * `type` and `error` substring. A bounded scan of at most `scan` (10,000) dead tasks, 1000 per call.
    */
-  deadGroups(opts: { queue?: string; scan?: number } & TaskFilter = {}): Promise<DeadGroups> {
+  async deadGroups(opts: { queue?: string; scan?: number } & TaskFilter = {}): Promise<DeadGroups> {
     checkFilter(opts);
     return t.deadGroups(this.ctx, opts);
   }
@@ -195,7 +195,7 @@ export class QueueInspector extends InspectorCore {
 
   /** Retries every dead task of a queue passing the filter, 200 per script call; `skipped` lists explicit ids live again. */
   async retryAllDead(queue: string, options?: TaskFilter & ActOptions): Promise<ActResult> {
-    const opts = actOptions(options, 'retryAllDead', ['type', 'error']);
+    const opts = actOptions(options, 'retryAllDead', ['type', 'error', 'group']);
     checkFilter(opts);
     return this.rec(
       'dead.retry',
@@ -222,7 +222,7 @@ export class QueueInspector extends InspectorCore {
    * by {@link queue}) are not listed, and not reached (README "Limits and groups", Not covered).
    */
   async deleteAllTasks(queue: string, state: TaskState, options?: TaskFilter & ActOptions): Promise<ActResult> {
-    const opts = actOptions(options, 'deleteAllTasks', ['type', 'error']);
+    const opts = actOptions(options, 'deleteAllTasks', ['type', 'error', 'group']);
     checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.delete', opts, { queue, detail }, () => ta.deleteAllTasks(this.ctx, queue, state, opts, opts.actor), counted);
@@ -239,7 +239,7 @@ export class QueueInspector extends InspectorCore {
 
   /** Runs now every scheduled (or retry) task of a queue passing the filter, 200 per script call. */
   async runAllTasks(queue: string, state: 'scheduled' | 'retry', options?: TaskFilter & ActOptions): Promise<ActResult> {
-    const opts = actOptions(options, 'runAllTasks', ['type', 'error']);
+    const opts = actOptions(options, 'runAllTasks', ['type', 'error', 'group']);
     checkFilter(opts);
     const detail = `all ${state}${filterText(opts) ? ` ${filterText(opts)}` : ''}`;
     return this.rec('task.run', opts, { queue, detail }, () => ta.runAllTasks(this.ctx, queue, state, opts, opts.actor), counted);

@@ -184,7 +184,10 @@ export async function taskPage(
 ): Promise<TaskPage> {
   checkState(state);
   const limit = opts.limit ?? 50;
-  const filter = opts.type !== undefined || opts.error !== undefined ? { type: opts.type, error: opts.error } : undefined;
+  const filter =
+    opts.type !== undefined || opts.error !== undefined || opts.group !== undefined
+      ? { type: opts.type, error: opts.error, group: opts.group }
+      : undefined;
   if (!filter) {
     const { rows, cursor } = await pageRows(ctx, queue, state, opts.cursor, limit);
     return { tasks: rows.map((r) => r.info), cursor };

@@ -156,6 +156,8 @@ export interface TaskInfo {
   timeoutMs: number;
   /** When the task was first enqueued (epoch ms, the producer's clock). */
   enqueuedAt: number;
+  /** Its group (enqueue option `group`), absent for an ungrouped task: the group whose limits and turn it is served under. */
+  group?: string;
   /** For a trigger's task: its schedule and instant (its id is `<schedule>:<trigger-unix>`). */
   schedule?: string;
   /** For a trigger's task: the trigger instant, epoch ms. */
@@ -203,6 +205,8 @@ export interface TaskFilter {
   type?: string;
   /** Only tasks whose last error contains this text (case-insensitive). */
   error?: string;
+  /** Only tasks of this exact group (enqueue option `group`). */
+  group?: string;
 }
 
 /** One group of dead tasks sharing an error message. @publicApi */

@@ -230,14 +230,16 @@ export async function getQueueLimits(client: RedisClient, namespace: string, que
   if (h.groupRateMax !== undefined && h.groupRateMs !== undefined)
     out.groupRate = { max: Number(h.groupRateMax), duration: Number(h.groupRateMs) };
   if (Number(h.goverrides ?? 0) > 0) {
-    const groups: Record<string, GroupLimits> = {};
-    for (const [group, text] of Object.entries(await client.hgetall(keys.groupLimits))) {
-      const o = JSON.parse(text) as StoredOverride;
-      const limit: GroupLimits = {};
-      if (o.c !== undefined) limit.concurrency = o.c;
-      if (o.rm !== undefined && o.rd !== undefined) limit.rate = { max: o.rm, duration: o.rd };
-      groups[group] = limit;
-    }
+    // fields, not assignments: a group may be named "__proto__", which `groups[group] = …` took for the prototype (trial 43)
+    const groups: Record<string, GroupLimits> = Object.fromEntries(
+      Object.entries(await client.hgetall(keys.groupLimits)).map(([group, text]) => {
+        const o = JSON.parse(text) as StoredOverride;
+        const limit: GroupLimits = {};
+        if (o.c !== undefined) limit.concurrency = o.c;
+        if (o.rm !== undefined && o.rd !== undefined) limit.rate = { max: o.rm, duration: o.rd };
+        return [group, limit];
+      }),
+    );
     if (Object.keys(groups).length > 0) out.groups = groups;
   }
   return out;
