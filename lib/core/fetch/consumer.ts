@@ -64,6 +64,12 @@ function fetchedOf<Q extends ConsumedQueue>(
 
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
 const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
+/**
+ * How much of a queue's pending entries list one visibility-timeout sweep looks at: `rounds` recover.lua
+ * calls of XAUTOCLAIM COUNT `count`, each looking at up to `count` × 10 entries (10,000 in all). A sweep
+ * goes on where the previous one stopped, so a longer list is covered over several sweeps.
+ */
+export const RECOVER_SCAN = Object.freeze({ rounds: 10, count: 100 });
 
 /**
  * The Redis Streams operations of one consumer (a server) in the `chronos` consumer group of its
@@ -207,28 +213,33 @@ export class Consumer {
   /**
    * Reclaims entries idle past `visibilityTimeoutMs` (recover.lua: XAUTOCLAIM, then back to the
    * stream; poison tasks past `maxDeliveries` stay pending for this consumer, to be killed; entries
-   * whose stream entry is gone are lost), scanning the whole pending entries list in rounds of 100.
+   * whose stream entry is gone are lost). One call looks at up to {@link RECOVER_SCAN}.rounds ×
+   * {@link RECOVER_SCAN}.count × 10 entries of the pending entries list (XAUTOCLAIM looks at COUNT × 10
+   * per call), from `from` on.
+   * @param from where the scan starts: {@link SCAN_START} for the start of the list, or the `cursor` of
+   * the previous call, which the list's end did not stop.
+   * @returns what was taken, and the `cursor` to go on from ({@link SCAN_START}: the list's end was reached).
    */
   async recover(
     keys: QueueKeys,
     opts: { visibilityTimeoutMs: number; maxDeliveries: number },
-  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[] }> {
-    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[] };
-    let cursor = SCAN_START;
-    for (let round = 0; round < 10; round++) {
+    from: string = SCAN_START,
+  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string }> {
+    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from };
+    for (let round = 0; round < RECOVER_SCAN.rounds; round++) {
       const r = await recoverScript(this.client, keys, {
         consumer: this.name,
         minIdleMs: opts.visibilityTimeoutMs,
-        count: 100,
+        count: RECOVER_SCAN.count,
         maxDeliveries: opts.maxDeliveries,
         counterTtlMs: DEFAULTS.counterTtlMs,
-        cursor,
+        cursor: out.cursor,
       });
       out.requeued.push(...r.requeued);
       out.poison.push(...r.poison);
       out.lost.push(...r.lost);
-      cursor = r.cursor;
-      if (cursor === SCAN_START) break;
+      out.cursor = r.cursor;
+      if (out.cursor === SCAN_START) break;
     }
     return out;
   }

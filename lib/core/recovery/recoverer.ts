@@ -1,6 +1,6 @@
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
+import { DEAD_REASON, MARKER_TTL, META, SCAN_START } from '../redis/protocol.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import {
   reclaimConsumerScript,
@@ -54,6 +54,13 @@ export class Recoverer {
   private readonly groupMissing = new Set<string>();
   /** Queues this server put entries back into ({@link giveBack}): the shutdown announces their freed limit slots. */
   readonly givenBack = new Set<string>();
+  /**
+   * Queue → where its next sweep starts in its pending entries list, when the last sweep stopped
+   * before the list's end (one sweep looks at a bounded part of it: fetch/consumer.ts RECOVER_SCAN).
+   * Before review46 every sweep began again at the start, so entries behind the first ~10,000 (a
+   * stalled consumer's, behind the entries live workers kept fresh) were never reclaimed.
+   */
+  private readonly sweepFrom = new Map<string, string>();
 
   constructor(private readonly deps: RecovererDeps) {
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
@@ -68,7 +75,8 @@ export class Recoverer {
    * the visibility timeout (recover.lua via {@link Consumer.recover}) in the queues {@link SweepPlan}
    * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
    * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
-   * asked for — so its idle cost does not grow with the number of queues.
+   * asked for — so its idle cost does not grow with the number of queues. A queue's sweep looks at a
+   * bounded part of its pending entries list and the next one goes on from where it stopped ({@link sweepFrom}).
    * @returns the names of the queues where entries left the pending entries list (requeued, dead as
    * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
@@ -78,12 +86,16 @@ export class Recoverer {
     for (const q of this.plan.pick(sweepAll)) {
       let found;
       try {
-        found = await this.deps.consumer.recover(q.keys, { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries });
+        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries };
+        found = await this.deps.consumer.recover(q.keys, opts, this.sweepFrom.get(q.name));
       } catch (err) {
+        this.sweepFrom.delete(q.name); // from the start next time (a group recreated has a new list)
         if (this.noGroup(q, err)) continue;
         throw err;
       }
       this.groupMissing.delete(q.name);
+      if (found.cursor === SCAN_START) this.sweepFrom.delete(q.name);
+      else this.sweepFrom.set(q.name, found.cursor);
       await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
       if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
     }
