@@ -45,19 +45,25 @@ test('a worker holding 1,000 running tasks renews their claims in calls of at mo
     release.resolve();
     await server.shutdown();
   });
-  for (let i = 0; i < HELD; i += 500)
-    await client.enqueueBulk(Array.from({ length: 500 }, (_, j) => ({ type: 'hold', payload: { n: i + j } })));
+  // each with its own id: its uid marker is renewed with its claim, and again when it is given back
+  for (let i = 0; i < HELD; i += 500) {
+    await client.enqueueBulk(
+      Array.from({ length: 500 }, (_, j) => ({ type: 'hold', payload: { n: i + j }, options: { taskId: `t${i + j}` } })),
+    );
+  }
   await server.start();
   await waitFor(() => started === HELD, `all ${HELD} handlers to run (ran ${started})`, 30_000);
 
   await admin.config('SET', 'slowlog-log-slower-than', '0');
   await admin.config('SET', 'slowlog-max-len', '100000');
   await admin.call('SLOWLOG', 'RESET');
-  // EVALSHA sha numkeys <keys> group consumer ttl P <P plain ids> (<entry id, task id, n> per flagged task)
+  // EVALSHA sha numkeys <stream, markers> group consumer ttl P <P plain ids> <entry id, task id, n> per task with markers
   const claimCalls = async () =>
     scriptCalls(await slowlog(admin), 'claim').map((args) => {
-      const numKeys = Number(args[2]); // 1: the stream (no task here has markers: all its entries are plain ids)
-      return numKeys === 1 ? Number(args[3 + numKeys + 3]) : Infinity;
+      // SLOWLOG keeps 32 arguments: counted from numkeys and the total, every task here having one marker (its uid)
+      const flagged = Number(args[2]) - 1;
+      const plain = argCount(args) - 3 - (1 + flagged) - 4 - 3 * flagged;
+      return plain + flagged;
     });
   // a whole round: every held entry renewed once
   const sizes = await waitFor(
@@ -80,11 +86,16 @@ test('a worker holding 1,000 running tasks renews their claims in calls of at mo
   await admin.config('SET', 'slowlog-log-slower-than', '0');
   await admin.call('SLOWLOG', 'RESET');
   await server.shutdown(); // the handlers wait for release: aborted after shutdownTimeout, then given back
-  // EVALSHA sha 2 stream prefix group <ids>
-  const given = scriptCalls(await slowlog(admin), 'requeue').map((args) => argCount(args) - 6);
+  const commands = await slowlog(admin);
   await admin.config('SET', 'slowlog-log-slower-than', '10000');
+  // EVALSHA sha 2 stream prefix group <ids>
+  const given = scriptCalls(commands, 'requeue').map((args) => argCount(args) - 6);
   expect(given.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(HELD); // an EVALSHA refused (NOSCRIPT) is sent again as EVAL
   expect(Math.max(...given)).toBeLessThanOrEqual(CLAIM_CHUNK);
+  // EVALSHA sha numkeys <markers> <task id, n> per task: their markers renewed as waiting tasks'
+  const renewed = scriptCalls(commands, 'renew-markers').map((args) => (argCount(args) - 3 - Number(args[2])) / 2);
+  expect(renewed.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(HELD);
+  expect(Math.max(...renewed)).toBeLessThanOrEqual(CLAIM_CHUNK);
   expect(await admin.xlen(stream)).toBe(HELD); // every task back in the stream
 });
 
@@ -95,7 +106,7 @@ async function slowlog(admin: Redis): Promise<string[][]> {
 }
 
 /** The calls of a script: EVALSHA with its sha1, or EVAL of its source (ioredis's first call on a connection). */
-function scriptCalls(commands: string[][], name: 'claim' | 'requeue'): string[][] {
+function scriptCalls(commands: string[][], name: 'claim' | 'requeue' | 'renew-markers'): string[][] {
   const source = expandedSource(name);
   const sha = createHash('sha1').update(source).digest('hex');
   return commands.filter(([cmd, first]) => {

@@ -11,7 +11,7 @@ import {
 } from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
-import { isNoGroup, type ConsumedQueue, type Consumer } from '../fetch/consumer.js';
+import { CLAIM_CHUNK, isNoGroup, type ConsumedQueue, type Consumer } from '../fetch/consumer.js';
 import type { Executor } from '../worker/executor.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
@@ -163,7 +163,15 @@ export class Recoverer {
     }
     // they wait for a worker again: their markers get the lifetime of a waiting task
     const marked = tasks.map((t) => ({ taskId: t.taskId, markers: markerKeys(q.keys, { id: t.taskId, meta: parseMeta(t.meta) }) }));
-    await renewMarkersScript(this.deps.client, marked);
+    await this.renewMarkers(marked);
+  }
+
+  /**
+   * Renews the markers of tasks put back in the stream (renew-markers.lua), {@link CLAIM_CHUNK} tasks per
+   * call: one call's length grows with its tasks (169 ms of Redis time for 5,000 in one call, before review46).
+   */
+  private async renewMarkers(marked: { taskId: string; markers: string[] }[]): Promise<void> {
+    for (let i = 0; i < marked.length; i += CLAIM_CHUNK) await renewMarkersScript(this.deps.client, marked.slice(i, i + CLAIM_CHUNK));
   }
 
   /** A poison task this server now holds: the dead path, like every other dead task (its markers are released there). */
@@ -274,7 +282,7 @@ export class Recoverer {
         continue;
       }
       const marked = entries.filter((e) => e.task).map((e) => ({ taskId: e.task!.id, markers: markerKeys(q.keys, e.task!) }));
-      await renewMarkersScript(this.deps.client, marked).catch((err: unknown) => {
+      await this.renewMarkers(marked).catch((err: unknown) => {
         this.deps.logger.warn(`Could not renew the markers of tasks put back; they expire sooner (queue=${q.name} error=${String(err)})`);
       });
     }
