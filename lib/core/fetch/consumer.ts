@@ -64,6 +64,19 @@ function fetchedOf<Q extends ConsumedQueue>(
 
 /** A consumer idle this long with nothing pending belongs to a server that is gone, ms. */
 const GONE_CONSUMER_IDLE_MS = 60 * 60_000;
+/**
+ * How much of a queue's pending entries list one visibility-timeout sweep looks at: `rounds` recover.lua
+ * calls of XAUTOCLAIM COUNT `count`, each looking at up to `count` × 10 entries (10,000 in all). A sweep
+ * goes on where the previous one stopped, so a longer list is covered over several sweeps.
+ */
+export const RECOVER_SCAN = Object.freeze({ rounds: 10, count: 100 });
+/**
+ * Most entries of one claim.lua or requeue.lua call (a claims round or a give-back makes as many calls
+ * as it needs, one after the other): claim.lua costs about 45 µs of Redis time per entry (two XPENDING, an XRANGE, an
+ * XCLAIM, the markers), so a round over all of a server's entries in one call blocked Redis 44 ms at
+ * 1,000 held entries and 608 ms at 20,000 (before review46).
+ */
+export const CLAIM_CHUNK = 100;
 
 /**
  * The Redis Streams operations of one consumer (a server) in the `chronos` consumer group of its
@@ -176,10 +189,11 @@ export class Consumer {
     return out;
   }
 
-  /** Puts entries this consumer holds back at the end of the queue's stream (requeue.lua), uncounted. */
+  /** Puts entries this consumer holds back at the end of the queue's stream (requeue.lua, {@link CLAIM_CHUNK} per call), uncounted. */
   async giveBack(keys: QueueKeys, ids: readonly string[]): Promise<number> {
-    if (ids.length === 0) return 0;
-    return requeueScript(this.client, keys, ids);
+    let n = 0;
+    for (let i = 0; i < ids.length; i += CLAIM_CHUNK) n += await requeueScript(this.client, keys, ids.slice(i, i + CLAIM_CHUNK));
+    return n;
   }
 
   /** Ids of the entries this consumer has pending (at most 1000). */
@@ -195,40 +209,52 @@ export class Consumer {
 
   /**
    * Resets the idle time of entries this consumer still holds and renews their tasks' markers to
-   * `markerTtlMs` (claim.lua). Entries it no longer holds are not in `claimed` (those pending for no
+   * `markerTtlMs` (claim.lua, {@link CLAIM_CHUNK} entries per call). Entries it no longer holds are not in `claimed` (those pending for no
    * consumer are in `ended`); entries pending whose stream entry is gone are in `gone` (left pending:
    * the recoverer reports them lost).
    */
   async hold(keys: QueueKeys, entries: readonly HeldEntry[], markerTtlMs: number): Promise<ClaimOutcome> {
-    if (entries.length === 0) return { claimed: [], gone: [], taken: [], ended: [] };
-    return claimScript(this.client, keys, this.name, markerTtlMs, entries);
+    const out: ClaimOutcome = { claimed: [], gone: [], taken: [], ended: [] };
+    for (let i = 0; i < entries.length; i += CLAIM_CHUNK) {
+      const r = await claimScript(this.client, keys, this.name, markerTtlMs, entries.slice(i, i + CLAIM_CHUNK));
+      out.claimed.push(...r.claimed);
+      out.gone.push(...r.gone);
+      out.taken.push(...r.taken);
+      out.ended.push(...r.ended);
+    }
+    return out;
   }
 
   /**
    * Reclaims entries idle past `visibilityTimeoutMs` (recover.lua: XAUTOCLAIM, then back to the
    * stream; poison tasks past `maxDeliveries` stay pending for this consumer, to be killed; entries
-   * whose stream entry is gone are lost), scanning the whole pending entries list in rounds of 100.
+   * whose stream entry is gone are lost). One call looks at up to {@link RECOVER_SCAN}.rounds ×
+   * {@link RECOVER_SCAN}.count × 10 entries of the pending entries list (XAUTOCLAIM looks at COUNT × 10
+   * per call), from `from` on.
+   * @param from where the scan starts: {@link SCAN_START} for the start of the list, or the `cursor` of
+   * the previous call, which the list's end did not stop.
+   * @returns what was taken, and the `cursor` to go on from ({@link SCAN_START}: the list's end was reached).
    */
   async recover(
     keys: QueueKeys,
     opts: { visibilityTimeoutMs: number; maxDeliveries: number },
-  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[] }> {
-    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[] };
-    let cursor = SCAN_START;
-    for (let round = 0; round < 10; round++) {
+    from: string = SCAN_START,
+  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string }> {
+    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from };
+    for (let round = 0; round < RECOVER_SCAN.rounds; round++) {
       const r = await recoverScript(this.client, keys, {
         consumer: this.name,
         minIdleMs: opts.visibilityTimeoutMs,
-        count: 100,
+        count: RECOVER_SCAN.count,
         maxDeliveries: opts.maxDeliveries,
         counterTtlMs: DEFAULTS.counterTtlMs,
-        cursor,
+        cursor: out.cursor,
       });
       out.requeued.push(...r.requeued);
       out.poison.push(...r.poison);
       out.lost.push(...r.lost);
-      cursor = r.cursor;
-      if (cursor === SCAN_START) break;
+      out.cursor = r.cursor;
+      if (out.cursor === SCAN_START) break;
     }
     return out;
   }

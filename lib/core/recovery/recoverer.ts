@@ -1,6 +1,6 @@
 import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger } from '../runtime/logger.js';
-import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
+import { DEAD_REASON, MARKER_TTL, META, SCAN_START } from '../redis/protocol.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import {
   reclaimConsumerScript,
@@ -11,7 +11,7 @@ import {
 } from '../redis/commands/recovery.js';
 import type { RedisClient } from '../redis/types.js';
 import { decodeStored, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
-import { isNoGroup, type ConsumedQueue, type Consumer } from '../fetch/consumer.js';
+import { CLAIM_CHUNK, isNoGroup, type ConsumedQueue, type Consumer } from '../fetch/consumer.js';
 import type { Executor } from '../worker/executor.js';
 import type { ResolvedServerOptions } from '../worker/server-options.js';
 import type { Slots } from '../fetch/slots.js';
@@ -54,6 +54,13 @@ export class Recoverer {
   private readonly groupMissing = new Set<string>();
   /** Queues this server put entries back into ({@link giveBack}): the shutdown announces their freed limit slots. */
   readonly givenBack = new Set<string>();
+  /**
+   * Queue → where its next sweep starts in its pending entries list, when the last sweep stopped
+   * before the list's end (one sweep looks at a bounded part of it: fetch/consumer.ts RECOVER_SCAN).
+   * Before review46 every sweep began again at the start, so entries behind the first ~10,000 (a
+   * stalled consumer's, behind the entries live workers kept fresh) were never reclaimed.
+   */
+  private readonly sweepFrom = new Map<string, string>();
 
   constructor(private readonly deps: RecovererDeps) {
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
@@ -68,7 +75,8 @@ export class Recoverer {
    * the visibility timeout (recover.lua via {@link Consumer.recover}) in the queues {@link SweepPlan}
    * picks — every queue on the first tick and while `sweepAll` (another server is overdue), else one
    * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
-   * asked for — so its idle cost does not grow with the number of queues.
+   * asked for — so its idle cost does not grow with the number of queues. A queue's sweep looks at a
+   * bounded part of its pending entries list and the next one goes on from where it stopped ({@link sweepFrom}).
    * @returns the names of the queues where entries left the pending entries list (requeued, dead as
    * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
@@ -78,12 +86,16 @@ export class Recoverer {
     for (const q of this.plan.pick(sweepAll)) {
       let found;
       try {
-        found = await this.deps.consumer.recover(q.keys, { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries });
+        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries };
+        found = await this.deps.consumer.recover(q.keys, opts, this.sweepFrom.get(q.name));
       } catch (err) {
+        this.sweepFrom.delete(q.name); // from the start next time (a group recreated has a new list)
         if (this.noGroup(q, err)) continue;
         throw err;
       }
       this.groupMissing.delete(q.name);
+      if (found.cursor === SCAN_START) this.sweepFrom.delete(q.name);
+      else this.sweepFrom.set(q.name, found.cursor);
       await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
       if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
     }
@@ -151,7 +163,15 @@ export class Recoverer {
     }
     // they wait for a worker again: their markers get the lifetime of a waiting task
     const marked = tasks.map((t) => ({ taskId: t.taskId, markers: markerKeys(q.keys, { id: t.taskId, meta: parseMeta(t.meta) }) }));
-    await renewMarkersScript(this.deps.client, marked);
+    await this.renewMarkers(marked);
+  }
+
+  /**
+   * Renews the markers of tasks put back in the stream (renew-markers.lua), {@link CLAIM_CHUNK} tasks per
+   * call: one call's length grows with its tasks (169 ms of Redis time for 5,000 in one call, before review46).
+   */
+  private async renewMarkers(marked: { taskId: string; markers: string[] }[]): Promise<void> {
+    for (let i = 0; i < marked.length; i += CLAIM_CHUNK) await renewMarkersScript(this.deps.client, marked.slice(i, i + CLAIM_CHUNK));
   }
 
   /** A poison task this server now holds: the dead path, like every other dead task (its markers are released there). */
@@ -262,7 +282,7 @@ export class Recoverer {
         continue;
       }
       const marked = entries.filter((e) => e.task).map((e) => ({ taskId: e.task!.id, markers: markerKeys(q.keys, e.task!) }));
-      await renewMarkersScript(this.deps.client, marked).catch((err: unknown) => {
+      await this.renewMarkers(marked).catch((err: unknown) => {
         this.deps.logger.warn(`Could not renew the markers of tasks put back; they expire sooner (queue=${q.name} error=${String(err)})`);
       });
     }

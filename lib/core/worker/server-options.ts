@@ -34,6 +34,8 @@ export interface ServerOptions {
   /**
    * A pending entry idle this long is reclaimed from its consumer, ms: a consumer that is alive but
    * stopped or hung (a server whose process is gone is found by its liveness and reclaimed at once).
+   * A running handler's claim is renewed every third of it, and the idle time counts from the last
+   * renewal: a stall of two thirds of it can be enough for a running task to run elsewhere too.
    * @defaultValue 30000
    */
   visibilityTimeout?: number;
