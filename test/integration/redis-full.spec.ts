@@ -9,7 +9,7 @@ import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { CLI_MAIN } from '../helpers/cli.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { newNamespace } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 let redis: PrivateRedis;
 let admin: Redis;
@@ -21,6 +21,12 @@ afterEach(async () => {
   admin.disconnect();
   await redis.kill();
 });
+
+/** OOM errors Redis answered so far (INFO errorstats): each refused call of a loop is one. */
+async function refusedCalls(): Promise<number> {
+  const m = /^errorstat_OOM:count=(\d+)/m.exec(await admin.info('errorstats'));
+  return Number(m?.[1] ?? 0);
+}
 
 function cli(ns: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, CHRONOS_NAMESPACE: ns };
@@ -53,6 +59,46 @@ test('the leader and chronos stats are read while Redis is over maxmemory', asyn
   } finally {
     await admin.config('SET', 'maxmemory', '0');
     await inspector.close();
+    await scheduler.stop();
+  }
+});
+
+// before: every failed lease call logged 'Could not renew or take shard leases (error=…)', up to 13
+// in the last half second of a lease and then every TTL/4: three lines a second per instance for
+// as long as Redis was full, and the lease service's health said 'running' throughout
+test('failing lease calls are logged once per run of failures, the lease service says failing, and the recovery is logged', async () => {
+  const ns = newNamespace('full');
+  const logger = recordingLogger();
+  const scheduler = new Scheduler({
+    connection: redis.url,
+    namespace: ns,
+    instanceId: 'A',
+    leaderTtl: 2000,
+    heartbeatInterval: 60_000,
+    logger,
+  });
+  const leaseLines = () => logger.lines.filter((l) => /shard lease/i.test(l.message));
+  const lease = () => scheduler.health().services.find((s) => s.name === 'lease')!;
+  try {
+    await scheduler.start();
+    await waitFor(() => scheduler.isLeader, 'A to lead');
+    await admin.config('SET', 'maxmemory', '1');
+    await waitFor(() => logger.lines.some((l) => /Lost leadership/.test(l.message)), { what: 'A to step down', timeoutMs: 10_000 });
+    // a dozen more refused calls (the lease's, at TTL/4 once stepped down) after the step-down
+    const seen = await refusedCalls();
+    await waitFor(async () => (await refusedCalls()) >= seen + 12, { what: 'a dozen more refused calls', timeoutMs: 20_000 });
+    expect(lease().state).toBe('failing');
+    expect(lease().lastError).toMatch(/OOM/);
+    expect(leaseLines().map((l) => l.message)).toEqual([expect.stringMatching(/^Renewing or taking shard leases failed; .*OOM/)]);
+    await admin.config('SET', 'maxmemory', '0');
+    await waitFor(() => scheduler.isLeader, { what: 'A to lead again', timeoutMs: 10_000 });
+    expect(lease().state).toBe('running');
+    expect(leaseLines().map((l) => l.message)).toEqual([
+      expect.stringMatching(/^Renewing or taking shard leases failed; .*OOM/),
+      expect.stringMatching(/^Renewing or taking shard leases recovered after \d+ failed attempts$/),
+    ]);
+  } finally {
+    await admin.config('SET', 'maxmemory', '0');
     await scheduler.stop();
   }
 });
