@@ -144,10 +144,10 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
     const second = await scrape(url);
     const big = await counted();
     expect(sumOf(second, 'chronos_queue_tasks', { queue: 'b', state: 'pending' })).toBe(2505);
-    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the shard leases: 2 + 22 × 2 + 19 + 0 + 1 + 4 = 70
+    // 2 queues, 0 live scheduler instances, schedules on 1 queue, the shard leases: 2 + 22 × 2 + 19 + 0 + 1 + 2 = 68
     // (22 per queue: the 18 counts and the 4 reads of its limits and groups; neither queue is limited or grouped;
     // 19: the 16 shards' registries, the pause notes, the instances and TIME)
-    expect(total(small)).toBe(70);
+    expect(total(small)).toBe(68);
     expect(big).toEqual(small);
     expect(small).toEqual({
       smembers: 2,
@@ -158,15 +158,13 @@ test('a scrape costs Redis a fixed number of commands whatever the queue sizes, 
       mget: 6,
       'memory|usage': 12,
       'xinfo|groups': 2,
-      time: 4, // … and the shard leases' MULTI
+      time: 4, // … and the shard leases' pipeline
       xrange: 2,
       hscan: 17, // the 16 shards' registries and the pause notes (one call each while under 1,000 fields)
       hmget: 1, // lastFired of the queue schedules target
       zrange: 1,
-      multi: 1, // the shard leases (silent schedules: overdue with or without a leader of its shard)
       get: 2, // the counts of each queue (7 days)
-      hgetall: 3, // the shard leases; the limits of each queue
-      exec: 1,
+      hgetall: 3, // the shard leases (silent schedules: overdue with or without a leader of its shard; pipelined, no MULTI); the limits of each queue
     });
   } finally {
     await app?.close();

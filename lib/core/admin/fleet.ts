@@ -6,13 +6,18 @@ import type { LeaderInfo, RedisInfo, ServerInfo, ShardLeaseInfo } from './types.
 import { engineTime } from '../runtime/time.js';
 
 /**
- * The shards' leaders (docs/scheduler-shards.md), or null when no shard's lease is held: one MULTI of
+ * The shards' leaders (docs/scheduler-shards.md), or null when no shard's lease is held: one pipeline of
  * HGETALL (the `shards` hash: `<instance>|<term>|<expiresAtMs>` per shard) and TIME; an expired
  * entry counts as not held. The instance leading the most shards is named first (see {@link LeaderInfo}).
+ * Not a MULTI: Redis refuses every command queued in a MULTI while it is over `maxmemory`, reads
+ * included, so the leader (and `chronos stats`, the console's overview, the metrics' fleet gauges, the
+ * health indicator's lease read) could not be read while Redis was full — when an operator needs them.
  */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
-  const multi = ctx.client.multi().hgetall(ctx.sched.shards).time();
-  const [[, table], [, time]] = (await execReplies(multi)) as [[unknown, Record<string, string>], [unknown, [string, string]]];
+  const replies = await execReplies(ctx.client.pipeline().hgetall(ctx.sched.shards).time());
+  const failed = replies.find(([err]) => err);
+  if (failed) throw failed[0]!;
+  const [[, table], [, time]] = replies as [[unknown, Record<string, string>], [unknown, [string, string]]];
   const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   const shards: ShardLeaseInfo[] = [];
   for (const [field, value] of Object.entries(table)) {

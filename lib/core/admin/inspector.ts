@@ -211,7 +211,7 @@ export class Inspector extends QueueInspector {
 
   /**
    * The shards' leaders (each shard's instance, term and TTL left) and the instance leading the most
-   * of them, or null when no shard is led. One MULTI (HGETALL of the shard leases, TIME).
+   * of them, or null when no shard is led. One pipeline (HGETALL of the shard leases, TIME): no MULTI, so it answers while Redis is over maxmemory.
    */
   leader(): Promise<LeaderInfo | null> {
     return fleet.leader(this.ctx);

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { ChronosLogger } from '../runtime/logger.js';
+import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { within } from './deadline.js';
+import { explainFailure } from '../redis/failures.js';
 import { releaseShardsScript, shardsScript, type ShardsOutcome } from '../redis/commands/shards.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import type { RedisClient } from '../redis/types.js';
@@ -34,6 +35,13 @@ export interface ShardLeasesOptions {
 const EXPIRY_SLACK_MS = 5;
 
 /**
+ * The shortest wait between two failed calls, as a fraction of the TTL (100 ms at 5 s): the retries
+ * while the leases still hold wait half the time left, which near the deadline went down to 0 ms (13
+ * calls in the last 0.5 s of a lease with Redis refusing writes, trial 45).
+ */
+const RETRY_FLOOR_DIVISOR = 50;
+
+/**
  * The shard leases of one instance (docs/scheduler-shards.md): one shards.lua call every TTL/2
  * renews its membership and every shard it leads, releases those above its fair share and takes
  * free or expired ones up to it; another call comes at once on a resign notice (a shard was freed,
@@ -55,9 +63,16 @@ export class ShardLeases {
   private callTimer?: NodeJS.Timeout;
   private expiryTimer?: NodeJS.Timeout;
   private readonly marginMs: number;
+  /**
+   * The calls' failures, logged once per run of failures (the first, then the recovery with the count)
+   * as every loop's are; before, every failed call logged a warning: three per second and instance
+   * while Redis refused writes (maxmemory reached), trial 45.
+   */
+  readonly failures: FailureLog;
 
   constructor(private readonly o: ShardLeasesOptions) {
     this.marginMs = Math.min(250, Math.floor(o.ttlMs / 10));
+    this.failures = new FailureLog(o.logger, 'Renewing or taking shard leases', (err) => explainFailure(o.client, err));
   }
 
   /** The shards this instance leads now (by its own monotonic clock), with their terms. */
@@ -146,14 +161,16 @@ export class ShardLeases {
         'shard lease call',
       );
       this.joined = true;
+      this.failures.ok();
       this.o.listener.clockSample(local, r.redisNow, this.o.localNow());
       if (!this.running) return;
       nextIn = this.applied(r, sent, nextIn);
     } catch (err) {
-      this.o.logger.warn(`Could not renew or take shard leases (error=${(err as Error).message})`);
+      this.failures.failed(err);
       // the leases still hold: try again soon rather than let them run out unrenewed
       const left = this.validUntil - performance.now();
-      nextIn = left > 0 ? Math.max(0, Math.min(Math.floor(this.o.ttlMs / 10), Math.floor(left / 2))) : Math.floor(this.o.ttlMs / 4);
+      const floor = Math.floor(this.o.ttlMs / RETRY_FLOOR_DIVISOR);
+      nextIn = left > 0 ? Math.max(floor, Math.min(Math.floor(this.o.ttlMs / 10), Math.floor(left / 2))) : Math.floor(this.o.ttlMs / 4);
       this.expired();
     } finally {
       this.calling = false;

@@ -28,7 +28,7 @@ const STATES = ['pending', 'active', 'scheduled', 'retry', 'dead'] as const;
  * - `Inspector.schedules(1)`: `HSCAN` of the 16 shards' registries and the pause notes, `ZRANGE` instances, `TIME`,
  *   `MGET` of their declarations, `SMISMEMBER` per distinct declaration and `HMGET` last-fired per
  *   target queue (1,000 names per call, one pipeline);
- * - `Inspector.leader()`: one `MULTI` (`TIME`, `HGETALL` of the shard leases): whether a schedule's overdue triggers mean
+ * - `Inspector.leader()`: one pipeline (`HGETALL` of the shard leases, `TIME`): whether a schedule's overdue triggers mean
  *   no leader. The missed triggers and silent flags are computed from these in memory (the spec,
  *   `lastFiredAt`, the pause note's instant), with no call of their own.
  * A read that fails, or does not answer within `timeoutMs` (Redis refused and ioredis still retrying,

@@ -8,6 +8,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import { ChronosError } from '../runtime/errors.js';
 import { watchErrors } from './failures.js';
 import type { ConnectionHandle } from './owner-close.js';
+import { reopenWhenEnded } from './reopen.js';
 import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
 
@@ -157,7 +158,10 @@ export function openConnection(given: RedisConnection | undefined): ConnectionHa
   }
   rejectKeyPrefix(client);
   defineScripts(client);
-  if (owned) watchErrors(client);
+  if (owned) {
+    watchErrors(client);
+    reopenWhenEnded(client);
+  }
   return { client, owned };
 }
 
@@ -184,6 +188,7 @@ export function duplicateConnection(client: RedisClient, { shardedSubscribers = 
   }
   defineScripts(dup);
   watchErrors(dup);
+  reopenWhenEnded(dup);
   return dup;
 }
 

@@ -74,5 +74,10 @@ export function explainFailure(client: RedisClient, err: unknown): string {
 export function describe(client: RedisClient): string {
   if ((client as { isCluster?: boolean }).isCluster) return 'cluster';
   const o = (client as Redis).options;
+  // a Sentinel client's host and port are ioredis's defaults, not where it connects: name the primary's name and the sentinels
+  if (o.sentinels?.length) {
+    const via = o.sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',');
+    return `sentinel primary "${o.name ?? 'mymaster'}" via ${via}/${o.db ?? 0}`;
+  }
   return `${o.host ?? '127.0.0.1'}:${o.port ?? 6379}/${o.db ?? 0}`;
 }

@@ -83,8 +83,9 @@ export class LeaseService implements Service {
     await this.o.leases.stop();
   }
 
+  /** `failing` while its lease calls fail (Redis unreachable or refusing writes), with the last error. */
   health(): ServiceHealth {
-    return healthOf(this.name, this.started);
+    return healthOf(this.name, this.started, this.o.leases.failures);
   }
 }
 
