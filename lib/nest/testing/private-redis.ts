@@ -62,8 +62,8 @@ export class PrivateRedisServer {
   }
 
   /**
-   * Starts one and waits until it answers PING (up to 10 s). It is killed when the process exits,
-   * should the module never be closed.
+   * Starts one and waits until it answers PING (up to 10 s). It does not keep the process alive,
+   * and is killed when the process exits, should the module never be closed.
    * @param command the redis-server executable: a name looked up on the PATH, or a path.
    * @throws ChronosTestingError when `command` cannot be run or the server does not answer.
    */
@@ -72,6 +72,9 @@ export class PrivateRedisServer {
     const port = await freePort();
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     const child = spawn(command, args, { stdio: 'ignore' });
+    // never what keeps the test process alive (a boot that failed after the start runs no shutdown
+    // hook): the process's exit kills it; stop() waits for it with a timer of its own
+    child.unref();
     const kill = () => child.kill('SIGKILL');
     process.once('exit', kill);
     child.once('exit', () => process.off('exit', kill));
