@@ -104,6 +104,9 @@ export class ChronosTestingModule {
     const holder: RedisHolder = {};
     const chronos = ChronosModule.forRootAsync({
       useFactory: async () => {
+        // the options ChronosModule would refuse are refused before the server starts: nothing runs a
+        // shutdown hook after a failed compile(), and the server would keep the test process alive
+        resolveOptions({ ...moduleOptions, connection: 'redis://127.0.0.1:6379' });
         holder.server = await PrivateRedisServer.start(command);
         return { ...moduleOptions, connection: holder.server.url };
       },

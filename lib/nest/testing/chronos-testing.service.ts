@@ -170,17 +170,20 @@ export class ChronosTesting {
    * Runs every task of the queues (or of `queue`), including those their handlers enqueue and the
    * delayed ones, until none is left: one attempt at a time, the earliest due first; a retry is due
    * after the engine's backoff and the clock jumps to it (virtual time), so a task runs until it
-   * succeeds or is dead.
-   * @throws ChronosTestingError after `maxAttempts` attempts (a loop), naming the task types that ran most; when the module was closed.
+   * succeeds or is dead. With `until` (an instant), only the tasks due at or before it run, and the
+   * clock never passes it: `drain(undefined, { until: chronos.now })` runs what is due now and leaves
+   * the rest queued (a task delayed past it, a retry whose backoff ends later).
+   * @throws ChronosTestingError after `maxAttempts` attempts (a loop), naming the task types that ran most; for an `until` that is not an instant; when the module was closed.
    */
-  async drain(queue?: string, options: { maxAttempts?: number } = {}): Promise<DrainResult> {
+  async drain(queue?: string, options: { maxAttempts?: number; until?: Instant } = {}): Promise<DrainResult> {
     if (this.closed) throw closedError('drain');
     const max = options.maxAttempts ?? DRAIN_MAX_ATTEMPTS;
+    const until = options.until === undefined ? Infinity : instant(options.until, 'until');
     const result: DrainResult = { succeeded: 0, retried: 0, dead: 0, outcomes: [] };
     const counts = new Map<string, number>();
     for (;;) {
       const next = this.store.tasks(queue)[0];
-      if (!next) return result;
+      if (!next || next.runAt > until) return result;
       if (result.outcomes.length >= max) {
         const top = [...counts]
           .sort((x, y) => y[1] - x[1])
