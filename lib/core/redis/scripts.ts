@@ -54,6 +54,7 @@ export const SCRIPT_NAMES = [
   'fence-schedules',
   'drop-runs',
   'read-runs',
+  'delete-consumers',
   'fetch-limited',
   'set-group-limits',
   'set-limits',

@@ -7,8 +7,8 @@ import type { RedisClient } from '../types.js';
  * past the visibility timeout, poison, lost), reclaim-consumer.lua (reclaim a dead consumer's
  * entries at once), presence.lua (liveness of the worker servers), redis-run.lua (since when the
  * running Redis process has been answering them),
- * claim.lua (claims and markers of a live consumer) and renew-markers.lua (markers of tasks put back
- * in the stream). Conventions as in index.ts.
+ * claim.lua (claims and markers of a live consumer), renew-markers.lua (markers of tasks put back
+ * in the stream) and delete-consumers.lua (consumers of gone servers). Conventions as in index.ts.
  */
 
 /** One round of recover.lua. */
@@ -231,6 +231,15 @@ export async function redisRunScript(
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */
+/**
+ * Deletes the consumers among `names` that are still idle longer than `idleMs` and own no pending
+ * entry, each checked and deleted atomically (delete-consumers.lua).
+ * @returns the names deleted
+ */
+export function deleteConsumersScript(client: RedisClient, stream: string, idleMs: number, names: readonly string[]): Promise<string[]> {
+  return runScript<string[]>(client, 'delete-consumers', [stream], [CONSUMER_GROUP, String(idleMs), ...names]);
+}
+
 export const RECOVERY_SCRIPTS = {
   recover: recoverScript,
   'reclaim-consumer': reclaimConsumerScript,
@@ -238,4 +247,5 @@ export const RECOVERY_SCRIPTS = {
   'redis-run': redisRunScript,
   claim: claimScript,
   'renew-markers': renewMarkersScript,
+  'delete-consumers': deleteConsumersScript,
 } as const satisfies Partial<Record<ScriptName, ScriptWrapper>>;
