@@ -22,7 +22,6 @@ const UPKEEP_MEMORY = 100_000;
  * record with the fire itself, so history costs the fire path no round trip.
  */
 export class FireObserver {
-  private spans: (ChronosSpan | undefined)[] = [];
   /** Per schedule: when its history's TTL was last renewed (epoch ms, the engine's clock). */
   private readonly renewedAt = new RecentMap<string, number>(UPKEEP_MEMORY / 2);
 
@@ -30,18 +29,14 @@ export class FireObserver {
   constructor(private readonly historyLimit: number) {}
 
   /**
-   * Starts the spans of a chunk; returns each trigger's `traceparent` (undefined when tracing is off;
-   * an empty list when no span is made: tracing off, or no provider registered).
+   * Starts the spans of a chunk (one fire.lua call): they are the call's own, ended by {@link end} or
+   * {@link fail} with them, since a batch's calls, one per queue, are in flight at once. Empty when no
+   * span is made (tracing off, or no provider registered); a span's `traceparent` goes into its
+   * trigger's task meta.
    */
-  begin(chunk: readonly FireItem[]): (string | undefined)[] {
-    if (!fireSpansWanted()) {
-      this.spans = [];
-      return [];
-    }
-    this.spans = chunk.map(({ entry: { stored: s }, triggerAt }) =>
-      startFireSpan(s.name, s.queue, triggerAt, triggerKey(s.name, triggerAt)),
-    );
-    return this.spans.map((s) => s?.traceparent);
+  begin(chunk: readonly FireItem[]): FireSpans {
+    if (!fireSpansWanted()) return [];
+    return chunk.map(({ entry: { stored: s }, triggerAt }) => startFireSpan(s.name, s.queue, triggerAt, triggerKey(s.name, triggerAt)));
   }
 
   /**
@@ -65,18 +60,19 @@ export class FireObserver {
     });
   }
 
-  /** Ends the chunk's spans with their outcomes. */
-  end(results: readonly FireResult[]): void {
-    this.spans.forEach((span, i) => {
+  /** Ends a chunk's spans with their outcomes. */
+  end(spans: FireSpans, results: readonly FireResult[]): void {
+    spans.forEach((span, i) => {
       span?.set({ 'chronos.fire.outcome': results[i] });
       span?.end();
     });
-    this.spans = [];
   }
 
-  /** Ends the chunk's spans when `fire.lua` failed. */
-  fail(error: unknown): void {
-    for (const span of this.spans) span?.end(error);
-    this.spans = [];
+  /** Ends a chunk's spans when its `fire.lua` call failed. */
+  fail(spans: FireSpans, error: unknown): void {
+    for (const span of spans) span?.end(error);
   }
 }
+
+/** The fire spans of one fire.lua call, one per trigger (undefined where none was made); empty when tracing is off. */
+export type FireSpans = readonly (ChronosSpan | undefined)[];

@@ -108,7 +108,13 @@ export class FiringShared {
   private async fireChunk(queue: string, chunk: FireItem[], leadMs: number): Promise<void> {
     const { client, time, trustLocalClock } = this.ctx;
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
-    const triggers = fireTriggers(chunk, this.observer.begin(chunk), this.ctx.now(), trustLocalClock);
+    const spans = this.observer.begin(chunk);
+    const triggers = fireTriggers(
+      chunk,
+      spans.map((span) => span?.traceparent),
+      this.ctx.now(),
+      trustLocalClock,
+    );
     this.observer.historyFlags(chunk, triggers);
     const sentAt = time.localNow();
     let fired: Awaited<ReturnType<typeof fireScript>>;
@@ -118,11 +124,11 @@ export class FiringShared {
         'the fire script',
       );
     } catch (err) {
-      this.observer.fail(err);
+      this.observer.fail(spans, err);
       throw err;
     }
     const { results, now: redisNow } = fired;
-    this.observer.end(results);
+    this.observer.end(spans, results);
     // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
     if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
     chunk.forEach((item, i) => this.settle(item, results[i]));
