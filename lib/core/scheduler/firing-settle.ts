@@ -8,14 +8,14 @@
 import type { ChronosEvent } from '../runtime/events.js';
 import { FailureLog } from '../runtime/logger.js';
 import { explainFailure } from '../redis/connection.js';
-import { fireScript, type FireResult } from '../redis/commands/schedule.js';
+import { fireScript, type FireOutcome, type FireResult, type FireTrigger } from '../redis/commands/schedule.js';
 import { markGrouped } from '../queue/limits.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import { triggerKey } from './definition.js';
-import { LeaseBound } from '../leadership/deadline.js';
+import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { BatchGate } from './batch-gate.js';
 import { exhaustedLine, pushTo, SpecCache, type Entry } from './due-entry.js';
-import { FireObserver } from './fire-observer.js';
+import { FireObserver, type FireSpans } from './fire-observer.js';
 import { announceSuperseding, fireTriggers, indexDelayed, type FireItem } from './fire-triggers.js';
 import { LATE_TOLERANCE_MS, type Plan } from './plan.js';
 import { PlanReports } from './plan-report.js';
@@ -117,26 +117,51 @@ export class FiringShared {
     );
     this.observer.historyFlags(chunk, triggers);
     const sentAt = time.localNow();
-    let fired: Awaited<ReturnType<typeof fireScript>>;
+    const call = fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId, this.ctx.historyLimit);
+    let fired: FireOutcome;
     try {
-      fired = await this.bound.call(
-        fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId, this.ctx.historyLimit),
-        'the fire script',
-      );
+      fired = await this.bound.call(call, 'the fire script');
     } catch (err) {
-      this.observer.fail(spans, err);
+      if (err instanceof CallDeadlineError) {
+        // abandoned at the lease's end, not cancelled: when it lands, its triggers are enqueued all the
+        // same, and their follow-ups are owed (trial 44: 179 tasks ran with no schedule.fired)
+        call
+          .then(
+            (late) => this.followUp(queue, chunk, spans, triggers, late, false),
+            (e: unknown) => this.observer.fail(spans, e),
+          )
+          .catch((e: unknown) =>
+            this.ctx.logger.warn(`Could not follow up a fire that landed after the lease ran out (queue=${queue} error=${String(e)})`),
+          );
+      } else this.observer.fail(spans, err);
       throw err;
     }
+    // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
+    if (!trustLocalClock) time.sample(sentAt, fired.now, time.localNow());
+    await this.followUp(queue, chunk, spans, triggers, fired, true);
+  }
+
+  /**
+   * What a fire.lua call that returned is owed, also one the lease's end abandoned (`bounded` false)
+   * that landed later: its spans ended with their outcomes, each result settled (its events and logs),
+   * the cancel notices of the tasks it superseded, the due-time index of its delayed tasks (else they
+   * would wait for the forwarders' rolling sweep).
+   */
+  private async followUp(
+    queue: string,
+    chunk: FireItem[],
+    spans: FireSpans,
+    triggers: FireTrigger[],
+    fired: FireOutcome,
+    bounded: boolean,
+  ): Promise<void> {
+    const { client, namespace, logger } = this.ctx;
     const { results, now: redisNow } = fired;
     this.observer.end(spans, results);
-    // a round trip like any other; when Redis refused a trigger as early, it proves the estimate ran ahead and resets it
-    if (!trustLocalClock) time.sample(sentAt, redisNow, time.localNow());
     chunk.forEach((item, i) => this.settle(item, results[i]));
-    announceSuperseding(client, this.ctx.namespace, this.ctx.logger, chunk, results);
-    await this.bound.call(
-      indexDelayed(client, this.ctx.namespace, this.ctx.logger, queue, triggers, results, redisNow),
-      'the due-time index write',
-    ); // jittered trigger tasks (fire-triggers.ts)
+    announceSuperseding(client, namespace, logger, chunk, results);
+    const index = indexDelayed(client, namespace, logger, queue, triggers, results, redisNow); // jittered trigger tasks (fire-triggers.ts)
+    await (bounded ? this.bound.call(index, 'the due-time index write') : index);
   }
 
   /** Applies one fire result to its entry, with its events and logs. */
