@@ -193,6 +193,8 @@ test('a bad definition or a name given twice is refused before anything is writt
   await expect(s.removeSchedules(['x', 'y', 'x'])).rejects.toThrow(
     'A schedule named "x" is given twice in one call to removeSchedules: at [0] and [2]',
   );
+  // a removal's array holds names, and its error says so (trial 44: "definition [1] of the call")
+  await expect(s.removeSchedules(['x', 'a b'])).rejects.toThrow(/^Invalid schedule "a b" \(name \[1\] of the call\): name: expected/);
   // a lone UTF-16 surrogate anywhere would be stored, then undecodable by the registry scripts (trial 7:
   // 41 of 41 stored, the bad one then neither removable nor changeable): refused before any write, naming where
   const lone = [

@@ -61,13 +61,13 @@ export interface RemoveSchedulesResult {
   missing: string[];
 }
 
-/** Where a definition of a bulk call was: its index, in the message of the error. */
-function at<T>(index: number, f: () => T): T {
+/** Where a definition (or a name, of a removal) of a bulk call was: its index, in the message of the error. */
+function at<T>(index: number, f: () => T, item: 'definition' | 'name' = 'definition'): T {
   try {
     return f();
   } catch (err) {
     if (!(err instanceof InvalidScheduleError)) throw err;
-    throw new InvalidScheduleError(err.schedule, err.value, err.problem, { cause: err.cause ?? err, index });
+    throw new InvalidScheduleError(err.schedule, err.value, err.problem, { cause: err.cause ?? err, index, item });
   }
 }
 
@@ -103,7 +103,7 @@ export function validateNames(names: readonly string[]): string[] {
   if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, show(names), 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
   return Array.from(names, (name, i) => {
-    at(i, () => checkStoredScheduleName(name));
+    at(i, () => checkStoredScheduleName(name), 'name');
     once(seen, name, i, 'removeSchedules');
     return name;
   });

@@ -90,9 +90,11 @@ export class InvalidScheduleError extends ChronosError {
     options?: ErrorOptions & {
       /** Index of the definition in the array of a bulk call (`addSchedules`, `upsertSchedules`, `removeSchedules`). */
       index?: number;
+      /** What the array of that call holds, for the message: `definition` (the default) or `name` (`removeSchedules`). */
+      item?: 'definition' | 'name';
     },
   ) {
-    const at = options?.index === undefined ? '' : ` (definition [${options.index}] of the call)`;
+    const at = options?.index === undefined ? '' : ` (${options.item ?? 'definition'} [${options.index}] of the call)`;
     const shown = typeof value === 'string' ? quoteShown(value) : cutShown(String(value)); // cut after 300 chars; `value` keeps it whole
     const subject = schedule ? `"${schedule}"${at}: ${shown}` : `${shown}${at}`;
     super('INVALID_SCHEDULE', `Invalid schedule ${subject}: ${problem}`, options);
