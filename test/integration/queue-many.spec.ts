@@ -106,6 +106,26 @@ test('the index scripts keep a due time an enqueuer wrote while the queue was be
   expect(Number(await client.zscore(key, 'c'))).toBe(7000);
 });
 
+test('claim-due.lua finds the served queues behind more overdue rows of other queues than it reads at once', async () => {
+  const client = redis();
+  const key = dueKey();
+  const others: (string | number)[] = [];
+  for (let i = 0; i < 300; i++) others.push(1 + i, `other${i}`); // overdue, served by nobody here: ahead of ours
+  await client.zadd(key, ...others);
+  const later = Date.now() + 60_000;
+  await client.zadd(key, 500, 'mine', later, 'mine-later');
+  // before: the range of limit + 64 rows held only other queues: nothing claimed, no next due time
+  const claim = await claimDue(client, key, 100, ['mine', 'mine-later', 'absent']);
+  expect(claim.claimed).toEqual(['mine']);
+  expect(claim.nextDueAt).toBe(later);
+  expect(Number(await client.zscore(key, 'mine'))).toBe(claim.mark);
+  expect(Number(await client.zscore(key, 'other0'))).toBe(1); // the others left alone
+  // claimed already (its mark above every due time): not claimed again, not taken for a due time
+  const again = await claimDue(client, key, 100, ['mine', 'mine-later']);
+  expect(again.claimed).toEqual([]);
+  expect(again.nextDueAt).toBe(later);
+});
+
 test('20 backlogged queues with equal weights: every queue is served within the first 20 × batch tasks, shares even', async () => {
   const queues = names(20);
   const batch = 5;

@@ -116,3 +116,23 @@ test('lower-due.lua publishes a wake only when it lowered the score: one message
     sub.disconnect();
   }
 });
+
+test('queues nobody serves, overdue in the due index ahead of this worker’s queue, do not hide it from its claim', async () => {
+  // 200 queues of the namespace with delayed tasks and no live worker (their workers retired or down), all
+  // overdue: before, claim-due.lua read only the first limit + 64 rows of the index, all theirs, so it never
+  // saw the worker's own queue; a first delayed task still started (the wake's hint forwarded it), but its
+  // queue's score stayed at that past time, a later task lowered nothing, published no wake, and waited for the
+  // 5-minute sweep
+  const due = new GlobalKeys(rig.ns).due;
+  const gone: (string | number)[] = [];
+  for (let i = 0; i < 200; i++) gone.push(1000 + i, `gone${i}`);
+  await rig.redis.zadd(due, ...gone);
+  await startWorker(rig, 'W1', NO_POLL);
+  const first = await rig.client.enqueue('quick', {}, { delay: 300 });
+  await waitFor(() => started(first.id), 'the first delayed task to start', 20_000);
+  const second = await rig.client.enqueue('quick', {}, { delay: 600 });
+  await waitFor(() => started(second.id), 'the second delayed task to start (its queue claimed, not left to the sweep)', 20_000);
+  // the worker claimed its queue and settled it: out of the index (nothing waits), the other queues left as they were
+  await waitFor(async () => (await rig.redis.zscore(due, 'default')) === null, 'the queue settled out of the index');
+  expect(await rig.redis.zcard(due)).toBe(200);
+});
