@@ -230,7 +230,6 @@ export async function redisRunScript(
   return { sinceMs, nowMs };
 }
 
-/** The wrapper of each script of this area (the registry in index.ts). */
 /**
  * Deletes the consumers among `names` that are still idle longer than `idleMs` and own no pending
  * entry, each checked and deleted atomically (delete-consumers.lua).
@@ -240,6 +239,7 @@ export function deleteConsumersScript(client: RedisClient, stream: string, idleM
   return runScript<string[]>(client, 'delete-consumers', [stream], [CONSUMER_GROUP, String(idleMs), ...names]);
 }
 
+/** The wrapper of each script of this area (the registry in index.ts). */
 export const RECOVERY_SCRIPTS = {
   recover: recoverScript,
   'reclaim-consumer': reclaimConsumerScript,
