@@ -1,11 +1,12 @@
 /**
  * What the Inspector shows of a schedule's spread and bounds (jitter, startAt/endAt, maxRuns): the
- * fields of {@link ScheduleBoundsInfo}, and the read of the runs counters (one pipeline of HMGET,
- * only for the schedules with a maxRuns).
+ * fields of {@link ScheduleBoundsInfo}, and the read of the runs counters (only for the schedules
+ * with a maxRuns).
  */
 import type { StoredSchedule } from '../scheduler/definition.js';
 import type { InspectorContext } from './context.js';
-import { SlotPipeline } from '../redis/cluster.js';
+import { readRunsScript } from '../redis/commands/schedule.js';
+import { pushTo } from '../scheduler/due-entry.js';
 
 /**
  * A schedule's spread and bounds as the Inspector shows them (part of `ScheduleInfo`); each field is
@@ -40,24 +41,18 @@ export function boundsInfo(s: StoredSchedule): ScheduleBoundsInfo {
 }
 
 /**
- * How many triggers each schedule with a maxRuns may still enqueue, by name: HMGET `max n` of its
- * runs counter (keys.ts `runs`), one pipeline per slot. A count taken under another maxRuns does not count
- * (fire.lua starts it afresh at the next fire).
+ * How many triggers each schedule with a maxRuns may still enqueue, by name: its runs counter as the
+ * leader reads it (readRunsScript: one read-runs.lua call per queue and 1,000 schedules, all queues in flight).
  */
 export async function runsLeftOf(ctx: InspectorContext, defs: readonly StoredSchedule[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  const limited = defs.filter((s) => s.maxRuns !== undefined);
-  if (limited.length === 0) return out;
-  const p = new SlotPipeline(ctx.client); // each counter lives in its queue's slot
-  for (const s of limited) {
-    const key = ctx.keys(s.queue).runs(s.name);
-    p.add(key, (c) => c.hmget(key, 'max', 'n'));
-  }
-  const replies = await p.exec();
-  limited.forEach((s, i) => {
-    const [max, n] = (replies[i][1] as (string | null)[] | null) ?? [null, null];
-    const counted = Number(max) === s.maxRuns ? Number(n ?? 0) : 0;
-    out.set(s.name, Math.max(0, s.maxRuns! - counted));
-  });
+  const byQueue = new Map<string, { name: string; maxRuns: number }[]>();
+  for (const s of defs) if (s.maxRuns !== undefined) pushTo(byQueue, s.queue, { name: s.name, maxRuns: s.maxRuns });
+  await Promise.all(
+    [...byQueue].map(async ([queue, list]) => {
+      const counted = await readRunsScript(ctx.client, ctx.keys(queue), list);
+      list.forEach((s, i) => out.set(s.name, Math.max(0, s.maxRuns - counted[i])));
+    }),
+  );
   return out;
 }

@@ -160,8 +160,7 @@ export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now:
 /**
  * Reads the entries' lastFired from their queues' slots (HMGET per queue, {@link HMGET_CHUNK} names
  * each, all in flight) and sets their next trigger; and, for the entries with a maxRuns, their runs
- * counters (fire.lua's `runs:<schedule>`, in the same slot; read-runs.lua, as many names per call): one that reached its maxRuns under this
- * maxRuns is `exhausted`, so it is neither planned nor reported. A pause, a resume or a change that
+ * counters (readRunsScript): one that reached its maxRuns under this maxRuns is `exhausted`, so it is neither planned nor reported. A pause, a resume or a change that
  * keeps maxRuns puts an ended schedule back in the due index; planned, the triggers it no longer has
  * were reported as skipped (a resume: 'Skipped 116 trigger(s) while paused', trial 44).
  */
@@ -185,22 +184,14 @@ export async function readLastFired(client: RedisClient, entries: readonly Entry
   const limited = new Map<QueueKeys, Entry[]>();
   for (const e of entries) if (e.stored.maxRuns !== undefined) pushTo(limited, e.keys, e);
   for (const [keys, list] of limited) {
-    for (let c = 0; c < list.length; c += HMGET_CHUNK) {
-      const chunk = list.slice(c, c + HMGET_CHUNK);
-      calls.push(
-        readRunsScript(
-          client,
-          keys,
-          chunk.map((e) => e.stored.name),
-        ).then((runs) => {
-          chunk.forEach((e, i) => {
-            const r = runs[i];
-            // a count taken under another maxRuns starts afresh at the next fire (fire.lua)
-            if (r !== undefined && r.max === e.stored.maxRuns && r.n >= r.max) e.exhausted = true;
-          });
+    const schedules = list.map((e) => ({ name: e.stored.name, maxRuns: e.stored.maxRuns! }));
+    calls.push(
+      readRunsScript(client, keys, schedules).then((counted) =>
+        list.forEach((e, i) => {
+          if (counted[i] >= schedules[i].maxRuns) e.exhausted = true;
         }),
-      );
-    }
+      ),
+    );
   }
   await Promise.all(calls);
   for (const e of entries) e.next = e.spec.nextAfter(e.lastFired);

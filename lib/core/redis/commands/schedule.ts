@@ -145,17 +145,33 @@ export function dropRunsScript(
   return runScript<number>(client, 'drop-runs', [keys.generation, keys.base], drops.flat());
 }
 
+/** Most counters of one read-runs.lua call. */
+const READ_RUNS_CHUNK = 1000;
+
 /**
- * Reads the maxRuns counters of schedules in one queue's slot (read-runs.lua).
- * @returns per schedule, in order: the maxRuns its count was taken under and the count (undefined when there is no counter)
+ * How many triggers each schedule of one queue's slot has enqueued toward its maxRuns, in order: its
+ * runs counter's count (fire.lua's `runs:<schedule>`, read by read-runs.lua, {@link READ_RUNS_CHUNK}
+ * per call) when it was taken under this maxRuns, else 0 (fire.lua starts a count taken under another
+ * maxRuns afresh at its next fire). The one read of the counters: the leader's (a spent schedule is
+ * not planned) and the Inspector's (`runsLeft`).
  */
 export async function readRunsScript(
   client: RedisClient,
   keys: QueueKeys,
-  schedules: readonly string[],
-): Promise<({ max: number; n: number } | undefined)[]> {
-  const flat = await runScript<string[]>(client, 'read-runs', [keys.base], schedules);
-  return schedules.map((_, i) => (flat[2 * i] === '' ? undefined : { max: Number(flat[2 * i]), n: Number(flat[2 * i + 1]) }));
+  schedules: readonly { name: string; maxRuns: number }[],
+): Promise<number[]> {
+  const out: number[] = [];
+  for (let c = 0; c < schedules.length; c += READ_RUNS_CHUNK) {
+    const chunk = schedules.slice(c, c + READ_RUNS_CHUNK);
+    const flat = await runScript<string[]>(
+      client,
+      'read-runs',
+      [keys.base],
+      chunk.map((s) => s.name),
+    );
+    chunk.forEach((s, i) => out.push(flat[2 * i] !== '' && Number(flat[2 * i]) === s.maxRuns ? Number(flat[2 * i + 1]) : 0));
+  }
+  return out;
 }
 
 /** One chunk of the definitions an instance declares, for register-schedules.lua. */
