@@ -121,6 +121,15 @@ describe('nextTriggers', () => {
     expect(() => nextTriggers(spec, 0, -1)).toThrow(RangeError);
     expect(() => nextTriggers(spec, 0, 1.5)).toThrow(RangeError);
   });
+
+  it('every-spec: runs out at the last instant a Date holds, and refuses a period past it', () => {
+    // a period of 4e15 ms has two triggers in the Date range (4e15, 8e15): the third is past 8.64e15
+    const spec = everySpec(4e15);
+    expect(nextTriggers(spec, 0, 5)).toEqual([4e15, 8e15]);
+    expect(spec.nextAfter(8e15)).toBeNull();
+    expect(everySpec(8.64e15).nextAfter(0)).toBe(8.64e15);
+    expect(() => everySpec(9e15)).toThrow('the @every period is too large: at most 8640000000000000 ms, got 9000000000000000 ms');
+  });
 });
 
 describe('triggersBetween', () => {

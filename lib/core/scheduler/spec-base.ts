@@ -43,9 +43,12 @@ export function latest(all: number[], cap: number, alsoSkipped: number): { trigg
   return { triggers, skipped: alsoSkipped + all.length - triggers.length };
 }
 
-/** @throws RangeError unless `ms` is a finite epoch instant (ms). */
+/** The last instant a JavaScript `Date` holds, epoch ms (ECMA-262 "Time Values and Time Range": ±8.64e15). */
+export const MAX_INSTANT_MS = 8.64e15;
+
+/** @throws RangeError unless `ms` is a finite epoch instant (ms) a `Date` holds ({@link MAX_INSTANT_MS}). */
 export function assertInstant(ms: number, name: string): void {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_INSTANT_MS) {
     throw new RangeError(`${name} must be a finite epoch time in ms, got ${String(ms)}`);
   }
 }

@@ -3,7 +3,7 @@
  * Units: epoch milliseconds; periods and offsets are whole seconds.
  */
 import { InvalidScheduleError } from '../runtime/errors.js';
-import { SECOND_MS, assertInstant, type ScheduleSpec } from './spec-base.js';
+import { MAX_INSTANT_MS, SECOND_MS, assertInstant, type ScheduleSpec } from './spec-base.js';
 
 /**
  * `@every <n>`: a trigger is every instant T (ms) with (T - offsetMs) % everyMs == 0, i.e. unix
@@ -34,9 +34,11 @@ export class EveryScheduleSpec implements ScheduleSpec {
     return k * this.everyMs + this.offsetMs;
   }
 
+  /** The first trigger after `afterMs`; null past the last instant a `Date` holds (as cron specs run out past their years). */
   nextAfter(afterMs: number): number | null {
     assertInstant(afterMs, 'afterMs');
-    return this.at(this.indexAtOrBefore(afterMs) + 1);
+    const next = this.at(this.indexAtOrBefore(afterMs) + 1);
+    return next > MAX_INSTANT_MS ? null : next;
   }
 
   triggersBetween(afterMs: number, untilMs: number, cap: number): { triggers: number[]; skipped: number } {
@@ -65,8 +67,9 @@ export function makeEverySpec(
   if (everyMs % SECOND_MS !== 0) {
     throw new InvalidScheduleError(schedule, expression, `the @every period must be whole seconds, got ${everyMs} ms`);
   }
-  if (!Number.isSafeInteger(everyMs)) {
-    throw new InvalidScheduleError(schedule, expression, 'the @every period is too large');
+  if (everyMs > MAX_INSTANT_MS) {
+    // past it, no trigger after 1970 is an instant a Date holds: such a schedule would never fire
+    throw new InvalidScheduleError(schedule, expression, `the @every period is too large: at most ${MAX_INSTANT_MS} ms, got ${everyMs} ms`);
   }
   const offset = offsetMs ?? 0;
   if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset >= everyMs || offset % SECOND_MS !== 0) {
