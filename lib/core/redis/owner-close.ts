@@ -55,6 +55,23 @@ export async function closeClient(client: RedisClient): Promise<void> {
     /* already closed or unreachable: disconnect below */
   }
   client.disconnect();
+  settleStranded(client);
+}
+
+/**
+ * ioredis 5 (redis/ioredis#2169, open): a `disconnect()` between two reconnect attempts (status
+ * `reconnecting`: Redis down) emits no close event, so the commands queued since the connection
+ * dropped are never settled (an `enqueue` awaited across a close during a Redis outage hung for
+ * good) and the status stays `reconnecting`. Ends the client as ioredis's close handler would:
+ * status `end`, its queues rejected with ioredis's own "Connection is closed.". A Cluster client
+ * closes its nodes itself and is left alone.
+ */
+function settleStranded(client: RedisClient): void {
+  if (client.status !== 'reconnecting' || (client as { isCluster?: boolean }).isCluster) return;
+  const internals = client as unknown as { setStatus?: (status: string) => void; flushQueue?: (error: Error) => void };
+  if (typeof internals.setStatus !== 'function' || typeof internals.flushQueue !== 'function') return;
+  internals.setStatus('end');
+  internals.flushQueue(new Error('Connection is closed.'));
 }
 
 /**
