@@ -17,6 +17,7 @@ export {
   CLUSTER_RETRY_OPTIONS,
   LOADING_POLL_MS,
   type RedisConnection,
+  type UrlConnectionOptions,
   type RedisClient,
 } from './redis/connection.js';
 export { type QueueLimits, type QueueLimitsUpdate, type RateLimit, type GroupLimits, type GroupLimitsUpdate } from './queue/limits.js';

@@ -88,6 +88,16 @@ describe('resolveOptions', () => {
   test('refuses an ioredis keyPrefix (Chronos keys inside scripts would not match)', () => {
     expect(() => resolveOptions({ connection: { host: '127.0.0.1', keyPrefix: 'app:' } })).toThrow(/keyPrefix is not supported/);
   });
+
+  test('takes { url, ...options } and refuses a url that is not one, or one beside host/port', () => {
+    expect(resolveOptions({ connection: { url: 'redis://127.0.0.1:6390', maxRetriesPerRequest: 1 } }).core.client.connection).toBeDefined();
+    expect(() => resolveOptions({ connection: { url: 'http://x' } })).toThrow(
+      /connection: url: expected a redis:\/\/ or rediss:\/\/ URL, got a string that is not one/,
+    );
+    expect(() => resolveOptions({ connection: { url: 'redis://a:1', host: 'b', port: 2 } })).toThrow(
+      /connection: url and host, port both name the address/,
+    );
+  });
 });
 
 describe('ChronosModule', () => {

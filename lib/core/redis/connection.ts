@@ -19,7 +19,8 @@ export { closeClient, closeConnection, closedByOwner, QUIT_WAIT_MS, type Connect
 
 /**
  * How Chronos reaches Redis: a URL (`redis://[:password@]host:port[/db]`, `rediss://…`), ioredis
- * options, an existing ioredis `Redis` or `Cluster` instance, or `{ cluster: nodes, options }`.
+ * options, a URL with ioredis options beside it ({@link UrlConnectionOptions}), an existing ioredis
+ * `Redis` or `Cluster` instance, or `{ cluster: nodes, options }`.
  * A client passed in is shared: Chronos never closes it (asynq's ownership rule); clients Chronos
  * creates (from a URL or options), and every blocking/subscriber duplicate, are owned and closed.
  * @publicApi
@@ -27,6 +28,7 @@ export { closeClient, closeConnection, closedByOwner, QUIT_WAIT_MS, type Connect
 export type RedisConnection =
   | string
   | RedisOptions
+  | UrlConnectionOptions
   | RedisClient
   | {
       /** The cluster's startup nodes, as ioredis `Cluster` takes them (e.g. `[{ host, port }]` or URLs). */
@@ -34,6 +36,22 @@ export type RedisConnection =
       /** ioredis `ClusterOptions` (e.g. `redisOptions` with the password). */
       options?: ClusterOptions;
     };
+
+/**
+ * A URL with ioredis options beside it (`{ url: process.env.REDIS_URL, maxRetriesPerRequest: 1 }`),
+ * as node-redis takes it: ioredis has no `url` option and would connect to 127.0.0.1:6379 in
+ * silence (BullMQ #1220, #2497). The URL gives the address, user, password and db; the other
+ * options everything else. A `host`, `port`, `path` or `sentinels` beside it is refused
+ * (`ChronosError` CONFIG): one of them would be ignored.
+ * @publicApi
+ */
+export type UrlConnectionOptions = Omit<RedisOptions, 'host' | 'port' | 'path' | 'sentinels'> & {
+  /** `redis://[[user]:password@]host:port[/db]` or `rediss://…`. */
+  url: string;
+};
+
+/** The options beside a URL that name the address too (refused: {@link UrlConnectionOptions}). */
+const ADDRESS_KEYS = ['host', 'port', 'path', 'sentinels'] as const;
 
 /** How often a cluster client Chronos creates reads the slot table again, ms (see {@link CLUSTER_RETRY_OPTIONS}). */
 export const CLUSTER_SLOTS_REFRESH_MS = 2000;
@@ -152,6 +170,9 @@ export function openConnection(given: RedisConnection | undefined): ConnectionHa
     const redisOptions = { ...loading, ...input.options?.redisOptions };
     const lazy = marked ? { lazyConnect: true } : {};
     client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...lazy, ...input.options, redisOptions });
+  } else if ('url' in input) {
+    const { url, ...given } = checkUrlOptions(input as UrlConnectionOptions);
+    client = new Redis(url, { ...loading, ...given });
   } else {
     const given = input as RedisOptions;
     client = new Redis({ ...loading, ...(given.sentinels ? SENTINEL_OPTIONS : {}), ...given });
@@ -200,4 +221,29 @@ function rejectKeyPrefix(client: RedisClient): void {
       `The Redis client has keyPrefix "${prefix}": ioredis applies it to declared keys only, so Chronos keys inside scripts would not match. Remove keyPrefix and use the Chronos \`namespace\` option instead.`,
     );
   }
+}
+
+/**
+ * @throws ChronosError CONFIG unless `url` is a redis:// or rediss:// URL with no address option
+ * beside it (the URL itself is not named: it may hold a password).
+ */
+function checkUrlOptions(input: UrlConnectionOptions): UrlConnectionOptions {
+  const problem = urlOptionsProblem(input);
+  if (problem) throw new ChronosError('CONFIG', `connection: ${problem}`);
+  return input;
+}
+
+/** What is wrong with a `{ url, … }` connection, or undefined (the Nest module's validation says it too). @internal */
+export function urlOptionsProblem(input: { url?: unknown }): string | undefined {
+  const { url } = input;
+  let ok = false;
+  try {
+    ok = typeof url === 'string' && ['redis:', 'rediss:'].includes(new URL(url).protocol);
+  } catch {
+    /* not a URL */
+  }
+  if (!ok) return `url: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? 'a string that is not one' : typeof url}`;
+  const beside = ADDRESS_KEYS.filter((k) => (input as Record<string, unknown>)[k] !== undefined);
+  if (beside.length) return `url and ${beside.join(', ')} both name the address: give the address in one of them`;
+  return undefined;
 }

@@ -2,7 +2,7 @@ import { newInstanceId } from '../../core/runtime/instance-id.js';
 import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/runtime/options.js';
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
 import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
-import { isRedisClient, lazyConnection, type RedisConnection } from '../../core/redis/connection.js';
+import { isRedisClient, lazyConnection, urlOptionsProblem, type RedisConnection } from '../../core/redis/connection.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
@@ -297,6 +297,8 @@ function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
   if ((c as { keyPrefix?: string }).keyPrefix) {
     p.add('connection', 'keyPrefix is not supported (ioredis applies it to declared keys only); use `namespace`');
   }
+  const urlProblem = 'url' in c ? urlOptionsProblem(c) : undefined;
+  if (urlProblem) p.add('connection', urlProblem);
   return c as RedisConnection;
 }
 
