@@ -39,6 +39,13 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
+/**
+ * Deepest an act's body may nest (objects and arrays; the body itself is level 1). A limits update,
+ * the deepest body an act takes, is 4 (`{ groups: { acme: { rate: { … } } } }`); JSON.parse takes any
+ * depth, and 64 KB of `[[[…]]]` (30,000 levels) made the JSON.stringify of an audit entry or of an
+ * error message throw a RangeError: a 500 (trial 45).
+ */
+const MAX_BODY_DEPTH = 32;
 const ROUTES = [...TASK_ROUTES, ...OPS_ROUTES];
 const HERE = fileURLToPath(new URL('./static/', import.meta.url));
 
@@ -149,6 +156,23 @@ function unknownFields(body: Record<string, unknown>, known: readonly string[]):
   throw new ApiError(400, `body: unknown field ${JSON.stringify(bad)} (${expected})`);
 }
 
+/** True when `value` nests objects or arrays more than `max` levels deep (walked without recursion). */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * An act's body: the JSON object a framework parsed, or the request's text parsed here.
+ * @throws ApiError 413 past {@link MAX_BODY} bytes; 400 when it is not JSON, not an object, or nests
+ * more than {@link MAX_BODY_DEPTH} levels
+ */
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const parsed = (req as { body?: unknown }).body; // a framework (express.json in Nest) may have read it already
   let value: unknown = parsed;
@@ -162,6 +186,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ApiError(400, 'body: expected a JSON object');
+  if (deeperThan(value, MAX_BODY_DEPTH)) throw new ApiError(400, `body: nested more than ${MAX_BODY_DEPTH} levels deep`);
   return value as Record<string, unknown>;
 }
 
