@@ -199,6 +199,19 @@ function requestUrl(target = '/'): URL {
   return new URL(target.startsWith('/') ? `http://console.invalid${target}` : target, 'http://console.invalid/');
 }
 
+/**
+ * Why a request target is refused, or undefined: a path with a `.` or `..` segment (also written
+ * `%2e`) or a backslash. URL parsing resolves them (`/chronos/x/%2e%2e/api/…` and `/chronos/x\..\api/…`
+ * are `/chronos/api/…`), but a proxy or router in front that does not saw another path, and its rules
+ * for `/chronos/api/…` did not apply (trial 45). A browser resolves them before it sends a request.
+ */
+function pathTrick(target = '/', base: string): string | undefined {
+  let raw = target.split('?')[0];
+  if (!raw.includes('\\') && !raw.split('/').some((seg) => /^(\.|%2e){1,2}$/i.test(seg))) return undefined;
+  if (base && raw.toLowerCase().startsWith(base.toLowerCase() + '/')) raw = raw.slice(base.length);
+  return `path: ${JSON.stringify(raw)} has a "." or ".." segment or a backslash: not served (ask for the path they resolve to)`;
+}
+
 /** The `Allow` header of a 405: every method the path's routes answer, HEAD with GET (as the route lookup takes it). */
 function allowOf(routes: readonly Route[]): string {
   const methods = new Set(routes.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])));
@@ -242,6 +255,8 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
+    const trick = pathTrick(req.url, base);
+    if (trick) return send(res, 400, errorBody(400, trick));
     if (!(await allowed(req, 'read'))) return send(res, 403, errorBody(403, 'forbidden'));
     const method = req.method ?? 'GET';
     if (path.startsWith('/api/')) {
