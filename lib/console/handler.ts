@@ -227,6 +227,8 @@ function allowOf(routes: readonly Route[]): string {
  * are GET; acts are POST with a JSON body (`Content-Type: application/json`, else 415), refused
  * with 405 when `readOnly`. A cross-site request (by `Sec-Fetch-Site`, or an `Origin` that is not
  * the `Host`) is refused with 403 on every API route. `authorize(req)` false → 403 on every route.
+ * A path with a `.`/`..` segment (or `%2e`) or a backslash is a 400, and so is an act's body over
+ * 64 KB (413), not JSON or nested more than 32 levels.
  * @publicApi
  */
 export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
