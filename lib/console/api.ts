@@ -8,6 +8,7 @@ import { labelFilterOf } from '../core/scheduler/labels.js';
 import type { SchedulePageQuery } from '../core/admin/inspector.js';
 import { overview } from './overview.js';
 import { previewChars, withPreview } from './preview.js';
+import { sharedRead } from './shared-read.js';
 
 /** An API answer: HTTP status and JSON body. */
 export interface ApiReply {
@@ -343,7 +344,12 @@ export const ROUTES: Route[] = [
       });
     },
   },
-  { method: 'GET', pattern: re('/schedules'), run: async (ctx) => (await ctx.inspector.schedules(5)).map(withWords) },
+  {
+    method: 'GET',
+    pattern: re('/schedules'),
+    // every schedule (O(schedules)): one read at a time, shared by the requests that ask meanwhile
+    run: (ctx) => sharedRead(ctx.inspector, 'schedules', async () => (await ctx.inspector.schedules(5)).map(withWords)),
+  },
   { method: 'GET', pattern: re('/schedule-page'), run: (ctx) => schedulePage(ctx) },
   {
     method: 'GET',

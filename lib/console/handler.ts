@@ -39,6 +39,13 @@ export interface ConsoleHandlerOptions {
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void;
 
 const MAX_BODY = 64 * 1024;
+/**
+ * Deepest an act's body may nest (objects and arrays; the body itself is level 1). A limits update,
+ * the deepest body an act takes, is 4 (`{ groups: { acme: { rate: { … } } } }`); JSON.parse takes any
+ * depth, and 64 KB of `[[[…]]]` (30,000 levels) made the JSON.stringify of an audit entry or of an
+ * error message throw a RangeError: a 500 (trial 45).
+ */
+const MAX_BODY_DEPTH = 32;
 const ROUTES = [...TASK_ROUTES, ...OPS_ROUTES];
 const HERE = fileURLToPath(new URL('./static/', import.meta.url));
 
@@ -149,6 +156,23 @@ function unknownFields(body: Record<string, unknown>, known: readonly string[]):
   throw new ApiError(400, `body: unknown field ${JSON.stringify(bad)} (${expected})`);
 }
 
+/** True when `value` nests objects or arrays more than `max` levels deep (walked without recursion). */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * An act's body: the JSON object a framework parsed, or the request's text parsed here.
+ * @throws ApiError 413 past {@link MAX_BODY} bytes; 400 when it is not JSON, not an object, or nests
+ * more than {@link MAX_BODY_DEPTH} levels
+ */
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const parsed = (req as { body?: unknown }).body; // a framework (express.json in Nest) may have read it already
   let value: unknown = parsed;
@@ -162,6 +186,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ApiError(400, 'body: expected a JSON object');
+  if (deeperThan(value, MAX_BODY_DEPTH)) throw new ApiError(400, `body: nested more than ${MAX_BODY_DEPTH} levels deep`);
   return value as Record<string, unknown>;
 }
 
@@ -172,6 +197,19 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
  */
 function requestUrl(target = '/'): URL {
   return new URL(target.startsWith('/') ? `http://console.invalid${target}` : target, 'http://console.invalid/');
+}
+
+/**
+ * Why a request target is refused, or undefined: a path with a `.` or `..` segment (also written
+ * `%2e`) or a backslash. URL parsing resolves them (`/chronos/x/%2e%2e/api/…` and `/chronos/x\..\api/…`
+ * are `/chronos/api/…`), but a proxy or router in front that does not saw another path, and its rules
+ * for `/chronos/api/…` did not apply (trial 45). A browser resolves them before it sends a request.
+ */
+function pathTrick(target = '/', base: string): string | undefined {
+  let raw = target.split('?')[0];
+  if (!raw.includes('\\') && !raw.split('/').some((seg) => /^(\.|%2e){1,2}$/i.test(seg))) return undefined;
+  if (base && raw.toLowerCase().startsWith(base.toLowerCase() + '/')) raw = raw.slice(base.length);
+  return `path: ${JSON.stringify(raw)} has a "." or ".." segment or a backslash: not served (ask for the path they resolve to)`;
 }
 
 /** The `Allow` header of a 405: every method the path's routes answer, HEAD with GET (as the route lookup takes it). */
@@ -189,6 +227,8 @@ function allowOf(routes: readonly Route[]): string {
  * are GET; acts are POST with a JSON body (`Content-Type: application/json`, else 415), refused
  * with 405 when `readOnly`. A cross-site request (by `Sec-Fetch-Site`, or an `Origin` that is not
  * the `Host`) is refused with 403 on every API route. `authorize(req)` false → 403 on every route.
+ * A path with a `.`/`..` segment (or `%2e`) or a backslash is a 400, and so is an act's body over
+ * 64 KB (413), not JSON or nested more than 32 levels.
  * @publicApi
  */
 export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
@@ -217,6 +257,8 @@ export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHan
     let path = url.pathname;
     if (base && (path === base || path.startsWith(base + '/'))) path = path.slice(base.length);
     else if (base && next) return next();
+    const trick = pathTrick(req.url, base);
+    if (trick) return send(res, 400, errorBody(400, trick));
     if (!(await allowed(req, 'read'))) return send(res, 403, errorBody(403, 'forbidden'));
     const method = req.method ?? 'GET';
     if (path.startsWith('/api/')) {

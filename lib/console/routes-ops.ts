@@ -2,6 +2,7 @@
 // schedule routes of api.ts.
 import type { HistoryWindow } from '../core/admin/types.js';
 import { ApiError, intParam, pageQueryOf, type ApiContext, type Route } from './api.js';
+import { sharedRead } from './shared-read.js';
 
 function windowOf(query: URLSearchParams): HistoryWindow {
   const w = query.get('window') ?? 'hour';
@@ -19,7 +20,7 @@ async function scheduleActivity(ctx: ApiContext): Promise<unknown> {
   const name = ctx.query.get('name');
   if (name) return i.scheduleActivity([await i.schedule(name, 1)]);
   const query = pageQueryOf(ctx.query, true);
-  if (!query) return i.scheduleActivity();
+  if (!query) return sharedRead(i, 'schedule-activity', () => i.scheduleActivity()); // O(schedules): one at a time, shared
   return i.scheduleActivity((await i.schedulePage(query)).items);
 }
 

@@ -12,6 +12,8 @@ export class TcpProxy {
   private silent = false;
   /** When the last {@link blackhole} began, epoch ms (the test's clock), or undefined. */
   blackholedAt?: number;
+  /** Bytes the target (Redis) has sent to the proxy's clients so far, every connection counted: what a read cost on the wire. */
+  bytesFromTarget = 0;
 
   private constructor(
     private readonly server: net.Server,
@@ -52,7 +54,9 @@ export class TcpProxy {
   }
 
   private accept(client: net.Socket, target: { host: string; port: number }): void {
-    const link = new Link(client, net.connect(target.port, target.host), () => this.silent);
+    const upstream = net.connect(target.port, target.host);
+    upstream.on('data', (b: Buffer) => void (this.bytesFromTarget += b.length));
+    const link = new Link(client, upstream, () => this.silent);
     this.links.add(link);
     link.closed.then(
       () => this.links.delete(link),

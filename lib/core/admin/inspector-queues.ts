@@ -1,6 +1,7 @@
 // The queue and task reads and acts of an Inspector: the base that inspector.ts adds schedules, audit and fleet to.
 import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
+import { show } from '../runtime/options.js';
 import * as hist from './history.js';
 import { actOptions, checkWindow, counted, filterText, toggled } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
@@ -20,6 +21,19 @@ import type {
   TaskPage,
   TaskState,
 } from './types.js';
+
+/**
+ * A limits update as its audit entry shows it: its JSON, or, when it has none (a value nested too deep
+ * for JSON.stringify, a BigInt, a cycle), as an error message shows a value: the update is then
+ * refused by its check, and recorded failed, not thrown as a RangeError before it (trial 45).
+ */
+function limitsText(limits: unknown): string {
+  try {
+    return JSON.stringify(limits) ?? String(limits);
+  } catch {
+    return show(limits);
+  }
+}
 
 /** The queue and task reads and acts of an Inspector (see `Inspector`, which extends it). @publicApi */
 export class QueueInspector extends InspectorCore {
@@ -105,7 +119,7 @@ export class QueueInspector extends InspectorCore {
    */
   async setQueueLimits(queue: string, limits: QueueLimitsUpdate, options?: ActOptions): Promise<QueueLimits> {
     const opts = actOptions(options, 'setQueueLimits');
-    const detail = JSON.stringify(limits);
+    const detail = limitsText(limits);
     return this.rec('queue.limits', opts, { queue, detail }, async () => {
       const now = await setQueueLimits(this.ctx.client, this.namespace, queue, limits);
       this.ctx.emit('queue.limits', opts.actor, { queue, count: 1 });

@@ -37,7 +37,8 @@ async function forAll(
   const skipped: { id: string; reason: string }[] = [];
   let cursor: string | undefined;
   do {
-    const page = await pageRows(ctx, queue, state, cursor, ACT_BATCH);
+    // ids and meta are what an act takes: the payloads stay in Redis (trial 45)
+    const page = await pageRows(ctx, queue, state, cursor, ACT_BATCH, { payloads: false });
     const hit = page.rows.filter((r) => matches(r.info, filter));
     if (hit.length > 0) {
       const r = await act(hit);

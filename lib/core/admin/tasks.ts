@@ -72,7 +72,10 @@ const ENTRY_ID = /^\d+-\d+$/;
  * One unfiltered page of a state from a cursor (one bounded call, plus one for the stream's
  * group): scheduled/retry/dead by `page-tasks.lua` (ZRANK + ZRANGE + HGET per task); pending by
  * `XRANGE (cursor + COUNT limit` after the group's last-delivered id; active by `XPENDING (cursor +
- * limit` and a pipelined `XRANGE id id` per entry.
+ * limit` and a pipelined `XRANGE id id` per entry. With `payloads: false` a scheduled, retry or dead
+ * task comes with its payload `null` (page-tasks.lua leaves it in Redis): for a reader of the type,
+ * error, group and meta only; such a page may be short of `limit` with a cursor (one call reads at
+ * most `PAGE_SCAN_BYTES` of stored tasks).
  */
 export async function pageRows(
   ctx: InspectorContext,
@@ -80,6 +83,7 @@ export async function pageRows(
   state: TaskState,
   cursor: string | undefined,
   limit: number,
+  { payloads = true }: { payloads?: boolean } = {},
 ): Promise<{ rows: Row[]; cursor?: string }> {
   const k = ctx.keys(queue);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
@@ -97,7 +101,7 @@ export async function pageRows(
       if (sep < 1 || !Number.isFinite(Number(cursor.slice(0, sep)))) throw badCursor();
       after = { score: cursor.slice(0, sep), id: cursor.slice(sep + 1) };
     }
-    const page = await pageTasksScript(ctx.client, setOf(k, state), after, limit);
+    const { tasks: page, cut } = await pageTasksScript(ctx.client, setOf(k, state), after, limit, payloads);
     const rows: Row[] = [];
     for (const { id, score, stored: raw } of page) {
       const info = storedInfo(queue, state, id, raw, Number(score)) ?? garbage(queue, state, id, raw, Number(score));
@@ -105,7 +109,7 @@ export async function pageRows(
     }
     const lastTask = page.at(-1);
     const last = lastTask ? `${lastTask.score}:${lastTask.id}` : undefined;
-    return { rows, cursor: rows.length === limit ? last : undefined };
+    return { rows, cursor: rows.length === limit || cut ? last : undefined };
   }
   if (cursor !== undefined && !ENTRY_ID.test(cursor)) throw badCursor();
   if (state === 'pending') {
@@ -192,23 +196,42 @@ export async function taskPage(
     const { rows, cursor } = await pageRows(ctx, queue, state, opts.cursor, limit);
     return { tasks: rows.map((r) => r.info), cursor };
   }
+  // the tasks looked at are read without their payloads (up to 1 MB each, 10,000 looked at: trial 45),
+  // and those that match, with theirs
   const tasks: TaskInfo[] = [];
   let cursor = opts.cursor;
   let looked = 0;
   do {
-    const page = await pageRows(ctx, queue, state, cursor, Math.min(MAX_PAGE, Math.max(limit, 200)));
+    const page = await pageRows(ctx, queue, state, cursor, Math.min(MAX_PAGE, Math.max(limit, 200)), { payloads: false });
     for (const [i, r] of page.rows.entries()) {
       if (!matches(r.info, filter)) continue;
       tasks.push(r.info);
       if (tasks.length === limit) {
         const more = i < page.rows.length - 1 || page.cursor !== undefined;
-        return { tasks, cursor: more ? cursorOf(r.info, state) : undefined };
+        return { tasks: await withPayloads(ctx, queue, state, tasks), cursor: more ? cursorOf(r.info, state) : undefined };
       }
     }
     looked += page.rows.length;
     cursor = page.cursor;
   } while (cursor && looked < FILTER_SCAN);
-  return { tasks, cursor };
+  return { tasks: await withPayloads(ctx, queue, state, tasks), cursor };
+}
+
+/**
+ * Tasks of a scheduled, retry or dead page read without their payloads ({@link pageRows}), read
+ * again whole: one HMGET. One that left the set meanwhile (retried, deleted) is left out, as a
+ * listing read a moment later would. Pending and active tasks (read from the stream, payloads
+ * always there) are returned as they are.
+ */
+async function withPayloads(ctx: InspectorContext, queue: string, state: TaskState, tasks: TaskInfo[]): Promise<TaskInfo[]> {
+  if (tasks.length === 0 || (state !== 'scheduled' && state !== 'retry' && state !== 'dead')) return tasks;
+  const raws = (await ctx.client.hmget(setOf(ctx.keys(queue), state).hash, ...tasks.map((t) => t.id))) as (string | null)[];
+  const out: TaskInfo[] = [];
+  for (const [i, t] of tasks.entries()) {
+    const raw = raws[i];
+    if (raw) out.push(storedInfo(queue, state, t.id, raw, t.at) ?? garbage(queue, state, t.id, raw, t.at ?? 0));
+  }
+  return out;
 }
 
 /** The cursor that continues after a task. */
@@ -340,7 +363,8 @@ export function errorHeadline(text: string | undefined): string {
 /**
  * Dead tasks grouped by error message (the first line of the last error), biggest group first,
  * optionally filtered by type and error substring. A bounded scan: at most `scan` dead tasks
- * (default 10,000, the dead-letter cap) over the queues, in `page-tasks.lua` calls of 1000.
+ * (default 10,000, the dead-letter cap) over the queues, in `page-tasks.lua` calls of 1000 that leave
+ * the payloads in Redis (only the type, error and group are looked at).
  */
 export async function deadGroups(ctx: InspectorContext, opts: { queue?: string; scan?: number } & TaskFilter = {}): Promise<DeadGroups> {
   const names = opts.queue !== undefined ? [opts.queue] : await queueNames(ctx);
@@ -355,7 +379,8 @@ export async function deadGroups(ctx: InspectorContext, opts: { queue?: string; 
         truncated = true;
         break;
       }
-      const page = await pageRows(ctx, q, 'dead', cursor, Math.min(MAX_PAGE, bound - scanned));
+      // type, error and group only: no payload read (up to 1 MB each, 10,000 tasks: trial 45)
+      const page = await pageRows(ctx, q, 'dead', cursor, Math.min(MAX_PAGE, bound - scanned), { payloads: false });
       scanned += page.rows.length;
       for (const { info } of page.rows) {
         if (!matches(info, opts)) continue;

@@ -33,6 +33,9 @@ export interface Checked<T> {
 /**
  * A value as a message shows it: strings quoted, functions as 'a function', other values as JSON
  * where they have one; cut after 300 characters with the length (`"aaa…"…(1048576 chars)`, shown-text.ts).
+ * A value neither JSON nor String() can print (an array nested 30,000 deep: a RangeError; an object
+ * whose toString throws) is `an array (not printable)`, so that the error naming it is thrown, not
+ * that RangeError (trial 45).
  */
 export function show(v: unknown): string {
   if (typeof v === 'string') return quoteShown(v);
@@ -43,7 +46,11 @@ export function show(v: unknown): string {
   try {
     return cutShown(JSON.stringify(v) ?? String(v));
   } catch {
-    return cutShown(String(v));
+    try {
+      return cutShown(String(v));
+    } catch {
+      return `${Array.isArray(v) ? 'an array' : 'a value'} (not printable)`;
+    }
   }
 }
 
