@@ -98,3 +98,35 @@ test('a handler returning a thenable that settles twice frees its slot once: nev
   expect([...done].sort()).toEqual(['task.succeeded:throws-after', 'task.succeeded:twice']);
   expect(s.activeCount).toBe(0);
 });
+
+test('long timeouts (past 5 s: checked by the sweep) expire each in turn while other runs with long timeouts come and go', async () => {
+  // the sweep's list is kept by place (a run leaving swaps the last one into its place): the stuck
+  // runs change places as the quick ones (default timeout: 30 min) leave, and each still expires once
+  const s = rig.server({ queues: ['t'], concurrency: 4 });
+  const retried: string[] = [];
+  rig.events.subscribe((e) => void (e.type === 'task.retried' && retried.push(e.taskId)));
+  const end = deferred();
+  let stuck = 0;
+  s.handle(
+    'stuck',
+    async () => {
+      stuck++;
+      await end.promise;
+    },
+    { backoff: () => 3_600_000 },
+  );
+  let quick = 0;
+  s.handle('quick', async () => {
+    await Promise.resolve();
+    quick++;
+  });
+  await s.start();
+  const a = await rig.client.enqueue('stuck', {}, { queue: 't', timeout: 5_100 });
+  await waitFor(() => stuck === 1, 'the first stuck handler to start');
+  for (let i = 0; i < 20; i++) await rig.client.enqueue('quick', {}, { queue: 't' });
+  const b = await rig.client.enqueue('stuck', {}, { queue: 't', timeout: 5_300 });
+  await waitFor(() => stuck === 2 && quick === 20, 'the second stuck handler and the quick tasks');
+  await waitFor(() => retried.length === 2, 'both stuck tasks timed out', 15_000);
+  end.resolve();
+  expect(retried.sort()).toEqual([a.id, b.id].sort());
+}, 30_000);

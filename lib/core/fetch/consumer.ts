@@ -127,7 +127,7 @@ export class Consumer {
     }
     const got = await read;
     // read by the tap (then the command resolved with 1), or by ioredis (after a reconnect, or without a tap)
-    const reply = (cmd?.parsed ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
+    const reply = (cmd?.take() ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;
     if (!reply || typeof reply !== 'object') return [];
     return fetchedOf(reply, queues);
   }

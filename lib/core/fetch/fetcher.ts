@@ -270,8 +270,9 @@ export class Fetcher {
   }
 
   /** The queues to read from: the server's, in its order (priority order with strict priority), paused ones left out. */
-  private fetchOrder(): ConsumedQueue[] {
-    return this.deps.queues.filter((q) => !this.pausedSet.has(q.name));
+  private fetchOrder(): readonly ConsumedQueue[] {
+    // nothing paused (the usual case): the server's own list, not a copy per fetch
+    return this.pausedSet.size === 0 ? this.deps.queues : this.deps.queues.filter((q) => !this.pausedSet.has(q.name));
   }
 
   /**
@@ -281,7 +282,7 @@ export class Fetcher {
    * {@link blockCount} per stream (a blocking read may return more than `count`; the extra entries wait
    * in the slot table's buffer, their claims kept fresh).
    */
-  private async read(open: ConsumedQueue[], count: number): Promise<Fetched[]> {
+  private async read(open: readonly ConsumedQueue[], count: number): Promise<Fetched[]> {
     if (this.abandonedRead) return this.takeUnseen(this.abandonedRead.queues, this.abandonedRead.err);
     if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking!, this.deps.opts.blockTimeout);
     const client = this.readers ? this.deps.client : this.blocking!;

@@ -95,7 +95,7 @@ export class Limiter {
   async open(): Promise<void> {
     if (this.sub) return; // once: the fetcher's open() runs again when it rebuilds a hung blocking connection
     const channel = this.deps.globalKeys.limitsChannel;
-    this.sub = duplicateConnection(this.deps.client);
+    this.sub = duplicateConnection(this.deps.client, { subscriber: true });
     this.sub.on('message', (ch: string, queue: string) => {
       if (ch !== channel || !this.deps.queues.some((q) => q.name === queue)) return;
       // a change or a freed slot: the next fetch reads the stored limits (a cleared one reads as none)

@@ -40,11 +40,25 @@ export class SeenEntries {
    * @returns them, less any taken back already (the same array when none was).
    */
   note(fetched: Fetched[]): Fetched[] {
+    // a read's entries come queue by queue: the map is read and written once per run of one queue's entries
+    let queue: string | undefined;
+    let last: string | undefined;
+    let changed = false;
     for (let i = 0; i < fetched.length; i++) {
       const f = fetched[i];
-      const last = this.greatest.get(f.queue.name);
-      if (last === undefined || idAfter(f.entryId, last)) this.greatest.set(f.queue.name, f.entryId);
+      const name = f.queue.name;
+      if (name !== queue) {
+        if (changed) this.greatest.set(queue!, last!);
+        queue = name;
+        last = this.greatest.get(name);
+        changed = false;
+      }
+      if (last === undefined || idAfter(f.entryId, last)) {
+        last = f.entryId;
+        changed = true;
+      }
     }
+    if (changed) this.greatest.set(queue!, last!);
     if (this.taken.size === 0) return fetched;
     return fetched.filter((f) => this.fresh.has(f) || !this.taken.delete(`${f.queue.name}\n${f.entryId}`));
   }

@@ -66,8 +66,13 @@ export interface SlotsDeps {
  */
 export class Slots implements RunOwner {
   private active = 0;
-  /** Runs in flight by (queue, entry id): an entry id is unique only within its stream. */
-  private readonly inflight = new EntryTable<TaskRun>();
+  /**
+   * Runs in flight, each knowing its place (`TaskRun.slotAt`): leaving is a swap with the last one.
+   * Not a Map by (queue, entry id): every task passes through it, and a Map's set and delete reallocate
+   * its table as it fills and empties (about 260 bytes per task at c=50). Found by (queue, entry id)
+   * with a scan ({@link runOf}): only a cancel or a claims round asks.
+   */
+  private readonly inflight: TaskRun[] = [];
   private readonly buffer: Waiting[] = [];
   /** Held tasks by (queue, entry id). */
   private readonly held = new EntryTable<Held>();
@@ -101,7 +106,7 @@ export class Slots implements RunOwner {
 
   /** The runs in flight (handlers running now, or abandoned by a shutdown and not yet ended). */
   get running(): TaskRun[] {
-    return [...this.inflight.values()];
+    return [...this.inflight];
   }
 
   /**
@@ -111,7 +116,7 @@ export class Slots implements RunOwner {
    * recent, so a claims round may skip it (a burst held ahead would cost 3 calls per task otherwise).
    */
   *entries(heldSince = Infinity): Iterable<{ queue: ConsumedQueue; entryId: string; task: StreamTask }> {
-    for (const run of this.inflight.values()) {
+    for (const run of this.inflight) {
       if (!run.abandoned) yield { queue: run.ref as ConsumedQueue, entryId: run.entry.entryId, task: run.entry };
     }
     for (const w of this.buffer) yield { queue: w.queue, entryId: w.task.entryId, task: w.task };
@@ -162,12 +167,14 @@ export class Slots implements RunOwner {
       this.buffer.splice(waiting, 1);
       return dropped('while waiting for a slot');
     }
-    return this.inflight.get(queue, entryId);
+    return this.runOf(queue, entryId);
   }
 
-  /** The run in flight of entry `entryId` of queue `queue`, if any. */
+  /** The run in flight of entry `entryId` of queue `queue`, if any (the latest, should it run twice). O(runs in flight). */
   runOf(queue: string, entryId: string): TaskRun | undefined {
-    return this.inflight.get(queue, entryId);
+    const runs = this.inflight;
+    for (let i = runs.length - 1; i >= 0; i--) if (runs[i].entry.entryId === entryId && runs[i].queue === queue) return runs[i];
+    return undefined;
   }
 
   /**
@@ -177,7 +184,7 @@ export class Slots implements RunOwner {
    */
   supersededBy(queue: string, schedule: string, triggerAt: number): TaskRun[] {
     const out: TaskRun[] = [];
-    for (const run of this.inflight.values()) {
+    for (const run of this.inflight) {
       if (run.queue === queue && run.schedule === schedule && (run.triggerAt ?? Infinity) < triggerAt && isCancelPrevious(run.entry.meta)) {
         out.push(run);
       }
@@ -320,7 +327,8 @@ export class Slots implements RunOwner {
   private run(queue: ConsumedQueue, task: StreamTask, payload: unknown): void {
     const run = new TaskRun(queue, task, payload);
     this.active++;
-    this.inflight.set(queue.name, task.entryId, run);
+    run.slotAt = this.inflight.length;
+    this.inflight.push(run);
     const reg = this.deps.mux.get(task.type);
     if (!reg) {
       void this.deps.executor.noHandler(run, this.deps.mux.types()).finally(() => this.finish(run));
@@ -331,10 +339,24 @@ export class Slots implements RunOwner {
 
   /** A run ended (its outcome recorded, or abandoned): its slot is free. @internal the executor's call ({@link RunOwner}). */
   finish(run: TaskRun): void {
-    this.inflight.delete(run.queue, run.entry.entryId);
+    this.leave(run);
     this.active--;
-    if (this.inflight.size === 0) for (const done of this.idleWaiters) done();
+    // (the size first: an empty Set's iterator is an object per task, and most servers idle between tasks)
+    if (this.inflight.length === 0 && this.idleWaiters.size > 0) for (const done of this.idleWaiters) done();
     this.finishReserved(run.slotAnnounced ? undefined : run.queue); // announced already by recorded()
+  }
+
+  /** Takes `run` out of the runs in flight: the last one takes its place. */
+  private leave(run: TaskRun): void {
+    const at = run.slotAt;
+    if (at < 0) return;
+    const runs = this.inflight;
+    const last = runs.pop()!;
+    if (last !== run) {
+      runs[at] = last;
+      last.slotAt = at;
+    }
+    run.slotAt = -1;
   }
 
   /**

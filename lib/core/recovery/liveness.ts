@@ -118,7 +118,7 @@ export class Liveness {
         this.mode = 'sharded';
         this.readyAt = engineTime.now() - DEFAULTS.livenessReconnectGraceMs; // the own-channel rule guards a failover instead
         this.ownSince = -Infinity;
-        const sub = (this.sub = duplicateConnection(this.client, { shardedSubscribers: true }));
+        const sub = (this.sub = duplicateConnection(this.client, { shardedSubscribers: true, subscriber: true }));
         await sub.ssubscribe(channel); // on the master of the channel's slot; ioredis subscribes again after a failover
       }
     } else {
@@ -129,7 +129,7 @@ export class Liveness {
       const upMs = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0) * 1000;
       const run = await redisRunScript(this.client, this.keys, { runId, uptimeMs: upMs });
       this.readyAt = engineTime.now() - Math.min(Math.max(0, run.nowMs - run.sinceMs), DEFAULTS.livenessReconnectGraceMs);
-      const sub = (this.sub = duplicateConnection(this.client));
+      const sub = (this.sub = duplicateConnection(this.client, { subscriber: true }));
       // ioredis resubscribes after a reconnect unless the app's client says autoResubscribe: false; a second SUBSCRIBE is harmless
       sub.on('ready', () => void sub.subscribe(channel).catch(() => {}));
       await sub.subscribe(channel);

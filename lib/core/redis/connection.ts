@@ -191,9 +191,12 @@ export function openConnection(given: RedisConnection | undefined): ConnectionHa
  * reconnect instead of failing (`maxRetriesPerRequest: null`), as loops want; while Redis loads its
  * data it asks every {@link LOADING_POLL_MS} at most, whatever `client` does. With
  * `shardedSubscribers` a cluster client gets one subscriber connection per master, for SSUBSCRIBE
- * (ioredis resubscribes after a failover or a slot move); ignored for one Redis.
+ * (ioredis resubscribes after a failover or a slot move); ignored for one Redis. `subscriber`: the
+ * connection only ever subscribes (a connection in subscribed mode runs no script), so the Chronos
+ * scripts are not defined on it: ioredis hashes each script's source per client (some 4 ms of a
+ * worker's start for its three subscribers).
  */
-export function duplicateConnection(client: RedisClient, { shardedSubscribers = false } = {}): RedisClient {
+export function duplicateConnection(client: RedisClient, { shardedSubscribers = false, subscriber = false } = {}): RedisClient {
   const poll = (given: number | undefined) => Math.min(given ?? LOADING_POLL_MS, LOADING_POLL_MS);
   let dup: RedisClient;
   if (client instanceof Cluster || (client as { isCluster?: boolean }).isCluster) {
@@ -207,7 +210,7 @@ export function duplicateConnection(client: RedisClient, { shardedSubscribers = 
       disconnectTimeout: DISCONNECT_WAIT_MS,
     });
   }
-  defineScripts(dup);
+  if (!subscriber) defineScripts(dup);
   watchErrors(dup);
   reopenWhenEnded(dup);
   return dup;

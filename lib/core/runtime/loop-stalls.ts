@@ -46,7 +46,9 @@ export class LoopStalls {
    * time, epoch ms, as `engineTime.now()` gives it), as far as the ticks so far tell.
    */
   stalledAfter(sinceMs: number, minMs: number): boolean {
-    return this.#stalls.some((s) => s.endedAt > sinceMs && s.ms >= minMs);
+    // a loop, not some(): asked once per fetch
+    for (const s of this.#stalls) if (s.endedAt > sinceMs && s.ms >= minMs) return true;
+    return false;
   }
 
   /** One tick: a gap far longer than the period is a stall that has just ended. */

@@ -114,7 +114,7 @@ export class NoticeService implements Service {
 
   async start(): Promise<void> {
     const { keys, firing, leases, migrate } = this.o;
-    const subscriber = (this.subscriber = duplicateConnection(this.o.client));
+    const subscriber = (this.subscriber = duplicateConnection(this.o.client, { subscriber: true }));
     subscriber.on('message', (channel: string, message: string) => {
       if (channel !== keys.changesChannel) return leases.onResignation();
       const shards = noticeShards(message);

@@ -64,9 +64,20 @@ export class AckBatcher {
     } else p.flagged.push([entryId, taskId, release]);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => void this.flush());
+      setImmediate(this.endOfTurn);
     }
   }
+
+  /**
+   * The end of the event-loop turn in which acks were added: writes them (and any waiting for a
+   * retry, as {@link flush} does), unless the next read took them already ({@link writeOn}, the usual
+   * case under load: then nothing waits, and no flush is made to wait for the writes under way). One
+   * bound function, not a closure per turn.
+   */
+  private readonly endOfTurn = (): void => {
+    this.scheduled = false;
+    if (this.batch.size > 0 || this.failedBatches.length > 0) void this.flush();
+  };
 
   /**
    * Writes the acks batched so far on `via`, the connection the next fetch read is about to be

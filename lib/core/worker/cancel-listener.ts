@@ -88,7 +88,7 @@ export async function listenForCancels<R extends Cancellable>(
   superseded?: (notice: SupersedeNotice) => void,
 ): Promise<CancelListener> {
   const channel = new GlobalKeys(namespace).cancelChannel;
-  const sub = duplicateConnection(client);
+  const sub = duplicateConnection(client, { subscriber: true });
   const others = new Map(extra.map((e) => [e.channel, e]));
   sub.on('message', (ch: string, text: string) => {
     if (ch !== channel) {

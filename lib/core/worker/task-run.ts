@@ -16,7 +16,7 @@ export interface QueueRef {
  * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
  * only when the handler reads it (or when it must abort): most handlers never look at it, and one
  * object per task keeps the per-task cost low.
- * @internal `abandoned`, `slotAnnounced`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ * @internal `abandoned`, `slotAnnounced`, `slotAt`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
  */
 export class TaskRun implements Task {
   readonly id: string;
@@ -33,6 +33,8 @@ export class TaskRun implements Task {
   abandoned = false;
   /** Set when its fleet-wide slot was freed and announced while its handler ran on (`Slots.recorded`): not again at its finish. */
   slotAnnounced = false;
+  /** Its place in the slot table's runs in flight (`Slots`); -1 when not in them. */
+  slotAt = -1;
   /** When the task started (epoch ms). */
   readonly startedAt = engineTime.now();
   #ctrl?: AbortController;
