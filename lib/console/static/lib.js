@@ -3,7 +3,28 @@ import { h, render } from './vendor/preact.mjs';
 import { useEffect, useState, useCallback, useRef } from './vendor/hooks.mjs';
 import htm from './vendor/htm.mjs';
 
-export const html = htm.bind(h);
+/**
+ * Unicode's bidirectional controls (Unicode TR 9; CVE-2021-42574, "Trojan Source"): in a name, a
+ * label, an error or a payload they reorder what the page shows ("evil\u202Etxt.exe" reads as
+ * "evilexe.txt"). Every text the page renders shows each one as a visible `[U+202E]` instead.
+ */
+const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
+const visibleControl = (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}]`;
+
+/** A rendered child (a string, or an array of children) with its bidirectional controls shown (see above). */
+function visible(child) {
+  if (typeof child === 'string') return BIDI_CONTROL.test(child) ? child.replace(BIDI_CONTROLS, visibleControl) : child;
+  return Array.isArray(child) ? child.map(visible) : child;
+}
+
+/** preact's `h` with every text child and `title` shown with its bidirectional controls visible. */
+function hVisible(type, props, ...children) {
+  if (props && typeof props.title === 'string') props = { ...props, title: visible(props.title) };
+  return h(type, props, ...children.map(visible));
+}
+
+export const html = htm.bind(hVisible);
 export { render, useEffect, useState, useCallback, useRef };
 
 /** GET `api/<path>` (no body) or POST it with a JSON body; throws the API's error message. */
