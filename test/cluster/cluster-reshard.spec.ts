@@ -1,0 +1,73 @@
+// Live slot migration in a real Redis Cluster (3 masters started here on loopback, a 4th added):
+// while a slot moves (MIGRATING/IMPORTING, its keys MIGRATEd in batches), Redis refuses a
+// multi-key command or script on it with TRYAGAIN or ASK before running it. Chronos re-sends what
+// was refused until the slot has moved, and writes each task once.
+import { jest } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { QueueClient } from '../../lib/core/queue/client.js';
+import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { keySlot } from '../../lib/core/redis/cluster.js';
+import { RedisCluster } from '../helpers/redis-cluster.js';
+import { newNamespace } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(60_000);
+
+let cluster: RedisCluster | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+  cluster = undefined;
+});
+
+// a bulk enqueue to one queue is one pipeline of script calls for its slot: with the slot migrating
+// Redis ran the plain tasks' enqueue-bulk.lua (its one key still on the old owner) and refused the
+// delayed task's enqueue.lua (its new dedup key absent: TRYAGAIN); ioredis re-sends a pipeline only
+// when every command was refused alike, so the call threw the bare `TRYAGAIN …` reply after writing
+// the plain tasks, and a caller's retry wrote them twice
+test('enqueueBulk while its queue slot migrates: the refused task is sent again, every task written once', async () => {
+  cluster = await RedisCluster.start({ masters: 3, replicas: 0 });
+  const ns = newNamespace('crs');
+  const queue = 'moving';
+  const keys = new QueueKeys(ns, queue);
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  const source = new Redis(cluster.masterOf(keys.stream).port, '127.0.0.1');
+  try {
+    await client.enqueue('before', null, { queue, delay: 60_000 }); // the slot's stream, scheduled set and tasks hash exist
+    await client.enqueue('before', null, { queue });
+    const added = await cluster.addMaster();
+    let bulk: Promise<unknown> | undefined;
+    await cluster.moveSlot(keySlot(keys.stream), added, {
+      during: async (moved) => {
+        if (moved > 0) return;
+        const tasks = [
+          { type: 'a', payload: 1, options: { queue } },
+          { type: 'b', payload: 2, options: { queue, delay: 60_000, dedupKey: 'only-once' } },
+          { type: 'c', payload: 3, options: { queue } },
+        ];
+        bulk = client.enqueueBulk(tasks).then(
+          (r) => r,
+          (err: unknown) => err,
+        );
+        // the plain tasks ran on the old owner; the delayed one was refused (the slot is held here)
+        await waitFor(
+          async () => (await source.xlen(keys.stream)) === 3 || (await Promise.race([bulk, undefined])) !== undefined,
+          'the plain tasks written',
+        );
+      },
+    });
+    const result = await bulk;
+    expect(result instanceof Error ? `${result.name}: ${result.message}` : 'resolved').toBe('resolved');
+    const r = cluster.connect();
+    try {
+      expect(await r.xlen(keys.stream)).toBe(3);
+      expect(await r.zcard(keys.scheduled)).toBe(2);
+      expect((result as { id: string }[]).map((x) => typeof x.id)).toEqual(['string', 'string', 'string']);
+    } finally {
+      r.disconnect();
+    }
+  } finally {
+    source.disconnect();
+    await client.close();
+  }
+});
+
