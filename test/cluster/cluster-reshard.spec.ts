@@ -71,3 +71,52 @@ test('enqueueBulk while its queue slot migrates: the refused task is sent again,
   }
 });
 
+/** The count of a reply error kind on a node (`INFO errorstats`: `errorstat_TRYAGAIN:count=3`). */
+async function errorCount(node: Redis, kind: string): Promise<number> {
+  const m = new RegExp(`errorstat_${kind}:count=(\\d+)`).exec(await node.info('errorstats'));
+  return Number(m?.[1] ?? 0);
+}
+
+// a deduplicated enqueue reads where the existing task is (enqueue.lua stateOf): the queue's retry and
+// dead sets, keys it built itself. With the slot migrating and the task's keys still on the old node,
+// Redis ran the script there and failed it at its first such key, absent there (it may have left):
+// `ERR Script attempted to access a non local key in a cluster node`, not retried
+test('an enqueue whose dedup key hits while its queue slot migrates: refused, sent again, deduplicated', async () => {
+  cluster = await RedisCluster.start({ masters: 3, replicas: 0 });
+  const ns = newNamespace('crs');
+  const queue = 'moving';
+  const keys = new QueueKeys(ns, queue);
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  const source = new Redis(cluster.masterOf(keys.stream).port, '127.0.0.1');
+  try {
+    await client.enqueue('before', null, { queue, delay: 60_000 }); // the slot's stream, scheduled set and tasks hash exist
+    const first = await client.enqueue('once', null, { queue, dedupKey: 'K' }); // in the stream: not scheduled
+    const added = await cluster.addMaster();
+    let again: Promise<unknown> | undefined;
+    await cluster.moveSlot(keySlot(keys.stream), added, {
+      during: async (moved) => {
+        if (moved > 0) return;
+        const [tryAgain, err] = [await errorCount(source, 'TRYAGAIN'), await errorCount(source, 'ERR')];
+        again = client.enqueue('once', null, { queue, dedupKey: 'K' }).then(
+          (r) => r,
+          (e: unknown) => e,
+        );
+        // the old node answered it: refused (held here until the slot has moved) or failed
+        await waitFor(
+          async () => (await errorCount(source, 'TRYAGAIN')) > tryAgain || (await errorCount(source, 'ERR')) > err,
+          'the old node to answer the enqueue',
+        );
+      },
+    });
+    const result = await again;
+    expect(result instanceof Error ? `${result.name}: ${result.message}` : result).toEqual({
+      id: first.id,
+      queue,
+      deduplicated: true,
+      state: 'pending',
+    });
+  } finally {
+    source.disconnect();
+    await client.close();
+  }
+});
