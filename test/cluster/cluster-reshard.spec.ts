@@ -4,6 +4,7 @@
 // was refused until the slot has moved, and writes each task once.
 import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { keySlot } from '../../lib/core/redis/cluster.js';
@@ -117,6 +118,40 @@ test('an enqueue whose dedup key hits while its queue slot migrates: refused, se
     });
   } finally {
     source.disconnect();
+    await client.close();
+  }
+});
+
+// the Inspector reads a queue's counts in one pipeline on its slot (XLEN, XPENDING, ZCARD ×3, MGET …,
+// TIME); with the slot half-moved, the reads of keys that had left were refused (ASK) among reads that
+// ran, ioredis sent nothing again (TIME is not flagged read-only), and a refused read counted 0: the
+// queue showed no pending task, or no scheduled one, for as long as the migration lasted
+test('the Inspector reads the right counts of a queue whose slot migrates', async () => {
+  cluster = await RedisCluster.start({ masters: 3, replicas: 0 });
+  const ns = newNamespace('crs');
+  const queue = 'moving';
+  const keys = new QueueKeys(ns, queue);
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  const inspector = new Inspector({ connection: { cluster: cluster.seeds }, namespace: ns });
+  try {
+    await client.enqueueBulk(Array.from({ length: 5 }, (_, i) => ({ type: 'ready', payload: i, options: { queue } })));
+    await client.enqueue('later', null, { queue, delay: 60_000 });
+    const added = await cluster.addMaster();
+    const reads: Promise<unknown>[] = [];
+    await cluster.moveSlot(keySlot(keys.stream), added, {
+      batch: 1,
+      during: async () => {
+        const read = inspector.queue(queue).then(
+          (q) => `pending=${q.pending} scheduled=${q.scheduled}`,
+          (e: unknown) => String(e),
+        );
+        reads.push(read);
+        await Promise.race([read, new Promise((r) => setImmediate(r))]);
+      },
+    });
+    expect(new Set(await Promise.all(reads))).toEqual(new Set(['pending=5 scheduled=1']));
+  } finally {
+    await inspector.close();
     await client.close();
   }
 });

@@ -144,6 +144,30 @@ export class SlotPipeline {
   }
 }
 
+/**
+ * Sends a pipeline of reads (`build` adds them) and returns its replies as {@link execReplies} does.
+ * On a cluster, while a node refuses any of them without running it ({@link isRefusedByCluster}: its
+ * slot is migrating), the whole pipeline is built and sent again (reads: nothing to undo), every
+ * `retryDelayOnTryAgain` ms for up to `maxRedirections` rounds (as {@link SlotPipeline}). With a slot
+ * half-moved, ioredis sent again only a pipeline refused whole and of commands flagged read-only (not
+ * `TIME`), so the refused reads came back as errors among the others: the Inspector counted them 0.
+ * @throws as execReplies; `Too many Cluster redirections. Last error: …` (Redis unavailable) when
+ * still refused after the last round.
+ */
+export async function execReads(client: RedisClient, build: (p: ChainableCommander) => void): Promise<Reply[]> {
+  const rounds = isCluster(client) ? Math.max(1, client.options.maxRedirections ?? 16) : 1;
+  const delayMs = isCluster(client) ? Math.max(client.options.retryDelayOnTryAgain ?? 100, 10) : 0;
+  for (let round = 1; ; round++) {
+    const p = client.pipeline();
+    build(p);
+    const replies = await execReplies(p);
+    const refused = isCluster(client) ? replies.find(([err]) => isRefusedByCluster(err)) : undefined;
+    if (!refused) return replies;
+    if (round >= rounds) throw new Error(`Too many Cluster redirections. Last error: ${refused[0]}`);
+    await new Promise((r) => setTimeout(r, delayMs));
+  }
+}
+
 /** The nodes to SCAN: every master of a cluster, or the one client. */
 export function scanNodes(client: RedisClient): (Redis | RedisClient)[] {
   return isCluster(client) ? client.nodes('master') : [client];
