@@ -7,10 +7,11 @@ import { Redis } from 'ioredis';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
 import { keySlot } from '../../lib/core/redis/cluster.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { newNamespace } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(60_000);
 
@@ -152,6 +153,52 @@ test('the Inspector reads the right counts of a queue whose slot migrates', asyn
     expect(new Set(await Promise.all(reads))).toEqual(new Set(['pending=5 scheduled=1']));
   } finally {
     await inspector.close();
+    await client.close();
+  }
+});
+
+// a worker waits for tasks in a blocking XREADGROUP; when the stream's slot leaves the node (or the
+// node becomes a replica: CLUSTER FAILOVER), Redis ends the read with `UNBLOCKED …`. That is no
+// failure: the worker reads again at once, on the slot's new master, and logs no error (it logged
+// "Fetching tasks failed"). Its shutdown then ends that read at once: a worker whose queues share one
+// slot ended its read with CLIENT UNBLOCK <id>, the id CLIENT ID gave on whichever node the cluster
+// client sent it to, sent to whichever node again: after the move the read sat on the new master
+// under another id, and the shutdown waited out the whole block (blockTimeout)
+test('a worker blocked on a queue whose slot moves reads again on the new master, no error logged; its shutdown ends the read', async () => {
+  cluster = await RedisCluster.start({ masters: 3, replicas: 0 });
+  const ns = newNamespace('crs');
+  const queue = 'moving';
+  const keys = new QueueKeys(ns, queue);
+  const logger = recordingLogger();
+  const connection = { cluster: cluster.seeds };
+  const server = new ChronosServer({ connection, namespace: ns, queues: [queue], logger, blockTimeout: 60_000 }); // past the test's time: waiting out the block fails it
+  const ran: string[] = [];
+  server.handle('t', (t) => void ran.push(t.id));
+  const client = new QueueClient({ connection, namespace: ns });
+  const source = new Redis(cluster.masterOf(keys.stream).port, '127.0.0.1');
+  try {
+    await server.start();
+    const first = await client.enqueue('t', null, { queue });
+    await waitFor(() => ran.includes(first.id), 'the first task to run');
+    // the worker waits in a blocking read on the stream's node
+    await waitFor(async () => /blocked_clients:[1-9]/.test(await source.info('clients')), 'the worker blocked on the stream');
+    const added = await cluster.addMaster();
+    await cluster.moveSlot(keySlot(keys.stream), added);
+    const next = await client.enqueue('t', null, { queue });
+    await waitFor(() => ran.includes(next.id), 'the task enqueued after the move to run');
+    expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([]);
+    const target = new Redis(added.port, '127.0.0.1');
+    try {
+      await waitFor(async () => /blocked_clients:[1-9]/.test(await target.info('clients')), 'the worker blocked on the new master');
+      const stopped = server.shutdown();
+      await waitFor(async () => /blocked_clients:0/.test(await target.info('clients')), 'the shutdown to end the blocking read');
+      await stopped;
+    } finally {
+      target.disconnect();
+    }
+  } finally {
+    source.disconnect();
+    await server.shutdown();
     await client.close();
   }
 });
