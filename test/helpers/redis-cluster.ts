@@ -49,6 +49,17 @@ function cli(port: number, ...args: string[]): string {
   return r.stdout;
 }
 
+/** redis-cli without blocking the event loop (a reshard takes seconds: the clients under test go on meanwhile). */
+function runCli(port: number, args: string[], tail: string[] = []): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('redis-cli', ['-p', String(port), ...args, ...tail], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`redis-cli ${args.join(' ')}: ${out.slice(-2000)}`))));
+  });
+}
+
 /**
  * A private Redis Cluster on free loopback ports: `masters` masters with `replicas` replicas each,
  * created with `redis-cli --cluster create … --cluster-yes`, non-persistent, files in a temp dir.
@@ -58,6 +69,7 @@ export class RedisCluster {
     readonly nodes: Node[],
     private readonly dir: string,
     readonly nodeTimeoutMs: number,
+    private readonly args: string[] = [],
   ) {}
 
   static async start({ masters = 3, replicas = 0, nodeTimeoutMs = 2000 } = {}): Promise<RedisCluster> {
@@ -69,7 +81,7 @@ export class RedisCluster {
     // transfer at once instead of after the default 5 s diskless-sync delay
     args.push('--repl-diskless-sync-delay', '0');
     const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startNode(dir, args)));
-    const cluster = new RedisCluster(nodes, dir, nodeTimeoutMs);
+    const cluster = new RedisCluster(nodes, dir, nodeTimeoutMs, args);
     const addrs = nodes.map((n) => n.address);
     cli(nodes[0].port, '--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes');
     await cluster.waitOk(masters, replicas);
@@ -165,6 +177,82 @@ export class RedisCluster {
     const m = this.liveNodes().find((n) => n.master && n.ranges.some(([a, b]) => slot >= a && slot <= b));
     if (!m) throw new Error(`no live master serves slot ${slot} of ${key}`);
     return this.nodes.find((n) => n.port === m.port)!;
+  }
+
+  /** The cluster node id of a node (`CLUSTER MYID`). */
+  idOf(node: Node): string {
+    return cli(node.port, 'CLUSTER', 'MYID').trim();
+  }
+
+  /**
+   * Starts one more node and joins it as an empty master (`redis-cli --cluster add-node`); resolves
+   * once every live node knows it. It serves no slot until slots are moved to it ({@link reshard}).
+   */
+  async addMaster(): Promise<Node> {
+    const node = await startNode(this.dir, this.args);
+    this.nodes.push(node);
+    const seed = this.nodes.find((n) => n.alive && n !== node)!;
+    cli(seed.port, '--cluster', 'add-node', node.address, seed.address);
+    const id = this.idOf(node);
+    // the new node answers CLUSTERDOWN (and refuses MIGRATE) until it has learnt every slot's owner
+    const ok = (n: Node) => cli(n.port, 'CLUSTER', 'NODES').includes(id) && /cluster_state:ok/.test(cli(n.port, 'CLUSTER', 'INFO'));
+    await waitFor(() => this.nodes.filter((n) => n.alive).every(ok), {
+      what: `every node to know ${node.address}, and it the cluster`,
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    });
+    return node;
+  }
+
+  /**
+   * Moves `slots` slots from `from` (a node, or every other master) to `to` with live slot
+   * migration (`redis-cli --cluster reshard … --cluster-yes`: MIGRATING/IMPORTING, MIGRATE in
+   * batches, SETSLOT NODE), while clients keep working; resolves when redis-cli is done.
+   */
+  async reshard(to: Node, slots: number, from: Node | 'all' = 'all'): Promise<void> {
+    const seed = this.nodes.find((n) => n.alive)!;
+    const source = from === 'all' ? 'all' : this.idOf(from);
+    await runCli(
+      seed.port,
+      ['--cluster', 'reshard', seed.address, '--cluster-from', source, '--cluster-to', this.idOf(to)],
+      ['--cluster-slots', String(slots), '--cluster-yes'],
+    );
+  }
+
+  /**
+   * Moves one slot to `to` by hand, as `redis-cli --cluster reshard` does (IMPORTING on `to`,
+   * MIGRATING on the owner, MIGRATE the keys in batches of `batch`, then SETSLOT NODE on `to`, the
+   * old owner and every other master), awaiting `during(moved)` while the slot is migrating: first
+   * with no key moved yet (`moved` 0), then after each batch. A test holds the slot half-moved
+   * there to run a command against it.
+   */
+  async moveSlot(
+    slot: number,
+    to: Node,
+    { batch = 10, during }: { batch?: number; during?: (moved: number) => Promise<void> } = {},
+  ): Promise<void> {
+    const owner = this.liveNodes().find((n) => n.master && n.ranges.some(([a, b]) => slot >= a && slot <= b));
+    if (!owner) throw new Error(`no live master serves slot ${slot}`);
+    const from = this.nodes.find((n) => n.port === owner.port)!;
+    if (from === to) return;
+    const [fromId, toId] = [this.idOf(from), this.idOf(to)];
+    cli(to.port, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', fromId);
+    cli(from.port, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', toId);
+    let moved = 0;
+    await during?.(moved);
+    for (;;) {
+      const keys = cli(from.port, 'CLUSTER', 'GETKEYSINSLOT', String(slot), String(batch))
+        .split('\n')
+        .filter((k) => k !== '');
+      if (keys.length === 0) break;
+      cli(from.port, 'MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+      moved += keys.length;
+      await during?.(moved);
+    }
+    cli(to.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    cli(from.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    for (const m of this.liveNodes().filter((n) => n.master && n.port !== to.port && n.port !== from.port))
+      cli(m.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
   }
 
   /** Kills every node and removes the temp dir. */

@@ -1,4 +1,4 @@
-import { execReplies } from '../redis/cluster.js';
+import { execReads } from '../redis/cluster.js';
 import { afterLastDelivered, readyAt } from './latency.js';
 import { decodeDays } from './history.js';
 import { utcDay } from '../queue/codec.js';
@@ -52,22 +52,23 @@ export async function queueInfo(ctx: InspectorContext, name: string, paused?: bo
   const k = ctx.keys(name);
   const now = engineTime.now();
   const days = Array.from({ length: DAYS }, (_, i) => utcDay(now - (DAYS - 1 - i) * DAY_MS));
-  const p = ctx.client.pipeline();
-  p.xlen(k.stream);
-  p.call('XPENDING', k.stream, CONSUMER_GROUP);
-  p.zcard(k.scheduled);
-  p.zcard(k.retry);
-  p.zcard(k.dead);
-  p.mget(...days.map((d) => k.processed(d)));
-  p.mget(...days.map((d) => k.failed(d)));
-  p.mget(...days.map((d) => k.lost(d)));
   const memoryKeys = [k.stream, k.scheduled, k.retry, k.tasks, k.dead, k.deadTasks];
-  for (const key of memoryKeys) p.call('MEMORY', 'USAGE', key, 'SAMPLES', 5);
-  p.call('XINFO', 'GROUPS', k.stream);
-  p.time();
-  p.getBuffer(k.counts);
-  pipeLimits(p, k);
-  const r = await execReplies(p);
+  // sent again whole while the slot migrates and a read is refused (cluster.ts execReads): a refused read counted 0
+  const r = await execReads(ctx.client, (p) => {
+    p.xlen(k.stream);
+    p.call('XPENDING', k.stream, CONSUMER_GROUP);
+    p.zcard(k.scheduled);
+    p.zcard(k.retry);
+    p.zcard(k.dead);
+    p.mget(...days.map((d) => k.processed(d)));
+    p.mget(...days.map((d) => k.failed(d)));
+    p.mget(...days.map((d) => k.lost(d)));
+    for (const key of memoryKeys) p.call('MEMORY', 'USAGE', key, 'SAMPLES', 5);
+    p.call('XINFO', 'GROUPS', k.stream);
+    p.time();
+    p.getBuffer(k.counts);
+    pipeLimits(p, k);
+  });
   const val = (i: number): unknown => (r[i][0] ? undefined : r[i][1]);
   const len = Number(val(0) ?? 0);
   const active = Number(((val(1) as [number] | undefined) ?? [0])[0] ?? 0); // NOGROUP: nobody consumed yet

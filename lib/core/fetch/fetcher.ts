@@ -1,6 +1,6 @@
 import { FailureLog } from '../runtime/logger.js';
-import { isCluster, keySlot } from '../redis/cluster.js';
-import { closeClient, duplicateConnection, explainFailure, type RedisClient } from '../redis/connection.js';
+import { isCluster } from '../redis/cluster.js';
+import { closeClient, duplicateConnection, explainFailure, isUnblocked, type RedisClient } from '../redis/connection.js';
 import { writePause } from '../redis/commands/pause.js';
 import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
 import { errorMessage } from '../worker/executor.js';
@@ -18,9 +18,11 @@ import { acceptAll, bySlot, observe, stillOwned, type FetcherDeps } from './fetc
  * by smooth weighted round-robin) with paused queues left out. Owns the blocking connection (ended at once by
  * `CLIENT UNBLOCK`) and this server's view of the paused queues (`<ns>:paused`).
  *
- * On Redis Cluster, queues in different slots cannot share one `XREADGROUP`: the non-blocking reads are
- * sent on the server's client (routed per slot) and the blocking phase goes to {@link QueueReaders},
- * one blocking connection per queue. Every blocking read has a client-side deadline
+ * On Redis Cluster the non-blocking reads are sent on the server's client (routed per slot) and the
+ * blocking phase goes to {@link QueueReaders}, one blocking connection per queue, ended by closing it:
+ * queues in different slots cannot share one `XREADGROUP`, and `CLIENT UNBLOCK <id>` cannot end a read
+ * on a cluster client (a client id is one node's, and a keyless command goes to any node: after the
+ * queue's slot moved, a worker's shutdown waited out the whole block; cluster-reshard.spec.ts). Every blocking read has a client-side deadline
  * ({@link readDeadlineMs}); a read that outlives it has its connection rebuilt.
  */
 export class Fetcher {
@@ -42,7 +44,7 @@ export class Fetcher {
   private pausedSet = new Set<string>();
   /** Which queues a fetch reads, and how much of each. */
   private readonly picker: QueuePicker<ConsumedQueue>;
-  /** Per-queue blocking readers, when the queues span several cluster slots. */
+  /** Per-queue blocking readers, on a cluster. */
   private readonly readers?: QueueReaders;
   /** The fetch of queues with fleet-wide limits (fetch/limiter.ts); unused while none of ours has one. */
   private readonly limiter: Limiter;
@@ -70,8 +72,7 @@ export class Fetcher {
       writeAcksOn,
       unblock: () => this.unblock(),
     });
-    const slots = new Set(deps.queues.map((q) => keySlot(q.keys.stream)));
-    const perQueueReaders = isCluster(deps.client) && slots.size > 1;
+    const perQueueReaders = isCluster(deps.client);
     this.picker = new QueuePicker(deps.queues, deps.opts.strictPriority, !perQueueReaders);
     if (perQueueReaders) {
       const { client, consumer, loops, isRunning } = deps;
@@ -213,6 +214,7 @@ export class Fetcher {
       } catch (caught) {
         let err = caught;
         if (!this.deps.isRunning()) break;
+        if (isUnblocked(err)) continue; // the stream's slot moved or its node turned replica: read again, on the new master
         if (isNoGroup(err)) {
           this.deps.runtime.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (error=${errorMessage(err)})`);
           try {

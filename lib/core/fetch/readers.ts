@@ -1,5 +1,5 @@
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
-import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import { closeClient, duplicateConnection, isUnblocked, type RedisClient } from '../redis/connection.js';
 import { isNoGroup, type ConsumedQueue, type Consumer, type Fetched } from './consumer.js';
 import type { Loops } from '../worker/loops.js';
 import { engineTime } from '../runtime/time.js';
@@ -150,6 +150,7 @@ export class QueueReaders {
         return;
       }
       if (this.conns.get(q.name) !== conn) return; // unblocked
+      if (isUnblocked(err)) return; // Redis ended the read: its slot moved or its node turned replica; the next read goes to the new master
       if (isNoGroup(err)) {
         this.deps.logger.warn(`Consumer group missing (Redis lost its data?): recreating it (queue=${q.name})`);
         await this.deps.ensureGroups().catch((e: unknown) => failures.failed(e));

@@ -55,9 +55,32 @@ export async function execReplies(p: ChainableCommander): Promise<Reply[]> {
 }
 
 /**
+ * The replies of a Redis Cluster node that refused a command before running it: the slot is served
+ * elsewhere (`MOVED`), is moving (`ASK`: the key left already; `TRYAGAIN`: a multi-key command or a
+ * script whose keys are split between the two nodes, or not all there), or the cluster is down.
+ * Such a command did nothing: sending it again is safe.
+ */
+const REFUSED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+
+/** True when `err` is a cluster node's refusal of a command it did not run (see REFUSED). */
+export function isRefusedByCluster(err: unknown): err is Error {
+  return err instanceof Error && REFUSED.test(err.message);
+}
+
+/**
  * A pipeline whose commands may touch keys in different slots: each command names its key, and on a
  * cluster one ioredis pipeline is sent per slot (in parallel); the replies come back in the order the
  * commands were added. Commands with no key (`TIME`) join the first slot's pipeline.
+ *
+ * On a cluster, the commands a node refused without running them ({@link isRefusedByCluster}: the
+ * slot is migrating, or moved) are sent again, every `retryDelayOnTryAgain` ms (the client's option,
+ * 200 ms with Chronos's: connection.ts CLUSTER_RETRY_OPTIONS), until served; after `maxRedirections`
+ * such rounds each still refused command's reply is ioredis's `Too many Cluster redirections. Last
+ * error: …` (failures.ts: Redis unavailable). ioredis re-sends a pipeline itself only when all its
+ * commands were refused alike and those that ran are reads: while a slot migrates, a script with its
+ * keys still on the old node ran and the next one, with a key absent there, was refused (TRYAGAIN),
+ * and that refusal came back as the reply (an enqueueBulk threw `TRYAGAIN …` after writing part of
+ * its tasks). A command sent again runs after those of its slot that ran at the first try.
  */
 export class SlotPipeline {
   private readonly ops: { key: string | undefined; add: (p: ChainableCommander) => void }[] = [];
@@ -83,24 +106,65 @@ export class SlotPipeline {
       for (const op of this.ops) op.add(p);
       return execReplies(p);
     }
+    const out: Reply[] = new Array(this.ops.length);
+    const { retryDelayOnTryAgain, maxRedirections } = this.client.options;
+    const rounds = Math.max(1, maxRedirections ?? 16);
+    let pending = this.ops.map((_, i) => i);
+    for (let round = 1; pending.length > 0; round++) {
+      if (round > 1) await new Promise((r) => setTimeout(r, Math.max(retryDelayOnTryAgain ?? 100, 10)));
+      await this.send(pending, out);
+      pending = pending.filter((i) => isRefusedByCluster(out[i][0]));
+      if (round >= rounds) {
+        for (const i of pending) out[i] = [new Error(`Too many Cluster redirections. Last error: ${out[i][0]}`), null];
+        break;
+      }
+    }
+    return out;
+  }
+
+  /** Sends the commands `idx` (one ioredis pipeline per slot, in parallel) and puts their replies in `out`. */
+  private async send(idx: readonly number[], out: Reply[]): Promise<void> {
     const groups = new Map<number, number[]>();
     const firstSlot = keySlot(this.ops.find((o) => o.key !== undefined)?.key ?? '');
-    this.ops.forEach((op, i) => {
-      const slot = op.key === undefined ? firstSlot : keySlot(op.key);
+    for (const i of idx) {
+      const key = this.ops[i].key;
+      const slot = key === undefined ? firstSlot : keySlot(key);
       const g = groups.get(slot);
       if (g) g.push(i);
       else groups.set(slot, [i]);
-    });
-    const out: Reply[] = new Array(this.ops.length);
+    }
     await Promise.all(
-      [...groups.values()].map(async (idx) => {
+      [...groups.values()].map(async (group) => {
         const p = this.client.pipeline();
-        for (const i of idx) this.ops[i].add(p);
+        for (const i of group) this.ops[i].add(p);
         const replies = await execReplies(p);
-        idx.forEach((i, j) => (out[i] = replies[j] ?? [new Error('no reply'), null]));
+        group.forEach((i, j) => (out[i] = replies[j] ?? [new Error('no reply'), null]));
       }),
     );
-    return out;
+  }
+}
+
+/**
+ * Sends a pipeline of reads (`build` adds them) and returns its replies as {@link execReplies} does.
+ * On a cluster, while a node refuses any of them without running it ({@link isRefusedByCluster}: its
+ * slot is migrating), the whole pipeline is built and sent again (reads: nothing to undo), every
+ * `retryDelayOnTryAgain` ms for up to `maxRedirections` rounds (as {@link SlotPipeline}). With a slot
+ * half-moved, ioredis sent again only a pipeline refused whole and of commands flagged read-only (not
+ * `TIME`), so the refused reads came back as errors among the others: the Inspector counted them 0.
+ * @throws as execReplies; `Too many Cluster redirections. Last error: …` (Redis unavailable) when
+ * still refused after the last round.
+ */
+export async function execReads(client: RedisClient, build: (p: ChainableCommander) => void): Promise<Reply[]> {
+  const rounds = isCluster(client) ? Math.max(1, client.options.maxRedirections ?? 16) : 1;
+  const delayMs = isCluster(client) ? Math.max(client.options.retryDelayOnTryAgain ?? 100, 10) : 0;
+  for (let round = 1; ; round++) {
+    const p = client.pipeline();
+    build(p);
+    const replies = await execReplies(p);
+    const refused = isCluster(client) ? replies.find(([err]) => isRefusedByCluster(err)) : undefined;
+    if (!refused) return replies;
+    if (round >= rounds) throw new Error(`Too many Cluster redirections. Last error: ${refused[0]}`);
+    await new Promise((r) => setTimeout(r, delayMs));
   }
 }
 

@@ -13,7 +13,7 @@ import { defineScripts } from './scripts.js';
 import type { RedisClient } from './types.js';
 
 export type { RedisClient } from './types.js';
-export { describe, explainFailure, isRedisUnavailable, lastConnectionError, unavailableFor } from './failures.js';
+export { describe, explainFailure, isRedisUnavailable, isUnblocked, lastConnectionError, unavailableFor } from './failures.js';
 export { checkServer, type CheckServerOptions } from './server-check.js';
 export { closeClient, closeConnection, closedByOwner, QUIT_WAIT_MS, type ConnectionHandle } from './owner-close.js';
 

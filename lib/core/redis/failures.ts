@@ -23,6 +23,16 @@ export function isRedisUnavailable(err: unknown): err is Error {
 }
 
 /**
+ * True when Redis ended a blocking read (`XREADGROUP … BLOCK`) early with `UNBLOCKED …`: its key left
+ * the node (a cluster slot migrated: "the stream key no longer exists") or the node turned replica (a
+ * `CLUSTER FAILOVER`, a Sentinel failover: "instance state changed"). No failure: read again at once,
+ * and the client finds the key's new master.
+ */
+export function isUnblocked(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError' && err.message.startsWith('UNBLOCKED');
+}
+
+/**
  * `err` as a {@link RedisUnavailableError} for an enqueue to `queue` when it says Redis did not
  * serve the command in time (see UNAVAILABLE), with `err` as its cause; any other error as it is.
  */

@@ -82,6 +82,9 @@ function enqueueCall(keys: QueueKeys, t: EnqueueArgs): [string[], (string | numb
   const k = [keys.stream, keys.scheduled, keys.tasks];
   if (t.dedupKey !== undefined) k.push(keys.dedup(t.dedupKey));
   if (t.unique) k.push(keys.uniqueId(t.id));
+  // the prefix the script builds the retry, dead and uid keys on to say where a deduplicated task is: declared (never a key) so that
+  // Redis Cluster refuses the call with TRYAGAIN while the slot migrates, instead of failing it at such a key absent from the node
+  if (t.dedupKey !== undefined || t.unique) k.push(keys.base);
   const dedupTtlMs = t.dedupKey === undefined ? 0 : t.dedupTtlMs;
   const mode = DEDUP_MODE[t.dedupMode ?? 'first'];
   return [k, [t.id, t.type, t.payload, t.meta, t.processAtMs, dedupTtlMs, t.unique ? '1' : '0', t.delayMs, mode]];

@@ -12,6 +12,10 @@
   KEYS[4?]  <ns>:{<ns>:<q>}:dedup:<key>  STRING  present when ARGV[6] > 0
   KEYS[4|5?] <ns>:{<ns>:<q>}:uid:<id>    STRING  present when ARGV[7] == "1"; its TTL covers the wait until
             processAt and MARKER_TTL.waitingMs past it (protocol.ts MARKER_TTL)
+  KEYS[4|5|6?] <ns>:{<ns>:<q>}:         prefix  present with a dedup key or a unique id (after them): the queue's
+            key prefix, never a key; stateOf builds the retry, dead and uid keys on it. Declared so
+            that while the slot migrates Redis refuses the call (TRYAGAIN) before it runs, rather
+            than fail it at a built key absent from the node (Redis Cluster: `non local key`)
   ARGV[1]   task id                      string
   ARGV[2]   task type                    string
   ARGV[3]   payload                      string  JSON text
@@ -33,7 +37,8 @@ local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local k = 4
 local dedupKey, uidKey
 if tonumber(ARGV[6]) > 0 then dedupKey = KEYS[k]; k = k + 1 end
-if ARGV[7] == '1' then uidKey = KEYS[k] end
+if ARGV[7] == '1' then uidKey = KEYS[k]; k = k + 1 end
+local prefix = KEYS[k]
 local mode = ARGV[9] or 'f'
 local processAt = tonumber(ARGV[5])
 local delay = tonumber(ARGV[8])
@@ -44,13 +49,12 @@ local function keyTtl(dueAt)
   return math.max(tonumber(ARGV[6]), dueAt - now)
 end
 -- where a deduplicating task is now (the reply's third element). The retry and dead sets are read only
--- here, on a deduplicated enqueue: their names are built on KEYS[2]'s queue prefix (one hash tag, so one
+-- here, on a deduplicated enqueue: their names are built on the queue prefix (one hash tag, so one
 -- slot, as fire.lua builds its keys) rather than sent with every enqueue. A dead task's id may be used
 -- again by a live one (an explicit task id, whose uid marker the dead one let go): the live one is the
 -- answer then, so `dead` only when no live task holds the id's uid marker.
 local function stateOf(id)
   if redis.call('ZSCORE', KEYS[2], id) then return 'scheduled' end
-  local prefix = string.sub(KEYS[2], 1, -10) -- '<ns>:{<ns>:<q>}:' of '…:scheduled'
   if redis.call('ZSCORE', prefix .. 'retry', id) then return 'retry' end
   if redis.call('ZSCORE', prefix .. 'dead', id) and redis.call('EXISTS', prefix .. 'uid:' .. id) == 0 then return 'dead' end
   return 'pending'
