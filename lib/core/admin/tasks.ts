@@ -74,8 +74,8 @@ const ENTRY_ID = /^\d+-\d+$/;
  * `XRANGE (cursor + COUNT limit` after the group's last-delivered id; active by `XPENDING (cursor +
  * limit` and a pipelined `XRANGE id id` per entry. With `payloads: false` a scheduled, retry or dead
  * task comes with its payload `null` (page-tasks.lua leaves it in Redis): for a reader of the type,
- * error, group and meta only; such a page may be short of `limit` with a cursor (one call reads at
- * most `PAGE_SCAN_BYTES` of stored tasks).
+ * error, group and meta only. A scheduled, retry or dead page may be short of `limit` with a cursor,
+ * payloads or not: one call reads at most `PAGE_SCAN_BYTES` of stored tasks (at least one).
  */
 export async function pageRows(
   ctx: InspectorContext,
@@ -177,7 +177,8 @@ async function runningSince(ctx: InspectorContext, consumers: string[]): Promise
  * A page of tasks of one state, oldest first (by due, failed-at or entry time), decoded. With a
  * filter, pages are read until `limit` tasks match or {@link FILTER_SCAN} were looked at; the
  * cursor then goes on from there. Costs per call: see {@link pageRows} (one such call per 1000
- * tasks looked at).
+ * tasks looked at). A page of scheduled, retry or dead tasks may be short of `limit` with a cursor:
+ * one call reads at most `PAGE_SCAN_BYTES` (8 MB) of stored tasks.
  * @throws InvalidTaskStateError for an unknown state; InvalidOptionsError for a bad cursor or limit.
  */
 export async function taskPage(
