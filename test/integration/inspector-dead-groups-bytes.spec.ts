@@ -126,9 +126,12 @@ test('one page-tasks call without payloads stops after its byte bound (at least 
     }
     expect(new Set(seen).size).toBe(N + 1);
     expect(calls).toBe(Math.ceil((N + 1) / 3));
-    // a bound under one task still reads one per call; with payloads, no bound
+    // a bound under one task still reads one per call; with payloads too (review48), the payload whole
     expect((await pageTasksScript(redis, set, undefined, 1000, false, 1)).tasks).toHaveLength(1);
-    expect((await pageTasksScript(redis, set, undefined, 1000, true, 1)).tasks).toHaveLength(N + 1);
+    const whole = await pageTasksScript(redis, set, undefined, 1000, true, 1);
+    expect(whole.tasks).toHaveLength(1);
+    expect(whole.cut).toBe(true);
+    expect(whole.tasks[0].stored.length).toBeGreaterThan(PAYLOAD);
   } finally {
     redis.disconnect();
   }

@@ -140,7 +140,9 @@ export class QueueInspector extends InspectorCore {
    * `cursor` for the next page (absent at the end). One bounded call (`limit` ≤ 1000, default
    * 50): scheduled/retry/dead by `page-tasks.lua` (O(log N + limit)); pending by XINFO GROUPS +
    * XRANGE … COUNT; active by XPENDING … COUNT + a pipelined XRANGE per entry. With `type`/`error`
-   * filters, up to 10,000 tasks are looked at per call.
+   * filters, up to 10,000 tasks are looked at per call. A page of scheduled, retry or dead tasks may
+   * be short of `limit` with a cursor: one `page-tasks.lua` call reads at most 8 MB of stored tasks
+   * (at least one), so a page of big payloads does not hold Redis for seconds.
    * @throws InvalidTaskStateError for an unknown state; InvalidOptionsError for a bad cursor or limit.
    */
   async taskPage(queue: string, state: TaskState, opts: { cursor?: string; limit?: number } & TaskFilter = {}): Promise<TaskPage> {
@@ -154,8 +156,16 @@ export class QueueInspector extends InspectorCore {
    */
   async tasks(queue: string, state: TaskState, { offset = 0, limit = 50 }: { offset?: number; limit?: number } = {}): Promise<TaskInfo[]> {
     checkState(state);
-    const page = await t.taskPage(this.ctx, queue, state, { limit: Math.min(1000, offset + limit) });
-    return page.tasks.slice(offset, offset + limit);
+    const want = Math.min(1000, offset + limit);
+    const got: TaskInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      // a page may be short of its limit with a cursor (a page of big payloads): read on to `want`
+      const page = await t.taskPage(this.ctx, queue, state, { limit: want - got.length, cursor });
+      got.push(...page.tasks);
+      cursor = page.cursor;
+    } while (cursor !== undefined && got.length < want);
+    return got.slice(offset, offset + limit);
   }
 
   /**
