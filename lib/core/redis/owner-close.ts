@@ -43,7 +43,11 @@ export function closedByOwner(client: RedisClient): boolean {
 
 /** Closes a client Chronos owns: QUIT, then disconnect (`QUIT_WAIT_MS` after it when Redis does not answer). */
 export async function closeClient(client: RedisClient): Promise<void> {
-  if (client.status === 'end') return;
+  if (client.status === 'end') {
+    // ended by itself (reopen.ts): a disconnect marks it closed on purpose, so its reopen timer leaves it ended
+    client.disconnect();
+    return;
+  }
   if (client.status === 'wait') {
     // opened lazily and never used: a QUIT would connect first
     client.disconnect();
