@@ -109,9 +109,10 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
 export function serverTable(servers: ServerInfo[]): string {
   if (servers.length === 0) return 'No live worker servers.';
   return table(
-    ['server', 'host', 'pid', 'queues', 'concurrency', 'active', 'processed', 'failed', 'started', 'heartbeat'],
+    ['server', 'state', 'host', 'pid', 'queues', 'concurrency', 'active', 'processed', 'failed', 'started', 'heartbeat'],
     servers.map((s) => [
       s.id,
+      s.state === 'overdue' ? `OVERDUE (holds ${s.pending ?? 0})` : s.state,
       s.host,
       s.pid,
       Object.entries(s.queues)
@@ -250,7 +251,9 @@ export function overviewCommands(program: Command, run: Run): void {
     );
   program
     .command('servers')
-    .description('live worker servers: host, pid, queues, concurrency, active, heartbeat')
+    .description(
+      'worker servers: state (live, or overdue: stopped ticking, with the tasks it holds), host, pid, queues, concurrency, active, heartbeat',
+    )
     .action(
       run(async (cli) => {
         const servers = await (await cli.inspector()).servers();
