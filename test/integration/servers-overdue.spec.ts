@@ -56,6 +56,7 @@ test('a stopped worker holding tasks stays listed, overdue, past its last heartb
   expect(stopped).toMatchObject({ id: 'W1', state: 'overdue', pending: 2, active: 2, queues: { default: 1 } });
   expect(await rig.redis.exists(g.server('W1'))).toBe(1);
   expect((await chronos('servers')).out).toMatch(/│ W1 +│ OVERDUE \(holds 2\) │/);
+  expect((await chronos('stats')).out).toContain('Workers: 1 server(s), 1 OVERDUE (holding 2 tasks)');
 
   w1.kill('SIGCONT');
   await waitFor(async () => (await listed('W1'))?.state === 'live', 'W1 to be live again');

@@ -100,10 +100,17 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
     `Chronos · namespace ${s.namespace} · ${when(s.at)}`,
     redisLine(s.redis),
     leaderLine(s.leader),
-    `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
+    `Workers: ${s.servers.length} server(s)${overdueText(s.servers)}, ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
     scheduleLine(s.schedules, s.leader),
     queueTable(s.queues),
   ].join('\n');
+}
+
+/** `, N OVERDUE (holding M tasks)` when some servers' presence passed (ServerInfo.state), else nothing. */
+function overdueText(servers: ServerInfo[]): string {
+  const overdue = servers.filter((x) => x.state === 'overdue');
+  if (overdue.length === 0) return '';
+  return `, ${overdue.length} OVERDUE (holding ${overdue.reduce((n, x) => n + (x.pending ?? 0), 0)} tasks)`;
 }
 
 export function serverTable(servers: ServerInfo[]): string {
