@@ -142,7 +142,8 @@ export async function overview(ctx: ApiContext): Promise<unknown> {
     countedSchedules(i),
     i.instances(),
   ]);
-  const served = new Set(servers.flatMap((s) => Object.keys(s.queues)));
+  // an overdue server (stopped, hung: ServerInfo.state) is listed while it holds tasks, but serves nothing
+  const served = new Set(servers.filter((s) => s.state === 'live').flatMap((s) => Object.keys(s.queues)));
   const warnings: Warning[] = [];
   if (redis.warning) warnings.push({ message: redis.warning });
   for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });

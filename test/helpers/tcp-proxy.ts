@@ -4,12 +4,14 @@ import net from 'node:net';
  * A loopback TCP proxy in front of one Redis, for silent partitions: {@link blackhole} stops
  * forwarding in both directions without closing a socket (a firewall dropping packets, a network
  * blip: the client sees no error, only silence), {@link heal} forwards again. Bytes sent during a
- * blackhole are held, not lost, and delivered at the heal, as TCP's retransmission would. Used by
- * the tests and by the chaos run (bench/chaos/fleet.ts: one proxy per replica slot).
+ * blackhole are held, not lost, and delivered at the heal, as TCP's retransmission would.
+ * {@link latency} delays every chunk each way by a fixed time (a slow link: a round trip costs twice
+ * that more), in order. Used by the tests and by the chaos run (bench/chaos/fleet.ts: one proxy per replica slot).
  */
 export class TcpProxy {
   private readonly links = new Set<Link>();
   private silent = false;
+  private delayMs = 0;
   /** When the last {@link blackhole} began, epoch ms (the test's clock), or undefined. */
   blackholedAt?: number;
   /** Bytes the target (Redis) has sent to the proxy's clients so far, every connection counted: what a read cost on the wire. */
@@ -40,6 +42,11 @@ export class TcpProxy {
     this.blackholedAt = Date.now();
   }
 
+  /** From now on every chunk, each way, is delivered `ms` after it came (0: at once); order is kept. */
+  latency(ms: number): void {
+    this.delayMs = Math.max(0, ms);
+  }
+
   /** Forwards again: what was held is delivered, in order. */
   heal(): void {
     this.silent = false;
@@ -56,7 +63,12 @@ export class TcpProxy {
   private accept(client: net.Socket, target: { host: string; port: number }): void {
     const upstream = net.connect(target.port, target.host);
     upstream.on('data', (b: Buffer) => void (this.bytesFromTarget += b.length));
-    const link = new Link(client, upstream, () => this.silent);
+    const link = new Link(
+      client,
+      upstream,
+      () => this.silent,
+      () => this.delayMs,
+    );
     this.links.add(link);
     link.closed.then(
       () => this.links.delete(link),
@@ -68,12 +80,15 @@ export class TcpProxy {
 /** One proxied connection: bytes each way are forwarded, or held while the proxy is silent. */
 class Link {
   private readonly held: [net.Socket, Buffer][] = [];
+  /** Per direction (by destination): the delayed chunks, oldest first, each with when it is due. */
+  private readonly delayed = new Map<net.Socket, { at: number; b: Buffer }[]>();
   readonly closed: Promise<void>;
 
   constructor(
     private readonly client: net.Socket,
     private readonly upstream: net.Socket,
     private readonly silent: () => boolean,
+    private readonly delayMs: () => number = () => 0,
   ) {
     client.on('data', (b: Buffer) => this.forward(upstream, b));
     upstream.on('data', (b: Buffer) => this.forward(client, b));
@@ -92,7 +107,27 @@ class Link {
   }
 
   private forward(to: net.Socket, b: Buffer): void {
+    const delay = this.delayMs();
+    const queue = this.delayed.get(to) ?? [];
+    if (delay === 0 && queue.length === 0) return this.deliver(to, b);
+    queue.push({ at: Date.now() + delay, b });
+    this.delayed.set(to, queue);
+    if (queue.length === 1) this.drainLater(to, queue);
+  }
+
+  /** Delivers the chunks of `queue` as they fall due, in order (one timer per direction). */
+  private drainLater(to: net.Socket, queue: { at: number; b: Buffer }[]): void {
+    setTimeout(
+      () => {
+        while (queue.length > 0 && queue[0].at <= Date.now()) this.deliver(to, queue.shift()!.b);
+        if (queue.length > 0) this.drainLater(to, queue);
+      },
+      Math.max(0, queue[0].at - Date.now()),
+    );
+  }
+
+  private deliver(to: net.Socket, b: Buffer): void {
     if (this.silent() || this.held.length > 0) this.held.push([to, b]);
-    else to.write(b);
+    else if (!to.destroyed) to.write(b);
   }
 }

@@ -58,3 +58,22 @@ test('after a blip (A’s leases expired, B took them), A’s return gives A bac
   expect(held(b.mine)).toEqual(before.b);
   expect(held(a.mine)).toEqual(before.a);
 });
+
+test('standAside: with another live member the caller releases every shard, takes none and leaves the members; alone it calls as usual', async () => {
+  const aside = (id: string) => shardsScript(redis, keys, id, 10_000, 16, false, true);
+  // alone: a slow leader beats none
+  expect((await aside('a')).mine.size).toBe(16);
+  await call('b', 10_000, true);
+  const before = held((await call('a', 10_000)).mine);
+  expect(before.length).toBe(8);
+  const r = await aside('a');
+  expect({ mine: r.mine.size, released: [...r.released].sort((x, y) => x - y) }).toEqual({ mine: 0, released: before });
+  expect(await redis.zrange(keys.members, 0, -1)).toEqual(['b']);
+  expect((await call('b', 10_000)).mine.size).toBe(16);
+  // while standing aside it takes nothing, and B keeps every shard
+  expect((await aside('a')).mine.size).toBe(0);
+  expect((await call('b', 10_000)).mine.size).toBe(16);
+  // campaigning again: it joins, B releases its share above 8
+  await call('a', 10_000);
+  expect([(await call('b', 10_000)).mine.size, (await call('a', 10_000)).mine.size]).toEqual([8, 8]);
+});

@@ -100,18 +100,26 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
     `Chronos · namespace ${s.namespace} · ${when(s.at)}`,
     redisLine(s.redis),
     leaderLine(s.leader),
-    `Workers: ${s.servers.length} server(s), ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
+    `Workers: ${s.servers.length} server(s)${overdueText(s.servers)}, ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
     scheduleLine(s.schedules, s.leader),
     queueTable(s.queues),
   ].join('\n');
 }
 
+/** `, N OVERDUE (holding M tasks)` when some servers' presence passed (ServerInfo.state), else nothing. */
+function overdueText(servers: ServerInfo[]): string {
+  const overdue = servers.filter((x) => x.state === 'overdue');
+  if (overdue.length === 0) return '';
+  return `, ${overdue.length} OVERDUE (holding ${overdue.reduce((n, x) => n + (x.pending ?? 0), 0)} tasks)`;
+}
+
 export function serverTable(servers: ServerInfo[]): string {
   if (servers.length === 0) return 'No live worker servers.';
   return table(
-    ['server', 'host', 'pid', 'queues', 'concurrency', 'active', 'processed', 'failed', 'started', 'heartbeat'],
+    ['server', 'state', 'host', 'pid', 'queues', 'concurrency', 'active', 'processed', 'failed', 'started', 'heartbeat'],
     servers.map((s) => [
       s.id,
+      s.state === 'overdue' ? `OVERDUE (holds ${s.pending ?? 0})` : s.state,
       s.host,
       s.pid,
       Object.entries(s.queues)
@@ -250,7 +258,9 @@ export function overviewCommands(program: Command, run: Run): void {
     );
   program
     .command('servers')
-    .description('live worker servers: host, pid, queues, concurrency, active, heartbeat')
+    .description(
+      'worker servers: state (live, or overdue: stopped ticking, with the tasks it holds), host, pid, queues, concurrency, active, heartbeat',
+    )
     .action(
       run(async (cli) => {
         const servers = await (await cli.inspector()).servers();

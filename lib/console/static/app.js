@@ -124,6 +124,7 @@ function Servers({ data }) {
       <thead>
         <tr>
           <th>server</th>
+          <th>state</th>
           <th>host</th>
           <th>pid</th>
           <th>queues (weight)</th>
@@ -139,13 +140,25 @@ function Servers({ data }) {
         ${
           data.servers.length === 0 &&
           html`<tr>
-            <td colspan="10" class="muted">No live worker servers.</td>
+            <td colspan="11" class="muted">No live worker servers.</td>
           </tr>`
         }
         ${data.servers.map(
           (s) =>
             html`<tr>
               <td>${s.id}</td>
+              <td>
+                ${
+                  s.state === 'overdue'
+                    ? html`<span
+                        class="badge bad"
+                        data-testid="overdue"
+                        title="its presence tick stopped (stopped, hung, busy or dead): its tasks run again elsewhere after the visibility timeout, or at once when it is found dead"
+                        >overdue · holds ${s.pending ?? 0}</span
+                      >`
+                    : html`<span class="badge ok">live</span>`
+                }
+              </td>
               <td>${s.host}</td>
               <td>${s.pid}</td>
               <td>

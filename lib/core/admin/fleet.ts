@@ -1,6 +1,6 @@
-import { execReplies } from '../redis/cluster.js';
+import { execReplies, SlotPipeline } from '../redis/cluster.js';
 import { checkServer } from '../redis/connection.js';
-import { shardOf } from '../redis/keys.js';
+import { CONSUMER_GROUP, shardOf } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
 import type { LeaderInfo, RedisInfo, ServerInfo, ShardLeaseInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
@@ -47,19 +47,63 @@ export function shardLed(leader: LeaderInfo | null, name: string): boolean {
   return leader !== null && leader.shards.some((s) => s.shard === shard);
 }
 
-/** Live worker servers (heartbeat within 3 beats): ZRANGEBYSCORE + MGET of their info keys. */
+/**
+ * The worker servers (see {@link ServerInfo}): those whose heartbeat is within 3 beats, and past that
+ * those that still hold entries in their queues' pending entries lists, listed `overdue` — a server
+ * stopped (SIGSTOP), hung or gone unnoticed keeps its tasks until the visibility timeout or its death
+ * hands them on, and an operator must see who holds them. Before, a server left the list 15 s after
+ * its last heartbeat whatever it held. State from its presence in `<ns>:live` (Redis time).
+ * Costs one pipeline on the global slot (ZRANGE WITHSCORES of `servers`; per server a GET of its info
+ * and a ZSCORE in `live`), and while some server is overdue one XPENDING (summary form) per queue
+ * the overdue servers serve.
+ */
 export async function servers(ctx: InspectorContext): Promise<ServerInfo[]> {
-  const ids = await ctx.client.zrangebyscore(ctx.global.servers, engineTime.now(), '+inf');
-  if (ids.length === 0) return [];
-  // one GET each (not MGET): the info keys are global and may live on different cluster slots
+  const rows = await ctx.client.zrange(ctx.global.servers, 0, -1, 'WITHSCORES');
+  if (rows.length === 0) return [];
+  const ids: string[] = [];
+  const beatUntil = new Map<string, number>();
+  for (let i = 0; i + 1 < rows.length; i += 2) {
+    ids.push(rows[i]);
+    beatUntil.set(rows[i], Number(rows[i + 1]));
+  }
+  // one GET and one ZSCORE each (not MGET): one slot ({<ns>:global}), one pipeline
   const p = ctx.client.pipeline();
-  for (const id of ids) p.get(ctx.global.server(id));
-  const raws = (await execReplies(p)).map(([err, v]) => (err ? null : (v as string | null)));
-  return raws.flatMap((raw) => {
-    if (!raw) return [];
+  for (const id of ids) p.get(ctx.global.server(id)).zscore(ctx.global.live, id);
+  const replies = (await execReplies(p)).map(([err, v]) => (err ? null : (v as string | null)));
+  const now = engineTime.now();
+  const out: ServerInfo[] = [];
+  ids.forEach((id, i) => {
+    const raw = replies[2 * i];
+    if (!raw) return; // stopped or found dead meanwhile, or its info expired (DEFAULTS.serverInfoKeepMs)
+    const presence = replies[2 * i + 1];
     const { runningSince: _, ...info } = JSON.parse(raw) as ServerInfo & { runningSince?: unknown }; // read by activeRows
-    return [info];
+    // an absent presence (pruned 5 min after it passed, or a server of a version before presence) counts as passed
+    out.push({ ...info, state: presence !== null && Number(presence) >= now ? 'live' : 'overdue' });
   });
+  const overdue = out.filter((s) => s.state === 'overdue');
+  if (overdue.length === 0) return out;
+  const held = await pendingOf(ctx, overdue);
+  for (const s of overdue) s.pending = held.get(s.id) ?? 0;
+  // past its heartbeat a server is listed only while it holds entries
+  return out.filter((s) => s.state === 'live' || beatUntil.get(s.id)! >= now || s.pending! > 0);
+}
+
+/** How many entries each of `servers` holds in its queues' pending entries lists: one XPENDING (summary) per queue. */
+async function pendingOf(ctx: InspectorContext, servers: readonly ServerInfo[]): Promise<Map<string, number>> {
+  const wanted = new Set(servers.map((s) => s.id));
+  const queues = [...new Set(servers.flatMap((s) => Object.keys(s.queues)))];
+  const p = new SlotPipeline(ctx.client);
+  for (const q of queues) {
+    const stream = ctx.keys(q).stream;
+    p.add(stream, (c) => c.xpending(stream, CONSUMER_GROUP));
+  }
+  const held = new Map<string, number>();
+  for (const [err, reply] of await p.exec()) {
+    if (err) continue; // NOGROUP: nothing pending there
+    const consumers = (reply as [number, string | null, string | null, [string, string][] | null])[3] ?? [];
+    for (const [id, n] of consumers) if (wanted.has(id)) held.set(id, (held.get(id) ?? 0) + Number(n));
+  }
+  return held;
 }
 
 function field(info: string, name: string): string | undefined {

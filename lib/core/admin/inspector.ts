@@ -217,7 +217,11 @@ export class Inspector extends QueueInspector {
     return fleet.leader(this.ctx);
   }
 
-  /** Live worker servers: ZRANGEBYSCORE + one GET per server (pipelined). */
+  /**
+   * The worker servers, each `live` or `overdue` (its presence passed; with the entries it holds): those
+   * whose heartbeat is on time, and past it those that still hold entries. One pipeline (ZRANGE, a GET and
+   * a ZSCORE per server), and while a server is overdue one XPENDING per queue it serves.
+   */
   servers(): Promise<ServerInfo[]> {
     return fleet.servers(this.ctx);
   }

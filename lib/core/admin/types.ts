@@ -290,7 +290,11 @@ export interface ShardLeaseInfo {
   ttlMs: number;
 }
 
-/** A live worker server (from its heartbeat). @publicApi */
+/**
+ * A worker server (from its heartbeat and its presence): every server whose heartbeat is within three
+ * beats, and past that one that still holds entries in its queues' pending entries lists (stopped,
+ * hung, or gone without anyone finding it dead yet), as `overdue`. @publicApi
+ */
 export interface ServerInfo {
   /** The server's id (also its consumer name in each queue's consumer group). */
   id: string;
@@ -312,6 +316,15 @@ export interface ServerInfo {
   startedAt: number;
   /** When it wrote this heartbeat, epoch ms (its clock); heartbeats expire after three beats. */
   heartbeatAt: number;
+  /**
+   * `live` while its presence tick (every 2.5 s, from its main event loop) is on time; `overdue` once its
+   * presence in `<ns>:live` has passed (README "Liveness terms": its main loop stopped — stopped, hung,
+   * busy, or dead and not yet found so). An overdue server's tasks run again elsewhere after the
+   * visibility timeout, or at once when it is found dead (then it is no longer listed).
+   */
+  state: 'live' | 'overdue';
+  /** Overdue servers only: how many entries it holds in the pending entries lists of its queues (tasks it took and has not settled). */
+  pending?: number;
 }
 
 /** A scheduler instance and when it was last seen. @publicApi */

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
-import { within } from './deadline.js';
+import { CallDeadlineError, within } from './deadline.js';
 import { explainFailure } from '../redis/failures.js';
 import { releaseShardsScript, shardsScript, type ShardsOutcome } from '../redis/commands/shards.js';
 import type { SchedulerKeys } from '../redis/keys.js';
@@ -52,6 +52,19 @@ const RETRY_FLOOR_DIVISOR = 50;
  * firing before any lease can expire in Redis and be taken. A reply that came after that deadline
  * is not trusted: its shards are announced only by the next call, made at once. `stop()` releases
  * every shard at once (release-shards.lua), so the others take them without waiting.
+ *
+ * Too slow to lead: a call whose round trip is longer than half the lease's local validity
+ * (`(ttl − margin) / 2`) comes back with less of the lease left than a call takes, so a fire sent then
+ * cannot come back before the lease ends (LeaseBound abandons it), and the next renewal cannot land in
+ * time either: the instance flaps between leading and not, fires nothing, while each renewal that
+ * reaches Redis keeps its shards from the others (trial: a 1.4 s round trip with a 2 s TTL fired none
+ * of its 8 shards' triggers in 15 s; past the TTL they were taken only between its calls, up to 10 s
+ * late). Such a reply is not trusted (its shards are stepped down from) and the instance **stands
+ * aside**: its next calls (shards.lua `standAside`) release every shard it holds and leave the
+ * members while another live member campaigns, so the others take them; alone, it leads as it can.
+ * A call that missed its deadline counts as slow too. It campaigns again once a call's round trip is
+ * at most half that bound. Nothing else changes: a hand-over as at a release for a fair share (new
+ * terms, the dedup key keeps each trigger once).
  */
 export class ShardLeases {
   private readonly heldTerms = new Map<number, number>();
@@ -63,6 +76,10 @@ export class ShardLeases {
   private callTimer?: NodeJS.Timeout;
   private expiryTimer?: NodeJS.Timeout;
   private readonly marginMs: number;
+  /** A round trip longer than this (ms) leaves less of the lease than a call takes: the instance stands aside (see the class doc). */
+  private readonly slowMs: number;
+  /** True while this instance stands aside (its calls pass shards.lua `standAside`). */
+  private standingAside = false;
   /**
    * The calls' failures, logged once per run of failures (the first, then the recovery with the count)
    * as every loop's are; before, every failed call logged a warning: three per second and instance
@@ -72,6 +89,7 @@ export class ShardLeases {
 
   constructor(private readonly o: ShardLeasesOptions) {
     this.marginMs = Math.min(250, Math.floor(o.ttlMs / 10));
+    this.slowMs = (o.ttlMs - this.marginMs) / 2;
     this.failures = new FailureLog(o.logger, 'Renewing or taking shard leases', (err) => explainFailure(o.client, err));
   }
 
@@ -154,9 +172,10 @@ export class ShardLeases {
     try {
       const sent = performance.now();
       const local = this.o.localNow();
+      const aside = this.standingAside;
       // past ttl − margin the leases it renews are spent by this clock: a reply after that is not trusted
       const r = await within(
-        shardsScript(this.o.client, this.o.keys, this.o.instanceId, this.o.ttlMs, this.o.shardCount, !this.joined),
+        shardsScript(this.o.client, this.o.keys, this.o.instanceId, this.o.ttlMs, this.o.shardCount, !this.joined, aside),
         this.o.ttlMs - this.marginMs,
         'shard lease call',
       );
@@ -164,9 +183,11 @@ export class ShardLeases {
       this.failures.ok();
       this.o.listener.clockSample(local, r.redisNow, this.o.localNow());
       if (!this.running) return;
-      nextIn = this.applied(r, sent, nextIn);
+      nextIn = this.applied(r, sent, nextIn, aside);
     } catch (err) {
       this.failures.failed(err);
+      // it may still land and renew the leases in Redis: the next calls stand aside until a round trip is short again
+      if (err instanceof CallDeadlineError) this.standAside(err.message);
       // the leases still hold: try again soon rather than let them run out unrenewed
       const left = this.validUntil - performance.now();
       const floor = Math.floor(this.o.ttlMs / RETRY_FLOOR_DIVISOR);
@@ -183,9 +204,22 @@ export class ShardLeases {
     this.callTimer = setTimeout(() => void this.call(), nextIn);
   }
 
-  /** Applies a reply sent at `sent` (monotonic ms). @returns when to call next, ms. */
-  private applied(r: ShardsOutcome, sent: number, regular: number): number {
+  /** Applies a reply sent at `sent` (monotonic ms), of a call that stood aside when `aside`. @returns when to call next, ms. */
+  private applied(r: ShardsOutcome, sent: number, regular: number, aside: boolean): number {
     const validUntil = sent + this.o.ttlMs - this.marginMs;
+    const rtt = performance.now() - sent;
+    if (!aside && rtt > this.slowMs) {
+      // what it renewed or took is released by the next call, made at once (standing aside)
+      this.standAside(`a shard lease call took ${Math.round(rtt)} ms`);
+      this.stepDown('the shard lease call came back with less of the lease left than a call takes: no room to fire');
+      return 0;
+    }
+    let rejoin = false;
+    if (aside && rtt <= this.slowMs / 2) {
+      this.standingAside = false;
+      this.o.logger.log(`Campaigning for shard leases again: a call to Redis took ${Math.round(rtt)} ms`);
+      rejoin = r.mine.size === 0; // it stood aside: join at once (the others release its share)
+    }
     if (performance.now() >= validUntil) {
       // came back spent: what it renewed or took is confirmed by the next call, made at once
       this.stepDown('the shard lease call came back after the leases it renewed were spent by the local clock');
@@ -199,7 +233,9 @@ export class ShardLeases {
       for (const k of lost) this.heldTerms.delete(k);
       // every shard given up is logged, as every one taken: else the logs show two leaders of it
       if (released.length > 0) {
-        const reason = 'released: above this instance’s fair share of the shards';
+        const reason = aside
+          ? 'released: standing aside, its round trips to Redis leave no room to fire within a lease'
+          : 'released: above this instance’s fair share of the shards';
         this.o.logger.log(`Leadership released (term=${term} shards=${released.join(',')} reason=${reason})`);
         this.o.listener.lost(released, reason);
       }
@@ -222,11 +258,24 @@ export class ShardLeases {
       this.o.logger.log(`Leadership acquired (term=${term} shards=${taken.map((t) => t.shard).join(',')} leaderTtlMs=${this.o.ttlMs})`);
       this.o.listener.acquired(taken);
     }
-    // call again at the next renewal, or right after another's lease or membership expires (its shards become free)
+    if (rejoin) return 0;
+    // call again at the next renewal, or right after another's lease or membership expires (its shards become free);
+    // on a slower link (a round trip near slowMs) soon enough that the renewal's reply lands before this validity ends
     const sinceSent = performance.now() - sent;
-    const renewIn = Math.max(0, regular - sinceSent);
+    const chain = this.heldTerms.size > 0 ? validUntil - performance.now() - rtt - this.marginMs : Infinity;
+    const renewIn = Math.max(0, Math.min(regular - sinceSent, chain));
     if (r.nextCheckAt === undefined) return renewIn;
     return Math.max(0, Math.min(renewIn, r.nextCheckAt - r.redisNow + EXPIRY_SLACK_MS));
+  }
+
+  /** From the next call on, this instance stands aside (see the class doc); logged when it begins. */
+  private standAside(why: string): void {
+    if (this.standingAside) return;
+    this.standingAside = true;
+    this.o.logger.warn(
+      `Standing aside from the shard leases: ${why}; over half of a lease's ${this.o.ttlMs - this.marginMs} ms by this ` +
+        `clock (leaderTtl − margin), a call leaves no room to fire: its shards go to another instance while one campaigns`,
+    );
   }
 
   /** Steps down from every shard (they are reported lost); campaigns again soon. */

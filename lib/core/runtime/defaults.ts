@@ -48,8 +48,19 @@ export const DEFAULTS = Object.freeze({
   deadMaxAgeMs: 90 * 24 * 60 * 60_000,
   /** Lifetime of a daily processed/failed counter, ms (90 days). */
   counterTtlMs: 90 * 24 * 60 * 60_000,
-  /** Interval of worker server heartbeats (its info for the Inspector), ms; a server is gone after 3 missed beats. */
+  /**
+   * Interval of worker server heartbeats (its info for the Inspector), ms. A server 3 beats late is no
+   * longer listed, unless it still holds entries in its queues' pending entries lists (then it is
+   * listed as overdue: fleet.ts `servers`).
+   */
   serverHeartbeatMs: 5_000,
+  /**
+   * How long a worker server's info key (`server:<id>`) and its row in `servers` outlive its last
+   * heartbeat, ms (24 h): a stopped, hung or vanished server stays listed while it holds entries
+   * (until the visibility timeout or its death hands them on). A server found dead, or stopped, is
+   * removed at once.
+   */
+  serverInfoKeepMs: 24 * 60 * 60_000,
   /**
    * Longest interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
    * `<ns>:live` and checks the other servers' liveness channels. A tick that finds a channel without a

@@ -19,10 +19,15 @@ export class TaskCounters {
 export const RUNNING_SINCE_MAX = 500;
 
 /**
- * A worker server's heartbeat in Redis (for listings): `<ns>:server:<id>` (its info as JSON, expiring after three
- * heartbeats) and its score in `<ns>:servers` (when it expires, epoch ms), written every
+ * A worker server's heartbeat in Redis (for listings): `<ns>:server:<id>` (its info as JSON) and its
+ * score in `<ns>:servers` (when its heartbeat expires: three heartbeats on, epoch ms), written every
  * `DEFAULTS.serverHeartbeatMs` and removed at shutdown. This is what the Inspector lists; whether a
  * server is alive is decided by its liveness (liveness.ts: `<ns>:live` and its liveness channel).
+ * The info key lives `DEFAULTS.serverInfoKeepMs` (24 h) past the last beat, not three beats: a server
+ * that stops beating (SIGSTOP, hung, a host gone) while it holds entries stays listed, overdue, until
+ * they are handed on (fleet.ts `servers`); before, its info expired 15 s after its last beat and its
+ * tasks showed "active" under a server nobody listed. Rows of `servers` whose info expired are pruned by
+ * each beat.
  */
 export class Heartbeat {
   private readonly startedAt = engineTime.now();
@@ -54,9 +59,10 @@ export class Heartbeat {
     ({ config: this.config, counters: this.counters, slots: this.slots } = o);
   }
 
-  /** Writes the info key and the `<ns>:servers` score (one MULTI). */
+  /** Writes the info key and the `<ns>:servers` score, and prunes the rows of servers whose info expired (one pipeline). */
   async beat(): Promise<void> {
     const ttl = DEFAULTS.serverHeartbeatMs * 3;
+    const keep = DEFAULTS.serverInfoKeepMs;
     const { processed, failed } = this.counters;
     const { activeCount: active, running } = this.slots;
     const runningSince = Object.fromEntries(running.slice(0, RUNNING_SINCE_MAX).map((r) => [r.id, r.startedAt]));
@@ -74,11 +80,13 @@ export class Heartbeat {
       heartbeatAt: engineTime.now(),
       runningSince,
     });
-    // one round trip, no MULTI/EXEC (2 commands, not 4): a reader between the two sees the previous beat's values
+    // one round trip, no MULTI/EXEC: a reader between them sees the previous beat's values
+    const now = engineTime.now();
     const replies = await this.client
       .pipeline()
-      .set(this.globalKeys.server(this.id), info, 'PX', ttl)
-      .zadd(this.globalKeys.servers, engineTime.now() + ttl, this.id)
+      .set(this.globalKeys.server(this.id), info, 'PX', keep)
+      .zadd(this.globalKeys.servers, now + ttl, this.id)
+      .zremrangebyscore(this.globalKeys.servers, '-inf', now + ttl - keep)
       .exec();
     const error = replies?.find(([err]) => err)?.[0];
     if (error) throw error;

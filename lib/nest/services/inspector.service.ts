@@ -41,7 +41,7 @@ export interface ChronosOverview {
   schedules: ScheduleInfo[];
   /** Every known queue with its counts by state. */
   queues: QueueInfo[];
-  /** Live worker servers (from their heartbeats). */
+  /** Worker servers (from their heartbeats and presence; see `Inspector.servers`). */
   servers: ServerInfo[];
 }
 
@@ -178,7 +178,7 @@ export class InspectorService {
     return this.inspector.leader();
   }
 
-  /** Live worker servers with their queues, concurrency and active count. */
+  /** Worker servers with their state (`live`, `overdue` with the entries it holds), queues, concurrency and active count. */
   servers(): Promise<ServerInfo[]> {
     return this.inspector.servers();
   }

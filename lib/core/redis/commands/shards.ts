@@ -15,7 +15,7 @@ export interface ShardsOutcome {
   mine: Map<number, number>;
   /** Shards taken by this call. */
   taken: number[];
-  /** Shards released by this call (above the instance's fair share). */
+  /** Shards released by this call (above the instance's fair share, or all of them when it stood aside). */
   released: number[];
   /** The earliest expiry of another member or of another's shard lease, epoch ms; undefined when none. */
   nextCheckAt: number | undefined;
@@ -24,6 +24,9 @@ export interface ShardsOutcome {
 /**
  * Renews an instance's membership and shard leases, releases the shards above its fair share and
  * takes free or expired ones up to it (shards.lua). `join` on its first call (the others rebalance at once).
+ * `standAside`: the instance cannot fire within its leases (too slow a link): while another live member
+ * campaigns it releases every shard, takes none and leaves the members (`mine` empty, `released` its
+ * shards); alone, the call is as without it.
  */
 export async function shardsScript(
   client: RedisClient,
@@ -32,12 +35,13 @@ export async function shardsScript(
   ttlMs: number,
   count: number,
   join: boolean,
+  standAside = false,
 ): Promise<ShardsOutcome> {
   const [redisNow, flat, taken, released, nextCheck] = await runScript<[number, number[], number[], number[], number]>(
     client,
     'shards',
     [keys.shards, keys.members, keys.term],
-    [instanceId, ttlMs, count, keys.resignChannel, join ? '1' : '0'],
+    [instanceId, ttlMs, count, keys.resignChannel, join ? '1' : '0', standAside ? '1' : '0'],
   );
   const mine = new Map<number, number>();
   for (let i = 0; i + 1 < flat.length; i += 2) mine.set(Number(flat[i]), Number(flat[i + 1]));

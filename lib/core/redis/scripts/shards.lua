@@ -17,6 +17,11 @@
   ARGV[4]  channel                    <ns>:{<ns>:sched}:resign (a channel, not a key)
   ARGV[5]  join                       "1" on an instance's first call, else "0" (a call also joins when
                                       the instance is not a live member)
+  ARGV[6]  standAside                 "1" when the instance cannot fire within its leases (its round
+                                      trips to Redis are too long: leadership/shards.ts): while another
+                                      live member campaigns, it releases every shard it holds (announced),
+                                      takes none and leaves the members, so the others share every shard;
+                                      with no other member it calls as usual (a slow leader beats none)
   Returns  {redisNowMs, mine, taken, released, nextCheckMs}: mine is a flat list of shard, term of
            every shard this instance leads after the call (taken ones included); taken and released
            list shard numbers; nextCheckMs is the earliest expiry of another member or another's
@@ -28,8 +33,23 @@ local now = nowMs()
 local me, ttl, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local was = tonumber(redis.call('ZSCORE', KEYS[2], me))
 local joins = ARGV[5] == '1' or not was or was <= now
-redis.call('ZADD', KEYS[2], now + ttl, me)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > ((was and was > now) and 1 or 0) then
+  -- stand aside: another live member takes what this one releases (it calls on the notice)
+  redis.call('ZREM', KEYS[2], me)
+  local entries = redis.call('HGETALL', KEYS[1])
+  local released = {}
+  for i = 1, #entries, 2 do
+    local holder, _, expiresAt = string.match(entries[i + 1], '^(.*)|(%d+)|(%d+)$')
+    if holder == me and tonumber(expiresAt) > now then
+      redis.call('HDEL', KEYS[1], entries[i])
+      released[#released + 1] = tonumber(entries[i])
+    end
+  end
+  if #released > 0 then redis.call('PUBLISH', ARGV[4], me) end
+  return {now, {}, {}, released, 0}
+end
+redis.call('ZADD', KEYS[2], now + ttl, me)
 local members = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
 local ids = {}
 local nextCheck = 0
