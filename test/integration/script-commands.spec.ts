@@ -280,7 +280,7 @@ test('due index: take-due reads what came due with its definition; advance-due m
   await client.hset(k.schedules, 'a', '{"fp":"x"}');
   await client.zadd(k.due, 1000, 'a', 3000, 'gone');
   const batch = await takeDueScript(client, k, 2000, 10);
-  expect(batch.items).toEqual([{ name: 'a', score: '1000', json: '{"fp":"x"}' }]);
+  expect(batch.items).toEqual([{ name: 'a', score: '1000', json: Buffer.from('{"fp":"x"}') }]);
   expect(batch.next).toBe(3000);
   expect((await takeDueScript(client, k, 5000, 10)).items[1]).toEqual({ name: 'gone', score: '3000', json: undefined });
   // a leader's advance: set when unchanged

@@ -6,9 +6,10 @@ import { entryOf, SpecCache } from '../../lib/core/scheduler/due-entry.js';
 
 const NOW = Date.parse('2024-03-01T12:00:00Z');
 
-function json(def: Partial<ScheduleDefinition>, generation?: number): string {
+/** The stored text's bytes, as take-due.lua's reply hands them to the leader. */
+function json(def: Partial<ScheduleDefinition>, generation?: number): Buffer {
   const { stored } = toStored({ name: 'job', type: 'email', spec: { every: 1000 }, ...def } as ScheduleDefinition, 'UTC', false);
-  return JSON.stringify(generation === undefined ? stored : { ...stored, generation });
+  return Buffer.from(JSON.stringify(generation === undefined ? stored : { ...stored, generation }));
 }
 
 test('an unchanged stored text is decoded once: its entries share the definition, each batch gets its own entry', () => {
@@ -17,7 +18,7 @@ test('an unchanged stored text is decoded once: its entries share the definition
   const a = entryOf({ name: 'job', score: '1', json: text }, cache, NOW);
   a.lastFired = NOW + 5000;
   a.exhausted = true;
-  const b = entryOf({ name: 'job', score: '2', json: `${text}` }, cache, NOW);
+  const b = entryOf({ name: 'job', score: '2', json: Buffer.from(text) }, cache, NOW);
   expect(b).not.toBe(a);
   expect(b.stored).toBe(a.stored);
   expect(b.spec).toBe(a.spec);
@@ -40,9 +41,18 @@ test('a changed stored text (a new generation, another spec) is decoded anew', (
 
 test('a text that does not decode throws at every batch (nothing is cached for it)', () => {
   const cache = new SpecCache('ns');
-  expect(() => entryOf({ name: 'job', score: '1', json: '{not json' }, cache, NOW)).toThrow();
-  expect(() => entryOf({ name: 'job', score: '1', json: '{not json' }, cache, NOW)).toThrow();
-  const bad = json({}).replace('@every 1s', '@every nothing');
-  expect(bad).not.toBe(json({}));
+  expect(() => entryOf({ name: 'job', score: '1', json: Buffer.from('{not json') }, cache, NOW)).toThrow();
+  expect(() => entryOf({ name: 'job', score: '1', json: Buffer.from('{not json') }, cache, NOW)).toThrow();
+  const bad = Buffer.from(json({}).toString().replace('@every 1s', '@every nothing'));
+  expect(bad.equals(json({}))).toBe(false);
   expect(() => entryOf({ name: 'job', score: '1', json: bad }, cache, NOW)).toThrow();
+});
+
+test('the cache keeps a copy of the bytes: the reply buffer they came in may be reused', () => {
+  const cache = new SpecCache('ns');
+  const reply = json({}, 1);
+  const a = entryOf({ name: 'job', score: '1', json: reply }, cache, NOW);
+  reply.fill(0x20); // the reply's memory, written over by a later reply
+  expect(entryOf({ name: 'job', score: '1', json: json({}, 1) }, cache, NOW).stored).toBe(a.stored);
+  expect(entryOf({ name: 'job', score: '1', json: json({}, 2) }, cache, NOW).generation).toBe(2);
 });

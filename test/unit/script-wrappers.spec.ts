@@ -23,16 +23,16 @@ function sources(dir: string): string[] {
   });
 }
 
-/** `runScript(client, 'name', …)` / `pipeScript(p, 'name', …)` calls, type arguments and line breaks allowed. */
-const CALL = /\b(runScript|pipeScript)\s*(?:<[^;]*?>)?\s*\(\s*[\w.]+\s*,\s*'([\w-]+)'/g;
+/** `runScript(client, 'name', …)` (or its runScriptBuffer variant) / `pipeScript(p, 'name', …)` calls, type arguments and line breaks allowed. */
+const CALL = /\b(runScript(?:Buffer)?|pipeScript)\s*(?:<[^;]*?>)?\s*\(\s*[\w.]+\s*,\s*'([\w-]+)'/g;
 
 /** The script calls in every file of lib/ but scripts.ts (where runScript and pipeScript are defined). */
 const calls = sources(join(root, 'lib'))
   .filter((file) => file !== 'lib/core/redis/scripts.ts')
   .flatMap((file) => {
     const text = readFileSync(join(root, file), 'utf8');
-    const mentions = text.match(/\b(runScript|pipeScript)\b/g) ?? [];
-    const named = [...text.matchAll(CALL)].map((m) => ({ file, mode: m[1], script: m[2] }));
+    const mentions = text.match(/\b(runScript(?:Buffer)?|pipeScript)\b/g) ?? [];
+    const named = [...text.matchAll(CALL)].map((m) => ({ file, mode: m[1] === 'pipeScript' ? m[1] : 'runScript', script: m[2] }));
     return [{ file, mentions: mentions.length, named }];
   });
 
@@ -79,5 +79,5 @@ function importsOf(file: string): number {
   const text = readFileSync(join(root, file), 'utf8');
   const imports = text.match(/^import [^;]*;/gms) ?? [];
   const comments = text.match(/\/\*\*?[\s\S]*?\*\/|\/\/.*$/gm) ?? [];
-  return [...imports, ...comments].reduce((n, t) => n + (t.match(/\b(runScript|pipeScript)\b/g)?.length ?? 0), 0);
+  return [...imports, ...comments].reduce((n, t) => n + (t.match(/\b(runScript(?:Buffer)?|pipeScript)\b/g)?.length ?? 0), 0);
 }

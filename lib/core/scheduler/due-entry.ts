@@ -25,8 +25,8 @@ const DEFINITION_CACHE_SIZE = 4096;
 
 /** What a stored definition's JSON text decodes to: pure, so one serves every batch while the text is unchanged. */
 interface Decoded {
-  /** The stored JSON text it was decoded from. */
-  json: string;
+  /** The stored JSON text it was decoded from, as UTF-8 bytes (a copy of its own). */
+  json: Buffer;
   /** Read-only: shared by the entries of every batch that sees this text. */
   stored: StoredSchedule;
   spec: ScheduleSpec;
@@ -63,7 +63,10 @@ export interface Entry {
   retryAt?: number;
 }
 
-/** Paces a long loop: {@link pace} yields a turn of the event loop once a slice of work has run. */
+/**
+ * Paces a long loop: check {@link due} per item and await {@link yield} when it is true (not an
+ * `await` per item: each costs a promise and a microtask turn, per schedule of every batch).
+ */
 export class Slicer {
   private sliceStart = performance.now();
 
@@ -78,11 +81,6 @@ export class Slicer {
   async yield(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.sliceStart = performance.now();
-  }
-
-  /** Yields when the slice is used up. */
-  async pace(): Promise<void> {
-    if (this.due) await this.yield();
   }
 }
 
@@ -113,15 +111,16 @@ export class SpecCache {
   }
 
   /**
-   * The decoded definition of a schedule's stored JSON text (the cached one while its text is unchanged).
+   * The decoded definition of a schedule's stored JSON text, given as its UTF-8 bytes (the cached one
+   * while its bytes are unchanged: compared, not decoded).
    * @throws an Error (JSON) or InvalidScheduleError (spec) when it is not one this version can fire
    */
-  decoded(name: string, json: string): Decoded {
+  decoded(name: string, json: Buffer): Decoded {
     let d = this.definitions.get(name);
-    if (d === undefined || d.json !== json) {
-      const stored = decodeStored(name, json);
+    if (d === undefined || !d.json.equals(json)) {
+      const stored = decodeStored(name, json.toString());
       const spec = this.spec(stored);
-      d = { json, stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
+      d = { json: Buffer.from(json), stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
       this.definitions.set(name, d);
     }
     return d;
@@ -140,7 +139,7 @@ export class SpecCache {
  * registration (else `now`, epoch ms) until {@link readLastFired}. @throws an Error (JSON) or InvalidScheduleError (spec)
  * when the stored definition is not one this version can fire.
  */
-export function entryOf(item: DueItem & { json: string }, cache: SpecCache, now: number): Entry {
+export function entryOf(item: DueItem & { json: Buffer }, cache: SpecCache, now: number): Entry {
   const { stored, spec, dedupTtlMs, leadMs } = cache.decoded(item.name, item.json);
   return {
     stored,

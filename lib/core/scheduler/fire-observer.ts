@@ -48,7 +48,8 @@ export class FireObserver {
   historyFlags(chunk: readonly FireItem[], triggers: FireTrigger[]): void {
     if (this.historyLimit === 0) return;
     const now = engineTime.now();
-    triggers.forEach((t, i) => {
+    for (let i = 0; i < triggers.length; i++) {
+      const t = triggers[i];
       const by = chunk[i].advancedBy;
       const flag = by === 'pause' ? 'p' : by === 'catch-up' ? 'c' : 'r';
       const last = this.renewedAt.get(t.schedule) ?? -Infinity;
@@ -57,7 +58,7 @@ export class FireObserver {
       t.history = renew ? (flag.toUpperCase() as 'R' | 'P' | 'C') : flag;
       const count = chunk[i].count;
       if (count !== undefined && count > 1) t.historyCount = count;
-    });
+    }
   }
 
   /** Ends a chunk's spans with their outcomes. */

@@ -158,7 +158,7 @@ export class FiringShared {
     const { client, namespace, logger } = this.ctx;
     const { results, now: redisNow } = fired;
     this.observer.end(spans, results);
-    chunk.forEach((item, i) => this.settle(item, results[i]));
+    for (let i = 0; i < chunk.length; i++) this.settle(chunk[i], results[i]);
     announceSuperseding(client, namespace, logger, chunk, results);
     const index = indexDelayed(client, namespace, logger, queue, triggers, results, redisNow); // jittered trigger tasks (fire-triggers.ts)
     await (bounded ? this.bound.call(index, 'the due-time index write') : index);
@@ -168,9 +168,8 @@ export class FiringShared {
   private settle(item: FireItem, result: FireResult): void {
     const { entry, triggerAt } = item;
     const s = entry.stored;
-    const retry = (at: number) => (entry.retryAt = Math.min(entry.retryAt ?? Infinity, at));
     if (result === 'early') {
-      retry(triggerAt - entry.leadMs); // come back when it is due (the time source was reset by this reply)
+      retry(entry, triggerAt - entry.leadMs); // come back when it is due (the time source was reset by this reply)
       return;
     }
     if (result === 'fenced') {
@@ -183,12 +182,12 @@ export class FiringShared {
           `Trigger refused: planned under an older definition of its schedule, which changed meanwhile; planned again (schedule=${s.name} trigger=${triggerKey(s.name, triggerAt)})`,
         );
       }
-      retry(this.ctx.now() + REFUSED_RECHECK_MS);
+      retry(entry, this.ctx.now() + REFUSED_RECHECK_MS);
       return;
     }
     if (result === 'orphaned') {
       this.livenessStale(); // dated after its liveUntil: never planned so; read liveness again
-      retry(this.ctx.now() + REFUSED_RECHECK_MS);
+      retry(entry, this.ctx.now() + REFUSED_RECHECK_MS);
       return;
     }
     if (result === 'exhausted' && !entry.exhausted) {
@@ -196,7 +195,9 @@ export class FiringShared {
       this.ctx.logger.log(exhaustedLine(s));
     }
     entry.lastFired = Math.max(entry.lastFired, triggerAt);
+    const { events } = this.ctx;
     if (result === 'enqueued' || result === 'buffered' || result === 'superseding') {
+      if (result === 'enqueued' && !events.active) return; // nothing to log, no one to tell (no event built)
       const caughtUp = triggerAt < this.ctx.now() - LATE_TOLERANCE_MS;
       const taskId = triggerKey(s.name, triggerAt);
       if (result === 'buffered') {
@@ -212,9 +213,9 @@ export class FiringShared {
       }
       const fired: ScheduleFired = { type: 'schedule.fired', schedule: s.name, queue: s.queue, taskId, triggerAt, caughtUp };
       if (result === 'buffered') fired.buffered = true;
-      this.ctx.events.emit(fired);
+      events.emit(fired);
     } else if (result === 'duplicate') {
-      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
+      events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'duplicate', count: 1 });
     } else if (result === 'skipped') {
       const trigger = triggerKey(s.name, triggerAt);
       // the schedule's own policy: under buffer-one a trigger is skipped only when one already waits
@@ -223,9 +224,14 @@ export class FiringShared {
           ? 'a trigger of this schedule already waits behind its live task'
           : 'the previous task of this schedule is still pending or running';
       this.ctx.logger.warn(`Trigger skipped: ${why} (schedule=${s.name} trigger=${trigger} overlap=${s.overlap})`);
-      this.ctx.events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'overlap', count: 1 });
+      events.emit({ type: 'schedule.skipped', schedule: s.name, triggerAt, reason: 'overlap', count: 1 });
     }
   }
+}
+
+/** Asks for the entry to be looked at again by `at` (epoch ms): its earliest such instant stands. */
+function retry(entry: Entry, at: number): void {
+  entry.retryAt = Math.min(entry.retryAt ?? Infinity, at);
 }
 
 /** Most names a set of logged schedules keeps before it starts afresh (the leader's memory stays bounded). */

@@ -134,6 +134,9 @@ export function wakeAt(s: PlanState): number {
   return planned ? s.next! - s.leadMs : Infinity;
 }
 
+/** No triggers (shared, never written to). */
+const NONE: readonly number[] = Object.freeze([]);
+
 /** Plans one schedule at one tick by the rules of this module (see its header). */
 export function plan(input: PlanInput): Plan {
   const { stored: s, spec, now, leadMs } = input;
@@ -177,8 +180,11 @@ export function plan(input: PlanInput): Plan {
   if (due.skipped > 0) catchUpNewest = triggersBetween(spec, from, due.triggers[0] - 1, 1).triggers[0] ?? catchUpNewest;
   // 4. missed or on time; the policy decides about the missed
   const missedBefore = Math.max(input.leaderSince, now - LATE_TOLERANCE_MS);
-  let missed = due.triggers.filter((t) => t < missedBefore);
-  const onTime = due.triggers.slice(missed.length);
+  // the triggers are ascending: the missed ones are a prefix (no arrays made when none is due: the steady state)
+  let firstOnTime = 0;
+  while (firstOnTime < due.triggers.length && due.triggers[firstOnTime] < missedBefore) firstOnTime++;
+  let missed = firstOnTime === 0 ? NONE : due.triggers.slice(0, firstOnTime);
+  const onTime = firstOnTime === 0 ? due.triggers : due.triggers.slice(firstOnTime);
   let catchingUp: Plan['catchingUp'];
   const count = missed.length;
   if (missed.length > 0 && s.catchUp !== 'all') {
@@ -194,7 +200,7 @@ export function plan(input: PlanInput): Plan {
   // 5. the lead
   const leadFrom = Math.max(now, from);
   const upcoming = triggersBetween(spec, leadFrom, Math.max(leadFrom, Math.min(now + leadMs, liveUntil)), 10).triggers;
-  const fire = [...missed, ...onTime, ...upcoming];
+  const fire = missed.length + onTime.length === 0 ? upcoming : [...missed, ...onTime, ...upcoming];
   const mode = fireModeOf(s.overlap);
   const advanceTo = fire.length === 0 ? newestSkipped : undefined;
   const advancedBy = advanceTo === undefined ? undefined : paused && advanceTo === paused.newest ? 'pause' : 'catch-up';

@@ -135,7 +135,7 @@ export class ShardLoop {
     for (const item of items) {
       try {
         if (item.json === undefined) throw new Error('no definition in the registry');
-        entries.push(entryOf(item as DueItem & { json: string }, cache, now));
+        entries.push(entryOf(item as DueItem & { json: Buffer }, cache, now));
       } catch (err) {
         ctx.logger.error(
           `Schedule definition in Redis is invalid; it does not fire (schedule=${item.name} error=${(err as Error).message})`,
@@ -153,7 +153,7 @@ export class ShardLoop {
         const { stored, spec, lastFired, leadMs, liveUntil, orphanSpan: orphaned } = e;
         this.shared.apply(e, plan({ stored, spec, lastFired, now, leadMs, leaderSince: this.leaderSince, liveUntil, orphaned }), fire);
       }
-      await slicer.pace();
+      if (slicer.due) await slicer.yield();
     }
     if (fire.length > 0) await this.shared.fire(fire, () => this.leading());
     // the orphaned spans are skipped in Redis (lastFired moved past them): their stored instants go

@@ -5,7 +5,7 @@
  * shards). docs/scheduler-shards.md. Instants are epoch ms (Redis time); definitions JSON text.
  */
 import type { SchedulerKeys, ShardKeys } from '../keys.js';
-import { runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
+import { runScript, runScriptBuffer, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 
 /** One schedule whose wake instant has come, as take-due.lua returns it. */
@@ -13,8 +13,12 @@ export interface DueItem {
   name: string;
   /** Its score in the due index, as stored (a string: advance-due.lua compares it exactly). */
   score: string;
-  /** Its definition JSON; undefined when the registry holds none (an index entry left behind). */
-  json: string | undefined;
+  /**
+   * Its definition JSON as UTF-8 bytes (undecoded: the leader compares them with the cached
+   * definition's, and decodes only a changed one); undefined when the registry holds none (an
+   * index entry left behind). A view of the reply's buffer: copy it to keep it.
+   */
+  json: Buffer | undefined;
 }
 
 /** A batch of a shard's tick: the schedules due by `upTo`, and the next wake instant after them (undefined: none). */
@@ -26,14 +30,18 @@ export interface DueBatch {
 
 /**
  * The schedules of a shard's due index whose wake instant is at or before `upTo` (epoch ms), oldest
- * first, at most `limit`, with their definitions (take-due.lua; reads only).
+ * first, at most `limit`, with their definitions as bytes (take-due.lua; reads only). A definition is
+ * left undecoded: at every tick the leader reads each due schedule's, and decodes only a changed one.
  */
 export async function takeDueScript(client: RedisClient, keys: ShardKeys, upTo: number, limit: number): Promise<DueBatch> {
-  const flat = await runScript<string[]>(client, 'take-due', [keys.due, keys.schedules], [Math.floor(upTo), limit]);
+  const flat = await runScriptBuffer<Buffer[]>(client, 'take-due', [keys.due, keys.schedules], [Math.floor(upTo), limit]);
   const items: DueItem[] = [];
-  for (let i = 0; i + 2 < flat.length; i += 3) items.push({ name: flat[i], score: flat[i + 1], json: flat[i + 2] || undefined });
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const json = flat[i + 2];
+    items.push({ name: flat[i].toString(), score: flat[i + 1].toString('latin1'), json: json.length > 0 ? json : undefined });
+  }
   const next = flat[flat.length - 1];
-  return { items, next: next === '' || next === undefined ? undefined : Number(next) };
+  return { items, next: next === undefined || next.length === 0 ? undefined : Number(next.toString('latin1')) };
 }
 
 /** A planned schedule's move in the due index: from the score read to its next wake instant (epoch ms), or out of it (`undefined`). */
