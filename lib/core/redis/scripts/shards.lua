@@ -33,8 +33,12 @@ local now = nowMs()
 local me, ttl, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local was = tonumber(redis.call('ZSCORE', KEYS[2], me))
 local joins = ARGV[5] == '1' or not was or was <= now
+-- the first write is a deny-oom one (ZADD): over maxmemory Redis refuses the call here with OOM, before it
+-- writes anything, so the leader steps down as its leases run out (a deletion first, ZREMRANGEBYSCORE, would
+-- let every later write through: redis-full.spec)
+redis.call('ZADD', KEYS[2], now + ttl, me)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > ((was and was > now) and 1 or 0) then
+if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > 1 then
   -- stand aside: another live member takes what this one releases (it calls on the notice)
   redis.call('ZREM', KEYS[2], me)
   local entries = redis.call('HGETALL', KEYS[1])
@@ -49,7 +53,6 @@ if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > ((was and was > now) and 1 
   if #released > 0 then redis.call('PUBLISH', ARGV[4], me) end
   return {now, {}, {}, released, 0}
 end
-redis.call('ZADD', KEYS[2], now + ttl, me)
 local members = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
 local ids = {}
 local nextCheck = 0
