@@ -94,7 +94,7 @@ test('a bulk act by filter reads ids and meta, no payload', async () => {
 test('scheduled tasks (stored "<meta>\\n<payload>\\n<type>") by filter: listed with their payloads, acted on without', async () => {
   await rig.client.enqueue('later', { n: 1, blob: 'y'.repeat(PAYLOAD) }, { queue: 'big', delay: 3_600_000, group: 'acme' });
   await rig.client.enqueue('later', { n: 2 }, { queue: 'big', delay: 3_600_000 });
-  await rig.client.enqueue('other', { n: 3 }, { queue: 'big', delay: 3_600_000 });
+  await rig.client.enqueue('other', { n: 3 }, { queue: 'big', delay: 3_601_000 }); // due after the two: the listing's order (two enqueues within one ms had the same due time)
   const page = await inspector.taskPage('big', 'scheduled', { type: 'later' });
   expect(page.tasks.map((t) => [t.type, t.group, (t.payload as { n: number }).n])).toEqual([
     ['later', 'acme', 1],
