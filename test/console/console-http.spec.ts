@@ -5,7 +5,7 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { createConsoleHandler } from '../../lib/console/handler.js';
 import { Inspector, QueueClient } from '../../lib/core/index.js';
-import { connect, deleteNamespace, newNamespace } from '../helpers/redis.js';
+import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 
 interface Raw {
   status: number;
@@ -37,9 +37,9 @@ describe('console HTTP surface', () => {
   let base: string;
 
   beforeAll(async () => {
-    client = new QueueClient({ connection: connect(), namespace });
+    client = new QueueClient({ connection: redisUrl(), namespace });
     await client.enqueue('later', { n: 1 }, { delay: 3_600_000 }); // makes the queue `default` known
-    inspector = new Inspector({ connection: connect(), namespace });
+    inspector = new Inspector({ connection: redisUrl(), namespace });
     const handler = createConsoleHandler({ inspector, actor: (req) => `console:${String(req.headers['x-user'] ?? 'anonymous')}` });
     server = createServer((req, res) => handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
