@@ -236,16 +236,20 @@ function checkUrlOptions(input: UrlConnectionOptions): UrlConnectionOptions {
   return input;
 }
 
+/** Whether `url` is a string WHATWG `URL` parses with the protocol `redis:` or `rediss:`. @internal */
+export function isRedisUrl(url: unknown): url is string {
+  try {
+    return typeof url === 'string' && ['redis:', 'rediss:'].includes(new URL(url).protocol);
+  } catch {
+    return false; // not a URL
+  }
+}
+
 /** What is wrong with a `{ url, … }` connection, or undefined (the Nest module's validation says it too). @internal */
 export function urlOptionsProblem(input: { url?: unknown }): string | undefined {
   const { url } = input;
-  let ok = false;
-  try {
-    ok = typeof url === 'string' && ['redis:', 'rediss:'].includes(new URL(url).protocol);
-  } catch {
-    /* not a URL */
-  }
-  if (!ok) return `url: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? 'a string that is not one' : typeof url}`;
+  if (!isRedisUrl(url))
+    return `url: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? 'a string that is not one' : typeof url}`;
   const beside = ADDRESS_KEYS.filter((k) => (input as Record<string, unknown>)[k] !== undefined);
   if (beside.length) return `url and ${beside.join(', ')} both name the address: give the address in one of them`;
   return undefined;
