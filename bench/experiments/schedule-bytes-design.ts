@@ -10,8 +10,11 @@
 //     128, values ≤ 64 bytes: a longer name turns its own bucket into a skiplist);
 //   - the definition text in today's compact form and in a tight form (one-letter keys, `runtime` as 1, the
 //     fingerprints as 11 base64url characters), in the shards' HASHes.
-// MEMORY USAGE … SAMPLES 0 summed per structure ÷ N.
-//   node dist/bench/experiments/schedule-bytes-design.js [--n 100000] [--fill 96] [--due-buckets 128]
+// MEMORY USAGE … SAMPLES 0 summed per structure ÷ N. `--pages K`: then K pages of 100 names with label plan=pro,
+// walking a cursor, read from each shard's label ZSET (ZRANGEBYLEX, as Inspector.schedulePage) against its
+// buckets (one Lua call per shard: the directory's bucket at the cursor, then the next ones), 16 shards in flight,
+// p50 / p99 ms of the 16 reads (the page's definitions and view left out: the same in both).
+//   node dist/bench/experiments/schedule-bytes-design.js [--n 100000] [--fill 96] [--due-buckets 128] [--pages 50]
 import { randomBytes } from 'node:crypto';
 import { shardOf } from '../../lib/core/redis/shard-keys.js';
 import { BenchRedis } from '../lib/redis.js';
@@ -24,6 +27,7 @@ const arg = (name: string, def: string): string => {
 const n = Number(arg('n', '100000'));
 const fill = Number(arg('fill', '96'));
 const dueBuckets = Number(arg('due-buckets', '128'));
+const pages = Number(arg('pages', '0'));
 const SHARDS = 16;
 const redis = await BenchRedis.open(process.argv.includes('--redis-url') ? process.env.REDIS_URL : undefined);
 const r = redis.client;
@@ -81,6 +85,50 @@ const report = async (label: string, pattern: string) => {
   const u = await usage(pattern);
   rows.push([label, u.keys, u.bytes / n, [...u.encodings].join(',')]);
 };
+
+/** The next `want` names after `min` ('-' or '(<name>') of a bucketed index (`<prefix>:dir`, `<prefix>:b<j>`). */
+const BUCKET_PAGE = `
+local dir, prefix, min, want = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
+local at
+if min ~= '-' then at = redis.call('ZREVRANGEBYLEX', dir, '(' .. string.sub(min, 2) .. '\\1', '-', 'LIMIT', 0, 1)[1] end
+at = at or redis.call('ZRANGE', dir, 0, 0)[1]
+local out = {}
+while at and #out < want do
+  local got = redis.call('ZRANGEBYLEX', prefix .. string.match(at, '%z(%d+)$'), min, '+', 'LIMIT', 0, want - #out)
+  for _, m in ipairs(got) do out[#out + 1] = m end
+  at = redis.call('ZRANGEBYLEX', dir, '(' .. at, '+', 'LIMIT', 0, 1)[1]
+end
+return out`;
+
+/** p50 / p99 of `pages` label pages read both ways (see the module doc). */
+async function pageTimes(): Promise<void> {
+  const walk = async (read: (k: number, min: string) => Promise<string[]>) => {
+    const ms: number[] = [];
+    const seen: string[] = [];
+    let min = '-';
+    for (let i = 0; i < pages; i++) {
+      const t0 = performance.now();
+      const lists = await Promise.all(Array.from({ length: SHARDS }, (_, k) => read(k, min)));
+      ms.push(performance.now() - t0);
+      const page = lists.flat().sort().slice(0, 100);
+      seen.push(page.join(','));
+      min = page.length === 100 ? `(${page[99]}` : '-';
+    }
+    ms.sort((a, b) => a - b);
+    return {
+      seen: seen.join(';'),
+      text: `p50 ${ms[Math.floor(ms.length / 2)].toFixed(1)} / p99 ${ms[Math.ceil(ms.length * 0.99) - 1].toFixed(1)} ms`,
+    };
+  };
+  const today = await walk((k, min) => r.zrangebylex(`now:{${k}}:label:plan=pro`, min, '+', 'LIMIT', 0, 101));
+  const buckets = await walk(
+    (k, min) => r.eval(BUCKET_PAGE, 1, `bkt:{${k}}:label:plan=pro:dir`, `bkt:{${k}}:label:plan=pro:b`, min, 101) as Promise<string[]>,
+  );
+  if (today.seen !== buckets.seen) throw new Error('the bucketed index read other pages than the ZSET');
+  console.log(
+    `${pages} pages of 100 by label plan=pro (the same from both), the 16 shards' index reads: ZSET ${today.text}; buckets ${buckets.text}`,
+  );
+}
 
 try {
   const now = Date.now();
@@ -161,6 +209,7 @@ try {
   await report('buckets: labels (2 labels)', 'bkt:*:label:*');
   await report('today: due ZSET', 'now:*:due');
   await report('buckets: due', 'bkt:*:due:*');
+  if (pages > 0) await pageTimes();
   console.log(`n=${n}, range buckets of ${fill}, ${dueBuckets} due buckets per shard (MEMORY USAGE SAMPLES 0 ÷ N):`);
   for (const [label, keys, per, enc] of rows)
     console.log(`  ${label.padEnd(38)} ${String(keys).padStart(6)} keys ${per.toFixed(1).padStart(7)} B/schedule  ${enc}`);
