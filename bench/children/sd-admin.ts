@@ -2,12 +2,14 @@
 //   single — `Scheduler.addSchedule`, `inflight` calls in flight (namespace <prefix>-single);
 //   bulk   — one `Scheduler.addSchedules(N)` (namespace <prefix>), then `upsertSchedules` of the same N (unchanged);
 //   bullmq — `Queue.upsertJobScheduler` of the first `bullmqSchedules`, `inflight` in flight (a cron in the zone, the same payload; prefix <prefix>-bull).
-// Each rate is schedules ÷ the wall time of the calls (validation included); the used_memory delta of each add ÷ N.
+// Each rate is schedules ÷ the wall time of the calls (validation included); the used_memory delta of each add ÷ N,
+// and after the bulk add its MEMORY USAGE per structure ÷ N (bulkBytes_<structure>: schedules, label:*, due, index:names).
 // The bulk namespace is left in place (the leader of the next step loads it); the others are the parent's to clean.
-// Config: { url, prefix, schedules, inflight, labels, bullmqSchedules, phases }. IPC: → ready ; ← go → done { <phase>Rate, <phase>Bytes, … }.
+// Config: { url, prefix, schedules, inflight, labels, bullmqSchedules, phases }. IPC: → ready ; ← go → done { <phase>Rate, <phase>Bytes, bulkBytes_<structure>, … }.
 import { Redis } from 'ioredis';
 import { bullConnection } from '../lib/common.js';
 import { childConfig, next, onExit, send } from '../lib/ipc.js';
+import { keyBreakdown } from '../lib/key-bytes.js';
 import { digest } from '../lib/schedules-data.js';
 import { nowMs } from '../lib/time.js';
 
@@ -71,6 +73,8 @@ for (const p of cfg.phases) {
       const r = await s.addSchedules(defs);
       if (r.added !== n) throw new Error(`addSchedules added ${r.added} of ${n}`);
     });
+    // where those bytes went (MEMORY USAGE per structure, bench/lib/key-bytes.ts): bulkBytes_<structure> per schedule
+    for (const g of await keyBreakdown(admin, cfg.prefix)) if (g.bytes / n >= 1) out[`bulkBytes_${g.group}`] = g.bytes / n;
     const t0 = nowMs();
     const r = await s.upsertSchedules(defs);
     out.upsertRate = n / ((nowMs() - t0) / 1000);

@@ -197,11 +197,16 @@ export async function schedulesDataWorkload(ctx: Ctx): Promise<WorkloadResult> {
         bytes: w.bulkBytes,
         singleBytes: w.singleBytes,
       });
+      const parts = Object.entries(w)
+        .filter(([k]) => k.startsWith('bulkBytes_'))
+        .map(([k, v]) => [k.slice('bulkBytes_'.length), v as number] as const);
+      for (const [g, v] of parts) chronos[`bytes_${g.replace(':*', 's').replace(/[^A-Za-z0-9]+/g, '_')}`] = v;
       runs.push({ round, contender: 'bullmq', metrics: { singleRate: w.bullmqRate as number, bytes: w.bullmqBytes as number } });
       log(
         `writes of ${fmtInt(n)}: addSchedules ${fmtInt(chronos.addRate)}/s, upsertSchedules unchanged ${fmtInt(chronos.upsertRate)}/s, ` +
           `addSchedule ×${INFLIGHT} in flight ${fmtInt(chronos.singleRate)}/s, BullMQ upsertJobScheduler ×${INFLIGHT} ${fmtInt(w.bullmqRate as number)}/s (of ${fmtInt(bullCount)}); ` +
-          `Redis bytes per schedule ${fmtInt(chronos.bytes)} (single path ${fmtInt(chronos.singleBytes)}, BullMQ ${fmtInt(w.bullmqBytes as number)})${labels ? ', two labels each' : ', no labels (not in this build)'}`,
+          `Redis bytes per schedule ${fmtInt(chronos.bytes)} (single path ${fmtInt(chronos.singleBytes)}, BullMQ ${fmtInt(w.bullmqBytes as number)})${labels ? ', two labels each' : ', no labels (not in this build)'}` +
+          (parts.length > 0 ? `; by MEMORY USAGE: ${parts.map(([g, v]) => `${g} ${fmtInt(v)}`).join(', ')}` : ''),
       );
       // 3 + 5: the leader at N (heap, idle), then 6
       const big = await leaderAt(ctx, prefix, `w13-leader-n-r${round}`, n, idleMs);
