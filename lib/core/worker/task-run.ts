@@ -16,7 +16,7 @@ export interface QueueRef {
  * One task being run, and the handler's view of it ({@link Task}). Its abort signal is created
  * only when the handler reads it (or when it must abort): most handlers never look at it, and one
  * object per task keeps the per-task cost low.
- * @internal `abandoned`, `slotAnnounced`, `slotAt`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
+ * @internal `abandoned`, `slotAnnounced`, `slotAt`, `aborted`, `cancelled`, `superseded`, `abort()`, `entry` and `ref` are the server's, not the handler's.
  */
 export class TaskRun implements Task {
   readonly id: string;
@@ -67,6 +67,11 @@ export class TaskRun implements Task {
       if (this.#reason !== undefined) this.#ctrl.abort(this.#reason);
     }
     return this.#ctrl.signal;
+  }
+
+  /** True once its signal was aborted (or is to abort when read), for whatever reason: a cancel, its timeout, a newer trigger, a shutdown. */
+  get aborted(): boolean {
+    return this.#reason !== undefined;
   }
 
   /** True when an operator cancelled the task (its signal aborted with a TaskCancelledError): its entry is dead already. */
