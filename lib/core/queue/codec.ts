@@ -199,8 +199,10 @@ function typeOf(b: Buffer): string {
  * once the JIT has optimised it (about 0.08 against 0.21 µs per meta), but it is a loop over the
  * text's characters, interpreted until then: over a fresh process's first thousands of metas it
  * cost 2-4 µs per meta against `JSON.parse`'s 0.8-0.9 (node, 5,000 metas; some 7 ms of a worker's
- * first 1,000 tasks), which a worker earns back only some 80,000 tasks later. A short-lived worker
- * (or one that processes few tasks) is better off without it; a busy one still gets it.
+ * first 1,000 tasks, ~10 ms in all), which a worker earns back only some 70,000 tasks later. So a
+ * process switches about when what `JSON.parse` cost it beyond quickMeta equals quickMeta's warm-up
+ * (the ski-rental rule: never more than twice the better of the two choices in hindsight): a worker
+ * that processes few tasks never pays the warm-up, a busy one gets quickMeta for the rest of its life.
  * @internal exported for its test
  */
 export const QUICK_META_AFTER = 100_000;
