@@ -164,23 +164,10 @@ function bulk(b: Buffer, len: number): string | undefined {
   return text !== undefined ? text.slice(start - base, start - base + n) : b.toString('utf8', start, start + n);
 }
 
-/** Chronos's field names as RESP2 bulk strings (`$4\r\ntype\r\n`), in ENTRY_FIELDS order. */
-const NAME_FRAMES = ENTRY_FIELDS.map((name) => `$${name.length}\r\n${name}\r\n`);
-
 /** The `nf` fields of an entry at {@link at}: Chronos's field names are its constants, a task type equal to the last one that string. */
 function fields(b: Buffer, len: number, nf: number): string[] | undefined {
   const out: string[] = new Array(nf);
   for (let f = 0; f < nf; f++) {
-    // a field name Chronos writes, at its place: matched whole, header and all (one native call instead of
-    // reading the header's digits: this runs per field of every entry, mostly before the JIT has optimised it)
-    if (text !== undefined && (f & 1) === 0 && f < 8) {
-      const frame = NAME_FRAMES[f >> 1];
-      if (at + frame.length <= len && text.startsWith(frame, at - base)) {
-        out[f] = ENTRY_FIELDS[f >> 1];
-        at += frame.length;
-        continue;
-      }
-    }
     const n = header(b, len, DOLLAR);
     if (n < 0 || at + n + 2 > len) {
       if (n >= -1) fail(n === -1 ? NOT_A_READ : INCOMPLETE, at + n + 2);
