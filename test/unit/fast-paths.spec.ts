@@ -2,7 +2,7 @@
 // new task, the payload checks (problems named with their path, cycles and deep values included),
 // the strings of a stream entry read as bytes, and the quick reading of a task's meta text.
 import { InvalidPayloadError } from '../../lib/core/runtime/errors.js';
-import { decodeEntry, encodeMeta, encodeNewMeta, entryStrings } from '../../lib/core/queue/codec.js';
+import { QUICK_META_AFTER, decodeEntry, encodeMeta, encodeNewMeta, entryStrings } from '../../lib/core/queue/codec.js';
 import { encodePayload } from '../../lib/core/queue/payload-codec.js';
 import { newMeta } from '../../lib/core/redis/protocol.js';
 import { quickMeta } from '../../lib/core/queue/quick-meta.js';
@@ -130,4 +130,19 @@ describe('quickMeta', () => {
     ];
     for (const t of texts) expect(quickMeta(t)).toBeUndefined();
   });
+});
+
+test('decodeEntry reads a meta the same before and after quickMeta takes over from JSON.parse', () => {
+  const metas = [
+    '{"m":25,"t":1800000,"e":1764600000000}',
+    '{"r":2,"m":3,"e":1,"s":"nightly","tr":1764600000000,"o":1}',
+    '{"m":1,"e":1,"x":[1]}',
+  ];
+  const decode = (i: number) =>
+    decodeEntry(`1-${i}`, ['id', `t${i}`, 'type', 'email', 'payload', '{"n":1}', 'meta', metas[i % metas.length]]);
+  const before = metas.map((_, i) => decode(i));
+  for (let i = 0; i < QUICK_META_AFTER; i++) decode(i); // the process's first metas, whatever the other tests read
+  const after = metas.map((_, i) => decode(i));
+  expect(after).toStrictEqual(before);
+  expect(after.map((d) => d.ok && d.task.meta)).toStrictEqual(metas.map((m) => ({ r: 0, t: 0, ...JSON.parse(m) })));
 });

@@ -10,6 +10,10 @@ test.each([
   ['10000000000000-0', '9999999999999-5', true],
   ['9999999999999-5', '10000000000000-0', false],
   ['0-1', '0-0', true],
+  // the same time length, sequences of different lengths: the time decides first
+  ['1796513808855-0', '1796513808854-10', true],
+  ['1796513808854-10', '1796513808855-9', false],
+  ['1796513808854-12', '1796513808854-120', false],
 ])('idAfter(%s, %s) is %s', (a, b, after) => {
   expect(idAfter(a, b)).toBe(after);
 });

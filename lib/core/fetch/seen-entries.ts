@@ -10,9 +10,11 @@ export function idAfter(a: string, b: string): boolean {
   const da = a.indexOf('-');
   const db = b.indexOf('-');
   if (da !== db) return da > db; // the longer time part is the greater
+  // time parts and sequences both of the same length (nearly always): the string order is the numeric one.
+  // One native comparison, not a loop of ~13 characters: this runs per fetched entry, mostly before the JIT has optimised it
+  if (a.length === b.length) return a > b;
   for (let i = 0; i < da; i++) if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.charCodeAt(i) > b.charCodeAt(i);
-  if (a.length !== b.length) return a.length > b.length;
-  return a > b;
+  return a.length > b.length; // the same time, the longer sequence is the greater
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ChronosLogger } from '../runtime/logger.js';
 import { DEAD_REASON, MARKER_TTL, META } from '../redis/protocol.js';
-import { decodeEntry, markerKeys, type StreamTask, type TaskMeta } from '../queue/codec.js';
+import { decodeEntry, markerKeys, type DecodedEntry, type StreamTask, type TaskMeta } from '../queue/codec.js';
 import type { ConsumedQueue, Consumer, Fetched } from './consumer.js';
 import { errorMessage, type Executor, type RunOwner } from '../worker/executor.js';
 import { TaskRun } from '../worker/task-run.js';
@@ -129,22 +129,24 @@ export class Slots implements RunOwner {
   /** Decodes a fetched entry: garbage goes to dead at once; a task starts, is held, or waits for a slot. */
   accept(f: Fetched): void {
     const decoded = decodeEntry(f.entryId, f.fields);
-    if (!decoded.ok) {
-      const { task, error } = decoded;
-      this.deps.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
-      const reason = DEAD_REASON.decode;
-      const meta: TaskMeta = {
-        ...task.meta,
-        [META.lastError]: error.message,
-        [META.failedAt]: this.deps.redisNow(),
-        [META.deadReason]: reason,
-        [META.raw]: decoded.fields,
-      };
-      void this.deps.executor.kill(f.queue, { ...task, meta }, reason, error.message);
-      return;
-    }
+    if (!decoded.ok) return this.undecodable(f, decoded);
     if (this.freeSlots > 0 && this.deps.isRunning()) this.admit(f.queue, decoded.task, decoded.payload);
     else this.buffer.push({ queue: f.queue, task: decoded.task, payload: decoded.payload });
+  }
+
+  /** An entry that is not a task: moved to dead at once (apart from {@link accept}, which runs for every task). */
+  private undecodable(f: Fetched, decoded: Extract<DecodedEntry, { ok: false }>): void {
+    const { task, error } = decoded;
+    this.deps.logger.error(`Undecodable task entry moved to dead (queue=${f.queue.name} entry=${f.entryId} error=${error.message})`);
+    const reason = DEAD_REASON.decode;
+    const meta: TaskMeta = {
+      ...task.meta,
+      [META.lastError]: error.message,
+      [META.failedAt]: this.deps.redisNow(),
+      [META.deadReason]: reason,
+      [META.raw]: decoded.fields,
+    };
+    void this.deps.executor.kill(f.queue, { ...task, meta }, reason, error.message);
   }
 
   /**

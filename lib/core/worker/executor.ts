@@ -63,6 +63,22 @@ interface Attempt {
   longAt: number;
 }
 
+/** The attempt's span (tracing wanted, see `consumerSpanWanted`); apart from `execute`, which runs for every task. */
+function spanOf(run: TaskRun): ChronosSpan | undefined {
+  const { entry: task, ref: queue } = run;
+  const m = task.meta;
+  return startConsumerSpan({
+    queue: queue.name,
+    taskId: task.id,
+    taskType: task.type,
+    retried: m[META.retried],
+    reclaimed: m[META.crashes],
+    schedule: m[META.schedule],
+    triggerAt: m[META.triggerAt],
+    traceparent: m[META.traceparent],
+  });
+}
+
 /** What an {@link Executor} is built with. */
 export interface ExecutorParts {
   readonly client: RedisClient;
@@ -113,21 +129,8 @@ export class Executor {
    * (or the sweep, for long timeouts) settles the run itself.
    */
   execute(run: TaskRun, reg: Registration, owner: RunOwner): void {
-    const { entry: task, ref: queue } = run;
     if (this.events.active) this.emitStarted(run);
-    const m = task.meta;
-    const span = consumerSpanWanted(m[META.traceparent])
-      ? startConsumerSpan({
-          queue: queue.name,
-          taskId: task.id,
-          taskType: task.type,
-          retried: m[META.retried],
-          reclaimed: m[META.crashes],
-          schedule: m[META.schedule],
-          triggerAt: m[META.triggerAt],
-          traceparent: m[META.traceparent],
-        })
-      : undefined;
+    const span = consumerSpanWanted(run.entry.meta[META.traceparent]) ? spanOf(run) : undefined;
     const a: Attempt = { run, reg, owner, span, settled: false, running: true, recorded: false, timer: undefined, dueAt: 0, longAt: -1 };
     const timeoutMs = run.timeoutMs;
     if (timeoutMs > 0) {
@@ -189,9 +192,18 @@ export class Executor {
   private settle(a: Attempt, ok: boolean, err?: unknown): void {
     if (a.settled) return;
     a.settled = true;
-    const { run, span } = a;
+    const run = a.run;
     if (a.timer) clearTimeout(a.timer);
     else if (a.longAt >= 0) this.dropLong(a);
+    // the usual end (a success, no span, nothing aborted) apart from the others: a small function
+    // that the JIT compiles (and inlines) sooner; it runs for every task, mostly before it is optimised
+    if (ok && a.span === undefined && !run.abandoned && !run.aborted) return this.succeeded(a, true);
+    this.settleOther(a, ok, err);
+  }
+
+  /** {@link settle} of every other end: with a span, abandoned, cancelled, superseded, failed. */
+  private settleOther(a: Attempt, ok: boolean, err: unknown): void {
+    const { run, span } = a;
     if (span) {
       if (run.abandoned) span.set({ 'chronos.task.abandoned': true });
       span.end(ok || run.abandoned ? undefined : err);
@@ -207,17 +219,8 @@ export class Executor {
     }
     // a superseded run (overlap cancel-previous) leaves the queue like a success, whatever its outcome: never retried
     if (ok || run.superseded) {
-      const { entry: task, ref: queue } = run;
-      const m = task.meta;
-      const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
-      this.acker.add(queue.keys, task.entryId, task.id, release);
-      if (!ok) this.logger.debug?.(`Superseded task ended; acked, not retried (${taskRef(task, queue)} error=${errorMessage(err)})`);
-      else if (this.events.active) {
-        const durationMs = engineTime.now() - run.startedAt;
-        const retried = run.retried;
-        this.events.emit({ type: 'task.succeeded', queue: queue.name, taskId: task.id, taskType: task.type, retried, durationMs });
-      }
-      return this.done(a);
+      if (!ok) this.logger.debug?.(`Superseded task ended; acked, not retried (${taskRef(run.entry, run.ref)} error=${errorMessage(err)})`);
+      return this.succeeded(a, ok);
     }
     this.failures
       .fail(run, err, a.reg.options.backoff)
@@ -226,6 +229,27 @@ export class Executor {
         this.logger.error(`Could not record a failure; the task stays pending and will be reclaimed (${taskRef(run.entry, run.ref)})`, e);
       })
       .finally(() => this.done(a));
+  }
+
+  /** The attempt leaves the queue: its ack is batched (its markers released with it); `ok`: it succeeded (else it was superseded). */
+  private succeeded(a: Attempt, ok: boolean): void {
+    const { entry: task, ref: queue } = a.run;
+    const m = task.meta;
+    const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
+    this.acker.add(queue.keys, task.entryId, task.id, release);
+    if (ok && this.events.active) {
+      const run = a.run;
+      const durationMs = engineTime.now() - run.startedAt;
+      this.events.emit({
+        type: 'task.succeeded',
+        queue: queue.name,
+        taskId: task.id,
+        taskType: task.type,
+        retried: run.retried,
+        durationMs,
+      });
+    }
+    this.done(a);
   }
 
   private emitStarted(run: TaskRun): void {
