@@ -1,5 +1,5 @@
 import { FailureLog } from '../runtime/logger.js';
-import { isCluster } from '../redis/cluster.js';
+import { execReads, isCluster } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, explainFailure, isUnblocked, type RedisClient } from '../redis/connection.js';
 import { writePause } from '../redis/commands/pause.js';
 import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
@@ -170,8 +170,9 @@ export class Fetcher {
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
     const { paused, limited } = this.deps.globalKeys;
-    // one round trip (one slot): the paused queues and the queues with limits
-    const [p, l] = (await this.deps.client.pipeline().smembers(paused).smembers(limited).exec()) ?? [];
+    // one round trip (one slot): the paused queues and the queues with limits; a read refused while the
+    // global slot migrates (one key left, the other not) is sent again (execReads: it failed, logged as an error)
+    const [p, l] = await execReads(this.deps.client, (pipe) => pipe.smembers(paused).smembers(limited));
     if (p?.[0] || l?.[0]) throw p?.[0] ?? l?.[0];
     this.pausedSet = new Set(p[1] as string[]);
     if ([...before].some((q) => !this.pausedSet.has(q))) {

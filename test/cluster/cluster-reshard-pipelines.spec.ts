@@ -1,0 +1,112 @@
+// Pipelines of several keys of one slot while that slot migrates (MIGRATING/IMPORTING, its keys
+// MIGRATEd one by one): Redis runs the commands on keys still on the old owner and refuses those on
+// keys that left (ASK). ioredis re-sends a pipeline only when every command was refused alike and those
+// that ran are reads, so the refusals came back as replies: the worker's heartbeat threw, and the
+// Inspector read a refused GET or ZSCORE as "absent" and left a live server, or a scheduled task, out.
+// Each test moves one slot to a 4th master, a key at a time, and runs the pipeline at every step.
+import { jest } from '@jest/globals';
+import type { Cluster } from 'ioredis';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
+import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
+import { keySlot } from '../../lib/core/redis/cluster.js';
+import { ChronosServer } from '../../lib/core/worker/server.js';
+import { Heartbeat, TaskCounters } from '../../lib/core/worker/heartbeat.js';
+import { RedisCluster, type Node } from '../helpers/redis-cluster.js';
+import { newNamespace } from '../helpers/redis.js';
+import { recordingLogger } from '../helpers/wait.js';
+
+jest.setTimeout(90_000);
+
+let cluster: RedisCluster;
+let added: Node;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  cluster = await RedisCluster.start({ masters: 3 });
+  added = await cluster.addMaster();
+});
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** The outcome of `run` as a string (an error's message), for a set of outcomes to compare. */
+async function outcome(run: () => Promise<string>): Promise<string> {
+  try {
+    return await run();
+  } catch (err) {
+    return `threw ${String(err)}`;
+  }
+}
+
+test('the global slot migrates: a heartbeat is written and the Inspector lists every server at every step', async () => {
+  const ns = newNamespace('crp');
+  const global = new GlobalKeys(ns);
+  const connection = { cluster: cluster.seeds };
+  const servers = [0, 1].map(
+    () => new ChronosServer({ connection, namespace: ns, queues: ['a'], logger: recordingLogger(), blockTimeout: 1000 }),
+  );
+  for (const s of servers) {
+    closers.push(() => s.shutdown());
+    await s.start();
+  }
+  const inspector = new Inspector({ connection, namespace: ns });
+  closers.push(() => inspector.close());
+  const client: Cluster = cluster.connect();
+  closers.push(async () => client.disconnect());
+  const heartbeatOf = (id: string) =>
+    new Heartbeat({
+      client,
+      globalKeys: global,
+      id,
+      queues: [{ name: 'a', weight: 1, keys: new QueueKeys(ns, 'a') }],
+      config: { strictPriority: false, concurrency: 1 },
+      counters: new TaskCounters(),
+      slots: { activeCount: 0, running: [] },
+    });
+  const [heartbeat, ghost] = [heartbeatOf('beating'), heartbeatOf('ghost')];
+  await heartbeat.beat();
+  const seen = new Set<string>();
+  await cluster.moveSlot(keySlot(global.servers), added, {
+    batch: 1,
+    during: async () => {
+      seen.add(await outcome(async () => (await heartbeat.beat(), 'beat')));
+      seen.add(await outcome(async () => (await ghost.beat(), await heartbeat.forget('ghost'), 'forgot')));
+      seen.add(
+        await outcome(
+          async () =>
+            `servers=${(await inspector.servers())
+              .map((s) => s.id)
+              .sort()
+              .join(',')}`,
+        ),
+      );
+    },
+  });
+  const ids = ['beating', ...servers.map((s) => s.id)].sort().join(',');
+  expect(seen).toEqual(new Set(['beat', 'forgot', `servers=${ids}`]));
+});
+
+test("a queue's slot migrates: the Inspector finds a scheduled task at every step", async () => {
+  const ns = newNamespace('crp');
+  const queue = 'moving';
+  const keys = new QueueKeys(ns, queue);
+  const connection = { cluster: cluster.seeds };
+  const client = new QueueClient({ connection, namespace: ns });
+  closers.push(() => client.close());
+  const inspector = new Inspector({ connection, namespace: ns });
+  closers.push(() => inspector.close());
+  await client.enqueue('ready', null, { queue });
+  const later = await client.enqueue('later', null, { queue, delay: 600_000 });
+  const seen = new Set<string>();
+  await cluster.moveSlot(keySlot(keys.stream), added, {
+    batch: 1,
+    during: async () => {
+      seen.add(await outcome(async () => `task=${(await inspector.task(queue, later.id))?.state}`));
+    },
+  });
+  expect(seen).toEqual(new Set(['task=scheduled']));
+});
