@@ -110,3 +110,33 @@ test("a queue's slot migrates: the Inspector finds a scheduled task at every ste
   });
   expect(seen).toEqual(new Set(['task=scheduled']));
 });
+
+// a pipeline whose commands were all refused with ASK was sent again, by ioredis, to the node its
+// slot cache named: a master just added serves no slot yet, so no client knew it, and the pipeline
+// went back to the old owner until its redirections ran out (a single command connects to the node
+// ASK names). An operator's act records its audit entry in one pipeline (XADD, XTRIM): with the audit
+// stream moved to the new master, the act of a fresh Inspector went unrecorded (its failure is not the act's)
+test('the global slot migrates to a master just added: every act of a fresh Inspector records its audit entry', async () => {
+  const ns = newNamespace('crp');
+  const global = new GlobalKeys(ns);
+  const connection = { cluster: cluster.seeds };
+  const first = new Inspector({ connection, namespace: ns });
+  closers.push(() => first.close());
+  await first.pauseQueue('q0', { actor: 'test' }); // the global slot's keys: the paused set, the audit stream
+  const fresh = await cluster.addMaster();
+  const seen = new Set<string>();
+  let acts = 1;
+  await cluster.moveSlot(keySlot(global.audit), fresh, {
+    batch: 1,
+    during: async () => {
+      const inspector = new Inspector({ connection, namespace: ns });
+      try {
+        seen.add(await outcome(async () => `paused=${await inspector.pauseQueue(`q${acts++}`, { actor: 'test' })}`));
+      } finally {
+        await inspector.close();
+      }
+    },
+  });
+  expect(seen).toEqual(new Set(['paused=true']));
+  expect((await first.audit({ limit: 100 })).entries.length).toBe(acts);
+});
