@@ -105,3 +105,29 @@ test('a queue with a group concurrency limit: a task held back starts when the r
   gates.shift()!();
   expect(started).toEqual([1, 2, 3]);
 });
+
+// the shutdown of a worker whose one queue is limited, idle in its wait (a blocking XREAD on the
+// queue's master): the wait ends at once. It sat on the fetcher's cluster connection and was ended
+// with CLIENT UNBLOCK <id> on whichever master: the shutdown waited out the whole block (blockTimeout)
+test('an idle worker of a limited queue: its shutdown ends the wait at once', async () => {
+  const ns = newNamespace('clw');
+  const queue = 'limited';
+  const client = new QueueClient({ connection: { cluster: cluster.seeds }, namespace: ns });
+  closers.push(() => client.close());
+  await client.setQueueLimits(queue, { concurrency: 2 });
+  const server = new ChronosServer({
+    connection: { cluster: cluster.seeds },
+    namespace: ns,
+    queues: [queue],
+    blockTimeout: 60_000, // past waitFor's bound: a wait ended only by its timeout fails the test
+    logger: recordingLogger(),
+  });
+  closers.push(() => server.shutdown());
+  await server.start();
+  const stream = new QueueKeys(ns, queue).stream;
+  await waitFor(() => blockedXread(stream), `a blocking read on the master of ${stream}`);
+  let stopped = false;
+  const stopping = server.shutdown().then(() => (stopped = true));
+  await waitFor(() => stopped, 'the shutdown to end');
+  await stopping;
+});
