@@ -140,11 +140,17 @@ export class SlotPipeline {
     await Promise.all(
       [...groups.values()].map(async (group) => {
         if (alone) {
-          for (const i of group)
-            out[i] = await sendAlone(
-              this.client,
-              recordCommands((p) => this.ops[i].add(p)),
-            );
+          // once one is not served within the client's bound (Redis unavailable), neither are the rest of its slot
+          let lost: Error | null = null;
+          for (const i of group) {
+            out[i] = lost
+              ? [lost, null]
+              : await sendAlone(
+                  this.client,
+                  recordCommands((p) => this.ops[i].add(p)),
+                );
+            if (isRedisUnavailable(out[i][0])) lost = out[i][0];
+          }
           return;
         }
         const p = this.client.pipeline();
@@ -192,11 +198,12 @@ function recordCommands(build: (p: ChainableCommander) => void): RecordedCommand
 
 /**
  * Sends recorded commands one at a time, each by itself (not in a pipeline), and returns the last
- * one's reply as `[error, reply]`. A single command follows a cluster's redirections in ioredis: an
- * `ASK` to the importing node, which ioredis connects to if it had never served a slot (a node just
- * added); a pipeline told `ASK` was sent again to the node its slot cache names, the old owner, until
- * its redirections ran out (a read of a key that had left failed for as long as the slot migrated).
- * @throws as {@link execReplies} when Redis is unavailable.
+ * one's reply as `[error, reply]` (an error ends it: the error is the reply). A single command
+ * follows a cluster's redirections in ioredis: an `ASK` to the importing node, which ioredis connects
+ * to if it had never served a slot (a node just added); a pipeline told `ASK` was sent again to the
+ * node its slot cache names, the old owner, until its redirections ran out. ioredis retries a single
+ * command's `TRYAGAIN` itself, up to `maxRedirections`, then rejects it with `Too many Cluster
+ * redirections` (Redis unavailable), which is the reply then. Never rejects.
  */
 async function sendAlone(client: RedisClient, calls: readonly RecordedCommand[]): Promise<Reply> {
   let reply: Reply = [new Error('no command'), null];
@@ -206,7 +213,7 @@ async function sendAlone(client: RedisClient, calls: readonly RecordedCommand[])
       (v): Reply => [null, v],
       (e: unknown): Reply => [e instanceof Error ? e : new Error(String(e)), null],
     );
-    if (isRedisUnavailable(reply[0])) throw reply[0];
+    if (reply[0]) break;
   }
   return reply;
 }
@@ -238,6 +245,8 @@ export async function execReads(client: RedisClient, build: (p: ChainableCommand
     if (round > rounds) throw new Error(`Too many Cluster redirections. Last error: ${out[pending[0]][0]}`);
     if (round > 2) await new Promise((r) => setTimeout(r, delayMs));
     await Promise.all(pending.map(async (i) => (out[i] = await sendAlone(client, [reads[i]]))));
+    const lost = pending.find((i) => isRedisUnavailable(out[i][0]));
+    if (lost !== undefined) throw out[lost][0]!;
     pending = pending.filter((i) => isRefusedByCluster(out[i][0]));
   }
   return out;
