@@ -8,13 +8,14 @@ import { jest } from '@jest/globals';
 import type { Cluster } from 'ioredis';
 import { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
-import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys, SchedulerKeys } from '../../lib/core/redis/keys.js';
 import { keySlot } from '../../lib/core/redis/cluster.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { Heartbeat, TaskCounters } from '../../lib/core/worker/heartbeat.js';
 import { RedisCluster, type Node } from '../helpers/redis-cluster.js';
 import { newNamespace } from '../helpers/redis.js';
-import { recordingLogger } from '../helpers/wait.js';
+import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(90_000);
 
@@ -139,4 +140,28 @@ test('the global slot migrates to a master just added: every act of a fresh Insp
   });
   expect(seen).toEqual(new Set(['paused=true']));
   expect((await first.audit({ limit: 100 })).entries.length).toBe(acts);
+});
+
+// the Inspector reads the shards' leases (HGETALL) and the instances (ZRANGE) each with TIME in one
+// pipeline on the scheduler's slot: TIME ran, the read of a key that had left was refused (ASK), and
+// ioredis sent nothing again (TIME is not flagged read-only): leader() threw the bare ASK reply
+test("the scheduler's slot migrates: the Inspector reads the shards' leader and the instances at every step", async () => {
+  const ns = newNamespace('crp');
+  const keys = new SchedulerKeys(ns);
+  const connection = { cluster: cluster.seeds };
+  const scheduler = new Scheduler({ connection, namespace: ns, logger: recordingLogger() });
+  closers.push(() => scheduler.stop());
+  await scheduler.start();
+  const inspector = new Inspector({ connection, namespace: ns });
+  closers.push(() => inspector.close());
+  await waitFor(async () => (await inspector.leader()) !== null, 'the scheduler to lead the shards');
+  const seen = new Set<string>();
+  await cluster.moveSlot(keySlot(keys.shards), added, {
+    batch: 1,
+    during: async () => {
+      seen.add(await outcome(async () => `leader=${(await inspector.leader()) !== null}`));
+      seen.add(await outcome(async () => `instances=${(await inspector.instances()).length}`));
+    },
+  });
+  expect(seen).toEqual(new Set(['leader=true', 'instances=1']));
 });
