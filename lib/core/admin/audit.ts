@@ -2,6 +2,7 @@ import { OPERATOR_ACTIONS, type AuditEntry } from '../runtime/events.js';
 import { ChronosError, InvalidOptionsError } from '../runtime/errors.js';
 import { engineTime } from '../runtime/time.js';
 import { isStoredName } from '../redis/keys.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import type { InspectorContext } from './context.js';
 
 /** Most entries the audit trail keeps (the oldest are trimmed at each append, `XADD … MAXLEN`). */
@@ -29,10 +30,13 @@ export async function recordAct(ctx: InspectorContext, r: AuditRecord): Promise<
     const v = r[f];
     if (v !== undefined && v !== '') fields.push(f, String(v).slice(0, 2000));
   }
-  const p = ctx.client.pipeline();
-  p.xadd(ctx.global.audit, 'MAXLEN', AUDIT_MAX_ENTRIES, '*', ...fields);
-  p.xtrim(ctx.global.audit, 'MINID', Math.max(0, engineTime.now() - AUDIT_MAX_AGE_MS));
-  const replies = (await p.exec()) ?? [];
+  // a SlotPipeline: one told ASK while the global slot moves to a master just added is sent on to it
+  // (a plain one went back to the old owner until its redirections ran out: the act went unrecorded)
+  const key = ctx.global.audit;
+  const replies = await new SlotPipeline(ctx.client)
+    .add(key, (p) => p.xadd(key, 'MAXLEN', AUDIT_MAX_ENTRIES, '*', ...fields))
+    .add(key, (p) => p.xtrim(key, 'MINID', Math.max(0, engineTime.now() - AUDIT_MAX_AGE_MS)))
+    .exec();
   const [err, id] = replies[0] ?? [new ChronosError('REDIS_SCRIPT', 'audit: no reply to XADD')];
   if (err) throw err;
   const entry = entryOf(String(id), fields);

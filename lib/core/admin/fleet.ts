@@ -1,4 +1,4 @@
-import { execReplies, SlotPipeline } from '../redis/cluster.js';
+import { execReads, SlotPipeline } from '../redis/cluster.js';
 import { checkServer } from '../redis/connection.js';
 import { CONSUMER_GROUP, shardOf } from '../redis/keys.js';
 import type { InspectorContext } from './context.js';
@@ -14,7 +14,7 @@ import { engineTime } from '../runtime/time.js';
  * health indicator's lease read) could not be read while Redis was full — when an operator needs them.
  */
 export async function leader(ctx: InspectorContext): Promise<LeaderInfo | null> {
-  const replies = await execReplies(ctx.client.pipeline().hgetall(ctx.sched.shards).time());
+  const replies = await execReads(ctx.client, (p) => p.hgetall(ctx.sched.shards).time());
   const failed = replies.find(([err]) => err);
   if (failed) throw failed[0]!;
   const [[, table], [, time]] = replies as [[unknown, Record<string, string>], [unknown, [string, string]]];
@@ -67,9 +67,12 @@ export async function servers(ctx: InspectorContext): Promise<ServerInfo[]> {
     beatUntil.set(rows[i], Number(rows[i + 1]));
   }
   // one GET and one ZSCORE each (not MGET): one slot ({<ns>:global}), one pipeline
-  const p = ctx.client.pipeline();
-  for (const id of ids) p.get(ctx.global.server(id)).zscore(ctx.global.live, id);
-  const replies = (await execReplies(p)).map(([err, v]) => (err ? null : (v as string | null)));
+  // a read refused while the global slot migrates is sent again (execReads): read as absent, a live server was left out
+  const replies = (
+    await execReads(ctx.client, (p) => {
+      for (const id of ids) p.get(ctx.global.server(id)).zscore(ctx.global.live, id);
+    })
+  ).map(([err, v]) => (err ? null : (v as string | null)));
   const now = engineTime.now();
   const out: ServerInfo[] = [];
   ids.forEach((id, i) => {

@@ -1,7 +1,7 @@
 // The Inspector's view of a queue's fleet-wide limits and groups (issue 21): the limits as stored,
 // the slots taken, the groups with the most waiting tasks, and whether a limit holds the queue back
 // now. (The act that changes them is the Inspector's setQueueLimits, audited.)
-import { execReplies } from '../redis/cluster.js';
+import { execReads } from '../redis/cluster.js';
 import { getQueueLimits, type QueueLimits } from '../queue/limits.js';
 import type { ChainableCommander } from 'ioredis';
 import type { QueueKeys } from '../redis/keys.js';
@@ -54,12 +54,12 @@ export async function limitsView(ctx: InspectorContext, k: QueueKeys, val: (i: n
   }
   const grouped = h.grouped === '1';
   if (!grouped && !out.limits?.rate) return out;
-  const p2 = ctx.client.pipeline();
   const rate = out.limits?.rate;
-  if (rate) p2.zcount(k.rateLog, `(${now - rate.duration}`, '+inf');
-  for (let i = 0; i < top.length; i += 2) p2.scard(k.groupRunning(top[i]));
-  if (grouped) p2.zcount(k.groupsParked, `(${now}`, '+inf');
-  const r2 = await execReplies(p2);
+  const r2 = await execReads(ctx.client, (p2) => {
+    if (rate) p2.zcount(k.rateLog, `(${now - rate.duration}`, '+inf');
+    for (let i = 0; i < top.length; i += 2) p2.scard(k.groupRunning(top[i]));
+    if (grouped) p2.zcount(k.groupsParked, `(${now}`, '+inf');
+  });
   let j = 0;
   if (rate) out.rateUsed = Number(r2[j++][1] ?? 0);
   if (grouped) {

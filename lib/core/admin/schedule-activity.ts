@@ -1,4 +1,4 @@
-import { execReplies } from '../redis/cluster.js';
+import { execReads } from '../redis/cluster.js';
 import { readFires, type FireRecord } from '../scheduler/history.js';
 import { parseSpec, triggersBetween, type ScheduleSpec } from '../scheduler/spec.js';
 import { boundedSpec } from '../scheduler/spec-bounded.js';
@@ -184,9 +184,10 @@ export async function scheduleActivity(
       list.forEach((s, i) => records.set(s.name, got[i]));
       const ids = [...new Set(got.flat().flatMap((r) => (r.taskId && !notRun(r) ? [r.taskId] : [])))];
       if (ids.length === 0) return;
-      const p = ctx.client.pipeline();
-      for (const id of ids) p.zscore(k.retry, id).zscore(k.dead, id);
-      const scores = (await execReplies(p)).map(([, v]) => v as string | null);
+      const replies = await execReads(ctx.client, (p) => {
+        for (const id of ids) p.zscore(k.retry, id).zscore(k.dead, id);
+      });
+      const scores = replies.map(([, v]) => v as string | null);
       ids.forEach((id, i) => {
         if (scores[2 * i] !== null || scores[2 * i + 1] !== null) failed.add(id);
       });

@@ -1,4 +1,4 @@
-import { execReplies } from '../redis/cluster.js';
+import { execReads } from '../redis/cluster.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
 import { show } from '../runtime/options.js';
 import {
@@ -305,10 +305,10 @@ async function liveCodeDeclared(ctx: InspectorContext, names: readonly string[])
   const byDigest = new Map<string, string[]>();
   digests.forEach((d, i) => d !== null && infos[i].alive && byDigest.set(d, [...(byDigest.get(d) ?? []), infos[i].instance]));
   if (byDigest.size === 0 || names.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (const d of byDigest.keys())
-    for (let i = 0; i < names.length; i += GUARD_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + GUARD_CHUNK));
-  const replies = await execReplies(p);
+  const replies = await execReads(ctx.client, (p) => {
+    for (const d of byDigest.keys())
+      for (let i = 0; i < names.length; i += GUARD_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + GUARD_CHUNK));
+  });
   let r = 0;
   for (const [, insts] of byDigest) {
     for (let i = 0; i < names.length; i += GUARD_CHUNK) {

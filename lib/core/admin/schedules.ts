@@ -11,7 +11,7 @@ import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
 import { engineTime } from '../runtime/time.js';
-import { execReplies, SlotPipeline } from '../redis/cluster.js';
+import { execReads, SlotPipeline } from '../redis/cluster.js';
 import { shardKeysOf } from '../redis/keys.js';
 import { boundsInfo, runsLeftOf } from './schedule-runs.js';
 
@@ -31,7 +31,7 @@ export async function instances(ctx: InspectorContext): Promise<InstanceInfo[]> 
 
 /** {@link instances}, with the digest each one declares (null: none, or its declaration expired). */
 export async function instancesWithDigests(ctx: InspectorContext): Promise<{ infos: InstanceInfo[]; digests: (string | null)[] }> {
-  const r = await execReplies(ctx.client.pipeline().zrange(ctx.sched.instances, 0, -1, 'WITHSCORES').time());
+  const r = await execReads(ctx.client, (p) => p.zrange(ctx.sched.instances, 0, -1, 'WITHSCORES').time());
   const rows = r[0][1] as string[];
   const [s, us] = r[1][1] as [string, string];
   const now = Number(s) * 1000 + Math.floor(Number(us) / 1000);
@@ -67,10 +67,10 @@ async function declaredByOf(
   const out = new Map<string, ScheduleInfo['declaredBy']>();
   const distinct = [...new Set(digests.filter((d): d is string => d !== null))];
   if (distinct.length === 0 || names.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (const d of distinct)
-    for (let i = 0; i < names.length; i += VIEW_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + VIEW_CHUNK));
-  const replies = await execReplies(p);
+  const replies = await execReads(ctx.client, (p) => {
+    for (const d of distinct)
+      for (let i = 0; i < names.length; i += VIEW_CHUNK) p.smismember(ctx.sched.names(d), ...names.slice(i, i + VIEW_CHUNK));
+  });
   const member = new Map<string, Set<string>>();
   let r = 0;
   for (const d of distinct) {
@@ -146,9 +146,9 @@ function nextDue(shared: SharedSpec, base: number): number | null {
 async function orphanedSinceOf(ctx: InspectorContext, names: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (names.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (let i = 0; i < names.length; i += VIEW_CHUNK) p.hmget(ctx.sched.orphaned, ...names.slice(i, i + VIEW_CHUNK));
-  const replies = await execReplies(p);
+  const replies = await execReads(ctx.client, (p) => {
+    for (let i = 0; i < names.length; i += VIEW_CHUNK) p.hmget(ctx.sched.orphaned, ...names.slice(i, i + VIEW_CHUNK));
+  });
   replies.forEach(([, values], c) => {
     ((values as (string | null)[] | null) ?? []).forEach((v, j) => v != null && out.set(names[c * VIEW_CHUNK + j], Number(v)));
   });
@@ -361,10 +361,12 @@ export async function history(ctx: InspectorContext, name: string, limit = 20): 
   ];
   if (ids.length === 0) return records;
   const state = new Map<string, FireTaskState>();
-  const p = ctx.client.pipeline();
-  for (const id of ids) p.zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id);
-  if (s.overlap === 'buffer-one') p.get(k.buffered(name));
-  const replies = (await execReplies(p)).map(([, v]) => v as string | null);
+  const replies = (
+    await execReads(ctx.client, (p) => {
+      for (const id of ids) p.zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id);
+      if (s.overlap === 'buffer-one') p.get(k.buffered(name));
+    })
+  ).map(([, v]) => v as string | null);
   const scores = replies.slice(0, ids.length * 3);
   const waiting = s.overlap === 'buffer-one' ? decodeBuffered(replies[ids.length * 3])?.taskId : undefined;
   if (waiting !== undefined) state.set(waiting, 'buffered');

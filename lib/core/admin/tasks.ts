@@ -1,4 +1,4 @@
-import { execReplies } from '../redis/cluster.js';
+import { execReads } from '../redis/cluster.js';
 import { InvalidOptionsError, TaskNotFoundError } from '../runtime/errors.js';
 import { decodeStored, type TaskMeta } from '../queue/codec.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
@@ -136,9 +136,9 @@ function garbage(queue: string, state: TaskState, id: string, raw: string, at: n
 
 async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, held: [string, string, number, number][]): Promise<Row[]> {
   if (held.length === 0) return [];
-  const p = ctx.client.pipeline();
-  for (const [entryId] of held) p.xrange(k.stream, entryId, entryId);
-  const replies = await execReplies(p);
+  const replies = await execReads(ctx.client, (p) => {
+    for (const [entryId] of held) p.xrange(k.stream, entryId, entryId);
+  });
   const rows: Row[] = [];
   held.forEach(([entryId, consumer, idle, deliveries], i) => {
     const e = (replies[i][1] as [string, string[]][] | undefined)?.[0];
@@ -159,9 +159,9 @@ async function activeRows(ctx: InspectorContext, queue: string, k: QueueKeys, he
 async function runningSince(ctx: InspectorContext, consumers: string[]): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
   if (consumers.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (const c of consumers) p.get(ctx.global.server(c));
-  const replies = await execReplies(p);
+  const replies = await execReads(ctx.client, (p) => {
+    for (const c of consumers) p.get(ctx.global.server(c));
+  });
   consumers.forEach((c, i) => {
     try {
       const since = (JSON.parse(String(replies[i][1])) as { runningSince?: Record<string, unknown> } | null)?.runningSince;
@@ -317,8 +317,11 @@ export async function findTask(ctx: InspectorContext, id: string, queue?: string
 
 async function findInSets(ctx: InspectorContext, queue: string, id: string): Promise<Row | undefined> {
   const k = ctx.keys(queue);
-  const p = ctx.client.pipeline().zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id).hget(k.tasks, id).hget(k.deadTasks, id);
-  const r = (await execReplies(p)).map(([err, v]) => (err ? null : v)) as (string | null)[];
+  // a read refused while the slot migrates is sent again (execReads): read as absent, the task was "not found"
+  const replies = await execReads(ctx.client, (p) =>
+    p.zscore(k.scheduled, id).zscore(k.retry, id).zscore(k.dead, id).hget(k.tasks, id).hget(k.deadTasks, id),
+  );
+  const r = replies.map(([err, v]) => (err ? null : v)) as (string | null)[];
   const [scheduled, retry, dead, stored, deadStored] = r;
   const pick: [TaskState, string | null, string | null][] = [
     ['retry', retry, stored],

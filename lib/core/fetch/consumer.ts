@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { isCluster } from '../redis/cluster.js';
+import { execReads, isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands/queue.js';
 import { deleteConsumersScript } from '../redis/commands/recovery.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
@@ -173,9 +173,9 @@ export class Consumer {
     const ids = rows.filter((r) => Number(r[3]) === 1).map((r) => r[0]);
     if (ids.length === 0) return [];
     // the fields first: an entry whose stream entry is gone is not claimed (XCLAIM would drop it from the PEL, unreported)
-    const p = this.client.pipeline();
-    for (const id of ids) p.xrange(stream, id, id);
-    const replies = (await p.exec()) ?? [];
+    const replies = await execReads(this.client, (p) => {
+      for (const id of ids) p.xrange(stream, id, id);
+    });
     const failed = replies.find((r) => r[0]);
     if (failed) throw failed[0];
     const found = new Map<string, string[]>();

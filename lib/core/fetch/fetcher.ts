@@ -1,5 +1,5 @@
 import { FailureLog } from '../runtime/logger.js';
-import { isCluster } from '../redis/cluster.js';
+import { execReads, isCluster } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, explainFailure, isUnblocked, type RedisClient } from '../redis/connection.js';
 import { writePause } from '../redis/commands/pause.js';
 import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
@@ -105,13 +105,19 @@ export class Fetcher {
     return this.pausedSet;
   }
 
-  /** Opens the blocking connection (a duplicate of the server's client) and learns its client id. */
+  /**
+   * Opens the blocking connection (a duplicate of the server's client) and learns its client id; on a
+   * cluster none: the per-queue readers and the limiter's per-slot waits open their own, and a client
+   * id names a client of one node only.
+   */
   async open(): Promise<void> {
     if (!this.watchingStalls) loopStalls.acquire();
     this.watchingStalls = true;
-    this.blocking = duplicateConnection(this.deps.client);
-    this.blocking.on('ready', () => void this.refreshBlockingId());
-    await this.refreshBlockingId();
+    if (!this.readers) {
+      this.blocking = duplicateConnection(this.deps.client);
+      this.blocking.on('ready', () => void this.refreshBlockingId());
+      await this.refreshBlockingId();
+    }
     await this.limiter.open();
   }
 
@@ -164,8 +170,9 @@ export class Fetcher {
   async refreshPaused(): Promise<void> {
     const before = this.pausedSet;
     const { paused, limited } = this.deps.globalKeys;
-    // one round trip (one slot): the paused queues and the queues with limits
-    const [p, l] = (await this.deps.client.pipeline().smembers(paused).smembers(limited).exec()) ?? [];
+    // one round trip (one slot): the paused queues and the queues with limits; a read refused while the
+    // global slot migrates (one key left, the other not) is sent again (execReads: it failed, logged as an error)
+    const [p, l] = await execReads(this.deps.client, (pipe) => pipe.smembers(paused).smembers(limited));
     if (p?.[0] || l?.[0]) throw p?.[0] ?? l?.[0];
     this.pausedSet = new Set(p[1] as string[]);
     if ([...before].some((q) => !this.pausedSet.has(q))) {
@@ -259,7 +266,8 @@ export class Fetcher {
   /**
    * Ends a blocking read at once (CLIENT UNBLOCK: the read returns empty, nothing is lost). The
    * per-queue readers of a cluster have their connections closed instead (an entry delivered to
-   * a closed read stays in this consumer's PEL until it is given back or recovered).
+   * a closed read stays in this consumer's PEL until it is given back or recovered); a cluster has
+   * no blocking connection, so no CLIENT UNBLOCK is sent to a node that may hold another client of that id.
    */
   async unblock(): Promise<void> {
     this.readers?.unblock();
@@ -286,7 +294,7 @@ export class Fetcher {
    */
   private async read(open: readonly ConsumedQueue[], count: number): Promise<Fetched[]> {
     if (this.abandonedRead) return this.takeUnseen(this.abandonedRead.queues, this.abandonedRead.err);
-    if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking!, this.deps.opts.blockTimeout);
+    if (this.limiter.any(open)) return this.limiter.read(open, count, this.blocking, this.deps.opts.blockTimeout);
     const client = this.readers ? this.deps.client : this.blocking!;
     if (open.length > 1) {
       const reads = this.picker.plan(open, count);

@@ -2,7 +2,6 @@ import type { EventBus } from '../runtime/events.js';
 import type { Signals } from '../runtime/signals.js';
 import type { ChronosLogger } from '../runtime/logger.js';
 import { engineTime } from '../runtime/time.js';
-import { isCluster, keySlot } from '../redis/cluster.js';
 import { fetchLimitedScript, type LimitedFetch } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
@@ -46,8 +45,8 @@ export interface LimiterDeps {
  * round), a notice that a slot of a held-back queue or group freed (published by the worker that
  * released it, once the release is written), the instant a rate limit allows the next start (or a
  * held-back group is looked at again), or `blockTimeout` (the safety net for a notice lost with a
- * connection). On a cluster, streams in several slots are waited on by one `XREAD` per slot
- * ({@link SlotWaits}). The time a held-back fetch waited is emitted as `queue.limited`.
+ * connection). On a cluster the streams are waited on by one `XREAD` per slot, each on a connection
+ * of its own ({@link SlotWaits}). The time a held-back fetch waited is emitted as `queue.limited`.
  */
 export class Limiter {
   private limited = new Set<string>();
@@ -197,9 +196,10 @@ export class Limiter {
    * One fetch of at most `count` entries over `open` (some limited): fetch-limited.lua per queue, for
    * its share of `count` by weight (with strict priority, or one queue: in order, each what is left),
    * then what is left to the queues that may have more, in order; when nothing came, waits as the
-   * class says and returns [].
+   * class says and returns [] (`blocking`: the fetcher's blocking connection on a single Redis,
+   * undefined on a cluster; see {@link wait}).
    */
-  async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient, blockMs: number): Promise<Fetched[]> {
+  async read(open: readonly ConsumedQueue[], count: number, blocking: RedisClient | undefined, blockMs: number): Promise<Fetched[]> {
     const idle = this.idle;
     this.idle = undefined;
     if (idle && idle.open.length === open.length && idle.open.every((q, i) => q === open[i])) {
@@ -279,15 +279,24 @@ export class Limiter {
     return [];
   }
 
-  private async wait(blockOn: BlockOn[], rateWaitMs: number, blocking: RedisClient, blockMs: number): Promise<'timeout' | 'other'> {
+  /**
+   * Waits as the class says. `blocking` is the fetcher's blocking connection on a single Redis (a
+   * wake ends its read with CLIENT UNBLOCK); undefined on a cluster, where the reads go to
+   * {@link SlotWaits} (a wake leaves them in flight: no command ends a read on a node it cannot name).
+   */
+  private async wait(
+    blockOn: BlockOn[],
+    rateWaitMs: number,
+    blocking: RedisClient | undefined,
+    blockMs: number,
+  ): Promise<'timeout' | 'other'> {
     let woke = false;
     const woken = new Promise<void>((resolve) => (this.wakeWait = resolve)).then(() => void (woke = true));
     // no timer for a rate wait that outlasts the block: the wait ends at blockMs anyway, and a window over
     // Node's longest timer (2^31-1 ms) would fire after 1 ms, a busy loop (trial 14: a 30-day rate)
     const timer = rateWaitMs < blockMs ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
     try {
-      const oneSlot = blockOn.length > 0 && (!isCluster(blocking) || new Set(blockOn.map((b) => keySlot(b.key))).size === 1);
-      if (oneSlot) {
+      if (blocking && blockOn.length > 0) {
         // XREAD claims nothing: it only tells that an entry is waiting past the group's last-delivered id
         const args: (string | number)[] = [
           'COUNT',
@@ -307,10 +316,13 @@ export class Limiter {
         await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
         return 'other';
       }
-      // streams in several cluster slots: one XREAD per slot (before, this slept blockTimeout, so a
-      // new task in any queue of a worker with a limited queue waited up to blockTimeout)
+      // on a cluster: one XREAD per slot, each on a connection of its own (before, streams in several
+      // slots slept blockTimeout, so a new task in any queue of a worker with a limited queue waited up
+      // to blockTimeout; and a wait in one slot, on the fetcher's cluster connection, was ended with
+      // CLIENT UNBLOCK <id>, an id of whichever master CLIENT ID went to, sent to whichever master: the
+      // read went on, and a held-back group's task started at its re-check, 5 s later)
       const bound = Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs);
-      this.slotWaits ??= new SlotWaits(blocking);
+      this.slotWaits ??= new SlotWaits(this.deps.client);
       const ended = await Promise.race([
         this.slotWaits.wait(blockOn, bound),
         woken.then(() => 'other' as const),

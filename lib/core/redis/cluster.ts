@@ -80,7 +80,8 @@ export function isRefusedByCluster(err: unknown): err is Error {
  * commands were refused alike and those that ran are reads: while a slot migrates, a script with its
  * keys still on the old node ran and the next one, with a key absent there, was refused (TRYAGAIN),
  * and that refusal came back as the reply (an enqueueBulk threw `TRYAGAIN …` after writing part of
- * its tasks). A command sent again runs after those of its slot that ran at the first try.
+ * its tasks). A command sent again runs after those of its slot that ran at the first try, each
+ * alone ({@link sendAlone}), in order within its slot.
  */
 export class SlotPipeline {
   private readonly ops: { key: string | undefined; add: (p: ChainableCommander) => void }[] = [];
@@ -112,7 +113,7 @@ export class SlotPipeline {
     let pending = this.ops.map((_, i) => i);
     for (let round = 1; pending.length > 0; round++) {
       if (round > 1) await new Promise((r) => setTimeout(r, Math.max(retryDelayOnTryAgain ?? 100, 10)));
-      await this.send(pending, out);
+      await this.send(pending, out, round > 1);
       pending = pending.filter((i) => isRefusedByCluster(out[i][0]));
       if (round >= rounds) {
         for (const i of pending) out[i] = [new Error(`Too many Cluster redirections. Last error: ${out[i][0]}`), null];
@@ -122,8 +123,11 @@ export class SlotPipeline {
     return out;
   }
 
-  /** Sends the commands `idx` (one ioredis pipeline per slot, in parallel) and puts their replies in `out`. */
-  private async send(idx: readonly number[], out: Reply[]): Promise<void> {
+  /**
+   * Sends the commands `idx` (one ioredis pipeline per slot, in parallel; `alone`: each command by
+   * itself, in order within its slot) and puts their replies in `out`.
+   */
+  private async send(idx: readonly number[], out: Reply[], alone: boolean): Promise<void> {
     const groups = new Map<number, number[]>();
     const firstSlot = keySlot(this.ops.find((o) => o.key !== undefined)?.key ?? '');
     for (const i of idx) {
@@ -135,9 +139,23 @@ export class SlotPipeline {
     }
     await Promise.all(
       [...groups.values()].map(async (group) => {
+        if (alone) {
+          // once one is not served within the client's bound (Redis unavailable), neither are the rest of its slot
+          let lost: Error | null = null;
+          for (const i of group) {
+            out[i] = lost
+              ? [lost, null]
+              : await sendAlone(
+                  this.client,
+                  recordCommands((p) => this.ops[i].add(p)),
+                );
+            if (isRedisUnavailable(out[i][0])) lost = out[i][0];
+          }
+          return;
+        }
         const p = this.client.pipeline();
         for (const i of group) this.ops[i].add(p);
-        const replies = await execReplies(p);
+        const replies = await execReplies(noPipelineRedirect(p));
         group.forEach((i, j) => (out[i] = replies[j] ?? [new Error('no reply'), null]));
       }),
     );
@@ -145,27 +163,93 @@ export class SlotPipeline {
 }
 
 /**
- * Sends a pipeline of reads (`build` adds them) and returns its replies as {@link execReplies} does.
- * On a cluster, while a node refuses any of them without running it ({@link isRefusedByCluster}: its
- * slot is migrating), the whole pipeline is built and sent again (reads: nothing to undo), every
+ * Ends a cluster pipeline with a `PING` (on its node; its reply is the last, to drop), so that ioredis
+ * never re-sends the pipeline itself: it does when every refused command was refused alike and every
+ * command that ran is flagged read-only (`PING` is not), and then sends them *all* again after an `ASK`
+ * to the importing node, where the reads that had run on the old owner read keys still there as absent
+ * (the Inspector found a scheduled task's score but not its definition, and called it not found).
+ * The refused commands are sent again by the caller, each alone ({@link sendAlone}).
+ */
+function noPipelineRedirect(p: ChainableCommander): ChainableCommander {
+  return p.ping();
+}
+
+/** A command as a pipeline was told it: its method name and arguments. */
+interface RecordedCommand {
+  name: string;
+  args: unknown[];
+}
+
+/** The commands `build` adds to a pipeline, in order, to be sent later by themselves ({@link sendAlone}). */
+function recordCommands(build: (p: ChainableCommander) => void): RecordedCommand[] {
+  const calls: RecordedCommand[] = [];
+  const recorder: ChainableCommander = new Proxy({} as ChainableCommander, {
+    get: (_, name) =>
+      typeof name !== 'string'
+        ? undefined
+        : (...args: unknown[]) => {
+            calls.push({ name, args });
+            return recorder;
+          },
+  });
+  build(recorder);
+  return calls;
+}
+
+/**
+ * Sends recorded commands one at a time, each by itself (not in a pipeline), and returns the last
+ * one's reply as `[error, reply]` (an error ends it: the error is the reply). A single command
+ * follows a cluster's redirections in ioredis: an `ASK` to the importing node, which ioredis connects
+ * to if it had never served a slot (a node just added); a pipeline told `ASK` was sent again to the
+ * node its slot cache names, the old owner, until its redirections ran out. ioredis retries a single
+ * command's `TRYAGAIN` itself, up to `maxRedirections`, then rejects it with `Too many Cluster
+ * redirections` (Redis unavailable), which is the reply then. Never rejects.
+ */
+async function sendAlone(client: RedisClient, calls: readonly RecordedCommand[]): Promise<Reply> {
+  let reply: Reply = [new Error('no command'), null];
+  for (const { name, args } of calls) {
+    const run = (client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name];
+    reply = await run.apply(client, args).then(
+      (v): Reply => [null, v],
+      (e: unknown): Reply => [e instanceof Error ? e : new Error(String(e)), null],
+    );
+    if (reply[0]) break;
+  }
+  return reply;
+}
+
+/**
+ * Sends a pipeline of reads (`build` adds them; all on keys of one slot, as any ioredis pipeline on a
+ * cluster) and returns its replies as {@link execReplies} does. On a cluster, the reads a node
+ * refused without running them ({@link isRefusedByCluster}: their slot is migrating) are sent again,
+ * each by itself ({@link sendAlone}: it follows an `ASK` to the importing node), every
  * `retryDelayOnTryAgain` ms for up to `maxRedirections` rounds (as {@link SlotPipeline}). With a slot
  * half-moved, ioredis sent again only a pipeline refused whole and of commands flagged read-only (not
- * `TIME`), so the refused reads came back as errors among the others: the Inspector counted them 0.
+ * `TIME`), so the refused reads came back as errors among the others: the Inspector counted them 0,
+ * or read them as absent (a live server left out of `servers()`, a scheduled task "not found"); and a
+ * whole pipeline sent again was refused again, for as long as the migration held the slot.
  * @throws as execReplies; `Too many Cluster redirections. Last error: …` (Redis unavailable) when
  * still refused after the last round.
  */
 export async function execReads(client: RedisClient, build: (p: ChainableCommander) => void): Promise<Reply[]> {
-  const rounds = isCluster(client) ? Math.max(1, client.options.maxRedirections ?? 16) : 1;
-  const delayMs = isCluster(client) ? Math.max(client.options.retryDelayOnTryAgain ?? 100, 10) : 0;
-  for (let round = 1; ; round++) {
-    const p = client.pipeline();
-    build(p);
-    const replies = await execReplies(p);
-    const refused = isCluster(client) ? replies.find(([err]) => isRefusedByCluster(err)) : undefined;
-    if (!refused) return replies;
-    if (round >= rounds) throw new Error(`Too many Cluster redirections. Last error: ${refused[0]}`);
-    await new Promise((r) => setTimeout(r, delayMs));
+  const p = client.pipeline();
+  build(p);
+  if (!isCluster(client)) return execReplies(p);
+  const out = (await execReplies(noPipelineRedirect(p))).slice(0, -1);
+  if (!out.some(([err]) => isRefusedByCluster(err))) return out;
+  const reads = recordCommands(build);
+  const rounds = Math.max(1, client.options.maxRedirections ?? 16);
+  const delayMs = Math.max(client.options.retryDelayOnTryAgain ?? 100, 10);
+  let pending = reads.map((_, i) => i).filter((i) => isRefusedByCluster(out[i][0]));
+  for (let round = 2; pending.length > 0; round++) {
+    if (round > rounds) throw new Error(`Too many Cluster redirections. Last error: ${out[pending[0]][0]}`);
+    if (round > 2) await new Promise((r) => setTimeout(r, delayMs));
+    await Promise.all(pending.map(async (i) => (out[i] = await sendAlone(client, [reads[i]]))));
+    const lost = pending.find((i) => isRedisUnavailable(out[i][0]));
+    if (lost !== undefined) throw out[lost][0]!;
+    pending = pending.filter((i) => isRefusedByCluster(out[i][0]));
   }
+  return out;
 }
 
 /** The nodes to SCAN: every master of a cluster, or the one client. */

@@ -1,3 +1,4 @@
+import { SlotPipeline } from '../redis/cluster.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { QueueKeys } from '../redis/keys.js';
 import { HISTORY } from '../redis/protocol.js';
@@ -77,16 +78,17 @@ export async function recordFires(
     bySchedule.set(schedule, list);
   }
   if (bySchedule.size === 0) return;
-  const p = client.pipeline();
+  // a SlotPipeline: while the slot migrates, a command refused (its key left) is sent again by itself,
+  // to the importing node (a plain pipeline threw, or never reached a master just added)
+  const p = new SlotPipeline(client);
   for (const [schedule, items] of bySchedule) {
     const key = keys.history(schedule);
     const { trim, expire } = upkeep(schedule, items.length);
-    p.lpush(key, ...items.slice(-HISTORY_LIMIT));
-    if (trim) p.ltrim(key, 0, HISTORY_LIMIT - 1);
-    if (expire) p.pexpire(key, HISTORY_TTL_MS);
+    p.add(key, (c) => c.lpush(key, ...items.slice(-HISTORY_LIMIT)));
+    if (trim) p.add(key, (c) => c.ltrim(key, 0, HISTORY_LIMIT - 1));
+    if (expire) p.add(key, (c) => c.pexpire(key, HISTORY_TTL_MS));
   }
-  const replies = (await p.exec()) ?? [];
-  for (const [err] of replies) if (err) throw err;
+  for (const [err] of await p.exec()) if (err) throw err;
 }
 
 /** The last `limit` fire records of a schedule, newest first (`LRANGE`, O(limit)). Unparsable entries are skipped. */

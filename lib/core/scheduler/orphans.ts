@@ -15,6 +15,7 @@
  *   with reason `orphaned`), never catching it up, then forgets the stored instant.
  * Units: epoch ms (Redis time).
  */
+import { SlotPipeline } from '../redis/cluster.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { SchedulerKeys } from '../redis/keys.js';
 import type { Entry } from './due-entry.js';
@@ -68,9 +69,12 @@ export async function orphanedOf(client: RedisClient, keys: SchedulerKeys, names
  */
 export async function storeOrphaned(client: RedisClient, keys: SchedulerKeys, entries: readonly Entry[]): Promise<void> {
   if (entries.length === 0) return;
-  const p = client.pipeline();
-  for (const e of entries) p.hsetnx(keys.orphaned, e.stored.name, String(e.orphanedSince)).hget(keys.orphaned, e.stored.name);
-  const replies = (await p.exec())!;
+  const p = new SlotPipeline(client); // a command refused while the slot migrates is sent again (cluster.ts)
+  for (const e of entries) {
+    p.add(keys.orphaned, (c) => c.hsetnx(keys.orphaned, e.stored.name, String(e.orphanedSince)));
+    p.add(keys.orphaned, (c) => c.hget(keys.orphaned, e.stored.name));
+  }
+  const replies = await p.exec();
   entries.forEach((e, i) => {
     const [err, v] = replies[i * 2 + 1];
     if (err) throw err;

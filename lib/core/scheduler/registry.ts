@@ -15,6 +15,7 @@
  */
 import { ChronosStateError, DuplicateScheduleError } from '../runtime/errors.js';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import { explainFailure, type RedisClient } from '../redis/connection.js';
 import {
   declareSchedulesScript,
@@ -240,13 +241,15 @@ export class Declarations {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (digest !== undefined && (attempt > 0 || (await client.exists(keys.names(digest))) === 0)) {
         const building = keys.namesBuilding(digest, instanceId);
-        const p = client.pipeline().unlink(building);
+        // a SlotPipeline: a command refused while the slot migrates is sent again (cluster.ts)
+        const p = new SlotPipeline(client).add(building, (c) => c.unlink(building));
         const all = [...names];
         for (let i = 0; i < all.length; i += NAMES_CHUNK) {
-          p.sadd(building, ...all.slice(i, i + NAMES_CHUNK));
-          if (i === 0) p.pexpire(building, ttl); // from the first chunk on: a crash midway leaves nothing behind for long
+          const chunk = all.slice(i, i + NAMES_CHUNK);
+          p.add(building, (c) => c.sadd(building, ...chunk));
+          if (i === 0) p.add(building, (c) => c.pexpire(building, ttl)); // from the first chunk on: a crash midway leaves nothing behind for long
         }
-        for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+        for (const [err] of await p.exec()) if (err) throw err;
       }
       const r = await declareSchedulesScript(client, keys, instanceId, digest, ttl, local);
       if (r.status === 'declared') return;

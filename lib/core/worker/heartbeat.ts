@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { DEFAULTS } from '../runtime/defaults.js';
+import { SlotPipeline } from '../redis/cluster.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { GlobalKeys } from '../redis/keys.js';
 import type { ConsumedQueue } from '../fetch/consumer.js';
@@ -80,24 +81,35 @@ export class Heartbeat {
       heartbeatAt: engineTime.now(),
       runningSince,
     });
-    // one round trip, no MULTI/EXEC: a reader between them sees the previous beat's values
+    // one round trip, no MULTI/EXEC: a reader between them sees the previous beat's values. A
+    // SlotPipeline: while the global slot migrates, a command on a key that left is refused (ASK) beside
+    // those that ran, and is sent again (a plain pipeline threw the ASK: no beat while the slot moved)
     const now = engineTime.now();
-    const replies = await this.client
-      .pipeline()
-      .set(this.globalKeys.server(this.id), info, 'PX', keep)
-      .zadd(this.globalKeys.servers, now + ttl, this.id)
-      .zremrangebyscore(this.globalKeys.servers, '-inf', now + ttl - keep)
+    const [server, servers] = [this.globalKeys.server(this.id), this.globalKeys.servers];
+    const replies = await new SlotPipeline(this.client)
+      .add(server, (p) => p.set(server, info, 'PX', keep))
+      .add(servers, (p) => p.zadd(servers, now + ttl, this.id))
+      .add(servers, (p) => p.zremrangebyscore(servers, '-inf', now + ttl - keep))
       .exec();
-    const error = replies?.find(([err]) => err)?.[0];
+    const error = replies.find(([err]) => err)?.[0];
     if (error) throw error;
   }
 
   /**
    * Removes another server, found dead by its liveness, from `<ns>:servers` and deletes its info key
-   * (so the Inspector stops listing it).
+   * (so the Inspector stops listing it). Not a MULTI: while the global slot migrates with the two keys
+   * on different nodes, no node runs it (each refuses the key it lacks), and it failed until the
+   * migration ended; the Inspector skips a row whose info is gone, so the order is enough.
+   * @throws the first command's error when Redis refused or failed it.
    */
   async forget(serverId: string): Promise<void> {
-    await this.client.multi().zrem(this.globalKeys.servers, serverId).del(this.globalKeys.server(serverId)).exec();
+    const [servers, info] = [this.globalKeys.servers, this.globalKeys.server(serverId)];
+    const replies = await new SlotPipeline(this.client)
+      .add(servers, (p) => p.zrem(servers, serverId))
+      .add(info, (p) => p.del(info))
+      .exec();
+    const error = replies.find(([err]) => err)?.[0];
+    if (error) throw error;
   }
 
   /** Removes this server from `<ns>:servers` and deletes its info key; a Redis that is gone is ignored (the key expires). */
