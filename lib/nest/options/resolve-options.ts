@@ -26,6 +26,8 @@ export interface ResolvedChronosOptions {
   heartbeatInterval: number;
   concurrency: number;
   shutdownTimeout: number;
+  /** The largest payload of an enqueue or a schedule, UTF-8 bytes of its JSON; 0 = no limit. */
+  maxPayloadBytes: number;
   /** Explicit queues with their weights, or undefined: derive from the discovered decorators. */
   queues?: Record<string, number>;
   /** Fleet-wide limits of queues (the `queues` option's objects), applied at boot. */
@@ -73,7 +75,10 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
   visibilityTimeout: [['server', 'visibilityTimeout']],
   recoverInterval: [['server', 'recoverInterval']],
   maxDeliveries: [['server', 'maxDeliveries']],
-  maxPayloadBytes: [['client', 'maxPayloadBytes']],
+  maxPayloadBytes: [
+    ['client', 'maxPayloadBytes'],
+    ['scheduler', 'maxPayloadBytes'], // a schedule's payload, copied into each trigger's task
+  ],
   requireNoEviction: [
     ['server', 'requireNoEviction'],
     ['scheduler', 'requireNoEviction'],
@@ -165,6 +170,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     heartbeatInterval: s.heartbeatMs,
     concurrency: server.value.opts.concurrency,
     shutdownTimeout: server.value.opts.shutdownTimeout,
+    maxPayloadBytes: s.maxPayloadBytes,
     queues: o.queues === undefined ? undefined : Object.fromEntries(server.value.entries),
     queueLimits,
     scheduler: { enabled: roles.scheduler, eligible: s.eligible },

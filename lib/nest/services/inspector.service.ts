@@ -82,6 +82,7 @@ export class InspectorService {
       actor: `app:${options.instanceId}`,
       origin: `app ${options.instanceId}`,
       compactSchedules: options.core.scheduler.compactSchedules,
+      maxPayloadBytes: options.maxPayloadBytes,
     });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
