@@ -3,6 +3,7 @@ import { describeProblem, OptionProblems, show, type OptionProblem } from '../..
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
 import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
 import { isRedisClient, lazyConnection, urlOptionsProblem, type RedisConnection } from '../../core/redis/connection.js';
+import { redactUrl, redisUrlProblem } from '../../core/redis/url-check.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
@@ -275,13 +276,8 @@ function checkMetrics(m: unknown, p: OptionProblems): ResolvedChronosOptions['me
 function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
   if (c === undefined) return DEFAULT_URL;
   if (typeof c === 'string') {
-    let ok = false;
-    try {
-      ok = ['redis:', 'rediss:'].includes(new URL(c).protocol);
-    } catch {
-      /* not a URL */
-    }
-    if (!ok) p.add('connection', `expected ${CONNECTION}, got a string that is not one`); // the URL may hold a password
+    // named with its credentials hidden: the URL may hold a password
+    if (redisUrlProblem(c) !== undefined) p.add('connection', `expected ${CONNECTION}, got ${JSON.stringify(redactUrl(c))}`);
     return c;
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {
