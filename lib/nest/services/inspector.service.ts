@@ -102,7 +102,10 @@ export class InspectorService {
     return this.inspector.taskPage(queue, state, opts);
   }
 
-  /** Tasks of a queue in one state, oldest first. @defaultValue page `{ offset: 0, limit: 50 }` @throws InvalidTaskStateError */
+  /**
+   * Tasks of a queue in one state, oldest first (at most the first 1000). @defaultValue page `{ offset: 0, limit: 50 }`
+   * @throws InvalidTaskStateError; InvalidOptionsError for an `offset` not an integer >= 0 or a `limit` not one >= 1
+   */
   tasks(queue: string, state: TaskState, page?: { offset?: number; limit?: number }): Promise<TaskInfo[]> {
     return this.inspector.tasks(queue, state, page);
   }
