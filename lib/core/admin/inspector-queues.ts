@@ -2,6 +2,7 @@
 import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
 import { OptionProblems, show } from '../runtime/options.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
 import * as hist from './history.js';
 import { actOptions, checkWindow, counted, filterText, toggled } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
@@ -180,8 +181,12 @@ export class QueueInspector extends InspectorCore {
    * pipeline of ZSCORE ×3 + HGET ×2; if not there, the pending entries list and the pending part
    * of the stream in calls of 1000 entries (a task id is not indexed in a stream).
    * @returns undefined when not found.
+   * @throws InvalidOptionsError for an id that is not a non-empty string (no task can have it: it was
+   *   looked for through every queue's stream, and answered as not found)
    */
   async findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
+    if (typeof id !== 'string' || id === '')
+      throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], 'task lookup');
     return (await t.findTask(this.ctx, id, queue))?.info;
   }
 

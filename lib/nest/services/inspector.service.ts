@@ -115,7 +115,7 @@ export class InspectorService {
     return this.inspector.task(queue, id);
   }
 
-  /** A task by id in every queue (or in `queue`); undefined when not found. */
+  /** A task by id in every queue (or in `queue`); undefined when not found. @throws InvalidOptionsError for an id that is not a non-empty string */
   findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
     return this.inspector.findTask(id, queue);
   }
