@@ -3,6 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
 import { describe, isRedisUnavailable, lastConnectionError, type RedisClient, type RedisConnection } from '../core/redis/connection.js';
+import { redactUrl } from '../core/redis/url-check.js';
 import { ChronosError } from '../core/runtime/errors.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
@@ -137,7 +138,7 @@ export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): R
     // WHATWG URL refuses a port past 65535 as it refuses garbage: name the port (the host and db are fine)
     const port = /^[a-z]+:\/\/(?:[^@/]*@)?(?:\[[^\]]*\]|[^:/]*):(\d+)(?:[/?#]|$)/i.exec(url)?.[1];
     if (port !== undefined && Number(port) > 65535) throw new UsageError(`--redis-url: port ${port} is out of range (expected 0-65535)`);
-    throw new UsageError(`--redis-url: ${JSON.stringify(url)} is not a URL (expected redis://host:port[/db])`);
+    throw new UsageError(`--redis-url: ${JSON.stringify(redactUrl(url))} is not a URL (expected redis://host:port[/db])`); // its password hidden
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);

@@ -26,7 +26,15 @@ test('an enqueue through { url, ...options } lands in the Redis the URL names', 
 });
 
 test.each([
-  [{ url: 'http://127.0.0.1:6379' }, 'connection: url: expected a redis:// or rediss:// URL, got a string that is not one'],
+  // a plain string with a scheme: http:// was taken by ioredis as a host to retry for ever (an enqueue never
+  // settled), a redis URL it could not parse threw a bare TypeError printing nothing of the value
+  ['http://127.0.0.1:6379', 'connection: expected a redis:// or rediss:// URL, got "http://127.0.0.1:6379"'],
+  [
+    'redis://ops:s3cret@127.0.0.1:63a79',
+    'connection: "redis://***@127.0.0.1:63a79" is not a URL (expected redis://[user:password@]host[:port][/db])',
+  ],
+  [{ url: 'https://ops:s3cret@127.0.0.1:6379' }, 'connection: url: expected a redis:// or rediss:// URL, got "https://***@127.0.0.1:6379"'],
+  [{ url: 'http://127.0.0.1:6379' }, 'connection: url: expected a redis:// or rediss:// URL, got "http://127.0.0.1:6379"'],
   [{ url: 6379 }, 'connection: url: expected a redis:// or rediss:// URL, got number'],
   [{ url: 'redis://127.0.0.1:6379', port: 6380 }, 'connection: url and port both name the address: give the address in one of them'],
 ])('refuses %j, naming what is wrong', (connection, message) => {

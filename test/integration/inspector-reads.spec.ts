@@ -97,6 +97,17 @@ test('task pages: cursors, decoded payloads, ties kept in order when the cursor 
   expect((err as Error).message).toBe('Unknown task state "waiting": expected one of pending, active, scheduled, retry, dead');
   await expect(inspector.taskPage('q', 'pending', { cursor: 'nonsense' })).rejects.toBeInstanceOf(InvalidOptionsError);
   await expect(inspector.taskPage('q', 'dead', { limit: 0 })).rejects.toBeInstanceOf(InvalidOptionsError);
+  // tasks()'s offset was not checked: -1 sliced from the end (the last task, in silence), NaN was told as a bad limit
+  for (const [page, message] of [
+    [{ offset: -1, limit: 10 }, 'offset: expected an integer >= 0, got -1'],
+    [{ offset: Number.NaN }, 'offset: expected an integer >= 0, got NaN'],
+    [{ offset: '1' }, 'offset: expected an integer >= 0, got "1"'],
+    [{ limit: 0 }, 'limit: expected an integer >= 1, got 0'],
+  ] as const) {
+    const bad = await inspector.tasks('q', 'scheduled', page as never).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(InvalidOptionsError);
+    expect((bad as Error).message).toContain(message);
+  }
 });
 
 test('active, retry and dead tasks: who holds them, the last error with its stack, filters by type and error', async () => {
@@ -171,6 +182,16 @@ test('one task by id across all queues, in each state; a trigger task has its sc
   expect(trigger).toMatchObject({ queue: 'c', schedule: 'nightly', triggerAt: 1764547200000, maxRetry: 3 });
   expect(await inspector.findTask('junk')).toMatchObject({ payload: '{not json', payloadError: expect.stringMatching(/invalid JSON/) });
   expect(await inspector.findTask(a.id, 'b')).toBeUndefined();
+  // an id no task can have was looked for through every queue's stream and answered "not found"
+  for (const [id, shown] of [
+    ['', '""'],
+    [5, '5'],
+    [undefined, 'undefined'],
+  ] as const) {
+    const bad = await inspector.findTask(id as never).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(InvalidOptionsError);
+    expect((bad as Error).message).toContain(`id: expected a non-empty string, got ${shown}`);
+  }
   expect(await inspector.task('a', a.id)).toMatchObject({ id: a.id });
   expect(await inspector.findTask('nope')).toBeUndefined();
 });

@@ -64,7 +64,7 @@ describe('resolveOptions', () => {
     expect(err!.code).toBe('CONFIG');
     expect(err!.issues).toEqual([
       'unknown option "concurency"',
-      'connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got a string that is not one',
+      'connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got "http://127.0.0.1:6379"',
       'namespace: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got "has space"',
       'timeZone: expected an IANA time zone such as "Europe/Budapest" or "UTC", got "Mars/Olympus_Mons"',
       'timeout: expected an integer >= 0 (ms), got -1',
@@ -89,10 +89,26 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ connection: { host: '127.0.0.1', keyPrefix: 'app:' } })).toThrow(/keyPrefix is not supported/);
   });
 
+  test('a connection string that is not a Redis URL is named, its password hidden', () => {
+    expect(() => resolveOptions({ connection: 'http://nope' })).toThrow(
+      /connection: expected a redis:\/\/ or rediss:\/\/ URL, .*, got "http:\/\/nope"/,
+    );
+    const err = (() => {
+      try {
+        resolveOptions({ connection: 'redis://ops:s3cret@127.0.0.1:63a79' });
+      } catch (e) {
+        return e as ChronosConfigError;
+      }
+    })();
+    expect(err?.issues).toEqual([
+      'connection: expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got "redis://***@127.0.0.1:63a79"',
+    ]);
+  });
+
   test('takes { url, ...options } and refuses a url that is not one, or one beside host/port', () => {
     expect(resolveOptions({ connection: { url: 'redis://127.0.0.1:6390', maxRetriesPerRequest: 1 } }).core.client.connection).toBeDefined();
     expect(() => resolveOptions({ connection: { url: 'http://x' } })).toThrow(
-      /connection: url: expected a redis:\/\/ or rediss:\/\/ URL, got a string that is not one/,
+      /connection: url: expected a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/x"/,
     );
     expect(() => resolveOptions({ connection: { url: 'redis://a:1', host: 'b', port: 2 } })).toThrow(
       /connection: url and host, port both name the address/,

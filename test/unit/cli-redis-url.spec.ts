@@ -23,6 +23,12 @@ test('garbage is "not a URL"; a foreign scheme or a bad database says which', ()
   expect(problem('redis://127.0.0.1:6379/x')).toBe('--redis-url: invalid database "x"');
 });
 
+test('a bad URL with a password is named with its credentials hidden (the error printed the password)', () => {
+  const message = problem('redis://ops:s3cret@127.0.0.1:63a79/0');
+  expect(message).toBe('--redis-url: "redis://***@127.0.0.1:63a79/0" is not a URL (expected redis://host:port[/db])');
+  expect(message).not.toContain('s3cret');
+});
+
 test('a good URL gives host, port, db and credentials', () => {
   expect(redisOptions('redis://u:p%40ss@[::1]:6380/3', false)).toMatchObject({
     host: '::1',

@@ -17,6 +17,12 @@ describe('parseSpec: validation (rule 9)', () => {
     ['   ', /empty/],
     ['* * * *', /expected 5 fields .* got 4/],
     ['0 0 0 * * * *', /got 7 fields \(seconds and year fields are not supported\)/],
+    // crontab(5)'s zone prefix (cronie, Kubernetes, robfig/cron, asynq) was told as a seconds field
+    [
+      'CRON_TZ=Europe/Paris 0 3 * * *',
+      /the zone prefix "CRON_TZ=Europe\/Paris" is not read here: give the zone as timeZone: "Europe\/Paris"/,
+    ],
+    ['TZ=Asia/Tokyo 0 3 * * *', /the zone prefix "TZ=Asia\/Tokyo" is not read here: give the zone as timeZone: "Asia\/Tokyo"/],
     ['0 24 * * *', /hour field "24": 24 is out of range 0-23/],
     ['0 0 0 * *', /day-of-month field "0": 0 is out of range 1-31/],
     ['0 0 32 * *', /day-of-month/],

@@ -32,6 +32,8 @@ export class InspectorContext {
     private readonly events?: EventBus,
     /** Whether schedule definitions are written in the compact stored form (stored-form.ts; `compactSchedules`). */
     readonly compactSchedules = false,
+    /** The most UTF-8 bytes of a schedule's payload as JSON, as an enqueue's (`maxPayloadBytes`); 0 = no limit. */
+    readonly maxPayloadBytes = 0,
   ) {
     this.global = new GlobalKeys(namespace);
     this.sched = new SchedulerKeys(namespace);

@@ -21,6 +21,7 @@ const INSPECTOR_KEYS: ReadonlySet<string> = new Set<keyof InspectorOptions>([
   'actor',
   'origin',
   'compactSchedules',
+  'maxPayloadBytes',
 ]);
 
 /** The connection, context and act recording of an Inspector (see `Inspector`). @publicApi */
@@ -32,12 +33,13 @@ export class InspectorCore {
   protected readonly ctx: InspectorContext;
   private readonly origin?: string;
 
-  /** @throws InvalidOptionsError for an unknown option (e.g. BullMQ's `prefix`: use `namespace`) or an invalid namespace. */
+  /** @throws InvalidOptionsError for an unknown option (e.g. BullMQ's `prefix`: use `namespace`), an invalid namespace or a `maxPayloadBytes` that is not an integer >= 0. */
   constructor(options: InspectorOptions = {}) {
     this.namespace = options.namespace ?? DEFAULTS.namespace;
     const p = new OptionProblems();
     p.unknownKeys(options, INSPECTOR_KEYS); // an ignored `prefix` read the default namespace in silence (trial 21)
     p.name('namespace', this.namespace);
+    p.int('maxPayloadBytes', options.maxPayloadBytes, 0);
     p.throwIfAny('inspector options');
     this.conn = openConnection(options.connection);
     const liveness = options.livenessWindow ?? DEFAULTS.instanceHeartbeatMs * 3;
@@ -48,6 +50,7 @@ export class InspectorCore {
       options.actor ?? 'inspector',
       options.events,
       options.compactSchedules === true,
+      options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
     );
     this.origin = options.origin;
   }

@@ -1,7 +1,8 @@
 // The queue and task reads and acts of an Inspector: the base that inspector.ts adds schedules, audit and fleet to.
 import { checkFilter, checkState } from './context.js';
 import { InspectorCore } from './inspector-core.js';
-import { show } from '../runtime/options.js';
+import { OptionProblems, show } from '../runtime/options.js';
+import { InvalidOptionsError } from '../runtime/errors.js';
 import * as hist from './history.js';
 import { actOptions, checkWindow, counted, filterText, toggled } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
@@ -152,10 +153,16 @@ export class QueueInspector extends InspectorCore {
 
   /**
    * Tasks of a queue in one state, oldest first (the first `offset + limit`, at most 1000, sliced).
-   * Kept for existing callers; prefer {@link taskPage}. @throws InvalidTaskStateError
+   * Kept for existing callers; prefer {@link taskPage}.
+   * @throws InvalidTaskStateError; InvalidOptionsError for an `offset` that is not an integer >= 0 or a
+   *   `limit` that is not one >= 1 (an offset of -1 sliced the last task in silence)
    */
   async tasks(queue: string, state: TaskState, { offset = 0, limit = 50 }: { offset?: number; limit?: number } = {}): Promise<TaskInfo[]> {
     checkState(state);
+    const p = new OptionProblems();
+    p.int('offset', offset, 0);
+    p.int('limit', limit, 1);
+    p.throwIfAny('task listing');
     const want = Math.min(1000, offset + limit);
     const got: TaskInfo[] = [];
     let cursor: string | undefined;
@@ -174,8 +181,12 @@ export class QueueInspector extends InspectorCore {
    * pipeline of ZSCORE ×3 + HGET ×2; if not there, the pending entries list and the pending part
    * of the stream in calls of 1000 entries (a task id is not indexed in a stream).
    * @returns undefined when not found.
+   * @throws InvalidOptionsError for an id that is not a non-empty string (no task can have it: it was
+   *   looked for through every queue's stream, and answered as not found)
    */
   async findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
+    if (typeof id !== 'string' || id === '')
+      throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], 'task lookup');
     return (await t.findTask(this.ctx, id, queue))?.info;
   }
 

@@ -83,12 +83,12 @@ export function writeOptions(opts: unknown, call: string): { force: boolean } {
  * by the Inspector from then on). It lives in Redis, so the leader fires it whichever instance
  * added it; never orphaned. A schedule of that name declared in code is replaced only with `force`.
  * @param defaultTimeZone zone of a cron spec that names none
- * @throws InvalidScheduleError naming the schedule and the bad spec, zone or option;
- *   ChronosStateError when a schedule of that name is declared in code and `force` is not set
+ * @throws InvalidScheduleError naming the schedule and the bad spec, zone or option (a payload over
+ *   the context's `maxPayloadBytes` too); ChronosStateError when a schedule of that name is declared in code and `force` is not set
  *   (nothing is written).
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string, force = false): Promise<void> {
-  const { stored } = toStored(def, defaultTimeZone, true);
+  const { stored } = toStored(def, defaultTimeZone, true, ctx.maxPayloadBytes);
   const r = await scheduleAdminScript(
     ctx.client,
     shardKeysFor(ctx.namespace, stored.name),

@@ -81,14 +81,20 @@ function once(seen: Map<string, number>, name: string, index: number, what: stri
 /**
  * Validates every definition (as addSchedule does), before any write; their registry forms are
  * made chunk by chunk as they are sent ({@link chunks}).
+ * @param maxPayloadBytes the most UTF-8 bytes of a payload's JSON (as an enqueue's); 0 = no limit
  * @throws InvalidScheduleError naming the first bad one and its index; DuplicateScheduleError for a name given twice.
  */
-export function validateDefinitions(defs: readonly ScheduleDefinition[], defaultTimeZone: string, what: string): CheckedDefinition[] {
+export function validateDefinitions(
+  defs: readonly ScheduleDefinition[],
+  defaultTimeZone: string,
+  what: string,
+  maxPayloadBytes = 0,
+): CheckedDefinition[] {
   if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, show(defs), `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   // Array.from visits every index: a hole of a sparse array is checked (and refused) as undefined, where map would skip it
   return Array.from(defs, (def, i) => {
-    const checked = at(i, () => checkDefinition(def, defaultTimeZone, true));
+    const checked = at(i, () => checkDefinition(def, defaultTimeZone, true, maxPayloadBytes));
     once(seen, checked.body.name, i, what);
     return checked;
   });
@@ -222,7 +228,7 @@ async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string
 
 /** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
 async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
-  const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules');
+  const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules', ctx.maxPayloadBytes);
   const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked, ctx.compactSchedules), (c) => {
     const call = putSchedulesScript(ctx.client, c.keys, mode, c.items);
     c.items = []; // sent: its JSON is not held to the end of the call (only its shard is read after)

@@ -384,6 +384,12 @@ export interface InspectorOptions {
    * `compactSchedules`: only once every instance of the namespace runs this version or a later one). @defaultValue false
    */
   compactSchedules?: boolean;
+  /**
+   * The largest payload `addSchedule` stores, in UTF-8 bytes of its JSON (as the client's
+   * `maxPayloadBytes` of an enqueue: each trigger copies it into a task); a bigger one is an
+   * InvalidScheduleError naming its size and the limit. 0 = no limit. @defaultValue 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
 }
 
 /** Who does an act and from where (named in its `operator.acted` event and its audit entry). */

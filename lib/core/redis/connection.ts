@@ -10,6 +10,7 @@ import { watchErrors } from './failures.js';
 import type { ConnectionHandle } from './owner-close.js';
 import { reopenWhenEnded } from './reopen.js';
 import { defineScripts } from './scripts.js';
+import { redisUrlProblem } from './url-check.js';
 import type { RedisClient } from './types.js';
 
 export type { RedisClient } from './types.js';
@@ -162,7 +163,7 @@ export function openConnection(given: RedisConnection | undefined): ConnectionHa
     ...(marked ? { lazyConnect: true } : {}),
   };
   if (input === undefined) client = new Redis(loading);
-  else if (typeof input === 'string') client = new Redis(input, loading);
+  else if (typeof input === 'string') client = new Redis(checkUrlString(input), loading);
   else if (isRedisClient(input)) {
     client = input;
     owned = false;
@@ -236,20 +237,24 @@ function checkUrlOptions(input: UrlConnectionOptions): UrlConnectionOptions {
   return input;
 }
 
-/** Whether `url` is a string WHATWG `URL` parses with the protocol `redis:` or `rediss:`. @internal */
-export function isRedisUrl(url: unknown): url is string {
-  try {
-    return typeof url === 'string' && ['redis:', 'rediss:'].includes(new URL(url).protocol);
-  } catch {
-    return false; // not a URL
-  }
+/**
+ * A connection string with a scheme (`…://`) must be a redis:// or rediss:// URL: ioredis took
+ * `http://host` as a host to retry for ever (an enqueue never settled) and threw a bare TypeError for
+ * a redis URL it could not parse. A string without one is left to ioredis (a socket path, `host:port`).
+ * @throws ChronosError CONFIG naming the URL, its credentials hidden
+ */
+function checkUrlString(url: string): string {
+  const problem = url.includes('://') ? redisUrlProblem(url) : undefined;
+  if (problem) throw new ChronosError('CONFIG', `connection: ${problem}`);
+  return url;
 }
 
 /** What is wrong with a `{ url, … }` connection, or undefined (the Nest module's validation says it too). @internal */
 export function urlOptionsProblem(input: { url?: unknown }): string | undefined {
   const { url } = input;
-  if (!isRedisUrl(url))
-    return `url: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? 'a string that is not one' : typeof url}`;
+  if (typeof url !== 'string') return `url: expected a redis:// or rediss:// URL, got ${typeof url}`;
+  const problem = redisUrlProblem(url);
+  if (problem) return `url: ${problem}`;
   const beside = ADDRESS_KEYS.filter((k) => (input as Record<string, unknown>)[k] !== undefined);
   if (beside.length) return `url and ${beside.join(', ')} both name the address: give the address in one of them`;
   return undefined;

@@ -113,12 +113,15 @@ export interface CheckedDefinition {
 
 /**
  * Validates a definition and builds its registry form.
+ * @param maxPayloadBytes the most UTF-8 bytes of the payload's JSON (`maxPayloadBytes`, as an
+ *   enqueue's: each trigger copies the payload into a task); 0 = no limit
  * @throws InvalidScheduleError naming the schedule, the value and the problem (at registration, never at fire time).
  */
 export function toStored(
   def: ScheduleDefinition,
   defaultTimeZone: string,
   runtime: boolean,
+  maxPayloadBytes = 0,
 ): {
   /** The registry form. */
   stored: StoredSchedule;
@@ -127,15 +130,22 @@ export function toStored(
   /** Its JSON in the full stored form (stored-form.ts encodeStored): what the registry scripts are sent. */
   json: string;
 } {
-  return finishStored(checkDefinition(def, defaultTimeZone, runtime));
+  return finishStored(checkDefinition(def, defaultTimeZone, runtime, maxPayloadBytes));
 }
 
 /**
  * Validates a definition (every check of {@link toStored}; the bulk API checks all of a call's
  * before it fingerprints any, chunk by chunk while earlier chunks are written).
- * @throws InvalidScheduleError naming the schedule, the value and the problem.
+ * @param maxPayloadBytes the most UTF-8 bytes of the payload's JSON; 0 = no limit
+ * @throws InvalidScheduleError naming the schedule, the value and the problem (a payload over
+ *   `maxPayloadBytes`: its size and the limit).
  */
-export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string, runtime: boolean): CheckedDefinition {
+export function checkDefinition(
+  def: ScheduleDefinition,
+  defaultTimeZone: string,
+  runtime: boolean,
+  maxPayloadBytes = 0,
+): CheckedDefinition {
   if (typeof def !== 'object' || def === null || Array.isArray(def)) {
     throw new InvalidScheduleError(undefined, show(def), 'expected a schedule definition: an object with a name and a spec');
   }
@@ -173,7 +183,7 @@ export function checkDefinition(def: ScheduleDefinition, defaultTimeZone: string
   const overlap = def.overlap ?? DEFAULTS.overlap;
   let payload: string;
   try {
-    payload = encodePayload(type, def.payload === undefined ? null : def.payload);
+    payload = encodePayload(type, def.payload === undefined ? null : def.payload, maxPayloadBytes);
   } catch (err) {
     throw new InvalidScheduleError(name, 'payload', (err as Error).message, { cause: err });
   }

@@ -48,6 +48,12 @@ export interface SchedulerOptions {
    * trims the list at 100 records; the next fire trims it back. @defaultValue 100
    */
   historyLimit?: number;
+  /**
+   * The largest payload of a schedule, in UTF-8 bytes of its JSON, as the client's limit of an
+   * enqueue (each trigger copies the payload into a task): a bigger one is an InvalidScheduleError
+   * naming its size and the limit, at `register` and at the runtime adds. 0 = no limit. @defaultValue 1048576 (1 MiB)
+   */
+  maxPayloadBytes?: number;
   /** Where the scheduler logs; `false` drops its messages. @defaultValue a console logger with context 'Scheduler' */
   logger?: ChronosLogger | false;
   /** Where the scheduler emits its events (leader.*, schedule.*). @defaultValue a new EventBus */
@@ -67,6 +73,8 @@ export interface ResolvedSchedulerOptions {
   compactSchedules: boolean;
   /** Most fire records kept per schedule, 0–100 (0: none written). */
   historyLimit: number;
+  /** The largest schedule payload, UTF-8 bytes of its JSON; 0 = no limit. */
+  maxPayloadBytes: number;
   logger: ChronosLogger;
   events: EventBus;
 }
@@ -84,12 +92,13 @@ const OPTION_KEYS = new Set([
   'requireNoEviction',
   'compactSchedules',
   'historyLimit',
+  'maxPayloadBytes',
 ]);
 
 /**
  * Validates scheduler options and applies the defaults.
  * @throws InvalidOptionsError listing every problem (unknown option, namespace, leaderTtl, heartbeatInterval, timeZone,
- *   eligible, requireNoEviction, compactSchedules, historyLimit, logger), each naming the offending value.
+ *   eligible, requireNoEviction, compactSchedules, historyLimit, maxPayloadBytes, logger), each naming the offending value.
  */
 export function resolveSchedulerOptions(options: SchedulerOptions): ResolvedSchedulerOptions {
   return orThrow(checkSchedulerOptions(options), 'scheduler options');
@@ -107,6 +116,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
   p.bool('requireNoEviction', options.requireNoEviction);
   p.bool('compactSchedules', options.compactSchedules);
   p.int('historyLimit', options.historyLimit, 0, undefined, HISTORY.limit);
+  p.int('maxPayloadBytes', options.maxPayloadBytes, 0);
   p.logger('logger', options.logger);
   const value: ResolvedSchedulerOptions = {
     connection: options.connection,
@@ -119,6 +129,7 @@ export function checkSchedulerOptions(options: SchedulerOptions): Checked<Resolv
     requireNoEviction: options.requireNoEviction ?? false,
     compactSchedules: options.compactSchedules ?? false,
     historyLimit: options.historyLimit ?? HISTORY.limit,
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
     logger: resolveLogger(options.logger, 'Scheduler'),
     events: options.events ?? new EventBus(),
   };

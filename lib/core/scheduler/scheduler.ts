@@ -101,6 +101,7 @@ export class Scheduler extends ScheduleWrites {
       `app:${this.instanceId}`,
       this.events,
       o.compactSchedules,
+      o.maxPayloadBytes,
     );
     this.declarations = new Declarations({
       ...shared,
@@ -221,7 +222,7 @@ export class Scheduler extends ScheduleWrites {
         `Schedule "${def?.name}" cannot be registered after start: use addSchedule() to add a schedule at run time`,
       );
     }
-    const { stored } = toStored(def, this.timeZone, false);
+    const { stored } = toStored(def, this.timeZone, false, this.admin.maxPayloadBytes);
     this.declarations.declare(stored, source);
     return stored;
   }

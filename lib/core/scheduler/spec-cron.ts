@@ -124,6 +124,9 @@ function compileCron(expression: string, fiveFields: string, timeZone: string, s
 
   // Rule 2: exactly 5 fields; extra whitespace is fine.
   const texts = fiveFields.split(/\s+/).filter((f) => f !== '');
+  // crontab(5)'s zone prefix (cronie, Kubernetes CronJobs, robfig/cron, asynq): the zone is an option here
+  const prefix = /^(?:CRON_)?TZ=(.*)$/.exec(texts[0] ?? '');
+  if (prefix) fail(`the zone prefix ${JSON.stringify(texts[0])} is not read here: give the zone as timeZone: ${JSON.stringify(prefix[1])}`);
   if (texts.length !== 5) {
     fail(
       `expected 5 fields (minute hour day-of-month month day-of-week), got ${texts.length} field${texts.length === 1 ? '' : 's'}` +

@@ -87,7 +87,9 @@ export interface ChronosModuleOptions {
   maxDeliveries?: number;
   /**
    * Largest task payload `ChronosClient.enqueue` accepts, in UTF-8 bytes of its JSON; a bigger one is
-   * an `InvalidPayloadError` naming its size and the limit. 0 = no limit. @defaultValue 1048576 (1 MiB)
+   * an `InvalidPayloadError` naming its size and the limit. A schedule's payload (`@Cron`/`@Interval`
+   * `payload`, `SchedulerService.addSchedule` and the bulk adds), copied into each trigger's task, is
+   * held to it too: an `InvalidScheduleError` (at boot, a `ChronosDiscoveryError`). 0 = no limit. @defaultValue 1048576 (1 MiB)
    */
   maxPayloadBytes?: number;
   /**

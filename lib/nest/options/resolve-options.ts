@@ -2,7 +2,8 @@ import { newInstanceId } from '../../core/runtime/instance-id.js';
 import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/runtime/options.js';
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
 import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
-import { isRedisClient, isRedisUrl, lazyConnection, urlOptionsProblem, type RedisConnection } from '../../core/redis/connection.js';
+import { isRedisClient, lazyConnection, urlOptionsProblem, type RedisConnection } from '../../core/redis/connection.js';
+import { redactUrl, redisUrlProblem } from '../../core/redis/url-check.js';
 import { checkSchedulerOptions, type SchedulerOptions } from '../../core/scheduler/scheduler-options.js';
 import type { MetricsRegistry } from '../../core/observability/metrics.js';
 import { resolveConsole, type ResolvedConsoleOptions } from '../console/console-options.js';
@@ -26,6 +27,8 @@ export interface ResolvedChronosOptions {
   heartbeatInterval: number;
   concurrency: number;
   shutdownTimeout: number;
+  /** The largest payload of an enqueue or a schedule, UTF-8 bytes of its JSON; 0 = no limit. */
+  maxPayloadBytes: number;
   /** Explicit queues with their weights, or undefined: derive from the discovered decorators. */
   queues?: Record<string, number>;
   /** Fleet-wide limits of queues (the `queues` option's objects), applied at boot. */
@@ -73,7 +76,10 @@ const OPTIONS: { readonly [K in keyof Required<ChronosModuleOptions>]: readonly 
   visibilityTimeout: [['server', 'visibilityTimeout']],
   recoverInterval: [['server', 'recoverInterval']],
   maxDeliveries: [['server', 'maxDeliveries']],
-  maxPayloadBytes: [['client', 'maxPayloadBytes']],
+  maxPayloadBytes: [
+    ['client', 'maxPayloadBytes'],
+    ['scheduler', 'maxPayloadBytes'], // a schedule's payload, copied into each trigger's task
+  ],
   requireNoEviction: [
     ['server', 'requireNoEviction'],
     ['scheduler', 'requireNoEviction'],
@@ -165,6 +171,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     heartbeatInterval: s.heartbeatMs,
     concurrency: server.value.opts.concurrency,
     shutdownTimeout: server.value.opts.shutdownTimeout,
+    maxPayloadBytes: s.maxPayloadBytes,
     queues: o.queues === undefined ? undefined : Object.fromEntries(server.value.entries),
     queueLimits,
     scheduler: { enabled: roles.scheduler, eligible: s.eligible },
@@ -269,7 +276,8 @@ function checkMetrics(m: unknown, p: OptionProblems): ResolvedChronosOptions['me
 function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
   if (c === undefined) return DEFAULT_URL;
   if (typeof c === 'string') {
-    if (!isRedisUrl(c)) p.add('connection', `expected ${CONNECTION}, got a string that is not one`); // the URL may hold a password
+    // named with its credentials hidden: the URL may hold a password
+    if (redisUrlProblem(c) !== undefined) p.add('connection', `expected ${CONNECTION}, got ${JSON.stringify(redactUrl(c))}`);
     return c;
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {

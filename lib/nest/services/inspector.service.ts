@@ -82,6 +82,7 @@ export class InspectorService {
       actor: `app:${options.instanceId}`,
       origin: `app ${options.instanceId}`,
       compactSchedules: options.core.scheduler.compactSchedules,
+      maxPayloadBytes: options.maxPayloadBytes,
     });
     this.events$ = new Observable<ChronosEvent>((subscriber) => events.subscribe((e) => subscriber.next(e)));
   }
@@ -101,7 +102,10 @@ export class InspectorService {
     return this.inspector.taskPage(queue, state, opts);
   }
 
-  /** Tasks of a queue in one state, oldest first. @defaultValue page `{ offset: 0, limit: 50 }` @throws InvalidTaskStateError */
+  /**
+   * Tasks of a queue in one state, oldest first (at most the first 1000). @defaultValue page `{ offset: 0, limit: 50 }`
+   * @throws InvalidTaskStateError; InvalidOptionsError for an `offset` not an integer >= 0 or a `limit` not one >= 1
+   */
   tasks(queue: string, state: TaskState, page?: { offset?: number; limit?: number }): Promise<TaskInfo[]> {
     return this.inspector.tasks(queue, state, page);
   }
@@ -111,7 +115,7 @@ export class InspectorService {
     return this.inspector.task(queue, id);
   }
 
-  /** A task by id in every queue (or in `queue`); undefined when not found. */
+  /** A task by id in every queue (or in `queue`); undefined when not found. @throws InvalidOptionsError for an id that is not a non-empty string */
   findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
     return this.inspector.findTask(id, queue);
   }

@@ -93,7 +93,7 @@ export class TestingSchedulerService {
 
   /** Declares a discovered schedule, validated as the engine's `Scheduler.register`. */
   register(def: ScheduleDefinition, source?: string): void {
-    const { stored, spec } = toStored(def, this.options.timeZone, false);
+    const { stored, spec } = toStored(def, this.options.timeZone, false, this.options.maxPayloadBytes);
     if (this.schedules.has(stored.name)) throw new DuplicateScheduleError(stored.name, source);
     this.schedules.set(stored.name, { stored, spec });
   }
@@ -107,7 +107,7 @@ export class TestingSchedulerService {
     this.open('addSchedule');
     const { force } = writeOptions(opts, 'addSchedule');
     const o = this.options;
-    const { stored, spec } = toStored(withScheduleDefaults(def, o), o.timeZone, true);
+    const { stored, spec } = toStored(withScheduleDefaults(def, o), o.timeZone, true, o.maxPayloadBytes);
     const old = this.schedules.get(stored.name);
     if (old && !old.stored.runtime && !force) {
       throw new ChronosStateError(
@@ -188,7 +188,7 @@ export class TestingSchedulerService {
   private validate(defs: readonly ScheduleDefinition[], what: string): { stored: StoredSchedule; spec: ScheduleSpec }[] {
     const o = this.options;
     const withDefaults = Array.isArray(defs) ? defs.map((def) => withScheduleDefaults(def, o)) : defs;
-    return validateDefinitions(withDefaults, o.timeZone, what).map((c) => finishStored(c));
+    return validateDefinitions(withDefaults, o.timeZone, what, o.maxPayloadBytes).map((c) => finishStored(c));
   }
 
   /** As `SchedulerService.removeSchedule`. @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`) */
