@@ -4,7 +4,11 @@
 // private standalone Redis, alternated by round: per command calls and µs per task, socket reads and
 // writes per task (INFO stats), Redis CPU per task; then the same worker's start-up alone (1 task) and
 // 1 s of it idle after the drain, so the per-task figures can be told from the fixed and time-based ones.
-//   node dist/bench/experiments/cluster-cost.js [--n 30000] [--rounds 3] [--detail]
+//   node dist/bench/experiments/cluster-cost.js [--n 30000] [--rounds 3] [--detail] [--pin]
+// --pin: the worker on CPU 0 and every redis-server on CPU 1 (taskset), cluster and standalone alike: the
+// masters then take turns on one core instead of preempting the worker at each wake-up (what the CPU per
+// call is worth without that contention; the other processes of the machine still run on both).
+import { spawnSync } from 'node:child_process';
 import { TASK_TYPE, payload } from '../lib/common.js';
 import { BenchServers, type NodeSnapshots } from '../lib/cluster.js';
 import { BenchChild } from '../lib/children.js';
@@ -19,6 +23,11 @@ const arg = (name: string, def: number) => {
 const N = arg('n', 30_000);
 const ROUNDS = arg('rounds', 3);
 const DETAIL = process.argv.includes('--detail');
+const PIN = process.argv.includes('--pin');
+
+function pin(pid: number | undefined, cpu: number): void {
+  if (PIN && pid !== undefined) spawnSync('taskset', ['-pc', String(cpu), String(pid)], { stdio: 'ignore' });
+}
 const CONCURRENCY = 50;
 
 interface NodeDelta {
@@ -69,11 +78,16 @@ async function fill(servers: BenchServers, prefix: string, queues: string[], n: 
   }
 }
 
+// "commandstats": the µs INFO commandstats gives, summed: wall time inside commands (longer when Redis is
+// preempted in one), a script's inner calls counted in it and again under their own names.
+
 /** One worker child over `n` tasks: the drain window and, after it, 1 s idle. */
 async function run(servers: BenchServers, queues: string[], prefix: string, n: number) {
   await fill(servers, prefix, queues, n);
   const config = { lib: 'chronos', url: '', connection: servers.connection, queues, prefix, n, concurrency: CONCURRENCY, mode: 'drain' };
   const child = await BenchChild.start('processor', prefix, config);
+  pin(child.pid, 0);
+  for (const nd of servers.nodes) pin(nd.child.pid, 1);
   try {
     const s0 = await servers.snapshot();
     child.send({ type: 'go' });
@@ -94,7 +108,7 @@ function describe(label: string, nodes: NodeDelta[], n: number, ms: number): voi
   const line = nodes.map((nd) => {
     const cmds = sum(Object.values(nd.calls));
     const cmdUs = sum(Object.values(nd.usec));
-    return `cpu ${f(nd.cpuUs / n, 2)} µs (in commands ${f(cmdUs / n, 2)}), ${f(cmds / n, 3)} cmd, ${f(nd.reads / n, 3)} reads, ${f(nd.writes / n, 3)} writes`;
+    return `cpu ${f(nd.cpuUs / n, 2)} µs (commandstats ${f(cmdUs / n, 2)}), ${f(cmds / n, 3)} cmd, ${f(nd.reads / n, 3)} reads, ${f(nd.writes / n, 3)} writes`;
   });
   console.log(`  ${label} (${Math.round(ms)} ms), per task, node by node:`);
   for (const l of line) console.log(`    ${l}`);
