@@ -36,6 +36,8 @@ interface NodeDelta {
   usec: Record<string, number>;
   reads: number;
   writes: number;
+  /** error replies by prefix (MOVED, ASK, NOSCRIPT…) */
+  errors: Record<string, number>;
 }
 
 function delta(a: Snapshot, b: Snapshot): NodeDelta {
@@ -48,8 +50,19 @@ function delta(a: Snapshot, b: Snapshot): NodeDelta {
       usec[k] = b.usec[k] - (a.usec[k] ?? 0);
     }
   }
+  const errors: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b.io.errors)) if (v > (a.io.errors[k] ?? 0)) errors[k] = v - (a.io.errors[k] ?? 0);
+  // which commands failed (–ERR…, MOVED…): `failed <command>` counts
+  for (const [k, v] of Object.entries(b.failed)) if (v > (a.failed[k] ?? 0)) errors[`failed ${k}`] = v - (a.failed[k] ?? 0);
   // the INFO of the reading: one read and one write
-  return { cpuUs: (b.cpuSec - a.cpuSec) * 1e6, calls, usec, reads: b.io.reads - a.io.reads - 1, writes: b.io.writes - a.io.writes - 1 };
+  return {
+    errors,
+    cpuUs: (b.cpuSec - a.cpuSec) * 1e6,
+    calls,
+    usec,
+    reads: b.io.reads - a.io.reads - 1,
+    writes: b.io.writes - a.io.writes - 1,
+  };
 }
 
 const deltas = (a: NodeSnapshots, b: NodeSnapshots) => a.map((s, i) => delta(s, b[i]));
@@ -108,7 +121,8 @@ function describe(label: string, nodes: NodeDelta[], n: number, ms: number): voi
   const line = nodes.map((nd) => {
     const cmds = sum(Object.values(nd.calls));
     const cmdUs = sum(Object.values(nd.usec));
-    return `cpu ${f(nd.cpuUs / n, 2)} µs (commandstats ${f(cmdUs / n, 2)}), ${f(cmds / n, 3)} cmd, ${f(nd.reads / n, 3)} reads, ${f(nd.writes / n, 3)} writes`;
+    const errs = Object.entries(nd.errors).map(([k, v]) => `${k} ${v}`);
+    return `cpu ${f(nd.cpuUs / n, 2)} µs (commandstats ${f(cmdUs / n, 2)}), ${f(cmds / n, 3)} cmd, ${f(nd.reads / n, 3)} reads, ${f(nd.writes / n, 3)} writes, error replies: ${errs.join(', ') || 'none'}`;
   });
   console.log(`  ${label} (${Math.round(ms)} ms), per task, node by node:`);
   for (const l of line) console.log(`    ${l}`);
