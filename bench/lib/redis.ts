@@ -14,6 +14,16 @@ export interface Snapshot {
   cpuSec: number;
   /** calls per command (`cmdstat_<name>` → calls), inner calls of scripts included */
   calls: Record<string, number>;
+  /** µs spent in each command (`cmdstat_<name>` → usec; a script's inner calls are in its own too) */
+  usec: Record<string, number>;
+  /** calls that failed or were rejected, per command (Redis >= 7: `rejected_calls` + `failed_calls`) */
+  failed: Record<string, number>;
+  /**
+   * `INFO stats` counters (Redis >= 6 with `multiSection`): `total_reads_processed` and
+   * `total_writes_processed` (socket reads and writes: one per event-loop wake per client with
+   * input, one per reply flush), `total_net_input_bytes`, `total_net_output_bytes`; 0 when absent. `errors`: INFO errorstats, error replies by prefix (`MOVED`, `ASK`, `NOSCRIPT`…).
+   */
+  io: { reads: number; writes: number; inBytes: number; outBytes: number; errors: Record<string, number> };
   at: number;
 }
 
@@ -30,17 +40,35 @@ export interface Delta {
 /** One `INFO cpu commandstats` reading on `admin` (`multiSection`: Redis >= 7 takes both sections in one INFO). */
 export async function readSnapshot(admin: Redis, multiSection: boolean): Promise<Snapshot> {
   const text = multiSection
-    ? ((await admin.call('INFO', 'cpu', 'commandstats')) as string)
+    ? ((await admin.call('INFO', 'cpu', 'commandstats', 'stats', 'errorstats')) as string)
     : (await admin.info('cpu')) + (await admin.info('commandstats'));
   const calls: Record<string, number> = {};
+  const usec: Record<string, number> = {};
+  const failed: Record<string, number> = {};
+  const io = { reads: 0, writes: 0, inBytes: 0, outBytes: 0, errors: {} as Record<string, number> };
+  const ioKeys: Record<string, 'reads' | 'writes' | 'inBytes' | 'outBytes'> = {
+    total_reads_processed: 'reads',
+    total_writes_processed: 'writes',
+    total_net_input_bytes: 'inBytes',
+    total_net_output_bytes: 'outBytes',
+  };
   let cpuSec = 0;
   for (const line of text.split(/\r?\n/)) {
-    const cmd = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-    if (cmd) calls[cmd[1]] = Number(cmd[2]);
+    const cmd = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (cmd) {
+      calls[cmd[1]] = Number(cmd[2]);
+      usec[cmd[1]] = Number(cmd[3]);
+      const f = /rejected_calls=(\d+),failed_calls=(\d+)/.exec(line);
+      if (f) failed[cmd[1]] = Number(f[1]) + Number(f[2]);
+    }
     const cpu = /^used_cpu_(sys|user):([0-9.]+)/.exec(line);
     if (cpu) cpuSec += Number(cpu[2]);
+    const stat = /^(total_\w+):(\d+)/.exec(line);
+    if (stat && ioKeys[stat[1]]) io[ioKeys[stat[1]]] = Number(stat[2]);
+    const err = /^errorstat_([^:]+):count=(\d+)/.exec(line);
+    if (err) io.errors[err[1]] = Number(err[2]);
   }
-  return { cpuSec, calls, at: Date.now() };
+  return { cpuSec, calls, usec, failed, io, at: Date.now() };
 }
 
 export class BenchRedis {

@@ -15,7 +15,7 @@ import {
 import type { Redis } from 'ioredis';
 import type { RedisClient } from '../redis/types.js';
 import type { ReadReply } from './read-reply.js';
-import { ReadCommand, tapReads } from './reply-tap.js';
+import { ReadCommand, tapClusterReads, tapReads } from './reply-tap.js';
 
 /** A queue as a consumer sees it. */
 /**
@@ -108,9 +108,12 @@ export class Consumer {
     for (let i = 0; i < queues.length; i++) args.push('>');
     let read: Promise<unknown>;
     const acks = this.acks;
-    const ready = !isCluster(via) && via.status === 'ready';
-    // its reply read by the socket's tap (reply-tap.ts), not by ioredis's parser, where there is one
-    const cmd = ready && tapReads(via as Redis) ? new ReadCommand(args) : undefined;
+    const cluster = isCluster(via);
+    const ready = !cluster && via.status === 'ready';
+    // its reply read by the socket's tap (reply-tap.ts), not by ioredis's parser, where there is one;
+    // on a cluster, by the tap of its slot's master (a redirected read is read by ioredis)
+    if (cluster) tapClusterReads(via);
+    const cmd = cluster || (ready && tapReads(via as Redis)) ? new ReadCommand(args) : undefined;
     const socket = acks && ready ? via.stream : undefined;
     if (socket) {
       // one write (writev) for the acks and the read: a syscall less per fetch

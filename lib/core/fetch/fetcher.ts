@@ -1,5 +1,5 @@
 import { FailureLog } from '../runtime/logger.js';
-import { execReads, isCluster } from '../redis/cluster.js';
+import { corked, execReads, isCluster } from '../redis/cluster.js';
 import { closeClient, duplicateConnection, explainFailure, isUnblocked, type RedisClient } from '../redis/connection.js';
 import { writePause } from '../redis/commands/pause.js';
 import { isNoGroup, type ConsumedQueue, type Fetched } from './consumer.js';
@@ -343,7 +343,9 @@ export class Fetcher {
       for (const r of planned) if (r.probe) readers.keep(r.queues, 1, this.deps.opts.blockTimeout);
       reads = planned.filter((r) => !r.probe);
     }
-    const parts = await Promise.all(reads.flatMap((r) => bySlot(this.readers, r.queues).map((qs) => this.readSome(client, qs, r.count))));
+    // corked: each master gets its acks (written with the first read) and its read in one socket write
+    const sent = corked(client, () => reads.flatMap((r) => bySlot(this.readers, r.queues).map((qs) => this.readSome(client, qs, r.count))));
+    const parts = await Promise.all(sent);
     return parts.length === 1 ? parts[0] : parts.flat();
   }
 

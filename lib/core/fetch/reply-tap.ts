@@ -14,7 +14,7 @@
  * client is `ready`, and only when the socket's first `data` listener is ioredis's reader; a read
  * whose reply arrives on a socket without a tap resolves with ioredis's array, which the caller takes too.
  */
-import { Command, type Redis } from 'ioredis';
+import { Command, type Cluster, type Redis } from 'ioredis';
 import { INCOMPLETE, neededBytes, parseReadReply, readEnd, replyEnd, type ReadReply } from './read-reply.js';
 
 /** An `XREADGROUP` whose reply a tap reads; sent with `sendCommand`. */
@@ -148,4 +148,14 @@ export function tapReads(client: Redis): boolean {
   stream.removeListener('data', reader);
   stream.prependListener('data', tap.onData);
   return true;
+}
+
+/**
+ * Puts a tap ({@link tapReads}) on the socket of each master of `cluster` that is `ready`, once per
+ * socket: a {@link ReadCommand} sent on the cluster client goes to its slot's master, whose tap reads
+ * it. A read that ends on a socket without one (a master not ready yet, a redirection to a node met
+ * since) is read by ioredis, as on a standalone client after a reconnect.
+ */
+export function tapClusterReads(cluster: Cluster): void {
+  for (const node of cluster.nodes('master')) if (node.status === 'ready') tapReads(node);
 }

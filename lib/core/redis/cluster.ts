@@ -252,6 +252,31 @@ export async function execReads(client: RedisClient, build: (p: ChainableCommand
   return out;
 }
 
+/**
+ * Runs `send`, which sends commands on `client` without awaiting them, with the client's sockets
+ * corked (on a cluster, those of its masters), and uncorks them once it returns: what it sent to
+ * one node leaves in one socket write, and that node is woken once for all of it. A worker's fetch
+ * round on a cluster sends each master its acks and its read: written one by one they were two writes
+ * per master, and each woke it (issue 22 target 5, bench/experiments/cluster-cost.ts). A socket not
+ * connected is left alone (a command for it waits in ioredis's offline queue, as without this).
+ */
+export function corked<T>(client: RedisClient, send: () => T): T {
+  const nodes = isCluster(client) ? client.nodes('master') : [client];
+  const socks: NonNullable<Redis['stream']>[] = [];
+  for (const n of nodes) {
+    const s = n.stream as Redis['stream'] | undefined;
+    if (n.status === 'ready' && s && typeof s.cork === 'function') {
+      s.cork();
+      socks.push(s);
+    }
+  }
+  try {
+    return send();
+  } finally {
+    for (const s of socks) s.uncork();
+  }
+}
+
 /** The nodes to SCAN: every master of a cluster, or the one client. */
 export function scanNodes(client: RedisClient): (Redis | RedisClient)[] {
   return isCluster(client) ? client.nodes('master') : [client];
