@@ -73,7 +73,7 @@ export async function setGroupLimitsScript(client: RedisClient, keys: QueueKeys,
   const v = (x: number | null | undefined) => (x === undefined ? '' : x === null ? '-' : x);
   const a: (string | number)[] = [];
   for (const c of changes) a.push(c.group, v(c.concurrency), v(c.rateMax), v(c.rateMs));
-  return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits], a);
+  return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits, keys.base], a);
 }
 
 /**
@@ -90,7 +90,7 @@ export async function setLimitsScript(
   const a: (string | number)[] = [set.length];
   for (const [field, value] of set) a.push(field, value);
   a.push(...del);
-  return (await runScript<number>(client, 'set-limits', [keys.limits], a)) === 1;
+  return (await runScript<number>(client, 'set-limits', [keys.limits, keys.rateLog, keys.base], a)) === 1;
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */

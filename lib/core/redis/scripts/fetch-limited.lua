@@ -35,7 +35,7 @@
   KEYS[4]  <ns>:{<ns>:<q>}:           prefix  the queue's key prefix: its groups' keys are built on it
                                               (keys.ts QueueKeys group, groups, groups-idle, groups-waiting,
                                               groups-parked, group-signal, group-running, group-rate, group-limits,
-                                              handout)
+                                              group-rate-logs, handout)
   ARGV[1]  group                      string  the consumer group
   ARGV[2]  consumer                   string  the fetching server
   ARGV[3]  count                      integer most entries wanted (the server's free slots)
@@ -57,6 +57,7 @@
 -- @include groups
 -- @include group-slots
 -- @include task-meta
+-- @include rate-logs
 local LIMIT_STATE = { open = 0, concurrency = 1, rate = 2, groups = 3, again = 4 } -- protocol.ts LIMIT_STATE
 local HANDOUT_MEMORY = { keepMs = 300000 } -- protocol.ts HANDOUT_MEMORY
 local group, consumer, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -249,6 +250,7 @@ for i = 1, #due, 2 do
   end
 end
 local picks, moved = 0, absorbed
+local rated = false -- a group's log of hand-outs was written (rate-logs: listed as alive)
 while #handed + picks < n do
   local head = redis.call('ZRANGE', P .. 'groups', 0, 0, 'WITHSCORES')
   if not head[1] then break end
@@ -278,6 +280,8 @@ while #handed + picks < n do
       if rm and rd then
         redis.call('ZADD', P .. 'group-rate:' .. g, now, id)
         redis.call('PEXPIRE', P .. 'group-rate:' .. g, rd)
+        noteGroupLog(P, g, now + rd)
+        rated = true
       end
       picks = picks + 1
       if not vt or turn > vt then vt = turn end
@@ -285,6 +289,7 @@ while #handed + picks < n do
     end
   end
 end
+if rated then trimGroupLogs(P, now) end
 if picks > 0 then
   redis.call('HINCRBY', KEYS[2], 'gwaiting', -picks)
   redis.call('HSET', KEYS[2], 'gvt', vt)
