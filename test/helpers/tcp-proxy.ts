@@ -11,6 +11,7 @@ import net from 'node:net';
 export class TcpProxy {
   private readonly links = new Set<Link>();
   private silent = false;
+  private mute = false;
   private delayMs = 0;
   /** When the last {@link blackhole} began, epoch ms (the test's clock), or undefined. */
   blackholedAt?: number;
@@ -42,6 +43,20 @@ export class TcpProxy {
     this.blackholedAt = Date.now();
   }
 
+  /**
+   * From now on Redis's replies are dropped (never delivered), while what the clients send still
+   * reaches Redis: with {@link cut}, a reply lost with its connection after Redis ran the command.
+   */
+  dropReplies(): void {
+    this.mute = true;
+  }
+
+  /** Closes every connection (the clients reconnect through the proxy, which forwards as before). */
+  cut(): void {
+    this.mute = false;
+    for (const link of this.links) link.destroy();
+  }
+
   /** From now on every chunk, each way, is delivered `ms` after it came (0: at once); order is kept. */
   latency(ms: number): void {
     this.delayMs = Math.max(0, ms);
@@ -68,6 +83,7 @@ export class TcpProxy {
       upstream,
       () => this.silent,
       () => this.delayMs,
+      () => this.mute,
     );
     this.links.add(link);
     link.closed.then(
@@ -89,9 +105,10 @@ class Link {
     private readonly upstream: net.Socket,
     private readonly silent: () => boolean,
     private readonly delayMs: () => number = () => 0,
+    private readonly mute: () => boolean = () => false,
   ) {
     client.on('data', (b: Buffer) => this.forward(upstream, b));
-    upstream.on('data', (b: Buffer) => this.forward(client, b));
+    upstream.on('data', (b: Buffer) => void (this.mute() || this.forward(client, b)));
     this.closed = new Promise((resolve) => {
       for (const s of [client, upstream]) s.on('error', () => this.destroy()).on('close', () => (this.destroy(), resolve()));
     });

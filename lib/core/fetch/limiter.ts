@@ -1,6 +1,7 @@
 import type { EventBus } from '../runtime/events.js';
 import type { Signals } from '../runtime/signals.js';
 import type { ChronosLogger } from '../runtime/logger.js';
+import { randomBytes } from 'node:crypto';
 import { engineTime } from '../runtime/time.js';
 import { fetchLimitedScript, type LimitedFetch } from '../redis/commands/limits.js';
 import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
@@ -73,6 +74,12 @@ export class Limiter {
   private idle?: { open: readonly ConsumedQueue[]; blockOn: BlockOn[] };
   /** Queues whose last fetch here told that a fetch was held back by concurrency lately (a worker may wait for a slot). */
   private readonly waitedOn = new Set<string>();
+  /**
+   * Per queue, the token of a fetch that failed (its reply may have been lost after Redis handed tasks
+   * out): the next fetch of the queue repeats it, and so gets those tasks, which would otherwise hold
+   * the limit's slots, pending for this live consumer, until the visibility timeout.
+   */
+  private readonly unanswered = new Map<string, string>();
   /** On a cluster, the blocking reads of a wait whose streams span several slots (opened at the first such wait). */
   private slotWaits?: SlotWaits;
 
@@ -219,7 +226,12 @@ export class Limiter {
     this.rateHeld.clear();
     const results = new Map<ConsumedQueue, LimitedFetch>();
     const fetchOne = async (q: ConsumedQueue, n: number): Promise<void> => {
-      const r = await fetchLimitedScript(client, q.keys, consumer.name, n, 2 * blockMs);
+      // a token per fetch: ioredis sends a command whose reply was lost with its connection again on the new one,
+      // and a fetch that failed is repeated with its token; either way the tasks handed out come back, no more
+      const token = this.unanswered.get(q.name) ?? randomBytes(9).toString('base64url');
+      this.unanswered.set(q.name, token);
+      const r = await fetchLimitedScript(client, q.keys, consumer.name, n, 2 * blockMs, token);
+      this.unanswered.delete(q.name);
       results.set(q, r);
       for (const [entryId, fields] of r.entries) got.push({ queue: q, entryId, fields });
     };

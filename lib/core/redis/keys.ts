@@ -138,6 +138,20 @@ export class QueueKeys {
     this.groupSignal = this.prefix + 'group-signal';
   }
 
+  /** ZSET group → when its rate log (`group-rate:<group>`) expires, epoch ms: the group logs alive, kept as long as a window set for them (rate-logs.lua). */
+  get groupRateLogs(): string {
+    return this.prefix + 'group-rate-logs';
+  }
+
+  /**
+   * STRING `<token> <entry id>…`: the last hand-out of fetch-limited.lua to `consumer` (its fetch token,
+   * the entry ids it handed out), kept HANDOUT_MEMORY.keepMs: a fetch repeated with the token (its reply
+   * was lost) gets those entries again.
+   */
+  handout(consumer: string): string {
+    return this.prefix + 'handout:' + consumer;
+  }
+
   /** LIST of the tasks waiting in group `group`, oldest first (each its stored form, codec encodeStored). */
   group(group: string): string {
     return this.prefix + 'group:' + group;

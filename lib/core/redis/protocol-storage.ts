@@ -34,6 +34,17 @@ export const RECLAIMED_MEMORY = {
 } as const;
 
 /**
+ * How long fetch-limited.lua remembers a consumer's last hand-out (`<q>:handout:<consumer>`: its fetch
+ * token and the entry ids), ms: a fetch sent again with the same token (ioredis resends a command whose
+ * reply was lost with its connection; the limiter repeats a fetch that failed) gets those entries
+ * again instead of more, so a hand-out whose reply was lost neither holds the limit's slots until the
+ * visibility timeout nor takes new ones.
+ */
+export const HANDOUT_MEMORY = {
+  keepMs: 300_000,
+} as const;
+
+/**
  * The layout of a queue's counts (`QueueKeys.counts`): a STRING of u32 slots (`BITFIELD … u32 #i`).
  * Slots 0-3 are stamps: the minute, hour and UTC day (epoch ms ÷ 60,000, ÷ 3,600,000, ÷ 86,400,000)
  * of the last write, and the minute of the last depth sample. Then three rings of buckets, each

@@ -34,7 +34,9 @@ export interface LimitedFetch {
 
 /**
  * fetch-limited.lua: up to `count` entries for `consumer`, no more than the queue's limits allow; a
- * fetch held back by concurrency marks the queue as waited on for `waitMarkMs`.
+ * fetch held back by concurrency marks the queue as waited on for `waitMarkMs`. With a `token`, the
+ * entries handed out are remembered under it for the consumer: the same call again (its reply was lost)
+ * returns those still pending for it instead of handing out more.
  */
 export async function fetchLimitedScript(
   client: RedisClient,
@@ -42,12 +44,13 @@ export async function fetchLimitedScript(
   consumer: string,
   count: number,
   waitMarkMs: number,
+  token = '',
 ): Promise<LimitedFetch> {
   const r = await runScript<[[string, string[] | null][], number, number, string, number, string]>(
     client,
     'fetch-limited',
     [keys.stream, keys.limits, keys.rateLog, keys.base],
-    [CONSUMER_GROUP, consumer, count, waitMarkMs],
+    [CONSUMER_GROUP, consumer, count, waitMarkMs, token],
   );
   const state = STATES[r[1]];
   if (state === undefined) throw new RedisScriptError('fetch-limited', `unexpected state ${JSON.stringify(r[1])}`);
@@ -70,7 +73,7 @@ export async function setGroupLimitsScript(client: RedisClient, keys: QueueKeys,
   const v = (x: number | null | undefined) => (x === undefined ? '' : x === null ? '-' : x);
   const a: (string | number)[] = [];
   for (const c of changes) a.push(c.group, v(c.concurrency), v(c.rateMax), v(c.rateMs));
-  return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits], a);
+  return runScript<number>(client, 'set-group-limits', [keys.groupLimits, keys.limits, keys.base], a);
 }
 
 /**
@@ -87,7 +90,7 @@ export async function setLimitsScript(
   const a: (string | number)[] = [set.length];
   for (const [field, value] of set) a.push(field, value);
   a.push(...del);
-  return (await runScript<number>(client, 'set-limits', [keys.limits], a)) === 1;
+  return (await runScript<number>(client, 'set-limits', [keys.limits, keys.rateLog, keys.base], a)) === 1;
 }
 
 /** The wrapper of each script of this area (the registry in index.ts). */

@@ -18,6 +18,12 @@
   round for <q>:groups-parked until the instant its rate allows a start, or until a slot of it is
   freed (its score becomes 0) or GROUPS.recheckMs passed (then its slots are checked against the
   pending entries list: a slot whose entry is no longer pending is dropped, so none is lost for good).
+  A fetch carries a token (ARGV[5]); the entries it hands out are remembered under it for the consumer
+  (<q>:handout:<consumer>: "<token> <entry id>…", HANDOUT_MEMORY.keepMs). The same fetch again (its reply
+  was lost with its connection: ioredis sends it again on the new one, or the limiter repeats a fetch
+  that failed) returns those entries that are still pending for the consumer and hands out nothing more,
+  so a hand-out whose reply was lost neither keeps the limit's slots until the visibility timeout while
+  nothing runs them, nor takes more.
   KEYS[1]  <ns>:{<ns>:<q>}:stream     STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:limits     HASH    concurrency, rateMax, rateMs (integers; absent = no limit);
                                               waitingUntil (epoch ms): a fetch was held back by concurrency lately;
@@ -28,11 +34,13 @@
   KEYS[3]  <ns>:{<ns>:<q>}:rate-log   ZSET    entry id -> when it was handed out (epoch ms, Redis time)
   KEYS[4]  <ns>:{<ns>:<q>}:           prefix  the queue's key prefix: its groups' keys are built on it
                                               (keys.ts QueueKeys group, groups, groups-idle, groups-waiting,
-                                              groups-parked, group-signal, group-running, group-rate, group-limits)
+                                              groups-parked, group-signal, group-running, group-rate, group-limits,
+                                              group-rate-logs, handout)
   ARGV[1]  group                      string  the consumer group
   ARGV[2]  consumer                   string  the fetching server
   ARGV[3]  count                      integer most entries wanted (the server's free slots)
   ARGV[4]  waitMarkMs                 integer ms  how long a held-back fetch marks the queue as waited on
+  ARGV[5]  token                      string  this fetch's token ('' = none: nothing remembered)
   Returns  {{entries as XREADGROUP returns them for one stream}, state, waitMs, last-delivered-id, waited,
            signal-id}: states protocol.ts LIMIT_STATE: 0 open (nothing handed out: last-delivered-id and
            signal-id (the group signal's last entry: a new group wakes the wait) are where to block from;
@@ -49,15 +57,35 @@
 -- @include groups
 -- @include group-slots
 -- @include task-meta
+-- @include rate-logs
 local LIMIT_STATE = { open = 0, concurrency = 1, rate = 2, groups = 3, again = 4 } -- protocol.ts LIMIT_STATE
+local HANDOUT_MEMORY = { keepMs = 300000 } -- protocol.ts HANDOUT_MEMORY
 local group, consumer, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local stream, P = KEYS[1], KEYS[4]
+local token = ARGV[5] or ''
+local handoutKey = P .. 'handout:' .. consumer
 local l = redis.call('HMGET', KEYS[2], 'concurrency', 'rateMax', 'rateMs', 'waitingUntil', 'grouped', 'gvt',
   'groupConcurrency', 'groupRateMax', 'groupRateMs', 'goverrides', 'gwaiting')
 local conc, rmax, rms = tonumber(l[1]), tonumber(l[2]), tonumber(l[3])
 local grouped = l[5] == '1'
 local now = nowMs()
 local waited = (tonumber(l[4]) or 0) > now and 1 or 0
+
+-- this fetch ran before and its reply was lost: its entries again (those still pending for the consumer), nothing
+-- more (none pending any more: a fetch as any other)
+if token ~= '' then
+  local last = redis.call('GET', handoutKey)
+  if last and string.sub(last, 1, #token + 1) == token .. ' ' then
+    local replay = {}
+    for id in string.gmatch(string.sub(last, #token + 2), '%S+') do
+      if #redis.call('XPENDING', stream, group, id, id, 1, consumer) > 0 then
+        local e = redis.call('XRANGE', stream, id, id)[1]
+        if e then replay[#replay + 1] = e end
+      end
+    end
+    if #replay > 0 then return {replay, LIMIT_STATE.open, 0, '', waited, ''} end
+  end
+end
 
 local function read(count)
   local res = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>')
@@ -110,6 +138,11 @@ local function handedOut(entries, state)
   if rmax and rms and #entries > 0 then
     for _, e in ipairs(entries) do redis.call('ZADD', KEYS[3], now, e[1]) end
     redis.call('PEXPIRE', KEYS[3], rms)
+  end
+  if token ~= '' and #entries > 0 then
+    local ids = {}
+    for i, e in ipairs(entries) do ids[i] = e[1] end
+    redis.call('SET', handoutKey, token .. ' ' .. table.concat(ids, ' '), 'PX', HANDOUT_MEMORY.keepMs)
   end
   return {entries, state, 0, '', waited, ''}
 end
@@ -217,6 +250,7 @@ for i = 1, #due, 2 do
   end
 end
 local picks, moved = 0, absorbed
+local rated = false -- a group's log of hand-outs was written (rate-logs: listed as alive)
 while #handed + picks < n do
   local head = redis.call('ZRANGE', P .. 'groups', 0, 0, 'WITHSCORES')
   if not head[1] then break end
@@ -246,6 +280,8 @@ while #handed + picks < n do
       if rm and rd then
         redis.call('ZADD', P .. 'group-rate:' .. g, now, id)
         redis.call('PEXPIRE', P .. 'group-rate:' .. g, rd)
+        noteGroupLog(P, g, now + rd)
+        rated = true
       end
       picks = picks + 1
       if not vt or turn > vt then vt = turn end
@@ -253,6 +289,7 @@ while #handed + picks < n do
     end
   end
 end
+if rated then trimGroupLogs(P, now) end
 if picks > 0 then
   redis.call('HINCRBY', KEYS[2], 'gwaiting', -picks)
   redis.call('HSET', KEYS[2], 'gvt', vt)

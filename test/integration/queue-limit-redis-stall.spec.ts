@@ -1,0 +1,54 @@
+// KNOWN FAULT, NOT FIXED (trial "trialflow", 2026-12-07): a Redis stalled (SIGSTOP, a long fork, a VM
+// pause) for longer than the visibility timeout makes every running task look idle to Redis, whose
+// clock went on: the first visibility-timeout sweep after the stall reclaims them, although their
+// workers are alive and were renewing their claims (the renewals were queued behind the stall). The
+// tasks run again beside their first copies, and a `concurrency: 1` queue runs 2 at once: the next task
+// starts in the slot the reclaim freed. Measured here: VISIBILITY_MS 3000, a 5 s stall, peak 2, the long
+// task started twice. It is a race at the resume (the sweep or the claim renewal, queued behind the
+// stall, runs first): 2 of 6 runs showed it on 2026-12-07, so the test is skipped (not `test.failing`,
+// which would be flaky) until the sweep tells a stalled Redis from idle tasks; run it by hand meanwhile.
+import { jest } from '@jest/globals';
+import { QueueClient } from '../../lib/core/queue/client.js';
+import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
+import { countBy, readRecords, type Rec } from '../helpers/records.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+jest.setTimeout(60_000);
+const rig = useWorkerRig('stall');
+
+/** The most tasks running at once, by the order of the records (start +1, done -1). */
+function peak(recs: readonly Rec[]): number {
+  let running = 0;
+  let max = 0;
+  for (const r of recs) {
+    if (r.phase === 'start') max = Math.max(max, ++running);
+    else if (r.phase === 'done') running--;
+  }
+  return max;
+}
+
+test.skip('a Redis stalled past the visibility timeout does not reclaim the running tasks of live workers: never over the limit', async () => {
+  const redis = await PrivateRedis.start();
+  const client = new QueueClient({ connection: redis.url, namespace: rig.ns });
+  try {
+    await client.setQueueLimits('default', { concurrency: 1 });
+    for (const w of ['W1', 'W2'])
+      await startWorker(rig, w, { CHRONOS_URL: redis.url, CONCURRENCY: 2, VISIBILITY_MS: 3000, RECOVER_MS: 500 });
+    const long = await client.enqueue('slow', { ms: 9000 });
+    await client.enqueue('slow', { ms: 100 });
+    const records = () => readRecords(rig.redis, rig.recordKey);
+    await waitFor(async () => countBy(await records(), 'start').has(long.id), 'the long task started');
+    redis.pause();
+    // eslint-disable-next-line local/no-fixed-sleep -- the stall's length itself is the point (longer than the visibility timeout)
+    await new Promise((r) => setTimeout(r, 5000));
+    redis.resume();
+    await waitFor(async () => countBy(await records(), 'done').size === 2, 'both tasks done', 30_000);
+    const recs = await records();
+    expect(countBy(recs, 'start').get(long.id)).toBe(1);
+    expect(peak(recs)).toBe(1);
+  } finally {
+    await client.close();
+    await redis.kill();
+  }
+});
