@@ -13,6 +13,24 @@ export function isCluster(client: RedisClient): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
+/**
+ * Runs `send`, which issues several commands at once (their promises not yet awaited), so that they
+ * leave in one socket write (a corked stream: one writev) on a ready standalone client: a syscall and
+ * a wake of Redis less per extra command. On a Cluster (commands go to the nodes of their slots) or a
+ * client not ready (they wait in the offline queue) it is `send()` alone.
+ * @returns what `send` returned
+ */
+export function inOneWrite<T>(client: RedisClient, send: () => T): T {
+  const socket = !isCluster(client) && client.status === 'ready' ? client.stream : undefined;
+  if (socket === undefined) return send();
+  socket.cork();
+  try {
+    return send();
+  } finally {
+    socket.uncork();
+  }
+}
+
 const CRC16_TABLE = (() => {
   const t = new Uint16Array(256);
   for (let i = 0; i < 256; i++) {
