@@ -10,6 +10,8 @@
 // and the bytes allocated per fire (the garbage collector's work grows with them). `--profile FILE.cpuprofile`: a V8 CPU profile of that window only
 // (node:inspector, 1 ms sampling; summarise it with bench/profile-summary.ts). CPU time on a shared
 // machine only grows with contention: compare builds interleaved, by the least of several runs.
+// The default 3 s warm-up leaves the JIT still compiling the leader's per-tick code for about a
+// minute: `--warm 45` (or runs 2+ of `--runs`) measures a warm leader (bench/README.md, 2026-12-07).
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { BenchRedis } from '../lib/redis.js';

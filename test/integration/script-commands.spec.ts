@@ -299,3 +299,27 @@ test('due index: take-due reads what came due with its definition; advance-due m
   await client.hset(k.schedules, b, '{"fp":"y","paused":true}');
   expect(await markDueScript(client, k, [b, 'missing'])).toBe(0);
 });
+
+test('advance-due takes a batch of moves as the lines of one argument: each compared and moved, taken out, or left when marked', async () => {
+  const k = shardKeysFor(ns, 'a');
+  await client.zadd(k.due, 1000, 'a', -5, 'b', 1000.5, 'c', 2000, 'd:1');
+  const moves = [
+    { name: 'a', read: '1000', next: 61_000.7 }, // floored to a leader's integer score
+    { name: 'b', read: '-4', next: 9000 }, // marked again since it was read: left
+    { name: 'c', read: '1000.5', next: undefined }, // out of the index
+    { name: 'd:1', read: '2000', next: 3000 },
+  ];
+  expect(await advanceDueScript(client, k, moves)).toBe(1);
+  expect(await client.zrange(k.due, 0, -1, 'WITHSCORES')).toEqual(['b', '-5', 'd:1', '3000', 'a', '61000']);
+});
+
+test('advance-due refuses a malformed move, naming where, and writes nothing', async () => {
+  const k = shardKeysFor(ns, 'a');
+  await client.zadd(k.due, 1000, 'a');
+  const { runScript } = await import('../../lib/core/redis/scripts.js');
+  await expect(runScript(client, 'advance-due', [k.due], ['a 1000 9000\nb 1000\n'])).rejects.toThrow(
+    /advance-due: malformed move at byte 13: "b 1000/,
+  );
+  await expect(runScript(client, 'advance-due', [k.due], ['a 1000 9000'])).rejects.toThrow(/malformed move at byte 1/);
+  expect(await client.zscore(k.due, 'a')).toBe('1000');
+});

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
-import { execReads, isCluster } from '../redis/cluster.js';
+import { corked, execReads, isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands/queue.js';
 import { deleteConsumersScript } from '../redis/commands/recovery.js';
 import { CONSUMER_GROUP, type QueueKeys } from '../redis/keys.js';
@@ -106,7 +106,7 @@ export class Consumer {
     args.push('STREAMS');
     for (const q of queues) args.push(q.keys.stream);
     for (let i = 0; i < queues.length; i++) args.push('>');
-    let read: Promise<unknown>;
+
     const acks = this.acks;
     const cluster = isCluster(via);
     const ready = !cluster && via.status === 'ready';
@@ -114,20 +114,13 @@ export class Consumer {
     // on a cluster, by the tap of its slot's master (a redirected read is read by ioredis)
     if (cluster) tapClusterReads(via);
     const cmd = cluster || (ready && tapReads(via as Redis)) ? new ReadCommand(args) : undefined;
-    const socket = acks && ready ? via.stream : undefined;
-    if (socket) {
-      // one write (writev) for the acks and the read: a syscall less per fetch
-      socket.cork();
-      try {
-        acks!.writeOn(via);
-        read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
-      } finally {
-        socket.uncork();
-      }
-    } else {
+    const send = (): Promise<unknown> => {
       acks?.writeOn(via);
-      read = cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
-    }
+      return cmd ? (via.sendCommand(cmd) as Promise<unknown>) : via.callBuffer('XREADGROUP', ...args);
+    };
+    // one write (writev) for the acks and the read: a syscall less per fetch (on a cluster the fetcher
+    // corks the masters around the whole round)
+    const read = acks && ready ? corked(via, send) : send();
     const got = await read;
     // read by the tap (then the command resolved with 1), or by ioredis (after a reconnect, or without a tap)
     const reply = (cmd?.take() ?? got) as ReadReply | [Buffer, [Buffer, Buffer[] | null][]][] | null;

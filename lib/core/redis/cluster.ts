@@ -257,8 +257,11 @@ export async function execReads(client: RedisClient, build: (p: ChainableCommand
  * corked (on a cluster, those of its masters), and uncorks them once it returns: what it sent to
  * one node leaves in one socket write, and that node is woken once for all of it. A worker's fetch
  * round on a cluster sends each master its acks and its read: written one by one they were two writes
- * per master, and each woke it (issue 22 target 5, bench/experiments/cluster-cost.ts). A socket not
- * connected is left alone (a command for it waits in ioredis's offline queue, as without this).
+ * per master, and each woke it (issue 22 target 5, bench/experiments/cluster-cost.ts); on one Redis,
+ * a fetch's acks and read, a shard batch's lastFired and orphaned-since reads: a syscall and a wake of
+ * Redis less per extra command. A socket not connected is left alone (a command for it waits in
+ * ioredis's offline queue, as without this). Corks nest (a stream counts them).
+ * @returns what `send` returned
  */
 export function corked<T>(client: RedisClient, send: () => T): T {
   const nodes = isCluster(client) ? client.nodes('master') : [client];

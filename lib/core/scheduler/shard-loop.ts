@@ -17,6 +17,7 @@ import { CallDeadlineError } from '../leadership/deadline.js';
 import { entryOf, exhaustedLine, readLastFired, Slicer, type Entry } from './due-entry.js';
 import type { FireItem } from './fire-triggers.js';
 import { applyLiveness, forgetOrphaned, orphanedOf, storeOrphaned } from './orphans.js';
+import { corked } from '../redis/cluster.js';
 import { isPlanned, plan, wakeAt } from './plan.js';
 import type { FiringShared } from './firing-settle.js';
 
@@ -24,6 +25,8 @@ import type { FiringShared } from './firing-settle.js';
 export const IDLE_RECHECK_MS = 10_000;
 /** How soon a schedule that could not be decided now is looked at again, ms (a liveness bound, a fence, an orphaned refusal). */
 const RECHECK_MS = 1_000;
+/** No stored orphaned-since instants (a batch of runtime schedules only). */
+const NONE_ORPHANED: ReadonlyMap<string, number> = new Map();
 
 /** One shard's loop; see the module doc. */
 export class ShardLoop {
@@ -143,9 +146,26 @@ export class ShardLoop {
         moves.push({ name: item.name, read: item.score, next: undefined });
       }
     }
-    await bound.call(readLastFired(ctx.client, entries), 'the lastFired read');
+    // the code-declared ones' stored orphaned-since instants are read with the lastFired: one write, both in flight
+    // (only this shard's leader writes them, in its batches, which never overlap)
+    const code = entries.filter((e) => !e.stored.runtime);
+    const [, orphaned] = await corked(ctx.client, () =>
+      Promise.all([
+        bound.call(readLastFired(ctx.client, entries), 'the lastFired read'),
+        code.length === 0
+          ? NONE_ORPHANED
+          : bound.call(
+              orphanedOf(
+                ctx.client,
+                ctx.keys,
+                code.map((e) => e.stored.name),
+              ),
+              'the orphaned read',
+            ),
+      ]),
+    );
     for (const e of entries) if (e.exhausted) ctx.logger.log(exhaustedLine(e.stored));
-    await this.liveness(entries, now);
+    await this.liveness(code, orphaned, now);
     const fire: FireItem[] = [];
     const slicer = new Slicer();
     for (const e of entries) {
@@ -180,16 +200,14 @@ export class ShardLoop {
   /**
    * Liveness of the batch's code-declared schedules (runtime ones are always live): liveUntil,
    * orphaned-since (stored once), the orphaned span of one declared again (orphans.ts).
+   * @param code the batch's code-declared entries; `stored` their stored orphaned-since instants ({@link orphanedOf})
    */
-  private async liveness(entries: Entry[], now: number): Promise<void> {
-    const code = entries.filter((e) => !e.stored.runtime);
+  private async liveness(code: Entry[], stored: ReadonlyMap<string, number>, now: number): Promise<void> {
     if (code.length === 0) return;
     const { ctx, bound } = this.shared;
     let read = await this.shared.liveRead();
     // only a fresh read may find a schedule undeclared: the last one may predate its declaration (a new instance)
     if (code.some((e) => !read.names.has(e.stored.name))) read = await bound.call(this.shared.liveRead(true), 'the liveness read');
-    const names = code.map((e) => e.stored.name);
-    const stored = await bound.call(orphanedOf(ctx.client, ctx.keys, names), 'the orphaned read');
     const toStore = applyLiveness(code, read, stored, now, (name) => ctx.declarations.liveUntilOf(name, read));
     await bound.call(storeOrphaned(ctx.client, ctx.keys, toStore), 'the orphaned-since write');
     for (const e of code) ctx.declarations.setLive(e, e.live);

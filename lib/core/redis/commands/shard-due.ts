@@ -55,13 +55,14 @@ export interface DueMove {
 
 /**
  * Moves planned schedules' wake instants on, each only when its score is still the one read
- * (advance-due.lua). @returns how many had moved meanwhile (a change marked them: left as they were).
+ * (advance-due.lua: the batch's moves as the lines of one argument). @returns how many had moved
+ * meanwhile (a change marked them: left as they were).
  */
 export async function advanceDueScript(client: RedisClient, keys: ShardKeys, moves: readonly DueMove[]): Promise<number> {
   if (moves.length === 0) return 0;
-  const a: (string | number)[] = [];
-  for (const m of moves) a.push(m.name, m.read, m.next === undefined ? '' : Math.floor(m.next));
-  return runScript<number>(client, 'advance-due', [keys.due], a);
+  let lines = '';
+  for (const m of moves) lines += `${m.name} ${m.read} ${m.next === undefined ? '' : Math.floor(m.next)}\n`;
+  return runScript<number>(client, 'advance-due', [keys.due], [lines]);
 }
 
 /** Marks schedules of one shard "look at it now" in its due index, those stored and not paused (mark-due.lua). @returns how many */
