@@ -185,6 +185,16 @@ export class Limiter {
     return shares;
   }
 
+  /**
+   * Ends a wait at once, as a CLIENT UNBLOCK ends the one on a single Redis's blocking connection: on
+   * a cluster the wait's per-slot reads ({@link SlotWaits}) stay in flight for the next wait, and the
+   * next fetch runs (a resumed queue, a changed pause). Fetcher.unblock calls it where it has no
+   * blocking connection to unblock.
+   */
+  interrupt(): void {
+    this.wake();
+  }
+
   private wake(): void {
     this.idle = undefined;
     const w = this.wakeWait;
