@@ -271,9 +271,12 @@ export class Fetcher {
    * id: the limiter's wait there is ended by a wake ({@link Limiter.interrupt}).
    */
   async unblock(): Promise<void> {
-    this.readers?.unblock();
-    // a cluster: the limiter's wait is per-slot reads on connections of their own, ended by a wake
-    if (!this.blocking) this.limiter.interrupt();
+    if (this.readers) {
+      // a cluster: the per-queue readers' connections are closed; the limiter's wait (per-slot reads on
+      // connections of its own) is ended by a wake
+      this.readers.unblock();
+      this.limiter.interrupt();
+    }
     if (this.blockingId === undefined) return;
     try {
       await this.deps.client.call('CLIENT', 'UNBLOCK', this.blockingId);
