@@ -176,3 +176,33 @@ test('a limited queue beside a paused one: a task of the paused queue starts whe
   await server.resume(other);
   await waitFor(() => started.includes('other'), 'the resumed queue’s task to start');
 });
+
+// each wait of a limited fetch on a cluster raced its per-slot reads against a sleep of the loops
+// (blockTimeout + 1 s, for a stop to end it); a wait ended otherwise (a freed slot, an entry) left that
+// sleep behind, a timer and a sleeper of the server's loops each, until it ran out: one per wait
+test('a group-limited queue on a cluster: the waits that a freed slot ended leave no sleep behind', async () => {
+  const ns = newNamespace('crw');
+  const queue = 'grouped';
+  const connection = { cluster: cluster.seeds };
+  const client = new QueueClient({ connection, namespace: ns });
+  closers.push(() => client.close());
+  await client.setQueueLimits(queue, { groupConcurrency: 1 });
+  const server = new ChronosServer({ connection, namespace: ns, queues: [queue], blockTimeout: 60_000, logger: recordingLogger() });
+  closers.push(() => server.shutdown());
+  let done = 0;
+  server.handle('job', async () => {
+    // outlasts the fetch that follows its start: that fetch finds the group held and waits
+    // eslint-disable-next-line local/no-fixed-sleep -- the handler's run time, not a wait for an event
+    await new Promise((r) => setTimeout(r, 30));
+    done++;
+  });
+  await server.start();
+  const sleepers = (server as unknown as { loops: { sleepers: Set<unknown> } }).loops.sleepers;
+  await waitFor(async () => (await blockedXreads()).length > 0, 'the idle fetch to wait');
+  const idle = sleepers.size; // the forwarder's poll, the fetch's wait
+  const tasks = 10;
+  await client.enqueueBulk(Array.from({ length: tasks }, (_, n) => ({ type: 'job', payload: n, options: { queue, group: 'g' } })));
+  await waitFor(() => done === tasks, 'every task to run');
+  await waitFor(async () => (await blockedXreads()).length > 0, 'the fetch to wait again');
+  expect(sleepers.size).toBe(idle);
+});
