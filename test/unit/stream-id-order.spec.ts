@@ -17,3 +17,17 @@ test.each([
 ])('idAfter(%s, %s) is %s', (a, b, after) => {
   expect(idAfter(a, b)).toBe(after);
 });
+
+// every pair of ids of a small space (time parts and sequences of 1 to 3 digits, so the same length
+// with a different time/sequence split, '10-5' against '9-55', and every other case): as (ms, seq) numbers
+test('idAfter orders every pair of ids of 1- to 3-digit parts as (ms, seq) numbers', () => {
+  const parts = [0, 1, 5, 9, 10, 55, 99, 100, 555, 999];
+  const ids = parts.flatMap((ms) => parts.map((seq) => ({ text: `${ms}-${seq}`, ms, seq })));
+  const wrong: string[] = [];
+  for (const a of ids)
+    for (const b of ids) {
+      const after = a.ms > b.ms || (a.ms === b.ms && a.seq > b.seq);
+      if (idAfter(a.text, b.text) !== after) wrong.push(`${a.text} ${b.text}`);
+    }
+  expect(wrong).toEqual([]);
+});

@@ -267,10 +267,16 @@ export class Fetcher {
    * Ends a blocking read at once (CLIENT UNBLOCK: the read returns empty, nothing is lost). The
    * per-queue readers of a cluster have their connections closed instead (an entry delivered to
    * a closed read stays in this consumer's PEL until it is given back or recovered); a cluster has
-   * no blocking connection, so no CLIENT UNBLOCK is sent to a node that may hold another client of that id.
+   * no blocking connection, so no CLIENT UNBLOCK is sent to a node that may hold another client of that
+   * id: the limiter's wait there is ended by a wake ({@link Limiter.interrupt}).
    */
   async unblock(): Promise<void> {
-    this.readers?.unblock();
+    if (this.readers) {
+      // a cluster: the per-queue readers' connections are closed; the limiter's wait (per-slot reads on
+      // connections of its own) is ended by a wake
+      this.readers.unblock();
+      this.limiter.interrupt();
+    }
     if (this.blockingId === undefined) return;
     try {
       await this.deps.client.call('CLIENT', 'UNBLOCK', this.blockingId);

@@ -192,6 +192,16 @@ export class Limiter {
     return shares;
   }
 
+  /**
+   * Ends a wait at once, as a CLIENT UNBLOCK ends the one on a single Redis's blocking connection: on
+   * a cluster the wait's per-slot reads ({@link SlotWaits}) stay in flight for the next wait, and the
+   * next fetch runs (a resumed queue, a changed pause). Fetcher.unblock calls it where it has no
+   * blocking connection to unblock.
+   */
+  interrupt(): void {
+    this.wake();
+  }
+
   private wake(): void {
     this.idle = undefined;
     const w = this.wakeWait;
@@ -307,6 +317,9 @@ export class Limiter {
     // no timer for a rate wait that outlasts the block: the wait ends at blockMs anyway, and a window over
     // Node's longest timer (2^31-1 ms) would fire after 1 ms, a busy loop (trial 14: a 30-day rate)
     const timer = rateWaitMs < blockMs ? setTimeout(() => this.wake(), Math.max(1, Math.ceil(rateWaitMs))) : undefined;
+    // a sleep of the loops (a stop ends it), ended with the wait: one left to run out stayed a timer and a
+    // sleeper of the loops for blockTimeout, one per wait a wake or an entry ended
+    let sleep: ReturnType<Loops['sleeper']> | undefined;
     try {
       if (blocking && blockOn.length > 0) {
         // XREAD claims nothing: it only tells that an entry is waiting past the group's last-delivered id
@@ -325,7 +338,8 @@ export class Limiter {
         return reply === null && !woke ? 'timeout' : 'other';
       }
       if (blockOn.length === 0) {
-        await Promise.race([woken, this.deps.loops.sleep(blockMs)]);
+        sleep = this.deps.loops.sleeper(blockMs);
+        await Promise.race([woken, sleep.done]);
         return 'other';
       }
       // on a cluster: one XREAD per slot, each on a connection of its own (before, streams in several
@@ -335,14 +349,16 @@ export class Limiter {
       // read went on, and a held-back group's task started at its re-check, 5 s later)
       const bound = Math.min(blockMs, rateWaitMs < Infinity ? Math.ceil(rateWaitMs) + 1 : blockMs);
       this.slotWaits ??= new SlotWaits(this.deps.client);
+      sleep = this.deps.loops.sleeper(blockMs + 1000);
       const ended = await Promise.race([
         this.slotWaits.wait(blockOn, bound),
         woken.then(() => 'other' as const),
-        this.deps.loops.sleep(blockMs + 1000).then(() => 'other' as const), // a stop wakes it
+        sleep.done.then(() => 'other' as const), // a stop wakes it
       ]);
       return ended === 'timeout' && !woke ? 'timeout' : 'other';
     } finally {
       clearTimeout(timer);
+      sleep?.wake();
       this.wakeWait = undefined;
     }
   }

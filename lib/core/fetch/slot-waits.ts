@@ -1,5 +1,5 @@
 import { keySlot } from '../redis/cluster.js';
-import { closeClient, duplicateConnection, type RedisClient } from '../redis/connection.js';
+import { duplicateConnection, type RedisClient } from '../redis/connection.js';
 import { readDeadlineMs, withDeadline } from './readers.js';
 
 /** A stream a waiting fetch blocks on (`XREAD`, which claims nothing), from an id: a queue's stream, or its group signal. */
@@ -28,6 +28,7 @@ interface SlotRead {
  */
 export class SlotWaits {
   private readonly reads = new Map<number, SlotRead>();
+  private closed = false;
 
   constructor(private readonly client: RedisClient) {}
 
@@ -53,14 +54,21 @@ export class SlotWaits {
     });
   }
 
-  /** Closes every connection (their reads in flight end). */
+  /**
+   * Closes every connection at once, and opens none after (a wait then ends at once). Disconnected,
+   * not QUIT: a QUIT queued behind a read still blocked (one left in flight for the next wait) waited
+   * out closeClient's bound, a second added to the shutdown of every idle worker of a limited queue on
+   * a cluster; the reads claim nothing, so nothing is lost.
+   */
   async close(): Promise<void> {
-    const conns = [...this.reads.values()].map((r) => r.conn);
+    this.closed = true;
+    for (const r of this.reads.values()) r.conn.disconnect();
     this.reads.clear();
-    await Promise.all(conns.map((c) => closeClient(c)));
+    return Promise.resolve();
   }
 
   private read(slot: number, on: readonly BlockOn[], blockMs: number): Promise<unknown> {
+    if (this.closed) return Promise.resolve(undefined); // closed: no connection that would outlive the server
     const keys = on.map((b) => b.key).join(' ');
     let r = this.reads.get(slot);
     if (r?.read && r.keys === keys) return r.read; // still blocked on the same streams: nothing new there since
