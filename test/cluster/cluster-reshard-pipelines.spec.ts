@@ -13,26 +13,14 @@ import { keySlot } from '../../lib/core/redis/cluster.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { Heartbeat, TaskCounters } from '../../lib/core/worker/heartbeat.js';
-import { RedisCluster, type Node } from '../helpers/redis-cluster.js';
+import { useReshardRig } from '../helpers/cluster-rig.js';
 import { newNamespace } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(90_000);
 
-let cluster: RedisCluster;
-let added: Node;
-const closers: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start({ masters: 3 });
-  added = await cluster.addMaster();
-});
-afterEach(async () => {
-  for (const c of closers.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const rig = useReshardRig();
+const { closers } = rig;
 
 /** The outcome of `run` as a string (an error's message), for a set of outcomes to compare. */
 async function outcome(run: () => Promise<string>): Promise<string> {
@@ -46,7 +34,7 @@ async function outcome(run: () => Promise<string>): Promise<string> {
 test('the global slot migrates: a heartbeat is written and the Inspector lists every server at every step', async () => {
   const ns = newNamespace('crp');
   const global = new GlobalKeys(ns);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const servers = [0, 1].map(
     () => new ChronosServer({ connection, namespace: ns, queues: ['a'], logger: recordingLogger(), blockTimeout: 1000 }),
   );
@@ -56,7 +44,7 @@ test('the global slot migrates: a heartbeat is written and the Inspector lists e
   }
   const inspector = new Inspector({ connection, namespace: ns });
   closers.push(() => inspector.close());
-  const client: Cluster = cluster.connect();
+  const client: Cluster = rig.cluster.connect();
   closers.push(async () => client.disconnect());
   const heartbeatOf = (id: string) =>
     new Heartbeat({
@@ -71,7 +59,7 @@ test('the global slot migrates: a heartbeat is written and the Inspector lists e
   const [heartbeat, ghost] = [heartbeatOf('beating'), heartbeatOf('ghost')];
   await heartbeat.beat();
   const seen = new Set<string>();
-  await cluster.moveSlot(keySlot(global.servers), added, {
+  await rig.cluster.moveSlot(keySlot(global.servers), rig.added, {
     batch: 1,
     during: async () => {
       seen.add(await outcome(async () => (await heartbeat.beat(), 'beat')));
@@ -95,7 +83,7 @@ test("a queue's slot migrates: the Inspector finds a scheduled task at every ste
   const ns = newNamespace('crp');
   const queue = 'moving';
   const keys = new QueueKeys(ns, queue);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   const inspector = new Inspector({ connection, namespace: ns });
@@ -103,7 +91,7 @@ test("a queue's slot migrates: the Inspector finds a scheduled task at every ste
   await client.enqueue('ready', null, { queue });
   const later = await client.enqueue('later', null, { queue, delay: 600_000 });
   const seen = new Set<string>();
-  await cluster.moveSlot(keySlot(keys.stream), added, {
+  await rig.cluster.moveSlot(keySlot(keys.stream), rig.added, {
     batch: 1,
     during: async () => {
       seen.add(await outcome(async () => `task=${(await inspector.task(queue, later.id))?.state}`));
@@ -120,14 +108,14 @@ test("a queue's slot migrates: the Inspector finds a scheduled task at every ste
 test('the global slot migrates to a master just added: every act of a fresh Inspector records its audit entry', async () => {
   const ns = newNamespace('crp');
   const global = new GlobalKeys(ns);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const first = new Inspector({ connection, namespace: ns });
   closers.push(() => first.close());
   await first.pauseQueue('q0', { actor: 'test' }); // the global slot's keys: the paused set, the audit stream
-  const fresh = await cluster.addMaster();
+  const fresh = await rig.cluster.addMaster();
   const seen = new Set<string>();
   let acts = 1;
-  await cluster.moveSlot(keySlot(global.audit), fresh, {
+  await rig.cluster.moveSlot(keySlot(global.audit), fresh, {
     batch: 1,
     during: async () => {
       const inspector = new Inspector({ connection, namespace: ns });
@@ -148,7 +136,7 @@ test('the global slot migrates to a master just added: every act of a fresh Insp
 test("the scheduler's slot migrates: the Inspector reads the shards' leader and the instances at every step", async () => {
   const ns = newNamespace('crp');
   const keys = new SchedulerKeys(ns);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const scheduler = new Scheduler({ connection, namespace: ns, logger: recordingLogger() });
   closers.push(() => scheduler.stop());
   await scheduler.start();
@@ -156,7 +144,7 @@ test("the scheduler's slot migrates: the Inspector reads the shards' leader and 
   closers.push(() => inspector.close());
   await waitFor(async () => (await inspector.leader()) !== null, 'the scheduler to lead the shards');
   const seen = new Set<string>();
-  await cluster.moveSlot(keySlot(keys.shards), added, {
+  await rig.cluster.moveSlot(keySlot(keys.shards), rig.added, {
     batch: 1,
     during: async () => {
       seen.add(await outcome(async () => `leader=${(await inspector.leader()) !== null}`));

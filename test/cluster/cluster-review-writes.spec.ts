@@ -9,31 +9,19 @@ import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { keySlot } from '../../lib/core/redis/cluster.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
-import { RedisCluster, type Node } from '../helpers/redis-cluster.js';
+import { useReshardRig } from '../helpers/cluster-rig.js';
 import { newNamespace } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
 
 jest.setTimeout(120_000);
 
-let cluster: RedisCluster;
-let added: Node;
-const closers: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start({ masters: 3 });
-  added = await cluster.addMaster();
-});
-afterEach(async () => {
-  for (const c of closers.splice(0).reverse()) await c();
-});
-afterAll(async () => {
-  await cluster?.stop();
-});
+const rig = useReshardRig();
+const { closers } = rig;
 
 /** The clients of every master blocked in XREAD on a stream of `ns`. */
 async function blockedXreads(): Promise<string[]> {
   const out: string[] = [];
-  for (const n of cluster.liveNodes().filter((m) => m.master)) {
+  for (const n of rig.cluster.liveNodes().filter((m) => m.master)) {
     const node = new Redis({ host: '127.0.0.1', port: n.port, lazyConnect: true });
     try {
       await node.connect();
@@ -50,7 +38,7 @@ test("a queue's slot migrates: enqueue, enqueueBulk and delayed enqueues store e
   const ns = newNamespace('crw');
   const queue = 'moving';
   const keys = new QueueKeys(ns, queue);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   // keys of the slot to move, so that the migration has steps
@@ -59,7 +47,7 @@ test("a queue's slot migrates: enqueue, enqueueBulk and delayed enqueues store e
   const ids: string[] = [];
   let step = 0;
   const writes: Promise<void>[] = [];
-  await cluster.moveSlot(keySlot(keys.stream), added, {
+  await rig.cluster.moveSlot(keySlot(keys.stream), rig.added, {
     batch: 1,
     during: async () => {
       step++;
@@ -90,7 +78,7 @@ test("a queue's slot migrates: enqueue, enqueueBulk and delayed enqueues store e
   await Promise.all(writes);
   expect(results).toEqual(new Set(['bulk ok', 'delayed ok', 'ready ok']));
   expect(new Set(ids).size).toBe(ids.length);
-  const inspect = cluster.connect();
+  const inspect = rig.cluster.connect();
   closers.push(async () => inspect.disconnect());
   // every ready task once in the stream (by its id field), every delayed one once in the scheduled set
   const entries = (await inspect.xrange(keys.stream, '-', '+')) as [string, string[]][];
@@ -107,13 +95,13 @@ test("a queue's slot held half-moved: an enqueueBulk of ready tasks is stored on
   const ns = newNamespace('crw');
   const queue = 'held';
   const keys = new QueueKeys(ns, queue);
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   await client.enqueue('seed', 0, { queue });
   const results = new Set<string>();
   const ids: string[] = [];
-  await cluster.moveSlot(keySlot(keys.stream), added, {
+  await rig.cluster.moveSlot(keySlot(keys.stream), rig.added, {
     batch: 1,
     during: async () => {
       try {
@@ -126,7 +114,7 @@ test("a queue's slot held half-moved: an enqueueBulk of ready tasks is stored on
     },
   });
   expect(results).toEqual(new Set(['ok']));
-  const inspect = cluster.connect();
+  const inspect = rig.cluster.connect();
   closers.push(async () => inspect.disconnect());
   const entries = (await inspect.xrange(keys.stream, '-', '+')) as [string, string[]][];
   expect(entries.map(([, f]) => f[f.indexOf('id') + 1]).filter((id) => ids.includes(id))).toEqual(ids);
@@ -135,7 +123,7 @@ test("a queue's slot held half-moved: an enqueueBulk of ready tasks is stored on
 test('an idle worker of a limited queue: after its shutdown no XREAD of its waits stays blocked', async () => {
   const ns = newNamespace('crw');
   const queue = 'limited';
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   await client.setQueueLimits(queue, { concurrency: 2 });
@@ -155,7 +143,7 @@ test('an idle worker of a limited queue: after its shutdown no XREAD of its wait
 test('a limited queue beside a paused one: a task of the paused queue starts when it is resumed, not at blockTimeout', async () => {
   const ns = newNamespace('crw');
   const [limited, other] = ['limited', 'other'];
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   await client.setQueueLimits(limited, { concurrency: 2 });
@@ -183,7 +171,7 @@ test('a limited queue beside a paused one: a task of the paused queue starts whe
 test('a group-limited queue on a cluster: the waits that a freed slot ended leave no sleep behind', async () => {
   const ns = newNamespace('crw');
   const queue = 'grouped';
-  const connection = { cluster: cluster.seeds };
+  const connection = { cluster: rig.cluster.seeds };
   const client = new QueueClient({ connection, namespace: ns });
   closers.push(() => client.close());
   await client.setQueueLimits(queue, { groupConcurrency: 1 });

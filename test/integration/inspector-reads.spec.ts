@@ -182,15 +182,18 @@ test('one task by id across all queues, in each state; a trigger task has its sc
   expect(trigger).toMatchObject({ queue: 'c', schedule: 'nightly', triggerAt: 1764547200000, maxRetry: 3 });
   expect(await inspector.findTask('junk')).toMatchObject({ payload: '{not json', payloadError: expect.stringMatching(/invalid JSON/) });
   expect(await inspector.findTask(a.id, 'b')).toBeUndefined();
-  // an id no task can have was looked for through every queue's stream and answered "not found"
+  // an id no task can have was looked for through every queue's stream and answered "not found";
+  // requireTask (the CLI's `task`, the console's task page) answered TaskNotFoundError for it
   for (const [id, shown] of [
     ['', '""'],
     [5, '5'],
     [undefined, 'undefined'],
   ] as const) {
-    const bad = await inspector.findTask(id as never).catch((e: unknown) => e);
-    expect(bad).toBeInstanceOf(InvalidOptionsError);
-    expect((bad as Error).message).toContain(`id: expected a non-empty string, got ${shown}`);
+    for (const read of [inspector.findTask, inspector.requireTask]) {
+      const bad = await read.call(inspector, id as never).catch((e: unknown) => e);
+      expect(bad).toBeInstanceOf(InvalidOptionsError);
+      expect((bad as Error).message).toContain(`id: expected a non-empty string, got ${shown}`);
+    }
   }
   expect(await inspector.task('a', a.id)).toMatchObject({ id: a.id });
   expect(await inspector.findTask('nope')).toBeUndefined();

@@ -1,5 +1,7 @@
-// The CLI's `--redis-url` (lib/cli/context.ts redisOptions): a bad URL is a usage error naming what is wrong.
+// The CLI's `--redis-url` (lib/cli/context.ts redisOptions): a bad URL is a usage error naming what is wrong,
+// with the URL's credentials hidden (lib/core/redis/url-check.ts redactUrl, which every door shares).
 import { redisOptions, UsageError } from '../../lib/cli/context.js';
+import { redactUrl, redisUrlProblem } from '../../lib/core/redis/url-check.js';
 
 function problem(url: string): string {
   try {
@@ -37,4 +39,24 @@ test('a good URL gives host, port, db and credentials', () => {
     username: 'u',
     password: 'p@ss',
   });
+});
+
+test('a password given as a query parameter is hidden too (ioredis reads it; the error printed it)', () => {
+  const message = problem('redis://127.0.0.1:63a79/0?password=s3cret');
+  expect(message).toBe('--redis-url: "redis://127.0.0.1:63a79/0?password=***" is not a URL (expected redis://host:port[/db])');
+  expect(message).not.toContain('s3cret');
+});
+
+test('redactUrl hides every credential parameter ioredis reads, and nothing else', () => {
+  expect(redactUrl('redis://host:6379/0?password=secret')).toBe('redis://host:6379/0?password=***');
+  // a `@` in a hidden value is not taken for the end of a user name (the host stays named)
+  expect(redactUrl('redis://host:6379/0?password=p@ss')).toBe('redis://host:6379/0?password=***');
+  expect(redactUrl('redis://u:pw@host/0?family=6&username=ops&sentinelPassword=p%40ss&sentinelUsername=s')).toBe(
+    'redis://***@host/0?family=6&username=***&sentinelPassword=***&sentinelUsername=***',
+  );
+  // the name as ioredis decodes it; any case; a `#` in the value hidden with it
+  expect(redactUrl('redis://host/0?pass%77ord=secret&PASSWORD=ab#cd')).toBe('redis://host/0?pass%77ord=***&PASSWORD=***');
+  expect(redactUrl('redis://host/0?db=1&connectionName=api')).toBe('redis://host/0?db=1&connectionName=api');
+  // the core's and the Nest module's check name the URL the same way
+  expect(redisUrlProblem('http://host/0?password=secret')).toBe('expected a redis:// or rediss:// URL, got "http://host/0?password=***"');
 });

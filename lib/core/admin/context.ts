@@ -2,7 +2,7 @@ import { META } from '../redis/protocol.js';
 import { InvalidOptionsError, InvalidTaskStateError } from '../runtime/errors.js';
 import type { ChronosEvent, EventBus, OperatorAction } from '../runtime/events.js';
 import type { RedisClient } from '../redis/connection.js';
-import { assertName } from '../runtime/options.js';
+import { assertName, show } from '../runtime/options.js';
 import type { TaskSet } from '../redis/commands/admin.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
 import { GlobalKeys, QueueKeys, SchedulerKeys, isGroupName, isStoredName, shardKeysFor, type ShardKeys } from '../redis/keys.js';
@@ -83,6 +83,16 @@ export class InspectorContext {
 export function checkState(state: unknown, allowed: readonly TaskState[] = TASK_STATES): TaskState {
   if (typeof state !== 'string' || !(allowed as readonly string[]).includes(state)) throw new InvalidTaskStateError(state, allowed);
   return state as TaskState;
+}
+
+/**
+ * Checks a task id at the Inspector's door, for every read of one task by id: no task can have an id
+ * that is not a non-empty string (unchecked, it was looked for through every queue's stream and
+ * answered as not found). @throws InvalidOptionsError naming the value
+ */
+export function checkTaskId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '')
+    throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], 'task lookup');
 }
 
 /** The set (ZSET) and hash of a state kept outside the stream. */

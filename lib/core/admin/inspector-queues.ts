@@ -1,8 +1,7 @@
 // The queue and task reads and acts of an Inspector: the base that inspector.ts adds schedules, audit and fleet to.
-import { checkFilter, checkState } from './context.js';
+import { checkFilter, checkState, checkTaskId } from './context.js';
 import { InspectorCore } from './inspector-core.js';
 import { OptionProblems, show } from '../runtime/options.js';
-import { InvalidOptionsError } from '../runtime/errors.js';
 import * as hist from './history.js';
 import { actOptions, checkWindow, counted, filterText, toggled } from './audited.js';
 import { getQueueLimits, setQueueLimits, type QueueLimits, type QueueLimitsUpdate } from '../queue/limits.js';
@@ -185,8 +184,7 @@ export class QueueInspector extends InspectorCore {
    *   looked for through every queue's stream, and answered as not found)
    */
   async findTask(id: string, queue?: string): Promise<TaskInfo | undefined> {
-    if (typeof id !== 'string' || id === '')
-      throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], 'task lookup');
+    checkTaskId(id);
     return (await t.findTask(this.ctx, id, queue))?.info;
   }
 
@@ -194,9 +192,11 @@ export class QueueInspector extends InspectorCore {
    * A task by id, as {@link findTask}, or throws.
    * @throws TaskNotFoundError naming the id and the queue searched (any queue without `queue`), and,
    * when tasks wait in the groups of the queues searched, that a task waiting in its group is not
-   * found by id until a worker takes it.
+   * found by id until a worker takes it; InvalidOptionsError for an id that is not a non-empty string
+   * (as {@link findTask}).
    */
   async requireTask(id: string, queue?: string): Promise<TaskInfo> {
+    checkTaskId(id);
     const row = await t.findTask(this.ctx, id, queue);
     if (!row) throw await t.taskNotFound(this.ctx, queue, id);
     return row.info;

@@ -118,7 +118,8 @@ export class Limiter {
   async close(): Promise<void> {
     this.closed = true;
     this.wake();
-    await Promise.all([this.sub && closeClient(this.sub), this.slotWaits?.close()]);
+    this.slotWaits?.close(); // at once: its connections are disconnected, not sent QUIT
+    if (this.sub) await closeClient(this.sub);
   }
 
   /** Takes the namespace's `limited` set (read every second with the paused queues; read here when not given). */

@@ -58,13 +58,13 @@ export class SlotWaits {
    * Closes every connection at once, and opens none after (a wait then ends at once). Disconnected,
    * not QUIT: a QUIT queued behind a read still blocked (one left in flight for the next wait) waited
    * out closeClient's bound, a second added to the shutdown of every idle worker of a limited queue on
-   * a cluster; the reads claim nothing, so nothing is lost.
+   * a cluster; the reads claim nothing, so nothing is lost. Synchronous: a disconnect waits for no
+   * reply, and the reads it ends settle as failed reads do (read's catch).
    */
-  async close(): Promise<void> {
+  close(): void {
     this.closed = true;
     for (const r of this.reads.values()) r.conn.disconnect();
     this.reads.clear();
-    return Promise.resolve();
   }
 
   private read(slot: number, on: readonly BlockOn[], blockMs: number): Promise<unknown> {

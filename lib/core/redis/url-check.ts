@@ -5,12 +5,40 @@
  * error did not say which value was wrong.
  */
 
-/** `url` with what stands between its scheme and its last `@` (user name and password) replaced by `***`. @internal */
+/**
+ * The query parameters ioredis reads as credentials, lower-cased: its `parseURL` copies every parameter
+ * of a URL into the client's options, so `?password=…` authenticates as `redis://:…@` does.
+ */
+const CREDENTIAL_PARAMS = new Set(['password', 'username', 'sentinelpassword', 'sentinelusername']);
+
+/**
+ * `url` with its credentials hidden: what stands between its scheme and its last `@` (user name and
+ * password) replaced by `***`, and so is the value of each credential query parameter (`password`,
+ * `username`, `sentinelPassword`, `sentinelUsername`, its name matched as ioredis decodes it, in any
+ * case). A query value is hidden up to the next `&`, a `#` in it included. @internal
+ */
 export function redactUrl(url: string): string {
-  const at = url.lastIndexOf('@');
-  if (at < 0) return url;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
-  return `${scheme}***${url.slice(at)}`;
+  const hidden = redactQuery(url); // first: a `@` in a hidden value no longer marks the end of a user name
+  const at = hidden.lastIndexOf('@');
+  if (at < 0) return hidden;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(hidden)?.[0] ?? '';
+  return `${scheme}***${hidden.slice(at)}`;
+}
+
+/** `url` with the value of each credential query parameter replaced by `***`. */
+function redactQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((param) => {
+      const eq = param.indexOf('=');
+      if (eq < 0) return param;
+      const name = [...new URLSearchParams(param).keys()][0] ?? ''; // decoded as ioredis decodes it (`%77`, `+`)
+      return CREDENTIAL_PARAMS.has(name.toLowerCase()) ? `${param.slice(0, eq)}=***` : param;
+    });
+  return `${url.slice(0, q + 1)}${params.join('&')}`;
 }
 
 /**
