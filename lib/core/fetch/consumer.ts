@@ -49,7 +49,11 @@ function fetchedOf<Q extends ConsumedQueue>(
   reply: ReadReply | [Buffer, [Buffer, Buffer[] | null][]][],
   queues: readonly Q[],
 ): Fetched<Q>[] {
-  const out: Fetched<Q>[] = [];
+  let n = 0;
+  for (let s = 0; s < reply.length; s++) n += reply[s][1].length;
+  // sized once: a read hands `count` entries per stream, and growing by push copied the list ~6 times per read of 50
+  const out: Fetched<Q>[] = new Array(n);
+  let o = 0;
   for (let s = 0; s < reply.length; s++) {
     const key = reply[s][0];
     const entries = reply[s][1] as readonly [string | Buffer, string[] | Buffer[] | null][];
@@ -57,7 +61,7 @@ function fetchedOf<Q extends ConsumedQueue>(
     for (let e = 0; e < entries.length; e++) {
       const entry = entries[e];
       const entryId = entry[0];
-      out.push({ queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] });
+      out[o++] = { queue, entryId: typeof entryId === 'string' ? entryId : entryId.toString(), fields: entry[1] };
     }
   }
   return out;

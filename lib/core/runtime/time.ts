@@ -1,13 +1,20 @@
 import { performance } from 'node:perf_hooks';
 
 /**
+ * `performance.timeOrigin`, read at the first {@link monotonicNow} (it is fixed for the life of the
+ * process): Node's getter checks its receiver and asks its binding at every read, and the worker
+ * reads the clock once or more per task.
+ */
+let timeOrigin: number | undefined;
+
+/**
  * The local base every engine instant is carried by: the monotonic clock, as epoch ms
  * (`performance.timeOrigin + performance.now()`). It reads the wall clock once, when the process
  * starts, and only moves forward at the rate of the monotonic clock after that: a step of the wall
  * clock (NTP, a VM resumed from suspend, `Date.now` patched) does not move it.
  */
 export function monotonicNow(): number {
-  return performance.timeOrigin + performance.now();
+  return (timeOrigin ??= performance.timeOrigin) + performance.now();
 }
 
 /**

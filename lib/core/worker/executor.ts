@@ -126,33 +126,53 @@ export class Executor {
    * and the handler has returned: a handler that ignores its timeout's abort keeps its slot until it
    * returns (as a cancelled one does), so no more than `concurrency` handlers ever run.
    * Synchronous handlers settle without a promise; no promise race per task: the timeout timer
-   * (or the sweep, for long timeouts) settles the run itself.
+   * (or the sweep, for long timeouts) settles the run itself. The attempt's state ({@link Attempt})
+   * and its timeout are made only when the handler returns a promise (or throws, or ends otherwise
+   * than by a plain success): while a handler runs synchronously no timer or sweep can run, so a
+   * synchronous success needs neither, and an asynchronous handler's timeout still counts from its start.
    */
   execute(run: TaskRun, reg: Registration, owner: RunOwner): void {
     if (this.events.active) this.emitStarted(run);
     const span = consumerSpanWanted(run.entry.meta[META.traceparent]) ? spanOf(run) : undefined;
-    const a: Attempt = { run, reg, owner, span, settled: false, running: true, recorded: false, timer: undefined, dueAt: 0, longAt: -1 };
-    const timeoutMs = run.timeoutMs;
-    if (timeoutMs > 0) {
-      if (timeoutMs <= OWN_TIMER_MAX_MS) a.timer = setTimeout(() => this.expire(a), timeoutMs);
-      else {
-        a.dueAt = run.startedAt + timeoutMs;
-        a.longAt = this.long.length;
-        this.long.push(a);
-        this.sweeper ??= setInterval(() => this.sweep(), 1000).unref();
-      }
-    }
+    let result: PromiseLike<unknown> | undefined;
     try {
       // with a span, the handler runs in its context, so the spans it makes are its children
-      const result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
-      if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-        result.then(
-          () => this.ended(a, true),
-          (err: unknown) => this.ended(a, false, err),
-        );
-      } else this.ended(a, true);
+      result = (span ? span.run(() => reg.fn(run)) : reg.fn(run)) as PromiseLike<unknown> | undefined;
     } catch (err) {
-      this.ended(a, false, err);
+      return this.ended(this.attempt(run, reg, owner, span), false, err);
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      const a = this.attempt(run, reg, owner, span);
+      this.arm(a);
+      result.then(
+        () => this.ended(a, true),
+        (err: unknown) => this.ended(a, false, err),
+      );
+      // the usual end of a synchronous handler (a success, no span, nothing aborted): acked, its slot free
+    } else if (span === undefined && !run.abandoned && !run.aborted) {
+      this.acked(run, true);
+      owner.finish(run);
+    } else this.ended(this.attempt(run, reg, owner, span), true);
+  }
+
+  /** The state of an attempt whose end is not a synchronous plain success. */
+  private attempt(run: TaskRun, reg: Registration, owner: RunOwner, span: ChronosSpan | undefined): Attempt {
+    return { run, reg, owner, span, settled: false, running: true, recorded: false, timer: undefined, dueAt: 0, longAt: -1 };
+  }
+
+  /** Starts the timeout of an attempt whose handler returned a promise: due `timeoutMs` after the run started. */
+  private arm(a: Attempt): void {
+    const { timeoutMs, startedAt } = a.run;
+    if (timeoutMs <= 0) return;
+    if (timeoutMs <= OWN_TIMER_MAX_MS) {
+      // what is left of it once the handler's synchronous part has run
+      const left = Math.max(0, startedAt + timeoutMs - engineTime.now());
+      a.timer = setTimeout(() => this.expire(a), left);
+    } else {
+      a.dueAt = startedAt + timeoutMs;
+      a.longAt = this.long.length;
+      this.long.push(a);
+      this.sweeper ??= setInterval(() => this.sweep(), 1000).unref();
     }
   }
 
@@ -233,12 +253,17 @@ export class Executor {
 
   /** The attempt leaves the queue: its ack is batched (its markers released with it); `ok`: it succeeded (else it was superseded). */
   private succeeded(a: Attempt, ok: boolean): void {
-    const { entry: task, ref: queue } = a.run;
+    this.acked(a.run, ok);
+    this.done(a);
+  }
+
+  /** Batches the ack of `run` (its markers released with it) and emits `task.succeeded` when `ok`. */
+  private acked(run: TaskRun, ok: boolean): void {
+    const { entry: task, ref: queue } = run;
     const m = task.meta;
     const release = m[META.uniqueId] || m[META.overlapSkip] || m[META.group] ? markerKeys(queue.keys, task) : NO_MARKERS;
     this.acker.add(queue.keys, task.entryId, task.id, release);
     if (ok && this.events.active) {
-      const run = a.run;
       const durationMs = engineTime.now() - run.startedAt;
       this.events.emit({
         type: 'task.succeeded',
@@ -249,7 +274,6 @@ export class Executor {
         durationMs,
       });
     }
-    this.done(a);
   }
 
   private emitStarted(run: TaskRun): void {
