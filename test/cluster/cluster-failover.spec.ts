@@ -99,12 +99,32 @@ test.each(CASES)('SIGKILL the master of the %s slot: reconnect, leader again, no
       // issue 20 fault 7: a leader elected during the failover keeps the lease (no second change a moment later)
       // the most times one shard was taken after the kill: once, and moved at most once more when the other
       // instance's membership comes back and the shards are shared again (docs/scheduler-shards.md)
-      const taken = new Map<number, number>();
+      // A take is a new term (the rising counter: every acquisition takes one). A lease announced again under the
+      // same term is no take: a reply that straddled the promotion leaves little of the lease (it leads until sent +
+      // ttl − margin), its holder steps down by its local clock, and the next renewal confirms the same lease
+      // ('lease expired by the local clock', then leader.acquired with the same term). So the takes of a shard are
+      // the distinct instance|term of its acquisitions: an event's term is the newest of its batch, and a take's
+      // new term is above every earlier one, so no take is missed (a batch mixing both may count one too many).
+      const taken = new Map<number, Set<string>>();
+      const announced = new Map<number, number>();
       for (const e of seen)
-        if (e.type === 'leader.acquired' && e.at >= killAt) for (const k of e.shards) taken.set(k, (taken.get(k) ?? 0) + 1);
-      const leaderships = Math.max(0, ...taken.values());
+        if (e.type === 'leader.acquired' && e.at >= killAt)
+          for (const k of e.shards) {
+            taken.set(k, (taken.get(k) ?? new Set()).add(`${e.instanceId}|${e.term}`));
+            announced.set(k, (announced.get(k) ?? 0) + 1);
+          }
+      const leaderships = Math.max(0, ...[...taken.values()].map((t) => t.size));
+      const announcements = Math.max(0, ...announced.values());
       const losses = seen.filter((e) => e.type === 'leader.lost' && e.at >= killAt).map((e) => (e as { reason?: string }).reason);
-      figures.push({ killed: what, killAt, promotedAfterMs: okAt - killAt, leaderAfterMs: leaderAt - killAt, leaderships, losses });
+      figures.push({
+        killed: what,
+        killAt,
+        promotedAfterMs: okAt - killAt,
+        leaderAfterMs: leaderAt - killAt,
+        leaderships,
+        announcements,
+        losses,
+      });
     }
     clearInterval(load);
     const killAt = figures[0].killAt as number;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { FailureLog, type ChronosLogger } from '../runtime/logger.js';
 import { CallDeadlineError, within } from './deadline.js';
@@ -53,6 +54,11 @@ const RETRY_FLOOR_DIVISOR = 50;
  * is not trusted: its shards are announced only by the next call, made at once. `stop()` releases
  * every shard at once (release-shards.lua), so the others take them without waiting.
  *
+ * A call given up at its deadline is not cancelled: the client may still send it, after a failover
+ * even after the newer calls (cluster-failover.spec: an older join ran after a newer standAside and
+ * made the instance a member again). Each call carries this loop's incarnation and a rising seq, and
+ * shards.lua ignores one older than a call of the same incarnation that already ran.
+ *
  * Too slow to lead: a call whose round trip is longer than half the lease's local validity
  * (`(ttl − margin) / 2`) comes back with less of the lease left than a call takes, so a fire sent then
  * cannot come back before the lease ends (LeaseBound abandons it), and the next renewal cannot land in
@@ -78,6 +84,10 @@ export class ShardLeases {
   private readonly marginMs: number;
   /** A round trip longer than this (ms) leaves less of the lease than a call takes: the instance stands aside (see the class doc). */
   private readonly slowMs: number;
+  /** Names this lease loop in its calls' fence (shards.lua ignores a call older than one of the same incarnation that ran). */
+  private readonly incarnation = randomBytes(8).toString('hex');
+  /** The seq of the last call sent (rises with each). */
+  private seq = 0;
   /** True while this instance stands aside (its calls pass shards.lua `standAside`). */
   private standingAside = false;
   /**
@@ -175,7 +185,10 @@ export class ShardLeases {
       const aside = this.standingAside;
       // past ttl − margin the leases it renews are spent by this clock: a reply after that is not trusted
       const r = await within(
-        shardsScript(this.o.client, this.o.keys, this.o.instanceId, this.o.ttlMs, this.o.shardCount, !this.joined, aside),
+        shardsScript(this.o.client, this.o.keys, this.o.instanceId, this.o.ttlMs, this.o.shardCount, !this.joined, aside, {
+          incarnation: this.incarnation,
+          seq: ++this.seq,
+        }),
         this.o.ttlMs - this.marginMs,
         'shard lease call',
       );

@@ -291,6 +291,14 @@ export class SchedulerKeys {
   }
 
   /**
+   * STRING `<incarnation>|<seq>` of an instance's newest shards.lua call that ran, with a PX TTL of
+   * its membership (the lease TTL): a call of the same incarnation with a seq at or below it is stale.
+   */
+  leaseCall(instanceId: string): string {
+    return this.prefix + 'lease-call:' + instanceId;
+  }
+
+  /**
    * SET of the schedule names with this digest (`<count>.<sha1>` of the sorted names): shared by
    * every instance that declares the same schedules, with a PX TTL their heartbeats renew.
    */

@@ -11,6 +11,8 @@
   KEYS[1]  <ns>:{<ns>:sched}:shards   HASH    shard -> "<instanceId>|<term>|<expiresAtMs>"
   KEYS[2]  <ns>:{<ns>:sched}:members  ZSET    instanceId -> expiresAt (epoch ms, Redis time)
   KEYS[3]  <ns>:{<ns>:sched}:term     STRING  rising counter (max(INCR, Redis ms)): the terms
+  KEYS[4]  <ns>:{<ns>:sched}:lease-call:<instanceId>  STRING  "<incarnation>|<seq>" of this instance's newest
+                                      call that ran (expires with the membership it wrote)
   ARGV[1]  instanceId                 string
   ARGV[2]  ttlMs                      integer ms: the lease of each shard and of the membership
   ARGV[3]  count                      integer: how many shards (protocol.ts SHARD_COUNT)
@@ -22,10 +24,17 @@
                                       live member campaigns, it releases every shard it holds (announced),
                                       takes none and leaves the members, so the others share every shard;
                                       with no other member it calls as usual (a slow leader beats none)
-  Returns  {redisNowMs, mine, taken, released, nextCheckMs}: mine is a flat list of shard, term of
+  ARGV[7]  incarnation                string naming this process's ShardLeases ("" = no fence: tests)
+  ARGV[8]  seq                        integer, rising with each call of that incarnation
+  A call whose seq is at or below the newest of the same incarnation that ran is stale: the instance
+  gave up on it at its deadline and made a newer call, which ran first (a client re-sends queued calls
+  after a failover in any order). It changes nothing and returns stale = 1: acting on it would
+  undo the newer call (an older join after a newer standAside made the caller a member again).
+  Returns  {redisNowMs, mine, taken, released, nextCheckMs, stale}: mine is a flat list of shard, term of
            every shard this instance leads after the call (taken ones included); taken and released
            list shard numbers; nextCheckMs is the earliest expiry of another member or another's
-           shard (epoch ms; 0 when there is none): the instance calls again then
+           shard (epoch ms; 0 when there is none): the instance calls again then; stale is 1 for a
+           stale call (nothing else in the reply is meaningful), else 0
 ]]
 -- @include now-ms
 -- @include rising-counter
@@ -33,10 +42,17 @@ local now = nowMs()
 local me, ttl, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local was = tonumber(redis.call('ZSCORE', KEYS[2], me))
 local joins = ARGV[5] == '1' or not was or was <= now
+local incarnation, seq = ARGV[7], tonumber(ARGV[8])
+if incarnation ~= '' then
+  local last = redis.call('GET', KEYS[4])
+  local lastIncarnation, lastSeq = string.match(last or '', '^(.*)|(%d+)$')
+  if lastIncarnation == incarnation and tonumber(lastSeq) >= seq then return {now, {}, {}, {}, 0, 1} end
+end
 -- the first write is a deny-oom one (ZADD): over maxmemory Redis refuses the call here with OOM, before it
 -- writes anything, so the leader steps down as its leases run out (a deletion first, ZREMRANGEBYSCORE, would
 -- let every later write through: redis-full.spec)
 redis.call('ZADD', KEYS[2], now + ttl, me)
+if incarnation ~= '' then redis.call('SET', KEYS[4], incarnation .. '|' .. seq, 'PX', ttl) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > 1 then
   -- stand aside: another live member takes what this one releases (it calls on the notice)
@@ -51,7 +67,7 @@ if ARGV[6] == '1' and redis.call('ZCARD', KEYS[2]) > 1 then
     end
   end
   if #released > 0 then redis.call('PUBLISH', ARGV[4], me) end
-  return {now, {}, {}, released, 0}
+  return {now, {}, {}, released, 0, 0}
 end
 local members = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
 local ids = {}
@@ -108,4 +124,4 @@ for _, m in ipairs(mine) do
   flat[#flat + 1] = tonumber(m[2])
 end
 if #released > 0 or joins then redis.call('PUBLISH', ARGV[4], me) end
-return {now, flat, taken, released, nextCheck}
+return {now, flat, taken, released, nextCheck, 0}
