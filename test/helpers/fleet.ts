@@ -243,8 +243,28 @@ export async function waitTriggers(
 }
 
 /**
+ * Every record of trigger `t` of `schedule`, in time order: its own (fired, start, done, skipped) and
+ * those naming one of its task ids (requeued, superseded), each as `phase by instance at t (trigger ± ms)`.
+ */
+export function triggerStory(recs: Rec[], schedule: string, t: number): string {
+  const ids = new Set(recs.filter((r) => r.schedule === schedule && r.triggerAt === t).map((r) => r.id));
+  const mine = recs.filter((r) => (r.schedule === schedule && r.triggerAt === t) || (r.id !== undefined && ids.has(r.id)));
+  const offset = (ms: number) => `${ms >= t ? '+' : '-'}${Math.abs(ms - t)} ms`;
+  const told = [...mine]
+    .sort((a, b) => a.t - b.t)
+    .map((r) => {
+      const extra = r.phase === 'requeued' ? `, ${String(r.reason)}` : r.phase === 'start' && r.retried > 0 ? `, retried ${r.retried}` : '';
+      return `${r.phase} by ${r.instance} at ${r.t} (${offset(r.t)}${extra})`;
+    });
+  return `${schedule} trigger ${t} (${new Date(t).toISOString()}): ${told.join('; ')}`;
+}
+
+/**
  * Waits until every trigger of `schedule` in [from, to] (epoch-aligned, `periodMs`) is done, then
- * asserts each ran exactly once, none is missing, none was enqueued twice, and all are aligned.
+ * asserts, in this order: none was enqueued twice (phase 'fired'), each ran exactly once, none is
+ * missing, and all are aligned. The enqueue check comes first so that a trigger done twice tells a
+ * double fire (two tasks) from one task run twice (reclaimed and run again); each failure names the
+ * trigger and every record of it (phase, instance, time: {@link triggerStory}).
  * One case of a second run is the documented at-least-once one (README Guarantees 4: a worker that
  * dies mid-task): a handler that finished in a process killed before its ack reached Redis runs
  * again elsewhere. So a trigger counts as run twice when two live processes ran it, or a dead one twice.
@@ -254,16 +274,17 @@ export async function expectOnceEach(f: Fleet, schedule: string, from: number, t
   const expected = alignedTriggers(from, to, periodMs);
   expect(expected.length).toBeGreaterThan(0);
   const recs = await waitTriggers(f, schedule, from, to, { periodMs });
+  const firedTwice = [...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1).map(([t]) => triggerStory(recs, schedule, t));
+  expect({ firedTwice }).toEqual({ firedTwice: [] }); // never enqueued twice
   const done = perTrigger(recs, schedule, 'done');
   const live = new Set(f.children.filter((c) => c.alive).map((c) => c.name));
   const dead = new Set(f.children.filter((c) => !c.alive && !live.has(c.name)).map((c) => c.name)); // a name restarted counts as live
   const twice = [...done.keys()]
-    .map((t) => recs.filter((r) => r.phase === 'done' && r.schedule === schedule && r.triggerAt === t))
-    .filter((rs) => rs.filter((r) => !dead.has(r.instance)).length > 1 || rs.filter((r) => dead.has(r.instance)).length > 1)
-    .map((rs) => rs.map((r) => `${r.triggerAt as number} by ${r.instance}`));
+    .map((t) => ({ t, rs: recs.filter((r) => r.phase === 'done' && r.schedule === schedule && r.triggerAt === t) }))
+    .filter(({ rs }) => rs.filter((r) => !dead.has(r.instance)).length > 1 || rs.filter((r) => dead.has(r.instance)).length > 1)
+    .map(({ t }) => triggerStory(recs, schedule, t));
   expect({ missing: expected.filter((t) => !done.has(t)), twice }).toEqual({ missing: [], twice: [] });
   for (const t of done.keys()) expect(t % periodMs).toBe(0); // epoch-aligned, never drifting
-  expect([...perTrigger(recs, schedule, 'fired')].filter(([, n]) => n > 1)).toEqual([]); // never enqueued twice
 }
 
 /**

@@ -231,14 +231,15 @@ export class Consumer {
    * stream; poison tasks past `maxDeliveries` stay pending for this consumer, to be killed; entries
    * whose stream entry is gone are lost). One call looks at up to {@link RECOVER_SCAN}.rounds ×
    * {@link RECOVER_SCAN}.count × 10 entries of the pending entries list (XAUTOCLAIM looks at COUNT × 10
-   * per call), from `from` on.
+   * per call), from `from` on. Entries in `opts.keep` (this server holds them: its slot table) are
+   * left pending for it, their idle time reset, whatever their idle time was.
    * @param from where the scan starts: {@link SCAN_START} for the start of the list, or the `cursor` of
    * the previous call, which the list's end did not stop.
    * @returns what was taken, and the `cursor` to go on from ({@link SCAN_START}: the list's end was reached).
    */
   async recover(
     keys: QueueKeys,
-    opts: { visibilityTimeoutMs: number; maxDeliveries: number },
+    opts: { visibilityTimeoutMs: number; maxDeliveries: number; keep?: readonly string[] },
     from: string = SCAN_START,
   ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string }> {
     const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from };
@@ -250,6 +251,7 @@ export class Consumer {
         maxDeliveries: opts.maxDeliveries,
         counterTtlMs: DEFAULTS.counterTtlMs,
         cursor: out.cursor,
+        keep: opts.keep,
       });
       out.requeued.push(...r.requeued);
       out.poison.push(...r.poison);

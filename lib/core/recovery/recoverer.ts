@@ -77,6 +77,9 @@ export class Recoverer {
    * queue in turn (each about every `max(queues × recoverInterval, visibilityTimeout / 2)`) plus queues
    * asked for — so its idle cost does not grow with the number of queues. A queue's sweep looks at a
    * bounded part of its pending entries list and the next one goes on from where it stopped ({@link sweepFrom}).
+   * It never takes what this server holds ({@link holding}): after a stall of this process (a blocked
+   * event loop, a GC pause) the sweep and the claims round are due together, and a sweep that went
+   * first put this server's own running task back in the queue, and it ran again here (dist-cases B20).
    * @returns the names of the queues where entries left the pending entries list (requeued, dead as
    * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
@@ -86,7 +89,7 @@ export class Recoverer {
     for (const q of this.plan.pick(sweepAll)) {
       let found;
       try {
-        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries };
+        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries, keep: this.holding(q) };
         found = await this.deps.consumer.recover(q.keys, opts, this.sweepFrom.get(q.name));
       } catch (err) {
         this.sweepFrom.delete(q.name); // from the start next time (a group recreated has a new list)
@@ -100,6 +103,18 @@ export class Recoverer {
       if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
     }
     return freed;
+  }
+
+  /**
+   * The entries of `q` this server holds (its slot table: running, waiting for a slot, held for their
+   * instant), for the sweep to leave to it. Their claims are this server's to renew; an entry idle
+   * past the timeout while held here means this process stalled, and it is alive again. Its pending
+   * entries the slot table does not hold (a read whose reply never arrived) are still reclaimed.
+   */
+  private holding(q: ConsumedQueue): string[] {
+    const out: string[] = [];
+    for (const e of this.deps.slots.entries()) if (e.queue.name === q.name) out.push(e.entryId);
+    return out;
   }
 
   /**

@@ -25,6 +25,11 @@ export interface RecoverArgs {
   counterTtlMs: number;
   /** XAUTOCLAIM start id; protocol.ts SCAN_START for a new scan. */
   cursor: string;
+  /**
+   * Entry ids the recovering consumer holds live (its slot table): left pending for it, their idle
+   * time reset, whatever their idle time was (a stall of its own process); none when absent.
+   */
+  keep?: readonly string[];
 }
 
 /** A task recover.lua put back in the stream: its id, type and new meta (JSON text of protocol.ts TaskMeta). */
@@ -55,7 +60,7 @@ export async function recoverScript(client: RedisClient, keys: QueueKeys, r: Rec
     client,
     'recover',
     [keys.stream, keys.reclaimed, keys.counts, keys.base],
-    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor],
+    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor, ...(r.keep ?? [])],
   );
   return {
     requeued: requeued.map(([taskId, type, meta]) => ({ taskId, type, meta })),

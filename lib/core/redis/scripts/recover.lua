@@ -8,7 +8,11 @@
   RECLAIMED_MEMORY), so that a late ack of the old owner is told apart from a lost entry. A pending
   entry whose stream entry is gone (XDEL, a trim, eviction: XAUTOCLAIM's third element from Redis 7.0,
   an entry without fields before) is lost: counted as lost in the queue's counts and returned. Entry
-  fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META.
+  fields: protocol.ts ENTRY_FIELDS; meta fields: protocol.ts META. Entries the recovering consumer
+  itself holds live (keep: in its slot table, running or waiting) are left to it: XAUTOCLAIM claimed
+  them to it, which resets their idle time, and they stay pending for it. Their idle time passed the
+  timeout only because that consumer's process stalled (its claims round is due at the same moment as
+  this sweep); before, its own sweep put its running task back and it ran the task again.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
@@ -21,6 +25,7 @@
   ARGV[5]  maxDeliveries                 integer reclaims before a task is poison
   ARGV[6]  counterTtlMs                  integer ms
   ARGV[7]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan (protocol.ts SCAN_START)
+  ARGV[8..] keep                         entry ids the recovering consumer holds live: left pending for it
   Returns  {{{task id, type, meta JSON} per task requeued}, {{entry id, stored task} per poison task, to
            kill}, {entry ids lost}, next cursor ("0-0" = scan done)}
 ]]
@@ -31,8 +36,17 @@ local group = ARGV[1]
 local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 local requeued, poison, lost = {}, {}, {}
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
-if #res[2] == 0 and #lost == 0 then return {requeued, poison, lost, res[1]} end -- the idle sweep: one call, no TIME
+local taken = res[2]
+if #ARGV > 7 and #taken > 0 then
+  local keep = {}
+  for i = 8, #ARGV do keep[ARGV[i]] = true end
+  taken = {}
+  for _, e in ipairs(res[2]) do
+    if not keep[e[1]] then taken[#taken + 1] = e end
+  end
+end
+if #taken == 0 and #lost == 0 then return {requeued, poison, lost, res[1]} end -- the idle sweep: one call, no TIME
 local now = nowMs()
-reclaimEntries(KEYS[1], KEYS[2], group, res[2], tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
+reclaimEntries(KEYS[1], KEYS[2], group, taken, tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
 if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
 return {requeued, poison, lost, res[1]}
