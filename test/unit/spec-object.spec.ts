@@ -73,3 +73,21 @@ test('a time zone that is not one is refused with an object spec as with "@every
   // a valid zone is still accepted and, as for "@every", ignored: the triggers are epoch-aligned
   expect(toStored({ name: 'n', spec: { every: 60_000 }, timeZone: 'Asia/Kolkata' }, 'UTC', true).stored.timeZone).toBe('UTC');
 });
+
+describe('a definition with a BullMQ repeat key beside spec gets the hint an object spec or @Cron gives (trial: addSchedule({ tz }) said only `unknown option "tz"`)', () => {
+  const DEF_CASES: [extra: Record<string, unknown>, hint: RegExp][] = [
+    [{ tz: 'Europe/Paris' }, /unknown option "tz" \(use `timeZone`\)$/],
+    [{ limit: 3, startDate: 0 }, /unknown options "limit" \(use `maxRuns`\), "startDate" \(use `startAt`\)$/],
+    [{ every: 60_000 }, /unknown option "every" \(give it in the spec: spec: \{ every, offset \} or "@every 10s"\)$/],
+    [{ repeat: { pattern: '0 3 * * *' } }, /unknown option "repeat" \(give its pattern or every as the spec/],
+    [{ colour: 'red' }, /unknown option "colour"$/],
+  ];
+  test.each(DEF_CASES)('%j', (extra, hint) => {
+    const def = { name: 'nightly', spec: '0 3 * * *', ...extra } as unknown as ScheduleDefinition;
+    for (const make of [() => toStored(def, 'UTC', true), () => validateDefinitions([def], 'UTC', 'upsertSchedules')]) {
+      const err = errorOf(make);
+      expect([err.schedule, err.value]).toEqual(['nightly', Object.keys(extra).join(', ')]);
+      expect(err.message).toMatch(hint);
+    }
+  });
+});
