@@ -91,3 +91,29 @@ describe('a definition with a BullMQ repeat key beside spec gets the hint an obj
     }
   });
 });
+
+test('a spec that is neither a cron text nor an object with every is refused saying so (trial: spec [] was "every must be a number…" quoting Array.prototype.every\'s source; null "got object")', () => {
+  const CASES: [spec: unknown, value: string][] = [
+    [undefined, 'undefined'],
+    [null, 'null'],
+    [[], '[]'],
+    [['0 3 * * *'], '["0 3 * * *"]'],
+    [{}, '{}'],
+    [new Date(0), '1970-01-01T00:00:00.000Z'],
+  ];
+  for (const [spec, value] of CASES) {
+    const def = { name: 'nightly', spec } as unknown as ScheduleDefinition;
+    for (const make of [() => toStored(def, 'UTC', true), () => validateDefinitions([def], 'UTC', 'upsertSchedules')]) {
+      const err = errorOf(make);
+      expect([err.schedule, err.value]).toEqual(['nightly', value]);
+      expect(err.problem).toBe('spec: expected a cron expression (a string such as "0 3 * * *") or an object { every, offset? }');
+    }
+  }
+  // the types a spec may have keep their own, more precise messages
+  expect(errorOf(() => toStored({ name: 'n', spec: 5 as unknown as string }, 'UTC', true)).problem).toBe(
+    'the expression must be a string, got number',
+  );
+  expect(errorOf(() => toStored({ name: 'n', spec: { every: true as unknown as number } }, 'UTC', true)).problem).toMatch(
+    /^every must be a number/,
+  );
+});
