@@ -3,7 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { RedisOptions } from 'ioredis';
 import { describe, isRedisUnavailable, lastConnectionError, type RedisClient, type RedisConnection } from '../core/redis/connection.js';
-import { redactUrl } from '../core/redis/url-check.js';
+import { redactUrl, redisUrlProblem } from '../core/redis/url-check.js';
 import { ChronosError } from '../core/runtime/errors.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
 import { Inspector } from '../core/admin/inspector.js';
@@ -143,6 +143,8 @@ export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): R
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
     throw new UsageError(`--redis-url: expected redis:// or rediss://, got ${u.protocol}`);
   }
+  const problem = redisUrlProblem(url); // what is left to check: a user name or password decodeURIComponent refuses
+  if (problem !== undefined) throw new UsageError(`--redis-url: ${problem}`);
   let ca: Buffer | undefined;
   if (tlsCa !== undefined && tlsCa !== '') {
     if (u.protocol !== 'rediss:') throw new UsageError(`--tls-ca: the Redis URL must be rediss:// (TLS), got ${u.protocol}//`);

@@ -99,12 +99,16 @@ function flag(v: unknown, what: string): boolean {
   return v;
 }
 
+/** A text body field: absent, null or '' is undefined; anything but a string of at most 1000 characters is a 400 naming what came. */
 function str(v: unknown, what: string, required = false): string | undefined {
   if (v === undefined || v === null || v === '') {
     if (required) throw new ApiError(400, `${what}: required`);
     return undefined;
   }
-  if (typeof v !== 'string' || v.length > 1000) throw new ApiError(400, `${what}: expected a string (≤ 1000 chars)`);
+  if (typeof v !== 'string' || v.length > 1000) {
+    const got = typeof v === 'string' ? `${v.length} characters` : shown(v);
+    throw new ApiError(400, `${what}: expected a string of at most 1000 characters, got ${got}`);
+  }
   return v;
 }
 

@@ -61,3 +61,14 @@ test('queue and schedule acts refuse a field they do not take; the fields they t
 test('a viewer is refused (403) before the fields are looked at', async () => {
   expect((await post('queues/mail/tasks/act', { action: 'delete', state: 'scheduled', all: true, Type: 'x' }, 'viewer')).status).toBe(403);
 });
+
+test('a text field of the wrong type or length is a 400 naming what came (trial: "note: expected a string (≤ 1000 chars)" named neither the value nor its length)', async () => {
+  expect((await post('schedules/digest/pause', { note: 5 })).body.error).toBe('note: expected a string of at most 1000 characters, got 5');
+  expect((await post('schedules/digest/pause', { note: 'x'.repeat(1001) })).body.error).toBe(
+    'note: expected a string of at most 1000 characters, got 1001 characters',
+  );
+  const r = await post('queues/mail/tasks/act', { action: 'delete', state: 'scheduled', all: true, type: ['mail.send'] });
+  expect(r.body.error).toBe('type: expected a string of at most 1000 characters, got ["mail.send"]');
+  expect((await rig.inspector.schedule('digest')).paused).toBe(false);
+  expect((await rig.inspector.queue('mail')).scheduled).toBe(3);
+});

@@ -201,6 +201,12 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
     repeatObject() {}
     @Cron({ pattern: '0 3 * * *' } as never)
     pattern() {}
+    // BullMQ's `repeat: { every }` as the period (trial: '"[object Object]": every must be a number of ms or a duration string, got object')
+    @Interval({ every: '10s' } as never)
+    objectEvery() {}
+    // @nestjs/bullmq's processor and job options on a handler (trial: "not supported", and nothing more)
+    @TaskHandler('bull.job', { concurrency: 5, attempts: 3, limiter: { max: 1, duration: 1000 }, color: 'red' } as never)
+    bullOptions() {}
   }
   @Injectable({ scope: Scope.REQUEST })
   class PerRequest {
@@ -224,6 +230,15 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
       /^Broken#repeatObject: Invalid schedule "Broken.repeatObject": "limit": spec: unknown key "limit" \(use `maxRuns`\)/,
     ),
   ]);
+  expect(by('Broken#bullOptions')).toEqual([
+    'Broken#bullOptions: @TaskHandler option "concurrency" is not supported: handlers at once per replica are the module\'s `concurrency`; a queue\'s fleet-wide limit is `queues: { q: { concurrency } }`',
+    'Broken#bullOptions: @TaskHandler option "attempts" is not supported: retries are the enqueue option `maxRetry` (= attempts - 1) or the module\'s `maxRetry`',
+    'Broken#bullOptions: @TaskHandler option "limiter" is not supported: a queue\'s rate limit is `queues: { q: { rate: { max, duration } } }` (fleet-wide)',
+    'Broken#bullOptions: @TaskHandler option "color" is not supported',
+  ]);
+  expect(by('Broken#objectEvery')).toEqual([
+    `Broken#objectEvery: @Interval expects the period (ms, or a duration such as '10s'), got {"every":"10s"}: give the period itself, @Interval("10s")`,
+  ]);
   expect(by('Broken#pattern')).toEqual([expect.stringMatching(/"pattern": spec: unknown key "pattern" \(use the cron expression itself/)]);
   expect(by('Broken#badOverlap')).toEqual([
     `Broken#badOverlap: Invalid schedule "Broken.badOverlap": "buffer": overlap: expected 'allow', 'skip', 'buffer-one' or 'cancel-previous'`,
@@ -240,8 +255,8 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   );
   expect(dup.cause).toBeInstanceOf(DuplicateScheduleError);
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
-  expect(err.issues).toHaveLength(13);
-  expect(err.message).toMatch(/^Chronos found 13 problems in decorated methods:\n {2}- /);
+  expect(err.issues).toHaveLength(18);
+  expect(err.message).toMatch(/^Chronos found 18 problems in decorated methods:\n {2}- /);
 });
 
 test('ChronosModule imported twice (a second forRoot in a feature module): boot fails with a ChronosConfigError naming both namespaces', async () => {

@@ -60,3 +60,20 @@ test('redactUrl hides every credential parameter ioredis reads, and nothing else
   // the core's and the Nest module's check name the URL the same way
   expect(redisUrlProblem('http://host/0?password=secret')).toBe('expected a redis:// or rediss:// URL, got "http://host/0?password=***"');
 });
+
+test('a "%" in a user name or password that begins no percent-escape is named, the credentials hidden (trial: every door threw a bare "URIError: URI malformed" from decodeURIComponent)', async () => {
+  const { QueueClient } = await import('../../lib/core/queue/client.js');
+  const cases: [url: string, where: string][] = [
+    ['redis://ops:100%@127.0.0.1:6379/0', 'password'],
+    ['redis://op%zz:pw@127.0.0.1:6379', 'user name'],
+  ];
+  for (const [url, where] of cases) {
+    const said = `${JSON.stringify(redactUrl(url))}: its ${where} holds a "%" that begins no percent-escape (write a "%" in it as %25)`;
+    expect(redisUrlProblem(url)).toBe(said);
+    expect(problem(url)).toBe(`--redis-url: ${said}`);
+    expect(() => new QueueClient({ connection: url, namespace: 'url-check' })).toThrow(`connection: ${said}`);
+    expect(said).not.toContain('100%');
+  }
+  expect(redisUrlProblem('redis://ops:100%25@127.0.0.1:6379')).toBeUndefined();
+  expect(redisOptions('redis://ops:100%25@127.0.0.1:6379', false).password).toBe('100%');
+});

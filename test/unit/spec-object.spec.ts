@@ -73,3 +73,47 @@ test('a time zone that is not one is refused with an object spec as with "@every
   // a valid zone is still accepted and, as for "@every", ignored: the triggers are epoch-aligned
   expect(toStored({ name: 'n', spec: { every: 60_000 }, timeZone: 'Asia/Kolkata' }, 'UTC', true).stored.timeZone).toBe('UTC');
 });
+
+describe('a definition with a BullMQ repeat key beside spec gets the hint an object spec or @Cron gives (trial: addSchedule({ tz }) said only `unknown option "tz"`)', () => {
+  const DEF_CASES: [extra: Record<string, unknown>, hint: RegExp][] = [
+    [{ tz: 'Europe/Paris' }, /unknown option "tz" \(use `timeZone`\)$/],
+    [{ limit: 3, startDate: 0 }, /unknown options "limit" \(use `maxRuns`\), "startDate" \(use `startAt`\)$/],
+    [{ every: 60_000 }, /unknown option "every" \(give it in the spec: spec: \{ every, offset \} or "@every 10s"\)$/],
+    [{ repeat: { pattern: '0 3 * * *' } }, /unknown option "repeat" \(give its pattern or every as the spec/],
+    [{ colour: 'red' }, /unknown option "colour"$/],
+  ];
+  test.each(DEF_CASES)('%j', (extra, hint) => {
+    const def = { name: 'nightly', spec: '0 3 * * *', ...extra } as unknown as ScheduleDefinition;
+    for (const make of [() => toStored(def, 'UTC', true), () => validateDefinitions([def], 'UTC', 'upsertSchedules')]) {
+      const err = errorOf(make);
+      expect([err.schedule, err.value]).toEqual(['nightly', Object.keys(extra).join(', ')]);
+      expect(err.message).toMatch(hint);
+    }
+  });
+});
+
+test('a spec that is neither a cron text nor an object with every is refused saying so (trial: spec [] was "every must be a number…" quoting Array.prototype.every\'s source; null "got object")', () => {
+  const CASES: [spec: unknown, value: string][] = [
+    [undefined, 'undefined'],
+    [null, 'null'],
+    [[], '[]'],
+    [['0 3 * * *'], '["0 3 * * *"]'],
+    [{}, '{}'],
+    [new Date(0), '1970-01-01T00:00:00.000Z'],
+  ];
+  for (const [spec, value] of CASES) {
+    const def = { name: 'nightly', spec } as unknown as ScheduleDefinition;
+    for (const make of [() => toStored(def, 'UTC', true), () => validateDefinitions([def], 'UTC', 'upsertSchedules')]) {
+      const err = errorOf(make);
+      expect([err.schedule, err.value]).toEqual(['nightly', value]);
+      expect(err.problem).toBe('spec: expected a cron expression (a string such as "0 3 * * *") or an object { every, offset? }');
+    }
+  }
+  // the types a spec may have keep their own, more precise messages
+  expect(errorOf(() => toStored({ name: 'n', spec: 5 as unknown as string }, 'UTC', true)).problem).toBe(
+    'the expression must be a string, got number',
+  );
+  expect(errorOf(() => toStored({ name: 'n', spec: { every: true as unknown as number } }, 'UTC', true)).problem).toMatch(
+    /^every must be a number/,
+  );
+});

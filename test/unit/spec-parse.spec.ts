@@ -17,6 +17,18 @@ describe('parseSpec: validation (rule 9)', () => {
     ['   ', /empty/],
     ['* * * *', /expected 5 fields .* got 4/],
     ['0 0 0 * * * *', /got 7 fields \(seconds and year fields are not supported\)/],
+    // @nestjs/schedule's and node-cron's 6 fields start with seconds (trial: a migrant's CronExpression value got no way out)
+    [
+      '0 */5 * * * *',
+      /got 6 fields \(seconds and year fields are not supported\); with its seconds field "0" dropped it reads "\*\/5 \* \* \* \*"$/,
+    ],
+    ['0 30 09 * * 1-5', /with its seconds field "0" dropped it reads "30 09 \* \* 1-5"$/],
+    [
+      '*/30 * * * * *',
+      /got 6 fields \(seconds and year fields are not supported\); for every 30 s use an interval: \{ every: '30s' \} or @Interval\('30s'\)$/,
+    ],
+    ['0 3 * * * 2026', /got 6 fields \(seconds and year fields are not supported\)$/],
+    ['*/45 * * * * *', /got 6 fields \(seconds and year fields are not supported\)$/], // :00 and :45, not every 45 s
     // crontab(5)'s zone prefix (cronie, Kubernetes, robfig/cron, asynq) was told as a seconds field
     [
       'CRON_TZ=Europe/Paris 0 3 * * *',

@@ -192,8 +192,8 @@ export function prepareTask(c: EnqueueContext, type: string, payload: unknown, o
 function prepareWith(c: EnqueueContext, type: string, payload: unknown, options: EnqueueOptions): Prepared {
   const p = new OptionProblems();
   if (!isIdText(type, TASK_TYPE_MAX)) p.expected('type', TASK_TYPE_RULE, type);
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionsError([`expected an object, got ${String(options)}`], 'enqueue options');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidOptionsError([`expected an object, got ${show(options)}`], 'enqueue options');
   p.unknownKeys(options, ENQUEUE_KEYS);
   p.name('queue', options.queue);
   p.int('maxRetry', options.maxRetry, 0);
@@ -281,7 +281,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
 
 /** An object with no enumerable key (what an enqueue without options passes). */
 function isEmptyObject(v: unknown): boolean {
-  if (typeof v !== 'object' || v === null) return false;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false; // [] is no options object: prepareWith refuses it
   for (const _ in v) return false;
   return true;
 }

@@ -42,16 +42,36 @@ function redactQuery(url: string): string {
 }
 
 /**
- * What is wrong with a Redis URL — not a URL, or a scheme other than `redis:` / `rediss:` — naming
- * it with its credentials hidden ({@link redactUrl}); undefined when it is one. @internal
+ * What is wrong with a Redis URL — not a URL, a scheme other than `redis:` / `rediss:`, or a user
+ * name or password with a `%` that begins no percent-escape (ioredis's `parseURL` decodes them with
+ * `decodeURIComponent`, which threw a bare "URI malformed") — naming it with its credentials hidden
+ * ({@link redactUrl}); undefined when it is none of these. @internal
  */
 export function redisUrlProblem(url: string): string | undefined {
-  let protocol: string;
+  let parsed: URL;
   try {
-    protocol = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
     return `${JSON.stringify(redactUrl(url))} is not a URL (expected redis://[user:password@]host[:port][/db])`;
   }
+  const { protocol } = parsed;
   if (protocol !== 'redis:' && protocol !== 'rediss:') return `expected a redis:// or rediss:// URL, got ${JSON.stringify(redactUrl(url))}`;
+  for (const [where, text] of [
+    ['user name', parsed.username],
+    ['password', parsed.password],
+  ] as const) {
+    if (!decodes(text))
+      return `${JSON.stringify(redactUrl(url))}: its ${where} holds a "%" that begins no percent-escape (write a "%" in it as %25)`;
+  }
   return undefined;
+}
+
+/** Whether `decodeURIComponent` takes `text` (every `%` begins a percent-escape of UTF-8). */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,7 +6,7 @@ import { describeProblem, OptionProblems, show } from '../runtime/options.js';
 import { hasLoneSurrogate, isIdText, loneSurrogatePath, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 import { encodePayload } from '../queue/payload-codec.js';
 import { isGroupName, isStoredName, isValidName } from '../redis/keys.js';
-import { OVERLAP_POLICIES, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
+import { OVERLAP_POLICIES, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { validateLabels } from './labels.js';
 import { checkBounds } from './schedule-bounds.js';
 import type { ScheduleSpec } from './spec.js';
@@ -66,6 +66,25 @@ export function checkStoredScheduleName(name: unknown): string {
 /** The problem of a definition's text with a lone surrogate (runtime/unicode.ts), naming where. */
 const LONE_SURROGATE_PROBLEM = (where: string) =>
   `${where}: expected well-formed Unicode text (it holds a lone UTF-16 surrogate, which the registry in Redis cannot decode)`;
+
+/**
+ * What to use instead of an unknown key of a definition: BullMQ's repeat options (`tz`, `limit`,
+ * `startDate`…, the hints an object spec and `@Cron` give) and the repeat's own keys, which a migrant
+ * puts beside `spec` (or flattens into the definition). REPEAT_KEY_HINTS is read at call time:
+ * definition.ts and this module import each other.
+ */
+const DEF_KEY_HINTS: Readonly<Record<string, string>> = {
+  every: 'give it in the spec: spec: { every, offset } or "@every 10s"',
+  offset: 'give it in the spec: spec: { every, offset }',
+  repeat:
+    'give its pattern or every as the spec (spec: "0 3 * * *" or { every: 60_000 }) and its other options beside it (timeZone, maxRuns, startAt, endAt)',
+};
+
+/** What to use instead of `key`, when a hint names it. */
+function defKeyHint(key: string): string | undefined {
+  if (Object.hasOwn(DEF_KEY_HINTS, key)) return DEF_KEY_HINTS[key];
+  return Object.hasOwn(REPEAT_KEY_HINTS, key) ? REPEAT_KEY_HINTS[key] : undefined;
+}
 
 /** The own keys of `def` that are not a definition's, in order; undefined when there are none (no array is made then). */
 function unknownKeys(def: object): string[] | undefined {
@@ -152,7 +171,12 @@ export function checkDefinition(
   const name = validateScheduleName(def.name);
   const unknown = unknownKeys(def);
   if (unknown !== undefined) {
-    const list = unknown.map((k) => `"${k}"`).join(', ');
+    const list = unknown
+      .map((k) => {
+        const hint = defKeyHint(k);
+        return hint === undefined ? `"${k}"` : `"${k}" (${hint})`;
+      })
+      .join(', ');
     throw new InvalidScheduleError(name, unknown.join(', '), `unknown option${unknown.length > 1 ? 's' : ''} ${list}`);
   }
   checkUnicode(name, def);

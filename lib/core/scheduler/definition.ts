@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidScheduleError } from '../runtime/errors.js';
-import { KEY_TTL_MAX_MS } from '../runtime/options.js';
+import { KEY_TTL_MAX_MS, show } from '../runtime/options.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import type { StoredBounds } from './schedule-bounds.js';
 import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
@@ -202,9 +202,21 @@ export function checkSpecKeys(spec: object, schedule: string | undefined): void 
   throw new InvalidScheduleError(schedule, unknown.join(', '), problem);
 }
 
+/** The problem of a spec that is neither of the two forms. */
+const SPEC_FORM_PROBLEM = 'spec: expected a cron expression (a string such as "0 3 * * *") or an object { every, offset? }';
+
 /** The spec of a schedule definition, parsed (throws InvalidScheduleError, see {@link checkSpecKeys}). */
 export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone'>, defaultTimeZone: string): ScheduleSpec {
   const timeZone = def.timeZone ?? defaultTimeZone;
+  const given: unknown = def.spec;
+  // absent, null, an array or an object with no own key ({}, a Date) is neither form: said so, with
+  // the value (an array's `every` is Array.prototype.every, whose source the message quoted)
+  if (
+    given == null ||
+    (typeof given === 'object' && (Array.isArray(given) || (!Object.hasOwn(given, 'every') && Object.keys(given).length === 0)))
+  ) {
+    throw new InvalidScheduleError(def.name, show(given), SPEC_FORM_PROBLEM);
+  }
   if (typeof def.spec === 'object' && def.spec !== null) {
     checkSpecKeys(def.spec, def.name);
     // the zone is checked as for "@every" (a typo is an error whatever the spec's form: trial 29), then ignored

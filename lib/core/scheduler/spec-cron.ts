@@ -40,6 +40,21 @@ export const DESCRIPTORS: Readonly<Record<string, string>> = Object.freeze({
 const specs = new WeakValueCache<CronScheduleSpec>();
 
 /**
+ * The way out of a 6-field expression of @nestjs/schedule or node-cron, whose first field is the
+ * seconds: at second "0" the other five are the expression; seconds `*\/n` (n dividing 60) of an
+ * otherwise all-star expression are an interval of n s. Nothing when the sixth field looks like a year (Quartz's last field).
+ */
+function secondsHint(texts: string[]): string {
+  if (texts.length !== 6 || /^\d{4}$/.test(texts[5])) return '';
+  const rest = texts.slice(1);
+  if (/^0+$/.test(texts[0])) return `; with its seconds field "${texts[0]}" dropped it reads "${rest.join(' ')}"`;
+  const step = /^(?:\*|0)\/(\d+)$/.exec(texts[0])?.[1];
+  if (step !== undefined && 60 % Number(step) === 0 && rest.every((f) => f === '*'))
+    return `; for every ${Number(step)} s use an interval: { every: '${Number(step)}s' } or @Interval('${Number(step)}s')`;
+  return '';
+}
+
+/**
  * The cron spec of `expression` (5 fields, or a descriptor mapped to `fiveFields`) in `timeZone`:
  * one shared frozen spec per (expression, zone) while any holder keeps it, so 10,000 schedules of
  * one expression hold one spec; specs of different texts that compile to the same croner pattern
@@ -130,7 +145,7 @@ function compileCron(expression: string, fiveFields: string, timeZone: string, s
   if (texts.length !== 5) {
     fail(
       `expected 5 fields (minute hour day-of-month month day-of-week), got ${texts.length} field${texts.length === 1 ? '' : 's'}` +
-        (texts.length === 6 || texts.length === 7 ? ' (seconds and year fields are not supported)' : ''),
+        (texts.length === 6 || texts.length === 7 ? ` (seconds and year fields are not supported)${secondsHint(texts)}` : ''),
     );
   }
   const fields = FIELD_DEFS.map((def, i) => {

@@ -24,6 +24,16 @@ import { ChronosMetadataAccessor } from './metadata.accessor.js';
 type InstanceWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 const HANDLER_OPTION_KEYS = new Set(['name', 'queue', 'backoff']);
+/** What to use instead of a processor or job option of `@nestjs/bullmq` given to `@TaskHandler` (docs/nest.md, "Options Chronos does not accept"). */
+const HANDLER_NOT_ACCEPTED: Readonly<Record<string, string>> = {
+  concurrency:
+    "handlers at once per replica are the module's `concurrency`; a queue's fleet-wide limit is `queues: { q: { concurrency } }`",
+  limiter: "a queue's rate limit is `queues: { q: { rate: { max, duration } } }` (fleet-wide)",
+  attempts: "retries are the enqueue option `maxRetry` (= attempts - 1) or the module's `maxRetry`",
+  maxRetry: "retries are the enqueue option `maxRetry` or the module's `maxRetry`",
+  timeout: "the time limit of an attempt is the enqueue option `timeout` (ms) or the module's `timeout`",
+  lockDuration: "the module's `visibilityTimeout` (running handlers' claims are extended automatically)",
+};
 
 /** A decorated method found on a provider or controller. */
 interface Found {
@@ -231,7 +241,8 @@ export class ChronosExplorer implements OnModuleInit {
     let ok = true;
     for (const key of Object.keys(o)) {
       if (!HANDLER_OPTION_KEYS.has(key)) {
-        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `option "${key}" is not supported`));
+        const hint = Object.hasOwn(HANDLER_NOT_ACCEPTED, key) ? `: ${HANDLER_NOT_ACCEPTED[key]}` : '';
+        issue(f.source, MESSAGES.invalidOption(f.source, 'TaskHandler', `option "${key}" is not supported${hint}`));
         ok = false;
       }
     }

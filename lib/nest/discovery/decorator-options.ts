@@ -126,6 +126,15 @@ export function scheduleOf(
     issue(f.source, MESSAGES.invalidOption(f.source, decorator, `expects a cron expression string, got ${JSON.stringify(meta.spec)}`));
     return undefined;
   }
+  if (meta.kind === 'interval' && typeof meta.spec !== 'number' && typeof meta.spec !== 'string') {
+    // BullMQ's `repeat: { every }` given as the period: everySpec said '"[object Object]": … got object'
+    const every: unknown = typeof meta.spec === 'object' && meta.spec !== null ? (meta.spec as { every?: unknown }).every : undefined;
+    const hint =
+      typeof every === 'number' || typeof every === 'string' ? `: give the period itself, @Interval(${JSON.stringify(every)})` : '';
+    const got = JSON.stringify(meta.spec) ?? String(meta.spec);
+    issue(f.source, MESSAGES.invalidOption(f.source, decorator, `expects the period (ms, or a duration such as '10s'), got ${got}${hint}`));
+    return undefined;
+  }
   const def: ScheduleDefinition = {
     name,
     spec: spec as ScheduleDefinition['spec'],
