@@ -2,6 +2,7 @@
 // non-object, an unknown key, an empty actor or a `force` not true or false is an InvalidOptionsError
 // naming the value, before anything is read or written (trial 25: `null` was a TypeError reading
 // `note`, `force` or `actor`; a misspelt filter key widened a bulk act to every task of the state).
+// So is the id of an act on one task, as findTask checks it (checkTaskId).
 import { InvalidOptionsError } from '../../lib/core/runtime/errors.js';
 import type { Inspector } from '../../lib/core/admin/inspector.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -91,3 +92,34 @@ test('backfillSchedule names an instant no Date can show (NaN) with an InvalidOp
   const [entry] = (await inspector.audit()).entries;
   expect([entry.action, entry.result, entry.detail?.startsWith('NaN … ')]).toEqual(['schedule.backfill', 'failed', true]);
 });
+
+/** The acts on one task by id, called with `id`. */
+const ID_ACTS: Record<string, (i: Inspector, id: never) => Promise<unknown>> = {
+  retryDead: (i, id) => i.retryDead('q', id),
+  deleteTask: (i, id) => i.deleteTask('q', id),
+  runTask: (i, id) => i.runTask('q', id),
+  cancelTask: (i, id) => i.cancelTask(id),
+};
+
+test.each(Object.keys(ID_ACTS))(
+  '%s refuses an id that is not a non-empty string with an InvalidOptionsError naming it, as findTask does, and records nothing',
+  async (name) => {
+    // before: the id went to Redis as text ("undefined", "[object Object]"), the act answered
+    // TaskNotFoundError ('Task  not found') and the audit trail recorded a failed act on that text
+    for (const [id, text] of [
+      ['', 'got ""'],
+      [5, 'got 5'],
+      [undefined, 'got undefined'],
+      [{}, 'got {}'],
+    ] as const) {
+      const err = await ID_ACTS[name](inspector, id as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InvalidOptionsError);
+      expect((err as Error).message).toContain(`Invalid ${name} id`);
+      expect((err as Error).message).toContain(`id: expected a non-empty string, ${text}`);
+    }
+    expect((await inspector.audit()).entries).toEqual([]);
+  },
+);

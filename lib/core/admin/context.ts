@@ -86,13 +86,13 @@ export function checkState(state: unknown, allowed: readonly TaskState[] = TASK_
 }
 
 /**
- * Checks a task id at the Inspector's door, for every read of one task by id: no task can have an id
- * that is not a non-empty string (unchecked, it was looked for through every queue's stream and
- * answered as not found). @throws InvalidOptionsError naming the value
+ * Checks a task id at the Inspector's door, for every read of and act on one task by id: no task can
+ * have an id that is not a non-empty string (unchecked, it was looked for through every queue's stream
+ * and answered as not found; an act sent it to Redis as text and recorded that). `what` names the call
+ * in the error. @throws InvalidOptionsError naming the value
  */
-export function checkTaskId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id === '')
-    throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], 'task lookup');
+export function checkTaskId(id: unknown, what = 'task lookup'): asserts id is string {
+  if (typeof id !== 'string' || id === '') throw new InvalidOptionsError([`id: expected a non-empty string, got ${show(id)}`], what);
 }
 
 /** The set (ZSET) and hash of a state kept outside the stream. */

@@ -221,10 +221,12 @@ export class QueueInspector extends InspectorCore {
   /**
    * Puts a dead task back in its queue with a fresh retry budget.
    * @throws TaskNotFoundError when it is not in that queue; ChronosStateError (code `STATE`) naming its
-   * state when it is there but not dead (e.g. pending: retried already).
+   * state when it is there but not dead (e.g. pending: retried already); InvalidOptionsError for an id
+   * that is not a non-empty string (nothing recorded, as for bad options).
    */
   async retryDead(queue: string, id: string, options?: ActOptions): Promise<ActResult> {
     const opts = actOptions(options, 'retryDead');
+    checkTaskId(id, 'retryDead id');
     return this.rec('dead.retry', opts, { queue, taskId: id }, () => ta.retryDead(this.ctx, queue, id, opts.actor), counted);
   }
 
@@ -244,10 +246,12 @@ export class QueueInspector extends InspectorCore {
   /**
    * Deletes a pending, scheduled, retry or dead task (only in `state`, when given) and releases its
    * explicit-id and overlap markers. Active tasks are cancelled instead ({@link cancelTask}).
-   * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError.
+   * @throws TaskNotFoundError when it is not in such a state there; InvalidTaskStateError;
+   * InvalidOptionsError for an id that is not a non-empty string (nothing recorded).
    */
   async deleteTask(queue: string, id: string, options?: { state?: TaskState } & ActOptions): Promise<ActResult> {
     const opts = actOptions(options, 'deleteTask', ['state']);
+    checkTaskId(id, 'deleteTask id');
     return this.rec('task.delete', opts, { queue, taskId: id }, () => ta.deleteTask(this.ctx, queue, id, opts.state, opts.actor), counted);
   }
 
@@ -265,10 +269,12 @@ export class QueueInspector extends InspectorCore {
 
   /**
    * Moves a scheduled or retry task into the stream now (retry count kept); with `state`, only a task
-   * in that state (as `deleteTask`). @throws TaskNotFoundError; InvalidTaskStateError for a state other than scheduled or retry
+   * in that state (as `deleteTask`). @throws TaskNotFoundError; InvalidTaskStateError for a state other than scheduled or retry;
+   * InvalidOptionsError for an id that is not a non-empty string (nothing recorded)
    */
   async runTask(queue: string, id: string, options?: { state?: 'scheduled' | 'retry' } & ActOptions): Promise<ActResult> {
     const opts = actOptions(options, 'runTask', ['state']);
+    checkTaskId(id, 'runTask id');
     return this.rec('task.run', opts, { queue, taskId: id }, () => ta.runTask(this.ctx, queue, id, opts.actor, opts.state), counted);
   }
 
@@ -284,10 +290,12 @@ export class QueueInspector extends InspectorCore {
    * Cancels an active task: it is dead-lettered at once (reason `cancelled`, never retried) and the
    * server running it is told by a pub/sub notice to abort its `signal` with a `TaskCancelledError`.
    * @throws TaskNotFoundError when the task is not found (in `queue`, or in any queue);
-   * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …).
+   * ChronosStateError (code `STATE`) naming its state when it is not active (dead, pending, …);
+   * InvalidOptionsError for an id that is not a non-empty string (nothing recorded).
    */
   async cancelTask(id: string, options?: { queue?: string } & ActOptions): Promise<ActResult> {
     const opts = actOptions(options, 'cancelTask', ['queue']);
+    checkTaskId(id, 'cancelTask id');
     return this.rec(
       'task.cancel',
       opts,
