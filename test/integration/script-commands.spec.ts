@@ -88,6 +88,27 @@ test('fireScript refuses a trigger planned under an older generation (fenced); a
   expect(await client.xlen(keys.stream)).toBe(2);
 });
 
+test("fireScript refuses a whole call Redis runs at or after the caller's lease end (unleased): nothing written; before it, the call fires", async () => {
+  const keys = new QueueKeys(ns, 'q');
+  const now = 1_000_000_000_000;
+  // a leader paused between its lease check and its call: the call lands when its lease has ended in Redis
+  const late = await fireScript(
+    client,
+    keys,
+    now,
+    0,
+    [trigger('a', now - 1000, FIRE_MODE.allowOverlap), trigger('b', now, FIRE_MODE.skipOverlap)],
+    'B',
+    100,
+    now,
+  );
+  expect(late).toEqual({ results: ['unleased', 'unleased'], now });
+  expect(await client.keys(`${keys.base}*`)).toEqual([]); // no task, dedup key, lastFired, overlap marker or history
+  const inTime = await fireScript(client, keys, now, 0, [trigger('a', now - 1000, FIRE_MODE.allowOverlap)], 'B', 100, now + 1);
+  expect(inTime.results).toEqual(['enqueued']);
+  expect(await client.hget(keys.lastFired, 'a')).toBe(String(now - 1000));
+});
+
 test('fenceSchedulesScript retracts a task waiting ahead of its instant (task, dedup key, maxRuns count, lastFired); never one whose instant passed', async () => {
   const keys = new QueueKeys(ns, 'q');
   const [sec] = await client.time();

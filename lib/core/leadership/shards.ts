@@ -75,6 +75,8 @@ const RETRY_FLOOR_DIVISOR = 50;
 export class ShardLeases {
   private readonly heldTerms = new Map<number, number>();
   private validUntil = 0;
+  /** When the held leases expire in Redis (epoch ms, Redis time): the last renewing call's redisNowMs + ttl; 0 while none is held. */
+  private redisUntil = 0;
   private running = false;
   private joined = false;
   private calling = false;
@@ -125,6 +127,15 @@ export class ShardLeases {
   }
 
   /**
+   * When this instance's lease on `shard` expires in Redis (epoch ms, Redis time), as its last
+   * renewal that came back set it; 0 when it does not hold `shard`. A fire call carries it
+   * (fire.lua leaseUntil): Redis refuses the call from then on, when another instance may hold the shard.
+   */
+  leaseEnd(shard: number): number {
+    return this.heldTerms.has(shard) ? this.redisUntil : 0;
+  }
+
+  /**
    * Whether this instance leads `shard` now; steps down from every shard (logging why) when the
    * local validity of its leases has run out.
    */
@@ -158,6 +169,7 @@ export class ShardLeases {
     const term = Math.max(0, ...this.heldTerms.values());
     this.heldTerms.clear();
     this.validUntil = 0;
+    this.redisUntil = 0;
     try {
       const n = await within(releaseShardsScript(this.o.client, this.o.keys, this.o.instanceId), this.o.ttlMs, 'shard release');
       if (n > 0) this.o.logger.log(`Leadership resigned (term=${term} shards=${had.join(',')})`);
@@ -264,6 +276,7 @@ export class ShardLeases {
       this.heldTerms.set(shard, term);
     }
     this.validUntil = validUntil;
+    this.redisUntil = r.redisNow + this.o.ttlMs; // shards.lua wrote expiresAt = its now + ttl for every shard in `mine`
     clearTimeout(this.expiryTimer);
     if (this.heldTerms.size > 0) this.expiryTimer = setTimeout(() => this.expired(validUntil), Math.max(0, validUntil - performance.now()));
     if (taken.length > 0) {
@@ -297,6 +310,7 @@ export class ShardLeases {
     const had = [...this.heldTerms.keys()];
     this.heldTerms.clear();
     this.validUntil = 0;
+    this.redisUntil = 0;
     if (had.length === 0) return;
     this.o.logger.warn(`Lost leadership (shards=${had.join(',')} reason=${reason})`);
     this.o.listener.lost(had, reason);

@@ -68,6 +68,13 @@ export const FIRE_RESULT = {
    * `runs`); lastFired advanced, no dedup key written.
    */
   exhausted: 10,
+  /**
+   * Refused: the call ran at or after `leaseUntil`, the instant the caller's shard lease expires in
+   * Redis (the instant another instance may take the shard); nothing changed. Every trigger of the
+   * call gets it: the caller was paused (or its call delayed) past its lease between its local lease
+   * check and the call; the shard's new leader fires them.
+   */
+  unleased: 11,
 } as const;
 
 /** enqueue.lua's code. */

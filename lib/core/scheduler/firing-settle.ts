@@ -77,9 +77,10 @@ export class FiringShared {
   /**
    * Runs fire.lua per queue in chunks of {@link FIRE_CHUNK} (every chunk in flight at once), settles
    * each result into its entry, and moves each entry's next trigger on.
+   * @param shard the shard whose loop fires them: each call carries this instance's lease end on it (fire.lua leaseUntil)
    * @param leading whether the loop still leads its shard (checked before each call)
    */
-  async fire(items: FireItem[], leading: () => boolean): Promise<void> {
+  async fire(items: FireItem[], shard: number, leading: () => boolean): Promise<void> {
     const { client } = this.ctx;
     const byQueue = new Map<string, FireItem[]>();
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
@@ -93,7 +94,7 @@ export class FiringShared {
       }
       for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
         if (!leading()) break;
-        calls.push(this.fireChunk(queue, queueItems.slice(c, c + FIRE_CHUNK), leadMs));
+        calls.push(this.fireChunk(queue, queueItems.slice(c, c + FIRE_CHUNK), leadMs, shard));
       }
     }
     await Promise.all(calls);
@@ -105,9 +106,12 @@ export class FiringShared {
   }
 
   /** One fire.lua call (it writes the fire history too) and what follows it: the spans, the clock sample, the settling, the notices, the delayed index. */
-  private async fireChunk(queue: string, chunk: FireItem[], leadMs: number): Promise<void> {
+  private async fireChunk(queue: string, chunk: FireItem[], leadMs: number, shard: number): Promise<void> {
     const { client, time, trustLocalClock } = this.ctx;
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
+    // the lease's end in Redis time: a call Redis runs after it (this process paused since its lease
+    // check) changes nothing; under a test clock fire.lua decides by that clock, so no fence
+    const leaseUntil = trustLocalClock ? undefined : this.ctx.leaseEnd(shard);
     const spans = this.observer.begin(chunk);
     const triggers = fireTriggers(
       chunk,
@@ -117,7 +121,7 @@ export class FiringShared {
     );
     this.observer.historyFlags(chunk, triggers);
     const sentAt = time.localNow();
-    const call = fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId, this.ctx.historyLimit);
+    const call = fireScript(client, chunk[0].entry.keys, nowArg, leadMs, triggers, this.ctx.instanceId, this.ctx.historyLimit, leaseUntil);
     let fired: FireOutcome;
     try {
       fired = await this.bound.call(call, 'the fire script');
@@ -158,6 +162,14 @@ export class FiringShared {
     const { client, namespace, logger } = this.ctx;
     const { results, now: redisNow } = fired;
     this.observer.end(spans, results);
+    if (results[0] === 'unleased') {
+      // the whole call was refused (every result is unleased): nothing changed in Redis
+      logger.warn(
+        `Fire call refused: Redis ran it after this instance's shard lease had expired there (a paused process or a delayed call); ` +
+          `its ${chunk.length} trigger(s) are left to the shard's leader (queue=${queue} schedule=${chunk[0].entry.stored.name} trigger=${chunk[0].triggerAt})`,
+      );
+      return;
+    }
     for (let i = 0; i < chunk.length; i++) this.settle(chunk[i], results[i]);
     announceSuperseding(client, namespace, logger, chunk, results);
     const index = indexDelayed(client, namespace, logger, queue, triggers, results, redisNow); // jittered trigger tasks (fire-triggers.ts)

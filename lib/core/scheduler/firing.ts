@@ -35,6 +35,8 @@ export interface FiringContext {
   now(): number;
   /** Whether this instance still leads a shard (its lease's own clock: checked before each call of its loop). */
   leads(shard: number): boolean;
+  /** When this instance's lease on a shard expires in Redis (epoch ms; 0 when it does not hold it): the fence of its fire calls. */
+  leaseEnd(shard: number): number;
   /** Whether the scheduler runs (not stopped). */
   running(): boolean;
   declarations: Declarations;

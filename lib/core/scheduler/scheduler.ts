@@ -120,6 +120,7 @@ export class Scheduler extends ScheduleWrites {
       time: this.time,
       now: () => this.now(),
       leads: (shard) => this.leases.check(shard),
+      leaseEnd: (shard) => this.leases.leaseEnd(shard),
       running: () => this.state === 'running',
       declarations: this.declarations,
       historyLimit: o.historyLimit,

@@ -175,7 +175,7 @@ export class ShardLoop {
       }
       if (slicer.due) await slicer.yield();
     }
-    if (fire.length > 0) await this.shared.fire(fire, () => this.leading());
+    if (fire.length > 0) await this.shared.fire(fire, this.keys.shard, () => this.leading());
     // the orphaned spans are skipped in Redis (lastFired moved past them): their stored instants go
     const spans = entries.filter((e) => e.orphanSpan !== undefined && e.lastFired >= e.orphanSpan.until);
     if (spans.length > 0)

@@ -71,6 +71,9 @@ function oneLine(json: string): string {
  * @param leadMs how long before its instant a trigger may be enqueued, ms.
  * @param by who fires (the leader's instance id): the `by` of the history records of triggers with a `history` flag.
  * @param historyLimit most records a schedule's history keeps, 1–100 (trimmed once it holds a tenth more).
+ * @param leaseUntil the instant the caller's shard lease expires in Redis (epoch ms, the clock of
+ *   `nowMs`), or undefined for no lease fence: a call that runs at or after it changes nothing and
+ *   answers `unleased` for every trigger (fire.lua ARGV[5]).
  */
 export async function fireScript(
   client: RedisClient,
@@ -80,14 +83,16 @@ export async function fireScript(
   triggers: readonly FireTrigger[],
   by = '',
   historyLimit: number = HISTORY.limit,
+  leaseUntil?: number,
 ): Promise<FireOutcome> {
   const k = [keys.stream, keys.lastFired, keys.generation, keys.scheduled, keys.tasks, keys.base];
-  const a: string[] = new Array(4 + 3 * triggers.length);
+  const a: string[] = new Array(5 + 3 * triggers.length);
   a[0] = nowMs === undefined ? '' : String(nowMs);
   a[1] = String(leadMs);
   a[2] = by;
   a[3] = String(historyLimit);
-  let n = 4;
+  a[4] = leaseUntil === undefined ? '' : String(Math.floor(leaseUntil));
+  let n = 5;
   for (const t of triggers) {
     const until = t.liveUntil ?? Infinity;
     const liveUntil = Number.isFinite(until) ? String(until) : until > 0 ? '' : '-1';

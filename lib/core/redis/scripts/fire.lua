@@ -34,7 +34,15 @@
   ARGV[3]   by: who fires (the leader's instance id), written into history records
   ARGV[4]   historyLimit: most records a history list keeps (SchedulerOptions.historyLimit, 1-100;
             a leader with 0 sends no history flag)
-  ARGV[5..] per trigger, 3 values: its schedule name; its fields, separated by one space each:
+  ARGV[5]   leaseUntil: the instant the caller's lease on the schedules' shard expires in Redis
+            (epoch ms, the same clock as nowMs: the shards.lua call that last renewed it ran at
+            redisNowMs, plus the lease TTL), or "" for no lease fence (a test clock). At or after it
+            another instance may hold the shard, so the whole call is refused (every trigger
+            unleased, nothing written): a leader paused between its local lease check and its call
+            (SIGSTOP, a long GC) cannot fire on the strength of a lease it lost. The shard's key is
+            not among KEYS (on a cluster it lives in another slot): the fence is the lease's end in
+            Redis time, which is exact, as shards.lua frees a shard at its expiresAt
+  ARGV[6..] per trigger, 3 values: its schedule name; its fields, separated by one space each:
             triggerAtMs (epoch ms), dedupTtlMs (ms), mode, generation, liveUntil, dueAt, maxRuns,
             history flag (the last four may be empty); its task "<meta>\n<payload>\n<type>" (as
             task-entry scheduledForm: meta and payload are JSON text without a raw newline; "" in
@@ -66,13 +74,14 @@
             6 fenced (planned under an older generation) | 7 orphaned (dated after liveUntil) | 8 buffered
             (mode b: it starts when the previous task ends) | 9 superseding (mode c: enqueued, the
             previous task was live and is superseded) | 10 exhausted (maxRuns reached: not enqueued,
-            lastFired advanced); then "now" (epoch ms) as the last element
+            lastFired advanced) | 11 unleased (the call ran at or after leaseUntil: every trigger
+            refused, nothing written); then "now" (epoch ms) as the last element
 ]]
 -- @include now-ms
 -- @include task-entry
 -- @include overlap
 local FIRE_MODE = { allowOverlap = 'a', skipOverlap = 's', bufferOne = 'b', cancelPrevious = 'c', advanceOnly = 'x' } -- protocol.ts FIRE_MODE
-local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10 } -- protocol.ts FIRE_RESULT
+local FIRE_RESULT = { duplicate = 0, enqueued = 1, skipped = 2, early = 3, stale = 4, advanced = 5, fenced = 6, orphaned = 7, buffered = 8, superseding = 9, exhausted = 10, unleased = 11 } -- protocol.ts FIRE_RESULT
 local MARKER_TTL = { waitingMs = 3600000 } -- protocol.ts MARKER_TTL
 local HISTORY = { ttlMs = 2592000000 } -- protocol.ts HISTORY
 local historyLimit = tonumber(ARGV[4]) or 100
@@ -85,6 +94,12 @@ local lead = tonumber(ARGV[2])
 local by = cjson.encode(ARGV[3])
 local P = KEYS[6]
 local out = {}
+local leaseUntil = tonumber(ARGV[5])
+if leaseUntil and now >= leaseUntil then
+  for _ = 6, #ARGV, 3 do out[#out + 1] = FIRE_RESULT.unleased end
+  out[#out + 1] = now
+  return out
+end
 -- the per-trigger writes to shared keys, made once at the end (flush): lastFired and generation
 -- (read back from here by a later trigger of the same schedule in this call), delayed tasks
 local lastFired, generations, delayedTasks, delayedDue = {}, {}, {}, {}
@@ -146,7 +161,7 @@ local function splitTask(task)
   local j = string.find(task, '\n', i + 1, true)
   return string.sub(task, 1, i - 1), string.sub(task, i + 1, j - 1), string.sub(task, j + 1)
 end
-for a = 5, #ARGV, 3 do
+for a = 6, #ARGV, 3 do
   local schedule, task = ARGV[a], ARGV[a + 2]
   local at, ttl, mode, gen, live, due, max, historyFlag = string.match(ARGV[a + 1], '^(%S+) (%S+) (%S+) (%S+) (%S*) (%S*) (%S*) (%S*)$')
   if not at then
