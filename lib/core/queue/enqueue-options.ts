@@ -3,7 +3,7 @@
 import { newTaskId } from './task-id.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidOptionsError } from '../runtime/errors.js';
-import { OptionProblems, show } from '../runtime/options.js';
+import { nearEpochProblem, OptionProblems, show } from '../runtime/options.js';
 import { isGroupName, type QueueKeys } from '../redis/keys.js';
 import type { DedupMode } from '../redis/commands/queue.js';
 import { encodePayload } from './payload-codec.js';
@@ -21,7 +21,10 @@ export interface EnqueueOptions {
   queue?: string;
   /** Run no earlier than this many ms from now, measured by Redis server time; the due instant must be a valid Date. Exclusive with `processAt`. */
   delay?: number;
-  /** Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date). Exclusive with `delay`. */
+  /**
+   * Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date; one in the past
+   * runs at once). Exclusive with `delay`. An instant before 1973-03-03 is refused (epoch seconds given as ms).
+   */
   processAt?: number | Date;
   /** Retries after a failure before the task is dead (an integer from 0 to 2^53 − 1). @defaultValue 25 */
   maxRetry?: number;
@@ -221,7 +224,11 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
         'epoch ms of a valid Date, or a valid Date',
         options.processAt instanceof Date ? String(options.processAt) : options.processAt,
       );
-    } else if (at > engineTime.now()) processAt = Math.ceil(at);
+    } else {
+      const near = nearEpochProblem(at, options.processAt);
+      if (near !== undefined) p.add('processAt', near, options.processAt);
+      else if (at > engineTime.now()) processAt = Math.ceil(at);
+    }
   }
   const id = options.taskId ?? newTaskId();
   if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
