@@ -127,14 +127,20 @@ export class OptionProblems {
 
   /**
    * Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in
-   * `known`, with what to use instead for another library's top-level key ({@link FOREIGN_KEY_HINTS}).
+   * `known`, with what to use instead: the door's own `hints` (another library's options at that door,
+   * migrant-hints.ts), else for a top-level key {@link FOREIGN_KEY_HINTS}.
    */
-  unknownKeys(options: object, known: ReadonlySet<string>, key = ''): void {
+  unknownKeys(options: object, known: ReadonlySet<string>, key = '', hints?: Readonly<Record<string, string>>): void {
     for (const k of Object.keys(options)) {
       if (known.has(k)) continue;
-      // top level only: a nested `metrics: { prefix }` is not a namespace
-      const hint = key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k) ? ` (${FOREIGN_KEY_HINTS[k]})` : '';
-      this.add(key, `unknown option "${k}"${hint}`, k);
+      // FOREIGN_KEY_HINTS at the top level only: a nested `metrics: { prefix }` is not a namespace
+      const instead =
+        hints !== undefined && Object.hasOwn(hints, k)
+          ? hints[k]
+          : key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k)
+            ? FOREIGN_KEY_HINTS[k]
+            : '';
+      this.add(key, `unknown option "${k}"${instead ? ` (${instead})` : ''}`, k);
     }
   }
 
