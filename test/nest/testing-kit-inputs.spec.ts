@@ -53,3 +53,26 @@ test('advanceTo an instant before the virtual clock is refused with a ChronosTes
   expect(await testing.advanceTo(testing.now)).toEqual([]); // the same instant: nothing to fire
   await module.close();
 });
+
+test('an instant in epoch seconds (a number or a Date made of them) is refused naming the ms meant; the clock stays', async () => {
+  const seconds = Date.parse('2027-01-01T00:00:00Z') / 1000;
+  const meant = `epoch seconds? in ms that is ${seconds * 1000}`;
+  expect(() => ChronosTestingModule.forRoot({ now: seconds })).toThrow(
+    `now: expected epoch ms of an instant after 1973-03-03, got ${seconds}`,
+  );
+  const module = await Test.createTestingModule({ imports: [ChronosTestingModule.forRoot({ now: seconds * 1000 })] }).compile();
+  await module.init();
+  const testing = module.get(ChronosTesting);
+  // before: fireDue(seconds, seconds + 100) resolved [] and set the virtual clock to January 1970
+  await expect(testing.fireDue(seconds, seconds + 100)).rejects.toThrow(
+    `from: expected epoch ms of an instant after 1973-03-03, got ${seconds}`,
+  );
+  await expect(testing.fireDue(seconds * 1000, seconds + 100)).rejects.toThrow(
+    `to: expected epoch ms of an instant after 1973-03-03, got ${seconds + 100}`,
+  );
+  await expect(testing.advanceTo(new Date(seconds + 100))).rejects.toThrow('to: expected an instant after 1973-03-03');
+  await expect(testing.drain(undefined, { until: seconds })).rejects.toThrow(meant);
+  expect(testing.now).toBe(seconds * 1000);
+  expect(await testing.fireDue('2027-01-01T00:00:00Z', '2027-01-01T00:00:00Z')).toEqual([]); // an ISO text is taken as written
+  await module.close();
+});

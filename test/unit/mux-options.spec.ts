@@ -7,8 +7,11 @@ const handler = async () => {};
 
 test.each([
   [{ backoff: 5 }, 'backoff: expected a function (retried, error, task) => ms, got 5'],
-  [{ maxRetry: 3 }, 'unknown option "maxRetry"'],
-  [{ timeout: 1000 }, 'unknown option "timeout"'],
+  [{ maxRetry: 3 }, 'unknown option "maxRetry" (retries are the enqueue option `maxRetry`, or the client\'s `defaults.maxRetry`)'],
+  [
+    { timeout: 1000 },
+    'unknown option "timeout" (the time limit of an attempt is the enqueue option `timeout` in ms, or the client\'s `defaults.timeout`)',
+  ],
   [{ source: 42 }, 'source: expected a string, got 42'],
   [null, 'options: expected an object { backoff?, source? }, got null'],
 ])('handle(type, fn, %p) throws InvalidOptionsError naming it', (options, issue) => {

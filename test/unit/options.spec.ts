@@ -279,9 +279,15 @@ function reEscape(text: string): string {
 
 describe('client options: an unknown key is refused (trial 21: BullMQ-style keys were ignored in silence)', () => {
   test.each([
-    [{ defaultJobOptions: { attempts: 3 } }, 'unknown option "defaultJobOptions"'],
-    [{ defaults: { attempts: 3 } }, 'defaults: unknown option "attempts"'],
-    [{ defaults: { removeOnComplete: true, maxRetry: 2 } }, 'defaults: unknown option "removeOnComplete"'],
+    [{ defaultJobOptions: { attempts: 3 } }, 'unknown option "defaultJobOptions" (use `defaults: { queue, maxRetry, timeout }`)'],
+    [
+      { defaults: { attempts: 3 } },
+      'defaults: unknown option "attempts" (use `maxRetry`, the retries after the first attempt: attempts - 1)',
+    ],
+    [
+      { defaults: { removeOnComplete: true, maxRetry: 2 } },
+      'defaults: unknown option "removeOnComplete" (finished tasks always leave Redis)',
+    ],
     [{ defaults: 'fast' }, 'defaults: expected an object of queue, maxRetry and timeout, got "fast"'],
   ])('%j', (options, message) => {
     expect(checkClientOptions(options as ClientOptions).problems.map((x) => describeProblem(x))).toEqual([message]);

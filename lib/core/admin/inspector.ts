@@ -176,8 +176,9 @@ export class Inspector extends QueueInspector {
   /**
    * Enqueues each trigger in [fromMs, toMs] never fired, once, by its dedup key (a trigger the overlap
    * policy skipped or buffered was fired; one the pause or the catch-up policy skipped was not); reports
-   * how many were new. At most 10,000 triggers; 250 per script call.
+   * how many were new. At most 10,000 triggers; 250 per script call. `fromMs`, `toMs`: epoch ms.
    * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError
+   *   for bad options, a reversed range, an end before 1973-03-03 (epoch seconds given as ms: it names the ms meant) or more than 10,000 triggers
    */
   async backfillSchedule(name: string, fromMs: number, toMs: number, options?: ActOptions): Promise<BackfillResult> {
     const opts = actOptions(options, 'backfillSchedule');

@@ -5,7 +5,7 @@ import { backfillScript } from '../redis/commands/admin.js';
 import { scheduleAdminScript } from '../redis/commands/schedule.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { shardKeysFor } from '../redis/keys.js';
-import { OptionProblems } from '../runtime/options.js';
+import { nearEpochProblem, OptionProblems } from '../runtime/options.js';
 import { fireDedupTtlMs, storedSpec, triggerKey, type ScheduleDefinition, type StoredSchedule } from '../scheduler/definition.js';
 import { toStored } from '../scheduler/definition-check.js';
 import { recordFires } from '../scheduler/history.js';
@@ -206,7 +206,7 @@ export async function triggerSchedule(ctx: InspectorContext, name: string, actor
  * (`backfill.lua`, 250 triggers per call), and reports how many were new. lastFired and the
  * overlap policy are left alone. A trigger older than its dedup key's lifetime (≥ 1 h, see
  * `fireDedupTtlMs`) cannot be told from one never fired, and is enqueued.
- * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a reversed range or more than {@link MAX_BACKFILL} triggers.
+ * @throws ScheduleNotFoundError; InvalidScheduleError for a name no schedule can have (`null`, `'a b'`); InvalidOptionsError for a reversed range, an end before 1973-03-03 (epoch seconds given as ms) or more than {@link MAX_BACKFILL} triggers.
  */
 export async function backfillSchedule(
   ctx: InspectorContext,
@@ -220,6 +220,12 @@ export async function backfillSchedule(
     throw new InvalidOptionsError([`range: expected from <= to (epoch ms), got from=${String(fromMs)} to=${String(toMs)}`], what);
   }
   const s = await storedSchedule(ctx, name);
+  // epoch seconds read as ms backfilled January 1970 (nothing, or a count "over the limit" for a range reaching now)
+  const near = Object.entries({ from: fromMs, to: toMs }).flatMap(([k, ms]) => {
+    const problem = nearEpochProblem(ms, ms);
+    return problem === undefined ? [] : [`${k}: ${problem}`];
+  });
+  if (near.length > 0) throw new InvalidOptionsError(near, what);
   const spec = storedSpec(s);
   const now = await ctx.redisNow();
   const { triggers, skipped } = triggersBetween(spec, fromMs - 1, Math.min(toMs, now), MAX_BACKFILL);

@@ -2,6 +2,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import { EventBus } from '../runtime/events.js';
 import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
+import { CLIENT_KEY_HINTS, ENQUEUE_KEY_HINTS } from '../runtime/migrant-hints.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
 import { openConnection, unavailableFor, type RedisConnection } from '../redis/connection.js';
 import {
@@ -88,11 +89,11 @@ const DEFAULTS_KEYS: ReadonlySet<string> = new Set(['queue', 'maxRetry', 'timeou
 /** Validates client options without throwing: every problem, and the options with the defaults applied. */
 export function checkClientOptions(options: ClientOptions): Checked<ResolvedClientOptions> {
   const p = new OptionProblems();
-  p.unknownKeys(options, CLIENT_KEYS);
+  p.unknownKeys(options, CLIENT_KEYS, '', CLIENT_KEY_HINTS);
   p.name('namespace', options.namespace);
   const d = options.defaults ?? {};
   if (typeof d !== 'object' || d === null) p.expected('defaults', 'an object of queue, maxRetry and timeout', d);
-  else p.unknownKeys(d, DEFAULTS_KEYS, 'defaults');
+  else p.unknownKeys(d, DEFAULTS_KEYS, 'defaults', ENQUEUE_KEY_HINTS);
   p.name('defaults.queue', d.queue);
   p.int('defaults.maxRetry', d.maxRetry, 0);
   p.int('defaults.timeout', d.timeout, 0, 'ms');

@@ -3,12 +3,13 @@
 import { newTaskId } from './task-id.js';
 import { DEFAULTS } from '../runtime/defaults.js';
 import { InvalidOptionsError } from '../runtime/errors.js';
-import { OptionProblems, show } from '../runtime/options.js';
+import { nearEpochProblem, OptionProblems, show } from '../runtime/options.js';
 import { isGroupName, type QueueKeys } from '../redis/keys.js';
 import type { DedupMode } from '../redis/commands/queue.js';
 import { encodePayload } from './payload-codec.js';
 import type { Prepared } from './enqueue-write.js';
 import { engineTime } from '../runtime/time.js';
+import { BULK_TASK_KEY_HINTS, DEDUP_KEY_HINTS, ENQUEUE_KEY_HINTS } from '../runtime/migrant-hints.js';
 import { INSTANT_LIMIT_MS } from '../scheduler/spec-bounded.js';
 import { isIdText, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 
@@ -21,7 +22,10 @@ export interface EnqueueOptions {
   queue?: string;
   /** Run no earlier than this many ms from now, measured by Redis server time; the due instant must be a valid Date. Exclusive with `processAt`. */
   delay?: number;
-  /** Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date). Exclusive with `delay`. */
+  /**
+   * Run no earlier than this instant (epoch ms or a Date; |ms| < 8.64e15, a valid Date; one in the past
+   * runs at once). Exclusive with `delay`. An instant before 1973-03-03 is refused (epoch seconds given as ms).
+   */
   processAt?: number | Date;
   /** Retries after a failure before the task is dead (an integer from 0 to 2^53 − 1). @defaultValue 25 */
   maxRetry?: number;
@@ -128,7 +132,7 @@ export function checkBulkTasks(tasks: unknown): void {
     // the common case allocates nothing beyond the key list: the problems are gathered only for a bad task
     if (Object.keys(task).every((k) => BULK_TASK_KEYS.has(k))) continue;
     const p = new OptionProblems();
-    p.unknownKeys(task, BULK_TASK_KEYS);
+    p.unknownKeys(task, BULK_TASK_KEYS, '', BULK_TASK_KEY_HINTS);
     p.add('', 'a task takes only type, payload and options (enqueue options go in options)');
     p.throwIfAny(what);
   }
@@ -194,7 +198,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
   if (!isIdText(type, TASK_TYPE_MAX)) p.expected('type', TASK_TYPE_RULE, type);
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new InvalidOptionsError([`expected an object, got ${show(options)}`], 'enqueue options');
-  p.unknownKeys(options, ENQUEUE_KEYS);
+  p.unknownKeys(options, ENQUEUE_KEYS, '', ENQUEUE_KEY_HINTS);
   p.name('queue', options.queue);
   p.int('maxRetry', options.maxRetry, 0);
   p.int('timeout', options.timeout, 0, 'ms');
@@ -221,7 +225,11 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
         'epoch ms of a valid Date, or a valid Date',
         options.processAt instanceof Date ? String(options.processAt) : options.processAt,
       );
-    } else if (at > engineTime.now()) processAt = Math.ceil(at);
+    } else {
+      const near = nearEpochProblem(at, options.processAt);
+      if (near !== undefined) p.add('processAt', near, options.processAt);
+      else if (at > engineTime.now()) processAt = Math.ceil(at);
+    }
   }
   const id = options.taskId ?? newTaskId();
   if (options.taskId !== undefined && !isIdText(options.taskId, 200)) {
@@ -243,7 +251,7 @@ function prepareWith(c: EnqueueContext, type: string, payload: unknown, options:
     if (options.dedupKey !== undefined || options.dedupTtl !== undefined) p.add('dedup', 'exclusive with dedupKey and dedupTtl');
     if (typeof d !== 'object' || d === null) p.expected('dedup', '{ key, mode?, ttl? }', d);
     else {
-      p.unknownKeys(d, DEDUP_KEYS, 'dedup');
+      p.unknownKeys(d, DEDUP_KEYS, 'dedup', DEDUP_KEY_HINTS);
       if (!isIdText(d.key, 400)) p.expected('dedup.key', 'a non-empty string of at most 400 characters without lone surrogates', d.key);
       if (d.mode !== undefined && !DEDUP_MODES.includes(d.mode)) p.expected('dedup.mode', `one of ${DEDUP_MODES.join(', ')}`, d.mode);
       p.ttlMs('dedup.ttl', d.ttl, 1);

@@ -65,6 +65,32 @@ export const FOREIGN_KEY_HINTS: Readonly<Record<string, string>> = {
   prefix: 'use `namespace`: the key prefix of the app, default "chronos"',
 };
 
+/**
+ * Instants nearer the epoch than this, ms (before 1973-03-03, after 1966-10-31), are refused where
+ * epoch ms are asked for: epoch *seconds* of any time from 1973 to 5138 fall there (10 digits until
+ * 2286), and nobody means January 1970. The CLI's `--from`/`--to` keep the same rule (cli/context.ts).
+ */
+export const EPOCH_MS_MIN = 1e11;
+
+/**
+ * The problem of an instant given in epoch ms (a number, or a Date's time) that is too near the epoch
+ * to be one ({@link EPOCH_MS_MIN}): what it reads as, and, when it looks like epoch seconds, the ms
+ * it meant (`endAt: Math.floor(Date.now() / 1000) + 3600` ended a schedule in January 1970, and a
+ * `processAt` so given ran the task at once; trial 47). `undefined` when the instant may be meant.
+ * @param given the value as the caller gave it (a number or a Date), for the message
+ */
+export function nearEpochProblem(ms: number, given: unknown): string | undefined {
+  if (!(Math.abs(ms) < EPOCH_MS_MIN)) return undefined;
+  const at = new Date(ms).toISOString();
+  const seconds = ms >= 1e9 && Number.isInteger(ms) && ms * 1000 < 8.64e15;
+  if (given instanceof Date) {
+    const meant = seconds ? `: a Date made of epoch seconds? new Date(seconds * 1000) is ${new Date(ms * 1000).toISOString()}` : '';
+    return `expected an instant after 1973-03-03, got ${at}${meant}`;
+  }
+  const meant = seconds ? `; epoch seconds? in ms that is ${ms * 1000} (${new Date(ms * 1000).toISOString()})` : '';
+  return `expected epoch ms of an instant after 1973-03-03, got ${show(given)}, which in ms is ${at}${meant}`;
+}
+
 /** The longest delay Node's timers take, ms (2^31 − 1, about 24.8 days; Node docs, `setTimeout`). */
 export const TIMER_MAX_MS = 2_147_483_647;
 
@@ -101,14 +127,20 @@ export class OptionProblems {
 
   /**
    * Records `unknown option "<k>"` (under `key` for a nested object) for each key of `options` not in
-   * `known`, with what to use instead for another library's top-level key ({@link FOREIGN_KEY_HINTS}).
+   * `known`, with what to use instead: the door's own `hints` (another library's options at that door,
+   * migrant-hints.ts), else for a top-level key {@link FOREIGN_KEY_HINTS}.
    */
-  unknownKeys(options: object, known: ReadonlySet<string>, key = ''): void {
+  unknownKeys(options: object, known: ReadonlySet<string>, key = '', hints?: Readonly<Record<string, string>>): void {
     for (const k of Object.keys(options)) {
       if (known.has(k)) continue;
-      // top level only: a nested `metrics: { prefix }` is not a namespace
-      const hint = key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k) ? ` (${FOREIGN_KEY_HINTS[k]})` : '';
-      this.add(key, `unknown option "${k}"${hint}`, k);
+      // FOREIGN_KEY_HINTS at the top level only: a nested `metrics: { prefix }` is not a namespace
+      const instead =
+        hints !== undefined && Object.hasOwn(hints, k)
+          ? hints[k]
+          : key === '' && Object.hasOwn(FOREIGN_KEY_HINTS, k)
+            ? FOREIGN_KEY_HINTS[k]
+            : '';
+      this.add(key, `unknown option "${k}"${instead ? ` (${instead})` : ''}`, k);
     }
   }
 

@@ -86,9 +86,9 @@ export interface ScheduleDefinition {
    * task waits as a delayed task until the shifted one. @defaultValue 0 (none)
    */
   jitter?: number;
-  /** No trigger before this instant (inclusive): epoch ms or a Date. @defaultValue none */
+  /** No trigger before this instant (inclusive): epoch ms or a Date, after 1973-03-03 (a smaller number is epoch seconds: refused). @defaultValue none */
   startAt?: number | Date;
-  /** No trigger at or after this instant (exclusive): epoch ms or a Date, after `startAt`. The schedule stays registered (shown as ended). @defaultValue none */
+  /** No trigger at or after this instant (exclusive): epoch ms or a Date, after `startAt` and after 1973-03-03 (a smaller number is epoch seconds: refused). The schedule stays registered (shown as ended). @defaultValue none */
   endAt?: number | Date;
   /**
    * The most triggers the schedule enqueues in total, fleet-wide (an integer from 1 to 2^53 − 1), counted in Redis

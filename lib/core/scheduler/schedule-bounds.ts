@@ -13,7 +13,7 @@
  * trigger and the order of fires hold whatever the jitter; a stale-skip window counts from the
  * shifted instant (the task is on time relative to it).
  */
-import type { OptionProblems } from '../runtime/options.js';
+import { nearEpochProblem, type OptionProblems } from '../runtime/options.js';
 import type { ScheduleSpec } from './spec-base.js';
 import { INSTANT_LIMIT_MS } from './spec-bounded.js';
 
@@ -40,11 +40,19 @@ export interface StoredBounds {
   maxRuns?: number;
 }
 
-/** An epoch-ms number or a valid Date, as epoch ms; undefined otherwise (a problem is recorded). */
+/**
+ * An epoch-ms number or a valid Date, as epoch ms; undefined otherwise (a problem is recorded): one
+ * too near the epoch to be meant in ms is refused too, with the ms it meant if it is epoch seconds.
+ */
 function instantOf(p: OptionProblems, key: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms === 'number' && Number.isInteger(ms) && Math.abs(ms) < INSTANT_LIMIT_MS) return ms;
+  if (typeof ms === 'number' && Number.isInteger(ms) && Math.abs(ms) < INSTANT_LIMIT_MS) {
+    const near = nearEpochProblem(ms, value);
+    if (near === undefined) return ms;
+    p.add(key, near, value);
+    return undefined;
+  }
   p.expected(key, 'an epoch time in ms (an integer) or a valid Date', value instanceof Date ? String(value) : value);
   return undefined;
 }

@@ -1,5 +1,6 @@
 import { DuplicateHandlerError, InvalidOptionsError } from '../runtime/errors.js';
 import { OptionProblems, show } from '../runtime/options.js';
+import { HANDLER_KEY_HINTS } from '../runtime/migrant-hints.js';
 import { isIdText, TASK_TYPE_MAX, TASK_TYPE_RULE } from '../runtime/unicode.js';
 import type { BackoffFn, TaskHandlerFn } from '../queue/task.js';
 
@@ -73,7 +74,7 @@ function checkHandlerOptions(type: string, options: unknown): void {
   if (typeof options !== 'object' || options === null) p.expected('options', 'an object { backoff?, source? }', options);
   else {
     const o = options as Record<string, unknown>;
-    p.unknownKeys(o, HANDLER_KEYS);
+    p.unknownKeys(o, HANDLER_KEYS, '', HANDLER_KEY_HINTS);
     p.fn('backoff', o.backoff, '(retried, error, task) => ms');
     if (o.source !== undefined && typeof o.source !== 'string') p.expected('source', 'a string', o.source);
   }

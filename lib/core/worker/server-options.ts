@@ -3,6 +3,7 @@ import type { EventBus } from '../runtime/events.js';
 import type { ChronosLogger, FailureLog } from '../runtime/logger.js';
 import type { ServiceHealth } from '../runtime/service.js';
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
+import { SERVER_KEY_HINTS } from '../runtime/migrant-hints.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { Mux } from './mux.js';
 import { defaultBackoff, type BackoffFn } from '../queue/task.js';
@@ -131,7 +132,7 @@ export function resolveServerOptions(options: ServerOptions): ResolvedServer {
 /** Validates server options without throwing: every problem, and the options with the defaults applied. */
 export function checkServerOptions(options: ServerOptions): Checked<ResolvedServer> {
   const p = new OptionProblems();
-  p.unknownKeys(options, SERVER_KEYS);
+  p.unknownKeys(options, SERVER_KEYS, '', SERVER_KEY_HINTS);
   const int = (key: keyof ServerOptions, min: number, def: number, unit?: 'ms' | 'timer'): number => {
     const v = options[key];
     if (unit === 'timer') p.timerMs(key, v, min);

@@ -1,5 +1,6 @@
 import { newInstanceId } from '../../core/runtime/instance-id.js';
 import { describeProblem, OptionProblems, show, type OptionProblem } from '../../core/runtime/options.js';
+import { MODULE_KEY_HINTS } from '../../core/runtime/migrant-hints.js';
 import { checkClientOptions, type ClientOptions } from '../../core/queue/client.js';
 import { checkServerOptions, type ServerOptions } from '../../core/worker/server-options.js';
 import { isRedisClient, lazyConnection, urlOptionsProblem, type RedisConnection } from '../../core/redis/connection.js';
@@ -113,7 +114,7 @@ export function resolveOptions(input: ChronosModuleOptions | undefined | null): 
     throw new ChronosConfigError([`expected an options object, got ${show(input)}`]);
   const o = input as Record<string, unknown>;
   const p = new OptionProblems();
-  p.unknownKeys(o, new Set(KEYS));
+  p.unknownKeys(o, new Set(KEYS), '', MODULE_KEY_HINTS);
   const connection = checkConnection(o.connection, p);
   if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || !/^\S{1,200}$/.test(o.instanceId))) {
     p.expected('instanceId', 'a non-empty string of at most 200 characters without spaces', o.instanceId);
