@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../runtime/defaults.js';
+import { engineTime } from '../runtime/time.js';
 import { corked, execReads, isCluster } from '../redis/cluster.js';
 import { requeueScript } from '../redis/commands/queue.js';
 import { deleteConsumersScript } from '../redis/commands/recovery.js';
@@ -232,18 +233,24 @@ export class Consumer {
    * whose stream entry is gone are lost). One call looks at up to {@link RECOVER_SCAN}.rounds ×
    * {@link RECOVER_SCAN}.count × 10 entries of the pending entries list (XAUTOCLAIM looks at COUNT × 10
    * per call), from `from` on. Entries in `opts.keep` (this server holds them: its slot table) are
-   * left pending for it, their idle time reset, whatever their idle time was.
+   * left pending for it, their idle time reset, whatever their idle time was. With `opts.maxLateMs`,
+   * each round carries this process's estimate of Redis time when it is sent (runtime/time.ts), and a
+   * round Redis runs more than that much later takes nothing and ends the call (`lateMs` > 0): it waited
+   * behind a stalled Redis, as may the claim renewals of live holders (recover.lua).
    * @param from where the scan starts: {@link SCAN_START} for the start of the list, or the `cursor` of
    * the previous call, which the list's end did not stop.
-   * @returns what was taken, and the `cursor` to go on from ({@link SCAN_START}: the list's end was reached).
+   * @returns what was taken, the `cursor` to go on from ({@link SCAN_START}: the list's end was reached),
+   * and `lateMs`: 0, or how many ms late (past `maxLateMs`) Redis ran the round that ended the call.
    */
   async recover(
     keys: QueueKeys,
-    opts: { visibilityTimeoutMs: number; maxDeliveries: number; keep?: readonly string[] },
+    opts: { visibilityTimeoutMs: number; maxDeliveries: number; keep?: readonly string[]; maxLateMs?: number },
     from: string = SCAN_START,
-  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string }> {
-    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from };
+  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string; lateMs: number }> {
+    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from, lateMs: 0 };
     for (let round = 0; round < RECOVER_SCAN.rounds; round++) {
+      // no estimate of Redis time yet (no round trip sampled): nothing to measure lateness against
+      const checked = opts.maxLateMs !== undefined && engineTime.bestRttMs < Infinity;
       const r = await recoverScript(this.client, keys, {
         consumer: this.name,
         minIdleMs: opts.visibilityTimeoutMs,
@@ -252,12 +259,14 @@ export class Consumer {
         counterTtlMs: DEFAULTS.counterTtlMs,
         cursor: out.cursor,
         keep: opts.keep,
+        late: checked ? { sentAtMs: engineTime.now(), maxLateMs: opts.maxLateMs! } : undefined,
       });
       out.requeued.push(...r.requeued);
       out.poison.push(...r.poison);
       out.lost.push(...r.lost);
       out.cursor = r.cursor;
-      if (out.cursor === SCAN_START) break;
+      out.lateMs = r.lateMs;
+      if (out.cursor === SCAN_START || r.lateMs > 0) break;
     }
     return out;
   }

@@ -20,6 +20,12 @@ export interface PresenceView {
    * entries may be crossing the visibility timeout now: every queue wants the visibility-timeout sweep.
    */
   readonly sweepAll: boolean;
+  /**
+   * How long after it was sent Redis ran the tick, ms: Redis time when it ran − this process's
+   * estimate of it when it was sent (never ahead of it); 0 before any estimate. Long when Redis (or the
+   * link) stalled: the visibility-timeout sweep then waits (redis-stall.ts).
+   */
+  readonly lateMs: number;
 }
 
 /**
@@ -162,6 +168,7 @@ export class Liveness {
    */
   async tick(): Promise<PresenceView> {
     const epoch = this.epoch;
+    const sentAt = engineTime.bestRttMs < Infinity ? engineTime.now() : undefined; // Redis time at the send, if estimated yet
     const sent = engineTime.localNow();
     const r = await presenceScript(this.client, this.keys, {
       serverId: this.id,
@@ -172,6 +179,7 @@ export class Liveness {
     });
     engineTime.sample(sent, r.exactNowMs, engineTime.localNow()); // a sub-ms sample of Redis time every tick (the forwarder's rounds are rare when idle)
     this.lastNowMs = r.nowMs;
+    const lateMs = sentAt === undefined ? 0 : Math.max(0, r.nowMs - sentAt);
     this.aloneUntil = r.others === 0 ? engineTime.localNow() + this.staleAfterMs : -Infinity;
     const o = this.opts;
     // an overdue server's entries may pass the visibility timeout from (its last tick + VT): sweep until two sweeps after that
@@ -186,7 +194,7 @@ export class Liveness {
       !this.ownSeen(r.nowMs, r.ownSubscribers)
     ) {
       this.silentSince.clear(); // Redis may have restarted: live servers may still be reconnecting
-      return { dead: [], sweepAll };
+      return { dead: [], sweepAll, lateMs };
     }
     const dead: string[] = [];
     for (const id of silent) {
@@ -196,7 +204,7 @@ export class Liveness {
       else if (r.nowMs - since >= DEFAULTS.livenessGraceMs) dead.push(id);
     }
     if (dead.length > 0) this.logger.warn(`Worker server(s) gone: their connection to Redis closed (servers=${dead.join(',')})`);
-    return { dead, sweepAll };
+    return { dead, sweepAll, lateMs };
   }
 
   /**

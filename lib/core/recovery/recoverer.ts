@@ -19,6 +19,15 @@ import { SweepPlan } from './sweep-plan.js';
 import { isCancelPrevious, supersede } from '../worker/supersede.js';
 import { abortCancelled, cancelActorOf } from '../worker/cancel-listener.js';
 import { engineTime } from '../runtime/time.js';
+import { RedisStall } from './redis-stall.js';
+
+/**
+ * The period of a worker server's claims round ({@link Recoverer.extendClaims}), ms: a third of the
+ * visibility timeout (at least 100 ms), so a live holder's entries are never near it.
+ */
+export function claimsEveryMs(visibilityTimeoutMs: number): number {
+  return Math.max(100, Math.floor(visibilityTimeoutMs / 3));
+}
 
 /** An entry of a queue's stream, as this consumer holds it in the pending entries list (PEL). */
 interface Pending {
@@ -61,8 +70,14 @@ export class Recoverer {
    * stalled consumer's, behind the entries live workers kept fresh) were never reclaimed.
    */
   private readonly sweepFrom = new Map<string, string>();
+  /**
+   * A stalled Redis seen by the lateness of calls: the sweep waits for the live holders' claim
+   * renewals after it. Fed by the sweep's own calls and by the server's presence tick.
+   */
+  readonly stall: RedisStall;
 
   constructor(private readonly deps: RecovererDeps) {
+    this.stall = new RedisStall(claimsEveryMs(deps.opts.visibilityTimeout), deps.logger);
     // while nobody is overdue the sweep is a safety net (unknown consumers, lost entries): each queue about every
     // max(queues × recoverInterval, visibilityTimeout / 2), so few queues cost few calls (half a tick of slack for timer jitter)
     const { visibilityTimeout, recoverInterval } = deps.opts;
@@ -80,16 +95,23 @@ export class Recoverer {
    * It never takes what this server holds ({@link holding}): after a stall of this process (a blocked
    * event loop, a GC pause) the sweep and the claims round are due together, and a sweep that went
    * first put this server's own running task back in the queue, and it ran again here (dist-cases B20).
+   * Nor does it take entries when Redis stalled ({@link stall}): a sweep call that Redis ran late takes
+   * nothing (recover.lua), and no sweep runs for a while after one or after a late presence tick, so the
+   * claim renewals of live holders, queued behind the stall as it was, land first (trial "trialflow":
+   * another server's sweep took a live server's running task after a 5 s SIGSTOP of Redis).
    * @returns the names of the queues where entries left the pending entries list (requeued, dead as
    * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
   async recover(sweepAll = true): Promise<string[]> {
     const o = this.deps.opts;
     const freed: string[] = [];
-    for (const q of this.plan.pick(sweepAll)) {
+    if (this.stall.holding) return freed;
+    const picked = this.plan.pick(sweepAll);
+    for (const [i, q] of picked.entries()) {
       let found;
       try {
-        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries, keep: this.holding(q) };
+        const keep = this.holding(q);
+        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries, keep, maxLateMs: this.stall.maxLateMs };
         found = await this.deps.consumer.recover(q.keys, opts, this.sweepFrom.get(q.name));
       } catch (err) {
         this.sweepFrom.delete(q.name); // from the start next time (a group recreated has a new list)
@@ -101,6 +123,12 @@ export class Recoverer {
       else this.sweepFrom.set(q.name, found.cursor);
       await this.handle(q, found.requeued, found.poison, found.lost, 'idle past the visibility timeout');
       if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
+      if (found.lateMs > 0) {
+        this.stall.saw(found.lateMs, 'visibility-timeout sweep');
+        // this queue and the ones after it are swept once the wait is over
+        for (const rest of picked.slice(i)) this.plan.later(rest, engineTime.now() + this.stall.holdMs);
+        break;
+      }
     }
     return freed;
   }

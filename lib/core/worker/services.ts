@@ -8,7 +8,7 @@ import type { GlobalKeys } from '../redis/keys.js';
 import type { Fetcher } from '../fetch/fetcher.js';
 import type { Forwarder } from '../fetch/forwarder.js';
 import type { Liveness } from '../recovery/liveness.js';
-import type { Recoverer } from '../recovery/recoverer.js';
+import { claimsEveryMs, type Recoverer } from '../recovery/recoverer.js';
 import type { Slots } from '../fetch/slots.js';
 import type { Wake } from '../fetch/wake.js';
 import type { Heartbeat } from './heartbeat.js';
@@ -170,6 +170,7 @@ export function workerServices(p: WorkerParts): Service[] {
       async () => {
         const view = await liveness.tick();
         sweepAll = view.sweepAll;
+        recoverer.stall.saw(view.lateMs, 'presence tick'); // a stalled Redis: the sweep waits for live holders' renewals
         for (const id of view.dead) {
           const count = await recoverer.reclaimFrom(id, `from server ${id}, whose process is gone`);
           if (count > 0) fetcher.freed(fetcher.queueNames()); // slots of fleet-wide limits freed: tell waiting workers
@@ -187,7 +188,7 @@ export function workerServices(p: WorkerParts): Service[] {
       // slots of fleet-wide limits freed (a stopped worker's tasks reclaimed): tell waiting workers, as a reclaim by liveness does (trial 28)
       if (freed.length > 0) fetcher.freed(freed);
     }),
-    every('claims', Math.max(100, Math.floor(opts.visibilityTimeout / 3)), 'Extending claims', () => recoverer.extendClaims()),
+    every('claims', claimsEveryMs(opts.visibilityTimeout), 'Extending claims', () => recoverer.extendClaims()),
     every('paused', DEFAULTS.pausedPollMs, 'Reading paused queues', () => fetcher.refreshPaused()),
     every('gone-consumers', 5 * 60_000, 'Deleting consumers of gone servers', () => recoverer.deleteGoneConsumers()),
     every('queue-samples', SAMPLE_EVERY_MS, 'Sampling the depth and latency of queues', () => p.sampler.sample()),

@@ -30,6 +30,13 @@ export interface RecoverArgs {
    * time reset, whatever their idle time was (a stall of its own process); none when absent.
    */
   keep?: readonly string[];
+  /**
+   * The lateness check: `sentAtMs` is Redis time (the sender's estimate, never ahead of it: epoch ms)
+   * when the call is sent; a call Redis runs more than `maxLateMs` ms after it takes nothing (it
+   * waited behind a stalled Redis, where live holders' claim renewals may wait too) and reports how
+   * late it ran ({@link RecoverOutcome.lateMs}). None when absent.
+   */
+  late?: { readonly sentAtMs: number; readonly maxLateMs: number };
 }
 
 /** A task recover.lua put back in the stream: its id, type and new meta (JSON text of protocol.ts TaskMeta). */
@@ -52,21 +59,40 @@ export interface RecoverOutcome {
   /** Entry ids whose stream entry was gone: lost (counted in the day's lost counter). */
   lost: string[];
   cursor: string;
+  /**
+   * 0 when the round ran; otherwise how many ms after `late.sentAtMs` Redis ran it (more than
+   * `late.maxLateMs`): it took nothing, and `cursor` is the one it was given.
+   */
+  lateMs: number;
 }
 
 /** Reclaims entries idle past the visibility timeout: back to the stream, poison to kill, or lost (recover.lua). */
 export async function recoverScript(client: RedisClient, keys: QueueKeys, r: RecoverArgs): Promise<RecoverOutcome> {
-  const [requeued, poison, lost, cursor] = await runScript<[[string, string, string][], [string, string][], string[], string]>(
+  const [requeued, poison, lost, cursor, lateMs] = await runScript<
+    [[string, string, string][], [string, string][], string[], string, number]
+  >(
     client,
     'recover',
     [keys.stream, keys.reclaimed, keys.counts, keys.base],
-    [CONSUMER_GROUP, r.consumer, r.minIdleMs, r.count, r.maxDeliveries, r.counterTtlMs, r.cursor, ...(r.keep ?? [])],
+    [
+      CONSUMER_GROUP,
+      r.consumer,
+      r.minIdleMs,
+      r.count,
+      r.maxDeliveries,
+      r.counterTtlMs,
+      r.cursor,
+      r.late?.sentAtMs ?? 0,
+      r.late?.maxLateMs ?? 0,
+      ...(r.keep ?? []),
+    ],
   );
   return {
     requeued: requeued.map(([taskId, type, meta]) => ({ taskId, type, meta })),
     poison: poison.map(([entryId, stored]) => ({ entryId, stored })),
     lost,
     cursor,
+    lateMs: Number(lateMs ?? 0),
   };
 }
 

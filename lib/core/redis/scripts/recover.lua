@@ -13,6 +13,10 @@
   them to it, which resets their idle time, and they stay pending for it. Their idle time passed the
   timeout only because that consumer's process stalled (its claims round is due at the same moment as
   this sweep); before, its own sweep put its running task back and it ran the task again.
+  A call that Redis runs more than maxLateMs after it was sent (sentAtMs, the sender's estimate of
+  Redis time, never ahead of it) takes nothing and says how late it ran: it waited behind a stalled
+  Redis (SIGSTOP, a long fork, a VM pause) or a stalled link, and so may have the claim renewals of
+  live holders, sent during the stall, queued behind it; their entries' idle time counts the stall.
   KEYS[1]  <ns>:{<ns>:<q>}:stream        STREAM
   KEYS[2]  <ns>:{<ns>:<q>}:reclaimed     ZSET    entry id -> when it was reclaimed (epoch ms)
   KEYS[3]  <ns>:{<ns>:<q>}:counts        STRING  the queue's counts (stats.lua)
@@ -25,28 +29,39 @@
   ARGV[5]  maxDeliveries                 integer reclaims before a task is poison
   ARGV[6]  counterTtlMs                  integer ms
   ARGV[7]  cursor                        string  XAUTOCLAIM start id, "0-0" for a new scan (protocol.ts SCAN_START)
-  ARGV[8..] keep                         entry ids the recovering consumer holds live: left pending for it
+  ARGV[8]  sentAtMs                      integer epoch ms: Redis time (the sender's estimate) when the call was sent;
+                                                 0 = no lateness check
+  ARGV[9]  maxLateMs                     integer ms: a call run later than sentAtMs + maxLateMs takes nothing
+  ARGV[10..] keep                        entry ids the recovering consumer holds live: left pending for it
   Returns  {{{task id, type, meta JSON} per task requeued}, {{entry id, stored task} per poison task, to
-           kill}, {entry ids lost}, next cursor ("0-0" = scan done)}
+           kill}, {entry ids lost}, next cursor ("0-0" = scan done), lateMs (0 = it ran; > 0: it ran that
+           many ms after sentAtMs, past maxLateMs, took nothing, and the cursor is ARGV[7])}
 ]]
 -- @include now-ms
 -- @include stats
 -- @include reclaim-entries
 local group = ARGV[1]
-local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 local requeued, poison, lost = {}, {}, {}
+local now
+local sentAt = tonumber(ARGV[8])
+if sentAt > 0 then
+  now = nowMs()
+  local late = now - sentAt
+  if late > tonumber(ARGV[9]) then return {requeued, poison, lost, ARGV[7], late} end
+end
+local res = redis.call('XAUTOCLAIM', KEYS[1], group, ARGV[2], ARGV[3], ARGV[7], 'COUNT', ARGV[4])
 for _, id in ipairs(res[3] or {}) do lost[#lost + 1] = id end
 local taken = res[2]
-if #ARGV > 7 and #taken > 0 then
+if #ARGV > 9 and #taken > 0 then
   local keep = {}
-  for i = 8, #ARGV do keep[ARGV[i]] = true end
+  for i = 10, #ARGV do keep[ARGV[i]] = true end
   taken = {}
   for _, e in ipairs(res[2]) do
     if not keep[e[1]] then taken[#taken + 1] = e end
   end
 end
-if #taken == 0 and #lost == 0 then return {requeued, poison, lost, res[1]} end -- the idle sweep: one call, no TIME
-local now = nowMs()
+if #taken == 0 and #lost == 0 then return {requeued, poison, lost, res[1], 0} end -- the idle sweep: one XAUTOCLAIM
+now = now or nowMs()
 reclaimEntries(KEYS[1], KEYS[2], group, taken, tonumber(ARGV[5]), now, requeued, poison, lost, KEYS[4])
 if #lost > 0 then countStats(KEYS[3], STATS.lost, #lost, now, ARGV[6]) end
-return {requeued, poison, lost, res[1]}
+return {requeued, poison, lost, res[1], 0}
