@@ -62,6 +62,13 @@ export const DEFAULTS = Object.freeze({
    */
   serverInfoKeepMs: 24 * 60 * 60_000,
   /**
+   * How often a worker server's heartbeat prunes the rows of `servers` whose info expired, ms (at its
+   * first beat, then at most once a minute): those rows are a day old, so a pruning a minute later
+   * changes nothing a reader sees (the Inspector skips a row whose info is gone), and an idle server
+   * sends one command less per beat.
+   */
+  serverPruneMs: 60_000,
+  /**
    * Longest interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
    * `<ns>:live` and checks the other servers' liveness channels. A tick that finds a channel without a
    * subscriber is confirmed by another tick `livenessGraceMs` later (so a death is found within about
