@@ -25,12 +25,12 @@ async function calls(): Promise<Map<string, number>> {
   return out;
 }
 
-test('an idle server prunes the servers rows once a minute, not at every beat', async () => {
+test('an idle server prunes the servers rows once a minute, not at every beat, and reads the paused set as a fallback only', async () => {
   const s = new ChronosServer({ connection: redis.url, namespace: 'idle-cost', queues: ['q'], logger: recordingLogger() });
   try {
-    await s.start(); // its first beat pruned
+    await s.start(); // its first beat pruned, and it read the paused and limited sets
     const before = await calls();
-    // a window of two heartbeats and a second
+    // a window of two heartbeats and a second (longer than the fallback read's period of earlier versions)
     const windowMs = 2 * DEFAULTS.serverHeartbeatMs + 1000;
     // eslint-disable-next-line local/no-fixed-sleep -- the window of idle time itself is what is measured
     await new Promise((r) => setTimeout(r, windowMs));
@@ -41,6 +41,9 @@ test('an idle server prunes the servers rows once a minute, not at every beat', 
     // ... and none pruned: the next pruning comes serverPruneMs after the first beat (before: one per beat)
     expect(DEFAULTS.serverPruneMs).toBeGreaterThan(windowMs);
     expect(sent('zremrangebyscore')).toBe(0);
+    // the paused and limited sets are read again at a notice, a reconnect, or every pausedPollMs (before: 10 s, one read in the window)
+    expect(DEFAULTS.pausedPollMs).toBeGreaterThan(windowMs);
+    expect(sent('smembers')).toBe(0);
   } finally {
     await s.shutdown();
   }

@@ -34,14 +34,17 @@ export const DEFAULTS = Object.freeze({
   forwardIntervalMs: 30_000,
   /**
    * Longest single blocking XREADGROUP, ms. A read is ended at once (CLIENT UNBLOCK) when one of its
-   * queues is paused (the paused set is read every second), a slot frees up, or the server stops.
+   * queues is paused (a notice on the paused-wake channel; the fallback read: `pausedPollMs`), a slot
+   * frees up, or the server stops.
    */
   blockTimeoutMs: 5_000,
   /**
-   * How often a worker server reads the paused set again whatever it heard, ms: a fallback (a pause
-   * or resume publishes on the paused-wake channel and is taken at once).
+   * How often a worker server reads the paused and limited sets again whatever it heard, ms: a
+   * fallback (a pause or resume publishes on the paused-wake channel, a limit change on `<ns>:limits`,
+   * and each is taken at once; a subscriber that reconnects reads the sets again, as a notice may have
+   * been published while it was away). 10 s before issue 22 target 3.
    */
-  pausedPollMs: 10_000,
+  pausedPollMs: 30_000,
   /** Dead-letter cap by count (asynq's maxArchiveSize). */
   deadMaxCount: 10_000,
   /** Dead-letter cap by age, ms (asynq's archivedExpirationInDays: 90 days). */
