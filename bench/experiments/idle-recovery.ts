@@ -2,7 +2,8 @@
 // by source. A private redis-server; one ChronosServer (defaults) on N idle queues; after a warm-up,
 // MONITOR for a window attributes every command (a script's inner calls to that script) and
 // INFO commandstats gives the total (inner calls included), per second.
-//   node dist/bench/experiments/idle-recovery.js [queues=1,10,100] [windowSec=30] [servers=1]
+//   node dist/bench/experiments/idle-recovery.js [queues=1,10,100] [windowSec=30] [servers=1] [warmupMs=6000]
+// (bench w11's idle window: warmupMs 1500, windowSec 10)
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { ChronosServer } from '../../lib/core/index.js';
@@ -16,7 +17,7 @@ const { startRedisServer } = (await import(new URL('../../../scripts/redis-util.
 const sizes = (process.argv[2] ?? '1,10,100').split(',').map(Number);
 const windowSec = Number(process.argv[3] ?? 30);
 const serverCount = Number(process.argv[4] ?? 1);
-const warmupMs = 6000;
+const warmupMs = Number(process.argv[5] ?? 6000);
 const sha = new Map<string, string>();
 for (const name of SCRIPT_NAMES) sha.set(createHash('sha1').update(expandedSource(name)).digest('hex'), name);
 

@@ -35,9 +35,10 @@ export interface LimiterDeps {
 
 /**
  * The fetch of a worker whose queues include one with fleet-wide limits or groups (queue/limits.ts).
- * Knows which queues are limited (or grouped) (the namespace's `limited` set, read each second, and the notices on
- * `<ns>:limits`). While none of the server's queues is limited, the fetcher never calls it: the
- * hot path is the plain blocking `XREADGROUP`.
+ * Knows which queues are limited (or grouped) (the notices on `<ns>:limits`, and the namespace's
+ * `limited` set, read at start, when a subscriber reconnects and every `DEFAULTS.pausedPollMs`). While
+ * none of the server's queues is limited, the fetcher never calls it: the hot path is the plain
+ * blocking `XREADGROUP`.
  *
  * A fetch that includes a limited queue runs fetch-limited.lua per queue (the limit is decided
  * there); when nothing was handed out it waits, without polling, for whichever comes first: an
@@ -97,7 +98,7 @@ export class Limiter {
     return false;
   }
 
-  /** Subscribes to the limit notices and reads which queues are limited. */
+  /** Subscribes to the limit notices (and reads the set again each time that subscriber reconnects) and reads which queues are limited. */
   async open(): Promise<void> {
     if (this.sub) return; // once: the fetcher's open() runs again when it rebuilds a hung blocking connection
     const channel = this.deps.globalKeys.limitsChannel;
@@ -110,7 +111,11 @@ export class Limiter {
       if (!known) void this.deps.unblock(); // newly limited: end the plain blocking read
       if (!known || this.heldBack.has(queue) || this.rateHeld.has(queue)) this.wake();
     });
+    // ioredis subscribes again after a reconnect; a notice published while away is lost: read the set again then
+    let subscribed = false;
+    this.sub.on('ready', () => void (subscribed && this.refresh().catch(() => {}))); // the fallback read retries
     await this.sub.subscribe(channel);
+    subscribed = true;
     await this.refresh();
   }
 
@@ -122,7 +127,10 @@ export class Limiter {
     if (this.sub) await closeClient(this.sub);
   }
 
-  /** Takes the namespace's `limited` set (read every second with the paused queues; read here when not given). */
+  /**
+   * Takes the namespace's `limited` set (`members`, read with the paused queues by the fetcher, or read
+   * here when not given: at the open and when the limits subscriber reconnects).
+   */
   async refresh(members?: string[]): Promise<void> {
     const before = this.limited;
     this.limited = new Set(members ?? (await this.deps.client.smembers(this.deps.globalKeys.limited)));

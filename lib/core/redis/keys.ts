@@ -354,7 +354,10 @@ export class GlobalKeys {
    * the task was dead-lettered, so the server running it aborts its signal.
    */
   readonly cancelChannel: string;
-  /** SET of the names of queues that have fleet-wide limits (their `limits` hash); read by every server each second. */
+  /**
+   * SET of the names of queues that have fleet-wide limits (their `limits` hash); read by every server
+   * at a notice on `limits`, when its subscriber reconnects, and every 30 s.
+   */
   readonly limited: string;
   /** Pub/sub channel of limit notices: a queue name, published when its limits change or a slot of its limit frees. */
   readonly limitsChannel: string;

@@ -34,14 +34,17 @@ export const DEFAULTS = Object.freeze({
   forwardIntervalMs: 30_000,
   /**
    * Longest single blocking XREADGROUP, ms. A read is ended at once (CLIENT UNBLOCK) when one of its
-   * queues is paused (the paused set is read every second), a slot frees up, or the server stops.
+   * queues is paused (a notice on the paused-wake channel; the fallback read: `pausedPollMs`), a slot
+   * frees up, or the server stops.
    */
   blockTimeoutMs: 5_000,
   /**
-   * How often a worker server reads the paused set again whatever it heard, ms: a fallback (a pause
-   * or resume publishes on the paused-wake channel and is taken at once).
+   * How often a worker server reads the paused and limited sets again whatever it heard, ms: a
+   * fallback (a pause or resume publishes on the paused-wake channel, a limit change on `<ns>:limits`,
+   * and each is taken at once; a subscriber that reconnects reads the sets again, as a notice may have
+   * been published while it was away). 10 s before issue 22 target 3.
    */
-  pausedPollMs: 10_000,
+  pausedPollMs: 30_000,
   /** Dead-letter cap by count (asynq's maxArchiveSize). */
   deadMaxCount: 10_000,
   /** Dead-letter cap by age, ms (asynq's archivedExpirationInDays: 90 days). */
@@ -61,6 +64,13 @@ export const DEFAULTS = Object.freeze({
    * removed at once.
    */
   serverInfoKeepMs: 24 * 60 * 60_000,
+  /**
+   * How often a worker server's heartbeat prunes the rows of `servers` whose info expired, ms (at its
+   * first beat, then at most once a minute): those rows are a day old, so a pruning a minute later
+   * changes nothing a reader sees (the Inspector skips a row whose info is gone), and an idle server
+   * sends one command less per beat.
+   */
+  serverPruneMs: 60_000,
   /**
    * Longest interval of a worker server's presence tick (presence.lua), ms: it renews its own score in
    * `<ns>:live` and checks the other servers' liveness channels. A tick that finds a channel without a

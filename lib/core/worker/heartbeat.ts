@@ -28,10 +28,12 @@ export const RUNNING_SINCE_MAX = 500;
  * that stops beating (SIGSTOP, hung, a host gone) while it holds entries stays listed, overdue, until
  * they are handed on (fleet.ts `servers`); before, its info expired 15 s after its last beat and its
  * tasks showed "active" under a server nobody listed. Rows of `servers` whose info expired are pruned by
- * each beat.
+ * a beat at most once a minute (`DEFAULTS.serverPruneMs`).
  */
 export class Heartbeat {
   private readonly startedAt = engineTime.now();
+  /** When the last beat pruned `servers` (local epoch ms); -Infinity before the first. */
+  private prunedAt = -Infinity;
 
   private readonly client: RedisClient;
   private readonly globalKeys: GlobalKeys;
@@ -60,7 +62,12 @@ export class Heartbeat {
     ({ config: this.config, counters: this.counters, slots: this.slots } = o);
   }
 
-  /** Writes the info key and the `<ns>:servers` score, and prunes the rows of servers whose info expired (one pipeline). */
+  /**
+   * Writes the info key and the `<ns>:servers` score (one pipeline); at the first beat and then at most
+   * every `DEFAULTS.serverPruneMs` (a minute) it also prunes the rows of servers whose info expired
+   * (a day after their last beat).
+   * @throws the first command's error when Redis refused or failed it.
+   */
   async beat(): Promise<void> {
     const ttl = DEFAULTS.serverHeartbeatMs * 3;
     const keep = DEFAULTS.serverInfoKeepMs;
@@ -86,13 +93,15 @@ export class Heartbeat {
     // those that ran, and is sent again (a plain pipeline threw the ASK: no beat while the slot moved)
     const now = engineTime.now();
     const [server, servers] = [this.globalKeys.server(this.id), this.globalKeys.servers];
-    const replies = await new SlotPipeline(this.client)
+    const pipe = new SlotPipeline(this.client)
       .add(server, (p) => p.set(server, info, 'PX', keep))
-      .add(servers, (p) => p.zadd(servers, now + ttl, this.id))
-      .add(servers, (p) => p.zremrangebyscore(servers, '-inf', now + ttl - keep))
-      .exec();
+      .add(servers, (p) => p.zadd(servers, now + ttl, this.id));
+    const prune = now - this.prunedAt >= DEFAULTS.serverPruneMs;
+    if (prune) pipe.add(servers, (p) => p.zremrangebyscore(servers, '-inf', now + ttl - keep));
+    const replies = await pipe.exec();
     const error = replies.find(([err]) => err)?.[0];
     if (error) throw error;
+    if (prune) this.prunedAt = now;
   }
 
   /**

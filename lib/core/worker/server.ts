@@ -323,7 +323,7 @@ export class ChronosServer {
 
   /**
    * Pauses a queue for every server of the namespace (they stop fetching from it at once: a publish
-   * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` every 10 s).
+   * on `<ns>:{<ns>:global}:paused:wake`; a server that missed it reads `<ns>:paused` when its subscriber reconnects, and every 30 s).
    * Tasks can still be enqueued. Writes `<ns>:paused`.
    * @throws ChronosStateError after {@link shutdown} closed the connection this server opened.
    */
@@ -331,7 +331,7 @@ export class ChronosServer {
     return this.fetcher.pause(queue);
   }
 
-  /** Queues this server currently knows as paused (read again at each pause or resume, and every 10 s). */
+  /** Queues this server currently knows as paused (read again at each pause or resume, at a reconnect of the subscriber, and every 30 s). */
   get pausedQueues(): ReadonlySet<string> {
     return this.fetcher.paused;
   }
