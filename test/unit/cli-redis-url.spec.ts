@@ -61,6 +61,16 @@ test('redactUrl hides every credential parameter ioredis reads, and nothing else
   expect(redisUrlProblem('http://host/0?password=secret')).toBe('expected a redis:// or rediss:// URL, got "http://host/0?password=***"');
 });
 
+test('a "@" in a query value that is no credential leaves the host shown (it was hidden with the user name: redis://***@b)', () => {
+  expect(redactUrl('redis://host:6379/0?connectionName=a@b')).toBe('redis://host:6379/0?connectionName=a@b');
+  expect(redactUrl('redis://u:pw@host:6379/0?connectionName=a@b')).toBe('redis://***@host:6379/0?connectionName=a@b');
+  expect(redactUrl('redis://host?connectionName=a@b')).toBe('redis://host?connectionName=a@b');
+  // the last "@" of the authority ends the user info, as new URL reads it ("p@ss" is the password)
+  expect(redactUrl('redis://u:p@ss@host/0')).toBe('redis://***@host/0');
+  // a URL new URL refuses (a bare "?" in its password) has no known authority: hidden up to its last "@"
+  expect(redactUrl('redis://:p?ss@host:6379')).toBe('redis://***@host:6379');
+});
+
 test('a "%" in a user name or password that begins no percent-escape is named, the credentials hidden (trial: every door threw a bare "URIError: URI malformed" from decodeURIComponent)', async () => {
   const { QueueClient } = await import('../../lib/core/queue/client.js');
   const cases: [url: string, where: string][] = [
