@@ -48,6 +48,25 @@ describe('an object spec with a key other than every and offset is refused, nami
     const { stored } = toStored({ name: 'n', spec: { every: 60_000, offset: 5000 } }, 'UTC', false);
     expect([stored.expression, stored.offsetMs]).toEqual(['@every 60s', 5000]);
   });
+
+  test("offset takes the duration strings every takes ('2s' was refused beside every: '10s'), stored as the same ms", () => {
+    const at = (offset: number | string) => toStored({ name: 'n', spec: { every: '10s', offset } }, 'UTC', false);
+    // the same stored definition (fingerprint) whichever form: an upsert from one form to another writes nothing
+    expect([at('2s'), at('2000ms'), at(2000)].map(({ stored }) => [stored.expression, stored.offsetMs, stored.fp])).toEqual(
+      Array(3).fill(['@every 10s', 2000, at(2000).stored.fp]),
+    );
+  });
+
+  test('a bad offset string names the offset and the text; one not less than the period says so', () => {
+    const bad = errorOf(() => toStored({ name: 'n', spec: { every: '10s', offset: '2 s' } }, 'UTC', false));
+    expect([bad.schedule, bad.value, bad.problem]).toEqual([
+      'n',
+      '2 s',
+      expect.stringMatching(/^offset: not a duration: expected integer amounts/),
+    ]);
+    const big = errorOf(() => toStored({ name: 'n', spec: { every: '10s', offset: '10s' } }, 'UTC', false));
+    expect(big.problem).toBe('offset (offsetMs): expected whole seconds in ms with 0 <= offset < 10000 (the period, ms), got 10000');
+  });
 });
 
 test('a time zone that is not one is refused with an object spec as with "@every" (trial 29: { every } took any timeZone, a typo or 42, in silence)', () => {
