@@ -245,7 +245,7 @@ function offsetMsOf(offset: unknown, schedule: string | undefined): number | und
 
 /** The spec of a stored definition, limited to its `[startAt, endAt)` when it has either. */
 export function storedSpec(s: StoredSchedule): ScheduleSpec {
-  const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined });
+  const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined, stored: true });
   return boundedSpec(spec, s.startAt, s.endAt);
 }
 
