@@ -136,3 +136,14 @@ test('a spec that is neither a cron text nor an object with every is refused say
     /^every must be a number/,
   );
 });
+
+test("a time zone matched in any case is stored in its canonical spelling: 'europe/paris' and 'Europe/Paris' are one definition (an upsert of either is a no-op)", () => {
+  const at = (timeZone: string) => toStored({ name: 'n', spec: '0 3 * * *', timeZone }, 'UTC', false).stored;
+  const [lower, upper, given] = [at('europe/paris'), at('EUROPE/PARIS'), at('Europe/Paris')];
+  expect([lower.timeZone, upper.timeZone, lower.fp, upper.fp]).toEqual(['Europe/Paris', 'Europe/Paris', given.fp, given.fp]);
+  // the default zone too, and UTC and the Etc zones
+  expect(toStored({ name: 'n', spec: '0 3 * * *' }, 'europe/paris', false).stored.fp).toBe(given.fp);
+  expect([at('utc').timeZone, at('etc/gmt+5').timeZone]).toEqual(['UTC', 'Etc/GMT+5']);
+  // an alias keeps the name written (it is not replaced by the zone Intl resolves it to)
+  expect([at('US/Eastern').timeZone, at('Etc/UTC').timeZone]).toEqual(['US/Eastern', 'Etc/UTC']);
+});
