@@ -41,6 +41,20 @@ test('a good URL gives host, port, db and credentials', () => {
   });
 });
 
+test('credentials and db given as query parameters connect as the library connects (ioredis parseURL): the CLI ignored them', () => {
+  expect(redisOptions('redis://host:6379?password=s3cret&username=ops&db=2', false)).toMatchObject({
+    host: 'host',
+    db: 2,
+    username: 'ops',
+    password: 's3cret',
+  });
+  expect(redisOptions('redis://host/0?password=a%26b+c', false).password).toBe('a&b c'); // decoded as URLSearchParams decodes
+  // the user info and the path come first, as in ioredis
+  expect(redisOptions('redis://u:pw@host/3?password=other&db=5', false)).toMatchObject({ username: 'u', password: 'pw', db: 3 });
+  expect(redisOptions('redis://host?sentinelPassword=sp', false)).toMatchObject({ sentinelPassword: 'sp' });
+  expect(problem('redis://host?db=x')).toBe('--redis-url: invalid database "x"');
+});
+
 test('a password given as a query parameter is hidden too (ioredis reads it; the error printed it)', () => {
   const message = problem('redis://127.0.0.1:63a79/0?password=s3cret');
   expect(message).toBe('--redis-url: "redis://127.0.0.1:63a79/0?password=***" is not a URL (expected redis://host:port[/db])');
