@@ -124,7 +124,9 @@ export class RedisLostError extends ChronosError {
 }
 
 /**
- * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL, set to fail
+ * ioredis options of a `redis://[user:password@]host[:port][/db]` or `rediss://…` URL (its query's
+ * `password`, `username`, `db`, `sentinelPassword` and `sentinelUsername` read as the library's
+ * `connection` reads them, the user info and path first), set to fail
  * fast: a short connect timeout, one try per command, and (unless `reconnect`) no reconnection.
  * `tlsCa`: a PEM file of the CA(s) trusted for a `rediss://` server (beside Node's own and
  * `NODE_EXTRA_CA_CERTS`). @throws UsageError for a bad URL, or a `tlsCa` that is unreadable or
@@ -154,14 +156,21 @@ export function redisOptions(url: string, reconnect: boolean, tlsCa?: string): R
       throw new UsageError(`--tls-ca: cannot read ${JSON.stringify(tlsCa)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
   }
-  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
-  if (!Number.isInteger(db) || db < 0) throw new UsageError(`--redis-url: invalid database ${JSON.stringify(u.pathname.slice(1))}`);
+  // the query's credentials and db, read as ioredis's parseURL reads them for the library's `connection`
+  // (URLSearchParams; what the URL's user info and path give comes first)
+  const query = (key: string): string | undefined => u.searchParams.get(key) ?? undefined;
+  const hasUserInfo = u.username !== '' || u.password !== '';
+  const dbText = u.pathname.length > 1 ? u.pathname.slice(1) : (query('db') ?? '0');
+  const db = Number(dbText);
+  if (dbText === '' || !Number.isInteger(db) || db < 0) throw new UsageError(`--redis-url: invalid database ${JSON.stringify(dbText)}`);
   return {
     host: u.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: u.port ? Number(u.port) : 6379,
     db,
-    username: u.username ? decodeURIComponent(u.username) : undefined,
-    password: u.password ? decodeURIComponent(u.password) : undefined,
+    username: hasUserInfo ? decodeURIComponent(u.username) || undefined : query('username'),
+    password: hasUserInfo ? decodeURIComponent(u.password) || undefined : query('password'),
+    ...(query('sentinelUsername') !== undefined ? { sentinelUsername: query('sentinelUsername') } : {}),
+    ...(query('sentinelPassword') !== undefined ? { sentinelPassword: query('sentinelPassword') } : {}),
     tls: u.protocol === 'rediss:' ? (ca ? { ca } : {}) : undefined,
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,

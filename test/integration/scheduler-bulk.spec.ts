@@ -226,7 +226,7 @@ test('a bad definition or a name given twice is refused before anything is writt
     expect([e instanceof InvalidScheduleError, e.index, e.message]).toEqual([
       true,
       3,
-      expect.stringMatching(/\[3\] of the call\): expected a schedule definition/),
+      'Invalid schedule definition [3] of the call: expected a schedule definition object { name, spec, … }, got undefined',
     ]);
   }
   const sparseNames = ['digest.0'];

@@ -185,6 +185,9 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
     tooFast() {}
     @Cron('* * * * *', { utcOffset: 2 } as CronOptions)
     offset() {}
+    // a bad spec and a bad option: both reported (the option's problem hid the spec's)
+    @Cron('*/61 * * * *', { utcOffset: 2 } as CronOptions)
+    both() {}
     @Cron('0 1 * * *')
     @Interval('1h')
     twice() {}
@@ -224,6 +227,10 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   expect(by('Broken#offset')).toEqual([
     'Broken#offset: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
   ]);
+  expect(by('Broken#both')).toEqual([
+    'Broken#both: @Cron option "utcOffset" is not supported: use `timeZone` (an IANA zone): a fixed offset cannot follow DST',
+    expect.stringMatching(/^Broken#both: Invalid schedule "Broken.both": "\*\/61 \* \* \* \*": minute field "\*\/61": step 61 is larger/),
+  ]);
   expect(by('Broken#limited')).toEqual(['Broken#limited: @Interval option "limit" is not supported: use `maxRuns`']);
   expect(by('Broken#repeatObject')).toEqual([
     expect.stringMatching(
@@ -255,8 +262,8 @@ test('boot fails with one ChronosDiscoveryError listing every problem, each nami
   );
   expect(dup.cause).toBeInstanceOf(DuplicateScheduleError);
   expect(err.issues.find((i) => i.source === 'Broken#badMinute')!.cause).toBeInstanceOf(InvalidScheduleError);
-  expect(err.issues).toHaveLength(18);
-  expect(err.message).toMatch(/^Chronos found 18 problems in decorated methods:\n {2}- /);
+  expect(err.issues).toHaveLength(20);
+  expect(err.message).toMatch(/^Chronos found 20 problems in decorated methods:\n {2}- /);
 });
 
 test('ChronosModule imported twice (a second forRoot in a feature module): boot fails with a ChronosConfigError naming both namespaces', async () => {

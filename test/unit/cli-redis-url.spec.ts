@@ -41,6 +41,20 @@ test('a good URL gives host, port, db and credentials', () => {
   });
 });
 
+test('credentials and db given as query parameters connect as the library connects (ioredis parseURL): the CLI ignored them', () => {
+  expect(redisOptions('redis://host:6379?password=s3cret&username=ops&db=2', false)).toMatchObject({
+    host: 'host',
+    db: 2,
+    username: 'ops',
+    password: 's3cret',
+  });
+  expect(redisOptions('redis://host/0?password=a%26b+c', false).password).toBe('a&b c'); // decoded as URLSearchParams decodes
+  // the user info and the path come first, as in ioredis
+  expect(redisOptions('redis://u:pw@host/3?password=other&db=5', false)).toMatchObject({ username: 'u', password: 'pw', db: 3 });
+  expect(redisOptions('redis://host?sentinelPassword=sp', false)).toMatchObject({ sentinelPassword: 'sp' });
+  expect(problem('redis://host?db=x')).toBe('--redis-url: invalid database "x"');
+});
+
 test('a password given as a query parameter is hidden too (ioredis reads it; the error printed it)', () => {
   const message = problem('redis://127.0.0.1:63a79/0?password=s3cret');
   expect(message).toBe('--redis-url: "redis://127.0.0.1:63a79/0?password=***" is not a URL (expected redis://host:port[/db])');
@@ -59,6 +73,16 @@ test('redactUrl hides every credential parameter ioredis reads, and nothing else
   expect(redactUrl('redis://host/0?db=1&connectionName=api')).toBe('redis://host/0?db=1&connectionName=api');
   // the core's and the Nest module's check name the URL the same way
   expect(redisUrlProblem('http://host/0?password=secret')).toBe('expected a redis:// or rediss:// URL, got "http://host/0?password=***"');
+});
+
+test('a "@" in a query value that is no credential leaves the host shown (it was hidden with the user name: redis://***@b)', () => {
+  expect(redactUrl('redis://host:6379/0?connectionName=a@b')).toBe('redis://host:6379/0?connectionName=a@b');
+  expect(redactUrl('redis://u:pw@host:6379/0?connectionName=a@b')).toBe('redis://***@host:6379/0?connectionName=a@b');
+  expect(redactUrl('redis://host?connectionName=a@b')).toBe('redis://host?connectionName=a@b');
+  // the last "@" of the authority ends the user info, as new URL reads it ("p@ss" is the password)
+  expect(redactUrl('redis://u:p@ss@host/0')).toBe('redis://***@host/0');
+  // a URL new URL refuses (a bare "?" in its password) has no known authority: hidden up to its last "@"
+  expect(redactUrl('redis://:p?ss@host:6379')).toBe('redis://***@host:6379');
 });
 
 test('a "%" in a user name or password that begins no percent-escape is named, the credentials hidden (trial: every door threw a bare "URIError: URI malformed" from decodeURIComponent)', async () => {

@@ -7,7 +7,7 @@ import type { Entry } from '../../lib/core/scheduler/due-entry.js';
 import { FIRE_LEAD, FIRE_MODE, META } from '../../lib/core/redis/protocol.js';
 import { jitterShiftMs, MAX_JITTER_MS } from '../../lib/core/scheduler/schedule-bounds.js';
 import { nextTriggers, triggersBetween } from '../../lib/core/scheduler/spec.js';
-import { validateDefinitions } from '../../lib/core/admin/schedule-bulk.js';
+import { validateDefinitions, validateNames } from '../../lib/core/admin/schedule-bulk.js';
 
 /** Unit tests of a schedule's jitter, startAt/endAt and maxRuns: validation, the shift, the bounded spec. No Redis. */
 
@@ -165,10 +165,26 @@ describe('what a bad definition is told (trial 5)', () => {
       'Invalid schedule "a": "foo, bar": unknown options "foo", "bar"',
     );
     expect(message(() => toStored(null as unknown as ScheduleDefinition, 'UTC', true))).toBe(
-      'Invalid schedule "null": expected a schedule definition: an object with a name and a spec',
+      'Invalid schedule: expected a schedule definition object { name, spec, … }, got null',
     );
     expect(message(() => validateDefinitions({ name: 'a' } as unknown as ScheduleDefinition[], 'UTC', 'upsertSchedules'))).toBe(
-      'Invalid schedule "{\\"name\\":\\"a\\"}": upsertSchedules: expected an array of schedule definitions',
+      'Invalid schedule: upsertSchedules: expected an array of schedule definitions, got {"name":"a"}',
+    );
+  });
+  test('an item of a bulk call that is no definition (or no name) is named by its index and value, not quoted as a schedule name', () => {
+    const defs = [{ name: 'a', spec: '@daily' }, null, 5, 'b', [1]] as unknown as ScheduleDefinition[];
+    const at = (i: number): string => message(() => validateDefinitions([defs[0], defs[i]], 'UTC', 'upsertSchedules'));
+    expect([1, 2, 3, 4].map(at)).toEqual(
+      ['null', '5', '"b"', '[1]'].map(
+        (v) => `Invalid schedule definition [1] of the call: expected a schedule definition object { name, spec, … }, got ${v}`,
+      ),
+    );
+    expect(message(() => validateNames(['a', null, 'c'] as string[]))).toBe(
+      'Invalid schedule name [1] of the call: name: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or "..", got null',
+    );
+    // a string that is a bad name is still quoted as the name given
+    expect(message(() => validateNames(['a', 'b c']))).toBe(
+      'Invalid schedule "b c" (name [1] of the call): name: expected 1-200 characters of [A-Za-z0-9_.:-], not "." or ".."',
     );
   });
 });

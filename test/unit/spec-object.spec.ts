@@ -48,6 +48,25 @@ describe('an object spec with a key other than every and offset is refused, nami
     const { stored } = toStored({ name: 'n', spec: { every: 60_000, offset: 5000 } }, 'UTC', false);
     expect([stored.expression, stored.offsetMs]).toEqual(['@every 60s', 5000]);
   });
+
+  test("offset takes the duration strings every takes ('2s' was refused beside every: '10s'), stored as the same ms", () => {
+    const at = (offset: number | string) => toStored({ name: 'n', spec: { every: '10s', offset } }, 'UTC', false);
+    // the same stored definition (fingerprint) whichever form: an upsert from one form to another writes nothing
+    expect([at('2s'), at('2000ms'), at(2000)].map(({ stored }) => [stored.expression, stored.offsetMs, stored.fp])).toEqual(
+      Array(3).fill(['@every 10s', 2000, at(2000).stored.fp]),
+    );
+  });
+
+  test('a bad offset string names the offset and the text; one not less than the period says so', () => {
+    const bad = errorOf(() => toStored({ name: 'n', spec: { every: '10s', offset: '2 s' } }, 'UTC', false));
+    expect([bad.schedule, bad.value, bad.problem]).toEqual([
+      'n',
+      '2 s',
+      expect.stringMatching(/^offset: not a duration: expected integer amounts/),
+    ]);
+    const big = errorOf(() => toStored({ name: 'n', spec: { every: '10s', offset: '10s' } }, 'UTC', false));
+    expect(big.problem).toBe('offset (offsetMs): expected whole seconds in ms with 0 <= offset < 10000 (the period, ms), got 10000');
+  });
 });
 
 test('a time zone that is not one is refused with an object spec as with "@every" (trial 29: { every } took any timeZone, a typo or 42, in silence)', () => {
@@ -116,4 +135,15 @@ test('a spec that is neither a cron text nor an object with every is refused say
   expect(errorOf(() => toStored({ name: 'n', spec: { every: true as unknown as number } }, 'UTC', true)).problem).toMatch(
     /^every must be a number/,
   );
+});
+
+test("a time zone matched in any case is stored in its canonical spelling: 'europe/paris' and 'Europe/Paris' are one definition (an upsert of either is a no-op)", () => {
+  const at = (timeZone: string) => toStored({ name: 'n', spec: '0 3 * * *', timeZone }, 'UTC', false).stored;
+  const [lower, upper, given] = [at('europe/paris'), at('EUROPE/PARIS'), at('Europe/Paris')];
+  expect([lower.timeZone, upper.timeZone, lower.fp, upper.fp]).toEqual(['Europe/Paris', 'Europe/Paris', given.fp, given.fp]);
+  // the default zone too, and UTC and the Etc zones
+  expect(toStored({ name: 'n', spec: '0 3 * * *' }, 'europe/paris', false).stored.fp).toBe(given.fp);
+  expect([at('utc').timeZone, at('etc/gmt+5').timeZone]).toEqual(['UTC', 'Etc/GMT+5']);
+  // an alias keeps the name written (it is not replaced by the zone Intl resolves it to)
+  expect([at('US/Eastern').timeZone, at('Etc/UTC').timeZone]).toEqual(['US/Eastern', 'Etc/UTC']);
 });

@@ -44,6 +44,16 @@ describe('parseSpec: validation (rule 9)', () => {
     ['*/0 * * * *', /zero step/],
     ['0 1-5/0 * * *', /zero step/],
     ['*/61 * * * *', /step 61 is larger/],
+    // a step the size of the field's range or more selects its first value alone (croner took "*/60" as minute 0)
+    [
+      '*/60 * * * *',
+      /^Invalid schedule "\*\/60 \* \* \* \*": minute field "\*\/60": step 60 is larger than the field's range 0-59 \(at most 59\); it would select 0 alone: write "0" for that$/,
+    ],
+    ['0 */24 * * *', /hour field "\*\/24": step 24 is larger than the field's range 0-23 \(at most 23\)/],
+    ['0 0 */31 * *', /day-of-month field "\*\/31": step 31 is larger than the field's range 1-31 \(at most 30\); it would select 1 alone/],
+    ['0 0 * */12 *', /month field "\*\/12": step 12 is larger than the field's range 1-12/],
+    ['0 0 * * */7', /day-of-week field "\*\/7": step 7 is larger than the field's range 0-6 \(at most 6\)/],
+    ['5/60 * * * *', /minute field "5\/60": step 60 .* it would select 5 alone/],
     ['*/x * * * *', /step must be a positive integer/],
     ['*/2/3 * * * *', /more than one "\/"/],
     ['0 5-1 * * *', /reversed range "5-1"/],
@@ -65,6 +75,13 @@ describe('parseSpec: validation (rule 9)', () => {
   ])('rejects %j', (expr, problem) => {
     const err = scheduleError(() => parseSpec(expr));
     expect(err.message).toMatch(problem);
+  });
+
+  it('a stored "*/60" (accepted by an earlier version) still parses, as minute 0 hourly: the schedule keeps firing', () => {
+    const spec = parseSpec('*/60 * * * *', { stored: true });
+    expect(spec.nextAfter(Date.UTC(2026, 0, 1, 0, 30))).toBe(Date.UTC(2026, 0, 1, 1, 0));
+    expect(() => parseSpec('*/60 * * * *')).toThrow(/step 60 is larger/); // not taken from the stored spec's cache
+    expect(() => parseSpec('*/61 * * * *', { stored: true })).toThrow(/step 61 is larger/);
   });
 
   it.each([

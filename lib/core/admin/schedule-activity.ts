@@ -22,7 +22,7 @@ const HOUR_MS = 3_600_000;
 export function specOf(s: ScheduleInfo): ScheduleSpec | undefined {
   if (s.error) return undefined;
   try {
-    return boundedSpec(parseSpec(s.expression, { timeZone: s.timeZone, offsetMs: s.offsetMs }), s.startAt, s.endAt);
+    return boundedSpec(parseSpec(s.expression, { timeZone: s.timeZone, offsetMs: s.offsetMs, stored: true }), s.startAt, s.endAt);
   } catch {
     return undefined;
   }

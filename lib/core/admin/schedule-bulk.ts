@@ -1,6 +1,5 @@
 import { execReads } from '../redis/cluster.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
-import { show } from '../runtime/options.js';
 import {
   putSchedulesScript,
   removeSchedulesScript,
@@ -67,7 +66,7 @@ function at<T>(index: number, f: () => T, item: 'definition' | 'name' = 'definit
     return f();
   } catch (err) {
     if (!(err instanceof InvalidScheduleError)) throw err;
-    throw new InvalidScheduleError(err.schedule, err.value, err.problem, { cause: err.cause ?? err, index, item });
+    throw InvalidScheduleError.at(err, index, item);
   }
 }
 
@@ -90,7 +89,7 @@ export function validateDefinitions(
   what: string,
   maxPayloadBytes = 0,
 ): CheckedDefinition[] {
-  if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, show(defs), `${what}: expected an array of schedule definitions`);
+  if (!Array.isArray(defs)) throw new InvalidScheduleError(undefined, defs, `${what}: expected an array of schedule definitions`);
   const seen = new Map<string, number>();
   // Array.from visits every index: a hole of a sparse array is checked (and refused) as undefined, where map would skip it
   return Array.from(defs, (def, i) => {
@@ -106,7 +105,7 @@ export function validateDefinitions(
  * @throws InvalidScheduleError naming a bad one and its index, or `names` when it is not an array; DuplicateScheduleError
  */
 export function validateNames(names: readonly string[]): string[] {
-  if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, show(names), 'removeSchedules: expected an array of names');
+  if (!Array.isArray(names)) throw new InvalidScheduleError(undefined, names, 'removeSchedules: expected an array of names');
   const seen = new Map<string, number>();
   return Array.from(names, (name, i) => {
     at(i, () => checkStoredScheduleName(name), 'name');

@@ -12,17 +12,29 @@
 const CREDENTIAL_PARAMS = new Set(['password', 'username', 'sentinelpassword', 'sentinelusername']);
 
 /**
- * `url` with its credentials hidden: what stands between its scheme and its last `@` (user name and
+ * `url` with its credentials hidden: what stands between its scheme and the last `@` of its authority (user name and
  * password) replaced by `***`, and so is the value of each credential query parameter (`password`,
  * `username`, `sentinelPassword`, `sentinelUsername`, its name matched as ioredis decodes it, in any
  * case). A query value is hidden up to the next `&`, a `#` in it included. @internal
  */
 export function redactUrl(url: string): string {
   const hidden = redactQuery(url); // first: a `@` in a hidden value no longer marks the end of a user name
-  const at = hidden.lastIndexOf('@');
-  if (at < 0) return hidden;
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(hidden)?.[0] ?? '';
+  const at = hidden.lastIndexOf('@', authorityEnd(url, scheme.length) - 1);
+  if (at < 0) return hidden;
   return `${scheme}***${hidden.slice(at)}`;
+}
+
+/**
+ * Where the authority (user info, host, port) of `url` ends, as ioredis's `new URL` reads it: at the
+ * first `/`, `?` or `#` after the scheme. A `@` past it (a query value `?clientName=a@b`) marks no
+ * user name, and the host before it is shown. A URL `new URL` refuses (a password with a bare `?`,
+ * `/` or `#`) has no known authority: the whole URL is searched, and more is hidden rather than less.
+ */
+function authorityEnd(url: string, from: number): number {
+  if (!URL.canParse(url)) return url.length;
+  const end = url.slice(from).search(/[/?#]/);
+  return end < 0 ? url.length : from + end;
 }
 
 /** `url` with the value of each credential query parameter replaced by `***`. */

@@ -4,7 +4,7 @@
  * @publicApi
  */
 import { foreignReply } from './foreign-reply.js';
-import { cutShown, quoteShown } from './shown-text.js';
+import { cutShown, quoteShown, show } from './shown-text.js';
 
 /** Machine-readable codes carried by every {@link ChronosError}. */
 export type ChronosErrorCode =
@@ -77,14 +77,24 @@ export class InvalidOptionsError extends ChronosError {
 /**
  * A schedule spec is invalid: names the schedule, the value and what is wrong, in one form:
  * `Invalid schedule "<name>": "<value>": <problem>`, or `Invalid schedule "<value>": <problem>` when
- * the name itself is the bad value (or there is no name). Thrown at registration, never at fire time.
+ * the name itself is the bad value (or there is no name). A value that is not a string where the
+ * name would be (a bulk call's `null` item, `removeSchedule(5)`) is not quoted as a name: the
+ * message names where it was and what it is, `Invalid schedule definition [3] of the call:
+ * expected a schedule definition object …, got null`. Thrown at registration, never at fire time.
  */
 export class InvalidScheduleError extends ChronosError {
+  /** The offending value as text: the expression, duration, time zone or name that was rejected (a value that is no string: as JSON). */
+  readonly value: string;
+  /** The value as given, for {@link InvalidScheduleError.at}. */
+  readonly #given: unknown;
+  /** Whether the value is shown after "got" (options.got), kept for {@link InvalidScheduleError.at}. */
+  readonly #got: boolean;
+
   constructor(
     /** Name of the schedule, or `undefined` when the name itself is invalid. */
     readonly schedule: string | undefined,
-    /** The offending value as text: the expression, duration, time zone or name that was rejected. */
-    readonly value: string,
+    /** The offending value: text (the expression, duration, time zone or name), or the value itself when it is no string. */
+    value: unknown,
     /** What is wrong with the value, with a hint of what is expected. */
     readonly problem: string,
     options?: ErrorOptions & {
@@ -92,17 +102,40 @@ export class InvalidScheduleError extends ChronosError {
       index?: number;
       /** What the array of that call holds, for the message: `definition` (the default) or `name` (`removeSchedules`). */
       item?: 'definition' | 'name';
+      /** The value is not where a name would be (a definition that is no object): shown after "got", never as the subject. */
+      got?: boolean;
     },
   ) {
-    const at = options?.index === undefined ? '' : ` (${options.item ?? 'definition'} [${options.index}] of the call)`;
-    const shown = typeof value === 'string' ? quoteShown(value) : cutShown(String(value)); // cut after 300 chars; `value` keeps it whole
-    const subject = schedule ? `"${schedule}"${at}: ${shown}` : `${shown}${at}`;
-    super('INVALID_SCHEDULE', `Invalid schedule ${subject}: ${problem}`, options);
+    const item = options?.item ?? 'definition';
+    const at = options?.index === undefined ? '' : ` (${item} [${options.index}] of the call)`;
+    let message: string;
+    if (typeof value === 'string' && !(options?.got && !schedule)) {
+      const shown = quoteShown(value); // cut after 300 chars; `value` keeps it whole
+      message = `Invalid schedule ${schedule ? `"${schedule}"${at}: ${shown}` : `${shown}${at}`}: ${problem}`;
+    } else if (schedule) {
+      message = `Invalid schedule "${schedule}"${at}: ${quoteShown(show(value))}: ${problem}`; // the value's text, quoted as before
+    } else {
+      // no name and a value that is no text: the place of the value, then the value after "got" (never quoted as a name)
+      const where = options?.index === undefined ? '' : ` ${item} [${options.index}] of the call`;
+      message = `Invalid schedule${where}: ${problem}, got ${show(value)}`;
+    }
+    super('INVALID_SCHEDULE', message, options);
+    this.value = typeof value === 'string' ? value : show(value);
+    this.#given = value;
+    this.#got = options?.got === true;
     this.index = options?.index;
   }
 
   /** Index of the offending definition in the array of a bulk call; undefined outside one. */
   readonly index?: number;
+
+  /**
+   * The same error, at `index` of a bulk call's array (the message names the index).
+   * @internal
+   */
+  static at(err: InvalidScheduleError, index: number, item: 'definition' | 'name'): InvalidScheduleError {
+    return new InvalidScheduleError(err.schedule, err.#given, err.problem, { cause: err.cause ?? err, index, item, got: err.#got });
+  }
 }
 
 /**

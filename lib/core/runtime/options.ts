@@ -5,7 +5,8 @@
  * `<key>: expected <what>, got <value>`; an unknown key reads `unknown option "<key>"`.
  */
 import { InvalidOptionsError } from './errors.js';
-import { cutShown, quoteShown } from './shown-text.js';
+import { show } from './shown-text.js';
+export { show }; // its home is shown-text.ts (errors.ts uses it too); imported from here by most modules
 import { isValidName } from '../redis/keys.js';
 import { isTimeZone, TIME_ZONE_RULE } from '../scheduler/time-zones.js';
 
@@ -28,30 +29,6 @@ export interface OptionProblem {
 export interface Checked<T> {
   readonly value: T;
   readonly problems: readonly OptionProblem[];
-}
-
-/**
- * A value as a message shows it: strings quoted, functions as 'a function', other values as JSON
- * where they have one; cut after 300 characters with the length (`"aaa…"…(1048576 chars)`, shown-text.ts).
- * A value neither JSON nor String() can print (an array nested 30,000 deep: a RangeError; an object
- * whose toString throws) is `an array (not printable)`, so that the error naming it is thrown, not
- * that RangeError (trial 45).
- */
-export function show(v: unknown): string {
-  if (typeof v === 'string') return quoteShown(v);
-  if (typeof v === 'function') return 'a function';
-  if (typeof v === 'bigint') return cutShown(`${v}n`);
-  if (typeof v === 'number' || v === undefined) return String(v);
-  if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();
-  try {
-    return cutShown(JSON.stringify(v) ?? String(v));
-  } catch {
-    try {
-      return cutShown(String(v));
-    } catch {
-      return `${Array.isArray(v) ? 'an array' : 'a value'} (not printable)`;
-    }
-  }
 }
 
 /** The message of a problem: `<key>: <problem>[, got <value>]` (`withValue: false` leaves the value out). */

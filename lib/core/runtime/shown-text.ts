@@ -22,3 +22,27 @@ export function cutShown(text: string): string {
 export function quoteShown(text: string): string {
   return text.length <= CUT_MAX_CHARS ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, SHOWN_MAX_CHARS))}…(${text.length} chars)`;
 }
+
+/**
+ * A value as a message shows it: strings quoted, functions as 'a function', other values as JSON
+ * where they have one; cut after 300 characters with the length (`"aaa…"…(1048576 chars)`, shown-text.ts).
+ * A value neither JSON nor String() can print (an array nested 30,000 deep: a RangeError; an object
+ * whose toString throws) is `an array (not printable)`, so that the error naming it is thrown, not
+ * that RangeError (trial 45).
+ */
+export function show(v: unknown): string {
+  if (typeof v === 'string') return quoteShown(v);
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'bigint') return cutShown(`${v}n`);
+  if (typeof v === 'number' || v === undefined) return String(v);
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();
+  try {
+    return cutShown(JSON.stringify(v) ?? String(v));
+  } catch {
+    try {
+      return cutShown(String(v));
+    } catch {
+      return `${Array.isArray(v) ? 'an array' : 'a value'} (not printable)`;
+    }
+  }
+}

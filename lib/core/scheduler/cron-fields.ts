@@ -60,8 +60,10 @@ export class FieldError extends Error {}
  * Parses one field: a comma list of `*`, `n`, `a-b`, each optionally `/step`, plus `N/step` =
  * `N-max/step` (rule 10). Day-of-week ranges ending in 0/SUN end at 7 (cronie get_range, rule 2).
  * Extensions (rule 10, cron-parser/Quartz): `L` in day-of-month, `nL` and `n#k` in day-of-week.
+ * A step must be at most the field's range (59 for minutes); `stored`: a step of the range + 1 (`*\/60`,
+ * accepted by earlier versions) parses, so a schedule stored with it keeps firing.
  */
-export function parseField(def: FieldDef, text: string): ParsedField {
+export function parseField(def: FieldDef, text: string, stored = false): ParsedField {
   const values = new Set<number>();
   const extensions: string[] = [];
   let lastDay = false;
@@ -103,8 +105,17 @@ export function parseField(def: FieldDef, text: string): ParsedField {
       if (!/^\d+$/.test(stepText)) throw new FieldError(`"${item}": the step must be a positive integer, got ${JSON.stringify(stepText)}`);
       step = Number(stepText);
       if (step === 0) throw new FieldError(`"${item}": zero step (a step must be at least 1)`);
-      const span = def.name === 'day-of-week' ? 7 : def.max - def.min + 1;
-      if (step > span) throw new FieldError(`"${item}": step ${step} is larger than the field's span of ${span}`);
+      // a step of the field's span or more selects the first value alone (croner takes "*/60" as minute 0, hourly):
+      // refused, naming the range and the value it would select
+      // (a stored definition's step of the span itself, which an earlier version accepted, still parses: it keeps firing)
+      const last = def.name === 'day-of-week' ? 6 : def.max;
+      if (step > last - def.min && !(stored && step === last - def.min + 1)) {
+        const first = /^\d+/.exec(base)?.[0] ?? (base === '*' ? String(def.min) : undefined);
+        const alone = first === undefined ? '' : `; it would select ${first} alone: write "${first}" for that`;
+        throw new FieldError(
+          `"${item}": step ${step} is larger than the field's range ${def.min}-${last} (at most ${last - def.min})${alone}`,
+        );
+      }
     }
 
     let lo: number;

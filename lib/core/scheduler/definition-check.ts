@@ -113,7 +113,7 @@ function throwFirst(p: OptionProblems, schedule: string | undefined): void {
   const first = p.list[0];
   if (!first) return;
   const v = first.value;
-  throw new InvalidScheduleError(schedule, typeof v === 'string' ? v : show(v), describeProblem(first, false));
+  throw new InvalidScheduleError(schedule, v, describeProblem(first, false));
 }
 
 /** The registry form of a schedule without its fingerprints: what {@link checkDefinition} builds. */
@@ -166,7 +166,9 @@ export function checkDefinition(
   maxPayloadBytes = 0,
 ): CheckedDefinition {
   if (typeof def !== 'object' || def === null || Array.isArray(def)) {
-    throw new InvalidScheduleError(undefined, show(def), 'expected a schedule definition: an object with a name and a spec');
+    throw new InvalidScheduleError(undefined, def, 'expected a schedule definition object { name, spec, … }', {
+      got: true,
+    });
   }
   const name = validateScheduleName(def.name);
   const unknown = unknownKeys(def);

@@ -3,7 +3,7 @@ import { InvalidScheduleError } from '../runtime/errors.js';
 import { KEY_TTL_MAX_MS, show } from '../runtime/options.js';
 import { FIRE_LEAD, FIRE_MODE, type FireMode } from '../redis/protocol.js';
 import type { StoredBounds } from './schedule-bounds.js';
-import { everySpec, parseSpec, type ScheduleSpec } from './spec.js';
+import { everySpec, parseDurationMs, parseSpec, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
 
 // the checks and the registry form of a definition are in definition-check.ts; toStored stays importable from here
@@ -36,7 +36,7 @@ export interface ScheduleDefinition {
   name: string;
   /**
    * When it fires: a 5-field cron expression (`'0 3 * * *'`), a descriptor (`'@daily'`),
-   * `'@every 90s'`, or `{ every: ms | '10s', offset?: ms }` (epoch-aligned interval, ≥ 1 s, whole seconds).
+   * `'@every 90s'`, or `{ every: ms | '10s', offset?: ms | '2s' }` (epoch-aligned interval, ≥ 1 s, whole seconds).
    * Any other key in the object (BullMQ's `limit`, `pattern`, `tz`…) is an InvalidScheduleError naming it.
    */
   spec:
@@ -44,8 +44,11 @@ export interface ScheduleDefinition {
     | {
         /** The period: ms (a number) or a duration string such as `'10s'` or `'1h30m'`; ≥ 1 s, whole seconds. */
         every: number | string;
-        /** Shift of the triggers from the epoch-aligned grid, ms (whole seconds, less than the period). @defaultValue 0 */
-        offset?: number;
+        /**
+         * Shift of the triggers from the epoch-aligned grid: ms (a number) or a duration string such as
+         * `'2s'` or `'1m30s'` (the forms `every` takes); whole seconds, less than the period. @defaultValue 0
+         */
+        offset?: number | string;
       };
   /**
    * IANA zone of a cron spec; checked whatever the spec (an InvalidScheduleError names one that is
@@ -198,7 +201,7 @@ export function checkSpecKeys(spec: object, schedule: string | undefined): void 
   for (const k in spec) if (Object.hasOwn(spec, k) && k !== 'every' && k !== 'offset') (unknown ??= []).push(k);
   if (unknown === undefined) return;
   const list = unknown.map((k) => (Object.hasOwn(REPEAT_KEY_HINTS, k) ? `"${k}" (${REPEAT_KEY_HINTS[k]})` : `"${k}"`)).join(', ');
-  const problem = `spec: unknown key${unknown.length > 1 ? 's' : ''} ${list}; an object spec takes only every (ms or a duration such as '10s') and offset (ms)`;
+  const problem = `spec: unknown key${unknown.length > 1 ? 's' : ''} ${list}; an object spec takes only every and offset (each ms or a duration such as '10s')`;
   throw new InvalidScheduleError(schedule, unknown.join(', '), problem);
 }
 
@@ -220,14 +223,29 @@ export function specOf(def: Pick<ScheduleDefinition, 'name' | 'spec' | 'timeZone
   if (typeof def.spec === 'object' && def.spec !== null) {
     checkSpecKeys(def.spec, def.name);
     // the zone is checked as for "@every" (a typo is an error whatever the spec's form: trial 29), then ignored
-    return everySpec(def.spec.every, { schedule: def.name, timeZone, offsetMs: def.spec.offset });
+    return everySpec(def.spec.every, { schedule: def.name, timeZone, offsetMs: offsetMsOf(def.spec.offset, def.name) });
   }
   return parseSpec(def.spec, { schedule: def.name, timeZone });
 }
 
+/**
+ * The `offset` of an object spec in ms: a duration string (`'2s'`) read as `every`'s is
+ * ({@link parseDurationMs}); a number (or anything else, refused by the every-spec's check) as given.
+ * @throws InvalidScheduleError naming the text when it is no duration
+ */
+function offsetMsOf(offset: unknown, schedule: string | undefined): number | undefined {
+  if (typeof offset !== 'string') return offset as number | undefined;
+  try {
+    return parseDurationMs(offset, schedule);
+  } catch (err) {
+    if (!(err instanceof InvalidScheduleError)) throw err;
+    throw new InvalidScheduleError(schedule, offset, `offset: ${err.problem}`, { cause: err });
+  }
+}
+
 /** The spec of a stored definition, limited to its `[startAt, endAt)` when it has either. */
 export function storedSpec(s: StoredSchedule): ScheduleSpec {
-  const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined });
+  const spec = parseSpec(s.expression, { schedule: s.name, timeZone: s.timeZone, offsetMs: s.offsetMs || undefined, stored: true });
   return boundedSpec(spec, s.startAt, s.endAt);
 }
 

@@ -61,12 +61,19 @@ function secondsHint(texts: string[]): string {
  * share its compiled form (cron-compiled.ts). Specs are pure, so sharing changes no trigger.
  * @throws InvalidScheduleError naming `schedule`, the expression and the problem (never cached).
  */
-export function cronSpec(expression: string, fiveFields: string, timeZone: string, schedule: string | undefined): CronScheduleSpec {
-  if (!sharingEnabled()) return new CronScheduleSpec(expression, timeZone, compileCron(expression, fiveFields, timeZone, schedule));
-  const key = `${timeZone}\u0000${expression}`;
+export function cronSpec(
+  expression: string,
+  fiveFields: string,
+  timeZone: string,
+  schedule: string | undefined,
+  stored = false,
+): CronScheduleSpec {
+  if (!sharingEnabled()) return new CronScheduleSpec(expression, timeZone, compileCron(expression, fiveFields, timeZone, schedule, stored));
+  // a stored expression's spec is kept apart: it parses steps a new definition's may not (cron-fields.ts)
+  const key = `${stored ? 'stored\u0000' : ''}${timeZone}\u0000${expression}`;
   let spec = specs.get(key);
   if (spec === undefined) {
-    const compiled = compileCron(expression, fiveFields, timeZone, schedule);
+    const compiled = compileCron(expression, fiveFields, timeZone, schedule, stored);
     spec = new CronScheduleSpec(expression, timeZone, compiled);
     specs.set(key, spec);
   }
@@ -132,7 +139,13 @@ export class CronScheduleSpec implements ScheduleSpec {
 }
 
 /** Validates a 5-field expression and returns the shared compiled form of its croner pattern in the zone. */
-function compileCron(expression: string, fiveFields: string, timeZone: string, schedule: string | undefined): CompiledCron {
+function compileCron(
+  expression: string,
+  fiveFields: string,
+  timeZone: string,
+  schedule: string | undefined,
+  stored: boolean,
+): CompiledCron {
   const fail = (problem: string, cause?: unknown): never => {
     throw new InvalidScheduleError(schedule, expression, problem, cause === undefined ? undefined : { cause });
   };
@@ -150,7 +163,7 @@ function compileCron(expression: string, fiveFields: string, timeZone: string, s
   }
   const fields = FIELD_DEFS.map((def, i) => {
     try {
-      return parseField(def, texts[i]!);
+      return parseField(def, texts[i]!, stored);
     } catch (err) {
       if (err instanceof FieldError) {
         // Items are quoted in the problem; drop the quote when the item is the whole field.

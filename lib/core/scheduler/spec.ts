@@ -52,6 +52,11 @@ export interface ParseSpecOptions {
   schedule?: string;
   /** Only for every-specs: offset in ms (whole seconds, 0 <= offset < period); default 0. */
   offsetMs?: number;
+  /**
+   * The expression of a stored definition: a cron step an earlier version accepted (`*\/60`, the
+   * field's span) still parses, so the schedule keeps firing; a new definition's is refused. @internal
+   */
+  stored?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -104,11 +109,11 @@ export function parseSpec(expression: string, options: ParseSpecOptions = {}): S
       throw new InvalidScheduleError(schedule, expression, `${hint} (known: ${known}, @every <duration>)`);
     }
     rejectCronOffset(options.offsetMs, schedule, expression);
-    return cronSpec(expression, mapped, timeZone, schedule);
+    return cronSpec(expression, mapped, timeZone, schedule, options.stored);
   }
 
   rejectCronOffset(options.offsetMs, schedule, expression);
-  return cronSpec(expression, text, timeZone, schedule);
+  return cronSpec(expression, text, timeZone, schedule, options.stored);
 }
 
 /**

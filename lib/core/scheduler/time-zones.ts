@@ -18,7 +18,8 @@ export function isTimeZone(timeZone: unknown): timeZone is string {
 }
 
 /**
- * Rule 9: the zone of a schedule, 'UTC' when absent.
+ * Rule 9: the zone of a schedule, 'UTC' when absent, in its canonical spelling ({@link canonicalZone}:
+ * `'europe/paris'` is `'Europe/Paris'`, so both store the same definition).
  * @throws InvalidScheduleError naming the schedule and the zone when {@link isTimeZone} refuses it.
  */
 export function validateTimeZone(timeZone: string | undefined, schedule: string | undefined, expression: string): string {
@@ -26,7 +27,25 @@ export function validateTimeZone(timeZone: string | undefined, schedule: string 
   if (!isTimeZone(timeZone)) {
     throw new InvalidScheduleError(schedule, String(timeZone), `timeZone: expected ${TIME_ZONE_RULE} (for ${JSON.stringify(expression)})`);
   }
-  return timeZone;
+  return canonicalZone(timeZone);
+}
+
+/** Canonical spellings by lower-cased name: the zones Intl lists (`Europe/Kiev`, which Intl renames to no other). */
+let spellings: Map<string, string> | undefined;
+
+/**
+ * The canonical spelling of a zone Intl knows (zones are matched in any case): Intl's own name
+ * when it differs only in case (`'europe/paris'` -> `'Europe/Paris'`, `'utc'` -> `'UTC'`), else
+ * the listed zone of that name in any case, else the name as written. An alias Intl renames
+ * (`'US/Eastern'` -> `'America/New_York'`, `'Asia/Kolkata'` -> `'Asia/Calcutta'`) keeps its own
+ * name: its spelling is not known here, and the name the user wrote is not replaced by another zone's.
+ */
+export function canonicalZone(timeZone: string): string {
+  const lower = timeZone.toLowerCase();
+  const resolved = resolvedZone(timeZone);
+  if (resolved !== null && resolved.toLowerCase() === lower) return resolved;
+  spellings ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
+  return spellings.get(lower) ?? timeZone;
 }
 
 const zoneCache = new Map<string, string | null>();

@@ -3,7 +3,7 @@
  * chronos.explorer.ts, which finds the methods and declares what they build): the options of
  * `@nestjs/schedule` Chronos does not take, each with why, and the module's defaults under unset ones.
  */
-import { checkSpecKeys, REPEAT_KEY_HINTS, type ScheduleDefinition } from '../../core/scheduler/definition.js';
+import { checkSpecKeys, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
 import { SHARED_SCHEDULE_KEYS } from '../../core/scheduler/definition-check.js';
 import { MESSAGES } from '../chronos.messages.js';
 import type { ScheduleMetadata, ScheduleOptions } from '../decorators/schedule-options.interface.js';
@@ -38,8 +38,8 @@ export interface ScheduleDefaults {
 
 /**
  * The definition the decorated method `f` declares with `meta`: undefined when its options have a
- * problem (each reported through `issue`, naming `f.source`). Its name and spec are checked when it
- * is declared (`SchedulerService.register`).
+ * problem (each reported through `issue`, naming `f.source`; a bad spec beside a bad option is reported
+ * too). Its name and spec are checked when it is declared (`SchedulerService.register`).
  */
 export function scheduleOf(
   f: { readonly className: string; readonly method: string; readonly source: string },
@@ -156,5 +156,14 @@ export function scheduleOf(
     const g = groupOf(o.dispatch, o.payload); // a payload class's static group, of the fixed payload
     if (g !== undefined) def.group = g as string;
   }
-  return ok ? def : undefined;
+  if (!ok) {
+    // an option's problem stops the declaration, not the spec's check: every problem of the decorator in one error
+    try {
+      specOf({ name, spec: def.spec, timeZone: o.timeZone }, 'UTC');
+    } catch (err) {
+      issue(f.source, MESSAGES.invalidSchedule(f.source, (err as Error).message), err);
+    }
+    return undefined;
+  }
+  return def;
 }
