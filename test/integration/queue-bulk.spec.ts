@@ -3,7 +3,7 @@
 // (enqueue.lua) and several queues; a task's own options still apply; bad input still names the task.
 import { InvalidOptionsError, InvalidPayloadError } from '../../lib/core/runtime/errors.js';
 import { withMetaDefaults, type TaskMeta } from '../../lib/core/queue/codec.js';
-import { QueueKeys } from '../../lib/core/redis/keys.js';
+import { GlobalKeys, QueueKeys } from '../../lib/core/redis/keys.js';
 import { ENTRY_FIELDS } from '../../lib/core/redis/protocol.js';
 import { engineTime } from '../../lib/core/runtime/time.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -102,4 +102,21 @@ test('a bulk task with a key beside type, payload and options is refused, naming
   expect(notArray).toBeInstanceOf(InvalidOptionsError);
   expect((notArray as Error).message).toMatch(/expected an array/);
   expect(await entries('default')).toHaveLength(0);
+});
+
+test("a bulk's delayed task is indexed no later than its stored due time, however long the rest of the bulk takes to send", async () => {
+  // the delayed task first, then enough ready tasks that building their calls takes many ms: the queue's due time
+  // for the index used to be read from the clock after every call was sent, so it came after the task's own due time
+  // (enqueue.lua: Redis time when it ran + delay) by however long the rest took (CI: 1 ms late in queue-wake.spec)
+  const input = [
+    { type: 'bulk.d', payload: {}, options: { queue: 'later', delay: 60_000 } },
+    ...Array.from({ length: 20_000 }, (_, n) => ({ type: 'bulk.t', payload: { n, pad: 'x'.repeat(50) } })),
+  ];
+  const [delayed] = await rig.client.enqueueBulk(input);
+  const keys = new QueueKeys(rig.namespace, 'later');
+  const stored = Number(await rig.client.redis.zscore(keys.scheduled, delayed.id));
+  const indexed = Number(await rig.client.redis.zscore(new GlobalKeys(rig.namespace).due, 'later'));
+  expect(stored).toBeGreaterThan(0);
+  expect(indexed).toBeGreaterThan(0);
+  expect(indexed).toBeLessThanOrEqual(stored);
 });
