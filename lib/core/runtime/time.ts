@@ -18,6 +18,14 @@ export function monotonicNow(): number {
 }
 
 /**
+ * Test hook: forgets the `performance.timeOrigin` {@link monotonicNow} read, so its next read takes it
+ * again (a test that stands in for a process started with its wall clock ahead redefines it, then calls this).
+ */
+export function rereadTimeOrigin(): void {
+  timeOrigin = undefined;
+}
+
+/**
  * The one time source of the engine: Redis server time, estimated from round trips whose reply
  * carries Redis's `TIME`, and carried forward between them by the monotonic clock
  * ({@link monotonicNow}). Every "now" of `lib/core` comes from it (the wall clock only where a
