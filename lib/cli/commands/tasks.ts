@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/admin/inspector.js';
 import { FILTER_SCAN } from '../../core/admin/tasks.js';
+import type { OperatorAction } from '../../core/runtime/events.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
 import { duration, fields, firstLine, short, table, when } from '../format.js';
 
@@ -90,12 +91,17 @@ function groupsText(g: DeadGroups): string {
 }
 
 /**
- * The task of a one-task act, in `--queue` or wherever it is found.
+ * The task of a one-task act, in `--queue` or wherever it is found. With `action`, a refusal (the
+ * queue or the task not found) is recorded in the audit trail as that act, failed (`Inspector.vetAct`).
  * @throws QueueNotFoundError for an unknown `--queue` (as every command with one); TaskNotFoundError (Inspector.requireTask).
  */
-async function locate(cli: Cli, id: string, queue: string | undefined): Promise<TaskInfo> {
-  const inspector = queue !== undefined ? await cli.knownQueue(queue) : await cli.inspector();
-  return inspector.requireTask(id, queue);
+async function locate(cli: Cli, id: string, queue: string | undefined, action?: OperatorAction): Promise<TaskInfo> {
+  const inspector = await cli.inspector();
+  const check = async (): Promise<TaskInfo> => {
+    if (queue !== undefined) await inspector.requireQueue(queue);
+    return inspector.requireTask(id, queue);
+  };
+  return action ? inspector.vetAct(action, { queue, taskId: id }, check, { actor: cli.actor }) : check();
 }
 
 function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {
@@ -190,7 +196,7 @@ export function taskCommands(program: Command, run: Run): void {
           const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'dead.retry');
         const r = await inspector.retryDead(t.queue, t.id, { actor: cli.actor });
         const text = r.count ? `Retried dead task ${t.id} of queue ${t.queue}.` : `Left task ${t.id} dead: ${r.skipped?.[0]?.reason}.`;
         cli.print(r, () => text);
@@ -215,7 +221,7 @@ export function taskCommands(program: Command, run: Run): void {
             inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, o.state, 'Delete', act, 'Deleted');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'task.delete');
         if (t.state === 'active') throw new UsageError(`task ${t.id} is active: use \`chronos task cancel ${t.id}\``);
         const r = await inspector.deleteTask(t.queue, t.id, { state: o.state, actor: cli.actor });
         cli.print(r, () => `Deleted ${t.state} task ${t.id} of queue ${t.queue}.`);
@@ -239,7 +245,7 @@ export function taskCommands(program: Command, run: Run): void {
           const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
           return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'task.run');
         const r = await inspector.runTask(t.queue, t.id, { actor: cli.actor });
         cli.print(r, () => `Task ${t.id} of queue ${t.queue} is pending now (it was ${t.state}).`);
       }),
@@ -250,7 +256,7 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--queue <queue>', 'look in this queue only')
     .action(
       run(async (cli, id: string, o: ActOpts) => {
-        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector();
+        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue, '', 'task.cancel') : await cli.inspector();
         const r = await inspector.cancelTask(id, { queue: o.queue, actor: cli.actor });
         cli.print(r, () => `Cancelled task ${id}: it is dead (reason cancelled); the server running it aborts its signal.`);
       }),
