@@ -1,8 +1,9 @@
 // An act refused before it ran is in the audit trail, as one the act itself refused (trial2): the
 // CLI's `task retry <id>` of an id found in no queue, `task delete --queue <typo>`, `queue pause
-// <typo>`, `queue limits <typo>` and `task cancel --queue <typo>`, and the console's acts on a queue
-// name no queue has (a 404), failed and left no entry, while `task retry <id> --queue default` of a
-// missing id (refused by the Inspector's act) did: the trail said nothing of an operator's typo.
+// <typo>`, `queue limits <typo>`, `task cancel --queue <typo>`, `task retry|delete|run --all
+// --queue <typo>`, and the console's acts on a queue name no queue has (a 404), failed and left no
+// entry, while `task retry <id> --queue default` of a missing id (refused by the Inspector's act)
+// did: the trail said nothing of an operator's typo.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createConsoleHandler } from '../../lib/console/handler.js';
@@ -43,6 +44,9 @@ test('the CLI records an act refused at its door (a task or queue not found) as 
     [['queue', 'pause', 'defualt'], 'queue.pause', 'defualt', undefined],
     [['queue', 'resume', 'defualt'], 'queue.resume', 'defualt', undefined],
     [['queue', 'limits', 'defualt', '--concurrency', '2'], 'queue.limits', 'defualt', undefined],
+    [['task', 'retry', '--all', '--queue', 'defualt', '--yes'], 'dead.retry', 'defualt', undefined],
+    [['task', 'delete', '--all', '--queue', 'defualt', '--state', 'dead', '--yes'], 'task.delete', 'defualt', undefined],
+    [['task', 'run', '--all', '--queue', 'defualt', '--yes'], 'task.run', 'defualt', undefined],
   ];
   const expected: (string | undefined)[][] = [];
   for (const [args, action, queue, taskId] of acts) {

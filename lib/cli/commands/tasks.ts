@@ -121,8 +121,16 @@ function filterText(o: ActOpts): string {
   return f.length ? ` (${f.join(', ')})` : '';
 }
 
-async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
-  const q = await (await cli.knownQueue(o.queue!)).queue(o.queue!);
+async function bulk(
+  cli: Cli,
+  o: ActOpts,
+  state: TaskState,
+  verb: string,
+  act: () => Promise<ActResult>,
+  past: string,
+  action: OperatorAction,
+): Promise<void> {
+  const q = await (await cli.knownQueue(o.queue!, '', action)).queue(o.queue!);
   // pending tasks waiting in a group are counted in pending, but no act reaches them (README "Limits and groups")
   const inGroups = state === 'pending' ? (q.groups?.waiting ?? 0) : 0;
   const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'] - inGroups;
@@ -194,7 +202,7 @@ export function taskCommands(program: Command, run: Run): void {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'retry')) {
           const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
+          return bulk(cli, o, 'dead', 'Retry', act, 'Retried', 'dead.retry');
         }
         const t = await locate(cli, id!, o.queue, 'dead.retry');
         const r = await inspector.retryDead(t.queue, t.id, { actor: cli.actor });
@@ -219,7 +227,7 @@ export function taskCommands(program: Command, run: Run): void {
           if (!o.state) throw new UsageError('task delete --all: --state is required');
           const act = () =>
             inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, o.state, 'Delete', act, 'Deleted');
+          return bulk(cli, o, o.state, 'Delete', act, 'Deleted', 'task.delete');
         }
         const t = await locate(cli, id!, o.queue, 'task.delete');
         if (t.state === 'active') throw new UsageError(`task ${t.id} is active: use \`chronos task cancel ${t.id}\``);
@@ -243,7 +251,7 @@ export function taskCommands(program: Command, run: Run): void {
         if (checkAll(id, o, 'run')) {
           const state = o.state as 'scheduled' | 'retry';
           const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
+          return bulk(cli, o, state, 'Run now', act, 'Moved to pending', 'task.run');
         }
         const t = await locate(cli, id!, o.queue, 'task.run');
         const r = await inspector.runTask(t.queue, t.id, { actor: cli.actor });
