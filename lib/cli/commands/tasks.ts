@@ -155,8 +155,8 @@ export function taskCommands(program: Command, run: Run): void {
   task
     .command('ls')
     .description('tasks of a queue in one state, oldest first, a page at a time')
-    .requiredOption('--queue <queue>', 'queue name')
-    .addOption(stateOption(TASK_STATES, 'task state').makeOptionMandatory())
+    .requiredOption('--queue <queue>', 'queue name (required)')
+    .addOption(stateOption(TASK_STATES, 'task state (required)').makeOptionMandatory())
     .option('--limit <n>', 'tasks per page (1-1000)', '50')
     .option('--cursor <cursor>', 'continue after the previous page')
     .option('--type <type>', 'only tasks of this type')
@@ -270,9 +270,23 @@ export function taskCommands(program: Command, run: Run): void {
       }),
     );
 
-  program
-    .command('dead')
-    .description('dead tasks')
+  const dead = program.command('dead').description('dead tasks: grouped by error (list them: task ls --queue <q> --state dead)');
+  // `dead ls` is what an operator tries first: name the command that lists them rather than "unknown command 'ls'"
+  dead
+    .command('ls', { hidden: true })
+    .alias('list')
+    .option('--queue <queue>', 'queue name')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(
+      run(async (_cli, o: { queue?: string }) => {
+        const q = o.queue ?? '<queue>';
+        throw new UsageError(
+          `dead tasks are listed by \`chronos task ls --queue ${q} --state dead\` (retried by \`chronos task retry <id>\` or \`--all --queue ${q}\`); \`chronos dead groups\` groups them by error`,
+        );
+      }),
+    );
+  dead
     .command('groups')
     .description('dead tasks grouped by error message, biggest group first')
     .option('--queue <queue>', 'one queue only')
