@@ -6,6 +6,7 @@ import { describe, isRedisUnavailable, lastConnectionError, type RedisClient, ty
 import { redactUrl, redisUrlProblem } from '../core/redis/url-check.js';
 import { ChronosError } from '../core/runtime/errors.js';
 import { DEFAULTS } from '../core/runtime/defaults.js';
+import type { OperatorAction } from '../core/runtime/events.js';
 import { Inspector } from '../core/admin/inspector.js';
 import { parseDurationMs } from '../core/scheduler/spec.js';
 import { printable } from './format.js';
@@ -232,11 +233,13 @@ export class Cli {
 
   /**
    * The Inspector, once `queue` is known in the namespace (enqueued to, served or scheduled).
+   * With `action`, an unknown queue is recorded in the audit trail as that act, failed (`Inspector.vetAct`).
    * @throws QueueNotFoundError naming the queue, the namespace and the known queues (plus `hint`).
    */
-  async knownQueue(queue: string, hint = ''): Promise<Inspector> {
+  async knownQueue(queue: string, hint = '', action?: OperatorAction): Promise<Inspector> {
     const inspector = await this.inspector();
-    await inspector.requireQueue(queue, hint);
+    const check = () => inspector.requireQueue(queue, hint);
+    await (action ? inspector.vetAct(action, { queue }, check, { actor: this.actor }) : check());
     return inspector;
   }
 

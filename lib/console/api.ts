@@ -167,7 +167,8 @@ async function taskAct(ctx: ApiContext, queue: string): Promise<ActResult> {
   if (!all && (filter.type !== undefined || filter.error !== undefined || filter.group !== undefined)) {
     throw new ApiError(400, 'type, error and group go with all: true, not with ids');
   }
-  await i.requireQueue(queue); // a typo is a 404, never "0 tasks deleted"
+  // a typo is a 404, never "0 tasks deleted"; audited as the act refused, as a missing task id is
+  await i.vetAct(taskActOf(b), { queue }, () => i.requireQueue(queue), actor);
   if (all) {
     if (action === 'retry' && st === 'dead') return i.retryAllDead(queue, { ...filter, ...actor });
     if (action === 'delete' && st !== 'active') return i.deleteAllTasks(queue, st, { ...filter, ...actor });
@@ -233,7 +234,7 @@ export const CONSOLE_ACTS: readonly Exclude<ConsoleAct, 'read'>[] = [
 ];
 
 /** The act of a task act's body (`{ action: 'retry' | 'delete' | 'run' | 'cancel' }`). @throws ApiError 400 */
-function taskActOf(body: Record<string, unknown>): ConsoleAct {
+function taskActOf(body: Record<string, unknown>): Exclude<ConsoleAct, 'read'> {
   const a = body.action;
   if (a === 'retry') return 'dead.retry';
   if (a === 'delete' || a === 'run' || a === 'cancel') return `task.${a}`;
@@ -376,8 +377,9 @@ export const ROUTES: Route[] = [
     act: ([, verb]) => `queue.${verb as 'pause' | 'resume'}`,
     fields: () => [],
     run: async (ctx, [queue, verb]) => {
-      await ctx.inspector.requireQueue(queue); // as the CLI without --force: a typo is a 404, never a paused name
       const by = { actor: ctx.actor, origin: ctx.origin };
+      // as the CLI without --force: a typo is a 404 (audited as the act refused), never a paused name
+      await ctx.inspector.vetAct(`queue.${verb as 'pause' | 'resume'}`, { queue }, () => ctx.inspector.requireQueue(queue), by);
       const changed = verb === 'pause' ? await ctx.inspector.pauseQueue(queue, by) : await ctx.inspector.resumeQueue(queue, by);
       return { ok: true, changed };
     },
@@ -389,8 +391,10 @@ export const ROUTES: Route[] = [
     fields: 'checked', // the engine's check of a QueueLimitsUpdate refuses an unknown key
     // the body is a QueueLimitsUpdate, checked by the engine (a bad value is a 400 naming it)
     run: async (ctx, [queue]) => {
-      await ctx.inspector.requireQueue(queue); // as pause: a typo is a 404, never limits on a name no task uses
-      const limits = await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, { actor: ctx.actor, origin: ctx.origin });
+      const by = { actor: ctx.actor, origin: ctx.origin };
+      // as pause: a typo is a 404 (audited as the act refused), never limits on a name no task uses
+      await ctx.inspector.vetAct('queue.limits', { queue }, () => ctx.inspector.requireQueue(queue), by);
+      const limits = await ctx.inspector.setQueueLimits(queue, ctx.body as QueueLimitsUpdate, by);
       return { ok: true, limits };
     },
   },

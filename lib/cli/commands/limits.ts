@@ -141,7 +141,7 @@ export function limitsCommands(queue: Command, run: Run): void {
           );
         const inspector = o.force
           ? await cli.inspector()
-          : await cli.knownQueue(name, '; pass --force to set its limits before its first task');
+          : await cli.knownQueue(name, '; pass --force to set its limits before its first task', 'queue.limits');
         if (setGroups.length > 0) {
           if (concurrency === undefined && rate === undefined)
             throw new UsageError('--group: give --concurrency and/or --rate for the group');

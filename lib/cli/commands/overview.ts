@@ -225,7 +225,7 @@ export function overviewCommands(program: Command, run: Run): void {
       .action(
         run(async (cli, name: string, o: { force?: boolean }) => {
           const hint = `; pass --force to ${verb} it before its first task`;
-          const inspector = o.force ? await cli.inspector() : await cli.knownQueue(name, hint);
+          const inspector = o.force ? await cli.inspector() : await cli.knownQueue(name, hint, `queue.${verb}`);
           const changed =
             verb === 'pause'
               ? await inspector.pauseQueue(name, { actor: cli.actor })

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { TASK_STATES, type ActResult, type DeadGroups, type TaskInfo, type TaskState } from '../../core/admin/inspector.js';
 import { FILTER_SCAN } from '../../core/admin/tasks.js';
+import type { OperatorAction } from '../../core/runtime/events.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
 import { duration, fields, firstLine, short, table, when } from '../format.js';
 
@@ -90,12 +91,17 @@ function groupsText(g: DeadGroups): string {
 }
 
 /**
- * The task of a one-task act, in `--queue` or wherever it is found.
+ * The task of a one-task act, in `--queue` or wherever it is found. With `action`, a refusal (the
+ * queue or the task not found) is recorded in the audit trail as that act, failed (`Inspector.vetAct`).
  * @throws QueueNotFoundError for an unknown `--queue` (as every command with one); TaskNotFoundError (Inspector.requireTask).
  */
-async function locate(cli: Cli, id: string, queue: string | undefined): Promise<TaskInfo> {
-  const inspector = queue !== undefined ? await cli.knownQueue(queue) : await cli.inspector();
-  return inspector.requireTask(id, queue);
+async function locate(cli: Cli, id: string, queue: string | undefined, action?: OperatorAction): Promise<TaskInfo> {
+  const inspector = await cli.inspector();
+  const check = async (): Promise<TaskInfo> => {
+    if (queue !== undefined) await inspector.requireQueue(queue);
+    return inspector.requireTask(id, queue);
+  };
+  return action ? inspector.vetAct(action, { queue, taskId: id }, check, { actor: cli.actor }) : check();
 }
 
 function checkAll(id: string | undefined, o: ActOpts, verb: string): boolean {
@@ -115,8 +121,16 @@ function filterText(o: ActOpts): string {
   return f.length ? ` (${f.join(', ')})` : '';
 }
 
-async function bulk(cli: Cli, o: ActOpts, state: TaskState, verb: string, act: () => Promise<ActResult>, past: string): Promise<void> {
-  const q = await (await cli.knownQueue(o.queue!)).queue(o.queue!);
+async function bulk(
+  cli: Cli,
+  o: ActOpts,
+  state: TaskState,
+  verb: string,
+  act: () => Promise<ActResult>,
+  past: string,
+  action: OperatorAction,
+): Promise<void> {
+  const q = await (await cli.knownQueue(o.queue!, '', action)).queue(o.queue!);
   // pending tasks waiting in a group are counted in pending, but no act reaches them (README "Limits and groups")
   const inGroups = state === 'pending' ? (q.groups?.waiting ?? 0) : 0;
   const n = q[state as 'pending' | 'scheduled' | 'retry' | 'dead'] - inGroups;
@@ -141,8 +155,8 @@ export function taskCommands(program: Command, run: Run): void {
   task
     .command('ls')
     .description('tasks of a queue in one state, oldest first, a page at a time')
-    .requiredOption('--queue <queue>', 'queue name')
-    .addOption(stateOption(TASK_STATES, 'task state').makeOptionMandatory())
+    .requiredOption('--queue <queue>', 'queue name (required)')
+    .addOption(stateOption(TASK_STATES, 'task state (required)').makeOptionMandatory())
     .option('--limit <n>', 'tasks per page (1-1000)', '50')
     .option('--cursor <cursor>', 'continue after the previous page')
     .option('--type <type>', 'only tasks of this type')
@@ -188,9 +202,9 @@ export function taskCommands(program: Command, run: Run): void {
         const inspector = await cli.inspector();
         if (checkAll(id, o, 'retry')) {
           const act = () => inspector.retryAllDead(o.queue!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, 'dead', 'Retry', act, 'Retried');
+          return bulk(cli, o, 'dead', 'Retry', act, 'Retried', 'dead.retry');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'dead.retry');
         const r = await inspector.retryDead(t.queue, t.id, { actor: cli.actor });
         const text = r.count ? `Retried dead task ${t.id} of queue ${t.queue}.` : `Left task ${t.id} dead: ${r.skipped?.[0]?.reason}.`;
         cli.print(r, () => text);
@@ -213,9 +227,9 @@ export function taskCommands(program: Command, run: Run): void {
           if (!o.state) throw new UsageError('task delete --all: --state is required');
           const act = () =>
             inspector.deleteAllTasks(o.queue!, o.state!, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, o.state, 'Delete', act, 'Deleted');
+          return bulk(cli, o, o.state, 'Delete', act, 'Deleted', 'task.delete');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'task.delete');
         if (t.state === 'active') throw new UsageError(`task ${t.id} is active: use \`chronos task cancel ${t.id}\``);
         const r = await inspector.deleteTask(t.queue, t.id, { state: o.state, actor: cli.actor });
         cli.print(r, () => `Deleted ${t.state} task ${t.id} of queue ${t.queue}.`);
@@ -237,9 +251,9 @@ export function taskCommands(program: Command, run: Run): void {
         if (checkAll(id, o, 'run')) {
           const state = o.state as 'scheduled' | 'retry';
           const act = () => inspector.runAllTasks(o.queue!, state, { type: o.type, error: o.error, group: o.group, actor: cli.actor });
-          return bulk(cli, o, state, 'Run now', act, 'Moved to pending');
+          return bulk(cli, o, state, 'Run now', act, 'Moved to pending', 'task.run');
         }
-        const t = await locate(cli, id!, o.queue);
+        const t = await locate(cli, id!, o.queue, 'task.run');
         const r = await inspector.runTask(t.queue, t.id, { actor: cli.actor });
         cli.print(r, () => `Task ${t.id} of queue ${t.queue} is pending now (it was ${t.state}).`);
       }),
@@ -250,15 +264,29 @@ export function taskCommands(program: Command, run: Run): void {
     .option('--queue <queue>', 'look in this queue only')
     .action(
       run(async (cli, id: string, o: ActOpts) => {
-        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue) : await cli.inspector();
+        const inspector = o.queue !== undefined ? await cli.knownQueue(o.queue, '', 'task.cancel') : await cli.inspector();
         const r = await inspector.cancelTask(id, { queue: o.queue, actor: cli.actor });
         cli.print(r, () => `Cancelled task ${id}: it is dead (reason cancelled); the server running it aborts its signal.`);
       }),
     );
 
-  program
-    .command('dead')
-    .description('dead tasks')
+  const dead = program.command('dead').description('dead tasks: grouped by error (list them: task ls --queue <q> --state dead)');
+  // `dead ls` is what an operator tries first: name the command that lists them rather than "unknown command 'ls'"
+  dead
+    .command('ls', { hidden: true })
+    .alias('list')
+    .option('--queue <queue>', 'queue name')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(
+      run(async (_cli, o: { queue?: string }) => {
+        const q = o.queue ?? '<queue>';
+        throw new UsageError(
+          `dead tasks are listed by \`chronos task ls --queue ${q} --state dead\` (retried by \`chronos task retry <id>\` or \`--all --queue ${q}\`); \`chronos dead groups\` groups them by error`,
+        );
+      }),
+    );
+  dead
     .command('groups')
     .description('dead tasks grouped by error message, biggest group first')
     .option('--queue <queue>', 'one queue only')

@@ -114,3 +114,26 @@ export async function audited<T>(
   await recordAct(ctx, { ...who, result: 'done', count: o.count, detail }).catch(() => {});
   return r;
 }
+
+/**
+ * Runs the check a caller makes before an act (the queue it names must exist, the task its id names
+ * must be found) and, when the check throws, records the act as failed with the check's error before
+ * rethrowing it: an act refused at its caller's door is in the audit trail as one refused by the act
+ * itself. A check that passes records nothing (the act that follows does).
+ */
+export async function auditedCheck<T>(
+  ctx: InspectorContext,
+  defaultOrigin: string | undefined,
+  action: OperatorAction,
+  opts: ActOptions,
+  target: AuditTarget,
+  check: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    const who = { actor: opts.actor ?? ctx.actor, origin: opts.origin ?? defaultOrigin, action, ...target };
+    await recordAct(ctx, { ...who, result: 'failed', error: err instanceof Error ? err.message : String(err) }).catch(() => {});
+    throw err;
+  }
+}

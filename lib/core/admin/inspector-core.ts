@@ -7,7 +7,7 @@ import { DEFAULTS } from '../runtime/defaults.js';
 import type { OperatorAction } from '../runtime/events.js';
 import { OptionProblems } from '../runtime/options.js';
 import { closeConnection, openConnection, type ConnectionHandle, type RedisClient } from '../redis/connection.js';
-import { audited, type ActOutcome, type AuditTarget } from './audited.js';
+import { actOptions, audited, auditedCheck, type ActOutcome, type AuditTarget } from './audited.js';
 import { InspectorContext } from './context.js';
 import * as fleet from './fleet.js';
 import type { ActOptions, InspectorOptions } from './types.js';
@@ -71,6 +71,28 @@ export class InspectorCore {
    */
   check(timeoutMs = 5000): Promise<string> {
     return fleet.check(this.ctx, timeoutMs);
+  }
+
+  /**
+   * Runs the check a caller makes before an act (e.g. `requireQueue`, or finding the task an id
+   * names) and, when it throws, records the act as `failed` in the audit trail with the check's
+   * error message (emitting `audit.recorded`), then rethrows: an act refused before it ran (an
+   * unknown queue, a task id found nowhere) is audited as one the act refused itself. A check that
+   * passes records nothing: the act that follows records itself.
+   * @param action the act refused, as the audit trail names it (`queue.pause`, `dead.retry`, …)
+   * @param target what the act was on: `{ queue?, schedule?, taskId? }`
+   * @returns what `check` returns.
+   * @throws what `check` throws; InvalidOptionsError for bad `options` (an actor that is no name).
+   */
+  vetAct<T>(
+    action: OperatorAction,
+    target: { queue?: string; schedule?: string; taskId?: string },
+    check: () => Promise<T>,
+    options?: ActOptions,
+  ): Promise<T> {
+    const opts = actOptions(options, 'vetAct');
+    const { queue, schedule, taskId } = target;
+    return auditedCheck(this.ctx, this.origin, action, opts, { queue, schedule, taskId }, check);
   }
 
   /** Runs an act and records it in the audit trail (audited.ts). @internal */
