@@ -69,9 +69,10 @@ export class PrivateRedisServer {
    * without it, and Jest's test context has a process object of its own whose 'exit' never fires.)
    * On Windows the server is started directly and killed at the process's exit.
    * @param command the redis-server executable: a name looked up on the PATH, or a path.
+   * @param at `port`: the port to try first instead of a free one (tests of the port race).
    * @throws ChronosTestingError when `command` cannot be run, the test has fake timers on, or the server does not answer.
    */
-  static async start(command = 'redis-server'): Promise<PrivateRedisServer> {
+  static async start(command = 'redis-server', at: { port?: number } = {}): Promise<PrivateRedisServer> {
     PrivateRedisServer.check(command);
     if (fakeTimersOn())
       throw new ChronosTestingError(
@@ -79,7 +80,7 @@ export class PrivateRedisServer {
           'but this test has fake timers on (jest.useFakeTimers() or vi.useFakeTimers(); fakeTimers in the config): nothing would ever answer. ' +
           "Use real timers in the tests of a redis-mode module (jest.useRealTimers()), or mode 'manual' or 'inline', whose virtual clock needs no timers.",
       );
-    const port = await freePort();
+    const port = at.port ?? (await freePort());
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     let child: ChildProcess;
     if (process.platform === 'win32') {
