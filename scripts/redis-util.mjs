@@ -34,19 +34,51 @@ export function hasRedisServer() {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Starts a private, non-persistent redis-server on a free loopback port; resolves { url, port, child }. */
+/**
+ * Starts a private, non-persistent redis-server on a free loopback port; resolves { url, port, child }.
+ * The server that answers must be the one started (its `process_id`): between freePort() and the
+ * server's bind another process may take the port (another test's server, suites running in
+ * parallel); then this one cannot bind and exits, and the PONG came from the other. Such a port is
+ * given up for another one.
+ */
 export async function startRedisServer(extraArgs = []) {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
-    stdio: 'ignore',
-  });
-  for (let i = 0; i < 100; i++) {
-    if (await ping('127.0.0.1', port, 200)) return { url: `redis://127.0.0.1:${port}`, port, child };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
+  for (let tries = 1; ; tries++) {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
+      stdio: 'ignore',
+    });
+    for (let i = 0; i < 100; i++) {
+      if (await ping('127.0.0.1', port, 200)) {
+        if ((await serverPid(port)) === child.pid) return { url: `redis://127.0.0.1:${port}`, port, child };
+        break; // another server's PONG: this one could not bind the port
+      }
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    if (tries === 5) throw new Error(`redis-server did not answer on 127.0.0.1:${port} (${tries} ports tried)`);
   }
-  child.kill('SIGKILL');
-  throw new Error(`redis-server did not answer on 127.0.0.1:${port}`);
+}
+
+/** The `process_id` of `INFO server` of the Redis on 127.0.0.1:port; undefined when it does not say. */
+function serverPid(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let got = '';
+    const done = (pid) => {
+      socket.destroy();
+      resolve(pid);
+    };
+    socket.setTimeout(1000, () => done(undefined));
+    socket.on('error', () => done(undefined));
+    socket.on('connect', () => socket.write('INFO server\r\n'));
+    socket.on('data', (d) => {
+      got += d.toString();
+      const m = /process_id:(\d+)\r/.exec(got);
+      if (m) done(Number(m[1]));
+      else if (got.startsWith('-')) done(undefined);
+    });
+  });
 }
 
 export const HOW_TO_GET_REDIS =

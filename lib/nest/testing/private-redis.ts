@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { ChronosTestingError } from './testing-error.js';
 
@@ -12,21 +13,6 @@ function freePort(): Promise<number> {
       const { port } = srv.address() as net.AddressInfo;
       srv.close(() => resolve(port));
     });
-  });
-}
-
-/** PING on host:port; true on +PONG. */
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(200, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (d) => done(d.toString().startsWith('+PONG')));
   });
 }
 
@@ -80,26 +66,34 @@ export class PrivateRedisServer {
           'but this test has fake timers on (jest.useFakeTimers() or vi.useFakeTimers(); fakeTimers in the config): nothing would ever answer. ' +
           "Use real timers in the tests of a redis-mode module (jest.useRealTimers()), or mode 'manual' or 'inline', whose virtual clock needs no timers.",
       );
-    const port = at.port ?? (await freePort());
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-    let child: ChildProcess;
-    if (process.platform === 'win32') {
-      child = spawn(command, args, { stdio: 'ignore' });
-      const kill = () => child.kill('SIGKILL');
-      process.once('exit', kill);
-      child.once('exit', () => process.off('exit', kill));
-    } else {
-      child = spawn('sh', ['-c', SUPERVISOR, command, ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
-      (child.stdin as unknown as { unref(): void }).unref();
-    }
-    child.unref(); // never what keeps the test process alive; stop() waits for it with a timer of its own
     const deadline = performance.now() + 10_000;
-    while (performance.now() < deadline && child.exitCode === null) {
-      if (await ping(port)) return new PrivateRedisServer(port, child);
-      await new Promise((r) => setTimeout(r, 25));
+    let port = at.port ?? (await freePort());
+    for (let tries = 1; ; tries++) {
+      const tag = `chronos-kit-${process.pid}-${randomUUID()}.rdb`; // never written: the server saves nothing
+      const child = spawnServer(command, [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dbfilename',
+        tag,
+      ]);
+      const answer = await answered(port, tag, child, deadline);
+      if (answer === 'ours') return new PrivateRedisServer(port, child);
+      end(child);
+      // another server holds the port (taken between freePort() and the bind): its PONG is not ours
+      if (answer === 'timeout' || tries === 5)
+        throw new ChronosTestingError(
+          answer === 'timeout'
+            ? `the private redis-server did not answer PING on 127.0.0.1:${port} within 10 s`
+            : `the private redis-server could not take a free port: ${tries} ports were taken by other servers before it bound them`,
+        );
+      port = await freePort();
     }
-    end(child);
-    throw new ChronosTestingError(`the private redis-server did not answer PING on 127.0.0.1:${port} within 10 s`);
   }
 
   /** Stops it (it exits without saving) and waits for the exit (SIGKILL after 2 s). */
@@ -112,6 +106,59 @@ export class PrivateRedisServer {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/** Starts `command` with `args`, supervised (see {@link SUPERVISOR}); never keeps this process alive. */
+function spawnServer(command: string, args: string[]): ChildProcess {
+  let child: ChildProcess;
+  if (process.platform === 'win32') {
+    child = spawn(command, args, { stdio: 'ignore' });
+    const kill = () => child.kill('SIGKILL');
+    process.once('exit', kill);
+    child.once('exit', () => process.off('exit', kill));
+  } else {
+    child = spawn('sh', ['-c', SUPERVISOR, command, ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
+    (child.stdin as unknown as { unref(): void }).unref();
+  }
+  child.unref(); // stop() waits for it with a timer of its own
+  return child;
+}
+
+/**
+ * Waits until the server on `port` answers and says whether it is the one started with `tag` as its
+ * `dbfilename` ('ours'), another one ('foreign': ours failed to bind the port), or nothing answered by
+ * `deadline` or our child exited without a foreign answer ('timeout').
+ */
+async function answered(port: number, tag: string, child: ChildProcess, deadline: number): Promise<'ours' | 'foreign' | 'timeout'> {
+  while (performance.now() < deadline && child.exitCode === null) {
+    const reply = await ask(port, 'PING\r\nCONFIG GET dbfilename\r\n', tag);
+    if (reply !== undefined) return reply.includes(tag) ? 'ours' : 'foreign';
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return 'timeout';
+}
+
+/**
+ * Sends `commands` (inline) to 127.0.0.1:port and resolves what came back: once it holds `until`, an
+ * error reply (`-NOAUTH`…: a server, not ours) or the `CONFIG GET` reply, else after 200 ms;
+ * undefined when nothing answered.
+ */
+function ask(port: number, commands: string, until: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let got = '';
+    const done = () => {
+      socket.destroy();
+      resolve(got === '' ? undefined : got);
+    };
+    socket.setTimeout(200, done);
+    socket.on('error', done);
+    socket.on('connect', () => socket.write(commands));
+    socket.on('data', (d) => {
+      got += d.toString();
+      if (got.includes(until) || got.startsWith('-') || /\r\n\*2\r\n\$\d+\r\ndbfilename\r\n\$\d+\r\n[^\r]*\r\n$/.test(got)) done();
+    });
+  });
 }
 
 /** Whether the test runner's fake timers replace setTimeout now (@sinonjs/fake-timers, behind Jest's and Vitest's, marks its fakes with `clock`; Jest's legacy fakes are mocks). */
