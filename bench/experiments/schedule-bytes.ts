@@ -4,7 +4,9 @@
 // optionally planned by a leader (--plan: every schedule's "look now" mark becomes its wake instant). Reports:
 //   - the used_memory delta of the add (and after the plan) ÷ N, bytes;
 //   - per structure (bench/lib/key-bytes.ts: the registry hashes, due, index:names, label:<k>=<v>, any other key
-//     group): key count, entries, encoding, MEMORY USAGE … SAMPLES 0 summed ÷ N, bytes; the mean definition text length.
+//     group): key count, entries, encoding, MEMORY USAGE … SAMPLES 0 summed ÷ N, bytes;
+//   - over every stored definition: the mean text length, the share carrying a `generation`, and the jemalloc size
+//     classes their values take.
 // `--fire`: the digests' spec is instead an every-1h spec all due a few seconds after the add, and a leader fires
 // each once (the per-schedule keys a fire leaves: last-fired, history, …; the tasks' streams and dedup keys listed apart).
 //   node dist/bench/experiments/schedule-bytes.js [--n 100000] [--full] [--plan | --fire] [--no-labels]
@@ -72,17 +74,41 @@ try {
     );
   }
   console.log(`  ${'sum of MEMORY USAGE'.padEnd(26)} ${(total / n).toFixed(1)} B per schedule`);
-  const shard0 = (await r.keys(`${ns}:*:schedules`)).find((k) => k.includes(':sched:'));
-  if (shard0) {
-    const sample = (await r.hscan(shard0, '0', 'COUNT', 50))[1];
-    let len = 0;
-    let fields = 0;
-    for (let i = 0; i < sample.length; i += 2) {
-      fields += sample[i].length;
-      len += sample[i + 1].length;
-    }
+  // every stored definition: its text length, whether it carries a `generation` (≠ registeredAt: the chunk's
+  // rising counter ran ahead of Redis time), and the allocation of its value (an sds string: a 3 B header below
+  // 256 characters, 5 B from 256, and a NUL; rounded up to jemalloc's size class)
+  const CLASSES = [32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768];
+  const sdsAlloc = (len: number): number => {
+    const bytes = len + (len < 256 ? 4 : 6);
+    return CLASSES.find((c) => c >= bytes) ?? bytes;
+  };
+  let stored = 0;
+  let len = 0;
+  let fields = 0;
+  let withGeneration = 0;
+  let example = '';
+  const allocs = new Map<number, number>();
+  for (const key of (await r.keys(`${ns}:*:schedules`)).filter((k) => k.includes(':sched:'))) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await r.hscan(key, cursor, 'COUNT', 1000);
+      cursor = next;
+      for (let i = 0; i < batch.length; i += 2) {
+        stored++;
+        fields += batch[i].length;
+        len += batch[i + 1].length;
+        if (batch[i + 1].includes('"generation":')) withGeneration++;
+        const a = sdsAlloc(batch[i + 1].length);
+        allocs.set(a, (allocs.get(a) ?? 0) + 1);
+        example ||= batch[i + 1];
+      }
+    } while (cursor !== '0');
+  }
+  if (stored > 0) {
+    const shares = [...allocs.entries()].sort((a, b) => a[0] - b[0]).map(([a, c]) => `${a} B ${((100 * c) / stored).toFixed(0)}%`);
     console.log(
-      `  definition text: mean ${(len / (sample.length / 2)).toFixed(1)} chars, name ${(fields / (sample.length / 2)).toFixed(1)}; e.g. ${sample[1]}`,
+      `  definition text: mean ${(len / stored).toFixed(1)} chars, name ${(fields / stored).toFixed(1)}; ` +
+        `${((100 * withGeneration) / stored).toFixed(0)}% carry a generation; value allocations ${shares.join(', ')}; e.g. ${example}`,
     );
   }
 } finally {
