@@ -1,4 +1,4 @@
-import { fireSpansWanted, startFireSpan, type ChronosSpan } from '../observability/tracing.js';
+import { fireSpansWanted, startFireSpan, tracingAvailable, type ChronosSpan } from '../observability/tracing.js';
 import type { FireResult, FireTrigger } from '../redis/commands/schedule.js';
 import { triggerKey } from './definition.js';
 import type { FireItem } from './fire-triggers.js';
@@ -26,7 +26,10 @@ export class FireObserver {
   private readonly renewedAt = new RecentMap<string, number>(UPKEEP_MEMORY / 2);
 
   /** @param historyLimit most fire records kept per schedule (SchedulerOptions.historyLimit): 0, no trigger is recorded. */
-  constructor(private readonly historyLimit: number) {}
+  constructor(private readonly historyLimit: number) {
+    // the optional tracing API is loaded now (a synchronous require of some 10-25 ms), not in the first batch a leader fires
+    tracingAvailable();
+  }
 
   /**
    * Starts the spans of a chunk (one fire.lua call): they are the call's own, ended by {@link end} or

@@ -135,7 +135,9 @@ export class ShardLoop {
     const { ctx, cache, bound } = this.shared;
     const entries: Entry[] = [];
     const moves: DueMove[] = [];
+    const decoding = new Slicer(); // a cold cache decodes and compiles every definition of the batch
     for (const item of items) {
+      if (decoding.due) await decoding.yield();
       try {
         if (item.json === undefined) throw new Error('no definition in the registry');
         entries.push(entryOf(item as DueItem & { json: Buffer }, cache, now));
