@@ -20,7 +20,7 @@ afterAll(() => {
 beforeEach(() => (rig = new QueueRig()));
 afterEach(() => rig.close());
 
-test("schedule ls and show name the zone of their instants, and give a cron schedule's next triggers in its own zone", async () => {
+test("stats, schedule ls and show name the zone of their instants, and give a cron schedule's next triggers in its own zone", async () => {
   await rig.inspector.addSchedule({ name: 'paris', spec: '0 8 * * *', timeZone: 'Europe/Paris', type: 'digest' });
   await rig.inspector.addSchedule({ name: 'tokyo', spec: '0 8 * * *', timeZone: 'Asia/Tokyo', type: 'digest' });
   await rig.inspector.addSchedule({ name: 'utc', spec: '0 8 * * *', type: 'digest' });
@@ -40,4 +40,6 @@ test("schedule ls and show name the zone of their instants, and give a cron sche
   expect(show.code).toBe(0);
   expect(show.out).toMatch(/│ next triggers \(UTC\)\s*│/);
   expect(show.out.match(/= 08:00 Europe\/Paris/g)).toHaveLength(5);
+  const stats = await chronos('stats');
+  expect(stats.out.split('\n')[0]).toMatch(/ · times in UTC$/);
 });

@@ -6,7 +6,7 @@ import { shardLed } from '../../core/admin/fleet.js';
 import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
-import { bytes, duration, fields, table, when } from '../format.js';
+import { bytes, displayZone, duration, fields, table, when } from '../format.js';
 import { limitsCommands, limitsText, stateText } from './limits.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -97,7 +97,7 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
   const active = s.servers.reduce((n, x) => n + x.active, 0);
   const slots = s.servers.reduce((n, x) => n + x.concurrency, 0);
   return [
-    `Chronos · namespace ${s.namespace} · ${when(s.at)}`,
+    `Chronos · namespace ${s.namespace} · ${when(s.at)} · times in ${displayZone()}`,
     redisLine(s.redis),
     leaderLine(s.leader),
     `Workers: ${s.servers.length} server(s)${overdueText(s.servers)}, ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
