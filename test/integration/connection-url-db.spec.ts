@@ -2,12 +2,14 @@
 // ioredis parseInt()s it, so `redis://host:6379/abc` (a typo, a template left unfilled) gave database
 // NaN, whose SELECT failed unhandled at the first command and ended the process with a bare
 // "ReplyError: ERR value is not an integer or out of range", and `/1x` selected database 1 (trial3).
-// A database out of the server's range is the start-up check's (server-check.ts checkDatabase).
+// A database out of the server's range is the start-up check's (server-check.ts checkDatabase). And a URL
+// string with white space before it is read as the check reads it (trimmed), not taken for a host.
 import { Test } from '@nestjs/testing';
 import { ChronosModule } from '../../lib/index.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosError } from '../../lib/core/runtime/errors.js';
 import { redisUrlProblem } from '../../lib/core/redis/url-check.js';
+import { redisUrl } from '../helpers/redis.js';
 
 test.each([
   ['redis://127.0.0.1:6379/abc', '"abc"'],
@@ -30,4 +32,16 @@ test.each(['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0
 test('ChronosModule refuses such a URL at compile, before it connects', async () => {
   const compile = Test.createTestingModule({ imports: [ChronosModule.forRoot({ connection: 'redis://127.0.0.1:6379/abc' })] }).compile();
   await expect(compile).rejects.toThrow(/connection/);
+});
+
+test('white space around a URL string (a REDIS_URL with a stray space or line break) is read as the URL check reads it', async () => {
+  // " redis://…" was taken by ioredis for a host: a bare "TypeError: Invalid URL" at the constructor
+  for (const connection of [` ${redisUrl()}`, `\n${redisUrl()}\n`, { url: ` ${redisUrl()} ` }]) {
+    const client = new QueueClient({ connection, namespace: 'trial3-url-space' });
+    try {
+      expect(await client.redis.ping()).toBe('PONG');
+    } finally {
+      await client.close();
+    }
+  }
 });
