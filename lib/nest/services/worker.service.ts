@@ -77,7 +77,6 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     return this.mux.types();
   }
 
-  /** @internal The explorer reports a queue a decorator names (served by default). */
   /**
    * The start-up check of Redis ({@link checkServer}: reachable, >= 6.2, the URL's database, the
    * eviction policy) on an instance with neither role (it only enqueues), which starts no server nor
@@ -96,6 +95,7 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
+  /** @internal The explorer reports a queue a decorator names (served by default). */
   addQueue(queue: string, source: string): void {
     this.declaredQueues.set(queue, [...(this.declaredQueues.get(queue) ?? []), source]);
   }
