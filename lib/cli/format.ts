@@ -91,6 +91,50 @@ export function when(at: number | undefined, now = Date.now()): string {
 }
 
 /**
+ * The IANA zone the CLI shows instants in (`when`): the zone of the machine it runs on, or `TZ`.
+ * Named in the headers of the schedule tables, beside the schedules' own zones.
+ */
+export function displayZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+const zoneFormats = new Map<string, Intl.DateTimeFormat | undefined>();
+
+/** `YYYY-MM-DD HH:MM` of `at` in `zone`, or undefined for a zone this Node.js does not know. */
+function wallClock(at: number, zone: string): string | undefined {
+  if (!zoneFormats.has(zone)) {
+    let format: Intl.DateTimeFormat | undefined;
+    try {
+      const parts = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' } as const;
+      format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, hourCycle: 'h23', ...parts });
+    } catch {
+      format = undefined; // a RangeError: not a zone of this ICU
+    }
+    zoneFormats.set(zone, format);
+  }
+  const format = zoneFormats.get(zone);
+  if (!format) return undefined;
+  const v = Object.fromEntries(format.formatToParts(new Date(at)).map((p) => [p.type, p.value]));
+  return `${v.year}-${v.month}-${v.day} ${v.hour}:${v.minute}`;
+}
+
+/**
+ * The wall time of `at` in a schedule's `zone` — `08:00 Europe/Paris`, with its date when that is
+ * not the date shown in the display zone (`2026-12-09 08:00 Asia/Tokyo`) — or undefined when it reads
+ * as {@link when} shows it (the same zone, or one with the same offset then). The CLI shows instants
+ * in the machine's zone, so a `0 8 * * *` schedule in Europe/Paris is listed at 07:00 on a UTC host:
+ * this says it is the schedule's 08:00.
+ */
+export function zoneTime(at: number | undefined, zone: string): string | undefined {
+  if (at === undefined || !Number.isFinite(at)) return undefined;
+  const there = wallClock(at, zone);
+  const d = new Date(at);
+  const here = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (there === undefined || there === here) return undefined;
+  return `${there.slice(0, 10) === here.slice(0, 10) ? there.slice(11) : there} ${zone}`;
+}
+
+/**
  * A schedule's last fire (its trigger instant): as {@link when}, but a trigger enqueued ahead of its
  * instant (a moment after now) is `11:20:05 (due in 2s, enqueued)`, never a last fire "in 2s"; the
  * console's `fired` (static/lib.js) says the same.

@@ -5,7 +5,7 @@ import { engineTime } from '../core/runtime/time.js';
 import type { Inspector, ScheduleInfo } from '../core/admin/inspector.js';
 import type { LeaderInfo } from '../core/admin/types.js';
 import { silenceOf } from '../core/admin/schedule-activity.js';
-import { shardLed } from '../core/admin/fleet.js';
+import { shardLed, unservedQueues } from '../core/admin/fleet.js';
 import type { ApiContext } from './api.js';
 
 /**
@@ -142,11 +142,9 @@ export async function overview(ctx: ApiContext): Promise<unknown> {
     countedSchedules(i),
     i.instances(),
   ]);
-  // an overdue server (stopped, hung: ServerInfo.state) is listed while it holds tasks, but serves nothing
-  const served = new Set(servers.filter((s) => s.state === 'live').flatMap((s) => Object.keys(s.queues)));
   const warnings: Warning[] = [];
   if (redis.warning) warnings.push({ message: redis.warning });
-  for (const q of queues) if (!served.has(q.name)) warnings.push({ queue: q.name, message: `no workers serve queue "${q.name}"` });
+  for (const q of unservedQueues(queues, servers)) warnings.push({ queue: q, message: `no workers serve queue "${q}"` });
   warnings.push(...scheduled.warnings);
   return {
     namespace: i.namespace,

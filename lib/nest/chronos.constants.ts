@@ -8,6 +8,12 @@ export const CHRONOS_MODULE_OPTIONS = Symbol('chronos:module-options');
 /** The validated options ({@link ResolvedChronosOptions}). @internal */
 export const CHRONOS_OPTIONS = Symbol('chronos:options');
 
+/**
+ * Provided by `ChronosTestingModule` (every mode): its presence tells the explorer that a second
+ * Chronos module in the app is the testing kit beside the app's own `ChronosModule` import. @internal
+ */
+export const CHRONOS_TESTING_KIT = Symbol('chronos:testing-kit');
+
 /** The one `EventBus` shared by the client, the worker and the scheduler of this app. @internal */
 export const CHRONOS_EVENT_BUS = Symbol('chronos:event-bus');
 

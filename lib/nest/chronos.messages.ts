@@ -13,6 +13,8 @@ export const MESSAGES = {
     `${className} is in the providers of ${modules.length} modules (${modules.join(', ')}), so the app has ${modules.length} instances of it and Chronos would run its @Cron, @Interval and @TaskHandler methods once per instance: provide it in one module and export it from there to the others`,
   importedTwice: (namespaces: string[]) =>
     `ChronosModule is imported ${namespaces.length} times in this app (namespaces ${namespaces.map((n) => `"${n}"`).join(', ')}): import ChronosModule.forRoot()/forRootAsync() once, in the root module (it is global). Each import would run its own worker and scheduler over every decorated method: every schedule would fire once per import, and every task type have a handler per import`,
+  importedWithKit: (namespaces: string[]) =>
+    `ChronosTestingModule and ChronosModule are both imported in this app (${namespaces.length} Chronos modules, namespaces ${namespaces.map((n) => `"${n}"`).join(', ')}): the kit replaces ChronosModule, so a test imports one of them. To test a module that imports ChronosModule.forRoot()/forRootAsync(), keep that import in a constant (\`export const chronos = ChronosModule.forRoot(…)\`, \`imports: [chronos]\`) and replace it: \`Test.createTestingModule({ imports: [AppModule] }).overrideModule(chronos).useModule(ChronosTestingModule.forRoot())\` (docs/testing.md)`,
   requestScoped: (source: string, decorator: string) =>
     `${source}: @${decorator} on a request-scoped or transient provider; Chronos calls the method of one singleton instance, so make the provider a default-scoped (singleton) provider`,
   twoSchedules: (source: string) => `${source}: a method can carry one @Cron or @Interval, found several`,

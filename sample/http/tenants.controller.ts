@@ -42,7 +42,8 @@ export class TenantsController {
   /**
    * PUT /tenants/digests [{"id": "acme", "cron": "0 8 * * *", "timeZone": "UTC"}, …] → 200 with
    * `{ added, changed, unchanged }`: many tenants in one call (~125 per Redis call); one bad entry
-   * → 400 naming it and its index, and nothing is written.
+   * (an empty `id` too: its schedule could not be reached by the one-tenant routes) → 400 naming it
+   * and its index, and nothing is written.
    */
   @Put('digests')
   @HttpCode(200)
@@ -85,6 +86,8 @@ export class TenantsController {
       if (typeof id !== 'string' || typeof e.cron !== 'string' || (e.timeZone !== undefined && typeof e.timeZone !== 'string')) {
         throw new BadRequestException(`${where}expected ${want}, got ${briefJson(e)}`);
       }
+      // "" makes the valid name "tenant..digest", which no /tenants/:id/digest route can reach to change or remove
+      if (id === '') throw new BadRequestException(`${where}"id" is empty: expected a tenant id (the :id of /tenants/:id/digest)`);
       return digestDefinition(id, e.cron, e.timeZone);
     });
     try {

@@ -98,6 +98,10 @@ test('PUT /tenants/digests sets many tenants at once; one bad entry is a 400 nam
   await expect(tenants.setDigests([body[0], { cron: '0 8 * * *' }])).rejects.toThrow(
     'entry [1]: expected {"id": string, "cron": string, "timeZone"?: string}, got {"cron":"0 8 * * *"}',
   );
+  // an empty id was stored as "tenant..digest", which DELETE /tenants/:id/digest cannot reach (trial3)
+  await expect(tenants.setDigests([body[0], { id: '', cron: '0 8 * * *' }])).rejects.toThrow(
+    'entry [1]: "id" is empty: expected a tenant id',
+  );
   await expect(tenants.setDigest('acme', { cron: 42 })).rejects.toThrow('expected {"cron": string, "timeZone"?: string}, got {"cron":42}');
   await expect(tenants.setDigest('d', { cron: 42 })).rejects.toThrow(BadRequestException);
   expect((await chronos.advanceTo('2026-03-02T23:59:00Z')).map((t) => t.schedule)).toEqual(['tenant.b.digest', 'tenant.a.digest']);

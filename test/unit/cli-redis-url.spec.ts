@@ -22,7 +22,9 @@ test('garbage is "not a URL"; a foreign scheme or a bad database says which', ()
   expect(problem('redis://a b:6379')).toBe('--redis-url: "redis://a b:6379" is not a URL (expected redis://host:port[/db])');
   expect(problem('127.0.0.1:6379')).toBe('--redis-url: "127.0.0.1:6379" is not a URL (expected redis://host:port[/db])');
   expect(problem('http://x')).toBe('--redis-url: expected redis:// or rediss://, got http:');
-  expect(problem('redis://127.0.0.1:6379/x')).toBe('--redis-url: invalid database "x"');
+  expect(problem('redis://127.0.0.1:6379/x')).toBe(
+    '--redis-url: "redis://127.0.0.1:6379/x": its database "x" is not a number (expected redis://[user:password@]host[:port][/db], db an integer >= 0)',
+  );
 });
 
 test('a bad URL with a password is named with its credentials hidden (the error printed the password)', () => {
@@ -52,7 +54,9 @@ test('credentials and db given as query parameters connect as the library connec
   // the user info and the path come first, as in ioredis
   expect(redisOptions('redis://u:pw@host/3?password=other&db=5', false)).toMatchObject({ username: 'u', password: 'pw', db: 3 });
   expect(redisOptions('redis://host?sentinelPassword=sp', false)).toMatchObject({ sentinelPassword: 'sp' });
-  expect(problem('redis://host?db=x')).toBe('--redis-url: invalid database "x"');
+  expect(problem('redis://host?db=x')).toBe(
+    '--redis-url: "redis://host?db=x": its database "x" is not a number (expected redis://[user:password@]host[:port][/db], db an integer >= 0)',
+  );
 });
 
 test('a password given as a query parameter is hidden too (ioredis reads it; the error printed it)', () => {

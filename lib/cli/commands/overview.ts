@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import type { Inspector, LeaderInfo, QueueInfo, RedisInfo, ScheduleInfo, ServerInfo } from '../../core/admin/inspector.js';
 import { historyText, parseWindow } from './history.js';
 import { silenceOf } from '../../core/admin/schedule-activity.js';
-import { shardLed } from '../../core/admin/fleet.js';
+import { shardLed, unservedQueues } from '../../core/admin/fleet.js';
 import { SHARD_COUNT } from '../../core/redis/protocol.js';
 import { engineTime } from '../../core/runtime/time.js';
 import { positiveInt, UsageError, type Cli } from '../context.js';
-import { bytes, duration, fields, table, when } from '../format.js';
+import { bytes, displayZone, duration, fields, table, when } from '../format.js';
 import { limitsCommands, limitsText, stateText } from './limits.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -97,13 +97,28 @@ function statsText(s: Awaited<ReturnType<typeof snapshot>>): string {
   const active = s.servers.reduce((n, x) => n + x.active, 0);
   const slots = s.servers.reduce((n, x) => n + x.concurrency, 0);
   return [
-    `Chronos · namespace ${s.namespace} · ${when(s.at)}`,
+    `Chronos · namespace ${s.namespace} · ${when(s.at)} · times in ${displayZone()}`,
     redisLine(s.redis),
     leaderLine(s.leader),
     `Workers: ${s.servers.length} server(s)${overdueText(s.servers)}, ${active}/${slots} slots busy · Scheduler instances: ${alive} alive`,
     scheduleLine(s.schedules, s.leader),
     queueTable(s.queues),
+    ...unservedLines(s.queues, s.servers),
   ].join('\n');
+}
+
+/**
+ * `NOT SERVED: queue reports: no live worker serves it (3 pending)` per queue no live worker serves
+ * ({@link unservedQueues}), as the console's overview warns: its state column says `running` (not
+ * paused), and its tasks wait for a worker that serves it.
+ */
+function unservedLines(queues: QueueInfo[], servers: ServerInfo[]): string[] {
+  const byName = new Map(queues.map((q) => [q.name, q]));
+  return unservedQueues(queues, servers).map((name) => {
+    const q = byName.get(name)!;
+    const waiting = q.pending + q.scheduled + q.retry;
+    return `NOT SERVED: queue ${name}: no live worker serves it${waiting ? ` (${waiting} task(s) wait for one)` : ''}`;
+  });
 }
 
 /** `, N OVERDUE (holding M tasks)` when some servers' presence passed (ServerInfo.state), else nothing. */

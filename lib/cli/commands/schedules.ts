@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { FireInfo, ScheduleInfo, SchedulePage, SchedulePageQuery } from '../../core/admin/inspector.js';
 import { parseInstant, positiveInt, UsageError, type Cli } from '../context.js';
-import { fields, firedWhen, table, when } from '../format.js';
+import { displayZone, fields, firedWhen, table, when, zoneTime } from '../format.js';
 import { labelFilterOf } from '../../core/scheduler/labels.js';
 
 type Run = (fn: (cli: Cli, ...args: never[]) => Promise<void>) => (...args: unknown[]) => Promise<void>;
@@ -44,13 +44,27 @@ export function specText(s: Pick<ScheduleInfo, 'expression' | 'offsetMs'>): stri
   return s.offsetMs ? `${s.expression} (offset ${s.offsetMs} ms)` : s.expression;
 }
 
-/** The table of `schedule ls`, the same columns with or without a filter (a page). */
+/**
+ * A trigger as {@link when} shows it (the display zone), and, when it reads otherwise there, in the
+ * schedule's zone; not for an every-spec, whose zone is ignored (its instants are epoch-aligned).
+ */
+function triggerWhen(at: number, s: Pick<ScheduleInfo, 'expression' | 'timeZone'>): string {
+  const there = s.expression.startsWith('@every') ? undefined : zoneTime(at, s.timeZone);
+  return there ? `${when(at)} = ${there}` : when(at);
+}
+
+/**
+ * The table of `schedule ls`, the same columns with or without a filter (a page). Its instants are
+ * in the display zone, named in the headers; a next trigger also in the schedule's zone when it reads
+ * otherwise there (`2026-12-08 07:00 (in 9h) = 08:00 Europe/Paris`).
+ */
 function scheduleRows(list: readonly ScheduleInfo[]): string {
+  const zone = displayZone();
   return table(
-    ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'labels', 'state', 'last fired', 'next'],
+    ['schedule', 'spec', 'time zone', 'queue', 'type', 'origin', 'labels', 'state', `last fired (${zone})`, `next (${zone})`],
     list.map((s) => {
       const idle = notFiring(s);
-      const next = idle ? `- (${idle})` : s.next.length ? when(s.next[0]) : '-';
+      const next = idle ? `- (${idle})` : s.next.length ? triggerWhen(s.next[0], s) : '-';
       return [s.name, specText(s), s.timeZone, s.queue, s.type, s.origin, labelsText(s) ?? '-', stateOf(s), firedWhen(s.lastFiredAt), next];
     }),
   );
@@ -102,7 +116,8 @@ export function pageQuery(o: LsOptions): SchedulePageQuery | undefined {
   };
 }
 
-function scheduleText(s: ScheduleInfo): string {
+/** `schedule show`: the definition, the next triggers (display zone, and the schedule's: {@link scheduleRows}), the declarers. */
+export function scheduleText(s: ScheduleInfo): string {
   const main = fields([
     ['schedule', s.name],
     ['spec', specText(s)],
@@ -133,8 +148,8 @@ function scheduleText(s: ScheduleInfo): string {
     ? `No next trigger: the schedule is ${idle}${idle === 'paused' ? ` (chronos schedule resume ${s.name})` : ''}.`
     : s.next.length
       ? table(
-          ['next triggers'],
-          s.next.map((t) => [when(t)]),
+          [`next triggers (${displayZone()})`],
+          s.next.map((t) => [triggerWhen(t, s)]),
         )
       : 'No next trigger.';
   const by = s.declaredBy.length

@@ -48,6 +48,16 @@ export function shardLed(leader: LeaderInfo | null, name: string): boolean {
 }
 
 /**
+ * The names of the queues no live worker server serves (an `overdue` server — stopped, hung — holds
+ * tasks but serves nothing), in the order of `queues`: their tasks wait until a worker serving them
+ * starts. What `chronos stats` and the console's overview warn of.
+ */
+export function unservedQueues(queues: readonly { name: string }[], servers: readonly ServerInfo[]): string[] {
+  const served = new Set(servers.filter((s) => s.state === 'live').flatMap((s) => Object.keys(s.queues)));
+  return queues.filter((q) => !served.has(q.name)).map((q) => q.name);
+}
+
+/**
  * The worker servers (see {@link ServerInfo}): those whose heartbeat is within 3 beats, and past that
  * those that still hold entries in their queues' pending entries lists, listed `overdue` — a server
  * stopped (SIGSTOP), hung or gone unnoticed keeps its tasks until the visibility timeout or its death

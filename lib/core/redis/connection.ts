@@ -173,7 +173,7 @@ export function openConnection(given: RedisConnection | undefined): ConnectionHa
     client = new Cluster(input.cluster, { ...CLUSTER_RETRY_OPTIONS, ...lazy, ...input.options, redisOptions });
   } else if ('url' in input) {
     const { url, ...given } = checkUrlOptions(input as UrlConnectionOptions);
-    client = new Redis(url, { ...loading, ...given });
+    client = new Redis(url.trim(), { ...loading, ...given });
   } else {
     const given = input as RedisOptions;
     client = new Redis({ ...loading, ...(given.sentinels ? SENTINEL_OPTIONS : {}), ...given });
@@ -241,12 +241,15 @@ function checkUrlOptions(input: UrlConnectionOptions): UrlConnectionOptions {
  * A connection string with a scheme (`…://`) must be a redis:// or rediss:// URL: ioredis took
  * `http://host` as a host to retry for ever (an enqueue never settled) and threw a bare TypeError for
  * a redis URL it could not parse. A string without one is left to ioredis (a socket path, `host:port`).
+ * @returns the URL without white space around it.
  * @throws ChronosError CONFIG naming the URL, its credentials hidden
  */
 function checkUrlString(url: string): string {
   const problem = url.includes('://') ? redisUrlProblem(url) : undefined;
   if (problem) throw new ChronosError('CONFIG', `connection: ${problem}`);
-  return url;
+  // trimmed as the URL check (WHATWG URL) reads it: ioredis took " redis://h" (a REDIS_URL with a stray
+  // space or line break before it) for a host, and threw a bare "TypeError: Invalid URL"
+  return url.trim();
 }
 
 /** What is wrong with a `{ url, … }` connection, or undefined (the Nest module's validation says it too). @internal */

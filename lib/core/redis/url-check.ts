@@ -56,7 +56,8 @@ function redactQuery(url: string): string {
 /**
  * What is wrong with a Redis URL — not a URL, a scheme other than `redis:` / `rediss:`, or a user
  * name or password with a `%` that begins no percent-escape (ioredis's `parseURL` decodes them with
- * `decodeURIComponent`, which threw a bare "URI malformed") — naming it with its credentials hidden
+ * `decodeURIComponent`, which threw a bare "URI malformed"), or a database (`/db`, or `?db=`) that is
+ * not a whole number — naming it with its credentials hidden
  * ({@link redactUrl}); undefined when it is none of these. @internal
  */
 export function redisUrlProblem(url: string): string | undefined {
@@ -75,6 +76,11 @@ export function redisUrlProblem(url: string): string | undefined {
     if (!decodes(text))
       return `${JSON.stringify(redactUrl(url))}: its ${where} holds a "%" that begins no percent-escape (write a "%" in it as %25)`;
   }
+  // ioredis takes the path (else a `db` query parameter) as the database and parseInt()s it: "/abc" gave
+  // NaN, whose SELECT failed unhandled at the first command and ended the process; "/1x" selected 1
+  const db = parsed.pathname.length > 1 ? parsed.pathname.slice(1) : parsed.searchParams.get('db');
+  if (db !== null && !/^\d+$/.test(db))
+    return `${JSON.stringify(redactUrl(url))}: its database ${JSON.stringify(db)} is not a number (expected redis://[user:password@]host[:port][/db], db an integer >= 0)`;
   return undefined;
 }
 

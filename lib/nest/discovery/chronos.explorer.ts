@@ -5,7 +5,7 @@ import { nameProblem } from '../../core/runtime/options.js';
 import type { Task } from '../../core/queue/task.js';
 import { specOf, type ScheduleDefinition } from '../../core/scheduler/definition.js';
 import { validateScheduleName } from '../../core/scheduler/definition-check.js';
-import { CHRONOS_OPTIONS } from '../chronos.constants.js';
+import { CHRONOS_OPTIONS, CHRONOS_TESTING_KIT } from '../chronos.constants.js';
 import { MESSAGES, sourceOf } from '../chronos.messages.js';
 import type { ScheduleMetadata } from '../decorators/schedule-options.interface.js';
 import type { TaskHandlerMetadata } from '../decorators/task-handler.decorator.js';
@@ -74,14 +74,17 @@ export class ChronosExplorer implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (this.lifecycle?.stopRequested) return; // the app closed while it booted: nothing is registered after the stop
-    const explorers = this.discovery
-      .getProviders()
-      .map((w) => w.instance)
-      .filter((i): i is ChronosExplorer => i instanceof ChronosExplorer);
+    const providers = this.discovery.getProviders();
+    const explorers = providers.map((w) => w.instance).filter((i): i is ChronosExplorer => i instanceof ChronosExplorer);
     try {
       // a second forRoot()/forRootAsync() builds a second module: its own worker and scheduler, which
-      // would each discover every decorated method of the app and run it again
-      if (explorers.length > 1) throw new ChronosConfigError([MESSAGES.importedTwice(explorers.map((e) => e.options.namespace))]);
+      // would each discover every decorated method of the app and run it again; one of them may be the
+      // testing kit, imported beside a module that imports ChronosModule (a test of the app's module)
+      if (explorers.length > 1) {
+        const namespaces = explorers.map((e) => e.options.namespace);
+        const kit = providers.some((w) => w.token === CHRONOS_TESTING_KIT);
+        throw new ChronosConfigError([kit ? MESSAGES.importedWithKit(namespaces) : MESSAGES.importedTwice(namespaces)]);
+      }
       this.discover();
     } catch (err) {
       await Promise.all(explorers.map((e) => e.lifecycle?.startFailed()));

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventBus } from '../../core/runtime/events.js';
 import { Mux } from '../../core/worker/mux.js';
+import { checkServer } from '../../core/redis/server-check.js';
 import { ChronosServer } from '../../core/worker/server.js';
 import { CHRONOS_EVENT_BUS, CHRONOS_OPTIONS } from '../chronos.constants.js';
 import { MESSAGES } from '../chronos.messages.js';
@@ -76,6 +77,24 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     return this.mux.types();
   }
 
+  /**
+   * The start-up check of Redis ({@link checkServer}: reachable, >= 6.2, the URL's database, the
+   * eviction policy) on an instance with neither role (it only enqueues), which starts no server nor
+   * scheduler to run it: such an app booted with Redis down, and with a `/db` the server does not have
+   * it enqueued into database 0. A failure closes what Chronos opened and fails the bootstrap.
+   */
+  private async checkRedis(): Promise<void> {
+    try {
+      await checkServer(this.client.redis, {
+        logger: toChronosLogger(this.logger),
+        requireNoEviction: this.options.core.server.requireNoEviction,
+      });
+    } catch (err) {
+      await this.lifecycle.startFailed();
+      throw err;
+    }
+  }
+
   /** @internal The explorer reports a queue a decorator names (served by default). */
   addQueue(queue: string, source: string): void {
     this.declaredQueues.set(queue, [...(this.declaredQueues.get(queue) ?? []), source]);
@@ -96,6 +115,7 @@ export class WorkerService implements OnApplicationBootstrap, BeforeApplicationS
     if (this.lifecycle.stopRequested) return; // stopped while the limits were written: no server after the stop
     if (!this.enabled) {
       this.logger.log('Worker role disabled on this instance: no handlers run here');
+      if (!this.options.scheduler.enabled) await this.checkRedis();
       return;
     }
     const queues = this.queues;

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { defaultBackoff } from '../../core/queue/task.js';
-import { CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS } from '../chronos.constants.js';
+import { CHRONOS_MODULE_OPTIONS, CHRONOS_OPTIONS, CHRONOS_TESTING_KIT } from '../chronos.constants.js';
 import { ChronosModule } from '../chronos.module.js';
 import { ChronosExplorer } from '../discovery/chronos.explorer.js';
 import { ChronosMetadataAccessor } from '../discovery/metadata.accessor.js';
@@ -76,6 +76,7 @@ export class ChronosTestingModule {
       global: true,
       imports: [DiscoveryModule],
       providers: [
+        { provide: CHRONOS_TESTING_KIT, useValue: true },
         { provide: CHRONOS_MODULE_OPTIONS, useValue: moduleOptions },
         { provide: CHRONOS_OPTIONS, useFactory: resolveOptions, inject: [CHRONOS_MODULE_OPTIONS] },
         {
@@ -116,6 +117,7 @@ export class ChronosTestingModule {
       global: true,
       imports: [chronos],
       providers: [
+        { provide: CHRONOS_TESTING_KIT, useValue: true },
         {
           provide: ChronosTesting,
           useFactory: (w: WorkerService, i: InspectorService, c: ChronosClient) => new RedisTestingControl(holder, w, i, c),
