@@ -18,7 +18,7 @@ test('the kit’s SchedulerService and WorkerService have every public member of
   const scheduler = module.get(SchedulerService);
   const worker = module.get(WorkerService);
   for (const name of members(SchedulerService, ['withDefaults'])) expect([name, name in scheduler]).toEqual([name, true]);
-  for (const name of members(WorkerService, ['applyQueueLimits'])) expect([name, name in worker]).toEqual([name, true]);
+  for (const name of members(WorkerService, ['applyQueueLimits', 'checkRedis'])) expect([name, name in worker]).toEqual([name, true]);
   expect(scheduler.shards).toEqual([...Array(16).keys()]);
   await module.close();
 });
