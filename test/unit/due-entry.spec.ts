@@ -1,6 +1,6 @@
 import { type ScheduleDefinition } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
-import { entryOf, SpecCache } from '../../lib/core/scheduler/due-entry.js';
+import { DEFINITION_CACHE_PERIOD_MS, entryOf, SpecCache } from '../../lib/core/scheduler/due-entry.js';
 
 /** Unit tests of a due batch's entries (scheduler/due-entry.ts): the decoded-definition cache. No Redis. */
 
@@ -55,4 +55,37 @@ test('the cache keeps a copy of the bytes: the reply buffer they came in may be 
   reply.fill(0x20); // the reply's memory, written over by a later reply
   expect(entryOf({ name: 'job', score: '1', json: json({}, 1) }, cache, NOW).stored).toBe(a.stored);
   expect(entryOf({ name: 'job', score: '1', json: json({}, 2) }, cache, NOW).generation).toBe(2);
+});
+
+test('a rare schedule (period over DEFINITION_CACHE_PERIOD_MS) is decoded at each call, not kept; a frequent one is kept', () => {
+  const cache = new SpecCache('ns');
+  const rare = json({ spec: { every: DEFINITION_CACHE_PERIOD_MS + 1000 } }, 1);
+  const a = entryOf({ name: 'job', score: '1', json: rare }, cache, NOW);
+  const b = entryOf({ name: 'job', score: '1', json: rare }, cache, NOW);
+  expect(b.stored).not.toBe(a.stored);
+  expect(b.stored).toEqual(a.stored);
+  expect(b.spec).toBe(a.spec); // the spec is still shared
+  expect([b.dedupTtlMs, b.leadMs, b.generation]).toEqual([a.dedupTtlMs, a.leadMs, a.generation]);
+  rare.fill(0x20); // not kept: the caller's bytes may be reused
+  const frequent = json({ spec: { every: DEFINITION_CACHE_PERIOD_MS } }, 1);
+  const c = entryOf({ name: 'job', score: '1', json: frequent }, cache, NOW);
+  expect(entryOf({ name: 'job', score: '1', json: frequent }, cache, NOW).stored).toBe(c.stored);
+});
+
+test('schedules of one spec share it, met in a row or not; another zone, offset or bound is another spec', () => {
+  const cache = new SpecCache('ns');
+  const one = (name: string, def: Partial<ScheduleDefinition>) => {
+    const { stored } = toStored({ name, type: 'email', spec: '0 * * * *', ...def } as ScheduleDefinition, 'UTC', false);
+    return entryOf({ name, score: '1', json: Buffer.from(JSON.stringify(stored)) }, cache, NOW).spec;
+  };
+  const a = one('a', {});
+  expect(one('b', {})).toBe(a);
+  const paris = one('c', { timeZone: 'Europe/Paris' });
+  expect(paris).not.toBe(a);
+  expect(one('d', {})).toBe(a);
+  expect(one('e', { timeZone: 'Europe/Paris' })).toBe(paris);
+  const bounded = one('f', { endAt: new Date(NOW + 86_400_000) });
+  expect(bounded).not.toBe(a);
+  expect(bounded.nextAfter(NOW + 86_400_000)).toBeNull();
+  expect(one('g', {}).nextAfter(NOW + 86_400_000)).toBe(NOW + 86_400_000 + 3_600_000);
 });

@@ -41,6 +41,15 @@ test('a value of undefined is remembered as such; a bad generation is refused', 
   m.set('u', undefined);
   expect(m.has('u')).toBe(true);
   expect(m.get('u')).toBeUndefined();
+  // a newer undefined in the current generation hides an older value in the previous one
+  const g = new RecentMap<string, number | undefined>(2);
+  g.set('k', 1);
+  g.set('x', 0); // full: 'k' and 'x' move to the previous generation
+  expect(g.get('k')).toBe(1);
+  g.set('k', undefined);
+  expect(g.get('k')).toBeUndefined();
+  expect(g.get('x')).toBe(0);
+  expect(g.get('never')).toBeUndefined();
   expect(() => new RecentMap(0)).toThrow(RangeError);
   expect(() => new RecentMap(1.5)).toThrow(RangeError);
 });

@@ -21,10 +21,12 @@ export class RecentMap<K, V> {
 
   /** The value last set for `key`, or undefined when none is remembered. */
   get(key: K): V | undefined {
-    // one lookup for a hit in the current generation (the common case); has() only to tell a stored undefined from a miss
+    // one lookup for a hit in the current generation (the common case), two for a miss; has() only when
+    // the previous generation holds a value, to tell the current's stored undefined (newer) from a miss there
     const v = this.current.get(key);
-    if (v !== undefined || this.current.has(key)) return v;
-    return this.previous.get(key);
+    if (v !== undefined) return v;
+    const p = this.previous.get(key);
+    return p === undefined || this.current.has(key) ? undefined : p;
   }
 
   /** Whether a value for `key` is remembered. */

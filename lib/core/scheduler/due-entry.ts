@@ -22,10 +22,19 @@ export const SLICE_MS = 8;
 const SPEC_CACHE_SIZE = 4096;
 /** Most decoded definitions the cache keeps (one per schedule: the last text seen of its definition). */
 const DEFINITION_CACHE_SIZE = 4096;
+/**
+ * Longest period (the spec's `minPeriodMs`) of a schedule whose decoded definition the cache keeps,
+ * ms. One due again within it is likely still cached (its decoding is saved at every batch); one due
+ * more rarely is decoded at each of its batches (~10 µs, at most once a minute). Kept, such a
+ * definition only evicts the ones that do recur: in a burst of many rare schedules (100,000 of period
+ * 1 h due at one instant) every one would be copied in, outlive a few young-generation collections
+ * while 4,096 others pass, and be promoted, then collected from the old generation, never read.
+ */
+export const DEFINITION_CACHE_PERIOD_MS = 60_000;
 
 /** What a stored definition's JSON text decodes to: pure, so one serves every batch while the text is unchanged. */
 interface Decoded {
-  /** The stored JSON text it was decoded from, as UTF-8 bytes (a copy of its own). */
+  /** The stored JSON text it was decoded from, as UTF-8 bytes (a copy of its own when cached; else the caller's view). */
   json: Buffer;
   /** Read-only: shared by the entries of every batch that sees this text. */
   stored: StoredSchedule;
@@ -93,6 +102,8 @@ export class Slicer {
  */
 export class SpecCache {
   private readonly specs = new RecentMap<string, ScheduleSpec>(SPEC_CACHE_SIZE / 2);
+  /** The definition {@link spec} last returned a spec for, and that spec (consecutive schedules of a batch often share one: no key to build). */
+  private last?: { stored: StoredSchedule; spec: ScheduleSpec };
   /** By schedule name (a short key to hash; the text is then compared, not hashed). */
   private readonly definitions = new RecentMap<string, Decoded>(DEFINITION_CACHE_SIZE / 2);
   private readonly queues = new Map<string, QueueKeys>();
@@ -101,18 +112,31 @@ export class SpecCache {
 
   /** The spec of a stored definition. @throws InvalidScheduleError when it does not parse */
   spec(s: StoredSchedule): ScheduleSpec {
+    const last = this.last?.stored;
+    if (
+      last !== undefined &&
+      last.expression === s.expression &&
+      last.timeZone === s.timeZone &&
+      (last.offsetMs ?? 0) === (s.offsetMs ?? 0) &&
+      last.startAt === s.startAt &&
+      last.endAt === s.endAt
+    )
+      return this.last!.spec;
     const key = `${s.expression}\u0000${s.timeZone}\u0000${s.offsetMs ?? 0}\u0000${s.startAt ?? ''}\u0000${s.endAt ?? ''}`;
     let spec = this.specs.get(key);
     if (spec === undefined) {
       spec = storedSpec(s);
       this.specs.set(key, spec);
     }
+    this.last = { stored: s, spec };
     return spec;
   }
 
   /**
    * The decoded definition of a schedule's stored JSON text, given as its UTF-8 bytes (the cached one
-   * while its bytes are unchanged: compared, not decoded).
+   * while its bytes are unchanged: compared, not decoded). Only a schedule of a period up to
+   * {@link DEFINITION_CACHE_PERIOD_MS} is cached (with a copy of its bytes); a rarer one is decoded at
+   * each call.
    * @throws an Error (JSON) or InvalidScheduleError (spec) when it is not one this version can fire
    */
   decoded(name: string, json: Buffer): Decoded {
@@ -120,7 +144,10 @@ export class SpecCache {
     if (d === undefined || !d.json.equals(json)) {
       const stored = decodeStored(name, json.toString());
       const spec = this.spec(stored);
-      d = { json: Buffer.from(json), stored, spec, dedupTtlMs: fireDedupTtlMs(stored, spec), leadMs: fireLeadMs(stored, spec) };
+      const dedupTtlMs = fireDedupTtlMs(stored, spec);
+      const leadMs = fireLeadMs(stored, spec);
+      if (spec.minPeriodMs > DEFINITION_CACHE_PERIOD_MS) return { json, stored, spec, dedupTtlMs, leadMs };
+      d = { json: Buffer.from(json), stored, spec, dedupTtlMs, leadMs };
       this.definitions.set(name, d);
     }
     return d;
