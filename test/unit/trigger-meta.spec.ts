@@ -3,7 +3,7 @@ import { quickMeta } from '../../lib/core/queue/quick-meta.js';
 import { FIRE_MODE, META, OVERLAP_MODE, newMeta, type FireMode } from '../../lib/core/redis/protocol.js';
 import { type StoredSchedule } from '../../lib/core/scheduler/definition.js';
 import { toStored } from '../../lib/core/scheduler/definition-check.js';
-import { triggerMeta } from '../../lib/core/scheduler/fire-triggers.js';
+import { jsonNumber, triggerMeta } from '../../lib/core/scheduler/fire-triggers.js';
 
 const T = 1_800_000_000_000;
 
@@ -46,13 +46,22 @@ test("a trigger task's meta from its schedule's template is the text encodeMeta 
         [0, T + 60_000],
       ] as const) {
         for (const tp of [undefined, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01']) {
-          const text = triggerMeta(s, mode, T + 3, T, windowMs, next, tp);
-          expect(text).toBe(byObject(s, mode, T + 3, T, windowMs, next, tp));
-          expect(quickMeta(text) ?? JSON.parse(text)).toEqual(JSON.parse(text));
-          checked++;
+          // the enqueue instant is the Redis-time estimate: fractional as a rule
+          for (const enqueuedAt of [T + 3, T - 412.70849609375, T + 0.1]) {
+            const text = triggerMeta(s, mode, enqueuedAt, T, windowMs, next, tp);
+            expect(text).toBe(byObject(s, mode, enqueuedAt, T, windowMs, next, tp));
+            expect(quickMeta(text) ?? JSON.parse(text)).toEqual(JSON.parse(text));
+            checked++;
+          }
         }
       }
     }
   }
-  expect(checked).toBe(3 * 4 * 3 * 2);
+  expect(checked).toBe(3 * 4 * 3 * 2 * 3);
+});
+
+test('jsonNumber writes a number as JSON.stringify does', () => {
+  for (const n of [0, -0, 1, -1, 1.5, T, T + 0.1, T - 412.70849609375, 1e21, 5e-7, Number.MAX_SAFE_INTEGER, Infinity, -Infinity, NaN]) {
+    expect(jsonNumber(n)).toBe(JSON.stringify(n));
+  }
 });
