@@ -1,4 +1,4 @@
-// node dist/bench/experiments/schedule-bulk.js [--n 100000] [--single 100000] [--inflight 64] [--labels]
+// node dist/bench/experiments/schedule-bulk.js [--n 100000] [--single 100000] [--inflight 64] [--labels] [--compact]
 //
 // The bulk runtime schedules API (issue 25 item 3) from one process on a fresh private Redis: N
 // per-tenant digests (a cron at 03:00 in one of 5 zones, a small payload, 10 queues) written by
@@ -6,7 +6,8 @@
 //   - after: one `addSchedules(N)` call, then `upsertSchedules` of the same N (unchanged: nothing is
 //     written), of N changed definitions (a new payload: new generation + fence each), and
 //     `removeSchedules` of the N names.
-// Each reports schedules/s (wall time of the call, validation included), Redis's CPU per schedule, the
+// Each reports schedules/s (wall time of the call, validation included), this process's CPU per schedule
+// (process.cpuUsage: validation, fingerprints, JSON, the client; GC included), Redis's CPU per schedule, the
 // duration of each script call in Redis by script (SLOWLOG with a threshold of 0.1 ms, reset before
 // each phase: p50, p99, max, calls over 10 ms; wall time, so a preempted Redis stretches a call), and for the adds the Redis memory per schedule: MEMORY USAGE of the registry
 // hash ÷ N and the used_memory delta ÷ N. The Node-side validation of N definitions is timed alone.
@@ -29,6 +30,8 @@ const single = arg('single', 100_000);
 const inflight = arg('inflight', 64);
 /** Two labels per definition (plan and region), as w13's digests carry them. */
 const labels = process.argv.includes('--labels');
+/** `compactSchedules: true`, as w13's writers (bench/children/sd-admin.ts) run. */
+const compact = process.argv.includes('--compact');
 const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Sydney'];
 
 function digest(i: number, version = 1): ScheduleDefinition {
@@ -80,12 +83,17 @@ async function scriptCalls(): Promise<string> {
 async function timed<T>(what: string, count: number, f: () => Promise<T>): Promise<T> {
   await admin.call('SLOWLOG', 'RESET');
   const cpu0 = await redis.snapshot();
+  const node0 = process.cpuUsage();
   const t0 = performance.now();
   const r = await f();
   const ms = performance.now() - t0;
+  const node = process.cpuUsage(node0);
   const cpuUs = redis.delta(cpu0, await redis.snapshot()).cpuUs;
   console.log(`${what}: ${Math.round(count / (ms / 1000)).toLocaleString('en')} schedules/s (${count} in ${ms.toFixed(0)} ms)`);
-  console.log(`  Redis CPU ${(cpuUs / count).toFixed(1)} µs per schedule (used_cpu_user + sys); ${await scriptCalls()}`);
+  console.log(
+    `  Node CPU ${((node.user + node.system) / count).toFixed(1)} µs per schedule (this process), ` +
+      `Redis CPU ${(cpuUs / count).toFixed(1)} µs per schedule (used_cpu_user + sys); ${await scriptCalls()}`,
+  );
   return r;
 }
 
@@ -99,7 +107,7 @@ async function memory(ns: string, count: number, before: number): Promise<void> 
 }
 
 function scheduler(namespace: string): Scheduler {
-  return new Scheduler({ connection: redis.url, namespace, eligible: false, logger: quiet });
+  return new Scheduler({ connection: redis.url, namespace, eligible: false, logger: quiet, compactSchedules: compact });
 }
 
 console.log(
@@ -130,9 +138,14 @@ try {
   // Node-side validation alone (what every bulk call does first)
   const defs = Array.from({ length: n }, (_, i) => digest(i));
   const t0 = performance.now();
-  validateDefinitions(defs, 'UTC', 'bench').forEach((c) => finishStored(c)); // the checks, then the registry forms (made chunk by chunk in a call)
+  const checked = validateDefinitions(defs, 'UTC', 'bench'); // the checks, then the registry forms (made chunk by chunk in a call)
+  const t1 = performance.now();
+  checked.forEach((c) => finishStored(c, compact));
   const vms = performance.now() - t0;
-  console.log(`validation alone: ${Math.round(n / (vms / 1000)).toLocaleString('en')} definitions/s (${vms.toFixed(0)} ms)`);
+  console.log(
+    `validation alone: ${Math.round(n / (vms / 1000)).toLocaleString('en')} definitions/s (${vms.toFixed(0)} ms: checks ` +
+      `${(((t1 - t0) * 1000) / n).toFixed(1)} µs, registry forms ${(((performance.now() - t1) * 1000) / n).toFixed(1)} µs per definition)`,
+  );
 
   const s = scheduler('bulk');
   await s.start();

@@ -70,6 +70,42 @@ test('addSchedules: 1,000 schedules visible at once; the every-second ones are f
   }
 });
 
+test('upsertSchedules: definitions stored with their fingerprint are left out after a read, before any script call; the others are written', async () => {
+  const s = scheduler({ eligible: false });
+  await s.start();
+  await s.addSchedules(digests(300));
+  // every command Redis runs on this namespace's keys (MONITOR: the shared Redis, filtered), up to a marker
+  const seen: string[][] = [];
+  const monitor = await (openConnection(redisUrl()).client as Redis).monitor();
+  try {
+    monitor.on('monitor', (_time: string, args: string[]) => args.some((a) => a.includes(ns)) && seen.push(args));
+    const commandsDuring = async (marker: string, act: () => Promise<unknown>) => {
+      await act();
+      await client.get(`${ns}:${marker}`);
+      await waitFor(() => seen.some((a) => a[1] === `${ns}:${marker}`), `the marker ${marker}`);
+      return seen.splice(0).filter((a) => a[1] !== `${ns}:${marker}`);
+    };
+    const unchanged = await commandsDuring('m1', async () =>
+      expect(await s.upsertSchedules(digests(300))).toEqual({ added: 0, changed: 0, unchanged: 300 }),
+    );
+    // put-schedules calls (its mode argument; the scheduler's own scripts, a heartbeat, may run meanwhile)
+    const putCalls = (cmds: string[][]) => cmds.filter((a) => /^eval/i.test(a[0]) && a[3]?.endsWith(':schedules') && a.includes('upsert'));
+    expect(putCalls(unchanged)).toEqual([]);
+    expect(unchanged.filter((a) => a[0].toLowerCase() === 'hmget').length).toBeGreaterThan(0);
+    const next = digests(300).map((d, i) => (i === 7 ? { ...d, payload: { tenant: 7, v: 2 } } : d));
+    const one = await commandsDuring('m2', async () =>
+      expect(await s.upsertSchedules(next)).toEqual({ added: 0, changed: 1, unchanged: 299 }),
+    );
+    // the changed one alone is sent to put-schedules: one call, its name only among the chunk's
+    const puts = putCalls(one);
+    expect(puts).toHaveLength(1);
+    expect(puts[0].filter((a) => /^digest\.\d+$/.test(a))).toEqual(['digest.7']);
+    expect((await stored('digest.7')).payload).toBe('{"tenant":7,"v":2}');
+  } finally {
+    monitor.disconnect();
+  }
+});
+
 test('upsertSchedules: an unchanged definition writes nothing (no generation, no notice); a changed one keeps its pause, is fenced', async () => {
   const s = scheduler({ eligible: false });
   await s.start();

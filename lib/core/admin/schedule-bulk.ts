@@ -14,18 +14,22 @@ import { checkDefinition, checkStoredScheduleName, finishStored, type CheckedDef
 import { decodeStored } from '../scheduler/stored-form.js';
 import { dropStaleRuns, raiseFences } from '../scheduler/registry.js';
 import type { InspectorContext } from './context.js';
+import { pipelined, unchangedLeftOut } from './schedule-bulk-calls.js';
 import { instancesWithDigests } from './schedules.js';
 
 /**
  * The bulk acts on runtime schedules: many definitions per call, the same guarantees as the
  * single acts of schedule-acts.ts (which stay the model). Every definition is validated before
- * anything is written; then put-schedules.lua / remove-schedules.lua in chunks of
+ * anything is written; an upsert then reads the stored definitions (HMGET, pipelined) and leaves out
+ * those already stored with their fingerprint; then put-schedules.lua / remove-schedules.lua in chunks of
  * {@link BULK_CHUNK} names of one shard (pipelined, each chunk atomic and one new generation of its
  * shard), the fences of the replaced or removed schedules in the slots of the queues they targeted
  * (fence-schedules.lua), one SADD of the queues, and one notice on the changes channel for the
  * whole call, naming the shards written (their leaders look at their due index at once). A Redis failure midway leaves the chunks before it written: the calls are safe to
  * repeat (`upsertSchedules` of the same definitions writes nothing more).
  */
+
+export { IN_FLIGHT, pipelined } from './schedule-bulk-calls.js';
 
 /** Definitions (or names) per put-schedules.lua / remove-schedules.lua call: each call stays at a few ms of Redis. */
 export const BULK_CHUNK = 125;
@@ -170,31 +174,6 @@ function shardsNotice(written: readonly Chunk<unknown>[]): string {
   return [...new Set(written.map((c) => c.keys.shard))].join(',');
 }
 
-/** Calls of a bulk act in flight at most: enough to keep Redis busy, few enough that the chunks' JSON is not held behind it. */
-export const IN_FLIGHT = 8;
-
-/**
- * Runs the calls of a bulk act pipelined (each on the wire as soon as its chunk is taken, before
- * the first reply), at most {@link IN_FLIGHT} at a time: a chunk is made when an earlier call's
- * reply frees a place, so the JSON of the chunks does not pile up in the client's queue while Redis
- * works (addSchedules of 100,000 digests: a peak heap of 206–248 MB with every chunk sent at once,
- * 135 MB so, most of it the validated definitions). Resolves to the chunks and their outcomes, in
- * order; rejects with the first failure (every chunk is still tried: a failure midway leaves the
- * others written, as the module doc says). Exported for its unit test.
- */
-export async function pipelined<C, T>(parts: Iterable<C>, call: (part: C) => Promise<T>): Promise<{ parts: C[]; outcomes: T[] }> {
-  const taken: C[] = [];
-  const calls: Promise<T>[] = [];
-  for (const part of parts) {
-    const c = call(part);
-    c.catch(() => {}); // handled by the Promise.all below; not "unhandled" while the loop waits
-    taken.push(part);
-    calls.push(c);
-    if (calls.length >= IN_FLIGHT) await calls[calls.length - IN_FLIGHT].catch(() => {});
-  }
-  return { parts: taken, outcomes: await Promise.all(calls) };
-}
-
 /**
  * Deletes the maxRuns counters and the lastFired entries of removed schedules (after their fences,
  * which read lastFired), so a namesake added later starts afresh: one DEL and one HDEL per queue slot
@@ -225,10 +204,20 @@ async function settle(ctx: InspectorContext, fences: Fence[], queues: Set<string
   if (written.length > 0) await ctx.client.publish(ctx.sched.changesChannel, shardsNotice(written));
 }
 
-/** Validates, then put-schedules.lua in pipelined chunks, the fences, the queues and one notice. */
-async function put(ctx: InspectorContext, mode: PutMode, defs: readonly ScheduleDefinition[], tz: string): Promise<PutOutcome[]> {
+/**
+ * Validates, then (an upsert) leaves out the definitions already stored as they are
+ * ({@link unchangedLeftOut}), then put-schedules.lua in pipelined chunks, the fences, the queues
+ * and one notice. Resolves to the scripts' outcomes and the number left out as unchanged.
+ */
+async function put(
+  ctx: InspectorContext,
+  mode: PutMode,
+  defs: readonly ScheduleDefinition[],
+  tz: string,
+): Promise<{ outcomes: PutOutcome[]; unchanged: number }> {
   const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules', ctx.maxPayloadBytes);
-  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, checked, ctx.compactSchedules), (c) => {
+  const { rest, unchanged } = mode === 'add' ? { rest: checked, unchanged: 0 } : await unchangedLeftOut(ctx, checked);
+  const { parts, outcomes } = await pipelined(chunks(ctx.namespace, rest, ctx.compactSchedules), (c) => {
     const call = putSchedulesScript(ctx.client, c.keys, mode, c.items);
     c.items = []; // sent: its JSON is not held to the end of the call (only its shard is read after)
     return call;
@@ -249,7 +238,7 @@ async function put(ctx: InspectorContext, mode: PutMode, defs: readonly Schedule
     for (const { body } of checked) bodyOf.set(body.name, body);
     await dropStaleRuns(ctx.client, ctx.namespace, fences, (name) => bodyOf.get(name));
   }
-  return outcomes;
+  return { outcomes, unchanged };
 }
 
 /**
@@ -271,7 +260,7 @@ export async function upsertSchedules(
   defaultTimeZone: string,
   force = false,
 ): Promise<UpsertSchedulesResult> {
-  const outcomes = await put(ctx, force ? 'upsert-force' : 'upsert', defs, defaultTimeZone);
+  const { outcomes, unchanged } = await put(ctx, force ? 'upsert-force' : 'upsert', defs, defaultTimeZone);
   const declared = outcomes.flatMap((o) => o.declared);
   if (declared.length > 0) {
     const shown = declared.slice(0, 10).map((n) => `"${n}"`);
@@ -282,7 +271,7 @@ export async function upsertSchedules(
     );
   }
   const sum = (f: (o: PutOutcome) => number) => outcomes.reduce((n, o) => n + f(o), 0);
-  return { added: sum((o) => o.added), changed: sum((o) => o.changed), unchanged: sum((o) => o.unchanged) };
+  return { added: sum((o) => o.added), changed: sum((o) => o.changed), unchanged: unchanged + sum((o) => o.unchanged) };
 }
 
 /**
@@ -295,7 +284,7 @@ export async function addSchedules(
   defs: readonly ScheduleDefinition[],
   defaultTimeZone: string,
 ): Promise<AddSchedulesResult> {
-  const outcomes = await put(ctx, 'add', defs, defaultTimeZone);
+  const { outcomes } = await put(ctx, 'add', defs, defaultTimeZone);
   return { added: outcomes.reduce((n, o) => n + o.added, 0), existing: outcomes.flatMap((o) => o.existing) };
 }
 

@@ -234,6 +234,46 @@ export function checkDefinition(
   return { body, labels, spec };
 }
 
+/** A checked definition's body with its fingerprints (and labels) set: its registry form without the registry state. */
+type Fingerprinted = CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
+
+/** The first 16 hex digits of the SHA-1 of `text`. */
+function fingerprintOf(text: string): string {
+  return hash('sha1', text, 'hex').slice(0, 16);
+}
+
+/**
+ * Sets the labels and fingerprints on `c.body` (the fingerprints of the full form's text: see
+ * {@link finishStored}); returns that text without its closing brace and fingerprints.
+ */
+function setFingerprints(c: CheckedDefinition): string {
+  const { body, labels } = c;
+  const text = JSON.stringify(body);
+  const stored = body as Fingerprinted;
+  // without labels `labels` is left out of the text: the fingerprint of an unlabelled schedule is as before labels existed
+  if (labels === undefined) {
+    stored.fp = fingerprintOf(text);
+    return text.slice(0, -1);
+  }
+  stored.labels = labels;
+  // JSON.stringify({ ...body, labels }) without a second walk of the body: labels are its last key
+  const full = `${text.slice(0, -1)},"labels":${JSON.stringify(labels)}`;
+  stored.fp = fingerprintOf(full + '}');
+  stored.tfp = fingerprintOf(text); // the fingerprint without the labels: a label-only change keeps the generation
+  return full;
+}
+
+/**
+ * The registry form of a checked definition with its fingerprints (`fp`, and `tfp` with labels), as
+ * {@link finishStored} makes them, without its JSON (the bulk upsert compares the fingerprints with
+ * the stored ones before it makes any). `c.body` itself, computed at the first call. Throws nothing.
+ */
+export function fingerprintStored(c: CheckedDefinition): StoredSchedule {
+  const stored = c.body as Fingerprinted;
+  if (stored.fp === undefined) setFingerprints(c);
+  return stored;
+}
+
 /**
  * The registry form of a checked definition, its spec and the JSON sent to the registry scripts
  * (stored-form.ts encodeStored: the compact form when `compact`, else the full form). Throws nothing. The registry form is `c.body`
@@ -244,21 +284,10 @@ export function checkDefinition(
  */
 export function finishStored(c: CheckedDefinition, compact = false): { stored: StoredSchedule; spec: ScheduleSpec; json: string } {
   const { body, labels, spec } = c;
-  const fingerprint = (text: string): string => hash('sha1', text, 'hex').slice(0, 16);
-  const text = JSON.stringify(body);
-  const stored = body as CheckedBody & Pick<StoredSchedule, 'fp' | 'tfp' | 'labels'>;
-  // without labels `labels` is left out of the text: the fingerprint of an unlabelled schedule is as before labels existed
-  let full: string; // JSON.stringify({ ...body, labels }), without its closing brace
-  if (labels === undefined) {
-    full = text.slice(0, -1);
-    stored.fp = fingerprint(text);
-  } else {
-    stored.labels = labels;
-    // JSON.stringify({ ...body, labels }) without a second walk of the body: labels are its last key
-    full = `${text.slice(0, -1)},"labels":${JSON.stringify(labels)}`;
-    stored.fp = fingerprint(full + '}');
-    stored.tfp = fingerprint(text); // the fingerprint without the labels: a label-only change keeps the generation
-  }
+  const stored = body as Fingerprinted;
+  // fingerprinted before (fingerprintStored): the full form is JSON.stringify(stored), its keys in the order they were set
+  if (stored.fp !== undefined) return { stored, spec, json: encodeStored(stored, compact) };
+  const full = setFingerprints(c);
   // the full form is JSON.stringify(stored): the body's keys, then labels, fp and tfp, in the order they were set
   const json = compact ? encodeStored(stored, true) : `${full},"fp":"${stored.fp}"${labels === undefined ? '' : `,"tfp":"${stored.tfp}"`}}`;
   return { stored, spec, json };
