@@ -6,7 +6,6 @@ import { decodeStored } from '../scheduler/stored-form.js';
 import { decodeBuffered } from '../queue/codec.js';
 import { META } from '../redis/protocol.js';
 import { declarationDigests, liveUntil, SCAN_COUNT } from '../scheduler/live-names.js';
-import { nextTriggers, type ScheduleSpec } from '../scheduler/spec.js';
 import type { InspectorContext } from './context.js';
 import { findInStream } from './tasks.js';
 import type { FireInfo, FireTaskState, InstanceInfo, PauseNote, ScheduleInfo } from './types.js';
@@ -14,6 +13,7 @@ import { engineTime } from '../runtime/time.js';
 import { execReads, SlotPipeline } from '../redis/cluster.js';
 import { shardKeysOf } from '../redis/keys.js';
 import { boundsInfo, runsLeftOf } from './schedule-runs.js';
+import { nextDue, nextOf, specCache } from './schedule-specs.js';
 
 /** Stream entries a history read looks through for the tasks of its fires (each call bounded). */
 const HISTORY_STREAM_SCAN = 10_000;
@@ -81,12 +81,15 @@ async function declaredByOf(
     }
     member.set(d, set);
   }
+  // one entry per declaring instance, the same object in every schedule it declares (10,000 schedules × 3
+  // instances made 30,000 copies per view)
+  const declarers = insts.flatMap((inst, i) => {
+    const d = digests[i];
+    return d === null ? [] : [{ set: member.get(d)!, entry: { instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive } }];
+  });
   for (const name of names) {
     const by: ScheduleInfo['declaredBy'] = [];
-    insts.forEach((inst, i) => {
-      const d = digests[i];
-      if (d !== null && member.get(d)!.has(name)) by.push({ instance: inst.instance, lastSeenAt: inst.lastSeenAt, alive: inst.alive });
-    });
+    for (const { set, entry } of declarers) if (set.has(name)) by.push(entry);
     if (by.length > 0) out.set(name, by);
   }
   return out;
@@ -115,31 +118,6 @@ async function lastFiredOf(ctx: InspectorContext, byQueue: Map<string, string[]>
     chunk.forEach((name, j) => values[j] != null && out.set(name, values[j]!));
   });
   return out;
-}
-
-/** A spec shared by the schedules of one (expression, zone, offset) in a view, with what was computed of it. */
-interface SharedSpec {
-  spec: ScheduleSpec;
-  /** Its next triggers after the view's now. */
-  next: number[];
-  /** Known answers of nextAfter: [base, next]: no trigger in (base, next), so nextAfter(b) = next for base ≤ b < next. */
-  known: [number, number | null][];
-}
-
-/** At most this many known answers are kept per spec (they are scanned in turn). */
-const KNOWN_ANSWERS = 32;
-
-/**
- * The first trigger of a spec after `base`, reusing a known answer when `base` falls in its gap
- * (schedules registered or fired about together share one croner call). Exact: a trigger is
- * never skipped.
- */
-function nextDue(shared: SharedSpec, base: number): number | null {
-  for (const [b, next] of shared.known) if (b <= base && (next === null || base < next)) return next;
-  const next = shared.spec.nextAfter(base);
-  if (shared.known.length >= KNOWN_ANSWERS) shared.known.shift();
-  shared.known.push([base, next]);
-  return next;
 }
 
 /** The stored orphaned-since instants of `names` (HMGET in chunks, one pipeline), by name. */
@@ -199,7 +177,7 @@ export async function build(
     ctx,
     orphanNames.map(([name]) => name),
   );
-  const specs = new Map<string, SharedSpec>();
+  const specs = specCache(ctx);
   const now = engineTime.now();
   return parsed.map(([name, s]) => {
     if (typeof s === 'string') {
@@ -254,13 +232,16 @@ export async function build(
       let shared = specs.get(specKey);
       if (shared === undefined) {
         const spec = storedSpec(s); // throws naming this schedule: a bad spec is never shared
-        shared = { spec, next: nextTriggers(spec, now, n + 1), known: [] };
+        shared = { spec, next: [], from: Infinity, count: 0, known: [] };
         specs.set(specKey, shared);
       }
       // one more than asked: a trigger enqueued ahead of its instant (lastFiredAt after now) is fired, not next
       const fired = info.lastFiredAt ?? -Infinity;
       // at most the runs maxRuns leaves (trial 7: 5 next runs shown with 2 left)
-      info.next = shared.next.filter((t) => t > fired).slice(0, Math.min(n, info.runsLeft ?? n));
+      const wanted = Math.min(n, info.runsLeft ?? n);
+      const next: number[] = [];
+      for (const t of nextOf(shared, now, n + 1)) if (t > fired && next.length < wanted) next.push(t);
+      info.next = next;
       info.nextDueAt = nextDue(shared, info.lastFiredAt ?? s.registeredAt ?? now) ?? undefined;
       if (s.endAt !== undefined && info.nextDueAt === undefined && info.ended === undefined) info.ended = 'end-at';
       // maxRuns reached: fire.lua enqueues none of the spec's later instants, so none is a next run
@@ -312,7 +293,10 @@ export async function schedules(ctx: InspectorContext, n = 5): Promise<ScheduleI
   ]);
   // by name in code-unit order, as schedulePage's ZRANGEBYLEX pages them (`B` before `a`), so the
   // plain and the paged list agree (UTF-8 byte order and UTF-16 order differ past U+E000 only)
-  const defs = shards.flatMap((registry) => [...registry.entries()]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // (the default sort compares strings by code units, without a comparator's call per comparison)
+  const all = new Map<string, string>();
+  for (const registry of shards) for (const [name, raw] of registry) all.set(name, raw);
+  const defs = [...all.keys()].sort().map((name): [string, string] => [name, all.get(name)!]);
   return build(ctx, defs, Object.fromEntries(notes), n);
 }
 
