@@ -7,6 +7,7 @@ import {
   TaskTimeoutError,
 } from '../../lib/core/runtime/errors.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -369,5 +370,28 @@ test('a server whose URL names a database Redis does not have fails to start nam
     expect.stringMatching(/\/99: database 99 cannot be used \(ERR DB index is out of range\); the connection stayed on database 0/),
   ]);
   await server.shutdown();
+  expect(await rig.client.redis.keys(`${rig.namespace}-db*`)).toEqual([]);
+});
+
+test('a plain client whose URL names a database Redis does not have refuses its writes naming it, and writes nothing to database 0', async () => {
+  // before, ioredis's failed SELECT was an `error` event only: the task was enqueued into database 0
+  const client = new QueueClient({ connection: `${redisUrl()}/99`, namespace: rig.namespace + '-db' });
+  try {
+    const refusal = expect.stringMatching(
+      /\/99: database 99 cannot be used \(ERR DB index is out of range\); the connection stayed on database 0/,
+    );
+    for (const write of [
+      () => client.enqueue('email.send', { to: 'a@example.com' }),
+      () => client.enqueue('email.send', null, { delay: 60_000, queue: 'other' }),
+      () => client.enqueueBulk([{ type: 'email.send' }]),
+      () => client.setQueueLimits('default', { concurrency: 2 }),
+    ]) {
+      const err = await write().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ChronosError);
+      expect([(err as ChronosError).code, (err as Error).message]).toEqual(['CONFIG', refusal]);
+    }
+  } finally {
+    await client.close();
+  }
   expect(await rig.client.redis.keys(`${rig.namespace}-db*`)).toEqual([]);
 });

@@ -80,10 +80,11 @@ export async function checkServer(client: RedisClient, options: CheckServerOptio
  * Checks that the connection is on the database its options name: ioredis reports a failed `SELECT`
  * (`ERR DB index is out of range`) as an error event only and goes on with database 0, so a typo in
  * the URL's `/db` would put every key in database 0. One `CLIENT INFO` (Redis >= 6.2), only when a
- * database other than 0 is asked for (a cluster has database 0 only).
+ * database other than 0 is asked for (a cluster has database 0 only). Also before a plain
+ * `QueueClient`'s first write (queue/client.ts), which has no start-up check.
  * @throws ChronosError (code `CONFIG`) naming the database asked for, the address and the server's error.
  */
-async function checkDatabase(client: RedisClient): Promise<void> {
+export async function checkDatabase(client: RedisClient): Promise<void> {
   if ((client as { isCluster?: boolean }).isCluster) return;
   const db = (client as Redis).options.db ?? 0;
   if (db === 0) return;
