@@ -11,7 +11,7 @@ import { QueueClient } from '../../lib/core/queue/client.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
+import { deleteNamespace, redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor, within } from '../helpers/wait.js';
 
 let rig: QueueRig;
@@ -393,5 +393,7 @@ test('a plain client whose URL names a database Redis does not have refuses its 
   } finally {
     await client.close();
   }
-  expect(await rig.client.redis.keys(`${rig.namespace}-db*`)).toEqual([]);
+  const written = await rig.client.redis.keys(`${rig.namespace}-db*`);
+  await deleteNamespace(rig.namespace + '-db');
+  expect(written).toEqual([]);
 });
