@@ -8,6 +8,8 @@ import {
 } from '../../lib/core/runtime/errors.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { QueueClient } from '../../lib/core/queue/client.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
@@ -395,5 +397,34 @@ test('a plain client whose URL names a database Redis does not have refuses its 
   }
   const written = await rig.client.redis.keys(`${rig.namespace}-db*`);
   await deleteNamespace(rig.namespace + '-db');
+  expect(written).toEqual([]);
+});
+
+test("an Inspector's acts and a scheduler's runtime schedule API (not started) on a database Redis does not have are refused naming it; nothing goes to database 0", async () => {
+  // before, each was written to database 0 (the Inspector's audit entries too): only the worker and the scheduler's start checked
+  const ns = rig.namespace + '-db';
+  const url = `${redisUrl()}/99`;
+  const inspector = new Inspector({ connection: url, namespace: ns });
+  const scheduler = new Scheduler({ connection: url, namespace: ns, eligible: false, logger: false });
+  try {
+    const refusal = expect.stringMatching(/\/99: database 99 cannot be used \(ERR DB index is out of range\)/);
+    for (const write of [
+      () => inspector.addSchedule({ name: 'a', spec: '@daily' }),
+      () => inspector.pauseSchedule('a'),
+      () => inspector.setQueueLimits('default', { concurrency: 2 }),
+      () => scheduler.addSchedule({ name: 'b', spec: '@daily' }),
+      () => scheduler.upsertSchedules([{ name: 'c', spec: '@daily' }]),
+      () => scheduler.addSchedules([{ name: 'd', spec: '@daily' }]),
+      () => scheduler.removeSchedules(['a']),
+    ]) {
+      const err = await write().catch((e: unknown) => e);
+      expect([(err as ChronosError).code, (err as Error).message]).toEqual(['CONFIG', refusal]);
+    }
+  } finally {
+    await inspector.close();
+    await scheduler.stop();
+  }
+  const written = await rig.client.redis.keys(`${ns}*`);
+  await deleteNamespace(ns);
   expect(written).toEqual([]);
 });

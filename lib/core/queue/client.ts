@@ -4,8 +4,7 @@ import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observ
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { CLIENT_KEY_HINTS, ENQUEUE_KEY_HINTS } from '../runtime/migrant-hints.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
-import { checkDatabase } from '../redis/server-check.js';
-import { ChronosError } from '../runtime/errors.js';
+import { databaseChecked } from '../redis/server-check.js';
 import { openConnection, unavailableFor, type RedisConnection } from '../redis/connection.js';
 import {
   CLIENT_CLOSED,
@@ -135,8 +134,6 @@ export class QueueClient {
   protected readonly enqueueContext: EnqueueContext;
   private readonly events?: EventBus;
   private readonly tracing: boolean;
-  /** The check of the connection's database before the first write ({@link checkedDatabase}); kept once it settled as passed or as a wrong database. */
-  private databaseCheck?: Promise<void>;
 
   /** @throws InvalidOptionsError listing every bad option (namespace, defaults). */
   constructor(options: ClientOptions = {}) {
@@ -333,19 +330,9 @@ export class QueueClient {
     this.knownQueues.add(queue);
   }
 
-  /**
-   * Resolves once the connection is known to be on the database its options name (server-check.ts
-   * checkDatabase: one `CLIENT INFO`, only for a database other than 0), before this client's first
-   * write: a worker and a scheduler check it at start, but a client that only enqueues has no start,
-   * and ioredis reports a `SELECT` Redis refused (`/99` of 16 databases) as an `error` event only, then
-   * goes on with database 0, where every task went. A wrong database is kept as the answer of every
-   * later call; a check that failed otherwise (Redis unreachable) is tried again by the next one.
-   */
+  /** Before this client's first write: the connection is on the database its options name (server-check.ts databaseChecked). */
   private checkedDatabase(): Promise<void> {
-    return (this.databaseCheck ??= checkDatabase(this.conn.client).catch((err: unknown) => {
-      if (!(err instanceof ChronosError && err.code === 'CONFIG')) this.databaseCheck = undefined;
-      throw err;
-    }));
+    return databaseChecked(this.conn.client);
   }
 
   /** The PRODUCER span of an enqueue (its traceparent goes into the task's meta), when tracing is on. */
