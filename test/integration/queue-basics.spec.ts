@@ -378,6 +378,7 @@ test('a server whose URL names a database Redis does not have fails to start nam
 test('a plain client whose URL names a database Redis does not have refuses its writes naming it, and writes nothing to database 0', async () => {
   // before, ioredis's failed SELECT was an `error` event only: the task was enqueued into database 0
   const client = new QueueClient({ connection: `${redisUrl()}/99`, namespace: rig.namespace + '-db' });
+  let written: string[] | undefined;
   try {
     const refusal = expect.stringMatching(
       /\/99: database 99 cannot be used \(ERR DB index is out of range\); the connection stayed on database 0/,
@@ -394,9 +395,9 @@ test('a plain client whose URL names a database Redis does not have refuses its 
     }
   } finally {
     await client.close();
+    written = await rig.client.redis.keys(`${rig.namespace}-db*`);
+    await deleteNamespace(rig.namespace + '-db'); // a failing run's writes to database 0 too
   }
-  const written = await rig.client.redis.keys(`${rig.namespace}-db*`);
-  await deleteNamespace(rig.namespace + '-db');
   expect(written).toEqual([]);
 });
 
@@ -405,6 +406,7 @@ test("an Inspector's acts and a scheduler's runtime schedule API (not started) o
   const ns = rig.namespace + '-db';
   const url = `${redisUrl()}/99`;
   const inspector = new Inspector({ connection: url, namespace: ns });
+  let written: string[] | undefined;
   const scheduler = new Scheduler({ connection: url, namespace: ns, eligible: false, logger: false });
   try {
     const refusal = expect.stringMatching(/\/99: database 99 cannot be used \(ERR DB index is out of range\)/);
@@ -423,8 +425,8 @@ test("an Inspector's acts and a scheduler's runtime schedule API (not started) o
   } finally {
     await inspector.close();
     await scheduler.stop();
+    written = await rig.client.redis.keys(`${ns}*`);
+    await deleteNamespace(ns); // a failing run's writes to database 0 too
   }
-  const written = await rig.client.redis.keys(`${ns}*`);
-  await deleteNamespace(ns);
   expect(written).toEqual([]);
 });
