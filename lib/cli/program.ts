@@ -41,6 +41,19 @@ function oneLine(message: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
+/**
+ * commander's `unknown option '-x'` with how to give a name or value that starts with `-` (a schedule
+ * or queue name may: `-x` is a valid name), which commander otherwise reads as an option: after `--`.
+ * Before, `chronos schedule show -x` said only "unknown option '-x'". A message with commander's
+ * own suggestion (`--lable`: "Did you mean --label?") is left as it is.
+ */
+function withDashHint(message: string): string {
+  const flag = /unknown option '([^']*)'/.exec(message)?.[1];
+  if (flag === undefined || message.includes('Did you mean')) return message;
+  const end = message.endsWith('\n') ? '\n' : '';
+  return `${message.trimEnd()} (a name or value that starts with "-" goes after "--": chronos … -- ${flag})${end}`;
+}
+
 /** True when `--json` is among the options (before a `--` that ends them): errors are printed as JSON too. */
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
@@ -96,7 +109,11 @@ export async function main(
     .showSuggestionAfterError(true)
     .exitOverride()
     // under --json, commander's usage errors (and the help it prints for a missing command) are written as JSON below
-    .configureOutput({ writeOut: (s) => void out.write(s), writeErr: (s) => void (json || err.write(s)) });
+    .configureOutput({
+      writeOut: (s) => void out.write(s),
+      writeErr: (s) => void (json || err.write(s)),
+      outputError: (s, write) => write(withDashHint(s)),
+    });
   const run =
     (fn: (cli: Cli, ...args: never[]) => Promise<void>) =>
     async (...args: unknown[]): Promise<void> => {
@@ -118,7 +135,12 @@ export async function main(
       if (e.exitCode === 0) return EXIT.ok;
       // else commander printed it, unless --json
       if (json)
-        fail(e, e.code === 'commander.help' ? 'missing command (chronos --help lists them)' : oneLine(e.message.replace(/^error: /, '')));
+        fail(
+          e,
+          e.code === 'commander.help'
+            ? 'missing command (chronos --help lists them)'
+            : oneLine(withDashHint(e.message.replace(/^error: /, ''))),
+        );
       return EXIT.usage;
     }
     const shown = opened.reduce<unknown>((x, cli) => cli.explain(x), e);

@@ -37,3 +37,30 @@ run(
   },
   60_000,
 );
+
+run(
+  "the page's times name their zone: the browser's, which the reader may not know the page uses",
+  async () => {
+    const rig = new QueueRig();
+    let srv: ConsoleServer | undefined;
+    let browser: Browser | undefined;
+    try {
+      await rig.inspector.addSchedule({ name: 'zoned', spec: '@every 1h', type: 'report', queue: 'reports' });
+      const at = engineTime.now() + 5 * 60_000; // a fire enqueued ahead of its instant (a past one before the schedule's registration is not shown)
+      await rig.client.redis.hset(new QueueKeys(rig.namespace, 'reports').lastFired, 'zoned', String(at));
+      srv = await startConsoleServer({ inspector: rig.inspector, port: 0, warn: () => {} });
+      browser = await launchChromium();
+      // before, "12/8/2026, 10:03:00 AM (due in 4m 59s, enqueued)": Tokyo time, nothing said so
+      const page = await browser.newPage({ timezoneId: 'Asia/Tokyo', locale: 'en-US' });
+      await page.goto(srv.url + '#/schedules');
+      const cell = page.locator('tr[data-schedule="zoned"] [data-testid=last-fired]');
+      await cell.waitFor();
+      expect(await cell.textContent()).toMatch(/\d:\d\d:\d\d [AP]M GMT\+9 \(due in [45]m( \d+s)?, enqueued\)$/);
+    } finally {
+      await browser?.close();
+      await srv?.close();
+      await rig.close();
+    }
+  },
+  60_000,
+);

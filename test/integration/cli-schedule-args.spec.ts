@@ -67,3 +67,18 @@ test('labels print as shell words that --label takes back: a value with a space,
   const page = await chronos('--json', 'schedule', 'ls', ...words.flatMap((w) => ['--label', w]));
   expect((JSON.parse(page.out) as { items: { name: string }[] }).items.map((i) => i.name)).toEqual(['labelled']);
 });
+
+test('a schedule name that starts with "-" is refused as an unknown option with how to give it (after "--"), which then finds it', async () => {
+  await inspector.addSchedule({ name: '-x', spec: '@daily' });
+  // before, only "error: unknown option '-x'": nothing said that "--" lets such a name through
+  const hint = `unknown option '-x' (a name or value that starts with "-" goes after "--": chronos … -- -x)`;
+  const r = await chronos('schedule', 'show', '-x');
+  expect([r.code, r.err]).toEqual([2, `error: ${hint}\n`]);
+  const j = await chronos('--json', 'schedule', 'pause', '-x');
+  expect([j.code, JSON.parse(j.err)]).toEqual([2, { error: { code: 'USAGE', message: hint } }]);
+  const shown = await chronos('schedule', 'show', '--', '-x');
+  expect([shown.code, shown.out]).toEqual([0, expect.stringMatching(/│ schedule +│ -x +│/)]);
+  // commander's own suggestion for a misspelt option is left alone
+  const typo = await chronos('schedule', 'ls', '--lable', 'a=1');
+  expect([typo.code, typo.err]).toEqual([2, "error: unknown option '--lable'\n(Did you mean --label?)\n"]);
+});

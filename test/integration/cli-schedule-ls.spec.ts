@@ -42,6 +42,16 @@ test('schedule ls --label … --label …: only the schedules with every label, 
   expect((await chronos('schedule', 'show', 'acme.report')).out).toMatch(/│ labels +│ kind=report tenant=acme +│/);
 });
 
+test('schedule ls --label a=1,b=2 is --label a=1 --label b=2 (a value with a comma but no "=" after it stays one)', async () => {
+  // before, the text was one label, "tenant" = "acme,kind=digest", refused for its "="
+  const joined = await json<SchedulePage>('schedule', 'ls', '--label', 'tenant=acme,kind=digest');
+  expect(joined.items.map((i) => i.name)).toEqual(['acme.digest', 'acme.digest-weekly']);
+  const twice = await chronos('schedule', 'ls', '--label', 'tenant=acme,tenant=globex');
+  expect([twice.code, twice.err]).toEqual([2, 'error: --label: key "tenant" given twice, got "tenant=globex"\n']);
+  const comma = await json<SchedulePage>('schedule', 'ls', '--label', 'tenant=acme,globex');
+  expect(comma).toEqual({ items: [], cursor: null }); // one label, the value "acme,globex": no schedule has it
+});
+
 test('schedule ls --limit/--cursor pages by name; --prefix and --state filter; bad input is a usage error naming it', async () => {
   const first = await json<SchedulePage>('schedule', 'ls', '--limit', '3');
   expect(first.items.map((i) => i.name)).toEqual(['acme.digest', 'acme.digest-weekly', 'acme.report']);

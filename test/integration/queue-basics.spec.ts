@@ -7,10 +7,13 @@ import {
   TaskTimeoutError,
 } from '../../lib/core/runtime/errors.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
+import { QueueClient } from '../../lib/core/queue/client.js';
+import { Inspector } from '../../lib/core/admin/inspector.js';
+import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { exponentialBackoff, type Task } from '../../lib/core/queue/task.js';
 import { QueueRig } from '../helpers/queue.js';
-import { redisUrl } from '../helpers/redis.js';
+import { deleteNamespace, redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor, within } from '../helpers/wait.js';
 
 let rig: QueueRig;
@@ -370,4 +373,60 @@ test('a server whose URL names a database Redis does not have fails to start nam
   ]);
   await server.shutdown();
   expect(await rig.client.redis.keys(`${rig.namespace}-db*`)).toEqual([]);
+});
+
+test('a plain client whose URL names a database Redis does not have refuses its writes naming it, and writes nothing to database 0', async () => {
+  // before, ioredis's failed SELECT was an `error` event only: the task was enqueued into database 0
+  const client = new QueueClient({ connection: `${redisUrl()}/99`, namespace: rig.namespace + '-db' });
+  let written: string[] | undefined;
+  try {
+    const refusal = expect.stringMatching(
+      /\/99: database 99 cannot be used \(ERR DB index is out of range\); the connection stayed on database 0/,
+    );
+    for (const write of [
+      () => client.enqueue('email.send', { to: 'a@example.com' }),
+      () => client.enqueue('email.send', null, { delay: 60_000, queue: 'other' }),
+      () => client.enqueueBulk([{ type: 'email.send' }]),
+      () => client.setQueueLimits('default', { concurrency: 2 }),
+    ]) {
+      const err = await write().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ChronosError);
+      expect([(err as ChronosError).code, (err as Error).message]).toEqual(['CONFIG', refusal]);
+    }
+  } finally {
+    await client.close();
+    written = await rig.client.redis.keys(`${rig.namespace}-db*`);
+    await deleteNamespace(rig.namespace + '-db'); // a failing run's writes to database 0 too
+  }
+  expect(written).toEqual([]);
+});
+
+test("an Inspector's acts and a scheduler's runtime schedule API (not started) on a database Redis does not have are refused naming it; nothing goes to database 0", async () => {
+  // before, each was written to database 0 (the Inspector's audit entries too): only the worker and the scheduler's start checked
+  const ns = rig.namespace + '-db';
+  const url = `${redisUrl()}/99`;
+  const inspector = new Inspector({ connection: url, namespace: ns });
+  let written: string[] | undefined;
+  const scheduler = new Scheduler({ connection: url, namespace: ns, eligible: false, logger: false });
+  try {
+    const refusal = expect.stringMatching(/\/99: database 99 cannot be used \(ERR DB index is out of range\)/);
+    for (const write of [
+      () => inspector.addSchedule({ name: 'a', spec: '@daily' }),
+      () => inspector.pauseSchedule('a'),
+      () => inspector.setQueueLimits('default', { concurrency: 2 }),
+      () => scheduler.addSchedule({ name: 'b', spec: '@daily' }),
+      () => scheduler.upsertSchedules([{ name: 'c', spec: '@daily' }]),
+      () => scheduler.addSchedules([{ name: 'd', spec: '@daily' }]),
+      () => scheduler.removeSchedules(['a']),
+    ]) {
+      const err = await write().catch((e: unknown) => e);
+      expect([(err as ChronosError).code, (err as Error).message]).toEqual(['CONFIG', refusal]);
+    }
+  } finally {
+    await inspector.close();
+    await scheduler.stop();
+    written = await rig.client.redis.keys(`${ns}*`);
+    await deleteNamespace(ns); // a failing run's writes to database 0 too
+  }
+  expect(written).toEqual([]);
 });

@@ -261,6 +261,16 @@ test('a "__proto__" label key is refused on a definition and in a filter (trial 
   expect(labelFilterOf(['tenant=acme'])).toEqual({ labels: { tenant: 'acme' } });
 });
 
+test('a label filter text holds several pairs joined by commas; a comma with no "=" after it is part of the value', () => {
+  expect(labelFilterOf(['tenant=acme,kind=digest'])).toEqual({ labels: { tenant: 'acme', kind: 'digest' } });
+  expect(labelFilterOf(['a=1,2,b=3', 'c='])).toEqual({ labels: { a: '1,2', b: '3', c: '' } });
+  expect(labelFilterOf(['kinds=a,b'])).toEqual({ labels: { kinds: 'a,b' } });
+  expect(labelFilterOf(['a=1,=2'])).toEqual({ problem: 'label: expected key=value, got "=2"' });
+  expect(labelFilterOf(['a=b=c'])).toEqual({
+    problem: 'label a: expected a string of at most 128 characters without control characters or "=", got "b=c"',
+  });
+});
+
 test('labels that are not a plain object (a Map, a Date) are refused on a definition and in a filter (trial 29: dropped, the filter listed every schedule)', async () => {
   const map = new Map([['tenant', 'acme']]) as never;
   const scheduler = new Scheduler({ connection: redisUrl(), namespace: ns, logger: false });

@@ -105,6 +105,23 @@ describe('resolveOptions', () => {
     ]);
   });
 
+  test('a redis:// URL that is wrong inside is told what is wrong: its database, a "%" of its password (the password hidden)', () => {
+    // before, both were "expected a redis:// or rediss:// URL, ioredis options or an ioredis client, got …": a redis:// URL
+    const issues = (connection: string) => {
+      try {
+        resolveOptions({ connection });
+      } catch (e) {
+        return (e as ChronosConfigError).issues;
+      }
+    };
+    expect(issues('redis://127.0.0.1:6379/abc')).toEqual([
+      'connection: "redis://127.0.0.1:6379/abc": its database "abc" is not a number (expected redis://[user:password@]host[:port][/db], db an integer >= 0)',
+    ]);
+    expect(issues('redis://:pa%ss@127.0.0.1:6379')).toEqual([
+      'connection: "redis://***@127.0.0.1:6379": its password holds a "%" that begins no percent-escape (write a "%" in it as %25)',
+    ]);
+  });
+
   test('takes { url, ...options } and refuses a url that is not one, or one beside host/port', () => {
     expect(resolveOptions({ connection: { url: 'redis://127.0.0.1:6390', maxRetriesPerRequest: 1 } }).core.client.connection).toBeDefined();
     expect(() => resolveOptions({ connection: { url: 'http://x' } })).toThrow(

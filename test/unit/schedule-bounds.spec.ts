@@ -51,6 +51,22 @@ describe('validation', () => {
     expect(() => stored(def as Partial<ScheduleDefinition>)).toThrow(message);
   });
 
+  test('a startAt/endAt window with no trigger in it is refused, naming the window, the spec and its first trigger after startAt', () => {
+    // 12:00 to 13:00 holds no 03:00 trigger: before, stored without a word and never fired
+    const empty = () => stored({ spec: '0 3 * * *', timeZone: 'Europe/Budapest', startAt: T0, endAt: T0 + 3_600_000 });
+    expect(empty).toThrow(InvalidScheduleError);
+    expect(empty).toThrow(
+      'Invalid schedule "job": "1709298000000": endAt: the window [startAt 2024-03-01T12:00:00.000Z, endAt 2024-03-01T13:00:00.000Z) ' +
+        'holds no trigger of "0 3 * * *" (Europe/Budapest; its first trigger at or after startAt: 2024-03-02T02:00:00.000Z), so the schedule would never fire',
+    );
+    expect(() => stored({ startAt: T0 + 200, endAt: T0 + 900 })).toThrow(/endAt: the window .* holds no trigger of "@every 1s"/);
+    // the end is exclusive, the start inclusive: a window of exactly one trigger is taken
+    expect(stored({ startAt: T0, endAt: T0 + 1 }).stored).toMatchObject({ startAt: T0, endAt: T0 + 1 });
+    expect(stored({ spec: '0 3 * * *', startAt: T0, endAt: Date.parse('2024-03-02T03:00:00.001Z') }).stored.endAt).toBeDefined();
+    // one bound alone is no closed window: taken as before
+    expect(stored({ spec: '0 3 * * *', endAt: T0 }).stored.endAt).toBe(T0);
+  });
+
   test('a cron spec takes any jitter up to a day; every-specs less than their period', () => {
     expect(stored({ spec: '* * * * *', jitter: MAX_JITTER_MS }).stored.jitterMs).toBe(MAX_JITTER_MS);
     expect(stored({ spec: { every: 60_000 }, jitter: 59_999 }).stored.jitterMs).toBe(59_999);

@@ -134,3 +134,17 @@ test('the fill values are frozen: part of the stored form, not a reference to th
     overlap: 'allow',
   });
 });
+
+test('two spellings of one spec store one definition: white space and the case of names make no change (no new generation on upsert)', () => {
+  // before, "0 8 * * mon-fri" and "0 8 * * MON-FRI " were three fingerprints: an upsert of either took a new generation
+  const one = (spec: string) => toStored({ name: 'digest', spec }, 'UTC', true).stored;
+  const canonical = one('0 8 * * MON-FRI');
+  for (const spec of ['0 8 * * mon-fri', ' 0 8 * * MON-FRI ', '0  8\t* * Mon-Fri', '0 8 * * MON-FRI\n'])
+    expect([spec, one(spec).expression, one(spec).fp]).toEqual([spec, '0 8 * * MON-FRI', canonical.fp]);
+  expect(one('0 0 l * *').expression).toBe('0 0 L * *');
+  expect(one('0 0 * * 5l').expression).toBe('0 0 * * 5L');
+  expect(one('@DAILY').expression).toBe('@daily');
+  expect(one(' @Every  90s').expression).toBe('@every 90s');
+  // a text already canonical is stored as given: its fingerprint is as before (the full form's text, test above)
+  expect(one('@every 90s')).toMatchObject({ expression: '@every 90s', fp: sha(JSON.stringify({ ...one('@every 90s'), fp: undefined })) });
+});

@@ -179,7 +179,12 @@ export function scheduleCommands(program: Command, run: Run): void {
     .description(
       'every schedule: spec, zone, queue, type, origin, labels, state, last fired, next trigger; with a filter, --limit or --cursor: one page by name, with the next cursor',
     )
-    .option('--label <key=value>', 'only schedules with this label (repeat: all of them)', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--label <key=value>',
+      'only schedules with this label (repeat it, or k=v,k2=v2: all of them)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--prefix <text>', 'only schedules whose name starts with this')
     .option('--state <state>', 'only schedules in this state: active, paused, orphaned or ended')
     .option('--limit <n>', 'schedules per page, 1-1000 (default 100)')

@@ -2,7 +2,7 @@
 // no CDN, and no inline style — uPlot sets its sizes through the CSSOM, which the CSP allows), and a
 // schedule's recent fires as a small SVG sparkline.
 import uPlot from './vendor/uplot.mjs';
-import { duration, enc, html, useApi, useEffect, useRef, useState } from './lib.js';
+import { duration, enc, html, localTime, useApi, useEffect, useRef, useState } from './lib.js';
 
 const COLORS = { processed: '#2f855a', failed: '#c53030', depth: '#2b6cb0', latency: '#b7791f' };
 /** The history is read again every this many polls (the overview polls every 3 s; a point is a minute). */
@@ -151,7 +151,7 @@ export function Sparkline({ fires }) {
           width=${w}
           height=${f.mark === 'on-time' ? 14 : f.mark === 'skipped' ? 6 : 10}
         >
-          <title>${new Date(f.triggerAt).toLocaleString()}: ${MARK_WORDS[f.mark]} (${f.outcome}${f.count > 1 ? ` ×${f.count}` : ''})</title>
+          <title>${localTime(f.triggerAt)}: ${MARK_WORDS[f.mark]} (${f.outcome}${f.count > 1 ? ` ×${f.count}` : ''})</title>
         </rect>`,
     )}
   </svg>`;

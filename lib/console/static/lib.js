@@ -93,13 +93,20 @@ export function duration(ms) {
   return `${Math.floor(hh / 24)}d ${hh % 24}h`;
 }
 
-/** Local time of an epoch ms, and how long ago / until. */
+/**
+ * An epoch ms in the browser's time zone, the zone named (`12/8/2026, 1:03:00 AM GMT+1`, `… UTC`):
+ * the page is read from anywhere, and a time that does not say its zone is read in the reader's.
+ */
+export function localTime(ms) {
+  return new Date(ms).toLocaleString(undefined, { timeZoneName: 'short' });
+}
+
+/** Local time of an epoch ms ({@link localTime}: its zone named), and how long ago / until. */
 export function when(ms) {
   if (!ms) return '-';
-  const d = new Date(ms);
   const delta = ms - Date.now();
   const rel = Math.abs(delta) < 1000 ? 'now' : delta < 0 ? `${duration(-delta)} ago` : `in ${duration(delta)}`;
-  return `${d.toLocaleString()} (${rel})`;
+  return `${localTime(ms)} (${rel})`;
 }
 
 /** A schedule's last fire (its trigger instant): one enqueued ahead of its instant is "due in 2s, enqueued", never "in 2s" (as the CLI's firedWhen). */

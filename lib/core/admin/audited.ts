@@ -1,6 +1,7 @@
 import type { OperatorAction } from '../runtime/events.js';
 import { InvalidOptionsError } from '../runtime/errors.js';
 import { OptionProblems } from '../runtime/options.js';
+import { databaseChecked } from '../redis/server-check.js';
 import { recordAct } from './audit.js';
 import type { InspectorContext } from './context.js';
 import { HISTORY_WINDOWS } from './history.js';
@@ -100,6 +101,7 @@ export async function audited<T>(
   run: () => Promise<T>,
   count: (r: T) => number | ActOutcome | undefined = () => undefined,
 ): Promise<T> {
+  await databaseChecked(ctx.client); // a wrong database is refused before the act, and not recorded there
   const who = { actor: opts.actor ?? ctx.actor, origin: opts.origin ?? defaultOrigin, action, ...target };
   let r: T;
   try {
@@ -129,6 +131,7 @@ export async function auditedCheck<T>(
   target: AuditTarget,
   check: () => Promise<T>,
 ): Promise<T> {
+  await databaseChecked(ctx.client);
   try {
     return await check();
   } catch (err) {

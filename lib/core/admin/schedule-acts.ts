@@ -3,6 +3,7 @@ import { ChronosStateError, InvalidOptionsError, ScheduleNotFoundError } from '.
 import { encodeMeta } from '../queue/codec.js';
 import { backfillScript } from '../redis/commands/admin.js';
 import { scheduleAdminScript } from '../redis/commands/schedule.js';
+import { databaseChecked } from '../redis/server-check.js';
 import { entryFields, META, newMeta } from '../redis/protocol.js';
 import { shardKeysFor } from '../redis/keys.js';
 import { nearEpochProblem, OptionProblems } from '../runtime/options.js';
@@ -89,6 +90,7 @@ export function writeOptions(opts: unknown, call: string): { force: boolean } {
  */
 export async function addSchedule(ctx: InspectorContext, def: ScheduleDefinition, defaultTimeZone: string, force = false): Promise<void> {
   const { stored } = toStored(def, defaultTimeZone, true, ctx.maxPayloadBytes);
+  await databaseChecked(ctx.client);
   const r = await scheduleAdminScript(
     ctx.client,
     shardKeysFor(ctx.namespace, stored.name),

@@ -1,4 +1,5 @@
 import { execReads } from '../redis/cluster.js';
+import { databaseChecked } from '../redis/server-check.js';
 import { ChronosStateError, DuplicateScheduleError, InvalidScheduleError } from '../runtime/errors.js';
 import {
   putSchedulesScript,
@@ -216,6 +217,7 @@ async function put(
   tz: string,
 ): Promise<{ outcomes: PutOutcome[]; unchanged: number }> {
   const checked = validateDefinitions(defs, tz, mode === 'add' ? 'addSchedules' : 'upsertSchedules', ctx.maxPayloadBytes);
+  await databaseChecked(ctx.client);
   const { rest, unchanged } = mode === 'add' ? { rest: checked, unchanged: 0 } : await unchangedLeftOut(ctx, checked);
   const { parts, outcomes } = await pipelined(chunks(ctx.namespace, rest, ctx.compactSchedules), (c) => {
     const call = putSchedulesScript(ctx.client, c.keys, mode, c.items);
@@ -338,6 +340,7 @@ export async function removeSchedules(
   actor?: string,
 ): Promise<RemoveSchedulesResult> {
   const list = validateNames(names);
+  await databaseChecked(ctx.client);
   if (!force) {
     const refused = await liveCodeDeclared(ctx, list);
     if (refused.size > 0) {

@@ -4,6 +4,7 @@ import { startProducerSpan, tracingAvailable, type ChronosSpan } from '../observ
 import { OptionProblems, orThrow, type Checked } from '../runtime/options.js';
 import { CLIENT_KEY_HINTS, ENQUEUE_KEY_HINTS } from '../runtime/migrant-hints.js';
 import { sampleRedisTime } from '../redis/commands/time.js';
+import { databaseChecked } from '../redis/server-check.js';
 import { openConnection, unavailableFor, type RedisConnection } from '../redis/connection.js';
 import {
   CLIENT_CLOSED,
@@ -159,6 +160,8 @@ export class QueueClient {
    * @throws InvalidOptionsError naming each bad option (unknown keys included).
    * @throws RedisUnavailableError naming the queue and the client's error when Redis did not serve the
    * queue within the client's retry bound (on Redis Cluster, a failover longer than `CLUSTER_FAILOVER_BOUND_MS`).
+   * @throws ChronosError (code `CONFIG`) before anything is written when the connection names a
+   * database (`/db` of its URL) Redis cannot select, naming it (ioredis stays on database 0 then).
    * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueue(type: string, payload?: unknown, options: EnqueueOptions = NO_OPTIONS): Promise<EnqueueResult> {
@@ -197,6 +200,7 @@ export class QueueClient {
    * a dedup key or an id each go as their `enqueue.lua` call. Results are in input order.
    * @throws InvalidPayloadError / InvalidOptionsError naming the index of the bad task.
    * @throws RedisUnavailableError as {@link enqueue} does (naming the queues of the call when the whole call failed).
+   * @throws ChronosError (code `CONFIG`) as {@link enqueue} does, for a database Redis cannot select.
    * @throws ChronosStateError after {@link close} closed the connection this client opened.
    */
   async enqueueBulk(tasks: readonly BulkTask[]): Promise<EnqueueResult[]> {
@@ -233,6 +237,7 @@ export class QueueClient {
     let replies: Reply[];
     let replyOf: number[];
     try {
+      if (newQueues) await this.checkedDatabase();
       for (const q of new Set(prepared.filter((p) => p.group !== undefined).map((p) => p.keys.queue)))
         if (!this.groupedQueues.has(q)) await this.markGrouped(q);
       if (newQueues) await sampleRedisTime(this.conn.client); // as registerQueue does: the delays below count from Redis time
@@ -264,9 +269,11 @@ export class QueueClient {
 
   /**
    * Sets a queue's fleet-wide limits (`null` clears one; see queue/limits.ts).
-   * @throws InvalidOptionsError naming the value; ChronosStateError after {@link close} closed the connection this client opened.
+   * @throws InvalidOptionsError naming the value; ChronosStateError after {@link close} closed the connection this client opened;
+   * ChronosError (code `CONFIG`) as {@link enqueue} does, for a database Redis cannot select.
    */
   async setQueueLimits(queue: string, limits: QueueLimitsUpdate): Promise<QueueLimits> {
+    await this.checkedDatabase();
     return setQueueLimits(this.conn.client, this.namespace, queue, limits);
   }
 
@@ -317,9 +324,15 @@ export class QueueClient {
    * whose clock ran ahead of it indexed its delayed tasks that much late (the workers woke that late).
    */
   private async registerQueue(queue: string): Promise<void> {
+    await this.checkedDatabase();
     const client = this.conn.client;
     await Promise.all([client.sadd(this.globalKeys.queues, queue), sampleRedisTime(client)]);
     this.knownQueues.add(queue);
+  }
+
+  /** Before this client's first write: the connection is on the database its options name (server-check.ts databaseChecked). */
+  private checkedDatabase(): Promise<void> {
+    return databaseChecked(this.conn.client);
   }
 
   /** The PRODUCER span of an enqueue (its traceparent goes into the task's meta), when tracing is on. */

@@ -80,12 +80,13 @@ export async function checkServer(client: RedisClient, options: CheckServerOptio
  * Checks that the connection is on the database its options name: ioredis reports a failed `SELECT`
  * (`ERR DB index is out of range`) as an error event only and goes on with database 0, so a typo in
  * the URL's `/db` would put every key in database 0. One `CLIENT INFO` (Redis >= 6.2), only when a
- * database other than 0 is asked for (a cluster has database 0 only).
+ * database other than 0 is asked for (a cluster has database 0 only). Before the first write of
+ * the parts that have no start-up check too: {@link databaseChecked}.
  * @throws ChronosError (code `CONFIG`) naming the database asked for, the address and the server's error.
  */
-async function checkDatabase(client: RedisClient): Promise<void> {
+export async function checkDatabase(client: RedisClient): Promise<void> {
   if ((client as { isCluster?: boolean }).isCluster) return;
-  const db = (client as Redis).options.db ?? 0;
+  const db = (client as Partial<Redis>).options?.db ?? 0;
   if (db === 0) return;
   const selected = Number(/\bdb=(\d+)/.exec(String(await (client as Redis).client('INFO')))?.[1] ?? 0);
   if (selected !== db) {
@@ -95,4 +96,30 @@ async function checkDatabase(client: RedisClient): Promise<void> {
       `Redis at ${describe(client)}: database ${db} cannot be used (${why}); the connection stayed on database ${selected}. Check the /db of the connection URL (REDIS_URL / --redis-url) against the server's "databases" setting.`,
     );
   }
+}
+
+/** The outcome of {@link checkDatabase} per client: kept once it passed or found a wrong database. */
+const databaseChecks = new WeakMap<object, Promise<void>>();
+
+/**
+ * Resolves once the client is known to be on the database its options name ({@link checkDatabase},
+ * one `CLIENT INFO` per client, shared by every part that uses it; nothing for database 0). Awaited
+ * before the first write of the parts that have no start-up check — a `QueueClient`'s enqueues, the
+ * Inspector's acts, a scheduler's runtime schedule API before or without its start — which before
+ * wrote to database 0 when Redis refused the URL's `/db` (ioredis reports it as an `error` event
+ * only). A wrong database is the answer of every later call; a check that failed otherwise (Redis
+ * unreachable) is tried again by the next one.
+ * @throws ChronosError (code `CONFIG`) naming the database, the address and the server's error.
+ */
+export function databaseChecked(client: RedisClient): Promise<void> {
+  if (typeof client !== 'object' || client === null) return Promise.resolve(); // a stand-in of a unit test
+  let check = databaseChecks.get(client);
+  if (check === undefined) {
+    check = checkDatabase(client).catch((err: unknown) => {
+      if (!(err instanceof ChronosError && err.code === 'CONFIG')) databaseChecks.delete(client);
+      throw err;
+    });
+    databaseChecks.set(client, check);
+  }
+  return check;
 }

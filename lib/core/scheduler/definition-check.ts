@@ -9,7 +9,7 @@ import { isGroupName, isStoredName, isValidName } from '../redis/keys.js';
 import { OVERLAP_POLICIES, REPEAT_KEY_HINTS, specOf, type ScheduleDefinition, type StoredSchedule } from './definition.js';
 import { validateLabels } from './labels.js';
 import { checkBounds } from './schedule-bounds.js';
-import type { ScheduleSpec } from './spec.js';
+import { canonicalExpression, type ScheduleSpec } from './spec.js';
 import { boundedSpec } from './spec-bounded.js';
 import { encodeStored } from './stored-form.js';
 
@@ -215,7 +215,7 @@ export function checkDefinition(
   }
   const body: CheckedBody = {
     name,
-    expression: typeof def.spec === 'object' ? `@every ${spec.everyMs! / 1000}s` : def.spec,
+    expression: typeof def.spec === 'object' ? `@every ${spec.everyMs! / 1000}s` : canonicalExpression(def.spec),
     timeZone: spec.timeZone,
     offsetMs: spec.offsetMs ?? 0,
     queue,

@@ -95,16 +95,38 @@ export function validateLabels(schedule: string | undefined, labels: unknown): R
 }
 
 /**
+ * The `key=value` pairs of one filter text: `a=1,b=2` is `a=1` and `b=2` (the selector form of
+ * kubectl's `-l`). A value holds no `=` and a key no `,`, so every `=` after the first begins a
+ * pair at the last comma before it; a comma with no `=` after it belongs to the value (`kinds=a,b`
+ * is one label). A second `=` with no comma before it (`a=b=c`) leaves the text whole, refused then.
+ */
+function splitPairs(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let eq = text.indexOf('=');
+  for (let next = text.indexOf('=', eq + 1); eq >= 0 && next >= 0; next = text.indexOf('=', eq + 1)) {
+    const comma = text.lastIndexOf(',', next);
+    if (comma <= eq) break;
+    out.push(text.slice(start, comma));
+    start = comma + 1;
+    eq = next;
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
+/**
  * A label filter from `key=value` texts (the CLI's repeated `--label`, the console's repeated
- * `label=`): `{ key: value }`, checked as a definition's labels are.
+ * `label=`), each one pair or several joined by commas (`a=1,b=2`, see {@link splitPairs}):
+ * `{ key: value }`, checked as a definition's labels are.
  * @returns the labels, or the problem naming the offending text (`label: …` or `label <key>: …`): not
  *   `key=value`, a key given twice (no schedule has two values of one key), a key or value a label
  *   cannot have, or more labels than one schedule can carry.
  */
-export function labelFilterOf(pairs: readonly string[]): { labels: Record<string, string> } | { problem: string } {
+export function labelFilterOf(texts: readonly string[]): { labels: Record<string, string> } | { problem: string } {
   // no prototype: every key given is an own key, so the checks below see it (a `__proto__` one included)
   const labels = Object.create(null) as Record<string, string>;
-  for (const pair of pairs) {
+  for (const pair of texts.flatMap(splitPairs)) {
     const eq = pair.indexOf('=');
     if (eq < 1) return { problem: `label: expected key=value, got ${JSON.stringify(pair)}` };
     const key = pair.slice(0, eq);

@@ -59,8 +59,9 @@ function instantOf(p: OptionProblems, key: string, value: unknown): number | und
 
 /**
  * Checks `jitter` (an integer, 0 ≤ jitter ≤ {@link MAX_JITTER_MS}, and less than the period of an
- * every-spec), `startAt` and `endAt` (epoch ms or Date; `endAt` after `startAt`) and `maxRuns` (an
- * integer from 1 to Number.MAX_SAFE_INTEGER), recording each problem in `p`; returns their registry form.
+ * every-spec), `startAt` and `endAt` (epoch ms or Date; `endAt` after `startAt`, and when both are
+ * given at least one trigger of `spec` in `[startAt, endAt)`) and `maxRuns` (an integer from 1 to
+ * Number.MAX_SAFE_INTEGER), recording each problem in `p`; returns their registry form.
  */
 export function checkBounds(def: BoundsInput, spec: ScheduleSpec, p: OptionProblems): StoredBounds {
   const out: StoredBounds = {};
@@ -79,6 +80,11 @@ export function checkBounds(def: BoundsInput, spec: ScheduleSpec, p: OptionProbl
     if (startAt !== undefined && endAt <= startAt) p.expected('endAt', `an instant after startAt (${startAt})`, endAt);
     else out.endAt = endAt;
   }
+  // a window with no trigger in it would be stored and never fire: refused, naming the window and the spec's triggers around it
+  if (out.startAt !== undefined && out.endAt !== undefined) {
+    const first = spec.nextAfter(out.startAt - 1);
+    if (first === null || first >= out.endAt) p.add('endAt', emptyWindowProblem(spec, out.startAt, out.endAt, first), endAt);
+  }
   if (maxRuns !== undefined) {
     // a safe integer: above 2^53 a count cannot be told from the next (1e300 is an integer to JavaScript; its runsLeft could never move)
     if (typeof maxRuns !== 'number' || !Number.isSafeInteger(maxRuns) || maxRuns < 1) {
@@ -86,6 +92,16 @@ export function checkBounds(def: BoundsInput, spec: ScheduleSpec, p: OptionProbl
     } else out.maxRuns = maxRuns;
   }
   return out;
+}
+
+/** The problem of a `[startAt, endAt)` window no trigger of `spec` falls in; `first` is its first trigger at or after startAt. */
+function emptyWindowProblem(spec: ScheduleSpec, startAt: number, endAt: number, first: number | null): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const next = first === null ? 'none' : iso(first);
+  return (
+    `the window [startAt ${iso(startAt)}, endAt ${iso(endAt)}) holds no trigger of ${JSON.stringify(spec.expression)} ` +
+    `(${spec.timeZone}; its first trigger at or after startAt: ${next}), so the schedule would never fire`
+  );
 }
 
 /**

@@ -117,6 +117,24 @@ export function parseSpec(expression: string, options: ParseSpecOptions = {}): S
 }
 
 /**
+ * The canonical spelling of an expression {@link parseSpec} accepted, so that two texts of one spec
+ * store the same definition (as a zone's spelling is made canonical, time-zones.ts): no leading or
+ * trailing white space, one space between fields; a cron expression's names and letters upper-case
+ * (`mon-fri` is `MON-FRI`, `5l` is `5L`: the parser reads them in any case), a descriptor and the
+ * `@every` keyword lower-case (`@DAILY` is `@daily`; the duration is kept as written, its units are
+ * lower-case already). An expression already so written is returned as it is, so a definition
+ * stored before keeps its fingerprint.
+ * @internal
+ */
+export function canonicalExpression(expression: string): string {
+  const fields = expression.trim().split(/\s+/);
+  const first = fields[0];
+  if (first.startsWith('@')) fields[0] = first.toLowerCase();
+  const text = fields.join(' ');
+  return first.startsWith('@') ? text : text.toUpperCase();
+}
+
+/**
  * Builds an epoch-aligned every-spec (rule 8) from a period in ms (number) or a duration string
  * ('10s', '1h30m'; see {@link parseDurationMs}). The period must be whole seconds and at least
  * 1 s ('500ms', '1500ms' are rejected, '2000ms' is 2 s).

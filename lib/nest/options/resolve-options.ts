@@ -278,7 +278,12 @@ function checkConnection(c: unknown, p: OptionProblems): RedisConnection {
   if (c === undefined) return DEFAULT_URL;
   if (typeof c === 'string') {
     // named with its credentials hidden: the URL may hold a password
-    if (redisUrlProblem(c) !== undefined) p.add('connection', `expected ${CONNECTION}, got ${JSON.stringify(redactUrl(c))}`);
+    const problem = redisUrlProblem(c);
+    if (problem === undefined) return c;
+    // a redis:// URL wrong inside (a database "abc", a "%" in its password) is told what is wrong with it, as the core's and
+    // the CLI's doors tell it; before, "expected a redis:// or rediss:// URL" about a redis:// URL said nothing of it
+    if (/^rediss?:\/\//i.test(c) && URL.canParse(c)) p.add('connection', problem);
+    else p.add('connection', `expected ${CONNECTION}, got ${JSON.stringify(redactUrl(c))}`);
     return c;
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) {
