@@ -47,8 +47,68 @@ test('a second release of the same slot frees nothing more', async () => {
   expect([second, third]).toEqual([true, false]);
 });
 
-test('two slots by default; a bad slot count is refused', () => {
+test('two slots by default; a bad slot count is refused', async () => {
   expect(BATCH_GATE_SLOTS).toBe(2);
   expect(new BatchGate().slots).toBe(2);
   expect(() => new BatchGate(0)).toThrow(RangeError);
+  await expect(new BatchGate(2).acquire(3)).rejects.toThrow(RangeError);
+  await expect(new BatchGate(2).acquire(0)).rejects.toThrow(RangeError);
+});
+
+test('a caller of every slot (a pass of several shards) waits for all of them, and no later caller goes ahead of it', async () => {
+  const gate = new BatchGate(2);
+  const order: string[] = [];
+  const first = await gate.acquire();
+  let all: (() => void) | undefined;
+  void gate.acquire(2).then((release) => {
+    order.push('all');
+    all = release;
+  });
+  let one: (() => void) | undefined;
+  void gate.acquire().then((release) => {
+    order.push('one');
+    one = release;
+  });
+  await turn();
+  // one slot is free, but the first in line needs two: the one behind it waits too
+  expect(order).toEqual([]);
+  expect(gate.queued).toBe(2);
+  first();
+  await turn();
+  expect(order).toEqual(['all']);
+  all!();
+  await turn();
+  expect(order).toEqual(['all', 'one']);
+  one!();
+  // every slot is back: two at once again
+  const both = await gate.acquire(2);
+  both();
+  both(); // a second release frees nothing more
+  const a = await gate.acquire();
+  const b = await gate.acquire();
+  let third = false;
+  void gate.acquire().then(() => (third = true));
+  await turn();
+  expect(third).toBe(false);
+  a();
+  b();
+});
+
+test('two callers of every slot never each hold a part: the second waits for the first to release all', async () => {
+  const gate = new BatchGate(2);
+  const held = await gate.acquire();
+  const got: string[] = [];
+  const releases: (() => void)[] = [];
+  for (const name of ['p1', 'p2'])
+    void gate.acquire(2).then((release) => {
+      got.push(name);
+      releases.push(release);
+    });
+  held();
+  await turn();
+  expect(got).toEqual(['p1']);
+  releases[0]();
+  await turn();
+  expect(got).toEqual(['p1', 'p2']);
+  releases[1]();
 });

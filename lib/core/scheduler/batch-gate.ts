@@ -14,7 +14,8 @@ export const BATCH_GATE_SLOTS = 2;
 /** A counting gate, first come first served; see the module doc. */
 export class BatchGate {
   private free: number;
-  private readonly waiting: (() => void)[] = [];
+  /** Who waits, in the order they asked, with how many slots each takes. */
+  private readonly waiting: { n: number; resolve: () => void }[] = [];
 
   /** @throws RangeError when `slots` is not a positive integer */
   constructor(readonly slots = BATCH_GATE_SLOTS) {
@@ -27,18 +28,29 @@ export class BatchGate {
     return this.waiting.length;
   }
 
-  /** Resolves with the release of a slot once one is this caller's; call it once, when the batch is done (a second call does nothing). */
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /**
+   * Resolves with the release of `n` slots (1 to {@link slots}: a pass of several shards' batches
+   * takes them all, shard-pass.ts) once they are this caller's: all at once, never some while it
+   * waits for the others (two callers each holding a part would wait for each other for ever), and
+   * no later caller goes ahead of it. Call the release once, when the batch is done (a second call
+   * does nothing).
+   * @throws RangeError when `n` is not an integer from 1 to {@link slots}
+   */
+  async acquire(n = 1): Promise<() => void> {
+    if (!Number.isInteger(n) || n < 1 || n > this.slots) throw new RangeError(`BatchGate: ${n} slot(s) asked of ${this.slots}`);
+    if (this.waiting.length === 0 && this.free >= n) this.free -= n;
+    else await new Promise<void>((resolve) => this.waiting.push({ n, resolve }));
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.waiting.shift();
-      if (next !== undefined)
-        next(); // the slot passes on as it is
-      else this.free++;
+      this.free += n;
+      // the slots pass on in order: the first waiter takes its share once enough are free
+      while (this.waiting.length > 0 && this.free >= this.waiting[0].n) {
+        const next = this.waiting.shift()!;
+        this.free -= next.n;
+        next.resolve();
+      }
     };
   }
 }

@@ -45,6 +45,8 @@ interface Decoded {
 
 /** One schedule of a batch. */
 export interface Entry {
+  /** The shard whose due index listed it (its batch's; -1 for an entry made outside a batch). */
+  shard: number;
   stored: StoredSchedule;
   spec: ScheduleSpec;
   /** Keys of its queue (one object per queue, shared by its schedules). */
@@ -163,12 +165,14 @@ export class SpecCache {
 
 /**
  * The entry of one due item: its definition decoded, its spec, lead and dedup TTL; lastFired is its
- * registration (else `now`, epoch ms) until {@link readLastFired}. @throws an Error (JSON) or InvalidScheduleError (spec)
+ * registration (else `now`, epoch ms) until {@link readLastFired}. `shard`: the shard whose due index
+ * listed it (-1: none). @throws an Error (JSON) or InvalidScheduleError (spec)
  * when the stored definition is not one this version can fire.
  */
-export function entryOf(item: DueItem & { json: Buffer }, cache: SpecCache, now: number): Entry {
+export function entryOf(item: DueItem & { json: Buffer }, cache: SpecCache, now: number, shard = -1): Entry {
   const { stored, spec, dedupTtlMs, leadMs } = cache.decoded(item.name, item.json);
   return {
+    shard,
     stored,
     spec,
     keys: cache.queue(stored.queue),

@@ -10,10 +10,12 @@ import { FailureLog } from '../runtime/logger.js';
 import { explainFailure } from '../redis/connection.js';
 import { fireScript, type FireOutcome, type FireResult, type FireTrigger } from '../redis/commands/schedule.js';
 import { markGrouped } from '../queue/limits.js';
+import { corked } from '../redis/cluster.js';
 import { FIRE_MODE } from '../redis/protocol.js';
 import { triggerKey } from './definition.js';
 import { CallDeadlineError, LeaseBound } from '../leadership/deadline.js';
 import { BatchGate } from './batch-gate.js';
+import { ShardPasses } from './shard-pass.js';
 import { exhaustedLine, pushTo, SpecCache, type Entry } from './due-entry.js';
 import { FireObserver, type FireSpans } from './fire-observer.js';
 import { announceSuperseding, fireTriggers, indexDelayed, type FireItem } from './fire-triggers.js';
@@ -42,6 +44,8 @@ export class FiringShared {
   readonly failures: FailureLog;
   /** The slots of the shards' batches: at most two run at once across the loops (batch-gate.ts). */
   readonly gate = new BatchGate();
+  /** The passes of the loops that tick together, and the loops' timers (shard-pass.ts). */
+  readonly passes: ShardPasses = new ShardPasses(this);
   private readonly reports: PlanReports;
   private readonly observer: FireObserver;
   /** Queues this leader marked as grouped (a schedule with a `group` targets them; queue/limits.ts markGrouped). */
@@ -75,28 +79,37 @@ export class FiringShared {
   }
 
   /**
-   * Runs fire.lua per queue in chunks of {@link FIRE_CHUNK} (every chunk in flight at once), settles
-   * each result into its entry, and moves each entry's next trigger on.
-   * @param shard the shard whose loop fires them: each call carries this instance's lease end on it (fire.lua leaseUntil)
-   * @param leading whether the loop still leads its shard (checked before each call)
+   * Runs fire.lua per queue in chunks of {@link FIRE_CHUNK} (every chunk in flight at once, sent in
+   * one write per node: corked), settles each result into its entry, and moves each entry's next
+   * trigger on. The items may be of several shards (a pass, shard-pass.ts): a chunk mixes them, and
+   * carries the earliest of their lease ends (fire.lua leaseUntil).
+   * @param leading whether this instance still leads a shard (checked once per shard, just before the calls are made): the
+   *   items of a shard it no longer leads are not fired
    */
-  async fire(items: FireItem[], shard: number, leading: () => boolean): Promise<void> {
+  async fire(items: FireItem[], leading: (shard: number) => boolean): Promise<void> {
     const { client } = this.ctx;
     const byQueue = new Map<string, FireItem[]>();
     for (const i of items) pushTo(byQueue, i.entry.stored.queue, i);
-    let leadMs = 0;
-    for (const i of items) leadMs = Math.max(leadMs, i.entry.leadMs);
-    const calls: Promise<void>[] = [];
     for (const [queue, queueItems] of byQueue) {
       if (!this.grouped.has(queue) && queueItems.some((i) => i.entry.stored.group !== undefined)) {
         await markGrouped(client, queueItems[0].entry.keys.namespace, queue); // before its first grouped trigger task is in the stream
         this.grouped.add(queue);
       }
-      for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) {
-        if (!leading()) break;
-        calls.push(this.fireChunk(queue, queueItems.slice(c, c + FIRE_CHUNK), leadMs, shard));
-      }
     }
+    const led = new Map<number, boolean>();
+    const leads = (shard: number): boolean => {
+      let yes = led.get(shard);
+      if (yes === undefined) led.set(shard, (yes = leading(shard)));
+      return yes;
+    };
+    const calls = corked(client, () => {
+      const out: Promise<void>[] = [];
+      for (const [queue, all] of byQueue) {
+        const queueItems = all.filter((i) => leads(i.entry.shard));
+        for (let c = 0; c < queueItems.length; c += FIRE_CHUNK) out.push(this.fireChunk(queue, queueItems.slice(c, c + FIRE_CHUNK)));
+      }
+      return out;
+    });
     await Promise.all(calls);
     let previous: Entry | undefined;
     for (const { entry: e } of items) {
@@ -106,12 +119,20 @@ export class FiringShared {
   }
 
   /** One fire.lua call (it writes the fire history too) and what follows it: the spans, the clock sample, the settling, the notices, the delayed index. */
-  private async fireChunk(queue: string, chunk: FireItem[], leadMs: number, shard: number): Promise<void> {
+  private async fireChunk(queue: string, chunk: FireItem[]): Promise<void> {
     const { client, time, trustLocalClock } = this.ctx;
     const nowArg = trustLocalClock ? this.ctx.now() : undefined;
-    // the lease's end in Redis time: a call Redis runs after it (this process paused since its lease
-    // check) changes nothing; under a test clock fire.lua decides by that clock, so no fence
-    const leaseUntil = trustLocalClock ? undefined : this.ctx.leaseEnd(shard);
+    // the earliest lease end of the chunk's shards, Redis time: a call Redis runs after it (this process
+    // paused since its lease check) changes nothing; under a test clock fire.lua decides by that clock, so no fence
+    let leaseUntil: number | undefined;
+    let leadMs = 0;
+    let shard = -1;
+    for (const { entry } of chunk) {
+      leadMs = Math.max(leadMs, entry.leadMs);
+      if (trustLocalClock || entry.shard === shard) continue;
+      shard = entry.shard;
+      leaseUntil = Math.min(leaseUntil ?? Infinity, this.ctx.leaseEnd(shard));
+    }
     const spans = this.observer.begin(chunk);
     const triggers = fireTriggers(
       chunk,
