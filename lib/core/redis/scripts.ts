@@ -67,6 +67,8 @@ interface LoadedScript {
   readonly name: ScriptName;
   readonly command: string;
   readonly lua: string;
+  /** SHA1 of `lua`, 40 hex digits (what EVALSHA names). */
+  readonly sha: string;
 }
 
 /** Reads a script's source as written, includes not expanded (exported for the header lint test). */
@@ -124,8 +126,8 @@ function scripts(): Map<ScriptName, LoadedScript> {
     const all = new Map<ScriptName, LoadedScript>();
     for (const name of SCRIPT_NAMES) {
       const lua = expandedSource(name);
-      const sha = createHash('sha1').update(lua).digest('hex').slice(0, 8);
-      all.set(name, { name, lua, command: `chronos_${name.replace(/-/g, '_')}_${sha}` });
+      const sha = createHash('sha1').update(lua).digest('hex');
+      all.set(name, { name, lua, sha, command: `chronos_${name.replace(/-/g, '_')}_${sha.slice(0, 8)}` });
     }
     loaded = all;
   }
@@ -135,6 +137,14 @@ function scripts(): Map<ScriptName, LoadedScript> {
 /** The command name a script is defined under on every client (content-versioned: sha1 of the expanded source). */
 export function scriptCommand(name: ScriptName): string {
   return scripts().get(name)!.command;
+}
+
+/**
+ * A script's expanded source and its SHA1 (40 hex digits), for a command that sends EVAL/EVALSHA
+ * itself instead of through `defineCommand` (queue.ts's prebuilt ack).
+ */
+export function scriptText(name: ScriptName): { readonly lua: string; readonly sha: string } {
+  return scripts().get(name)!;
 }
 
 const defined = new WeakSet<object>();

@@ -5,6 +5,7 @@ import { ENQUEUE_RESULT, NONE_DUE, NOT_PENDING } from '../protocol.js';
 import { pipeScript, runScript, type ScriptName, type ScriptWrapper } from '../scripts.js';
 import type { RedisClient } from '../types.js';
 import { engineTime } from '../../runtime/time.js';
+import { sendAck } from './ack-command.js';
 
 /**
  * Typed wrappers of the queue's scripts: enqueue (one task, or many ready ones), ack, retry, kill,
@@ -208,8 +209,17 @@ export interface AckOutcome {
   gone: string[];
 }
 
-/** Acks and deletes the entries, releases their keys, counts them (ack.lua). */
+/**
+ * Acks and deletes the entries, releases their keys, counts them (ack.lua). A batch of plain entries
+ * only (the usual one) goes as a prebuilt command (ack-command.ts); one with markers to release
+ * through ioredis's script call.
+ */
 export async function ackScript(client: RedisClient, keys: QueueKeys, batch: AckBatch): Promise<AckOutcome> {
+  if (batch.flagged.length === 0) {
+    const plain = batch.plain;
+    const [acked, reclaimed, gone] = await sendAck(client, keys, batch.counterTtlMs, engineTime.now(), plain.length, plain.join(' '));
+    return { acked, reclaimed, gone };
+  }
   const k = [keys.stream, keys.counts, keys.reclaimed];
   const a: (string | number)[] = [CONSUMER_GROUP, batch.counterTtlMs, engineTime.now(), batch.plain.length, batch.plain.join(' ')];
   for (const [entryId, taskId, release] of batch.flagged) {
