@@ -6,8 +6,9 @@
 // `concurrency: 1` queue ran 2 at once (the next task started in the slot the reclaim freed). Measured
 // here with VISIBILITY_MS 3000 and a 5 s stall: peak 2, the long task started twice, in 2 of 3 runs
 // (2 of 6 on 2026-12-07). Fixed by telling a stalled Redis from idle tasks (recovery/redis-stall.ts): a
-// sweep round that Redis runs late takes nothing (recover.lua), and after a late round or a late
-// presence tick the sweep waits for the holders' next claims round.
+// sweep round that Redis runs late takes nothing (recover.lua), a sweep round follows a reply of Redis
+// sent just before it, and after a late round or a late presence tick the sweep waits for the holders'
+// next claims round.
 import { jest } from '@jest/globals';
 import { QueueClient } from '../../lib/core/queue/client.js';
 import { startWorker, useWorkerRig } from '../helpers/worker-rig.js';
@@ -29,11 +30,14 @@ function peak(recs: readonly Rec[]): number {
   return max;
 }
 
-// Skipped again: after the fix it passed 11 of 11 runs alone and in 6 CI runs, then failed once in a
-// fresh-clone CI run under the suite's load (2026-12-07 23:13 UTC: the long task started twice). With a
-// 3 s visibility timeout the stall detection is near its documented edge (a presence tick must see the
-// stall before the sweep does); the remaining gap is open, and a red CI would hold back everything else.
-test.skip('a Redis stalled past the visibility timeout does not reclaim the running tasks of live workers: never over the limit', async () => {
+// Failed once in a fresh-clone CI run under the suite's load (2026-12-07 23:13 UTC: the long task
+// started twice) after 11 of 11 runs alone; not reproduced here under load (0 of 14, 2-3 busy loops).
+// The gap found: a sweep sent in the last half claims period of the stall (its worker's timers late)
+// was not late enough to be refused, and ran before the holder's renewal when its worker's socket got
+// its first bytes earlier in the stall (Redis serves waiting sockets in that order). Now a sweep call
+// follows a reply of Redis, which comes only after every waiting socket ran
+// (queue-recover-stall-order.spec.ts: that order, 4 of 5 runs took the task before, none after).
+test('a Redis stalled past the visibility timeout does not reclaim the running tasks of live workers: never over the limit', async () => {
   const redis = await PrivateRedis.start();
   const client = new QueueClient({ connection: redis.url, namespace: rig.ns });
   try {

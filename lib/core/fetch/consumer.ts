@@ -210,6 +210,16 @@ export class Consumer {
   }
 
   /**
+   * How many entries a queue's pending entries list holds, for every consumer (`XPENDING` in its summary
+   * form: O(consumers)).
+   * @throws the Redis error; NOGROUP when the queue has no consumer group (or no stream).
+   */
+  async pendingCount(stream: string): Promise<number> {
+    const reply = (await this.client.call('XPENDING', stream, CONSUMER_GROUP)) as [number | string, ...unknown[]];
+    return Number(reply[0]);
+  }
+
+  /**
    * Resets the idle time of entries this consumer still holds and renews their tasks' markers to
    * `markerTtlMs` (claim.lua, {@link CLAIM_CHUNK} entries per call). Entries it no longer holds are not in `claimed` (those pending for no
    * consumer are in `ended`); entries pending whose stream entry is gone are in `gone` (left pending:
@@ -236,19 +246,34 @@ export class Consumer {
    * left pending for it, their idle time reset, whatever their idle time was. With `opts.maxLateMs`,
    * each round carries this process's estimate of Redis time when it is sent (runtime/time.ts), and a
    * round Redis runs more than that much later takes nothing and ends the call (`lateMs` > 0): it waited
-   * behind a stalled Redis, as may the claim renewals of live holders (recover.lua).
+   * behind a stalled Redis, as may the claim renewals of live holders (recover.lua). With `opts.after`
+   * as well (local base, epoch ms: runtime/time.ts `localNow`, when the caller sent a call to this
+   * queue's Redis whose reply it has), each round is sent at most `maxLateMs` after the send of the call
+   * whose reply it follows (that call, then the round before), else the call ends there (`slow`: true),
+   * the cursor where it stopped (recovery/redis-stall.ts: a round so sent runs after every claim renewal
+   * that waited in Redis with the call before it).
    * @param from where the scan starts: {@link SCAN_START} for the start of the list, or the `cursor` of
    * the previous call, which the list's end did not stop.
    * @returns what was taken, the `cursor` to go on from ({@link SCAN_START}: the list's end was reached),
-   * and `lateMs`: 0, or how many ms late (past `maxLateMs`) Redis ran the round that ended the call.
+   * `lateMs`: 0, or how many ms late (past `maxLateMs`) Redis ran the round that ended the call, and
+   * `slow`: true when a round was not sent because the reply before it came too long after its call was sent.
    */
   async recover(
     keys: QueueKeys,
-    opts: { visibilityTimeoutMs: number; maxDeliveries: number; keep?: readonly string[]; maxLateMs?: number },
+    opts: { visibilityTimeoutMs: number; maxDeliveries: number; keep?: readonly string[]; maxLateMs?: number; after?: number },
     from: string = SCAN_START,
-  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string; lateMs: number }> {
-    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from, lateMs: 0 };
+  ): Promise<{ requeued: RequeuedTask[]; poison: PoisonTask[]; lost: string[]; cursor: string; lateMs: number; slow: boolean }> {
+    const out = { requeued: [] as RequeuedTask[], poison: [] as PoisonTask[], lost: [] as string[], cursor: from, lateMs: 0, slow: false };
+    let after = opts.after;
     for (let round = 0; round < RECOVER_SCAN.rounds; round++) {
+      if (after !== undefined && opts.maxLateMs !== undefined) {
+        const sent = engineTime.localNow();
+        if (sent - after > opts.maxLateMs) {
+          out.slow = true;
+          break;
+        }
+        after = sent;
+      }
       // no estimate of Redis time yet (no round trip sampled): nothing to measure lateness against
       const checked = opts.maxLateMs !== undefined && engineTime.bestRttMs < Infinity;
       const r = await recoverScript(this.client, keys, {

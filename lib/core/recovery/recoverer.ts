@@ -95,10 +95,12 @@ export class Recoverer {
    * It never takes what this server holds ({@link holding}): after a stall of this process (a blocked
    * event loop, a GC pause) the sweep and the claims round are due together, and a sweep that went
    * first put this server's own running task back in the queue, and it ran again here (dist-cases B20).
-   * Nor does it take entries when Redis stalled ({@link stall}): a sweep call that Redis ran late takes
-   * nothing (recover.lua), and no sweep runs for a while after one or after a late presence tick, so the
-   * claim renewals of live holders, queued behind the stall as it was, land first (trial "trialflow":
-   * another server's sweep took a live server's running task after a 5 s SIGSTOP of Redis).
+   * Nor does it take entries when Redis stalled ({@link stall}): a queue's sweep first reads the size
+   * of its pending entries list (`XPENDING` summary: an empty one is not swept), and each sweep call
+   * is sent soon after the reply before it, so it runs after the claim renewals of live holders that
+   * waited in Redis with that call; a sweep call that Redis ran late takes nothing (recover.lua), and no
+   * sweep runs for a while after one or after a late presence tick (trial "trialflow": another server's
+   * sweep took a live server's running task after a 5 s SIGSTOP of Redis).
    * @returns the names of the queues where entries left the pending entries list (requeued, dead as
    * poison, lost): their fleet-wide slots are free, for the caller to announce.
    */
@@ -110,8 +112,20 @@ export class Recoverer {
     for (const [i, q] of picked.entries()) {
       let found;
       try {
+        // a reply of the queue's Redis first: the sweep's calls follow it (redis-stall.ts)
+        const after = engineTime.localNow();
+        if ((await this.deps.consumer.pendingCount(q.keys.stream)) === 0) {
+          this.groupMissing.delete(q.name);
+          this.sweepFrom.delete(q.name);
+          continue;
+        }
+        if (this.stall.holding) {
+          this.putOff(picked.slice(i), this.stall.holdMs); // a late reply came meanwhile (a presence tick's)
+          break;
+        }
         const keep = this.holding(q);
-        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries, keep, maxLateMs: this.stall.maxLateMs };
+        const { maxLateMs } = this.stall;
+        const opts = { visibilityTimeoutMs: o.visibilityTimeout, maxDeliveries: o.maxDeliveries, keep, maxLateMs, after };
         found = await this.deps.consumer.recover(q.keys, opts, this.sweepFrom.get(q.name));
       } catch (err) {
         this.sweepFrom.delete(q.name); // from the start next time (a group recreated has a new list)
@@ -125,12 +139,21 @@ export class Recoverer {
       if (found.requeued.length + found.poison.length + found.lost.length > 0) freed.push(q.name);
       if (found.lateMs > 0) {
         this.stall.saw(found.lateMs, 'visibility-timeout sweep');
-        // this queue and the ones after it are swept once the wait is over
-        for (const rest of picked.slice(i)) this.plan.later(rest, engineTime.now() + this.stall.holdMs);
+        this.putOff(picked.slice(i), this.stall.holdMs); // swept once the wait is over
+        break;
+      }
+      if (found.slow) {
+        this.putOff(picked.slice(i), 0); // a reply came slowly (this process or Redis is slow): at the next tick
         break;
       }
     }
     return freed;
+  }
+
+  /** Asks for a sweep of `queues` in `ms` or soon after. */
+  private putOff(queues: readonly ConsumedQueue[], ms: number): void {
+    const at = engineTime.now() + ms;
+    for (const q of queues) this.plan.later(q, at);
   }
 
   /**
