@@ -76,7 +76,10 @@ test('upsertSchedules: definitions stored with their fingerprint are left out af
   await s.addSchedules(digests(300));
   // every command Redis runs on this namespace's keys (MONITOR: the shared Redis, filtered), up to a marker
   const seen: string[][] = [];
-  const monitor = await (openConnection(redisUrl()).client as Redis).monitor();
+  // its own connection, closed below with the monitor's (MONITOR takes a connection of its own: a
+  // connection left open kept Jest's process alive after the spec, run alone)
+  const conn = openConnection(redisUrl());
+  const monitor = await (conn.client as Redis).monitor();
   try {
     monitor.on('monitor', (_time: string, args: string[]) => args.some((a) => a.includes(ns)) && seen.push(args));
     const commandsDuring = async (marker: string, act: () => Promise<unknown>) => {
@@ -103,6 +106,7 @@ test('upsertSchedules: definitions stored with their fingerprint are left out af
     expect((await stored('digest.7')).payload).toBe('{"tenant":7,"v":2}');
   } finally {
     monitor.disconnect();
+    (conn.client as Redis).disconnect();
   }
 });
 
