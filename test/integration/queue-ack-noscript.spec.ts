@@ -12,6 +12,7 @@ import { QueueClient } from '../../lib/core/queue/client.js';
 import { ChronosServer } from '../../lib/core/worker/server.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
 import { deferred, recordingLogger, waitFor } from '../helpers/wait.js';
+import { closeMonitor, openMonitor } from '../helpers/monitor.js';
 
 let redis: PrivateRedis | undefined;
 const closers: (() => Promise<unknown> | void)[] = [];
@@ -33,8 +34,8 @@ async function watchAcks(url: string): Promise<string[]> {
   // MONITOR shows the source escaped (newlines as \n): told by its first line
   const header = lua.slice(0, lua.indexOf('\n'));
   const seen: string[] = [];
-  const monitor = await connect(url).monitor();
-  closers.push(() => monitor.disconnect());
+  const monitor = await openMonitor(url);
+  closers.push(() => closeMonitor(monitor));
   monitor.on('monitor', (_time: string, args: string[]) => {
     const name = String(args[0]).toLowerCase();
     if ((name === 'evalsha' && args[1] === sha) || (name === 'eval' && String(args[1]).startsWith(header))) seen.push(name);

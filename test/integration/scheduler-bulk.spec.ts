@@ -23,6 +23,7 @@ import type { ScheduleDefinition } from '../../lib/core/scheduler/definition.js'
 import { redisUrl } from '../helpers/redis.js';
 import { deferred, waitFor, within } from '../helpers/wait.js';
 import { ns, client, started, logger, scheduler, digests, stored } from '../helpers/scheduler-bulk.js';
+import { closeMonitor, openMonitor } from '../helpers/monitor.js';
 
 /** A trigger of schedule `name` planned under `generation`, for fire.lua. */
 function trigger(name: string, generation: number, triggerAt: number): FireTrigger {
@@ -76,10 +77,8 @@ test('upsertSchedules: definitions stored with their fingerprint are left out af
   await s.addSchedules(digests(300));
   // every command Redis runs on this namespace's keys (MONITOR: the shared Redis, filtered), up to a marker
   const seen: string[][] = [];
-  // its own connection, closed below with the monitor's (MONITOR takes a connection of its own: a
-  // connection left open kept Jest's process alive after the spec, run alone)
-  const conn = openConnection(redisUrl());
-  const monitor = await (conn.client as Redis).monitor();
+  // a connection of its own (test/helpers/monitor.ts), closed below: one left open kept Jest's process alive
+  const monitor = await openMonitor(redisUrl());
   try {
     monitor.on('monitor', (_time: string, args: string[]) => args.some((a) => a.includes(ns)) && seen.push(args));
     const commandsDuring = async (marker: string, act: () => Promise<unknown>) => {
@@ -105,8 +104,7 @@ test('upsertSchedules: definitions stored with their fingerprint are left out af
     expect(puts[0].filter((a) => /^digest\.\d+$/.test(a))).toEqual(['digest.7']);
     expect((await stored('digest.7')).payload).toBe('{"tenant":7,"v":2}');
   } finally {
-    monitor.disconnect();
-    (conn.client as Redis).disconnect();
+    closeMonitor(monitor);
   }
 });
 

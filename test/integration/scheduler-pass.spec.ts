@@ -2,13 +2,13 @@
 // every-second schedules spread over the 16 shards are fired by one fire.lua call per queue, not one
 // per shard, and each of their triggers once. Seen with MONITOR on the shared Redis (this namespace's
 // keys only).
-import { Redis } from 'ioredis';
 import { SHARD_COUNT } from '../../lib/core/redis/protocol.js';
 import { shardOf } from '../../lib/core/redis/keys.js';
 import { Scheduler } from '../../lib/core/scheduler/scheduler.js';
 import { EventBus } from '../../lib/core/runtime/events.js';
 import { deleteNamespace, newNamespace, redisUrl } from '../helpers/redis.js';
 import { recordingLogger, waitFor } from '../helpers/wait.js';
+import { closeMonitor, openMonitor } from '../helpers/monitor.js';
 
 let ns: string;
 beforeEach(() => {
@@ -36,9 +36,7 @@ test('48 every-second schedules over the 16 shards: one fire.lua call per second
   });
   const s = new Scheduler({ connection: redisUrl(), namespace: ns, leaderTtl: 2000, logger: recordingLogger(), events });
   for (const name of names) s.register({ name, spec: '@every 1s' });
-  const plain = new Redis(redisUrl());
-  const monitor = await plain.monitor();
-  plain.disconnect();
+  const monitor = await openMonitor(redisUrl());
   const calls: { name: string; triggerAt: number }[][] = [];
   try {
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -53,7 +51,7 @@ test('48 every-second schedules over the 16 shards: one fire.lua call per second
     }, 'three seconds of 48 triggers each');
   } finally {
     await s.stop();
-    monitor.disconnect();
+    closeMonitor(monitor);
   }
   const instants = [...fired.keys()].sort((a, b) => a - b);
   const first = instants.find((t) => fired.get(t)!.length === names.length)!;
