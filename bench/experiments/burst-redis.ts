@@ -12,7 +12,6 @@
 // the machine's load does not change (bench/experiments/fire-lua-cost.ts). `--perf FILE`: a `perf record` of the redis-server (user mode, flat: the binary is stripped, its dynamic symbols name the functions) over the window.
 // CPU per trigger on a shared machine grows with contention: compare builds interleaved (bench/README.md).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { EventBus, Scheduler } from '../../lib/core/index.js';
@@ -20,6 +19,7 @@ import { expandedSource, SCRIPT_NAMES } from '../../lib/core/redis/scripts.js';
 import { FIRE_LEAD } from '../../lib/core/redis/protocol.js';
 import { burst } from '../lib/schedules-data.js';
 import { BenchRedis } from '../lib/redis.js';
+import { callgrindInstructions } from '../lib/callgrind.js';
 import { nowMs, sleep } from '../lib/time.js';
 
 function arg(name: string, fallback: number): number {
@@ -35,16 +35,7 @@ const prefix = `burst-redis-${process.pid}`;
 
 const url = process.argv.includes('--redis-url') ? process.argv[process.argv.indexOf('--redis-url') + 1] : undefined;
 const callgrind = arg('callgrind', 0);
-/** Redis instructions collected so far by callgrind (the totals of its dumps). */
-function instructions(): number {
-  spawnSync('callgrind_control', ['-d', String(callgrind)], { stdio: 'ignore' });
-  let total = 0;
-  for (const f of readdirSync('/tmp/b25b').filter((x) => x.startsWith(`cg.${callgrind}`))) {
-    const m = /^totals: (\d+)/m.exec(readFileSync(`/tmp/b25b/${f}`, 'utf8'));
-    if (m) total += Number(m[1]);
-  }
-  return total;
-}
+const instructions = (): number => callgrindInstructions(callgrind);
 const redis = await BenchRedis.open(url);
 const admin = redis.client;
 const scriptOf = new Map(SCRIPT_NAMES.map((s) => [createHash('sha1').update(expandedSource(s)).digest('hex'), s]));

@@ -14,13 +14,13 @@
 // round prints Redis instructions per trigger (callgrind_control -d, then the dump's totals): a count that the
 // machine's load does not change.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fireScript, type FireTrigger } from '../../lib/core/redis/commands/schedule.js';
 import { QueueKeys } from '../../lib/core/redis/keys.js';
 import { FIRE_CHUNK } from '../../lib/core/scheduler/firing-settle.js';
 import { openConnection } from '../../lib/core/redis/connection.js';
 import { BenchRedis } from '../lib/redis.js';
+import { callgrindInstructions } from '../lib/callgrind.js';
 import { nowMs } from '../lib/time.js';
 
 function arg(name: string, fallback: number): number {
@@ -35,16 +35,7 @@ const IN_FLIGHT = 4;
 const url = process.argv.includes('--redis-url') ? process.argv[process.argv.indexOf('--redis-url') + 1] : undefined;
 const callgrind = arg('callgrind', 0);
 
-/** Redis instructions collected so far by callgrind (its dump's `totals:` line, summed over the dumps of the process). */
-function instructions(): number {
-  spawnSync('callgrind_control', ['-d', String(callgrind)], { stdio: 'ignore' });
-  let total = 0;
-  for (const f of readdirSync('/tmp/b25b').filter((x) => x.startsWith(`cg.${callgrind}`))) {
-    const m = /^totals: (\d+)/m.exec(readFileSync(`/tmp/b25b/${f}`, 'utf8'));
-    if (m) total += Number(m[1]);
-  }
-  return total;
-}
+const instructions = (): number => callgrindInstructions(callgrind);
 
 const redis = await BenchRedis.open(url);
 const { client } = openConnection(redis.url);
